@@ -1,0 +1,60 @@
+# The project's tasks. `make demo` and `make test` are the README's two commands.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+
+PYTHON ?= python3
+VENV ?= .venv
+VENV_ABS := $(abspath $(VENV))
+BIN := $(VENV_ABS)/bin
+# Dependencies compile once per machine, not once per clone.
+export CARGO_TARGET_DIR ?= $(HOME)/.cache/osmosis-ai/target
+export VIRTUAL_ENV := $(VENV_ABS)
+export PATH := $(BIN):$(PATH)
+STAMP := $(VENV)/.setup-stamp
+
+.PHONY: setup build build-release demo lint test test-rust test-python bench wheel-check clean
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade "pip>=25.1"
+	$(BIN)/python -m pip install --quiet --group dev
+	touch $(STAMP)
+
+# A stale, version-tagged extension would shadow the abi3 one; remove all before building.
+build: setup
+	rm -f python/osmosis_ai/_core*.so
+	$(BIN)/maturin develop --quiet
+
+build-release: setup
+	rm -f python/osmosis_ai/_core*.so
+	$(BIN)/maturin develop --quiet --release
+
+demo: build
+	cd examples && $(BIN)/python demo.py
+
+lint: setup
+	cargo fmt --all --check
+	cargo clippy --locked --all-targets -- -D warnings
+	cargo clippy --locked --all-targets --features python -- -D warnings
+	$(BIN)/ruff check python tests benches examples
+	$(BIN)/ruff format --check python tests benches examples
+
+test-rust:
+	cargo test --locked
+
+test-python: build
+	$(BIN)/python -m pytest -q
+
+test: test-rust test-python
+
+bench: build-release
+	$(BIN)/python -m pytest benches --benchmark-only --benchmark-columns=min,mean,median,rounds -q
+
+# Builds the release wheel and installs it into fresh venvs of two other interpreters.
+wheel-check: setup
+	bash scripts/check_wheel.sh
+
+clean:
+	rm -rf $(VENV) dist python/osmosis_ai/_core*.so .pytest_cache .benchmarks

@@ -1,0 +1,1 @@
+"""The `osmosis` command line (click). Subcommands are imported only when they run."""

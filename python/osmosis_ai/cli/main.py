@@ -1,0 +1,85 @@
+"""Entry point of the `osmosis` command (also installed as `osmosis-ai` and `osmosis_ai`).
+
+The group imports no command module until that command runs, so `osmosis --help` and `--version` stay
+fast. Errors of ours are printed as ``Error: <message>`` without a traceback (``--debug`` or
+``OSMOSIS_DEBUG=1`` shows it) and exit 1.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+
+import click
+
+from osmosis_ai._version import __version__
+
+# name -> (module, attribute, one-line help). Help text lives here so `--help` imports nothing.
+COMMANDS: dict[str, tuple[str, str, str]] = {}
+
+
+class LazyGroup(click.Group):
+    """A click group whose subcommands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name in COMMANDS:
+            module_name, attribute, _ = COMMANDS[cmd_name]
+            return getattr(importlib.import_module(module_name), attribute)
+        return super().get_command(ctx, cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][2]) for name in sorted(COMMANDS)]
+        rows += [(name, cmd.get_short_help_str()) for name, cmd in sorted(self.commands.items())]
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(sorted(rows))
+
+
+def _debug_enabled() -> bool:
+    return os.environ.get("OSMOSIS_DEBUG", "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+@click.group(cls=LazyGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, "-V", "--version", prog_name="osmosis-ai", message="%(prog)s %(version)s")
+@click.option("--debug", is_flag=True, help="Show full tracebacks on errors (or set OSMOSIS_DEBUG=1).")
+@click.pass_context
+def cli(ctx: click.Context, debug: bool) -> None:
+    """osmosis: rewards, rubric judges, agent evals and pass@k for LLM post-training."""
+    if debug:
+        os.environ["OSMOSIS_DEBUG"] = "1"
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help())
+        ctx.exit(1)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Runs the CLI and returns its exit code (the console scripts pass it to ``sys.exit``)."""
+    from osmosis_ai.errors import OsmosisError
+
+    try:
+        result = cli.main(args=list(argv) if argv is not None else None, prog_name="osmosis", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        return 130
+    except KeyboardInterrupt:
+        click.echo("Interrupted.", err=True)
+        return 130
+    except click.ClickException as exc:
+        exc.show()
+        return exc.exit_code
+    except (OsmosisError, OSError) as exc:
+        if _debug_enabled():
+            traceback.print_exc()
+        click.echo(f"Error: {exc}", err=True)
+        return 1
+    return result if isinstance(result, int) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,203 @@
+"""The exception hierarchy of osmosis-ai.
+
+Every error we raise derives from :class:`OsmosisError` and, where one fits, from the stdlib class a
+user would already catch (``ValueError`` for bad input files, ``TypeError`` for contract breaches,
+``RuntimeError`` for provider failures). The names users of the established package catch are kept.
+The Rust core raises these classes too (see ``rust/src/py/errors.rs``), so this module stays pure Python.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AgentLoopNotFoundError",
+    "CLIError",
+    "ConfigError",
+    "DatasetFormatError",
+    "DatasetParseError",
+    "DatasetValidationError",
+    "EvalFnError",
+    "MissingAPIKeyError",
+    "ModelNotFoundError",
+    "OsmosisError",
+    "OsmosisRolloutError",
+    "OsmosisServerError",
+    "OsmosisTimeoutError",
+    "OsmosisTransportError",
+    "OsmosisValidationError",
+    "ProviderError",
+    "ProviderRequestError",
+    "SignatureError",
+    "SystemicProviderError",
+    "ToolArgumentError",
+    "ToolExecutionError",
+    "ToolValidationError",
+]
+
+
+class OsmosisError(Exception):
+    """Base class of every error raised by osmosis-ai."""
+
+
+class CLIError(OsmosisError):
+    """A command cannot go on; the CLI prints the message without a traceback and exits 1."""
+
+
+# --- input files --------------------------------------------------------------------------------------
+
+
+class DatasetFormatError(OsmosisError, ValueError):
+    """A dataset file cannot be read: bad syntax, wrong shape, unsupported format.
+
+    Attributes:
+        path: The file, when known.
+        line: The 1-based line (or Parquet row) of the problem, when known.
+        field: The column or key involved, when known.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        line: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.path = path
+        self.line = line
+        self.field = field
+
+
+class DatasetParseError(DatasetFormatError):
+    """A dataset file is not valid JSON / JSONL / CSV / Parquet (established name)."""
+
+
+class DatasetValidationError(DatasetFormatError):
+    """A dataset row breaks the row contract: missing, null, empty or non-string field (established name)."""
+
+
+class ConfigError(OsmosisError, ValueError):
+    """A configuration file (TOML, YAML) is invalid."""
+
+
+# --- functions users hand us ----------------------------------------------------------------------------
+
+
+class SignatureError(OsmosisError, TypeError):
+    """A reward, rubric or eval function breaks its signature or return contract.
+
+    Attributes:
+        function: The function's name.
+        parameter: The parameter at fault, if the problem is one parameter.
+        expected: What the contract expected there.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        function: str | None = None,
+        parameter: str | None = None,
+        expected: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.function = function
+        self.parameter = parameter
+        self.expected = expected
+
+
+class EvalFnError(OsmosisError):
+    """An eval function cannot be loaded or returned something unusable (established name)."""
+
+
+class ToolValidationError(OsmosisError):
+    """An agent's tool definition is invalid (established name)."""
+
+
+# --- LLM providers -------------------------------------------------------------------------------------
+
+
+class MissingAPIKeyError(OsmosisError, RuntimeError):
+    """No API key could be resolved for a provider (established name)."""
+
+
+class ProviderRequestError(OsmosisError, RuntimeError):
+    """A request to an LLM provider failed (established name and attributes).
+
+    Args:
+        provider: The provider name, such as ``"openai"``.
+        model: The model id.
+        detail: What went wrong; stripped, with a fallback text when empty.
+    """
+
+    def __init__(self, provider: str, model: str, detail: str) -> None:
+        self.provider = provider
+        self.model = model
+        self.detail = (detail or "").strip() or "The provider request failed with no additional detail."
+        super().__init__(f"Provider '{provider}' request for model '{model}' failed. {self.detail}")
+
+
+class ModelNotFoundError(ProviderRequestError):
+    """The provider does not know the model id, or the key has no access to it (established name)."""
+
+
+class ProviderError(OsmosisError):
+    """An LLM call made during an agent run failed (established name)."""
+
+
+class SystemicProviderError(ProviderError):
+    """A provider failure that every further call would repeat (auth, connection, 401/403/404)."""
+
+
+# --- remote rollout ------------------------------------------------------------------------------------
+
+
+class OsmosisRolloutError(OsmosisError):
+    """Base class of the remote-rollout errors (established name)."""
+
+
+class OsmosisTransportError(OsmosisRolloutError):
+    """A request to the trainer could not be delivered."""
+
+
+class OsmosisServerError(OsmosisRolloutError):
+    """The trainer answered with a 5xx status."""
+
+    def __init__(self, message: str, status_code: int | None = None) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+
+
+class OsmosisValidationError(OsmosisRolloutError):
+    """The trainer rejected a request (4xx) or answered with an unexpected status."""
+
+    def __init__(self, message: str, status_code: int | None = None) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+
+
+class OsmosisTimeoutError(OsmosisRolloutError):
+    """A request to the trainer timed out."""
+
+
+class AgentLoopNotFoundError(OsmosisRolloutError):
+    """No agent loop is registered under the name asked for."""
+
+    def __init__(self, name: str, available: list[str] | None = None) -> None:
+        self.name = name
+        self.available = list(available or [])
+        listing = ", ".join(self.available) if self.available else "none"
+        super().__init__(f"Agent loop '{name}' not found. Available: {listing}")
+
+
+class ToolExecutionError(OsmosisRolloutError):
+    """A tool call failed while an agent ran."""
+
+    def __init__(self, message: str, tool_call_id: str = "", tool_name: str = "") -> None:
+        super().__init__(message)
+        self.tool_call_id = tool_call_id
+        self.tool_name = tool_name
+
+
+class ToolArgumentError(ToolExecutionError):
+    """A tool call's arguments could not be parsed or did not fit the tool."""

@@ -1,0 +1,177 @@
+"""The ``@osmosis_reward`` and ``@osmosis_rubric`` decorators.
+
+Both check the decorated function's signature once, at decoration time, against the contract its first
+parameter selects (the rule tables live in the Rust core), then check arguments and the result on every
+call. Unlike the established package they accept postponed annotations and ``async def`` functions, do
+not drop a ``data_source`` argument the function declares, and accept ``int`` results (returned as float).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import numbers
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from osmosis_ai.errors import SignatureError
+from osmosis_ai.signatures import Contract, Family, check_function
+
+__all__ = ["osmosis_reward", "osmosis_rubric"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_CLASSIC_CONTRACTS: frozenset[str] = frozenset({"reward", "rubric"})
+
+
+def _function_name(func: Callable[..., Any]) -> str:
+    return getattr(func, "__qualname__", None) or getattr(func, "__name__", repr(func))
+
+
+def _coerce_result(name: str, result: Any) -> float:
+    # int/bool are accepted (the established package rejected even `return 1`); anything else is a bug.
+    if isinstance(result, float):
+        return result
+    if isinstance(result, numbers.Real):
+        return float(result)
+    raise SignatureError(
+        f"Function '{name}' must return a float, got {type(result).__name__}",
+        function=name,
+        expected="float",
+    )
+
+
+def _drops_data_source(signature: inspect.Signature) -> bool:
+    """Trainers pass ``data_source=``; drop it only where the function could not take it."""
+    params = signature.parameters.values()
+    return "data_source" not in signature.parameters and not any(
+        p.kind is inspect.Parameter.VAR_KEYWORD for p in params
+    )
+
+
+def _check_rubric_arguments(name: str, signature: inspect.Signature, args: tuple, kwargs: dict) -> None:
+    try:
+        bound = signature.bind_partial(*args, **kwargs)
+    except TypeError as exc:
+        raise SignatureError(f"Function '{name}': {exc}", function=name) from exc
+    bound.apply_defaults()
+    values = bound.arguments
+    if "solution_str" not in values:
+        raise SignatureError(
+            f"Function '{name}': 'solution_str' argument is required", function=name, parameter="solution_str"
+        )
+    if not isinstance(values["solution_str"], str):
+        raise SignatureError(
+            f"Function '{name}': 'solution_str' must be a string, got {type(values['solution_str']).__name__}",
+            function=name,
+            parameter="solution_str",
+            expected="str",
+        )
+    if "ground_truth" not in values:
+        raise SignatureError(
+            f"Function '{name}': 'ground_truth' argument is required", function=name, parameter="ground_truth"
+        )
+    if values["ground_truth"] is not None and not isinstance(values["ground_truth"], str):
+        raise SignatureError(
+            f"Function '{name}': 'ground_truth' must be a string or None, "
+            f"got {type(values['ground_truth']).__name__}",
+            function=name,
+            parameter="ground_truth",
+            expected="str or None",
+        )
+    if "extra_info" not in values:
+        raise SignatureError(
+            f"Function '{name}': 'extra_info' argument is required", function=name, parameter="extra_info"
+        )
+
+
+def _wrap(func: F, family: Family) -> F:
+    if not callable(func):
+        raise SignatureError(f"@osmosis_{family} expects a function, got {type(func).__name__}")
+    contract: Contract = check_function(func, family)
+    name = _function_name(func)
+    signature = inspect.signature(func)
+    drop_data_source = _drops_data_source(signature)
+    check_arguments = family == "rubric" and contract in _CLASSIC_CONTRACTS
+
+    def prepare(args: tuple, kwargs: dict) -> dict:
+        if drop_data_source and "data_source" in kwargs:
+            kwargs = {k: v for k, v in kwargs.items() if k != "data_source"}
+        if check_arguments:
+            _check_rubric_arguments(name, signature, args, kwargs)
+        return kwargs
+
+    if inspect.iscoroutinefunction(func):
+
+        @functools.wraps(func)
+        async def async_wrapper(*args: Any, **kwargs: Any) -> float:
+            kwargs = prepare(args, kwargs)
+            return _coerce_result(name, await func(*args, **kwargs))
+
+        wrapper: Any = async_wrapper
+    else:
+
+        @functools.wraps(func)
+        def sync_wrapper(*args: Any, **kwargs: Any) -> float:
+            kwargs = prepare(args, kwargs)
+            return _coerce_result(name, func(*args, **kwargs))
+
+        wrapper = sync_wrapper
+
+    wrapper.__osmosis_contract__ = contract
+    return wrapper
+
+
+def osmosis_reward(func: F) -> F:
+    """Marks a reward function and enforces its contract.
+
+    The classic contract (first parameter ``solution_str``) is
+    ``(solution_str: str, ground_truth: str, extra_info: dict = None, ...)``; a function whose first
+    parameter is ``messages`` is checked as a full-mode eval function instead. Every call must return a
+    number, handed back as ``float``. ``async def`` functions are awaited.
+
+    Args:
+        func: The reward function.
+
+    Returns:
+        A wrapper with the same name, signature and ``__wrapped__``.
+
+    Raises:
+        SignatureError: (a ``TypeError``) at decoration time if the signature breaks the contract, and
+            at call time if the result is not a number.
+
+    Example:
+        >>> @osmosis_reward
+        ... def exact_match(solution_str: str, ground_truth: str, extra_info: dict = None) -> float:
+        ...     return float(solution_str.strip() == ground_truth.strip())
+        >>> exact_match("42", "42")
+        1.0
+    """
+    return _wrap(func, "reward")
+
+
+def osmosis_rubric(func: F) -> F:
+    """Marks a rubric (LLM-judge) scoring function and enforces its contract.
+
+    The classic contract is ``(solution_str: str, ground_truth: str | None, extra_info, ...)`` with no
+    defaults on the first two parameters; ``extra_info`` may be unannotated or a mapping type. Every call
+    checks that ``solution_str`` is a string, ``ground_truth`` a string or ``None`` and ``extra_info``
+    given (or defaulted), and that the result is a number (returned as ``float``).
+
+    Args:
+        func: The rubric function.
+
+    Returns:
+        A wrapper with the same name, signature and ``__wrapped__``.
+
+    Raises:
+        SignatureError: (a ``TypeError``) when the signature, an argument or the result breaks the contract.
+
+    Example:
+        >>> @osmosis_rubric
+        ... def judge(solution_str: str, ground_truth: str | None, extra_info: dict) -> float:
+        ...     return 0.5
+        >>> judge("answer", None, {})
+        0.5
+    """
+    return _wrap(func, "rubric")

@@ -1,0 +1,16 @@
+//! `CoreError`: the one error type of the core. `py/` maps each variant to a Python class.
+
+use crate::signature::SignatureViolation;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CoreError {
+    /// A function does not meet the contract it is used under.
+    #[error("{0}")]
+    Signature(#[from] SignatureViolation),
+
+    /// Input handed over from Python was not of the agreed shape (a bug on the Python side, not user input).
+    #[error("invalid input to the core: {0}")]
+    Protocol(String),
+}
+
+pub type CoreResult<T> = Result<T, CoreError>;

@@ -1,0 +1,10 @@
+//! Rust core of osmosis-ai: plain Rust, no Python unless the `python` feature is on.
+
+pub mod error;
+pub mod signature;
+
+#[cfg(feature = "python")]
+mod py;
+
+/// The crate version, compared at import time against the Python package version.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
