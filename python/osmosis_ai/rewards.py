@@ -61,8 +61,9 @@ def _check_rubric_arguments(name: str, signature: inspect.Signature, args: tuple
             f"Function '{name}': 'solution_str' argument is required", function=name, parameter="solution_str"
         )
     if not isinstance(values["solution_str"], str):
+        got = type(values["solution_str"]).__name__
         raise SignatureError(
-            f"Function '{name}': 'solution_str' must be a string, got {type(values['solution_str']).__name__}",
+            f"Function '{name}': 'solution_str' must be a string, got {got}",
             function=name,
             parameter="solution_str",
             expected="str",

@@ -8,6 +8,7 @@ with ``typing.get_type_hints`` first, so modules using ``from __future__ import 
 from __future__ import annotations
 
 import builtins
+import contextlib
 import inspect
 import json
 import types
@@ -75,10 +76,9 @@ def _resolved_hints(func: Callable[..., Any]) -> dict[str, Any]:
     hints: dict[str, Any] = {}
     for name, raw in getattr(target, "__annotations__", {}).items():
         if isinstance(raw, str):
-            try:
-                raw = eval(raw, namespace)  # same resolution get_type_hints does, one name at a time
-            except Exception:
-                pass
+            # The same resolution get_type_hints does, one name at a time, so one bad name spoils nothing.
+            with contextlib.suppress(Exception):
+                raw = eval(raw, namespace)
         hints[name] = raw
     return hints
 

@@ -18,23 +18,31 @@ import click
 from osmosis_ai._version import __version__
 
 # name -> (module, attribute, one-line help). Help text lives here so `--help` imports nothing.
-COMMANDS: dict[str, tuple[str, str, str]] = {}
+LazyCommands = dict[str, tuple[str, str, str]]
+
+COMMANDS: LazyCommands = {
+    "eval": ("osmosis_ai.cli.eval_group", "eval_group", "Evaluate agents and judges locally; submit evals."),
+}
 
 
 class LazyGroup(click.Group):
-    """A click group whose subcommands are imported on first use."""
+    """A click group whose subcommands (in ``lazy_commands``) are imported on first use."""
+
+    def __init__(self, *args: object, lazy_commands: LazyCommands | None = None, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.lazy_commands = COMMANDS if lazy_commands is None else lazy_commands
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*super().list_commands(ctx), *COMMANDS})
+        return sorted({*super().list_commands(ctx), *self.lazy_commands})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name in COMMANDS:
-            module_name, attribute, _ = COMMANDS[cmd_name]
+        if cmd_name in self.lazy_commands:
+            module_name, attribute, _ = self.lazy_commands[cmd_name]
             return getattr(importlib.import_module(module_name), attribute)
         return super().get_command(ctx, cmd_name)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = [(name, COMMANDS[name][2]) for name in sorted(COMMANDS)]
+        rows = [(name, help_text) for name, (_, _, help_text) in self.lazy_commands.items()]
         rows += [(name, cmd.get_short_help_str()) for name, cmd in sorted(self.commands.items())]
         if rows:
             with formatter.section("Commands"):
@@ -45,7 +53,9 @@ def _debug_enabled() -> bool:
     return os.environ.get("OSMOSIS_DEBUG", "").strip().lower() in {"1", "true", "yes", "on"}
 
 
-@click.group(cls=LazyGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(
+    cls=LazyGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]}
+)
 @click.version_option(__version__, "-V", "--version", prog_name="osmosis-ai", message="%(prog)s %(version)s")
 @click.option("--debug", is_flag=True, help="Show full tracebacks on errors (or set OSMOSIS_DEBUG=1).")
 @click.pass_context
@@ -63,7 +73,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     from osmosis_ai.errors import OsmosisError
 
     try:
-        result = cli.main(args=list(argv) if argv is not None else None, prog_name="osmosis", standalone_mode=False)
+        args = list(argv) if argv is not None else None
+        result = cli.main(args=args, prog_name="osmosis", standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)
         return 130
