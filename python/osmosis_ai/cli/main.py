@@ -54,7 +54,10 @@ def _debug_enabled() -> bool:
 
 
 @click.group(
-    cls=LazyGroup, invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]}
+    "osmosis",
+    cls=LazyGroup,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 @click.version_option(__version__, "-V", "--version", prog_name="osmosis-ai", message="%(prog)s %(version)s")
 @click.option("--debug", is_flag=True, help="Show full tracebacks on errors (or set OSMOSIS_DEBUG=1).")

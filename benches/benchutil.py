@@ -1,0 +1,31 @@
+"""Bench helper: run a callable under pytest-benchmark and remember its median for the ratio report."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+# group -> label -> median seconds; read by conftest.py at the end of the session.
+MEDIANS: dict[str, dict[str, float]] = {}
+
+
+def compare(
+    benchmark: Any,
+    group: str,
+    label: str,
+    fn: Callable[..., Any],
+    *args: Any,
+    rounds: int | None = None,
+    **kwargs: Any,
+) -> Any:
+    """Benchmarks ``fn(*args, **kwargs)`` under ``group`` and remembers its median for the ratio report."""
+    benchmark.group = group
+    benchmark.extra_info["label"] = label
+    if rounds is None:
+        result = benchmark(fn, *args, **kwargs)
+    else:
+        result = benchmark.pedantic(
+            fn, args=args, kwargs=kwargs, rounds=rounds, iterations=1, warmup_rounds=1
+        )
+    MEDIANS.setdefault(group, {})[label] = benchmark.stats.stats.median
+    return result

@@ -1,0 +1,60 @@
+"""The `osmosis` entry points: help, version, the no-subcommand behaviour, and the three script names."""
+
+import os
+import pathlib
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+import osmosis_ai
+from osmosis_ai.cli.main import cli, main
+
+BIN = pathlib.Path(sys.executable).parent
+
+
+def test_version_flag() -> None:
+    result = CliRunner().invoke(cli, ["--version"])
+    assert result.exit_code == 0
+    assert result.output.strip() == f"osmosis-ai {osmosis_ai.__version__}"
+
+
+def test_help_lists_commands() -> None:
+    result = CliRunner().invoke(cli, ["--help"])
+    assert result.exit_code == 0
+    assert "Usage: osmosis" in result.output
+    assert "eval" in result.output
+
+
+def test_no_subcommand_prints_help_and_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 1
+    assert "Usage:" in capsys.readouterr().out
+
+
+def test_unknown_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["no-such-command"]) == 2
+    assert "No such command" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("script", ["osmosis", "osmosis-ai", "osmosis_ai"])
+def test_console_scripts_are_installed(script: str) -> None:
+    completed = subprocess.run(
+        [str(BIN / script), "--version"], capture_output=True, text=True, check=False, timeout=60
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.strip() == f"osmosis-ai {osmosis_ai.__version__}"
+
+
+def test_help_imports_nothing_heavy() -> None:
+    code = (
+        "import sys; from osmosis_ai.cli.main import main\n"
+        "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
+        "heavy = {'litellm', 'polars', 'pyarrow', 'fastapi', 'uvicorn', 'pydantic', 'yaml', 'mcp', 'numpy'}\n"
+        "print(sorted(heavy & set(sys.modules)))"
+    )
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    completed = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60, env=env
+    )
+    assert completed.stdout.strip().splitlines()[-1] == "[]"

@@ -1,0 +1,264 @@
+"""@osmosis_reward: every decoration-time rule, call-time behaviour, async support and messages."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from typing import Any, Optional
+
+import pytest
+
+from osmosis_ai import SignatureError, osmosis_reward
+
+
+def decorate_error(func) -> SignatureError:
+    with pytest.raises(SignatureError) as info:
+        osmosis_reward(func)
+    assert isinstance(info.value, TypeError), "contract breaches must stay catchable as TypeError"
+    return info.value
+
+
+# --- accepted signatures ------------------------------------------------------------------------------------
+
+
+def test_classic_signature_is_accepted_and_wraps_transparently() -> None:
+    def exact(solution_str: str, ground_truth: str, extra_info: dict = None) -> float:
+        """Docstring kept."""
+        return float(solution_str == ground_truth)
+
+    wrapped = osmosis_reward(exact)
+    assert wrapped("a", "a") == 1.0
+    assert wrapped.__name__ == "exact"
+    assert wrapped.__doc__ == "Docstring kept."
+    assert wrapped.__wrapped__ is exact
+    assert list(inspect.signature(wrapped).parameters) == ["solution_str", "ground_truth", "extra_info"]
+    assert wrapped.__osmosis_contract__ == "reward"
+
+
+def test_any_default_on_extra_info_is_accepted() -> None:
+    @osmosis_reward
+    def with_empty_dict(solution_str: str, ground_truth: str, extra_info: dict = {}) -> float:  # noqa: B006
+        return 0.5
+
+    assert with_empty_dict("x", "y") == 0.5
+
+
+def test_extra_parameters_beyond_the_third_are_allowed() -> None:
+    @osmosis_reward
+    def extended(solution_str: str, ground_truth: str, extra_info: dict = None, scale: float = 2.0, **kw):
+        return scale
+
+    assert extended("x", "y", None, scale=3.0) == 3.0
+
+
+def test_postponed_annotations_are_resolved_in_this_module() -> None:
+    # This module uses `from __future__ import annotations`: every annotation here is a string.
+    def postponed(solution_str: str, ground_truth: str, extra_info: dict = None) -> float:
+        return 1.0
+
+    assert postponed.__annotations__["solution_str"] == "str"
+    assert osmosis_reward(postponed)("a", "b") == 1.0
+
+
+def test_unresolvable_string_annotations_still_read_simple_spellings() -> None:
+    def forward(
+        solution_str: str,
+        ground_truth: str,
+        extra_info: dict = None,
+        other: NotDefinedAnywhere = None,  # noqa: F821
+    ):
+        return 1.0
+
+    assert osmosis_reward(forward)("a", "b") == 1.0
+
+
+def test_full_mode_signature_is_accepted() -> None:
+    @osmosis_reward
+    def conversation(messages: list, ground_truth: str, metadata: dict) -> float:
+        return float(len(messages))
+
+    assert conversation.__osmosis_contract__ == "eval_full"
+    assert conversation(messages=[{"role": "user"}], ground_truth="x", metadata={}) == 1.0
+
+
+# --- rejected signatures, with message content --------------------------------------------------------------
+
+
+def test_too_few_parameters() -> None:
+    def two(solution_str: str, ground_truth: str) -> float:
+        return 0.0
+
+    err = decorate_error(two)
+    assert "two" in str(err)
+    assert "must have at least 3 parameters, got 2" in str(err)
+    assert err.function.endswith("two")
+
+
+def test_no_parameters() -> None:
+    err = decorate_error(lambda: 0.0)
+    assert "at least 3 parameters, got 0" in str(err)
+
+
+def test_first_parameter_name() -> None:
+    def wrong(answer: str, ground_truth: str, extra_info: dict = None) -> float:
+        return 0.0
+
+    err = decorate_error(wrong)
+    assert "First parameter must be named 'solution_str' or 'messages', got 'answer'" in str(err)
+    assert err.parameter == "answer"
+
+
+@pytest.mark.parametrize("index,name", [(1, "ground_truth"), (2, "extra_info")])
+def test_second_and_third_parameter_names(index: int, name: str) -> None:
+    params = ["solution_str: str", "ground_truth: str", "extra_info: dict = None"]
+    params[index] = "wrong_name: str = None" if index == 2 else "wrong_name: str"
+    namespace: dict[str, Any] = {}
+    exec(f"def f({', '.join(params)}):\n    return 0.0", namespace)
+    err = decorate_error(namespace["f"])
+    ordinal = ["First", "Second", "Third"][index]
+    assert f"{ordinal} parameter must be named '{name}', got 'wrong_name'" in str(err)
+
+
+@pytest.mark.parametrize(
+    "annotation,shown",
+    [("int", "int"), ("Optional[str]", "str | None"), ("bytes", "bytes")],
+)
+def test_solution_str_annotation(annotation: str, shown: str) -> None:
+    namespace: dict[str, Any] = {"Optional": Optional}
+    exec(
+        f"def f(solution_str: {annotation}, ground_truth: str, extra_info: dict = None):\n    return 0.0",
+        namespace,
+    )
+    err = decorate_error(namespace["f"])
+    assert f"First parameter 'solution_str' must be annotated as str, got {shown}" in str(err)
+    assert err.parameter == "solution_str"
+    assert err.expected == "str"
+
+
+def test_missing_annotation_is_named_plainly() -> None:
+    def bare(solution_str, ground_truth: str, extra_info: dict = None):
+        return 0.0
+
+    err = decorate_error(bare)
+    assert "must be annotated as str, got no annotation" in str(err)
+
+
+def test_ground_truth_must_be_plain_str() -> None:
+    def optional_gt(solution_str: str, ground_truth: Optional[str], extra_info: dict = None):  # noqa: UP045
+        return 0.0
+
+    err = decorate_error(optional_gt)
+    assert "Second parameter 'ground_truth' must be annotated as str, got str | None" in str(err)
+
+
+@pytest.mark.parametrize("annotation", ["Optional[dict]", "dict[str, Any]", "dict | None", "list"])
+def test_extra_info_must_be_annotated_dict(annotation: str) -> None:
+    namespace: dict[str, Any] = {"Optional": Optional, "Any": Any}
+    exec(
+        f"def f(solution_str: str, ground_truth: str, extra_info: {annotation} = None):\n    return 0.0",
+        namespace,
+    )
+    err = decorate_error(namespace["f"])
+    assert "Third parameter 'extra_info' must be annotated as dict" in str(err)
+    assert err.parameter == "extra_info"
+
+
+def test_extra_info_needs_a_default() -> None:
+    def no_default(solution_str: str, ground_truth: str, extra_info: dict) -> float:
+        return 0.0
+
+    err = decorate_error(no_default)
+    assert "Third parameter 'extra_info' must have a default value" in str(err)
+    assert err.expected == "a default value"
+
+
+def test_full_mode_must_accept_its_keywords() -> None:
+    def partial(messages: list, ground_truth: str, extra: int) -> float:
+        return 0.0
+
+    err = decorate_error(partial)
+    assert "must accept a keyword argument 'metadata'" in str(err)
+
+
+def test_non_callable_is_rejected() -> None:
+    with pytest.raises(SignatureError, match="expects a function"):
+        osmosis_reward(42)  # type: ignore[arg-type]
+
+
+# --- call time ----------------------------------------------------------------------------------------------
+
+
+@osmosis_reward
+def returns(solution_str: str, ground_truth: str, extra_info: dict = None) -> float:
+    return extra_info["value"]
+
+
+@pytest.mark.parametrize("value,expected", [(0.25, 0.25), (1, 1.0), (0, 0.0), (True, 1.0)])
+def test_numeric_results_come_back_as_float(value: object, expected: float) -> None:
+    result = returns("a", "b", {"value": value})
+    assert result == expected
+    assert type(result) is float
+
+
+@pytest.mark.parametrize("value,type_name", [("1.0", "str"), (None, "NoneType"), ([1.0], "list")])
+def test_non_numeric_results_are_rejected(value: object, type_name: str) -> None:
+    with pytest.raises(SignatureError) as info:
+        returns("a", "b", {"value": value})
+    assert f"must return a float, got {type_name}" in str(info.value)
+    assert "returns" in str(info.value)
+
+
+def test_data_source_is_dropped_when_the_function_cannot_take_it() -> None:
+    assert returns("a", "b", {"value": 0.5}, data_source="gsm8k") == 0.5
+
+
+def test_data_source_is_kept_when_declared() -> None:
+    @osmosis_reward
+    def wants_source(solution_str: str, ground_truth: str, extra_info: dict = None, data_source: str = ""):
+        return 1.0 if data_source == "gsm8k" else 0.0
+
+    assert wants_source("a", "b", data_source="gsm8k") == 1.0
+
+
+def test_data_source_is_kept_for_var_keyword() -> None:
+    @osmosis_reward
+    def takes_kwargs(solution_str: str, ground_truth: str, extra_info: dict = None, **kwargs: Any):
+        return float(kwargs.get("data_source") == "math")
+
+    assert takes_kwargs("a", "b", data_source="math") == 1.0
+
+
+def test_call_time_argument_errors_stay_python_errors() -> None:
+    with pytest.raises(TypeError):
+        returns("a", "b", {"value": 1.0}, unexpected=True)
+
+
+# --- async --------------------------------------------------------------------------------------------------
+
+
+def test_async_reward_is_awaited_and_checked() -> None:
+    @osmosis_reward
+    async def slow(solution_str: str, ground_truth: str, extra_info: dict = None) -> float:
+        await asyncio.sleep(0)
+        return 1
+
+    assert inspect.iscoroutinefunction(slow)
+    result = asyncio.run(slow("a", "a"))
+    assert result == 1.0 and type(result) is float
+
+
+def test_async_reward_bad_result_is_reported() -> None:
+    @osmosis_reward
+    async def bad(solution_str: str, ground_truth: str, extra_info: dict = None) -> float:
+        return "nope"  # type: ignore[return-value]
+
+    with pytest.raises(SignatureError, match="must return a float, got str"):
+        asyncio.run(bad("a", "a"))
+
+
+def test_async_reward_signature_is_checked_at_decoration() -> None:
+    async def bad_sig(solution_str: str, ground_truth: str) -> float:
+        return 1.0
+
+    err = decorate_error(bad_sig)
+    assert "at least 3 parameters, got 2" in str(err)
