@@ -1,0 +1,183 @@
+"""Eval functions: load `module:function` paths, detect their mode, and score a finished conversation.
+
+Simple mode (first parameter ``solution_str``) is called as
+``fn(solution_str=<last assistant text>, ground_truth=..., extra_info=<row>)``; full mode (first parameter
+``messages``) as ``fn(messages=<final messages>, ground_truth=..., metadata=<row>)``. The mode comes from the
+core's signature rule tables, the same check ``@osmosis_reward`` uses, so a function that would fail at call
+time is refused at load time instead of silently scoring 0.0 on every run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import inspect
+import math
+import numbers
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from osmosis_ai.errors import EvalFnError, SignatureError
+from osmosis_ai.signatures import check_function
+
+__all__ = ["EvalFunction", "final_assistant_text", "load_eval_function", "load_eval_functions"]
+
+EvalMode = Literal["simple", "full"]
+_EXAMPLE = "reward_fn.compute_reward:numbers_match_reward"
+
+
+@contextmanager
+def _importable_from(root: Path) -> Iterator[None]:
+    """Puts ``root`` first on ``sys.path`` while importing, so user paths resolve from the repository root."""
+    entry = str(root)
+    added = entry not in sys.path
+    if added:
+        sys.path.insert(0, entry)
+    try:
+        yield
+    finally:
+        if added and entry in sys.path:
+            sys.path.remove(entry)
+
+
+def _content_text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        # Multi-part content: the text parts, in order (the established harness scored the list's repr).
+        parts = [p.get("text", "") for p in content if isinstance(p, Mapping) and p.get("type") == "text"]
+        return "".join(parts)
+    return str(content)
+
+
+def final_assistant_text(messages: Sequence[Mapping[str, Any]]) -> str:
+    """The content of the last assistant message that has content, or ``""``.
+
+    Example:
+        >>> final_assistant_text([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "42"}])
+        '42'
+    """
+    for message in reversed(messages):
+        if message.get("role") == "assistant" and message.get("content") is not None:
+            return _content_text(message["content"])
+    return ""
+
+
+@dataclass(frozen=True)
+class EvalFunction:
+    """A loaded eval function.
+
+    Attributes:
+        name: The ``module:function`` path as given; the key of its scores in results.
+        func: The callable.
+        mode: ``"simple"`` or ``"full"``.
+    """
+
+    name: str
+    func: Callable[..., Any]
+    mode: EvalMode
+
+    @property
+    def is_async(self) -> bool:
+        return inspect.iscoroutinefunction(self.func)
+
+    async def score(self, messages: Sequence[Mapping[str, Any]], row: Mapping[str, Any]) -> float:
+        """Scores one finished conversation of ``row``; raises :class:`EvalFnError` on any failure."""
+        ground_truth = row.get("ground_truth")
+        if self.mode == "simple":
+            kwargs = {
+                "solution_str": final_assistant_text(messages),
+                "ground_truth": ground_truth,
+                "extra_info": dict(row),
+            }
+        else:
+            kwargs = {"messages": list(messages), "ground_truth": ground_truth, "metadata": dict(row)}
+        try:
+            if self.is_async:
+                value = await self.func(**kwargs)
+            else:
+                value = await asyncio.to_thread(self.func, **kwargs)
+        except Exception as exc:
+            raise EvalFnError(f"{type(exc).__name__}: {exc}") from exc
+        return _as_score(self.name, value)
+
+
+def _as_score(name: str, value: Any) -> float:
+    if isinstance(value, numbers.Real) and not isinstance(value, complex):
+        score = float(value)
+        if math.isfinite(score):
+            return score
+        raise EvalFnError(f"eval function '{name}' returned {score}, which is not a finite number")
+    raise EvalFnError(
+        f"eval function '{name}' must return a number (int or float), got {type(value).__name__}"
+    )
+
+
+def load_eval_function(path: str, *, root: Path | None = None) -> EvalFunction:
+    """Imports ``module:function`` (resolved from ``root``, default the current directory) and checks it.
+
+    Args:
+        path: ``"package.module:function"``.
+        root: The directory module paths are resolved from.
+
+    Returns:
+        The loaded :class:`EvalFunction` with its detected mode.
+
+    Raises:
+        EvalFnError: A malformed path, an import failure, a missing or non-callable attribute, or a signature
+            that fits neither mode (the message names the rule that failed).
+
+    Example:
+        >>> load_eval_function("reward_fn.compute_reward:numbers_match_reward").mode  # doctest: +SKIP
+        'simple'
+    """
+    module_name, sep, attribute = path.rpartition(":")
+    if not sep or not module_name or not attribute:
+        raise EvalFnError(
+            f"Invalid eval function path '{path}'. Expected format 'module.path:function_name' (e.g. {_EXAMPLE})"
+        )
+    with _importable_from((root or Path.cwd()).resolve()):
+        try:
+            module = importlib.import_module(module_name)
+        except Exception as exc:
+            raise EvalFnError(
+                f"Cannot import module '{module_name}' for eval function '{path}': {exc}"
+            ) from exc
+    if not hasattr(module, attribute):
+        public = sorted(n for n in vars(module) if not n.startswith("_") and callable(getattr(module, n)))
+        listing = ", ".join(public) if public else "none"
+        raise EvalFnError(
+            f"Module '{module_name}' has no attribute '{attribute}'. Callables it defines: {listing}"
+        )
+    func = getattr(module, attribute)
+    if not callable(func):
+        raise EvalFnError(f"'{path}' is not callable (it is a {type(func).__name__})")
+    try:
+        contract = check_function(func, "eval")
+    except SignatureError as exc:
+        raise EvalFnError(f"Eval function '{path}' has an unusable signature: {exc}") from exc
+    return EvalFunction(name=path, func=func, mode="simple" if contract == "eval_simple" else "full")
+
+
+def load_eval_functions(paths: Sequence[str], *, root: Path | None = None) -> list[EvalFunction]:
+    """Loads several eval functions; the same path twice is an error.
+
+    Example:
+        >>> load_eval_functions(["a:f", "a:f"])  # doctest: +SKIP
+        Traceback (most recent call last):
+        EvalFnError: Duplicate eval function path: a:f
+    """
+    if not paths:
+        raise EvalFnError(f"At least one --eval-fn is required (e.g. --eval-fn {_EXAMPLE})")
+    seen: set[str] = set()
+    loaded = []
+    for path in paths:
+        if path in seen:
+            raise EvalFnError(f"Duplicate eval function path: {path}")
+        seen.add(path)
+        loaded.append(load_eval_function(path, root=root))
+    return loaded

@@ -1,0 +1,126 @@
+"""Loading eval functions by path, mode detection through the core, and scoring a conversation."""
+
+import asyncio
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from osmosis_ai.errors import EvalFnError
+from osmosis_ai.eval.functions import final_assistant_text, load_eval_function, load_eval_functions
+
+MODULE = """
+from osmosis_ai import osmosis_reward
+
+@osmosis_reward
+def exact(solution_str: str, ground_truth: str, extra_info: dict = None) -> float:
+    return float(solution_str == ground_truth)
+
+def by_turns(messages, ground_truth, metadata):
+    return len(messages)
+
+async def async_simple(solution_str, ground_truth, extra_info):
+    return 0.5
+
+def bad_signature(text, truth):
+    return 1.0
+
+def returns_text(solution_str, ground_truth, extra_info):
+    return "yes"
+
+def returns_nan(solution_str, ground_truth, extra_info):
+    return float("nan")
+
+def raises(solution_str, ground_truth, extra_info):
+    raise KeyError("missing key")
+
+NOT_CALLABLE = 3
+"""
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    package = tmp_path / "reward_fn_evalfixture"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "scoring.py").write_text(textwrap.dedent(MODULE))
+    return tmp_path
+
+
+ROW = {"ground_truth": "42", "user_prompt": "q", "system_prompt": "s", "topic": "math"}
+MESSAGES = [
+    {"role": "user", "content": "q"},
+    {"role": "assistant", "content": None, "tool_calls": [{"id": "1"}]},
+    {"role": "tool", "content": "result"},
+    {"role": "assistant", "content": "42"},
+]
+
+
+def score(fn, messages=MESSAGES, row=ROW) -> float:
+    return asyncio.run(fn.score(messages, row))
+
+
+def test_simple_mode_through_the_reward_decorator(repo: Path) -> None:
+    fn = load_eval_function("reward_fn_evalfixture.scoring:exact", root=repo)
+    assert fn.mode == "simple"
+    assert fn.name == "reward_fn_evalfixture.scoring:exact"
+    assert score(fn) == 1.0
+
+
+def test_full_mode_receives_the_messages(repo: Path) -> None:
+    fn = load_eval_function("reward_fn_evalfixture.scoring:by_turns", root=repo)
+    assert fn.mode == "full"
+    assert score(fn) == 4.0
+
+
+def test_async_functions_are_awaited(repo: Path) -> None:
+    assert score(load_eval_function("reward_fn_evalfixture.scoring:async_simple", root=repo)) == 0.5
+
+
+@pytest.mark.parametrize(
+    "path,message",
+    [
+        ("no_colon", "Expected format 'module.path:function_name'"),
+        ("missing_module_xyz:f", "Cannot import module 'missing_module_xyz'"),
+        ("reward_fn_evalfixture.scoring:nope", "has no attribute 'nope'. Callables it defines: "),
+        ("reward_fn_evalfixture.scoring:NOT_CALLABLE", "is not callable"),
+        ("reward_fn_evalfixture.scoring:bad_signature", "First parameter must be named 'solution_str' or"),
+    ],
+)
+def test_load_errors(repo: Path, path: str, message: str) -> None:
+    with pytest.raises(EvalFnError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        load_eval_function(path, root=repo)
+
+
+def test_duplicates_are_rejected(repo: Path) -> None:
+    path = "reward_fn_evalfixture.scoring:exact"
+    with pytest.raises(EvalFnError, match="Duplicate eval function path"):
+        load_eval_functions([path, path], root=repo)
+
+
+def test_root_is_not_left_on_sys_path(repo: Path) -> None:
+    import sys
+
+    load_eval_function("reward_fn_evalfixture.scoring:exact", root=repo)
+    assert str(repo.resolve()) not in sys.path
+
+
+@pytest.mark.parametrize(
+    "name,message",
+    [
+        ("returns_text", r"must return a number \(int or float\), got str"),
+        ("returns_nan", "returned nan, which is not a finite number"),
+        ("raises", "KeyError: 'missing key'"),
+    ],
+)
+def test_scoring_failures_are_errors_not_zeros(repo: Path, name: str, message: str) -> None:
+    fn = load_eval_function(f"reward_fn_evalfixture.scoring:{name}", root=repo)
+    with pytest.raises(EvalFnError, match=message):
+        score(fn)
+
+
+def test_final_assistant_text_skips_tool_call_turns_and_joins_parts() -> None:
+    assert final_assistant_text(MESSAGES) == "42"
+    parts = [{"role": "assistant", "content": [{"type": "text", "text": "4"}, {"type": "text", "text": "2"}]}]
+    assert final_assistant_text(parts) == "42"
+    assert final_assistant_text([{"role": "user", "content": "x"}]) == ""

@@ -1,0 +1,76 @@
+"""The append-only results log: header, flush per run, torn-line recovery, resume refusal on config change."""
+
+from pathlib import Path
+
+import pytest
+
+from osmosis_ai.errors import CLIError
+from osmosis_ai.eval.results_log import ResultsLog, read_log, row_key
+
+CONFIG = {"model": "openai/x", "eval_fns": ["a:f"], "max_turns": 10}
+
+
+def run(row: dict, index: int, score: float) -> dict:
+    return {
+        "row_key": row_key(row),
+        "row_index": 0,
+        "run_index": index,
+        "model_tag": "",
+        "scores": {"a:f": score},
+    }
+
+
+def test_runs_are_on_disk_as_soon_as_they_are_appended(tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    log = ResultsLog.create(path, CONFIG)
+    log.append(run({"q": 1}, 0, 1.0))
+    # Read through a second handle while the log is still open: nothing waits for close().
+    contents = read_log(path)
+    assert contents.header["config"] == CONFIG
+    assert [r["scores"]["a:f"] for r in contents.runs] == [1.0]
+    log.close()
+
+
+def test_create_refuses_to_overwrite(tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    ResultsLog.create(path, CONFIG).close()
+    with pytest.raises(CLIError, match="already exists: pass --resume"):
+        ResultsLog.create(path, CONFIG)
+
+
+def test_resume_skips_done_runs_and_drops_a_torn_line(tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    with ResultsLog.create(path, CONFIG) as log:
+        log.append(run({"q": 1}, 0, 1.0))
+        log.append(run({"q": 1}, 1, 0.0))
+    with path.open("ab") as handle:
+        handle.write(b'{"row_key": "abc", "run_in')  # a crash mid-write
+    with ResultsLog.resume(path, CONFIG) as log:
+        assert set(log.done) == {(row_key({"q": 1}), 0, ""), (row_key({"q": 1}), 1, "")}
+        log.append(run({"q": 2}, 0, 0.5))
+    assert [r["scores"]["a:f"] for r in read_log(path).runs] == [1.0, 0.0, 0.5]
+
+
+def test_resume_refuses_a_different_config(tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    ResultsLog.create(path, CONFIG).close()
+    with pytest.raises(CLIError, match=r"different config \(model: 'openai/x' -> 'openai/y'\)"):
+        ResultsLog.resume(path, {**CONFIG, "model": "openai/y"})
+
+
+def test_bad_lines_are_reported_with_their_number(tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    with ResultsLog.create(path, CONFIG) as log:
+        log.append(run({"q": 1}, 0, 1.0))
+    path.write_bytes(path.read_bytes() + b"not json\n")
+    with pytest.raises(CLIError, match=r"log.jsonl:3: results log line is not valid JSON"):
+        read_log(path)
+    other = tmp_path / "other.jsonl"
+    other.write_text('{"x": 1}\n')
+    with pytest.raises(CLIError, match=r"other\.jsonl:1: not an osmosis results log"):
+        read_log(other)
+
+
+def test_row_key_depends_on_content_only() -> None:
+    assert row_key({"a": 1, "b": [1, 2]}) == row_key({"b": [1, 2], "a": 1})
+    assert row_key({"a": 1}) != row_key({"a": 2})
