@@ -6,8 +6,8 @@ PYTHON ?= python3
 VENV ?= .venv
 VENV_ABS := $(abspath $(VENV))
 BIN := $(VENV_ABS)/bin
-# Dependencies compile once per machine, not once per clone.
-export CARGO_TARGET_DIR ?= $(HOME)/.cache/osmosis-ai/target
+# Per checkout: maturin copies build products into the target dir, so two checkouts sharing one race.
+export CARGO_TARGET_DIR ?= $(abspath target)
 export VIRTUAL_ENV := $(VENV_ABS)
 export PATH := $(BIN):$(PATH)
 STAMP := $(VENV)/.setup-stamp

@@ -1,8 +1,8 @@
 """Signature contracts for reward, rubric and eval functions.
 
 Python turns a function into plain data (parameter names, kinds, resolved annotations, defaults); the
-Rust core checks that data against its rule tables (``rust/src/signature.rs``). Annotations are resolved
-with ``typing.get_type_hints`` first, so modules using ``from __future__ import annotations`` work.
+Rust core checks that data against its rule tables (``rust/src/signature.rs``). Postponed
+annotations are evaluated first, so modules using ``from __future__ import annotations`` work.
 """
 
 from __future__ import annotations
@@ -65,22 +65,28 @@ def _annotation_text(annotation: Any) -> str:
     return repr(annotation).replace("typing.", "")
 
 
-def _resolved_hints(func: Callable[..., Any]) -> dict[str, Any]:
-    """Resolves postponed (string) annotations; unresolvable ones stay strings for the core to read."""
-    target = inspect.unwrap(func)
+def _signature(func: Callable[..., Any]) -> inspect.Signature:
+    """The signature with postponed (string) annotations evaluated where they can be.
+
+    ``inspect.signature(eval_str=True)`` is used rather than ``typing.get_type_hints``, which on Python 3.10
+    rewrites ``extra_info: dict = None`` into ``Optional[dict]``. If one name cannot be resolved, the others
+    still are, and the unresolved one stays a string for the core to read.
+    """
     try:
-        return typing.get_type_hints(target, include_extras=True)
-    except Exception:
+        return inspect.signature(func, eval_str=True)
+    except NameError:
         pass
+    signature = inspect.signature(func)
+    target = inspect.unwrap(func)
     namespace = {**vars(builtins), **getattr(target, "__globals__", {})}
-    hints: dict[str, Any] = {}
-    for name, raw in getattr(target, "__annotations__", {}).items():
-        if isinstance(raw, str):
-            # The same resolution get_type_hints does, one name at a time, so one bad name spoils nothing.
+    params = []
+    for param in signature.parameters.values():
+        annotation = param.annotation
+        if isinstance(annotation, str):
             with contextlib.suppress(Exception):
-                raw = eval(raw, namespace)
-        hints[name] = raw
-    return hints
+                annotation = eval(annotation, namespace)
+        params.append(param.replace(annotation=annotation))
+    return signature.replace(parameters=params)
 
 
 def describe_function(func: Callable[..., Any]) -> dict[str, Any]:
@@ -103,15 +109,14 @@ def describe_function(func: Callable[..., Any]) -> dict[str, Any]:
 
     name = getattr(func, "__qualname__", None) or getattr(func, "__name__", None) or repr(func)
     try:
-        signature = inspect.signature(func)
+        signature = _signature(func)
     except (TypeError, ValueError) as exc:
         raise SignatureError(f"Function '{name}': cannot read its signature ({exc})", function=name) from exc
-    hints = _resolved_hints(func)
     params = [
         {
             "name": p.name,
             "kind": p.kind.name.lower(),
-            "annotation": _describe_annotation(hints.get(p.name, p.annotation)),
+            "annotation": _describe_annotation(p.annotation),
             "has_default": p.default is not inspect.Parameter.empty,
         }
         for p in signature.parameters.values()

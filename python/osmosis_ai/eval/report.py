@@ -1,0 +1,78 @@
+"""Terminal output of `osmosis eval`: per-run progress lines and the final results table.
+
+The layout follows the established plain-text report (name padded to 20, numbers ``%6.3f``, pass@k as
+percentages, columns joined by `` | ``) so scripts that scrape it keep working.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["format_duration", "format_progress_line", "format_results_table", "format_tokens"]
+
+
+def format_duration(ms: float) -> str:
+    """``123ms`` under a second, ``1.2s`` under a minute, else ``1m3.4s``.
+
+    Example:
+        >>> format_duration(63400)
+        '1m3.4s'
+    """
+    if ms < 1000:
+        return f"{ms:.0f}ms"
+    seconds = ms / 1000
+    if seconds < 60:
+        return f"{seconds:.1f}s"
+    minutes, rest = divmod(seconds, 60)
+    return f"{int(minutes)}m{rest:.1f}s"
+
+
+def format_tokens(count: int) -> str:
+    """Thousands separated by commas: ``1,234``."""
+    return f"{count:,}"
+
+
+def _flatten(text: str, limit: int = 50) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def format_progress_line(done: int, total: int, record: Mapping[str, Any]) -> str:
+    """``[3/10] OK (1.2s, 345 tokens) [fn=1.000]`` or ``[4/10] FAILED (...) - <error>``."""
+    status = "OK" if record.get("success") else "FAILED"
+    tokens = int(record.get("tokens") or 0)
+    line = f"[{done}/{total}] {status} ({format_duration(float(record.get('duration_ms') or 0))}, {tokens} tokens)"
+    scores = record.get("scores") or {}
+    if record.get("success") and scores:
+        line += " [" + ", ".join(f"{name}={value:.3f}" for name, value in scores.items()) + "]"
+    problems = [record.get("error")] if record.get("error") else []
+    problems += [f"{name}: {msg}" for name, msg in (record.get("eval_errors") or {}).items()]
+    if problems:
+        line += " - " + _flatten("; ".join(str(p) for p in problems))
+    return line
+
+
+def _pass_ks(summaries: Mapping[str, Mapping[str, Any]]) -> list[int]:
+    ks: set[int] = set()
+    for summary in summaries.values():
+        ks.update(int(key.removeprefix("pass_at_")) for key in summary if key.startswith("pass_at_"))
+    return sorted(ks)
+
+
+def format_results_table(summaries: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """The score table: one line per eval function, pass@k columns only when they were computed."""
+    if not summaries:
+        return ["  No eval results."]
+    ks = _pass_ks(summaries)
+    header = ["Eval Function".ljust(20), "  Mean", "   Min", "   Max", "   Std"] + [
+        f"pass@{k}".rjust(7) for k in ks
+    ]
+    lines = [" | ".join(header), "-" * len(" | ".join(header))]
+    for name, summary in summaries.items():
+        cells = [name.ljust(20)] + [f"{float(summary[key]):6.3f}" for key in ("mean", "min", "max", "std")]
+        for k in ks:
+            value = summary.get(f"pass_at_{k}")
+            cells.append("    N/A" if value is None else f"{100 * float(value):6.1f}%")
+        lines.append(" | ".join(cells))
+    return lines
