@@ -1,7 +1,12 @@
 """osmosis-ai: rewards, rubric judges, agent evals and pass@k for LLM post-training.
 
-Importing the package is cheap: heavy dependencies load only inside the features that need them.
+Importing the package is cheap: the public names below are loaded on first use (PEP 562), so
+`osmosis --help` and `import osmosis_ai` do not pay for modules they do not touch.
 """
+
+from __future__ import annotations
+
+import importlib
 
 from osmosis_ai._version import __version__
 from osmosis_ai.errors import (
@@ -11,7 +16,19 @@ from osmosis_ai.errors import (
     ProviderRequestError,
     SignatureError,
 )
-from osmosis_ai.rewards import osmosis_reward, osmosis_rubric
+
+# `typing` costs more to import than the rest of this module: the usual guard, without the import.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from osmosis_ai.rewards import osmosis_reward, osmosis_rubric
+
+# public name -> module that defines it
+_LAZY: dict[str, str] = {
+    "osmosis_reward": "osmosis_ai.rewards",
+    "osmosis_rubric": "osmosis_ai.rewards",
+}
 
 __all__ = [
     "MissingAPIKeyError",
@@ -23,3 +40,16 @@ __all__ = [
     "osmosis_reward",
     "osmosis_rubric",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'osmosis_ai' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

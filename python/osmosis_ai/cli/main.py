@@ -10,7 +10,6 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-import traceback
 from collections.abc import Sequence
 
 import click
@@ -89,6 +88,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except (OsmosisError, OSError) as exc:
         if _debug_enabled():
+            import traceback
+
             traceback.print_exc()
         click.echo(f"Error: {exc}", err=True)
         return 1
