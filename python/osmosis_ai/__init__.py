@@ -13,6 +13,11 @@ from osmosis_ai.errors import (
     MissingAPIKeyError,
     ModelNotFoundError,
     OsmosisError,
+    OsmosisRolloutError,
+    OsmosisServerError,
+    OsmosisTimeoutError,
+    OsmosisTransportError,
+    OsmosisValidationError,
     ProviderRequestError,
     SignatureError,
 )
@@ -28,17 +33,56 @@ if TYPE_CHECKING:
 _LAZY: dict[str, str] = {
     "osmosis_reward": "osmosis_ai.rewards",
     "osmosis_rubric": "osmosis_ai.rewards",
+    # The rollout names load pydantic (and, for the client and server, httpx / FastAPI).
+    **dict.fromkeys(
+        [
+            "CompletionsResult",
+            "InitResponse",
+            "OpenAIFunctionToolSchema",
+            "OsmosisLLMClient",
+            "RolloutAgentLoop",
+            "RolloutContext",
+            "RolloutMetrics",
+            "RolloutRequest",
+            "RolloutResponse",
+            "RolloutResult",
+            "create_app",
+            "get_agent_loop",
+            "list_agent_loops",
+            "register_agent_loop",
+        ],
+        "osmosis_ai.rollout",
+    ),
 }
 
 __all__ = [
+    "CompletionsResult",
+    "InitResponse",
     "MissingAPIKeyError",
     "ModelNotFoundError",
+    "OpenAIFunctionToolSchema",
     "OsmosisError",
+    "OsmosisLLMClient",
+    "OsmosisRolloutError",
+    "OsmosisServerError",
+    "OsmosisTimeoutError",
+    "OsmosisTransportError",
+    "OsmosisValidationError",
     "ProviderRequestError",
+    "RolloutAgentLoop",
+    "RolloutContext",
+    "RolloutMetrics",
+    "RolloutRequest",
+    "RolloutResponse",
+    "RolloutResult",
     "SignatureError",
     "__version__",
+    "create_app",
+    "get_agent_loop",
+    "list_agent_loops",
     "osmosis_reward",
     "osmosis_rubric",
+    "register_agent_loop",
 ]
 
 

@@ -1,0 +1,181 @@
+"""The remote-rollout SDK: the agent contract, protocol schemas, helpers, and (lazily) the server.
+
+``import osmosis_ai.rollout`` loads pydantic only; the TrainGate client (httpx) and the server (FastAPI,
+uvicorn) load on first use of ``OsmosisLLMClient``, ``create_app`` or ``serve_agent_loop``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from osmosis_ai.errors import (
+    AgentLoopNotFoundError,
+    OsmosisRolloutError,
+    OsmosisServerError,
+    OsmosisTimeoutError,
+    OsmosisTransportError,
+    OsmosisValidationError,
+    ToolArgumentError,
+    ToolExecutionError,
+    ToolValidationError,
+)
+from osmosis_ai.rollout.core import (
+    CompletionsResult,
+    LLMClientProtocol,
+    RolloutAgentLoop,
+    RolloutContext,
+    RolloutResult,
+)
+from osmosis_ai.rollout.loader import AgentLoopLoadError, load_agent_loop
+from osmosis_ai.rollout.messages import (
+    count_messages_by_role,
+    get_message_content,
+    get_message_role,
+    is_assistant_message,
+    is_tool_message,
+    is_user_message,
+    normalize_stop,
+    parse_tool_calls,
+)
+from osmosis_ai.rollout.registry import (
+    AgentLoopRegistry,
+    get_agent_loop,
+    list_agent_loops,
+    register_agent_loop,
+    unregister_agent_loop,
+)
+from osmosis_ai.rollout.requests import dataset_row_to_request
+from osmosis_ai.rollout.schemas import (
+    DEFAULT_MAX_METADATA_SIZE_BYTES,
+    CompletionsChoice,
+    CompletionsRequest,
+    CompletionsResponse,
+    CompletionUsage,
+    InitResponse,
+    MessageDict,
+    OpenAIFunctionCallSchema,
+    OpenAIFunctionParametersSchema,
+    OpenAIFunctionParsedSchema,
+    OpenAIFunctionPropertySchema,
+    OpenAIFunctionSchema,
+    OpenAIFunctionToolCall,
+    OpenAIFunctionToolSchema,
+    RolloutMetrics,
+    RolloutRequest,
+    RolloutResponse,
+    RolloutStatus,
+    SamplingParamsDict,
+    ToolResponse,
+    get_max_metadata_size_bytes,
+    set_max_metadata_size_bytes,
+)
+from osmosis_ai.rollout.tools import (
+    create_tool_error_result,
+    create_tool_result,
+    execute_tool_calls,
+    get_tool_call_info,
+    parse_tool_arguments,
+    serialize_tool_result,
+    validate_tools,
+)
+from osmosis_ai.rollout.validator import (
+    AgentLoopValidationError,
+    ValidationError,
+    ValidationResult,
+    validate_agent_loop,
+)
+
+# name -> module; imported on first attribute access (httpx / FastAPI / uvicorn stay unloaded until then).
+_LAZY = {
+    "OsmosisLLMClient": "osmosis_ai.rollout.client",
+    "create_app": "osmosis_ai.rollout.server",
+    "AppState": "osmosis_ai.rollout.server",
+    "serve_agent_loop": "osmosis_ai.rollout.serve",
+    "validate_and_report": "osmosis_ai.rollout.serve",
+    "ServeError": "osmosis_ai.rollout.serve",
+    "DEFAULT_HOST": "osmosis_ai.rollout.serve",
+    "DEFAULT_PORT": "osmosis_ai.rollout.serve",
+    "RolloutSettings": "osmosis_ai.rollout.config",
+    "RolloutClientSettings": "osmosis_ai.rollout.config",
+    "RolloutServerSettings": "osmosis_ai.rollout.config",
+    "get_settings": "osmosis_ai.rollout.config",
+    "configure": "osmosis_ai.rollout.config",
+    "reset_settings": "osmosis_ai.rollout.config",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'osmosis_ai.rollout' has no attribute '{name}'")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+__all__ = [
+    "DEFAULT_MAX_METADATA_SIZE_BYTES",
+    "AgentLoopLoadError",
+    "AgentLoopNotFoundError",
+    "AgentLoopRegistry",
+    "AgentLoopValidationError",
+    "CompletionUsage",
+    "CompletionsChoice",
+    "CompletionsRequest",
+    "CompletionsResponse",
+    "CompletionsResult",
+    "InitResponse",
+    "LLMClientProtocol",
+    "MessageDict",
+    "OpenAIFunctionCallSchema",
+    "OpenAIFunctionParametersSchema",
+    "OpenAIFunctionParsedSchema",
+    "OpenAIFunctionPropertySchema",
+    "OpenAIFunctionSchema",
+    "OpenAIFunctionToolCall",
+    "OpenAIFunctionToolSchema",
+    "OsmosisRolloutError",
+    "OsmosisServerError",
+    "OsmosisTimeoutError",
+    "OsmosisTransportError",
+    "OsmosisValidationError",
+    "RolloutAgentLoop",
+    "RolloutContext",
+    "RolloutMetrics",
+    "RolloutRequest",
+    "RolloutResponse",
+    "RolloutResult",
+    "RolloutStatus",
+    "SamplingParamsDict",
+    "ToolArgumentError",
+    "ToolExecutionError",
+    "ToolResponse",
+    "ToolValidationError",
+    "ValidationError",
+    "ValidationResult",
+    "count_messages_by_role",
+    "create_tool_error_result",
+    "create_tool_result",
+    "dataset_row_to_request",
+    "execute_tool_calls",
+    "get_agent_loop",
+    "get_max_metadata_size_bytes",
+    "get_message_content",
+    "get_message_role",
+    "get_tool_call_info",
+    "is_assistant_message",
+    "is_tool_message",
+    "is_user_message",
+    "list_agent_loops",
+    "load_agent_loop",
+    "normalize_stop",
+    "parse_tool_arguments",
+    "parse_tool_calls",
+    "register_agent_loop",
+    "serialize_tool_result",
+    "set_max_metadata_size_bytes",
+    "unregister_agent_loop",
+    "validate_agent_loop",
+    "validate_tools",
+]

@@ -1,0 +1,83 @@
+"""Loading a user's agent loop from ``module.path:attribute`` (shared by eval, serve and validate)."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+
+from osmosis_ai.errors import OsmosisRolloutError
+from osmosis_ai.rollout.core import RolloutAgentLoop
+
+__all__ = ["AgentLoopLoadError", "load_agent_loop"]
+
+
+class AgentLoopLoadError(OsmosisRolloutError, ValueError):
+    """``module:attribute`` does not lead to a usable agent loop; the message says what was expected."""
+
+
+def _split(path: str) -> tuple[str, str]:
+    module_name, sep, attribute = path.rpartition(":")
+    if not sep or not module_name.strip() or not attribute.strip():
+        raise AgentLoopLoadError(
+            f"Invalid module path '{path}'. Expected format: 'module.path:attribute_name' "
+            "(for example 'my_agent:agent_loop')"
+        )
+    return module_name.strip(), attribute.strip()
+
+
+def load_agent_loop(path: str) -> RolloutAgentLoop:
+    """Imports ``module.path:attribute`` and returns the agent loop instance it names.
+
+    The current working directory is put on ``sys.path`` first (if absent), so a module next to the user
+    imports. A class is instantiated with no arguments.
+
+    Args:
+        path: ``module.path:attribute``; split on the last ``:``.
+
+    Returns:
+        The agent loop instance.
+
+    Raises:
+        AgentLoopLoadError: Bad path, failed import, missing attribute, a class that is not a
+            ``RolloutAgentLoop`` subclass or cannot be instantiated, or an object that is not an agent loop.
+
+    Example:
+        >>> load_agent_loop("my_agent:MyAgentLoop")  # doctest: +SKIP
+    """
+    module_name, attribute = _split(path)
+    cwd = os.getcwd()
+    if cwd not in sys.path:
+        sys.path.insert(0, cwd)
+    try:
+        module = importlib.import_module(module_name)
+    except BaseException as exc:  # a module may raise anything at import, SystemExit included
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        raise AgentLoopLoadError(
+            f"Cannot import module '{module_name}': {type(exc).__name__}: {exc}"
+        ) from exc
+    if not hasattr(module, attribute):
+        public = sorted(name for name in vars(module) if not name.startswith("_"))
+        listing = ", ".join(public) if public else "(none)"
+        raise AgentLoopLoadError(
+            f"Module '{module_name}' has no attribute '{attribute}'. Public attributes: {listing}"
+        )
+    obj = getattr(module, attribute)
+    if isinstance(obj, type):
+        if not issubclass(obj, RolloutAgentLoop):
+            raise AgentLoopLoadError(
+                f"'{path}' is the class {obj.__name__}, which does not subclass RolloutAgentLoop"
+            )
+        try:
+            obj = obj()
+        except Exception as exc:
+            raise AgentLoopLoadError(
+                f"Cannot instantiate {obj.__name__} from '{path}' with no arguments: "
+                f"{type(exc).__name__}: {exc}"
+            ) from exc
+    if not isinstance(obj, RolloutAgentLoop):
+        raise AgentLoopLoadError(
+            f"'{path}' must be a RolloutAgentLoop instance or subclass, got {type(obj).__name__}"
+        )
+    return obj
