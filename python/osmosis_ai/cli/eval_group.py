@@ -1,6 +1,13 @@
-"""`osmosis eval ...`: the group that local evaluation, `eval rubric` and `eval submit` hang from."""
+"""`osmosis eval ...`: local evaluation of an agent loop, and the group `eval rubric` / `eval submit` hang from.
+
+``osmosis eval -m module:agent -d data.jsonl --model M --eval-fn mod:fn`` runs the agent over the dataset
+(the established command). The options live on the group so that spelling keeps working; the work itself
+is in :mod:`osmosis_ai.cli.eval_local`, imported only when an eval runs.
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 import click
 
@@ -10,10 +17,57 @@ from osmosis_ai.cli.main import LazyCommands, LazyGroup
 EVAL_COMMANDS: LazyCommands = {}
 
 
-@click.group("eval", cls=LazyGroup, lazy_commands=EVAL_COMMANDS, invoke_without_command=True)
+@click.group(
+    "eval",
+    cls=LazyGroup,
+    lazy_commands=EVAL_COMMANDS,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+@click.option("-m", "--module", "--agent", "module", metavar="MODULE:ATTR", help="The agent loop to run.")
+@click.option("-d", "--dataset", metavar="FILE", help="Dataset: .jsonl, .json, .csv or .parquet.")
+@click.option("--model", metavar="MODEL", help="LiteLLM model (provider/model) or the endpoint's model name.")
+@click.option("--eval-fn", "eval_fns", multiple=True, metavar="MODULE:FN", help="Eval function (repeatable).")
+@click.option("--n", "n_runs", type=int, default=1, show_default=True, help="Runs per row (for pass@k).")
+@click.option("--pass-threshold", type=float, default=1.0, show_default=True, help="Score that counts as a pass.")
+@click.option("--max-turns", type=int, default=10, show_default=True, help="Turn limit put into each request.")
+@click.option("--temperature", type=float, default=None, help="Sampling temperature for the agent's calls.")
+@click.option("--max-tokens", type=int, default=None, help="Max tokens per LLM call.")
+@click.option("--api-key", default=None, help="API key (else the provider's environment variable).")
+@click.option("--base-url", default=None, metavar="URL", help="Any OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1.")
+@click.option("-o", "--output", default=None, metavar="FILE", help="Write results JSON here.")
+@click.option("--debug", is_flag=True, help="Debug logging and tracebacks.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress or report.")
+@click.option("--limit", type=int, default=None, help="At most this many rows.")
+@click.option("--offset", type=int, default=0, show_default=True, help="Skip this many rows first.")
+@click.option("--batch-size", type=int, default=1, show_default=True, help="Runs in flight at once.")
+@click.option("--baseline-model", default=None, help="Also run every row against this model and compare.")
+@click.option("--baseline-base-url", default=None, help="Base URL for the baseline model.")
+@click.option("--baseline-api-key", default=None, help="API key for the baseline model.")
+@click.option("--log", "log_path", default=None, metavar="FILE", help="Results log (JSONL, one line per run).")
+@click.option("--resume", "resume_path", default=None, metavar="FILE", help="Continue the eval in this results log.")
+@click.option("--run-timeout", type=float, default=600.0, show_default=True, help="Seconds one run may take.")
+@click.option(
+    "--max-failure-rate",
+    type=click.FloatRange(0.0, 1.0),
+    default=0.0,
+    show_default=True,
+    help="Exit 0 while at most this fraction of runs failed.",
+)
+@click.option("--no-preflight", is_flag=True, help="Skip the 1-token reachability check before the run.")
 @click.pass_context
-def eval_group(ctx: click.Context) -> None:
-    """Evaluate agents and judges locally; submit evals."""
-    if ctx.invoked_subcommand is None:
+def eval_group(ctx: click.Context, **options: Any) -> None:
+    """Evaluate an agent loop over a dataset (with `--n` runs and pass@k), or run a subcommand.
+
+    \b
+    osmosis eval -m my_agent:agent -d data.jsonl --model openai/gpt-4o-mini --eval-fn rewards:exact --n 5
+    osmosis eval -m my_agent:agent -d data.jsonl --base-url http://127.0.0.1:8000/v1 --model org/model --eval-fn rewards:exact
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    if not any(options[name] for name in ("module", "dataset", "eval_fns", "resume_path")):
         click.echo(ctx.get_help())
         ctx.exit(1)
+    from osmosis_ai.cli.eval_local import run_local_eval
+
+    ctx.exit(run_local_eval(**options))
