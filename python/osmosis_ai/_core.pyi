@@ -12,3 +12,58 @@ def check_signature(shape_json: str, family: str) -> str:
     Returns the contract name (``"reward"``, ``"rubric"``, ``"eval_simple"`` or ``"eval_full"``).
     Raises ``osmosis_ai.errors.SignatureError`` when the function breaks it.
     """
+
+# --- statistics (rust/src/py/stats.rs) -----------------------------------------------------------------
+# Arrays travel as (bytes, code): native-endian packed values and a type code ("i8", "u4", "f8", "b1", ...).
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """pass@k of one row, ``1 - C(n-c, k) / C(n, k)``; raises ``StatsError`` on invalid n, c, k."""
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """pass^k of one row, ``C(c, k) / C(n, k)``; raises ``StatsError`` on invalid n, c, k."""
+
+def estimate_many(
+    estimator: str, n: int | tuple[bytes, str], c: tuple[bytes, str], k: int, per_row: bool = False
+) -> tuple[float | None, bytes | None]:
+    """``estimator`` ("pass_at_k" / "pass_hat_k") over rows: (mean or None without rows, packed f64
+    per-row values when ``per_row``). Raises ``StatsError`` naming the first bad row."""
+
+def row_interval(
+    values: bytes,
+    code: str,
+    method: str,
+    level: float,
+    z: float,
+    resamples: int,
+    seed: int,
+    weights: tuple[bytes, str] | None = None,
+) -> tuple[float, float, float] | None:
+    """(estimate, low, high) of ``sum(values) / sum(weights or 1)`` over rows, by "bootstrap" or
+    "normal" (``estimate ± z·se``); None with fewer than 2 rows."""
+
+class StatsAggregator:
+    """The streaming aggregator behind ``osmosis_ai.stats.Aggregator``."""
+
+    def __init__(
+        self,
+        pass_threshold: float = 1.0,
+        thresholds: list[float] = ...,
+        ks: list[int] | None = None,
+        n_runs: int | None = None,
+        failed: str = "zero",
+        nonfinite: str = "error",
+    ) -> None: ...
+    def push(
+        self, scores: list[float | None] | tuple[float | None, ...], row_index: int | None = None
+    ) -> None:
+        """Adds one row of attempt scores (None = failed attempt)."""
+    def push_matrix(self, data: bytes, code: str, rows: int, cols: int) -> None:
+        """Adds ``rows`` rows of ``cols`` attempts from a packed row-major matrix."""
+    def __len__(self) -> int: ...
+    def finish(self) -> dict[str, object]:
+        """rows, count, failed, padded, mean, std, min, max, min_attempts, max_attempts, pass_threshold,
+        ks, pass_at_k, pass_hat_k (lists aligned with ks), mixed_fraction ([(threshold, share)])."""
+    def intervals(
+        self, ks: list[int], method: str, level: float, z: float, resamples: int, seed: int
+    ) -> list[tuple[str, tuple[float, float, float] | None]]:
+        """Intervals over rows for "mean", "pass_at_<k>" and "pass_hat_<k>"."""

@@ -27,6 +27,7 @@ __all__ = [
     "ProviderError",
     "ProviderRequestError",
     "SignatureError",
+    "StatsError",
     "SystemicProviderError",
     "ToolArgumentError",
     "ToolExecutionError",
@@ -78,6 +79,20 @@ class DatasetValidationError(DatasetFormatError):
 
 class ConfigError(OsmosisError, ValueError):
     """A configuration file (TOML, YAML) is invalid."""
+
+
+class StatsError(OsmosisError, ValueError):
+    """Statistics input out of range: n, c or k of pass@k, or a NaN / infinite score.
+
+    Attributes:
+        row: The 0-based row at fault, when one row is.
+        field: The argument involved (``"n"``, ``"c"``, ``"k"``, ``"ks"``, ``"scores"``, ...), when known.
+    """
+
+    def __init__(self, message: str, *, row: int | str | None = None, field: str | None = None) -> None:
+        super().__init__(message)
+        self.row = int(row) if row is not None else None
+        self.field = field
 
 
 # --- functions users hand us ----------------------------------------------------------------------------

@@ -1,12 +1,17 @@
 //! `CoreError`: the one error type of the core. `py/` maps each variant to a Python class.
 
 use crate::signature::SignatureViolation;
+use crate::stats::StatsError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum CoreError {
     /// A function does not meet the contract it is used under.
     #[error("{0}")]
     Signature(#[from] SignatureViolation),
+
+    /// Statistics input out of range (n, c, k, a score), naming the row when there is one.
+    #[error("{0}")]
+    Stats(#[from] StatsError),
 
     /// Input handed over from Python was not of the agreed shape (a bug on the Python side, not user input).
     #[error("invalid input to the core: {0}")]

@@ -2,6 +2,7 @@
 
 pub mod error;
 pub mod signature;
+pub mod stats;
 
 #[cfg(feature = "python")]
 mod py;

@@ -36,6 +36,15 @@ impl From<CoreError> for PyErr {
                         ("expected", Some(&v.expected)),
                     ],
                 ),
+                CoreError::Stats(e) => {
+                    let row = e.row.map(|r| r.to_string());
+                    osmosis_error(
+                        py,
+                        "StatsError",
+                        &message,
+                        &[("row", row.as_deref()), ("field", e.field)],
+                    )
+                }
                 CoreError::Protocol(_) => Ok(PyRuntimeError::new_err(message.clone())),
             };
             // If the errors module itself cannot be imported, still raise something that says what went wrong.

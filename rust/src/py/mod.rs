@@ -2,6 +2,7 @@
 
 mod errors;
 mod signature;
+mod stats;
 
 use pyo3::prelude::*;
 
@@ -10,6 +11,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", crate::VERSION)?;
     m.add_function(wrap_pyfunction!(build_profile, m)?)?;
     signature::register(m)?;
+    stats::register(m)?;
     Ok(())
 }
 

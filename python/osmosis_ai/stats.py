@@ -1,0 +1,548 @@
+"""Statistics over eval results: pass@k, pass^k, aggregates and confidence intervals over rows.
+
+A *row* is one prompt; its *attempts* are the runs made for it. ``n`` is a row's number of attempts and
+``c`` how many passed (score >= ``pass_threshold``). The numbers are computed by the Rust core
+(``rust/src/stats/``), exactly and without building binomial coefficients:
+
+* ``pass@k = 1 - C(n-c, k) / C(n, k)``: the chance that at least one of k attempts drawn without
+  replacement passes (the unbiased estimator);
+* ``pass^k = C(c, k) / C(n, k)``: the chance that all k of them pass.
+
+Unlike common helpers, ``k > n``, ``c > n`` and negative counts are errors (:class:`StatsError`, a
+``ValueError``), never a silent 1.0, and NaN or infinite scores are refused with the row that holds
+them unless you ask for them to count as failed attempts.
+"""
+
+from __future__ import annotations
+
+import statistics
+from array import array
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from osmosis_ai import _core
+from osmosis_ai._stats_input import as_int, matrix, pack_counts, pack_values
+from osmosis_ai.errors import StatsError
+
+__all__ = [
+    "DEFAULT_KS",
+    "Aggregator",
+    "Interval",
+    "ManyEstimate",
+    "Summary",
+    "confidence_interval",
+    "pass_at_k",
+    "pass_at_k_many",
+    "pass_hat_k",
+    "pass_hat_k_many",
+    "summarize",
+]
+
+#: The k values of the established eval: pass@k for each k up to the attempts per row.
+DEFAULT_KS: tuple[int, ...] = (1, 3, 5, 10)
+
+FailedPolicy = Literal["zero", "exclude"]
+NonFinitePolicy = Literal["error", "fail"]
+IntervalMethod = Literal["bootstrap", "normal"]
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """The unbiased pass@k of one row: ``1 - C(n-c, k) / C(n, k)``.
+
+    Args:
+        n: Attempts made for the row (>= k).
+        c: Attempts that passed (0 <= c <= n).
+        k: Attempts drawn (>= 1).
+
+    Returns:
+        The probability that at least one of k attempts drawn without replacement passes.
+
+    Raises:
+        StatsError: (a ``ValueError``) when a count is negative, ``c > n``, ``k < 1`` or ``k > n``.
+
+    Example:
+        >>> round(pass_at_k(10, 7, 3), 6)
+        0.991667
+    """
+    return _core.pass_at_k(as_int(n, "n"), as_int(c, "c"), as_int(k, "k"))
+
+
+def pass_hat_k(n: int, c: int, k: int) -> float:
+    """pass^k of one row: ``C(c, k) / C(n, k)``, the chance that k drawn attempts all pass.
+
+    Args:
+        n: Attempts made for the row (>= k).
+        c: Attempts that passed (0 <= c <= n).
+        k: Attempts drawn (>= 1).
+
+    Returns:
+        The probability that all of k attempts drawn without replacement pass.
+
+    Raises:
+        StatsError: (a ``ValueError``) on the same inputs as :func:`pass_at_k`.
+
+    Example:
+        >>> pass_hat_k(5, 4, 2)
+        0.6
+    """
+    return _core.pass_hat_k(as_int(n, "n"), as_int(c, "c"), as_int(k, "k"))
+
+
+@dataclass(frozen=True)
+class ManyEstimate:
+    """An estimator over many rows.
+
+    Attributes:
+        mean: The mean over rows.
+        rows: How many rows.
+        values: Each row's value (``array('d')``, buffer-compatible: ``numpy.asarray`` reads it without
+            a copy), or None when not asked for.
+    """
+
+    mean: float
+    rows: int
+    values: array[float] | None = None
+
+
+def _many(estimator: str, n: Any, c: Any, k: int, per_row: bool) -> ManyEstimate:
+    n_arg: int | tuple[bytes, str]
+    if isinstance(n, (int, float)) or (hasattr(n, "__index__") and not hasattr(n, "__len__")):
+        n_arg = as_int(n, "n")
+    else:
+        n_arg = pack_counts(n, "n")
+    c_arg = pack_counts(c, "c")
+    mean, raw = _core.estimate_many(estimator, n_arg, c_arg, as_int(k, "k"), per_row)
+    if mean is None:
+        raise StatsError("c has no rows: a mean over no rows is undefined", field="c")
+    values = None
+    if raw is not None:
+        values = array("d")
+        values.frombytes(raw)
+    return ManyEstimate(mean=mean, rows=len(c_arg[0]) // int(c_arg[1][1]), values=values)
+
+
+def pass_at_k_many(n: Any, c: Any, k: int, *, per_row: bool = False) -> ManyEstimate:
+    """pass@k over rows of ``(n, c)``: the mean over rows and, with ``per_row``, each row's value.
+
+    Args:
+        n: Attempts per row: one int for every row, or one per row.
+        c: Passing attempts per row. Both accept lists, tuples, ``array.array``, numpy arrays (any
+            integer dtype; float arrays of whole numbers), memoryviews and polars / pandas Series.
+        k: Attempts drawn.
+        per_row: Also return every row's value.
+
+    Returns:
+        A :class:`ManyEstimate`.
+
+    Raises:
+        StatsError: naming the first bad row (``k > n``, ``c > n``, a negative or fractional count),
+            or when there are no rows.
+
+    Example:
+        >>> pass_at_k_many(5, [2, 0, 5], 3).mean
+        0.6333333333333333
+    """
+    return _many("pass_at_k", n, c, k, per_row)
+
+
+def pass_hat_k_many(n: Any, c: Any, k: int, *, per_row: bool = False) -> ManyEstimate:
+    """pass^k over rows of ``(n, c)``; arguments and errors as in :func:`pass_at_k_many`.
+
+    Example:
+        >>> pass_hat_k_many([2, 2], [2, 1], 2).mean
+        0.5
+    """
+    return _many("pass_hat_k", n, c, k, per_row)
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A confidence interval over rows.
+
+    Attributes:
+        estimate: The statistic on all rows.
+        low: Lower bound.
+        high: Upper bound.
+        level: Confidence level, such as 0.95.
+        method: ``"bootstrap"`` (percentile bootstrap over rows) or ``"normal"``.
+    """
+
+    estimate: float
+    low: float
+    high: float
+    level: float
+    method: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """The interval as plain data."""
+        return {
+            "estimate": self.estimate,
+            "low": self.low,
+            "high": self.high,
+            "level": self.level,
+            "method": self.method,
+        }
+
+
+def _z(level: float, method: str) -> float:
+    if not 0.0 < level < 1.0:
+        raise StatsError(f"level must be between 0 and 1, got {level}", field="level")
+    if method not in ("bootstrap", "normal"):
+        raise StatsError(f'method must be "bootstrap" or "normal", got {method!r}', field="method")
+    return statistics.NormalDist().inv_cdf(0.5 + level / 2.0)
+
+
+def _interval(name: str, raw: tuple[float, float, float] | None, level: float, method: str) -> Interval:
+    if raw is None:
+        raise StatsError(f"{name}: a confidence interval needs at least 2 rows with attempts", field=name)
+    return Interval(estimate=raw[0], low=raw[1], high=raw[2], level=level, method=method)
+
+
+def confidence_interval(
+    values: Any,
+    *,
+    weights: Any = None,
+    level: float = 0.95,
+    method: IntervalMethod = "bootstrap",
+    resamples: int = 1000,
+    seed: int = 0,
+) -> Interval:
+    """A confidence interval for the mean over rows of per-row values.
+
+    With ``weights`` the statistic is ``sum(values) / sum(weights)`` (for example score sums over
+    attempts per row). The bootstrap resamples rows with a seeded generator, so the same seed gives
+    the same interval on every platform; ``"normal"`` is ``estimate ± z·se``.
+
+    Args:
+        values: Per-row values, such as ``pass_at_k_many(..., per_row=True).values``.
+        weights: Optional per-row weights.
+        level: Confidence level in (0, 1).
+        method: ``"bootstrap"`` or ``"normal"``.
+        resamples: Bootstrap resamples.
+        seed: Bootstrap seed.
+
+    Returns:
+        An :class:`Interval`.
+
+    Raises:
+        StatsError: on NaN / infinite values (naming the row), fewer than 2 rows, a bad level.
+
+    Example:
+        >>> iv = confidence_interval([0.0, 1.0, 1.0, 1.0], method="normal")
+        >>> (iv.estimate, round(iv.low, 3), round(iv.high, 3))
+        (0.75, 0.26, 1.24)
+    """
+    z = _z(level, method)
+    data, code = pack_values(values, "values")
+    packed_weights = pack_values(weights, "weights") if weights is not None else None
+    raw = _core.row_interval(data, code, method, level, z, resamples, seed, packed_weights)
+    return _interval("values", raw, level, method)
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The statistics of one score over rows of attempts.
+
+    Attributes:
+        mean: Mean over all scored attempts (None without any).
+        std: Population standard deviation over the same scores.
+        min: Smallest score.
+        max: Largest score.
+        count: Scores in mean / std / min / max.
+        rows: Rows pushed.
+        failed: Failed attempts (no score, or a non-finite one under ``nonfinite="fail"``).
+        padded: Attempts missing from rows shorter than ``n_runs``; they count as failed for pass@k.
+        min_attempts: The fewest attempts (``n``) of a row, after padding.
+        max_attempts: The most attempts of a row.
+        pass_threshold: An attempt passes when its score is >= this.
+        failed_policy: ``"zero"``: failed attempts are scores of 0.0 in mean / std / min / max (the
+            established eval's rule); ``"exclude"``: they are left out there. They never pass.
+        pass_at_k: ``{k: mean over rows of pass@k}``.
+        pass_hat_k: ``{k: mean over rows of pass^k}``.
+        mixed_fraction: ``{threshold: share of rows with 0 < c < n}``: the rows whose attempts would
+            give a group-relative RL update (GRPO-style) a non-zero advantage.
+        intervals: Confidence intervals over rows by statistic name (``"mean"``, ``"pass_at_3"``,
+            ``"pass_hat_3"``, ...), when asked for.
+    """
+
+    mean: float | None
+    std: float | None
+    min: float | None
+    max: float | None
+    count: int
+    rows: int
+    failed: int
+    padded: int
+    min_attempts: int
+    max_attempts: int
+    pass_threshold: float
+    failed_policy: str
+    pass_at_k: dict[int, float]
+    pass_hat_k: dict[int, float]
+    mixed_fraction: dict[float, float]
+    intervals: dict[str, Interval] = field(default_factory=dict)
+
+    @property
+    def ks(self) -> tuple[int, ...]:
+        """The k values of :attr:`pass_at_k`."""
+        return tuple(self.pass_at_k)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Every field as JSON-ready data (mapping keys become strings).
+
+        Example:
+            >>> summarize([[1.0, 0.0]]).to_dict()["pass_at_k"]
+            {'1': 0.5}
+        """
+        return {
+            "mean": self.mean,
+            "std": self.std,
+            "min": self.min,
+            "max": self.max,
+            "count": self.count,
+            "rows": self.rows,
+            "failed": self.failed,
+            "padded": self.padded,
+            "min_attempts": self.min_attempts,
+            "max_attempts": self.max_attempts,
+            "pass_threshold": self.pass_threshold,
+            "failed_policy": self.failed_policy,
+            "pass_at_k": {str(k): v for k, v in self.pass_at_k.items()},
+            "pass_hat_k": {str(k): v for k, v in self.pass_hat_k.items()},
+            "mixed_fraction": {repr(t): v for t, v in self.mixed_fraction.items()},
+            "intervals": {name: iv.to_dict() for name, iv in self.intervals.items()},
+        }
+
+    def to_established_dict(self) -> dict[str, float]:
+        """The per-function summary of the established eval's results JSON: exactly ``mean``, ``std``,
+        ``min``, ``max`` and, when rows have more than one attempt, ``pass_at_<k>`` per k.
+
+        A summary without scores gives 0.0 for the four aggregates, as the established package does.
+
+        Example:
+            >>> summarize([[1.0, 0.0], [1.0, 1.0]]).to_established_dict()
+            {'mean': 0.75, 'std': 0.433012701892219..., 'min': 0.0, 'max': 1.0, 'pass_at_1': 0.75}
+        """
+        out = {
+            "mean": self.mean or 0.0,
+            "std": self.std or 0.0,
+            "min": self.min or 0.0,
+            "max": self.max or 0.0,
+        }
+        if self.min_attempts > 1:
+            out.update({f"pass_at_{k}": v for k, v in self.pass_at_k.items()})
+        return out
+
+
+class Aggregator:
+    """Summarises rows of attempt scores pushed one row at a time, keeping a few numbers per row.
+
+    Args:
+        pass_threshold: An attempt passes when its score is >= this (default 1.0, as the established eval).
+        ks: The k values for pass@k / pass^k; default 1, 3, 5, 10 up to the smallest row's attempts.
+            An explicit k larger than some row's attempts is an error naming that row.
+        n_runs: Attempts every row should have; shorter rows are padded with failed attempts
+            (``n = max(len(row), n_runs)``), which count for pass@k but not in the mean.
+        failed: ``"zero"`` (default, established): a failed attempt (``None``) is a 0.0 score in
+            mean / std / min / max; ``"exclude"``: it is left out there. It never passes.
+        nonfinite: ``"error"`` (default): a NaN or infinite score raises :class:`StatsError` naming the
+            row and attempt; ``"fail"``: it counts as a failed attempt.
+        thresholds: More thresholds to report :attr:`Summary.mixed_fraction` for.
+
+    Example:
+        >>> agg = Aggregator(n_runs=3)
+        >>> agg.push([1.0, 0.0, None])
+        >>> agg.push([1.0, 1.0, 1.0])
+        >>> s = agg.finish()
+        >>> (round(s.mean, 4), s.failed, round(s.pass_at_k[1], 4), s.mixed_fraction[1.0])
+        (0.6667, 1, 0.6667, 0.5)
+    """
+
+    def __init__(
+        self,
+        *,
+        pass_threshold: float = 1.0,
+        ks: Iterable[int] | None = None,
+        n_runs: int | None = None,
+        failed: FailedPolicy = "zero",
+        nonfinite: NonFinitePolicy = "error",
+        thresholds: Iterable[float] = (),
+    ) -> None:
+        self._failed = failed
+        self._core = _core.StatsAggregator(
+            float(pass_threshold),
+            [float(t) for t in thresholds],
+            None if ks is None else [as_int(k, "ks") for k in ks],
+            None if n_runs is None else as_int(n_runs, "n_runs"),
+            failed,
+            nonfinite,
+        )
+
+    def __len__(self) -> int:
+        return len(self._core)
+
+    def push(self, scores: Iterable[float | None], *, row_index: int | None = None) -> None:
+        """Adds one row: its attempts' scores in order, ``None`` for a failed attempt.
+
+        Args:
+            scores: The row's scores (bools and ints count as numbers).
+            row_index: The row's index, used in error messages; default its position.
+
+        Raises:
+            StatsError: on a NaN / infinite score (under ``nonfinite="error"``) or a non-number; the
+                row is then not added.
+        """
+        row = scores if isinstance(scores, (list, tuple)) else list(scores)
+        try:
+            self._core.push(row, row_index)
+        except TypeError:
+            label = len(self) if row_index is None else row_index
+            for attempt, score in enumerate(row):
+                if score is not None and not isinstance(score, (int, float)):
+                    try:
+                        float(score)
+                    except (TypeError, ValueError):
+                        raise StatsError(
+                            f"row {label}: attempt {attempt}: score {score!r} is not a number",
+                            row=label,
+                            field="scores",
+                        ) from None
+            raise
+
+    def push_rows(self, rows: Iterable[Iterable[float | None]] | Any) -> None:
+        """Adds many rows: an iterable of rows, or a 2-D numeric array (rows x attempts) in one call.
+
+        Raises:
+            StatsError: as :meth:`push`; rows before the bad one stay added.
+        """
+        packed = matrix(rows)
+        if packed is not None:
+            self._core.push_matrix(*packed)
+            return
+        for row in rows:
+            self.push(row)
+
+    def intervals(
+        self,
+        *,
+        ks: Iterable[int] | None = None,
+        level: float = 0.95,
+        method: IntervalMethod = "bootstrap",
+        resamples: int = 1000,
+        seed: int = 0,
+    ) -> dict[str, Interval]:
+        """Confidence intervals over rows for the mean score and pass@k / pass^k per k.
+
+        The mean's interval treats a row's attempts as one unit (a ratio estimator), so correlated
+        attempts of one prompt do not make it look more certain than it is.
+
+        Args:
+            ks: The k values; default those of :meth:`finish`.
+            level: Confidence level in (0, 1).
+            method: ``"bootstrap"`` (percentile, rows resampled with ``seed``) or ``"normal"``.
+            resamples: Bootstrap resamples.
+            seed: Bootstrap seed; the same seed gives the same interval on every platform.
+
+        Returns:
+            ``{"mean": Interval, "pass_at_1": Interval, "pass_hat_1": Interval, ...}``.
+        """
+        z = _z(level, method)
+        k_list = list(self.finish().ks) if ks is None else [as_int(k, "ks") for k in ks]
+        if any(k < 1 for k in k_list):
+            raise StatsError(f"every k must be >= 1, got {k_list}", field="ks")
+        raw = self._core.intervals(k_list, method, level, z, resamples, seed)
+        return {name: _interval(name, iv, level, method) for name, iv in raw}
+
+    def finish(
+        self,
+        *,
+        confidence: float | None = None,
+        method: IntervalMethod = "bootstrap",
+        resamples: int = 1000,
+        seed: int = 0,
+    ) -> Summary:
+        """The summary of every row pushed so far (pushing may go on afterwards).
+
+        Args:
+            confidence: A level such as 0.95 to add :attr:`Summary.intervals`; None for none.
+            method: Interval method, as in :meth:`intervals`.
+            resamples: Bootstrap resamples.
+            seed: Bootstrap seed.
+        """
+        d = self._core.finish()
+        intervals: dict[str, Interval] = {}
+        if confidence is not None:
+            intervals = self.intervals(
+                ks=d["ks"], level=confidence, method=method, resamples=resamples, seed=seed
+            )
+        return Summary(
+            mean=d["mean"],
+            std=d["std"],
+            min=d["min"],
+            max=d["max"],
+            count=d["count"],
+            rows=d["rows"],
+            failed=d["failed"],
+            padded=d["padded"],
+            min_attempts=d["min_attempts"],
+            max_attempts=d["max_attempts"],
+            pass_threshold=d["pass_threshold"],
+            failed_policy=self._failed,
+            pass_at_k=dict(zip(d["ks"], d["pass_at_k"], strict=True)),
+            pass_hat_k=dict(zip(d["ks"], d["pass_hat_k"], strict=True)),
+            mixed_fraction=dict(d["mixed_fraction"]),
+            intervals=intervals,
+        )
+
+
+def summarize(
+    scores_by_row: Iterable[Iterable[float | None]] | Any,
+    *,
+    pass_threshold: float = 1.0,
+    ks: Iterable[int] | None = None,
+    n_runs: int | None = None,
+    failed: FailedPolicy = "zero",
+    nonfinite: NonFinitePolicy = "error",
+    thresholds: Iterable[float] = (),
+    confidence: float | None = None,
+    method: IntervalMethod = "bootstrap",
+    resamples: int = 1000,
+    seed: int = 0,
+) -> Summary:
+    """Mean, population std, min, max, count, pass@k and pass^k of rows of attempt scores.
+
+    The defaults are the established eval's: threshold 1.0, k in 1, 3, 5, 10 up to the attempts per
+    row, failed attempts (``None``) as 0.0 in the aggregates. See :class:`Aggregator` for each option.
+
+    Args:
+        scores_by_row: One sequence of scores per row (``None`` = failed attempt), or a 2-D array.
+        pass_threshold: Pass when score >= this.
+        ks: k values (default 1, 3, 5, 10 up to n).
+        n_runs: Pad rows to this many attempts with failures.
+        failed: ``"zero"`` or ``"exclude"``.
+        nonfinite: ``"error"`` or ``"fail"``.
+        thresholds: More thresholds for :attr:`Summary.mixed_fraction`.
+        confidence: Level for :attr:`Summary.intervals`, or None.
+        method: ``"bootstrap"`` or ``"normal"``.
+        resamples: Bootstrap resamples.
+        seed: Bootstrap seed.
+
+    Returns:
+        A :class:`Summary`.
+
+    Example:
+        >>> s = summarize([[1.0, 0.0, 1.0, 0.0, 0.0], [1.0, 1.0, 1.0, 1.0, 1.0]])
+        >>> (s.mean, s.pass_at_k[3], s.pass_hat_k[3])
+        (0.7, 0.95, 0.5)
+    """
+    agg = Aggregator(
+        pass_threshold=pass_threshold,
+        ks=ks,
+        n_runs=n_runs,
+        failed=failed,
+        nonfinite=nonfinite,
+        thresholds=thresholds,
+    )
+    agg.push_rows(scores_by_row)
+    return agg.finish(confidence=confidence, method=method, resamples=resamples, seed=seed)

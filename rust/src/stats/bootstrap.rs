@@ -1,0 +1,317 @@
+//! Confidence intervals over rows: the percentile bootstrap (seeded, reproducible on every platform)
+//! and the normal approximation.
+//!
+//! A statistic is a ratio of sums over rows, `sum(values) / sum(weights)`: with unit weights it is the
+//! mean over rows (pass@k), with weights = attempts per row it is the mean over all attempts (the mean
+//! score). Resampling whole rows keeps the attempts of one prompt together, which is what makes the
+//! interval honest when attempts of one prompt are correlated.
+
+use super::CompensatedSum;
+
+/// A point estimate with the bounds of its interval.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Interval {
+    pub estimate: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
+/// xoshiro256** seeded through splitmix64: small, fast, and the same stream on every platform.
+#[derive(Debug, Clone)]
+pub struct Rng {
+    s: [u64; 4],
+}
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        let mut x = seed;
+        let mut next = || {
+            x = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = x;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        };
+        Self {
+            s: [next(), next(), next(), next()],
+        }
+    }
+
+    pub fn next_u64(&mut self) -> u64 {
+        let result = self.s[1].wrapping_mul(5).rotate_left(7).wrapping_mul(9);
+        let t = self.s[1] << 17;
+        self.s[2] ^= self.s[0];
+        self.s[3] ^= self.s[1];
+        self.s[1] ^= self.s[2];
+        self.s[0] ^= self.s[3];
+        self.s[2] ^= t;
+        self.s[3] = self.s[3].rotate_left(45);
+        result
+    }
+
+    /// A uniform integer in `0..bound` (`bound > 0`), without modulo bias (Lemire's method).
+    pub fn below(&mut self, bound: u64) -> u64 {
+        let mut m = u128::from(self.next_u64()) * u128::from(bound);
+        if (m as u64) < bound {
+            let threshold = bound.wrapping_neg() % bound;
+            while (m as u64) < threshold {
+                m = u128::from(self.next_u64()) * u128::from(bound);
+            }
+        }
+        (m >> 64) as u64
+    }
+}
+
+fn ratio(values: &[f64], weights: Option<&[f64]>) -> f64 {
+    let mut num = CompensatedSum::default();
+    values.iter().for_each(|v| num.add(*v));
+    let den = match weights {
+        Some(w) => {
+            let mut d = CompensatedSum::default();
+            w.iter().for_each(|v| d.add(*v));
+            d.total()
+        }
+        None => values.len() as f64,
+    };
+    num.total() / den
+}
+
+/// The normal-approximation interval `estimate ± z·se` of a ratio over rows, with the cluster-robust
+/// (linearised) standard error. With unit weights this is the textbook `mean ± z·s/√R`.
+/// `None` with fewer than two rows or a zero total weight.
+pub fn normal_interval(values: &[f64], weights: Option<&[f64]>, z: f64) -> Option<Interval> {
+    let rows = values.len();
+    if rows < 2 {
+        return None;
+    }
+    let estimate = ratio(values, weights);
+    if !estimate.is_finite() {
+        return None;
+    }
+    let total_weight = weights.map_or(rows as f64, |w| w.iter().sum());
+    let mut squares = CompensatedSum::default();
+    for (i, v) in values.iter().enumerate() {
+        let w = weights.map_or(1.0, |w| w[i]);
+        let r = v - estimate * w;
+        squares.add(r * r);
+    }
+    let r = rows as f64;
+    let se = (r / (r - 1.0) * squares.total()).sqrt() / total_weight;
+    Some(Interval {
+        estimate,
+        low: estimate - z * se,
+        high: estimate + z * se,
+    })
+}
+
+/// The `q` quantile of sorted data with linear interpolation (numpy's default).
+pub fn percentile(sorted: &[f64], q: f64) -> f64 {
+    let pos = q * (sorted.len() - 1) as f64;
+    let lo = pos.floor() as usize;
+    let hi = (lo + 1).min(sorted.len() - 1);
+    sorted[lo] + (pos - lo as f64) * (sorted[hi] - sorted[lo])
+}
+
+/// A percentile bootstrap over rows for several statistics at once (same resampled rows for each, so
+/// their intervals are consistent). Runs in steps so a caller can check for interrupts in between;
+/// the result does not depend on the step sizes.
+pub struct Bootstrap<'a> {
+    columns: Vec<&'a [f64]>,
+    weights: Vec<Option<&'a [f64]>>,
+    rng: Rng,
+    draws: Vec<Vec<f64>>,
+    resamples: usize,
+    index: Vec<usize>,
+}
+
+impl<'a> Bootstrap<'a> {
+    /// `columns[j]` are the per-row values of statistic j and `weights[j]` its optional per-row weights.
+    /// Every column has the same number of rows.
+    pub fn new(
+        columns: Vec<&'a [f64]>,
+        weights: Vec<Option<&'a [f64]>>,
+        resamples: usize,
+        seed: u64,
+    ) -> Self {
+        assert_eq!(columns.len(), weights.len());
+        let draws = vec![Vec::with_capacity(resamples); columns.len()];
+        Self {
+            columns,
+            weights,
+            rng: Rng::new(seed),
+            draws,
+            resamples,
+            index: Vec::new(),
+        }
+    }
+
+    fn rows(&self) -> usize {
+        self.columns.first().map_or(0, |c| c.len())
+    }
+
+    pub fn done(&self) -> bool {
+        let drawn = self.draws.first().map(Vec::len);
+        self.rows() == 0 || drawn.is_none() || drawn >= Some(self.resamples)
+    }
+
+    /// Runs up to `max_resamples` more resamples.
+    pub fn step(&mut self, max_resamples: usize) {
+        let rows = self.rows();
+        for _ in 0..max_resamples {
+            if self.done() {
+                return;
+            }
+            self.index.clear();
+            for _ in 0..rows {
+                self.index.push(self.rng.below(rows as u64) as usize);
+            }
+            for (j, column) in self.columns.iter().enumerate() {
+                let mut num = 0.0f64;
+                let mut den = 0.0f64;
+                match self.weights[j] {
+                    Some(w) => {
+                        for &i in &self.index {
+                            num += column[i];
+                            den += w[i];
+                        }
+                    }
+                    None => {
+                        for &i in &self.index {
+                            num += column[i];
+                        }
+                        den = rows as f64;
+                    }
+                }
+                self.draws[j].push(num / den);
+            }
+        }
+    }
+
+    /// The percentile intervals at `level` (e.g. 0.95), one per column; `None` for a column whose
+    /// statistic is undefined (fewer than two rows, or no weight in any resample).
+    pub fn intervals(mut self, level: f64) -> Vec<Option<Interval>> {
+        while !self.done() {
+            self.step(usize::MAX);
+        }
+        let alpha = (1.0 - level) / 2.0;
+        let mut out = Vec::with_capacity(self.columns.len());
+        for (j, draws) in self.draws.iter_mut().enumerate() {
+            // One row has no spread to resample: no interval, as with the normal approximation.
+            let estimate = if self.columns[j].len() < 2 {
+                f64::NAN
+            } else {
+                ratio(self.columns[j], self.weights[j])
+            };
+            // A resample without any weight has no statistic; it is left out.
+            draws.retain(|d| d.is_finite());
+            if draws.is_empty() || !estimate.is_finite() {
+                out.push(None);
+                continue;
+            }
+            draws.sort_by(f64::total_cmp);
+            out.push(Some(Interval {
+                estimate,
+                low: percentile(draws, alpha),
+                high: percentile(draws, 1.0 - alpha),
+            }));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const Z95: f64 = 1.959_963_984_540_054;
+
+    #[test]
+    fn rng_stream_is_fixed() {
+        // Pinned so a change of generator (which would change every published interval) is noticed.
+        let mut rng = Rng::new(0);
+        let first: Vec<u64> = (0..3).map(|_| rng.next_u64()).collect();
+        // From an independent implementation of splitmix64 + xoshiro256**.
+        assert_eq!(
+            first,
+            [
+                11_091_344_671_253_066_420,
+                13_793_997_310_169_335_082,
+                1_900_383_378_846_508_768
+            ]
+        );
+        assert_ne!(Rng::new(1).next_u64(), first[0]);
+        let mut rng = Rng::new(7);
+        let mut counts = [0u32; 3];
+        for _ in 0..30_000 {
+            counts[rng.below(3) as usize] += 1;
+        }
+        assert!(
+            counts.iter().all(|&c| (9_000..11_000).contains(&c)),
+            "{counts:?}"
+        );
+    }
+
+    #[test]
+    fn normal_interval_unit_weights_is_the_textbook_one() {
+        let v = [0.0, 1.0, 1.0, 0.0, 1.0];
+        let iv = normal_interval(&v, None, Z95).unwrap();
+        let mean: f64 = 0.6;
+        let s2 = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / 4.0;
+        let half = Z95 * (s2 / 5.0).sqrt();
+        assert!((iv.estimate - mean).abs() < 1e-15);
+        assert!((iv.low - (mean - half)).abs() < 1e-12 && (iv.high - (mean + half)).abs() < 1e-12);
+        assert!(normal_interval(&[1.0], None, Z95).is_none());
+    }
+
+    #[test]
+    fn weighted_ratio_equals_unweighted_when_weights_are_equal() {
+        let sums = [2.0, 3.0, 0.0, 4.0];
+        let w = [4.0; 4];
+        let means: Vec<f64> = sums.iter().map(|s| s / 4.0).collect();
+        let a = normal_interval(&sums, Some(&w), Z95).unwrap();
+        let b = normal_interval(&means, None, Z95).unwrap();
+        assert!((a.estimate - b.estimate).abs() < 1e-15);
+        assert!((a.low - b.low).abs() < 1e-12 && (a.high - b.high).abs() < 1e-12);
+    }
+
+    #[test]
+    fn bootstrap_is_seeded_and_step_size_does_not_matter() {
+        let v: Vec<f64> = (0..50).map(|i| f64::from(i % 3 == 0)).collect();
+        let one = Bootstrap::new(vec![&v], vec![None], 500, 42).intervals(0.95);
+        let mut stepped = Bootstrap::new(vec![&v], vec![None], 500, 42);
+        stepped.step(7);
+        stepped.step(100);
+        assert_eq!(one, stepped.intervals(0.95));
+        let other = Bootstrap::new(vec![&v], vec![None], 500, 43).intervals(0.95);
+        assert_ne!(one, other);
+        let iv = one[0].unwrap();
+        assert!(iv.low < iv.estimate && iv.estimate < iv.high);
+        // Close to the normal interval for a mean of 50 Bernoulli rows.
+        let normal = normal_interval(&v, None, Z95).unwrap();
+        assert!((iv.low - normal.low).abs() < 0.05 && (iv.high - normal.high).abs() < 0.05);
+    }
+
+    #[test]
+    fn bootstrap_of_constant_rows_is_a_point() {
+        let v = [1.0; 10];
+        let iv = Bootstrap::new(vec![&v], vec![None], 100, 1).intervals(0.9)[0].unwrap();
+        assert_eq!((iv.low, iv.estimate, iv.high), (1.0, 1.0, 1.0));
+        let empty: [f64; 0] = [];
+        assert_eq!(
+            Bootstrap::new(vec![&empty], vec![None], 100, 1).intervals(0.9),
+            vec![None]
+        );
+        assert_eq!(
+            Bootstrap::new(vec![&[0.5]], vec![None], 100, 1).intervals(0.9),
+            vec![None]
+        );
+    }
+
+    #[test]
+    fn percentile_interpolates() {
+        let s = [1.0, 2.0, 3.0, 4.0];
+        assert_eq!(percentile(&s, 0.0), 1.0);
+        assert_eq!(percentile(&s, 1.0), 4.0);
+        assert!((percentile(&s, 0.5) - 2.5).abs() < 1e-15);
+    }
+}

@@ -1,0 +1,81 @@
+//! Statistics over eval results: the unbiased pass@k and pass^k estimators, streaming aggregates and
+//! confidence intervals over rows.
+//!
+//! Rows are prompts; a row's attempts are its runs. `n` is the number of attempts of a row and `c` the
+//! number that passed. Everything here is plain Rust; `py/stats.rs` binds it.
+
+mod aggregate;
+mod bootstrap;
+mod estimator;
+
+pub use aggregate::{
+    Aggregator, AggregatorOptions, FailedPolicy, IntervalColumns, NonFinitePolicy, Summary,
+    DEFAULT_KS,
+};
+pub use bootstrap::{normal_interval, percentile, Bootstrap, Interval, Rng};
+pub use estimator::{
+    estimate, estimate_many, pass_at_k, pass_hat_k, validate, Counts, Estimator, ManyEstimate,
+};
+
+use std::fmt;
+
+/// Statistics input out of range. `row` is the 0-based row index when one row is at fault.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StatsError {
+    pub message: String,
+    pub row: Option<u64>,
+    pub field: Option<&'static str>,
+}
+
+impl StatsError {
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            row: None,
+            field: None,
+        }
+    }
+
+    pub fn field(mut self, field: &'static str) -> Self {
+        self.field = Some(field);
+        self
+    }
+
+    /// Prefixes the message with the row it happened in.
+    pub fn at_row(mut self, row: u64) -> Self {
+        self.message = format!("row {row}: {}", self.message);
+        self.row = Some(row);
+        self
+    }
+}
+
+impl fmt::Display for StatsError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for StatsError {}
+
+/// Sum with Neumaier compensation: a million values in [0, 1] add up without visible drift.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct CompensatedSum {
+    sum: f64,
+    compensation: f64,
+}
+
+impl CompensatedSum {
+    pub(crate) fn add(&mut self, value: f64) {
+        let t = self.sum + value;
+        if self.sum.abs() >= value.abs() {
+            self.compensation += (self.sum - t) + value;
+        } else {
+            self.compensation += (value - t) + self.sum;
+        }
+        self.sum = t;
+    }
+
+    pub(crate) fn total(&self) -> f64 {
+        self.sum + self.compensation
+    }
+}
