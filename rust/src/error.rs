@@ -8,6 +8,10 @@ pub enum CoreError {
     #[error("{0}")]
     Signature(#[from] SignatureViolation),
 
+    /// A dataset file is missing, unreadable, malformed, or a row breaks its contract.
+    #[error("{0}")]
+    Dataset(#[from] crate::dataset::DatasetError),
+
     /// Input handed over from Python was not of the agreed shape (a bug on the Python side, not user input).
     #[error("invalid input to the core: {0}")]
     Protocol(String),

@@ -36,6 +36,7 @@ impl From<CoreError> for PyErr {
                         ("expected", Some(&v.expected)),
                     ],
                 ),
+                CoreError::Dataset(d) => super::dataset::dataset_error_to_py(py, d),
                 CoreError::Protocol(_) => Ok(PyRuntimeError::new_err(message.clone())),
             };
             // If the errors module itself cannot be imported, still raise something that says what went wrong.
