@@ -67,3 +67,35 @@ class StatsAggregator:
         self, ks: list[int], method: str, level: float, z: float, resamples: int, seed: int
     ) -> list[tuple[str, tuple[float, float, float] | None]]:
         """Intervals over rows for "mean", "pass_at_<k>" and "pass_hat_<k>"."""
+# --- datasets (rust/src/py/dataset.rs) ------------------------------------------------------------------
+
+class DatasetBatches:
+    """Iterator over batches (lists of row dicts) of a dataset file, checked against a row contract.
+
+    ``contract`` is ``"eval"``, ``"rubric"`` or ``"any"``. Opening skips ``offset`` rows; at most
+    ``limit`` rows are read. Raises ``FileNotFoundError``, ``osmosis_ai.errors.DatasetParseError`` or
+    ``osmosis_ai.errors.DatasetValidationError``.
+    """
+
+    def __init__(
+        self,
+        path: str,
+        contract: str = "eval",
+        offset: int = 0,
+        limit: int | None = None,
+        batch_size: int = 1024,
+    ) -> None: ...
+    @property
+    def format(self) -> str:
+        """``"jsonl"``, ``"json"``, ``"csv"`` or ``"parquet"``."""
+    def __iter__(self) -> DatasetBatches: ...
+    def __next__(self) -> list[dict[str, object]]: ...
+
+def count_rows(path: str) -> int:
+    """Rows in a dataset file: non-blank lines (JSONL), the footer (Parquet), a syntax pass (JSON, CSV)."""
+
+def validate_dataset(path: str, contract: str = "eval", max_problems: int = 100) -> dict[str, object]:
+    """Checks every row; returns ``{path, format, rows, columns, problems, total_problems, bad_rows}``.
+
+    Each problem is a dict ``{line, unit, row, field, message, kind, location}``.
+    """

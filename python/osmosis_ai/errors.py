@@ -53,6 +53,7 @@ class DatasetFormatError(OsmosisError, ValueError):
         path: The file, when known.
         line: The 1-based line (or Parquet row) of the problem, when known.
         field: The column or key involved, when known.
+        row: The 0-based index of the row among the file's rows (blank lines not counted), when known.
     """
 
     def __init__(
@@ -62,11 +63,13 @@ class DatasetFormatError(OsmosisError, ValueError):
         path: str | None = None,
         line: int | None = None,
         field: str | None = None,
+        row: int | None = None,
     ) -> None:
         super().__init__(message)
         self.path = path
         self.line = line
         self.field = field
+        self.row = row
 
 
 class DatasetParseError(DatasetFormatError):

@@ -12,6 +12,9 @@ pub enum CoreError {
     /// Statistics input out of range (n, c, k, a score), naming the row when there is one.
     #[error("{0}")]
     Stats(#[from] StatsError),
+    /// A dataset file is missing, unreadable, malformed, or a row breaks its contract.
+    #[error("{0}")]
+    Dataset(#[from] crate::dataset::DatasetError),
 
     /// Input handed over from Python was not of the agreed shape (a bug on the Python side, not user input).
     #[error("invalid input to the core: {0}")]

@@ -21,6 +21,16 @@ LazyCommands = dict[str, tuple[str, str, str]]
 
 COMMANDS: LazyCommands = {
     "eval": ("osmosis_ai.cli.eval_group", "eval_group", "Evaluate agents and judges locally; submit evals."),
+    "preview": (
+        "osmosis_ai.cli.preview",
+        "preview",
+        "Show a rubric config or the records of a dataset file.",
+    ),
+    "dataset": (
+        "osmosis_ai.cli.dataset",
+        "dataset_group",
+        "Check dataset files (JSONL, JSON, CSV, Parquet).",
+    ),
 }
 
 

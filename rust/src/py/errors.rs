@@ -45,6 +45,7 @@ impl From<CoreError> for PyErr {
                         &[("row", row.as_deref()), ("field", e.field)],
                     )
                 }
+                CoreError::Dataset(d) => super::dataset::dataset_error_to_py(py, d),
                 CoreError::Protocol(_) => Ok(PyRuntimeError::new_err(message.clone())),
             };
             // If the errors module itself cannot be imported, still raise something that says what went wrong.

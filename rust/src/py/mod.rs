@@ -1,5 +1,6 @@
 //! The Python module `osmosis_ai._core`: the only place that names pyo3.
 
+mod dataset;
 mod errors;
 mod signature;
 mod stats;
@@ -12,6 +13,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(build_profile, m)?)?;
     signature::register(m)?;
     stats::register(m)?;
+    dataset::register(m)?;
     Ok(())
 }
 

@@ -1,0 +1,64 @@
+"""`osmosis dataset ...`: commands on dataset files (`validate`)."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+
+@click.group("dataset", invoke_without_command=True)
+@click.pass_context
+def dataset_group(ctx: click.Context) -> None:
+    """Check dataset files (JSONL, JSON, CSV, Parquet)."""
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help())
+        ctx.exit(1)
+
+
+@dataset_group.command("validate")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option(
+    "--contract",
+    type=click.Choice(["eval", "rubric", "any"]),
+    default="eval",
+    show_default=True,
+    help="Row contract: eval datasets (system_prompt, user_prompt, ground_truth), "
+    "eval-rubric records (solution_str), or objects only.",
+)
+@click.option(
+    "--max-problems",
+    type=click.IntRange(min=0),
+    default=50,
+    show_default=True,
+    help="Problems to list; all are counted.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+def validate(file: str, contract: str, max_problems: int, as_json: bool) -> int:
+    """Check every row of FILE; list every problem with its line. Exit 1 if there is any."""
+    from dataclasses import asdict
+
+    from osmosis_ai.datasets import validate_dataset
+
+    report = validate_dataset(click.format_filename(file), contract=contract, max_problems=max_problems)  # type: ignore[arg-type]
+    if as_json:
+        click.echo(json.dumps({**asdict(report), "ok": report.ok}, ensure_ascii=False, indent=2))
+        return 0 if report.ok else 1
+    click.echo(f"Dataset:  {report.path} ({report.format}, contract: {contract})")
+    click.echo(f"Rows:     {report.rows}")
+    click.echo(f"Columns:  {', '.join(report.columns) if report.columns else '(none)'}")
+    if report.ok:
+        click.echo("Problems: none")
+        click.echo("OK")
+        return 0
+    click.echo(f"Problems: {report.total_problems} in {report.bad_rows} row(s)", err=False)
+    for problem in report.problems:
+        where = f"{problem.unit} {problem.line}" if problem.line is not None else "file"
+        if problem.row is not None and problem.unit == "line":
+            where += f" (row {problem.row})"
+        field = f" [{problem.field}]" if problem.field else ""
+        click.echo(f"  {where}{field}: {problem.message}")
+    if report.truncated:
+        click.echo(f"  ... {report.total_problems - len(report.problems)} more (raise --max-problems)")
+    click.echo("FAILED", err=True)
+    return 1

@@ -1,0 +1,150 @@
+//! JSONL: one JSON value per line; blank lines are skipped and do not count as rows.
+
+use super::error::{json_error_text, DatasetError, DatasetErrorKind, DatasetResult, PositionUnit};
+use super::{RawRow, RowSource};
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+
+const READ_BUFFER: usize = 1 << 20;
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+pub(crate) fn is_blank(bytes: &[u8]) -> bool {
+    bytes.iter().all(u8::is_ascii_whitespace)
+}
+
+/// Reads a file line by line, trimming the line break (LF or CRLF) and a leading UTF-8 BOM.
+pub(crate) struct Lines {
+    path: String,
+    reader: BufReader<File>,
+    buf: Vec<u8>,
+    line: u64,
+}
+
+impl Lines {
+    pub fn open(path: &str) -> DatasetResult<Self> {
+        let file = File::open(path).map_err(|e| DatasetError::io(path, &e))?;
+        Ok(Lines {
+            path: path.to_owned(),
+            reader: BufReader::with_capacity(READ_BUFFER, file),
+            buf: Vec::with_capacity(8192),
+            line: 0,
+        })
+    }
+
+    /// The next non-blank line and its 1-based number.
+    pub fn next_line(&mut self) -> DatasetResult<Option<(u64, &[u8])>> {
+        loop {
+            self.buf.clear();
+            let n = self
+                .reader
+                .read_until(b'\n', &mut self.buf)
+                .map_err(|e| DatasetError::io(&self.path, &e))?;
+            if n == 0 {
+                return Ok(None);
+            }
+            self.line += 1;
+            let mut start = 0;
+            if self.line == 1 && self.buf.starts_with(BOM) {
+                start = BOM.len();
+            }
+            let mut end = self.buf.len();
+            if end > start && self.buf[end - 1] == b'\n' {
+                end -= 1;
+            }
+            if end > start && self.buf[end - 1] == b'\r' {
+                end -= 1;
+            }
+            if !is_blank(&self.buf[start..end]) {
+                return Ok(Some((self.line, &self.buf[start..end])));
+            }
+        }
+    }
+
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+}
+
+pub(crate) fn parse_error(
+    path: &str,
+    line: u64,
+    index: u64,
+    err: &serde_json::Error,
+) -> DatasetError {
+    DatasetError::new(
+        DatasetErrorKind::Parse,
+        path,
+        format!(
+            "invalid JSON at column {}: {}",
+            err.column(),
+            json_error_text(err)
+        ),
+    )
+    .at(PositionUnit::Line, line, Some(index))
+}
+
+pub(crate) struct JsonlSource {
+    lines: Lines,
+    index: u64,
+}
+
+impl JsonlSource {
+    pub fn open(path: &str) -> DatasetResult<Self> {
+        Ok(JsonlSource {
+            lines: Lines::open(path)?,
+            index: 0,
+        })
+    }
+}
+
+impl RowSource for JsonlSource {
+    fn next_row(&mut self) -> DatasetResult<Option<RawRow>> {
+        let index = self.index;
+        let Some((line, bytes)) = self.lines.next_line()? else {
+            return Ok(None);
+        };
+        self.index += 1;
+        match serde_json::from_slice(bytes) {
+            Ok(value) => Ok(Some(RawRow { line, index, value })),
+            Err(err) => Err(parse_error(self.lines.path(), line, index, &err)),
+        }
+    }
+
+    fn skip_rows(&mut self, n: u64) -> DatasetResult<u64> {
+        let mut skipped = 0;
+        while skipped < n && self.lines.next_line()?.is_some() {
+            skipped += 1;
+        }
+        self.index += skipped;
+        Ok(skipped)
+    }
+}
+
+/// Counts non-blank lines without parsing them.
+pub(crate) fn count_rows(path: &str) -> DatasetResult<u64> {
+    let mut file = File::open(path).map_err(|e| DatasetError::io(path, &e))?;
+    let mut chunk = vec![0u8; READ_BUFFER];
+    let (mut rows, mut content, mut first) = (0u64, false, true);
+    loop {
+        let n = file
+            .read(&mut chunk)
+            .map_err(|e| DatasetError::io(path, &e))?;
+        if n == 0 {
+            break;
+        }
+        let mut data = &chunk[..n];
+        if first {
+            first = false;
+            data = data.strip_prefix(BOM).unwrap_or(data);
+        }
+        let mut start = 0;
+        for newline in memchr::memchr_iter(b'\n', data) {
+            content = content || !is_blank(&data[start..newline]);
+            rows += u64::from(content);
+            content = false;
+            start = newline + 1;
+        }
+        content = content || !is_blank(&data[start..]);
+    }
+    Ok(rows + u64::from(content))
+}

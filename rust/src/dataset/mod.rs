@@ -1,0 +1,263 @@
+//! Streaming dataset readers: JSONL, JSON (a top-level array), CSV (header row) and Parquet.
+//!
+//! A [`DatasetReader`] hands out rows in batches, checked against a [`Contract`]; memory holds one batch
+//! plus the format's read buffer, whatever the file's size. [`count_rows`] counts without parsing rows
+//! where the format allows it, and [`validate_file`] checks every row and reports every problem (up to
+//! a cap) instead of stopping at the first.
+
+pub mod contract;
+mod csv_source;
+mod error;
+mod json_array;
+mod jsonl;
+mod parquet_source;
+mod shape;
+mod validate;
+
+use serde_json::{Map, Value};
+use std::path::Path;
+
+pub use contract::{Contract, FieldProblem, ValueKind};
+pub use error::{DatasetError, DatasetErrorKind, DatasetResult, PositionUnit};
+pub use validate::{validate_file, ValidationReport};
+
+/// The file formats we read, chosen by extension (case-insensitive).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    Jsonl,
+    Json,
+    Csv,
+    Parquet,
+}
+
+impl Format {
+    pub fn from_path(path: &str) -> DatasetResult<Format> {
+        let ext = Path::new(path)
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase)
+            .unwrap_or_default();
+        match ext.as_str() {
+            "jsonl" => Ok(Format::Jsonl),
+            "json" => Ok(Format::Json),
+            "csv" => Ok(Format::Csv),
+            "parquet" => Ok(Format::Parquet),
+            _ => {
+                let shown = if ext.is_empty() {
+                    "(none)".to_owned()
+                } else {
+                    format!(".{ext}")
+                };
+                Err(DatasetError::new(
+                    DatasetErrorKind::Unsupported,
+                    path,
+                    format!("unsupported file extension '{shown}'; expected .jsonl, .json, .csv or .parquet"),
+                ))
+            }
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Jsonl => "jsonl",
+            Format::Json => "json",
+            Format::Csv => "csv",
+            Format::Parquet => "parquet",
+        }
+    }
+
+    fn unit(self) -> PositionUnit {
+        if self == Format::Parquet {
+            PositionUnit::Row
+        } else {
+            PositionUnit::Line
+        }
+    }
+}
+
+/// A row as a source produced it, before the contract check.
+pub(crate) struct RawRow {
+    /// 1-based line (text formats) or row number (Parquet).
+    pub line: u64,
+    /// 0-based index among the file's rows.
+    pub index: u64,
+    pub value: Value,
+}
+
+/// A format's row stream. A row that cannot be parsed is an `Err`; text sources go on with the next row,
+/// sources that cannot resynchronise (a broken JSON array) end after it.
+pub(crate) trait RowSource: Send {
+    fn next_row(&mut self) -> DatasetResult<Option<RawRow>>;
+    /// Skips up to `n` rows, parsing them no more than the format needs; returns how many it skipped.
+    fn skip_rows(&mut self, n: u64) -> DatasetResult<u64>;
+}
+
+/// Fails unless `path` names an existing file (a directory reads as an empty file on some systems).
+fn check_file(path: &str) -> DatasetResult<()> {
+    let meta = std::fs::metadata(path).map_err(|e| DatasetError::io(path, &e))?;
+    if meta.is_dir() {
+        return Err(DatasetError::new(
+            DatasetErrorKind::IsDirectory,
+            path,
+            format!("{path} is a directory, not a dataset file"),
+        ));
+    }
+    Ok(())
+}
+
+fn open_source(path: &str, format: Format) -> DatasetResult<Box<dyn RowSource>> {
+    check_file(path)?;
+    Ok(match format {
+        Format::Jsonl => Box::new(jsonl::JsonlSource::open(path)?),
+        Format::Json => Box::new(json_array::JsonArraySource::open(path)?),
+        Format::Csv => Box::new(csv_source::CsvSource::open(path)?),
+        Format::Parquet => Box::new(parquet_source::ParquetSource::open(path, 0)?),
+    })
+}
+
+/// A row that met the contract: its position and its fields (required eval columns lower-cased).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub line: u64,
+    pub index: u64,
+    pub fields: Map<String, Value>,
+}
+
+/// Reads a dataset file in batches of checked rows, within an `offset` / `limit` window.
+pub struct DatasetReader {
+    path: String,
+    format: Format,
+    contract: Contract,
+    source: Box<dyn RowSource>,
+    remaining: Option<u64>,
+    rows_seen: u64,
+    done: bool,
+}
+
+impl DatasetReader {
+    /// Opens `path`; `offset` rows are skipped unchecked, then at most `limit` rows are read.
+    pub fn open(
+        path: &str,
+        contract: Contract,
+        offset: u64,
+        limit: Option<u64>,
+    ) -> DatasetResult<Self> {
+        let format = Format::from_path(path)?;
+        let mut source = match format {
+            // Parquet skips whole row groups from the footer, before decoding anything.
+            Format::Parquet if offset > 0 => {
+                check_file(path)?;
+                Box::new(parquet_source::ParquetSource::open(path, offset)?) as Box<dyn RowSource>
+            }
+            _ => open_source(path, format)?,
+        };
+        let skipped = source.skip_rows(offset)?;
+        Ok(DatasetReader {
+            path: path.to_owned(),
+            format,
+            contract,
+            source,
+            remaining: limit,
+            rows_seen: skipped,
+            done: false,
+        })
+    }
+
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// Up to `max` rows; an empty batch means the window is exhausted. Stops at the first bad row.
+    pub fn next_batch(&mut self, max: usize) -> DatasetResult<Vec<Row>> {
+        let mut batch = Vec::with_capacity(max.min(4096));
+        while batch.len() < max && !self.done {
+            if self.remaining == Some(0) {
+                self.done = true;
+                break;
+            }
+            let Some(raw) = self.source.next_row()? else {
+                self.done = true;
+                if self.rows_seen == 0 {
+                    return Err(empty_file(&self.path, self.format));
+                }
+                break;
+            };
+            self.rows_seen += 1;
+            if let Some(left) = self.remaining.as_mut() {
+                *left -= 1;
+            }
+            batch.push(self.check(raw)?);
+        }
+        Ok(batch)
+    }
+
+    fn check(&self, raw: RawRow) -> DatasetResult<Row> {
+        let unit = self.format.unit();
+        let fail = |p: FieldProblem| {
+            DatasetError::new(DatasetErrorKind::Validation, &self.path, p.message)
+                .at(unit, raw.line, Some(raw.index))
+                .field(p.field.as_deref())
+        };
+        let Value::Object(fields) = raw.value else {
+            return Err(fail(Contract::check_non_object(ValueKind::of(&raw.value))));
+        };
+        let entries: Vec<(&str, ValueKind)> = fields
+            .iter()
+            .map(|(k, v)| (k.as_str(), ValueKind::of(v)))
+            .collect();
+        if let Some(problem) = self.contract.check(&entries).into_iter().next() {
+            return Err(fail(problem));
+        }
+        Ok(Row {
+            line: raw.line,
+            index: raw.index,
+            fields: normalise_keys(self.contract, fields),
+        })
+    }
+}
+
+fn empty_file(path: &str, format: Format) -> DatasetError {
+    let what = match format {
+        Format::Jsonl => "no JSON records found (the file is empty or has only blank lines)",
+        Format::Json => "no rows found (the JSON array is empty)",
+        Format::Csv => "no rows found (the CSV file has no data rows below its header)",
+        Format::Parquet => "no rows found (the Parquet file has zero rows)",
+    };
+    DatasetError::new(DatasetErrorKind::Empty, path, what)
+}
+
+/// Lower-cases the required eval columns; other keys keep their names and order.
+fn normalise_keys(contract: Contract, fields: Map<String, Value>) -> Map<String, Value> {
+    let needs_rename = fields.keys().any(|k| {
+        contract
+            .output_key(k)
+            .is_some_and(|name| name != k.as_str())
+    });
+    if !needs_rename {
+        return fields;
+    }
+    fields
+        .into_iter()
+        .map(|(k, v)| match contract.output_key(&k) {
+            Some(name) => (name.to_owned(), v),
+            None => (k, v),
+        })
+        .collect()
+}
+
+/// The number of rows in the file: non-blank lines for JSONL (no parsing), the footer for Parquet,
+/// a syntax-only pass for JSON and CSV.
+pub fn count_rows(path: &str) -> DatasetResult<u64> {
+    let format = Format::from_path(path)?;
+    match format {
+        Format::Jsonl => {
+            check_file(path)?;
+            jsonl::count_rows(path)
+        }
+        Format::Parquet => {
+            check_file(path)?;
+            parquet_source::count_rows(path)
+        }
+        Format::Json | Format::Csv => open_source(path, format)?.skip_rows(u64::MAX),
+    }
+}

@@ -1,0 +1,248 @@
+//! Bindings for the dataset readers: batches of rows as Python dicts, the row count, the validation pass.
+//!
+//! Parsing happens with the GIL released; only turning a parsed batch into Python objects holds it.
+
+use crate::dataset::{
+    count_rows as core_count_rows, validate_file, Contract, DatasetError, DatasetErrorKind,
+    DatasetReader, PositionUnit, Row,
+};
+use crate::error::CoreError;
+use pyo3::exceptions::{PyFileNotFoundError, PyIsADirectoryError, PyOSError, PyPermissionError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyString};
+use serde_json::{Map, Value};
+
+pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<DatasetBatches>()?;
+    m.add_function(wrap_pyfunction!(count_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(validate_dataset, m)?)?;
+    Ok(())
+}
+
+fn parse_contract(name: &str) -> PyResult<Contract> {
+    Contract::parse(name).ok_or_else(|| {
+        CoreError::Protocol(format!(
+            "unknown row contract '{name}' (expected eval, rubric or any)"
+        ))
+        .into()
+    })
+}
+
+/// `DatasetError` → `FileNotFoundError` / `OSError` / `osmosis_ai.errors.Dataset*Error(path=, line=, ...)`.
+pub(super) fn dataset_error_to_py(py: Python<'_>, err: &DatasetError) -> PyResult<PyErr> {
+    let message = err.to_string();
+    let class_name = match err.kind {
+        DatasetErrorKind::NotFound => return Ok(PyFileNotFoundError::new_err(message)),
+        DatasetErrorKind::Io(std::io::ErrorKind::PermissionDenied) => {
+            return Ok(PyPermissionError::new_err(message))
+        }
+        DatasetErrorKind::IsDirectory => return Ok(PyIsADirectoryError::new_err(message)),
+        DatasetErrorKind::Io(_) => return Ok(PyOSError::new_err(message)),
+        DatasetErrorKind::Unsupported | DatasetErrorKind::Parse | DatasetErrorKind::Empty => {
+            "DatasetParseError"
+        }
+        DatasetErrorKind::Validation => "DatasetValidationError",
+    };
+    let class = py.import("osmosis_ai.errors")?.getattr(class_name)?;
+    let kw = PyDict::new(py);
+    kw.set_item("path", &err.path)?;
+    kw.set_item("line", err.line)?;
+    kw.set_item("row", err.row)?;
+    kw.set_item("field", err.field.as_deref())?;
+    Ok(PyErr::from_value(class.call((message,), Some(&kw))?))
+}
+
+/// Python strings for the keys of the previous row, by position: rows of one file nearly always share
+/// their keys and order, so most keys are a comparison instead of a new string.
+#[derive(Default)]
+struct KeyCache {
+    keys: Vec<(String, Py<PyString>)>,
+}
+
+impl KeyCache {
+    fn key<'py>(&mut self, py: Python<'py>, position: usize, key: &str) -> Bound<'py, PyString> {
+        if let Some((text, object)) = self.keys.get(position) {
+            if text == key {
+                return object.bind(py).clone();
+            }
+        }
+        let object = PyString::new(py, key);
+        if position < self.keys.len() {
+            self.keys[position] = (key.to_owned(), object.clone().unbind());
+        } else if position == self.keys.len() {
+            self.keys.push((key.to_owned(), object.clone().unbind()));
+        }
+        object
+    }
+}
+
+fn value_to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match value {
+        Value::Null => py.None().into_bound(py),
+        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        Value::Number(n) => {
+            if let Some(i) = n.as_i64() {
+                i.into_pyobject(py)?.into_any()
+            } else if let Some(u) = n.as_u64() {
+                u.into_pyobject(py)?.into_any()
+            } else {
+                PyFloat::new(py, n.as_f64().unwrap_or(f64::NAN)).into_any()
+            }
+        }
+        Value::String(s) => PyString::new(py, s).into_any(),
+        Value::Array(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(value_to_py(py, item)?)?;
+            }
+            list.into_any()
+        }
+        Value::Object(map) => object_to_py(py, map, None)?.into_any(),
+    })
+}
+
+fn object_to_py<'py>(
+    py: Python<'py>,
+    map: &Map<String, Value>,
+    mut cache: Option<&mut KeyCache>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    for (position, (key, value)) in map.iter().enumerate() {
+        let value = value_to_py(py, value)?;
+        match cache.as_deref_mut() {
+            Some(cache) => dict.set_item(cache.key(py, position, key), value)?,
+            None => dict.set_item(key, value)?,
+        }
+    }
+    Ok(dict)
+}
+
+fn rows_to_py<'py>(
+    py: Python<'py>,
+    rows: &[Row],
+    cache: &mut KeyCache,
+) -> PyResult<Bound<'py, PyList>> {
+    let list = PyList::empty(py);
+    for row in rows {
+        list.append(object_to_py(py, &row.fields, Some(cache))?)?;
+    }
+    Ok(list)
+}
+
+/// An iterator over batches (lists of dicts) of the rows of a dataset file.
+#[pyclass(module = "osmosis_ai._core", unsendable)]
+pub struct DatasetBatches {
+    reader: DatasetReader,
+    batch_size: usize,
+    cache: KeyCache,
+}
+
+#[pymethods]
+impl DatasetBatches {
+    #[new]
+    #[pyo3(signature = (path, contract = "eval", offset = 0, limit = None, batch_size = 1024))]
+    fn new(
+        py: Python<'_>,
+        path: &str,
+        contract: &str,
+        offset: u64,
+        limit: Option<u64>,
+        batch_size: usize,
+    ) -> PyResult<Self> {
+        let contract = parse_contract(contract)?;
+        if batch_size == 0 {
+            return Err(CoreError::Protocol("batch_size must be at least 1".to_owned()).into());
+        }
+        let reader = py
+            .detach(|| DatasetReader::open(path, contract, offset, limit))
+            .map_err(CoreError::from)?;
+        Ok(DatasetBatches {
+            reader,
+            batch_size,
+            cache: KeyCache::default(),
+        })
+    }
+
+    /// The file format read: "jsonl", "json", "csv" or "parquet".
+    #[getter]
+    fn format(&self) -> &'static str {
+        self.reader.format().name()
+    }
+
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyList>>> {
+        let size = self.batch_size;
+        let reader = &mut self.reader;
+        let batch = py
+            .detach(|| reader.next_batch(size))
+            .map_err(CoreError::from)?;
+        if batch.is_empty() {
+            return Ok(None);
+        }
+        let list = rows_to_py(py, &batch, &mut self.cache)?;
+        // Freeing a batch of parsed rows is real work; it needs no GIL.
+        py.detach(move || drop(batch));
+        Ok(Some(list))
+    }
+}
+
+/// The number of rows in a dataset file (footer metadata for Parquet, a newline scan for JSONL).
+#[pyfunction]
+fn count_rows(py: Python<'_>, path: &str) -> PyResult<u64> {
+    Ok(py
+        .detach(|| core_count_rows(path))
+        .map_err(CoreError::from)?)
+}
+
+/// Checks every row; returns a dict with rows, columns, problems (dicts) and counts.
+#[pyfunction]
+#[pyo3(signature = (path, contract = "eval", max_problems = 100))]
+fn validate_dataset<'py>(
+    py: Python<'py>,
+    path: &str,
+    contract: &str,
+    max_problems: usize,
+) -> PyResult<Bound<'py, PyDict>> {
+    let contract = parse_contract(contract)?;
+    let report = py
+        .detach(|| validate_file(path, contract, max_problems))
+        .map_err(CoreError::from)?;
+    let out = PyDict::new(py);
+    out.set_item("path", &report.path)?;
+    out.set_item("format", report.format.name())?;
+    out.set_item("rows", report.rows)?;
+    out.set_item("columns", &report.columns)?;
+    out.set_item("total_problems", report.total_problems)?;
+    out.set_item("bad_rows", report.bad_rows)?;
+    let problems = PyList::empty(py);
+    for p in &report.problems {
+        let d = PyDict::new(py);
+        d.set_item("line", p.line)?;
+        d.set_item(
+            "unit",
+            if p.unit == PositionUnit::Row {
+                "row"
+            } else {
+                "line"
+            },
+        )?;
+        d.set_item("row", p.row)?;
+        d.set_item("field", p.field.as_deref())?;
+        d.set_item("message", &p.message)?;
+        d.set_item("location", p.location())?;
+        d.set_item(
+            "kind",
+            match p.kind {
+                DatasetErrorKind::Validation => "validation",
+                DatasetErrorKind::Empty => "empty",
+                _ => "parse",
+            },
+        )?;
+        problems.append(d)?;
+    }
+    out.set_item("problems", problems)?;
+    Ok(out)
+}
