@@ -23,3 +23,15 @@ __all__ = [
     "osmosis_reward",
     "osmosis_rubric",
 ]
+
+# Judge entry points load on first access so `import osmosis_ai` stays light (issue #5).
+_LAZY = {"evaluate_rubric": "osmosis_ai.rubric", "aevaluate_rubric": "osmosis_ai.rubric"}
+__all__ += list(_LAZY)
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'osmosis_ai' has no attribute {name!r}")
