@@ -22,6 +22,11 @@ LazyCommands = dict[str, tuple[str, str, str]]
 
 COMMANDS: LazyCommands = {
     "eval": ("osmosis_ai.cli.eval_group", "eval_group", "Evaluate agents and judges locally; submit evals."),
+    "eval-rubric": (
+        "osmosis_ai.cli.eval_rubric",
+        "eval_rubric",
+        "Score JSONL records against a YAML rubric with an LLM judge.",
+    ),
 }
 
 
