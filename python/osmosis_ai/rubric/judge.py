@@ -371,9 +371,20 @@ class _Attempts:
         return JudgeOutcome("error", raw=self.last_raw, reason=failure.kind, error=error, stats=self.stats)
 
 
+def _litellm_or_outcome(request: JudgeRequest) -> Any:
+    try:
+        return load_litellm()
+    except ImportError as exc:
+        detail = f"LiteLLM is required for the judge but could not be imported ({exc}); pip install litellm"
+        error = ProviderRequestError(request.provider, request.model, detail)
+        return JudgeOutcome("error", reason="fatal", error=error)
+
+
 def run_sync(request: JudgeRequest) -> JudgeOutcome:
     """Sends the request (blocking), retrying per policy; never raises for provider trouble."""
-    litellm = load_litellm()
+    litellm = _litellm_or_outcome(request)
+    if isinstance(litellm, JudgeOutcome):
+        return litellm
     attempts = _Attempts(request)
     while True:
         attempts.stats.attempts += 1
@@ -392,7 +403,9 @@ def run_sync(request: JudgeRequest) -> JudgeOutcome:
 
 async def run_async(request: JudgeRequest) -> JudgeOutcome:
     """Sends the request without blocking the event loop; same policy as :func:`run_sync`."""
-    litellm = load_litellm()
+    litellm = _litellm_or_outcome(request)
+    if isinstance(litellm, JudgeOutcome):
+        return litellm
     attempts = _Attempts(request)
     # The HTTP timeout bounds each read; this bounds the whole attempt, so a trickling server cannot hang us.
     guard = float(request.kwargs["timeout"]) * 2 + 5.0
