@@ -475,3 +475,40 @@ def test_real_local_model_through_the_cli(workspace, local_model, capsys):
         if run["status"] == "success":
             assert 0.0 <= run["score"] <= 1.0 and run["explanation"]
     assert data["judge_health"]["prompt_tokens"] > 0 and data["judge_health"]["completion_tokens"] > 0
+
+
+def test_a_crash_inside_the_session_still_writes_finished_runs(workspace, scripted, capsys, monkeypatch):
+    from osmosis_ai.rubric import engine
+
+    server = scripted({"default": {"score": 0.5}})
+    original, calls = engine._run_one, []
+
+    async def flaky(job):
+        calls.append(job)
+        if len(calls) == 3:
+            raise RuntimeError("boom")
+        return await original(job)
+
+    monkeypatch.setattr(engine, "_run_one", flaky)
+    code = run_cli(
+        "eval-rubric",
+        "-r",
+        "polite",
+        "-d",
+        "data.jsonl",
+        "-n",
+        "3",
+        "-o",
+        "crash.json",
+        "--base-url",
+        server.base_url,
+        "--concurrency",
+        "1",
+    )
+    assert code == 1
+    assert (
+        "The session stopped early (RuntimeError: boom); finished runs were written."
+        in capsys.readouterr().err
+    )
+    data = json.loads((workspace / "crash.json").read_text())
+    assert data["completed_runs"] == 2 and data["session_error"] == "RuntimeError: boom"

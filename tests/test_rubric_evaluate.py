@@ -187,6 +187,11 @@ def test_invalid_json_then_valid_reply_succeeds(scripted):
     server = scripted({"responses": [{"content": "{oops"}], "default": {"score": 0.6}})
     result = evaluate_rubric("r", "s", info(server), return_details=True)
     assert result["score"] == 0.6 and result["parse_failures"] == 1 and result["attempts"] == 2
+    first, second = server.requests()
+    assert len(first["messages"]) == 2
+    assert [m["role"] for m in second["messages"]] == ["system", "user", "assistant", "user"]
+    assert second["messages"][2]["content"] == "{oops"
+    assert "could not be used: The judge reply is not valid JSON" in second["messages"][3]["content"]
 
 
 def test_unknown_model_raises_model_not_found_without_retry(scripted):

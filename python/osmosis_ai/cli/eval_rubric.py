@@ -104,6 +104,12 @@ def _run_engine(jobs: Iterable[Any], total: int, concurrency: int, log_path: Pat
         asyncio.run(main())
     except KeyboardInterrupt:
         state.interrupted = True
+    except Exception as exc:  # a bug of ours must not cost the runs already finished: report, then fail
+        if os.environ.get("OSMOSIS_DEBUG"):
+            import traceback
+
+            traceback.print_exc()
+        state.session_error = f"{type(exc).__name__}: {exc}"
     return state
 
 
@@ -133,6 +139,8 @@ def _finish(state: Any, output_path: Path | None, echo: Callable[[str], None]) -
             err=True,
         )
         sys.exit(INTERRUPTED_EXIT)
+    if state.session_error:
+        raise CLIError(f"The session stopped early ({state.session_error}); finished runs were written.")
     failed = state.health.errors + state.health.unscored
     if failed:
         raise CLIError(

@@ -149,6 +149,7 @@ class EngineState:
     results: dict[int, dict[int, RunResult]] = field(default_factory=dict)
     health: JudgeHealth = field(default_factory=JudgeHealth)
     interrupted: bool = False
+    session_error: str | None = None
 
     def record(self, record_index: int, result: RunResult) -> None:
         self.results.setdefault(record_index, {})[result.run_index] = result

@@ -327,6 +327,8 @@ class _Attempts:
 
     def __init__(self, request: JudgeRequest) -> None:
         self.request = request
+        # Per-call copy: a repair turn is added after an unusable reply; the shared request stays as built.
+        self.kwargs = dict(request.kwargs)
         self.stats = CallStats()
         self.problem: ReplyProblem | None = None
         self.last_raw: Any = None
@@ -343,6 +345,7 @@ class _Attempts:
             self.problem = problem
             self.stats.parse_failures += 1
             if self.stats.parse_failures <= self.request.max_parse_retries:
+                self._add_repair_turn(raw, problem)
                 return None
             req = self.request
             error = JudgeUnscoredError(
@@ -350,6 +353,24 @@ class _Attempts:
             )
             return JudgeOutcome("unscored", raw=raw, reason=problem.reason, error=error, stats=self.stats)
         return JudgeOutcome("success", reply=reply, raw=raw, stats=self.stats)
+
+    def _add_repair_turn(self, raw: Any, problem: ReplyProblem) -> None:
+        # Re-asking the same question at temperature 0 would get the same reply; show the judge its
+        # mistake instead (only the first bad reply is kept, so the prompt does not grow per retry).
+        try:
+            bad = raw["choices"][0]["message"]["content"] or ""
+        except (KeyError, IndexError, TypeError):
+            bad = ""
+        repair = (
+            f"Your previous reply could not be used: {problem.detail} Reply again with only a JSON object "
+            'of the form {"score": <number>, "explanation": "<string>"}.'
+        )
+        base = list(self.request.kwargs["messages"])
+        self.kwargs["messages"] = [
+            *base,
+            {"role": "assistant", "content": str(bad)[:2000]},
+            {"role": "user", "content": repair},
+        ]
 
     def on_exception(self, exc: BaseException) -> float | JudgeOutcome:
         """Seconds to wait before retrying, or the final outcome."""
@@ -389,7 +410,7 @@ def run_sync(request: JudgeRequest) -> JudgeOutcome:
     while True:
         attempts.stats.attempts += 1
         try:
-            response = litellm.completion(**request.kwargs)
+            response = litellm.completion(**attempts.kwargs)
         except Exception as exc:
             step = attempts.on_exception(exc)
             if isinstance(step, JudgeOutcome):
@@ -412,7 +433,7 @@ async def run_async(request: JudgeRequest) -> JudgeOutcome:
     while True:
         attempts.stats.attempts += 1
         try:
-            response = await asyncio.wait_for(litellm.acompletion(**request.kwargs), guard)
+            response = await asyncio.wait_for(litellm.acompletion(**attempts.kwargs), guard)
         except Exception as exc:
             step = attempts.on_exception(exc)
             if isinstance(step, JudgeOutcome):

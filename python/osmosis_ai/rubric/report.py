@@ -158,6 +158,8 @@ def build_payload(
     payload["planned_runs"] = state.total
     payload["completed_runs"] = len(all_runs)
     payload["interrupted"] = state.interrupted
+    if state.session_error:
+        payload["session_error"] = state.session_error
     return payload
 
 
