@@ -201,11 +201,21 @@ def test_unknown_model_raises_model_not_found_without_retry(scripted):
     assert len(server.requests()) == 1
 
 
-def test_auth_failure_is_not_retried(scripted):
-    server = scripted({"default": {"status": 401, "message": "bad key"}})
-    with pytest.raises(ProviderRequestError, match="bad key"):
-        evaluate_rubric("r", "s", info(server))
+def test_auth_failure_is_not_retried_and_the_key_is_redacted(scripted):
+    server = scripted({"default": {"status": 401, "message": "bad key sk-test-secret-123 for this org"}})
+    with pytest.raises(ProviderRequestError, match="bad key") as caught:
+        evaluate_rubric("r", "s", info(server, api_key="sk-test-secret-123"))
+    assert "sk-test-secret-123" not in str(caught.value) and "bad key *** for this org" in str(caught.value)
     assert len(server.requests()) == 1
+
+
+def test_rejected_response_format_says_how_to_fix_it(scripted):
+    server = scripted({"default": {"status": 400, "message": "response_format json_schema is not supported"}})
+    with pytest.raises(ProviderRequestError, match="set model_info\\['response_format'\\] to 'json_object'"):
+        evaluate_rubric("r", "s", info(server))
+    server.set_plan({"default": {"score": 0.2}})
+    assert evaluate_rubric("r", "s", info(server, response_format="json_object")) == 0.2
+    assert server.requests()[0]["response_format"] == {"type": "json_object"}
 
 
 def test_base_url_and_key_from_environment(scripted, monkeypatch):

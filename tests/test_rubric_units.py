@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -11,7 +12,7 @@ import pytest
 
 from osmosis_ai.errors import CLIError, ConfigError, DatasetFormatError
 from osmosis_ai.rubric.config import find_config, load_rubric_configs
-from osmosis_ai.rubric.engine import calculate_statistics
+from osmosis_ai.rubric.engine import EngineState, Progress, RunResult, calculate_statistics
 from osmosis_ai.rubric.records import load_rubric_records
 from osmosis_ai.rubric.report import resolve_output_path
 
@@ -121,3 +122,25 @@ def test_import_and_help_stay_light():
         check=True,
     ).stdout
     assert "rubric" in eval_help
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_line_only_on_a_terminal():
+    state = EngineState(total=4)
+    state.record(1, RunResult(1, "success", "t", "t", 0.1, score=1.0, retries=2))
+    state.record(1, RunResult(2, "unscored", "t", "t", 0.1, unscored_reason="invalid_json"))
+    tty = _Terminal()
+    progress = Progress(4, stream=tty)
+    progress.update(state, force=True)
+    assert "[############------------] 2/4 ok=1 unscored=1 err=0 retries=2" in tty.getvalue()
+    progress.close()
+    quiet = io.StringIO()
+    Progress(4, stream=quiet).update(state, force=True)
+    assert quiet.getvalue() == ""
+    assert state.health.line().startswith(
+        "Judge health: 0 parse failure(s), 0 clamped, 2 retried, 1 unscored"
+    )

@@ -322,6 +322,11 @@ def prepare(
     )
 
 
+def _redact(text: str, secret: str) -> str:
+    """Providers sometimes echo the key in error messages; it must not reach logs or result files."""
+    return text.replace(secret, "***") if len(secret) >= 4 else text
+
+
 class _Attempts:
     """The decision logic of the retry loop, shared by the sync and async drivers."""
 
@@ -381,13 +386,18 @@ class _Attempts:
             self.stats.retries += 1
             self.stats.waits.append(wait)
             return wait
+        detail = _redact(failure.detail, str(req.kwargs.get("api_key") or ""))
         if failure.kind == "not_found":
-            detail = f"Model '{req.model}' was not found or is not accessible with this key. {failure.detail}"
+            detail = f"Model '{req.model}' was not found or is not accessible with this key. {detail}"
             error: Exception = ModelNotFoundError(req.provider, req.model, detail)
         else:
-            detail = failure.detail
             if failure.kind == "retryable" and self.stats.retries:
                 detail = f"{detail} (gave up after {self.stats.attempts} attempts)"
+            elif failure.status == 400 and "response_format" in detail.lower():
+                detail += (
+                    f" (the endpoint rejected response_format '{req.response_mode}'; set "
+                    "model_info['response_format'] to 'json_object' or 'none')"
+                )
             error = ProviderRequestError(req.provider, req.model, detail)
         return JudgeOutcome("error", raw=self.last_raw, reason=failure.kind, error=error, stats=self.stats)
 

@@ -39,6 +39,10 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
     Raises:
         DatasetParseError: A line is not JSON, or not a JSON object.
+
+    Example:
+        >>> for line, row in read_jsonl(Path("records.jsonl")):  # doctest: +SKIP
+        ...     print(line, row["solution_str"])
     """
     with path.open("r", encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
@@ -120,6 +124,9 @@ def load_rubric_records(path: Path, rubric_id: str) -> tuple[list[RubricRecord],
 
     Raises:
         DatasetFormatError: The file is missing, empty or malformed, or a matching record is invalid.
+
+    Example:
+        >>> records, _, _ = load_rubric_records(Path("records.jsonl"), "helpfulness")  # doctest: +SKIP
     """
     _check_path(path)
     wanted = rubric_id.strip().lower()
@@ -181,6 +188,10 @@ def load_chat_records(path: Path) -> list[RubricRecord]:
 
     Raises:
         DatasetFormatError: The file is missing or empty, or a record has no candidate text.
+
+    Example:
+        >>> [r.solution_str for r in load_chat_records(Path("chats.jsonl"))]  # doctest: +SKIP
+        ['Hello!']
     """
     _check_path(path)
     records: list[RubricRecord] = []
