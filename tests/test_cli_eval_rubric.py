@@ -512,3 +512,33 @@ def test_a_crash_inside_the_session_still_writes_finished_runs(workspace, script
     )
     data = json.loads((workspace / "crash.json").read_text())
     assert data["completed_runs"] == 2 and data["session_error"] == "RuntimeError: boom"
+
+
+def test_async_rubric_function_runs_concurrently(workspace, capsys):
+    (workspace / "async_rubrics.py").write_text(
+        textwrap.dedent("""\
+        import asyncio
+        from osmosis_ai import osmosis_rubric
+
+        @osmosis_rubric
+        async def judge(solution_str: str, ground_truth: str | None, extra_info: dict) -> float:
+            await asyncio.sleep(0.01)
+            return float(len(solution_str))
+    """)
+    )
+    code = run_cli(
+        "eval-rubric",
+        "-r",
+        "polite",
+        "-d",
+        "data.jsonl",
+        "-o",
+        "async.json",
+        "-n",
+        "2",
+        "-f",
+        "async_rubrics:judge",
+    )
+    assert code == 0, capsys.readouterr().err
+    data = json.loads((workspace / "async.json").read_text())
+    assert [[run["score"] for run in r["runs"]] for r in data["records"]] == [[10.0, 10.0], [8.0, 8.0]]

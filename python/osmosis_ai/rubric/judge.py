@@ -10,6 +10,7 @@ The public ``evaluate_rubric`` turns an outcome into the established return valu
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import time
 from dataclasses import dataclass, field
@@ -192,17 +193,23 @@ def _litellm_model(provider: str, model: str, base_url: str | None) -> str:
     return f"{provider}/{model}"
 
 
+@functools.lru_cache(maxsize=256)
+def _schema_supported(litellm_model: str) -> bool:
+    # The capability lookup costs real CPU per call; a session asks about the same model many times.
+    try:
+        return bool(load_litellm().supports_response_schema(model=litellm_model, custom_llm_provider=None))
+    except Exception:  # an unknown model is simply not in the capability map
+        return False
+
+
 def _response_mode(model_info: dict[str, Any], litellm_model: str, base_url: str | None) -> str:
     asked = model_info.get("response_format")
     if asked is not None:
         if asked not in RESPONSE_MODES:
             raise ValueError(f"'response_format' must be one of {', '.join(RESPONSE_MODES)}, got {asked!r}")
         return str(asked)
-    try:
-        if load_litellm().supports_response_schema(model=litellm_model, custom_llm_provider=None):
-            return "json_schema"
-    except Exception:
-        pass
+    if _schema_supported(litellm_model):
+        return "json_schema"
     # Custom OpenAI-compatible servers (vLLM, llama.cpp, SGLang) accept JSON schemas; the map cannot know.
     return "json_schema" if base_url else "json_object"
 
