@@ -117,7 +117,11 @@ def _floor(workspace: Path, server: ScriptedServer, concurrency: int) -> None:
 
 @pytest.mark.parametrize("concurrency", [1, 16])
 def test_eval_rubric_vs_floor(
-    benchmark: Any, workspace: Path, server: ScriptedServer, concurrency: int
+    benchmark: Any,
+    capsys: pytest.CaptureFixture[str],
+    workspace: Path,
+    server: ScriptedServer,
+    concurrency: int,
 ) -> None:
     _ours(workspace, concurrency)  # warm-up: LiteLLM import and client construction
     _floor(workspace, server, concurrency)
@@ -140,10 +144,12 @@ def test_eval_rubric_vs_floor(
     }
     benchmark.extra_info.update(figures)
     RESULTS[f"concurrency {concurrency}"] = figures
-    print(
+    line = (
         f"\neval-rubric c={concurrency}: {figures['ours_records_per_s']:.0f} rec/s, "
         f"{figures['ours_cpu_ms_per_record']:.2f} ms CPU/rec | "
         f"floor: {figures['floor_records_per_s']:.0f} rec/s, "
         f"{figures['floor_cpu_ms_per_record']:.2f} ms CPU/rec | CPU ratio {figures['cpu_ratio']:.2f}x "
         f"(target at c=16: <= 3x)"
     )
+    with capsys.disabled():  # show the figures under `make bench`, which captures output
+        print(line)
