@@ -263,3 +263,28 @@ def test_real_local_model_answers_in_schema(local_model):
     assert result["explanation"]
     assert result["response_format"] == "json_schema"
     assert result["usage"]["prompt_tokens"] > 0 and result["usage"]["completion_tokens"] > 0
+
+
+def test_request_routing_per_provider(monkeypatch):
+    from osmosis_ai.rubric.judge import prepare
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant")
+    monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/anthropic")
+    request = prepare("r", "s", {"provider": " Anthropic ", "model": "claude-x", "reasoning_effort": "low"})
+    kwargs = request.kwargs
+    assert kwargs["model"] == "anthropic/claude-x" and kwargs["api_base"] == "http://127.0.0.1:9/anthropic"
+    assert kwargs["api_key"] == "sk-ant" and kwargs["reasoning_effort"] == "low" and kwargs["drop_params"]
+    assert kwargs["timeout"] == 30.0 and kwargs["temperature"] == 0.0
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-oai")
+    gpt5 = prepare("r", "s", {"provider": "openai", "model": "gpt-5-mini"}).kwargs
+    assert (
+        gpt5["model"] == "openai/responses/gpt-5-mini"
+        and "temperature" not in gpt5
+        and gpt5["timeout"] == 45.0
+    )
+    monkeypatch.setenv("XAI_API_KEY", "sk-xai")
+    assert prepare("r", "s", {"provider": "xai", "model": "grok-4"}).kwargs["timeout"] == 60.0
+    custom = prepare(
+        "r", "s", {"provider": "openai", "model": "org/model", "base_url": "http://127.0.0.1:9/v1"}
+    )
+    assert custom.kwargs["model"] == "openai/org/model" and custom.response_mode == "json_schema"
