@@ -144,3 +144,14 @@ def test_progress_line_only_on_a_terminal():
     assert state.health.line().startswith(
         "Judge health: 0 parse failure(s), 0 clamped, 2 retried, 1 unscored"
     )
+
+
+def test_established_import_paths_still_work():
+    import osmosis_ai
+    from osmosis_ai import rubric_eval, rubric_types
+
+    assert rubric_eval.evaluate_rubric is osmosis_ai.evaluate_rubric
+    assert rubric_eval.MissingAPIKeyError is rubric_types.MissingAPIKeyError is osmosis_ai.MissingAPIKeyError
+    assert rubric_eval.DEFAULT_REQUEST_TIMEOUT_SECONDS == 30.0
+    assert rubric_eval.DEFAULT_API_KEY_ENV["google"] == "GEMINI_API_KEY"
+    assert set(rubric_types.RewardRubricRunResult.__annotations__) >= {"score", "explanation", "raw"}
