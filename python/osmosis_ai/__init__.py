@@ -33,6 +33,9 @@ if TYPE_CHECKING:
 _LAZY: dict[str, str] = {
     "osmosis_reward": "osmosis_ai.rewards",
     "osmosis_rubric": "osmosis_ai.rewards",
+    # The judge loads LiteLLM on first use.
+    "evaluate_rubric": "osmosis_ai.rubric",
+    "aevaluate_rubric": "osmosis_ai.rubric",
     # The rollout names load pydantic (and, for the client and server, httpx / FastAPI).
     **dict.fromkeys(
         [
@@ -56,6 +59,8 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = [
+    "aevaluate_rubric",
+    "evaluate_rubric",
     "CompletionsResult",
     "InitResponse",
     "MissingAPIKeyError",

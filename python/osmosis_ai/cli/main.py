@@ -31,6 +31,11 @@ COMMANDS: LazyCommands = {
         "dataset_group",
         "Check dataset files (JSONL, JSON, CSV, Parquet).",
     ),
+    "eval-rubric": (
+        "osmosis_ai.cli.eval_rubric",
+        "eval_rubric",
+        "Score JSONL records against a YAML rubric with an LLM judge.",
+    ),
 }
 
 

@@ -1,0 +1,503 @@
+"""``osmosis eval-rubric`` (YAML rubric configs) and ``osmosis eval rubric`` (inline rubric, newer spelling).
+
+Both judge JSONL records concurrently through the same engine, show progress on a terminal, print a
+judge-health line, and always write what finished — also when runs fail or Ctrl+C stops the session.
+The exit code is non-zero when any run was not scored (the established CLI exited 0 even then).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import os
+import signal
+import sys
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from osmosis_ai.errors import CLIError
+
+INTERRUPTED_EXIT = 130
+
+
+def _common_judge_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    options = [
+        click.option(
+            "--concurrency",
+            type=click.IntRange(min=1),
+            default=8,
+            show_default=True,
+            help="Judge calls in flight at once.",
+        ),
+        click.option(
+            "--base-url",
+            default=None,
+            help="OpenAI-compatible endpoint (default: OPENAI_BASE_URL and the like, else the provider).",
+        ),
+        click.option(
+            "--timeout",
+            type=click.FloatRange(min=0, min_open=True),
+            default=None,
+            help="Seconds per judge request (default per provider, 30 for most).",
+        ),
+        click.option(
+            "--max-retries",
+            type=click.IntRange(min=0),
+            default=None,
+            help="Retries on 429/5xx/timeouts per call (default 3, honouring Retry-After).",
+        ),
+        click.option("--temperature", type=float, default=None, help="Judge temperature (default 0)."),
+        click.option("--seed", type=int, default=None, help="Judge seed, where the provider accepts one."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _overrides(
+    base_url: str | None,
+    timeout: float | None,
+    max_retries: int | None,
+    temperature: float | None,
+    seed: int | None,
+) -> dict[str, Any]:
+    return {
+        "base_url": base_url,
+        "timeout": timeout,
+        "max_retries": max_retries,
+        "temperature": temperature,
+        "seed": seed,
+    }
+
+
+def _run_engine(jobs: Iterable[Any], total: int, concurrency: int, log_path: Path | None) -> Any:
+    from osmosis_ai.rubric.engine import EngineState, Progress, run_jobs
+
+    state = EngineState(total=total)
+
+    async def main() -> None:
+        loop = asyncio.get_running_loop()
+        task = asyncio.ensure_future(
+            run_jobs(jobs, state, concurrency=concurrency, log_path=log_path, progress=Progress(total))
+        )
+
+        def on_sigint() -> None:
+            # First Ctrl+C: stop taking jobs and cancel those in flight; a second one is a hard interrupt.
+            state.interrupted = True
+            task.cancel()
+            loop.remove_signal_handler(signal.SIGINT)
+
+        # Not the main thread, or no signal support: KeyboardInterrupt still ends the run (caught below).
+        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+            loop.add_signal_handler(signal.SIGINT, on_sigint)
+        try:
+            await task
+        except asyncio.CancelledError:
+            if not state.interrupted:
+                raise
+
+    try:
+        asyncio.run(main())
+    except KeyboardInterrupt:
+        state.interrupted = True
+    except Exception as exc:  # a bug of ours must not cost the runs already finished: report, then fail
+        if os.environ.get("OSMOSIS_DEBUG"):
+            import traceback
+
+            traceback.print_exc()
+        state.session_error = f"{type(exc).__name__}: {exc}"
+    return state
+
+
+def _load_function(spec: str) -> Callable[..., Any]:
+    module_name, _, attribute = spec.partition(":")
+    if not module_name or not attribute:
+        raise CLIError(f"--function expects MODULE:ATTRIBUTE, got '{spec}'.")
+    if str(Path.cwd()) not in sys.path:
+        sys.path.insert(0, str(Path.cwd()))
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise CLIError(f"Cannot import module '{module_name}' for --function: {exc}") from None
+    func = getattr(module, attribute, None)
+    if not callable(func):
+        raise CLIError(f"Module '{module_name}' has no callable '{attribute}'.")
+    return func
+
+
+def _finish(state: Any, output_path: Path | None, echo: Callable[[str], None]) -> None:
+    if output_path is not None:
+        echo(f"Wrote evaluation results to {output_path}")
+    if state.interrupted:
+        click.echo(
+            f"Evaluation cancelled by user after {state.health.runs} of {state.total} run(s); "
+            "finished runs were written.",
+            err=True,
+        )
+        sys.exit(INTERRUPTED_EXIT)
+    if state.session_error:
+        raise CLIError(f"The session stopped early ({state.session_error}); finished runs were written.")
+    failed = state.health.errors + state.health.unscored
+    if failed:
+        raise CLIError(
+            f"{failed} of {state.health.runs} evaluation(s) produced no score "
+            f"({state.health.errors} error(s), {state.health.unscored} unscored); "
+            "see the results for details."
+        )
+
+
+@click.command("eval-rubric")
+@click.option("-r", "--rubric", "rubric_id", required=True, help="Rubric id declared in the config.")
+@click.option(
+    "-d",
+    "--data",
+    "data_path",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="JSONL records (rubric_id, solution_str, ...).",
+)
+@click.option("-n", "--number", type=int, default=1, show_default=True, help="Runs per record.")
+@click.option(
+    "-c",
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Rubric YAML (default: rubric_configs.yaml next to the data, in ., or in ./examples).",
+)
+@click.option(
+    "-o",
+    "--output",
+    "output_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Results file (with a suffix) or directory (default: ~/.cache/osmosis/eval_result/<rubric>/).",
+)
+@click.option(
+    "-b",
+    "--baseline",
+    "baseline_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="A previous results JSON to compare with.",
+)
+@click.option(
+    "-f",
+    "--function",
+    "function_spec",
+    default=None,
+    help="MODULE:ATTR of an @osmosis_rubric function to score with instead of the config's judge.",
+)
+@_common_judge_options
+def eval_rubric(
+    rubric_id: str,
+    data_path: Path,
+    number: int,
+    config_path: Path | None,
+    output_path: Path | None,
+    baseline_path: Path | None,
+    function_spec: str | None,
+    concurrency: int,
+    base_url: str | None,
+    timeout: float | None,
+    max_retries: int | None,
+    temperature: float | None,
+    seed: int | None,
+) -> None:
+    """Score JSONL records against a rubric from a YAML config with an LLM judge."""
+    from osmosis_ai.errors import DatasetFormatError
+    from osmosis_ai.rubric.config import find_config, load_rubric_configs
+    from osmosis_ai.rubric.judge import ensure_api_key_available
+    from osmosis_ai.rubric.records import load_rubric_records
+    from osmosis_ai.rubric.report import (
+        baseline_comparison,
+        build_payload,
+        load_baseline,
+        print_report,
+        resolve_output_path,
+        write_json,
+    )
+    from osmosis_ai.rubric.runner import build_jobs
+
+    rubric_id = rubric_id.strip()
+    if not rubric_id:
+        raise CLIError("Rubric identifier cannot be empty.")
+    if number < 1:
+        raise CLIError("Number of runs must be a positive integer.")
+    if not data_path.exists():
+        raise CLIError(f"Data path '{data_path}' does not exist.")
+    if data_path.is_dir():
+        raise CLIError(f"Expected a JSONL file but received directory '{data_path}'.")
+    config = find_config(data_path, config_path)
+    entries = load_rubric_configs(config)
+    if rubric_id not in entries:
+        available = ", ".join(sorted(entries)) or "none"
+        raise CLIError(f"Rubric '{rubric_id}' was not found in {config}. Available: {available}")
+    entry = entries[rubric_id]
+    overrides = _overrides(base_url, timeout, max_retries, temperature, seed)
+    function = _load_function(function_spec) if function_spec else None
+    model_info = {**entry.model_info, **{k: v for k, v in overrides.items() if v is not None}}
+    if function is None:
+        ensure_api_key_available(model_info)
+    try:
+        records, others, unlabelled = load_rubric_records(data_path, rubric_id)
+    except DatasetFormatError as exc:
+        raise CLIError(str(exc)) from None
+    if not records:
+        raise CLIError(f"No records in '{data_path}' reference rubric '{rubric_id}'.")
+    baseline = load_baseline(baseline_path) if baseline_path else None
+    out, identifier = resolve_output_path(output_path, rubric_id)
+
+    echo = click.echo
+    echo(
+        f"Rubric '{rubric_id}' ({entry.source_label}) -> "
+        f"provider '{model_info.get('provider') or '<unknown>'}' "
+        f"model '{model_info.get('model') or '<unspecified>'}'"
+    )
+    echo(f"Loaded {len(records)} matching record(s) from {data_path}")
+    if others or unlabelled:
+        echo(f"Skipped {others} record(s) of other rubrics and {unlabelled} without a rubric_id")
+    echo(f"Running {number} evaluation(s) per record, {concurrency} at a time")
+    echo("")
+    log_path = out.with_name(out.name + ".partial.jsonl")
+    jobs = build_jobs(entry, records, number, overrides=overrides, function=function)
+    state = _run_engine(jobs, len(records) * number, concurrency, log_path)
+    payload = build_payload(
+        rubric_id=rubric_id,
+        source_label=entry.source_label,
+        model_info=model_info,
+        number=number,
+        config_path=config,
+        data_path=data_path,
+        records=records,
+        state=state,
+        identifier=identifier,
+        concurrency=concurrency,
+        baseline=None,
+    )
+    if baseline is not None and baseline_path is not None:
+        payload["baseline_comparison"] = baseline_comparison(
+            baseline_path, baseline, payload["overall_statistics"]
+        )
+    write_json(out, payload)
+    log_path.unlink(missing_ok=True)
+    print_report(payload, echo)
+    echo(state.health.line())
+    _finish(state, out, echo)
+
+
+# --- `osmosis eval rubric` ----------------------------------------------------------------------------------
+
+_INFERRED_PROVIDERS = (
+    ("gpt-", "openai"),
+    ("o1", "openai"),
+    ("o3", "openai"),
+    ("o4", "openai"),
+    ("claude", "anthropic"),
+    ("gemini", "gemini"),
+    ("grok", "xai"),
+)
+
+
+def _split_model(model: str, base_url: str | None) -> tuple[str, str]:
+    model = model.strip()
+    if not model:
+        raise CLIError("--model cannot be empty.")
+    if "/" in model:
+        provider, _, name = model.partition("/")
+        return provider.lower(), name
+    for prefix, provider in _INFERRED_PROVIDERS:
+        if model.lower().startswith(prefix):
+            return provider, model
+    if base_url or any(os.environ.get(n, "").strip() for n in ("OPENAI_BASE_URL", "OPENAI_API_BASE")):
+        return "openai", model  # any OpenAI-compatible server
+    raise CLIError(f"Cannot infer the provider of model '{model}'; use PROVIDER/MODEL (e.g. openai/{model}).")
+
+
+def _read_rubric(text: str) -> str:
+    if text.startswith("@"):
+        path = Path(text[1:])
+        if not path.exists():
+            raise CLIError(f"Rubric file '{path}' does not exist.")
+        if path.is_dir():
+            raise CLIError(f"Rubric file '{path}' is a directory.")
+        text = path.read_text(encoding="utf-8")
+        if not text.strip():
+            raise CLIError(f"Rubric file '{path}' is empty.")
+    if not text.strip():
+        raise CLIError("Rubric cannot be empty.")
+    return text
+
+
+def _chat_output_path(raw: str | None) -> Path | None:
+    if raw is None:
+        return None
+    output = Path(raw)  # Path() drops a trailing separator, which means "a directory" here
+    if raw.endswith(("/", os.sep)) or output.is_dir():
+        output.mkdir(parents=True, exist_ok=True)
+        return output / "rubric_eval_result.json"
+    output.parent.mkdir(parents=True, exist_ok=True)
+    return output
+
+
+@click.command("rubric")
+@click.option(
+    "-d",
+    "--data",
+    "data_path",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="JSONL records: 'messages' (last assistant message is judged) or 'solution_str'.",
+)
+@click.option(
+    "-r", "--rubric", "rubric_text", required=True, help="Rubric text, or @FILE to read it from a file."
+)
+@click.option("--model", required=True, help="Judge model in LiteLLM form, e.g. openai/gpt-4o-mini.")
+@click.option("-n", "--number", type=int, default=1, show_default=True, help="Runs per record.")
+@click.option(
+    "-o",
+    "--output",
+    "output_path",
+    type=click.Path(),
+    default=None,
+    help="Results JSON file, or a directory for rubric_eval_result.json.",
+)
+@click.option("--api-key", default=None, help="Deprecated: set the provider's API key variable instead.")
+@click.option("--score-min", type=float, default=0.0, show_default=True)
+@click.option("--score-max", type=float, default=1.0, show_default=True)
+@_common_judge_options
+def eval_rubric_inline(
+    data_path: Path,
+    rubric_text: str,
+    model: str,
+    number: int,
+    output_path: str | None,
+    api_key: str | None,
+    score_min: float,
+    score_max: float,
+    concurrency: int,
+    base_url: str | None,
+    timeout: float | None,
+    max_retries: int | None,
+    temperature: float | None,
+    seed: int | None,
+) -> None:
+    """Score JSONL conversations against an inline rubric with an LLM judge."""
+    from osmosis_ai.errors import DatasetFormatError
+    from osmosis_ai.rubric.config import RubricEntry
+    from osmosis_ai.rubric.judge import DEFAULT_API_KEY_ENV, ensure_api_key_available
+    from osmosis_ai.rubric.records import load_chat_records
+    from osmosis_ai.rubric.report import write_json
+    from osmosis_ai.rubric.runner import build_jobs
+
+    if number < 1:
+        raise CLIError("Number of runs must be a positive integer.")
+    if score_max <= score_min:
+        raise CLIError("--score-max must be greater than --score-min.")
+    if not data_path.exists():
+        raise CLIError(f"Data path '{data_path}' does not exist.")
+    if data_path.is_dir():
+        raise CLIError(f"Expected a JSONL file but received directory '{data_path}'.")
+    rubric = _read_rubric(rubric_text)
+    provider, name = _split_model(model, base_url)
+    model_info: dict[str, Any] = {"provider": provider, "model": name}
+    if api_key:
+        click.echo(
+            "DEPRECATION: --api-key is deprecated; set the provider's API key variable instead.", err=True
+        )
+        model_info["api_key"] = api_key
+    elif provider not in DEFAULT_API_KEY_ENV:
+        model_info["api_key_env"] = f"{provider.upper()}_API_KEY"
+    overrides = _overrides(base_url, timeout, max_retries, temperature, seed)
+    ensure_api_key_available({**model_info, **overrides})
+    try:
+        records = load_chat_records(data_path)
+    except DatasetFormatError as exc:
+        raise CLIError(str(exc)) from None
+    out = _chat_output_path(output_path)
+    entry = RubricEntry(
+        id="rubric",
+        rubric=rubric,
+        model_info=model_info,
+        score_min=score_min,
+        score_max=score_max,
+        source_label="--rubric",
+    )
+    echo = click.echo
+    echo(f"Model: {provider}/{name}")
+    echo(f"Evaluated {len(records)} record(s) from {data_path}")
+    echo(f"Runs per record: {number}")
+    log_path = out.with_name(out.name + ".partial.jsonl") if out else None
+    jobs = build_jobs(entry, records, number, overrides=overrides)
+    state = _run_engine(jobs, len(records) * number, concurrency, log_path)
+    payload = _chat_payload(f"{provider}/{name}", rubric, data_path, number, records, state)
+    if out is not None:
+        write_json(out, payload)
+        if log_path is not None:
+            log_path.unlink(missing_ok=True)
+    _print_chat_report(payload, echo)
+    echo(state.health.line())
+    _finish(state, out, echo)
+
+
+def _chat_payload(
+    model: str, rubric: str, data_path: Path, number: int, records: list[Any], state: Any
+) -> dict[str, Any]:
+    import datetime as _dt
+
+    from osmosis_ai.rubric.engine import calculate_statistics
+
+    rows, all_scores, unscored_total = [], [], 0
+    for index, record in enumerate(records, start=1):
+        runs = [state.results.get(index, {})[k] for k in sorted(state.results.get(index, {}))]
+        scores = [r.score for r in runs if r.status == "success"]
+        unscored = sum(r.status == "unscored" for r in runs)
+        all_scores += scores
+        unscored_total += unscored
+        rows.append(
+            {
+                "index": index,
+                "label": record.label,
+                "scores": scores,
+                "explanations": [r.explanation for r in runs if r.status == "success"],
+                "errors": [r.error for r in runs if r.status != "success"],
+                "statistics": calculate_statistics(scores, len(runs), unscored),
+                "runs": [{k: v for k, v in r.as_json().items() if k != "raw"} for r in runs],
+            }
+        )
+    return {
+        "generated_at": _dt.datetime.now(_dt.timezone.utc).isoformat(),
+        "model": model,
+        "rubric": rubric,
+        "data_path": str(data_path),
+        "number": number,
+        "overall_statistics": calculate_statistics(all_scores, state.health.runs, unscored_total),
+        "records": rows,
+        "judge_health": state.health.as_json(),
+        "interrupted": state.interrupted,
+    }
+
+
+def _print_chat_report(payload: dict[str, Any], echo: Callable[[str], None]) -> None:
+    for row in payload["records"]:
+        echo(f"[{row['label']}]")
+        for run in row["runs"]:
+            if run["status"] == "success":
+                echo(f"  Run {run['run_index']:02d}: score={run['score']:.4f}")
+                echo(f"    explanation: {run['explanation'] or '(none)'}")
+            else:
+                echo(f"  Run {run['run_index']:02d}: ERROR: {run['error']}")
+        stats = row["statistics"]
+        if stats["success_count"] > 1:
+            echo(
+                f"  average={stats['average']:.4f} stdev={stats['stdev']:.4f} "
+                f"min={stats['min']:.4f} max={stats['max']:.4f}"
+            )
+    stats = payload["overall_statistics"]
+    echo("Overall Statistics:")
+    for key in ("average", "stdev", "min", "max"):
+        echo(f"  {key}: {stats[key]:.4f}")

@@ -1,0 +1,230 @@
+"""JSONL records for ``eval-rubric`` and ``eval rubric``.
+
+All file reading goes through :func:`read_jsonl` so it can later be pointed at the Rust dataset engine.
+Every error names the file, the 1-based line and the field, and says what was expected.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from osmosis_ai.errors import DatasetFormatError, DatasetParseError, DatasetValidationError
+
+__all__ = ["RubricRecord", "load_chat_records", "load_rubric_records", "read_jsonl"]
+
+
+@dataclass
+class RubricRecord:
+    """One record to judge, with where it came from."""
+
+    line: int
+    data: dict[str, Any]
+    solution_str: str
+    label: str
+    record_id: str
+    ground_truth: str | None = None
+    original_input: str | None = None
+    metadata: dict[str, Any] | None = None
+    extra_info: dict[str, Any] = field(default_factory=dict)
+    score_min: float | None = None
+    score_max: float | None = None
+
+
+def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yields ``(line_number, object)`` for every non-blank line of a JSONL file.
+
+    Raises:
+        DatasetParseError: A line is not JSON, or not a JSON object.
+
+    Example:
+        >>> for line, row in read_jsonl(Path("records.jsonl")):  # doctest: +SKIP
+        ...     print(line, row["solution_str"])
+    """
+    with path.open("r", encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                value = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DatasetParseError(
+                    f"{path}:{number}: invalid JSON ({exc.msg} at column {exc.colno})",
+                    path=str(path),
+                    line=number,
+                ) from None
+            if not isinstance(value, dict):
+                raise DatasetParseError(
+                    f"{path}:{number}: expected a JSON object, got {type(value).__name__}",
+                    path=str(path),
+                    line=number,
+                )
+            yield number, value
+
+
+def _check_path(path: Path) -> None:
+    if not path.exists():
+        raise DatasetFormatError(f"Data path '{path}' does not exist.", path=str(path))
+    if path.is_dir():
+        raise DatasetFormatError(f"Expected a JSONL file but received directory '{path}'.", path=str(path))
+
+
+def _bad(path: Path, line: int, key: str, expected: str, value: Any) -> DatasetValidationError:
+    got = "null" if value is None else type(value).__name__
+    return DatasetValidationError(
+        f"{path}:{line}: field '{key}' must be {expected}, got {got}", path=str(path), line=line, field=key
+    )
+
+
+def _optional_text(path: Path, line: int, data: dict[str, Any], key: str) -> str | None:
+    value = data.get(key)
+    if value is None or isinstance(value, str):
+        return value
+    raise _bad(path, line, key, "a string", value)
+
+
+def _optional_number(path: Path, line: int, data: dict[str, Any], key: str) -> float | None:
+    value = data.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _bad(path, line, key, "a number", value)
+    return float(value)
+
+
+def _optional_object(path: Path, line: int, data: dict[str, Any], key: str) -> dict[str, Any] | None:
+    value = data.get(key)
+    if value is None or isinstance(value, dict):
+        return value
+    raise _bad(path, line, key, "a JSON object", value)
+
+
+def _identity(data: dict[str, Any], index: int) -> tuple[str, str]:
+    conversation = data.get("conversation_id")
+    label = (
+        conversation.strip() if isinstance(conversation, str) and conversation.strip() else f"record[{index}]"
+    )
+    raw_id = data.get("id")
+    if isinstance(raw_id, str) and raw_id.strip():
+        return label, raw_id.strip()
+    return label, (str(raw_id) if raw_id is not None else label)
+
+
+def load_rubric_records(path: Path, rubric_id: str) -> tuple[list[RubricRecord], int, int]:
+    """Records of ``rubric_id`` (matched case-insensitively) from an ``eval-rubric`` JSONL file.
+
+    Only matching records are validated (the established CLI rejected the whole file for a bad record of
+    another rubric).
+
+    Returns:
+        ``(records, other_rubric_count, no_rubric_id_count)``.
+
+    Raises:
+        DatasetFormatError: The file is missing, empty or malformed, or a matching record is invalid.
+
+    Example:
+        >>> records, _, _ = load_rubric_records(Path("records.jsonl"), "helpfulness")  # doctest: +SKIP
+    """
+    _check_path(path)
+    wanted = rubric_id.strip().lower()
+    records: list[RubricRecord] = []
+    others = unlabelled = seen = 0
+    for line, data in read_jsonl(path):
+        seen += 1
+        rid = data.get("rubric_id")
+        if not isinstance(rid, str) or not rid.strip():
+            unlabelled += 1
+            continue
+        if rid.strip().lower() != wanted:
+            others += 1
+            continue
+        solution = data.get("solution_str")
+        if not isinstance(solution, str) or not solution.strip():
+            raise _bad(path, line, "solution_str", "a non-empty string", solution)
+        extra_info = _optional_object(path, line, data, "extra_info") or {}
+        original = _optional_text(path, line, data, "original_input")
+        if original is None and isinstance(extra_info.get("original_input"), str):
+            original = extra_info["original_input"]
+        label, record_id = _identity(data, len(records) + 1)
+        records.append(
+            RubricRecord(
+                line=line,
+                data=data,
+                solution_str=solution,
+                label=label,
+                record_id=record_id,
+                ground_truth=_optional_text(path, line, data, "ground_truth"),
+                original_input=original,
+                metadata=_optional_object(path, line, data, "metadata"),
+                extra_info=extra_info,
+                score_min=_optional_number(path, line, data, "score_min"),
+                score_max=_optional_number(path, line, data, "score_max"),
+            )
+        )
+    if seen == 0:
+        raise DatasetFormatError(f"No JSON records found in '{path}'.", path=str(path))
+    return records, others, unlabelled
+
+
+def _last_assistant_text(messages: Any) -> str | None:
+    if not isinstance(messages, list):
+        return None
+    for message in reversed(messages):
+        if not isinstance(message, dict) or message.get("role") != "assistant":
+            continue
+        content = message.get("content")
+        if isinstance(content, list):
+            parts = [p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text"]
+            content = "".join(part for part in parts if isinstance(part, str))
+        return content if isinstance(content, str) and content.strip() else None
+    return None
+
+
+def load_chat_records(path: Path) -> list[RubricRecord]:
+    """Records for ``eval rubric``: the candidate is the last assistant message, else ``solution_str``.
+
+    Raises:
+        DatasetFormatError: The file is missing or empty, or a record has no candidate text.
+
+    Example:
+        >>> [r.solution_str for r in load_chat_records(Path("chats.jsonl"))]  # doctest: +SKIP
+        ['Hello!']
+    """
+    _check_path(path)
+    records: list[RubricRecord] = []
+    for line, data in read_jsonl(path):
+        candidate = _last_assistant_text(data.get("messages"))
+        if candidate is None:
+            legacy = data.get("solution_str")
+            if not isinstance(legacy, str) or not legacy.strip():
+                raise DatasetValidationError(
+                    f"{path}:{line}: no candidate text: expected a non-empty last 'assistant' message in "
+                    "'messages' or a non-empty 'solution_str' string",
+                    path=str(path),
+                    line=line,
+                    field="messages",
+                )
+            candidate = legacy
+        index = len(records) + 1
+        raw_label = data.get("id", data.get("conversation_id"))
+        label = (
+            str(raw_label).strip() if raw_label is not None and str(raw_label).strip() else f"record[{index}]"
+        )
+        records.append(
+            RubricRecord(
+                line=line,
+                data=data,
+                solution_str=candidate,
+                label=label,
+                record_id=label,
+                ground_truth=_optional_text(path, line, data, "ground_truth"),
+                original_input=_optional_text(path, line, data, "original_input"),
+                metadata=_optional_object(path, line, data, "metadata"),
+            )
+        )
+    if not records:
+        raise DatasetFormatError(f"No JSON records found in '{path}'.", path=str(path))
+    return records

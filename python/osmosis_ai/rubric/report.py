@@ -1,0 +1,243 @@
+"""eval-rubric results: output paths, the results JSON (established schema + judge health), the console
+report, and baseline comparison."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from osmosis_ai.errors import CLIError
+from osmosis_ai.rubric.engine import EngineState, calculate_statistics
+from osmosis_ai.rubric.records import RubricRecord
+
+__all__ = [
+    "CACHE_ROOT_ENV",
+    "baseline_comparison",
+    "build_payload",
+    "default_cache_root",
+    "load_baseline",
+    "print_report",
+    "resolve_output_path",
+    "write_json",
+]
+
+CACHE_ROOT_ENV = "OSMOSIS_EVAL_RESULT_DIR"
+COMPARED_KEYS = ("average", "variance", "stdev", "min", "max", "success_count", "failure_count", "total_runs")
+COUNT_KEYS = {"success_count", "failure_count", "total_runs", "unscored_count"}
+
+
+def default_cache_root() -> Path:
+    """``~/.cache/osmosis/eval_result`` (resolved at call time; ``OSMOSIS_EVAL_RESULT_DIR`` overrides)."""
+    override = os.environ.get(CACHE_ROOT_ENV, "").strip()
+    return Path(override) if override else Path.home() / ".cache" / "osmosis" / "eval_result"
+
+
+def _rubric_folder(rubric_id: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_-]", "_", rubric_id).strip("_").lower() or "rubric"
+
+
+def resolve_output_path(output: Path | None, rubric_id: str) -> tuple[Path, str | None]:
+    """The results file and, when its name was generated, the identifier in it. Creates directories."""
+    identifier = str(int(time.time()))
+    if output is None:
+        folder = default_cache_root() / _rubric_folder(rubric_id)
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder / f"rubric_eval_result_{identifier}.json", identifier
+    if output.suffix and not output.is_dir():
+        output.parent.mkdir(parents=True, exist_ok=True)
+        return output, None
+    if output.exists() and not output.is_dir():
+        raise CLIError(
+            f"Output path '{output}' exists and is a file; expected a directory (it has no suffix)."
+        )
+    if output.suffix and output.is_dir():
+        raise CLIError(f"Output path '{output}' is a directory.")
+    output.mkdir(parents=True, exist_ok=True)
+    return output / f"rubric_eval_result_{identifier}.json", identifier
+
+
+def load_baseline(path: Path) -> dict[str, float]:
+    """The statistics of a previous results file (its ``overall_statistics``, or a top-level summary)."""
+    if not path.exists():
+        raise CLIError(f"Baseline path '{path}' does not exist.")
+    if path.is_dir():
+        raise CLIError(f"Baseline path '{path}' is a directory; expected a results JSON file.")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise CLIError(f"{path}:{exc.lineno}: baseline is not valid JSON ({exc.msg})") from None
+    if not isinstance(data, dict):
+        raise CLIError(f"Baseline '{path}' must be a JSON object.")
+    stats = data.get("overall_statistics")
+    if not isinstance(stats, dict):
+        if all(k in data for k in ("average", "variance", "stdev")):
+            stats = data
+        else:
+            raise CLIError(
+                f"Baseline '{path}' has no 'overall_statistics' object (nor average/variance/stdev)."
+            )
+    numbers: dict[str, float] = {}
+    for key, value in stats.items():
+        if isinstance(value, bool):
+            continue
+        try:
+            numbers[key] = float(value)
+        except (TypeError, ValueError):
+            continue
+    if not numbers:
+        raise CLIError(f"Baseline '{path}' has no numeric statistics.")
+    return numbers
+
+
+def baseline_comparison(source: Path, baseline: dict[str, float], current: dict[str, Any]) -> dict[str, Any]:
+    deltas = {k: float(current[k]) - v for k, v in baseline.items() if k in current}
+    return {"source_path": str(source), "baseline_statistics": baseline, "delta_statistics": deltas}
+
+
+def _record_rows(records: list[RubricRecord], state: EngineState) -> list[dict[str, Any]]:
+    rows = []
+    for index, record in enumerate(records, start=1):
+        runs = [state.results.get(index, {})[k] for k in sorted(state.results.get(index, {}))]
+        scores = [r.score for r in runs if r.status == "success" and r.score is not None]
+        unscored = sum(r.status == "unscored" for r in runs)
+        rows.append(
+            {
+                "id": record.record_id,
+                "record_index": index,
+                "conversation_id": record.label,
+                "input_record": record.data,
+                "statistics": calculate_statistics(scores, len(runs), unscored),
+                "runs": [r.as_json() for r in runs],
+            }
+        )
+    return rows
+
+
+def build_payload(
+    *,
+    rubric_id: str,
+    source_label: str,
+    model_info: dict[str, Any],
+    number: int,
+    config_path: Path | None,
+    data_path: Path,
+    records: list[RubricRecord],
+    state: EngineState,
+    identifier: str | None,
+    concurrency: int,
+    baseline: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The results document: the established keys in their order, then ours."""
+    rows = _record_rows(records, state)
+    all_runs = [run for row in rows for run in row["runs"]]
+    scores = [r["score"] for r in all_runs if r["status"] == "success" and r["score"] is not None]
+    unscored = sum(r["status"] == "unscored" for r in all_runs)
+    payload: dict[str, Any] = {
+        "generated_at": _dt.datetime.now(_dt.timezone.utc).isoformat(),
+        "rubric_id": rubric_id,
+        "rubric_source": source_label,
+        "provider": model_info.get("provider") or "<unknown>",
+        "model": model_info.get("model") or "<unspecified>",
+        "number": number,
+        "config_path": str(config_path) if config_path else None,
+        "data_path": str(data_path),
+        "overall_statistics": calculate_statistics(scores, len(all_runs), unscored),
+        "records": rows,
+    }
+    if identifier is not None:
+        payload["output_identifier"] = identifier
+    if baseline is not None:
+        payload["baseline_comparison"] = baseline
+    payload["judge_health"] = state.health.as_json()
+    payload["concurrency"] = concurrency
+    payload["planned_runs"] = state.total
+    payload["completed_runs"] = len(all_runs)
+    payload["interrupted"] = state.interrupted
+    if state.session_error:
+        payload["session_error"] = state.session_error
+    return payload
+
+
+def write_json(path: Path, payload: dict[str, Any]) -> None:
+    """Writes atomically (temp file + rename), so a crash never leaves a half-written results file."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(payload, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _indent(text: str, first: str, rest: str) -> str:
+    lines = str(text).splitlines() or [""]
+    return "\n".join([first + lines[0], *(rest + line for line in lines[1:])])
+
+
+def _fmt(value: Any, places: int = 4) -> str:
+    return "n/a" if value is None else f"{float(value):.{places}f}"
+
+
+def _summary_lines(stats: dict[str, Any], indent: str) -> list[str]:
+    has = stats["success_count"] > 0
+    return [
+        f"{indent}Summary:",
+        f"{indent}  total: {stats['total_runs']}  successes: {stats['success_count']}  "
+        f"failures: {stats['failure_count']} (unscored: {stats['unscored_count']})",
+        f"{indent}  average: {_fmt(stats['average'] if has else None)}  variance: "
+        f"{_fmt(stats['variance'] if has else None, 6)}  stdev: {_fmt(stats['stdev'] if has else None)}  "
+        f"min: {_fmt(stats['min'] if has else None)}  max: {_fmt(stats['max'] if has else None)}",
+    ]
+
+
+def report_lines(payload: dict[str, Any]) -> list[str]:
+    """The per-record console report of a results document."""
+    lines: list[str] = []
+    for row in payload["records"]:
+        lines.append(f"[{row['conversation_id']}]")
+        for run in row["runs"]:
+            lines.append(f"  Run {run['run_index']:02d} [{run['status'].upper()}]")
+            if run["status"] == "success":
+                score = _fmt(run["score"])
+                if run.get("clamped"):
+                    score += f" (judge said {run['raw_score']}, clamped)"
+                lines.append(f"    score: {score}")
+                if run.get("preview"):
+                    lines.append(_indent(run["preview"], "    preview: ", "      "))
+                lines.append(
+                    _indent(
+                        run.get("explanation") or "(no explanation provided)", "    explanation: ", "      "
+                    )
+                )
+            else:
+                lines.append(_indent(run.get("error") or "unknown error", "    error: ", "      "))
+            lines.append(f"    duration: {run['duration_seconds']:.2f}s")
+            lines.append("")
+        stats = row["statistics"]
+        if stats["total_runs"] > 1 or stats["failure_count"]:
+            lines += _summary_lines(stats, "  ")
+            lines.append("")
+    lines += ["Overall:", *_summary_lines(payload["overall_statistics"], "  ")[1:]]
+    comparison = payload.get("baseline_comparison")
+    if comparison:
+        lines.append(f"Baseline comparison (source: {comparison['source_path']}):")
+        base, current = comparison["baseline_statistics"], payload["overall_statistics"]
+        for key in COMPARED_KEYS:
+            if key not in base or key not in current:
+                continue
+            if key in COUNT_KEYS:
+                b, c = int(base[key]), int(current[key])
+                lines.append(f"  {key:<12} baseline={b} current={c} delta={c - b:+d}")
+            else:
+                places = 6 if key == "variance" else 4
+                b, c = float(base[key]), float(current[key])
+                lines.append(
+                    f"  {key:<12} baseline={b:.{places}f} current={c:.{places}f} delta={c - b:+.{places}f}"
+                )
+    return lines
+
+
+def print_report(payload: dict[str, Any], echo: Any) -> None:
+    for line in report_lines(payload):
+        echo(line)

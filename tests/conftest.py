@@ -1,0 +1,52 @@
+"""Shared fixtures: real servers on 127.0.0.1 (scripted OpenAI-compatible, embedded SmolLM2)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from servers import ScriptedServer
+
+# LiteLLM must never try the network for its cost map during tests.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+
+@pytest.fixture
+def scripted(tmp_path: Path) -> Iterator[Callable[[dict[str, Any]], ScriptedServer]]:
+    """Starts scripted OpenAI-compatible servers for this test: ``server = scripted(plan)``."""
+    started: list[ScriptedServer] = []
+
+    def start(plan: dict[str, Any]) -> ScriptedServer:
+        server = ScriptedServer(plan, plan_dir=tmp_path).start()
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def local_model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """The embedded SmolLM2 server (xllamacpp, 1 thread), started once per test session."""
+    from osmosis_ai.llm.local_server import spawn_local_server
+
+    log = tmp_path_factory.mktemp("local-model") / "server.log"
+    server = spawn_local_server(threads=1, log_file=str(log))
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def judge_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No provider key or endpoint from the developer's shell leaks into a test."""
+    for name in list(os.environ):
+        if name.endswith(("_API_KEY", "_BASE_URL", "_API_BASE")):
+            monkeypatch.delenv(name, raising=False)

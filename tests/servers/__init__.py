@@ -1,0 +1,83 @@
+"""Real HTTP servers that tests start on 127.0.0.1 and stop again (no test reaches the internet)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+SCRIPT = Path(__file__).with_name("scripted_openai.py")
+
+
+class ScriptedServer:
+    """The scripted OpenAI-compatible server (``scripted_openai.py``) in a subprocess.
+
+    Example:
+        >>> with ScriptedServer({"default": {"score": 0.7}}) as server:
+        ...     server.base_url  # doctest: +SKIP
+        'http://127.0.0.1:40123/v1'
+    """
+
+    def __init__(self, plan: dict[str, Any] | None = None, plan_dir: Path | None = None) -> None:
+        self.plan = plan or {}
+        self.plan_dir = plan_dir
+        self.proc: subprocess.Popen[str] | None = None
+        self.port = 0
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def start(self) -> ScriptedServer:
+        args = [sys.executable, str(SCRIPT)]
+        if self.plan:
+            import tempfile
+
+            directory = self.plan_dir or Path(tempfile.mkdtemp(prefix="scripted-plan-"))
+            plan_file = directory / "plan.json"
+            plan_file.write_text(json.dumps(self.plan), encoding="utf-8")
+            args += ["--plan", str(plan_file)]
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line.startswith("READY "):
+            self.stop()
+            raise RuntimeError(f"scripted server did not start: {line!r}")
+        self.port = int(line.split()[1])
+        return self
+
+    def set_plan(self, plan: dict[str, Any]) -> None:
+        """Replaces the plan and forgets recorded requests."""
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{self.port}/_plan",
+            data=json.dumps(plan).encode(),
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(request, timeout=5) as response:
+            response.read()
+
+    def requests(self) -> list[dict[str, Any]]:
+        """The request bodies the server received, in order."""
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/_requests", timeout=5) as response:
+            return json.loads(response.read())
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+            if self.proc.stdout:
+                self.proc.stdout.close()
+            self.proc = None
+
+    def __enter__(self) -> ScriptedServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,165 @@
+"""A scripted OpenAI-compatible chat server for tests and benches (stdlib only, run as a subprocess).
+
+It answers ``POST /v1/chat/completions`` from a JSON plan, so tests can produce what a real model will not
+on demand: rate limits with ``Retry-After``, 5xx, hangs, unparseable replies, out-of-range scores, unknown
+models. Every request body it receives is kept and served back from ``GET /_requests``.
+
+Plan (JSON)::
+
+    {
+      "responses": [<spec>, ...],      # used in order, one per request, then "default"
+      "default": <spec>,
+      "by_model": {"<model>": <spec>}  # wins over the above for that model id
+    }
+
+A spec is a dict with any of: ``status`` (default 200), ``headers``, ``delay`` (seconds before answering),
+``score`` + ``explanation`` (reply content becomes that JSON object), ``content`` (verbatim reply content),
+``body`` (a verbatim JSON body, e.g. an error object), ``usage``.
+
+Usage: ``python scripted_openai.py --plan plan.json [--port 0]``; prints ``READY <port>`` when listening.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import socket
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+DEFAULT_SPEC: dict[str, Any] = {"score": 0.5, "explanation": "scripted default"}
+
+
+class _State:
+    def __init__(self, plan: dict[str, Any]) -> None:
+        self.lock = threading.Lock()
+        self.set_plan(plan)
+
+    def set_plan(self, plan: dict[str, Any]) -> None:
+        self.plan = plan
+        self.queue = list(plan.get("responses", []))
+        self.requests: list[dict[str, Any]] = []
+
+    def next_spec(self, body: dict[str, Any]) -> dict[str, Any]:
+        with self.lock:
+            self.requests.append(body)
+            by_model = self.plan.get("by_model", {})
+            if body.get("model") in by_model:
+                return by_model[body["model"]]
+            if self.queue:
+                return self.queue.pop(0)
+            return self.plan.get("default", DEFAULT_SPEC)
+
+
+def _completion_body(spec: dict[str, Any], model: str) -> dict[str, Any]:
+    if "content" in spec:
+        content = spec["content"]
+    else:
+        content = json.dumps({"score": spec.get("score", 0.5), "explanation": spec.get("explanation", "ok")})
+    usage = spec.get("usage", {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60})
+    return {
+        "id": "chatcmpl-scripted",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": model,
+        "choices": [
+            {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
+        ],
+        "usage": usage,
+    }
+
+
+def make_handler(state: _State) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:  # quiet
+            return
+
+        def setup(self) -> None:
+            super().setup()
+            # Headers and body go out in separate writes; without this, Nagle + delayed ACK add ~40 ms.
+            self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+        def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+            data = json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for key, value in (headers or {}).items():
+                self.send_header(key, str(value))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def _body(self) -> dict[str, Any]:
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b"{}"
+            return json.loads(raw or b"{}")
+
+        def do_GET(self) -> None:
+            if self.path == "/_requests":
+                with state.lock:
+                    self._send(200, state.requests)
+            elif self.path in ("/health", "/v1/models"):
+                self._send(200, {"status": "ok", "data": []})
+            else:
+                self._send(404, {"error": {"message": "not found"}})
+
+        def do_POST(self) -> None:
+            body = self._body()
+            if self.path == "/_plan":
+                with state.lock:
+                    state.set_plan(body)
+                self._send(200, {"ok": True})
+                return
+            if not self.path.rstrip("/").endswith("/chat/completions"):
+                self._send(404, {"error": {"message": f"no route {self.path}"}})
+                return
+            spec = state.next_spec(body)
+            if spec.get("delay"):
+                time.sleep(float(spec["delay"]))
+            status = int(spec.get("status", 200))
+            if "body" in spec:
+                payload = spec["body"]
+            elif status == 200:
+                payload = _completion_body(spec, str(body.get("model", "")))
+            else:
+                payload = {"error": {"message": spec.get("message", f"scripted {status}"), "code": status}}
+            # The client may have given up already (a timeout test).
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                self._send(status, payload, spec.get("headers"))
+
+    return Handler
+
+
+class _Server(ThreadingHTTPServer):
+    # The default backlog of 5 drops connections when a client opens 16 at once.
+    request_queue_size = 256
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--plan", help="JSON plan file (default: always score 0.5)")
+    parser.add_argument("--port", type=int, default=0)
+    args = parser.parse_args(argv)
+    plan = {}
+    if args.plan:
+        with open(args.plan, encoding="utf-8") as fh:
+            plan = json.load(fh)
+    server = _Server(("127.0.0.1", args.port), make_handler(_State(plan)))
+    server.daemon_threads = True
+    print(f"READY {server.server_address[1]}", flush=True)
+    try:
+        server.serve_forever(poll_interval=0.1)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

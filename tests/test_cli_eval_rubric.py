@@ -1,0 +1,544 @@
+"""`osmosis eval-rubric` and `osmosis eval rubric` end to end, against real servers on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from osmosis_ai.cli.main import main
+
+pytestmark = pytest.mark.usefixtures("judge_env")
+
+CONFIG = """\
+version: 1
+default_score_min: 0.0
+default_score_max: 1.0
+default_model_info:
+  provider: openai
+  model: judge-1
+  api_key: sk-test
+groups:
+  quality:
+    rubrics:
+      - id: polite
+        title: Politeness
+        rubric: Give 1.0 if the answer is polite.
+        system_prompt: Entry prompt.
+      - id: strict
+        rubric: Be strict.
+        score_max: 10
+        model_info: {provider: openai, model: strict-judge, api_key_env: STRICT_KEY}
+---
+version: 1
+other:
+  id: elsewhere
+  rubric: A rubric in a second document (document defaults do not carry over).
+  model_info: {provider: openai, model: judge-1, api_key: sk-test}
+"""
+
+
+def write_records(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def workspace(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OSMOSIS_EVAL_RESULT_DIR", str(tmp_path / "cache"))
+    (tmp_path / "rubric_configs.yaml").write_text(CONFIG, encoding="utf-8")
+    write_records(
+        tmp_path / "data.jsonl",
+        [
+            {
+                "rubric_id": "polite",
+                "solution_str": "Thank you!",
+                "conversation_id": "c1",
+                "metadata": {"k": 1},
+            },
+            {"rubric_id": "POLITE ", "solution_str": "Go away.", "id": 7, "ground_truth": "be nice"},
+            {"rubric_id": "strict", "solution_str": ""},  # invalid, but for another rubric: not our business
+            {"solution_str": "no rubric id"},
+        ],
+    )
+    return tmp_path
+
+
+def run_cli(*args: str) -> int:
+    return main(list(args))
+
+
+def test_eval_rubric_writes_results_in_the_established_schema(workspace, scripted, capsys):
+    server = scripted({"default": {"score": 0.75, "explanation": "fine"}})
+    code = run_cli(
+        "eval-rubric",
+        "-r",
+        "polite",
+        "-d",
+        "data.jsonl",
+        "-n",
+        "2",
+        "-o",
+        "out/res.json",
+        "--base-url",
+        server.base_url,
+        "--concurrency",
+        "3",
+        "--seed",
+        "5",
+    )
+    out = capsys.readouterr().out
+    assert code == 0
+    assert (
+        "Rubric 'polite' (" in out
+        and "rubric_configs.yaml:groups.quality.rubrics[0]) -> provider 'openai'" in out
+    )
+    assert "Loaded 2 matching record(s) from data.jsonl" in out
+    assert "Skipped 1 record(s) of other rubrics and 1 without a rubric_id" in out
+    assert "Judge health: 0 parse failure(s), 0 clamped, 0 retried, 0 unscored, 0 error(s)" in out
+    data = json.loads((workspace / "out" / "res.json").read_text())
+    assert list(data)[:10] == [
+        "generated_at",
+        "rubric_id",
+        "rubric_source",
+        "provider",
+        "model",
+        "number",
+        "config_path",
+        "data_path",
+        "overall_statistics",
+        "records",
+    ]
+    assert "output_identifier" not in data
+    assert data["overall_statistics"]["total_runs"] == 4 and data["overall_statistics"]["average"] == 0.75
+    first, second = data["records"]
+    assert (first["id"], first["conversation_id"], second["id"], second["conversation_id"]) == (
+        "c1",
+        "c1",
+        "7",
+        "record[2]",
+    )
+    assert second["input_record"]["ground_truth"] == "be nice"
+    assert [r["run_index"] for r in first["runs"]] == [1, 2]
+    assert first["runs"][0]["status"] == "success" and first["runs"][0]["raw"]["choices"]
+    assert data["judge_health"]["total_tokens"] == 240
+    assert not list((workspace / "out").glob("*.partial.jsonl"))
+    sent = server.requests()
+    assert len(sent) == 4 and all(r["seed"] == 5 for r in sent)
+    system = sent[0]["messages"][0]["content"]
+    assert system.startswith("Entry prompt.\n\nYou are an impartial reward judge.")
+    users = [r["messages"][1]["content"] for r in sent]
+    assert any('"dataset_metadata": {\n    "k": 1\n  }' in u for u in users)
+    assert any("<<<BEGIN_GROUND_TRUTH>>>\nbe nice" in u for u in users)
+
+
+def test_failed_run_still_writes_the_default_cache_file_and_exits_nonzero(workspace, scripted, capsys):
+    server = scripted({"default": {"status": 500, "message": "upstream exploded"}})
+    code = run_cli(
+        "eval-rubric", "-r", "polite", "-d", "data.jsonl", "--base-url", server.base_url, "--max-retries", "1"
+    )
+    captured = capsys.readouterr()
+    assert code == 1
+    assert "Error: 2 of 2 evaluation(s) produced no score (2 error(s), 0 unscored)" in captured.err
+    (written,) = (workspace / "cache" / "polite").glob("rubric_eval_result_*.json")
+    data = json.loads(written.read_text())
+    assert written.name == f"rubric_eval_result_{data['output_identifier']}.json"
+    runs = [run for record in data["records"] for run in record["runs"]]
+    assert [r["status"] for r in runs] == ["error", "error"]
+    assert all("upstream exploded" in r["error"] and r["attempts"] == 2 for r in runs)
+    assert data["overall_statistics"]["failure_count"] == 2 and data["judge_health"]["retries"] == 2
+    assert len(server.requests()) == 4
+
+
+def test_unscored_and_clamped_runs_are_counted_not_zeroed(workspace, scripted, capsys):
+    server = scripted({"default": {"score": 0.5}})
+    server.set_plan({"by_model": {}, "responses": [{"content": "not json"}] * 3, "default": {"score": 3}})
+    code = run_cli(
+        "eval-rubric",
+        "-r",
+        "polite",
+        "-d",
+        "data.jsonl",
+        "-o",
+        "o.json",
+        "--base-url",
+        server.base_url,
+        "--concurrency",
+        "1",
+    )
+    captured = capsys.readouterr()
+    assert code == 1 and "1 unscored" in captured.err
+    assert "Judge health: 3 parse failure(s), 1 clamped, 0 retried, 1 unscored, 0 error(s)" in captured.out
+    data = json.loads((workspace / "o.json").read_text())
+    first, second = (record["runs"][0] for record in data["records"])
+    assert (
+        first["status"] == "unscored"
+        and first["unscored_reason"] == "invalid_json"
+        and first["score"] is None
+    )
+    assert second["status"] == "success" and (second["raw_score"], second["score"], second["clamped"]) == (
+        3,
+        1,
+        True,
+    )
+    stats = data["overall_statistics"]
+    assert (stats["average"], stats["success_count"], stats["unscored_count"]) == (1.0, 1, 1)
+
+
+def test_output_directory_and_baseline(workspace, scripted, capsys):
+    server = scripted({"default": {"score": 0.5}})
+    assert (
+        run_cli(
+            "eval-rubric", "-r", "polite", "-d", "data.jsonl", "-o", "runs", "--base-url", server.base_url
+        )
+        == 0
+    )
+    (first,) = (workspace / "runs").glob("rubric_eval_result_*.json")
+    server.set_plan({"default": {"score": 0.9}})
+    capsys.readouterr()
+    assert (
+        run_cli(
+            "eval-rubric",
+            "-r",
+            "polite",
+            "-d",
+            "data.jsonl",
+            "-o",
+            "second.json",
+            "-b",
+            str(first),
+            "--base-url",
+            server.base_url,
+        )
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert f"Baseline comparison (source: {first}):" in out
+    assert "  average      baseline=0.5000 current=0.9000 delta=+0.4000" in out
+    assert "  total_runs   baseline=2 current=2 delta=+0" in out
+    comparison = json.loads((workspace / "second.json").read_text())["baseline_comparison"]
+    assert comparison["delta_statistics"]["average"] == pytest.approx(0.4)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-r", " ", "-d", "data.jsonl"], "Rubric identifier cannot be empty."),
+        (["-r", "polite", "-d", "data.jsonl", "-n", "0"], "Number of runs must be a positive integer."),
+        (["-r", "polite", "-d", "missing.jsonl"], "Data path 'missing.jsonl' does not exist."),
+        (["-r", "polite", "-d", "."], "Expected a JSONL file but received directory"),
+        (["-r", "nope", "-d", "data.jsonl"], "Available: elsewhere, polite, strict"),
+        (["-r", "strict", "-d", "data.jsonl"], "'STRICT_KEY' is not set"),
+        (["-r", "elsewhere", "-d", "data.jsonl"], "No records in 'data.jsonl' reference rubric 'elsewhere'."),
+        (
+            ["-r", "polite", "-d", "data.jsonl", "-b", "nothing.json"],
+            "Baseline path 'nothing.json' does not exist.",
+        ),
+        (
+            ["-r", "polite", "-d", "data.jsonl", "-c", "none.yaml"],
+            "Rubric config 'none.yaml' does not exist.",
+        ),
+    ],
+)
+def test_argument_errors(workspace, capsys, args, message):
+    assert run_cli("eval-rubric", *args) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("Error: ") and message in err and "Traceback" not in err
+    assert not (workspace / "cache").exists()
+
+
+def test_bad_matching_record_names_file_line_and_field(workspace, capsys):
+    write_records(
+        workspace / "bad.jsonl",
+        [
+            {"rubric_id": "polite", "solution_str": "ok"},
+            {"rubric_id": "polite", "solution_str": "ok", "score_min": "0"},
+        ],
+    )
+    assert run_cli("eval-rubric", "-r", "polite", "-d", "bad.jsonl") == 1
+    assert "bad.jsonl:2: field 'score_min' must be a number, got str" in capsys.readouterr().err
+    (workspace / "broken.jsonl").write_text('{"rubric_id": "polite", "solution_str": "ok"}\n\n{oops\n')
+    assert run_cli("eval-rubric", "-r", "polite", "-d", "broken.jsonl") == 1
+    assert "broken.jsonl:3: invalid JSON" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "message"),
+    [
+        (
+            "rubrics:\n  - id: a\n    rubric: x\n    model_info: {provider: openai, model: m}\n"
+            "  - id: a\n    rubric: y\n    model_info: {provider: openai, model: m}\n",
+            "entry 'rubrics[1]': duplicate rubric id 'a' (first at",
+        ),
+        ("rubrics:\n  - id: a\n    rubric: x\n    extra_info: {}\n", "must not include 'extra_info'"),
+        (
+            "version: 2\nrubrics:\n  - id: a\n    rubric: x\n    model_info: {provider: openai, model: m}\n",
+            "Unsupported rubric config version 2",
+        ),
+        (
+            "rubrics:\n  - id: a\n    rubric: x\n",
+            "(document 1), entry 'rubrics[0]': 'model_info' is required",
+        ),
+        ("rubrics: [\n", "invalid YAML"),
+        ("title: nothing here\n", "No rubric entries found"),
+    ],
+)
+def test_config_errors_name_document_and_entry(workspace, capsys, yaml_text, message):
+    (workspace / "bad.yaml").write_text(yaml_text)
+    assert run_cli("eval-rubric", "-r", "a", "-d", "data.jsonl", "-c", "bad.yaml") == 1
+    assert message in capsys.readouterr().err
+
+
+def test_rubric_function_receives_enriched_extra_info(workspace, capsys, monkeypatch):
+    dump = workspace / "seen.jsonl"
+    monkeypatch.setenv("SEEN_FILE", str(dump))
+    (workspace / "my_rubrics.py").write_text(
+        textwrap.dedent("""\
+        import json, os
+        from osmosis_ai import osmosis_rubric
+
+        @osmosis_rubric
+        def judge(solution_str: str, ground_truth: str | None, extra_info: dict) -> float:
+            with open(os.environ["SEEN_FILE"], "a") as fh:
+                fh.write(json.dumps(extra_info) + "\\n")
+            return 1.0 if "Thank" in solution_str else 0.25
+    """)
+    )
+    code = run_cli(
+        "eval-rubric", "-r", "polite", "-d", "data.jsonl", "-o", "fn.json", "-f", "my_rubrics:judge"
+    )
+    assert code == 0, capsys.readouterr().err
+    data = json.loads((workspace / "fn.json").read_text())
+    assert [r["runs"][0]["score"] for r in data["records"]] == [1.0, 0.25]
+    seen = [json.loads(line) for line in dump.read_text().splitlines()]
+    first = next(s for s in seen if s.get("dataset_metadata") == {"k": 1})
+    assert first["provider"] == "openai" and first["model"] == "judge-1" and first["api_key"] == "sk-test"
+    assert "api_key_env" not in first and first["rubric"] == "Give 1.0 if the answer is polite."
+    assert (first["score_min"], first["score_max"], first["system_prompt"]) == (0.0, 1.0, "Entry prompt.")
+    assert first["metadata"] == {"dataset_metadata": {"k": 1}}
+    assert first["model_info"]["system_prompt"] == "Entry prompt."
+
+
+def test_eval_rubric_inline_spelling(workspace, scripted, capsys, monkeypatch):
+    server = scripted({"default": {"score": 0.6, "explanation": "ok"}})
+    (workspace / "rubric.txt").write_text("Judge helpfulness.")
+    write_records(
+        workspace / "chat.jsonl",
+        [
+            {
+                "id": "a",
+                "messages": [
+                    {"role": "user", "content": "hi"},
+                    {"role": "assistant", "content": [{"type": "text", "text": "Hello!"}]},
+                ],
+            },
+            {"solution_str": "legacy"},
+        ],
+    )
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    code = run_cli(
+        "eval",
+        "rubric",
+        "-d",
+        "chat.jsonl",
+        "-r",
+        "@rubric.txt",
+        "--model",
+        "openai/judge-9",
+        "--api-key",
+        "sk-inline",
+        "-o",
+        "res/",
+        "-n",
+        "2",
+        "--score-max",
+        "2",
+    )
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "DEPRECATION" in captured.err
+    assert "Model: openai/judge-9" in captured.out and "Run 02: score=0.6000" in captured.out
+    data = json.loads((workspace / "res" / "rubric_eval_result.json").read_text())
+    assert [r["label"] for r in data["records"]] == ["a", "record[2]"]
+    assert data["records"][0]["scores"] == [0.6, 0.6] and data["overall_statistics"]["total_runs"] == 4
+    sent = server.requests()
+    assert all(r["model"] == "judge-9" for r in sent)
+    assert any("<<<BEGIN_CANDIDATE_OUTPUT>>>\nHello!" in r["messages"][1]["content"] for r in sent)
+    assert "between 0.0 and 2.0" in sent[0]["messages"][0]["content"]
+
+
+def test_eval_rubric_inline_errors(workspace, capsys):
+    write_records(workspace / "chat.jsonl", [{"messages": [{"role": "user", "content": "hi"}]}])
+    assert (
+        run_cli("eval", "rubric", "-d", "chat.jsonl", "-r", "x", "--model", "openai/m", "--api-key", "k") == 1
+    )
+    assert "chat.jsonl:1: no candidate text" in capsys.readouterr().err
+    assert run_cli("eval", "rubric", "-d", "chat.jsonl", "-r", "@nope.txt", "--model", "openai/m") == 1
+    assert "Rubric file 'nope.txt' does not exist." in capsys.readouterr().err
+    assert run_cli("eval", "rubric", "-d", "chat.jsonl", "-r", "x", "--model", "mystery") == 1
+    assert "Cannot infer the provider of model 'mystery'" in capsys.readouterr().err
+
+
+def test_ctrl_c_writes_finished_runs(workspace, scripted):
+    server = scripted({"default": {"score": 0.5, "delay": 0.2}})
+    write_records(
+        workspace / "many.jsonl", [{"rubric_id": "polite", "solution_str": f"a{i}"} for i in range(60)]
+    )
+    env = {**os.environ, "OSMOSIS_EVAL_RESULT_DIR": str(workspace / "cache")}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "osmosis_ai.cli.main",
+            "eval-rubric",
+            "-r",
+            "polite",
+            "-d",
+            "many.jsonl",
+            "-o",
+            "partial.json",
+            "--base-url",
+            server.base_url,
+            "--concurrency",
+            "2",
+        ],
+        cwd=workspace,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    log = workspace / "partial.json.partial.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (log.exists() and len(log.read_text().splitlines()) >= 2):
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "Evaluation cancelled by user after" in err
+    data = json.loads((workspace / "partial.json").read_text())
+    assert data["interrupted"] is True and 2 <= data["completed_runs"] < 60
+    assert data["overall_statistics"]["total_runs"] == data["completed_runs"]
+    assert not log.exists()
+
+
+def test_real_local_model_through_the_cli(workspace, local_model, capsys):
+    (workspace / "local.yaml").write_text(
+        textwrap.dedent(f"""\
+        rubrics:
+          - id: paris
+            rubric: Give 1.0 if the answer names Paris as the capital of France, else 0.0.
+            model_info:
+              provider: openai
+              model: {local_model.model}
+              api_key: sk-local
+              base_url: {local_model.base_url}
+              max_tokens: 128
+    """)
+    )
+    write_records(
+        workspace / "local.jsonl",
+        [
+            {"rubric_id": "paris", "solution_str": "Paris.", "original_input": "Capital of France?"},
+            {"rubric_id": "paris", "solution_str": "Lyon.", "original_input": "Capital of France?"},
+        ],
+    )
+    code = run_cli(
+        "eval-rubric",
+        "-r",
+        "paris",
+        "-d",
+        "local.jsonl",
+        "-c",
+        "local.yaml",
+        "-o",
+        "local.json",
+        "--concurrency",
+        "2",
+        "--seed",
+        "1",
+    )
+    captured = capsys.readouterr()
+    data = json.loads((workspace / "local.json").read_text())
+    runs = [record["runs"][0] for record in data["records"]]
+    assert {r["status"] for r in runs} <= {"success", "unscored"}
+    assert code == (0 if all(r["status"] == "success" for r in runs) else 1), captured.err
+    for run in runs:
+        if run["status"] == "success":
+            assert 0.0 <= run["score"] <= 1.0 and run["explanation"]
+    assert data["judge_health"]["prompt_tokens"] > 0 and data["judge_health"]["completion_tokens"] > 0
+
+
+def test_a_crash_inside_the_session_still_writes_finished_runs(workspace, scripted, capsys, monkeypatch):
+    from osmosis_ai.rubric import engine
+
+    server = scripted({"default": {"score": 0.5}})
+    original, calls = engine._run_one, []
+
+    async def flaky(job):
+        calls.append(job)
+        if len(calls) == 3:
+            raise RuntimeError("boom")
+        return await original(job)
+
+    monkeypatch.setattr(engine, "_run_one", flaky)
+    code = run_cli(
+        "eval-rubric",
+        "-r",
+        "polite",
+        "-d",
+        "data.jsonl",
+        "-n",
+        "3",
+        "-o",
+        "crash.json",
+        "--base-url",
+        server.base_url,
+        "--concurrency",
+        "1",
+    )
+    assert code == 1
+    assert (
+        "The session stopped early (RuntimeError: boom); finished runs were written."
+        in capsys.readouterr().err
+    )
+    data = json.loads((workspace / "crash.json").read_text())
+    assert data["completed_runs"] == 2 and data["session_error"] == "RuntimeError: boom"
+
+
+def test_async_rubric_function_runs_concurrently(workspace, capsys):
+    (workspace / "async_rubrics.py").write_text(
+        textwrap.dedent("""\
+        import asyncio
+        from osmosis_ai import osmosis_rubric
+
+        @osmosis_rubric
+        async def judge(solution_str: str, ground_truth: str | None, extra_info: dict) -> float:
+            await asyncio.sleep(0.01)
+            return float(len(solution_str))
+    """)
+    )
+    code = run_cli(
+        "eval-rubric",
+        "-r",
+        "polite",
+        "-d",
+        "data.jsonl",
+        "-o",
+        "async.json",
+        "-n",
+        "2",
+        "-f",
+        "async_rubrics:judge",
+    )
+    assert code == 0, capsys.readouterr().err
+    data = json.loads((workspace / "async.json").read_text())
+    assert [[run["score"] for run in r["runs"]] for r in data["records"]] == [[10.0, 10.0], [8.0, 8.0]]
