@@ -59,8 +59,6 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = [
-    "aevaluate_rubric",
-    "evaluate_rubric",
     "CompletionsResult",
     "InitResponse",
     "MissingAPIKeyError",
@@ -82,7 +80,9 @@ __all__ = [
     "RolloutResult",
     "SignatureError",
     "__version__",
+    "aevaluate_rubric",
     "create_app",
+    "evaluate_rubric",
     "get_agent_loop",
     "list_agent_loops",
     "osmosis_reward",

@@ -67,6 +67,7 @@ class StatsAggregator:
         self, ks: list[int], method: str, level: float, z: float, resamples: int, seed: int
     ) -> list[tuple[str, tuple[float, float, float] | None]]:
         """Intervals over rows for "mean", "pass_at_<k>" and "pass_hat_<k>"."""
+
 # --- datasets (rust/src/py/dataset.rs) ------------------------------------------------------------------
 
 class DatasetBatches:

@@ -9,12 +9,15 @@ Plan (JSON)::
     {
       "responses": [<spec>, ...],      # used in order, one per request, then "default"
       "default": <spec>,
-      "by_model": {"<model>": <spec>}  # wins over the above for that model id
+      "by_model": {"<model>": <spec>}, # wins over the above for that model id
+      "by_prompt": {"<text>": [<spec>, ...]}  # first match in the last user message; used in order,
+                                              # the last one repeats (wins over everything above)
     }
 
 A spec is a dict with any of: ``status`` (default 200), ``headers``, ``delay`` (seconds before answering),
 ``score`` + ``explanation`` (reply content becomes that JSON object), ``content`` (verbatim reply content),
-``body`` (a verbatim JSON body, e.g. an error object), ``usage``.
+``body`` (a verbatim JSON body, e.g. an error object), ``usage``, ``tool_calls`` (the reply asks for these
+calls: a list of ``{"name", "arguments"}``).
 
 Usage: ``python scripted_openai.py --plan plan.json [--port 0]``; prints ``READY <port>`` when listening.
 """
@@ -47,6 +50,10 @@ class _State:
     def next_spec(self, body: dict[str, Any]) -> dict[str, Any]:
         with self.lock:
             self.requests.append(body)
+            prompt = _last_user_text(body)
+            for text, specs in self.plan.get("by_prompt", {}).items():
+                if text in prompt and specs:
+                    return specs.pop(0) if len(specs) > 1 else specs[0]
             by_model = self.plan.get("by_model", {})
             if body.get("model") in by_model:
                 return by_model[body["model"]]
@@ -55,7 +62,33 @@ class _State:
             return self.plan.get("default", DEFAULT_SPEC)
 
 
+def _last_user_text(body: dict[str, Any]) -> str:
+    for message in reversed(body.get("messages") or []):
+        if isinstance(message, dict) and message.get("role") == "user":
+            return str(message.get("content") or "")
+    return ""
+
+
 def _completion_body(spec: dict[str, Any], model: str) -> dict[str, Any]:
+    if "tool_calls" in spec:
+        calls = [
+            {
+                "id": f"call_{i}",
+                "type": "function",
+                "function": {"name": c["name"], "arguments": json.dumps(c.get("arguments", {}))},
+            }
+            for i, c in enumerate(spec["tool_calls"])
+        ]
+        message = {"role": "assistant", "content": None, "tool_calls": calls}
+        usage = spec.get("usage", {"prompt_tokens": 50, "completion_tokens": 10, "total_tokens": 60})
+        choice = {"index": 0, "message": message, "finish_reason": "tool_calls"}
+        return {
+            "id": "chatcmpl-scripted",
+            "object": "chat.completion",
+            "model": model,
+            "choices": [choice],
+            "usage": usage,
+        }
     if "content" in spec:
         content = spec["content"]
     else:

@@ -35,12 +35,21 @@ EVAL_COMMANDS: LazyCommands = {
 @click.option("--model", metavar="MODEL", help="LiteLLM model (provider/model) or the endpoint's model name.")
 @click.option("--eval-fn", "eval_fns", multiple=True, metavar="MODULE:FN", help="Eval function (repeatable).")
 @click.option("--n", "n_runs", type=int, default=1, show_default=True, help="Runs per row (for pass@k).")
-@click.option("--pass-threshold", type=float, default=1.0, show_default=True, help="Score that counts as a pass.")
-@click.option("--max-turns", type=int, default=10, show_default=True, help="Turn limit put into each request.")
+@click.option(
+    "--pass-threshold", type=float, default=1.0, show_default=True, help="Score that counts as a pass."
+)
+@click.option(
+    "--max-turns", type=int, default=10, show_default=True, help="Turn limit put into each request."
+)
 @click.option("--temperature", type=float, default=None, help="Sampling temperature for the agent's calls.")
 @click.option("--max-tokens", type=int, default=None, help="Max tokens per LLM call.")
 @click.option("--api-key", default=None, help="API key (else the provider's environment variable).")
-@click.option("--base-url", default=None, metavar="URL", help="Any OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1.")
+@click.option(
+    "--base-url",
+    default=None,
+    metavar="URL",
+    help="Any OpenAI-compatible server, e.g. http://127.0.0.1:8000/v1.",
+)
 @click.option("-o", "--output", default=None, metavar="FILE", help="Write results JSON here.")
 @click.option("--debug", is_flag=True, help="Debug logging and tracebacks.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress or report.")
@@ -50,8 +59,12 @@ EVAL_COMMANDS: LazyCommands = {
 @click.option("--baseline-model", default=None, help="Also run every row against this model and compare.")
 @click.option("--baseline-base-url", default=None, help="Base URL for the baseline model.")
 @click.option("--baseline-api-key", default=None, help="API key for the baseline model.")
-@click.option("--log", "log_path", default=None, metavar="FILE", help="Results log (JSONL, one line per run).")
-@click.option("--resume", "resume_path", default=None, metavar="FILE", help="Continue the eval in this results log.")
+@click.option(
+    "--log", "log_path", default=None, metavar="FILE", help="Results log (JSONL, one line per run)."
+)
+@click.option(
+    "--resume", "resume_path", default=None, metavar="FILE", help="Continue the eval in this results log."
+)
 @click.option("--run-timeout", type=float, default=600.0, show_default=True, help="Seconds one run may take.")
 @click.option(
     "--max-failure-rate",

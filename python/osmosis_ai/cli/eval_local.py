@@ -53,11 +53,17 @@ def _check_arguments(o: dict[str, Any]) -> None:
         raise CLIError("--limit must be >= 1.")
     if o["run_timeout"] is not None and o["run_timeout"] <= 0:
         raise CLIError("--run-timeout must be > 0.")
-    missing = [flag for key, flag in (("module", "-m/--module"), ("dataset", "-d/--dataset"), ("model", "--model")) if not o[key]]
+    missing = [
+        flag
+        for key, flag in (("module", "-m/--module"), ("dataset", "-d/--dataset"), ("model", "--model"))
+        if not o[key]
+    ]
     if missing:
         raise CLIError(f"Missing required option(s): {', '.join(missing)}")
     if not o["eval_fns"]:
-        raise CLIError("At least one --eval-fn MODULE:FN is required (e.g. --eval-fn reward_fn.compute_reward:numbers_match_reward)")
+        raise CLIError(
+            "At least one --eval-fn MODULE:FN is required (e.g. --eval-fn reward_fn.compute_reward:numbers_match_reward)"
+        )
     if (o["baseline_base_url"] or o["baseline_api_key"]) and not o["baseline_model"]:
         raise CLIError("--baseline-base-url and --baseline-api-key require --baseline-model.")
     if o["log_path"] and o["resume_path"]:
@@ -154,7 +160,9 @@ async def _preflight(client: Any, endpoint: Any, quiet: bool) -> None:
         raise CLIError(f"Preflight check failed for model '{endpoint.model}': {exc}") from exc
     except ProviderError as exc:
         # Rate limits and slow replies prove the endpoint is there; the run's retries deal with them.
-        _echo(quiet, f"Warning: preflight request for '{endpoint.model}' did not succeed ({exc}); continuing.")
+        _echo(
+            quiet, f"Warning: preflight request for '{endpoint.model}' did not succeed ({exc}); continuing."
+        )
 
 
 def _select_rows(o: dict[str, Any], quiet: bool) -> tuple[Any, int]:
@@ -175,7 +183,9 @@ def _select_rows(o: dict[str, Any], quiet: bool) -> tuple[Any, int]:
     return ((o["offset"] + i, row) for i, row in enumerate(rows)), selected
 
 
-async def _evaluate(o: dict[str, Any], quiet: bool, endpoints: dict[str, Any], transports: dict[str, Any]) -> int:
+async def _evaluate(
+    o: dict[str, Any], quiet: bool, endpoints: dict[str, Any], transports: dict[str, Any]
+) -> int:
     from osmosis_ai.eval.functions import load_eval_functions
     from osmosis_ai.eval.llm_client import ExternalLLMClient
     from osmosis_ai.eval.progress import EvalProgress
@@ -240,7 +250,14 @@ async def _evaluate(o: dict[str, Any], quiet: bool, endpoints: dict[str, Any], t
     return _finish(o, quiet, log.path, outcome, duration_ms, endpoints)
 
 
-def _finish(o: dict[str, Any], quiet: bool, log_path: Path, outcome: Any, duration_ms: float, endpoints: dict[str, Any]) -> int:
+def _finish(
+    o: dict[str, Any],
+    quiet: bool,
+    log_path: Path,
+    outcome: Any,
+    duration_ms: float,
+    endpoints: dict[str, Any],
+) -> int:
     from osmosis_ai.eval.report import format_duration, format_results_table, format_tokens
     from osmosis_ai.eval.results_log import read_log
     from osmosis_ai.eval.summary import build_report
@@ -306,7 +323,10 @@ def _write_output(path: Path, report: Any, o: dict[str, Any], duration_ms: float
     if o["baseline_model"]:
         config["baseline_model"] = o["baseline_model"]
     data = report.to_json(
-        config=config, duration_ms=duration_ms, stopped_early=outcome.stopped_early, stop_reason=outcome.stop_reason
+        config=config,
+        duration_ms=duration_ms,
+        stopped_early=outcome.stopped_early,
+        stop_reason=outcome.stop_reason,
     )
     if path.is_dir():
         raise CLIError(f"Output path {path} is a directory; give a file name such as {path / 'results.json'}")
@@ -314,4 +334,3 @@ def _write_output(path: Path, report: Any, o: dict[str, Any], duration_ms: float
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
     os.replace(tmp, path)
-

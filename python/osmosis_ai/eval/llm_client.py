@@ -113,7 +113,10 @@ class OpenAICompatTransport:
         self._httpx = httpx
 
     async def complete(
-        self, messages: Sequence[Mapping[str, Any]], tools: list[dict[str, Any]] | None, params: Mapping[str, Any]
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        params: Mapping[str, Any],
     ) -> ReplyParts:
         import orjson
 
@@ -135,7 +138,9 @@ class OpenAICompatTransport:
                 await asyncio.sleep(min(0.5 * 2**attempt, 8.0))
                 continue
             except self._httpx.HTTPError as exc:
-                raise ProviderError(f"Request to {self.endpoint.base_url} failed: {type(exc).__name__}: {exc}") from exc
+                raise ProviderError(
+                    f"Request to {self.endpoint.base_url} failed: {type(exc).__name__}: {exc}"
+                ) from exc
             status = response.status_code
             if status < 300:
                 return self._parse(response.content)
@@ -157,7 +162,9 @@ class OpenAICompatTransport:
             choice = data["choices"][0]
             message = {k: v for k, v in choice["message"].items() if v is not None}
         except (orjson.JSONDecodeError, KeyError, IndexError, TypeError, AttributeError) as exc:
-            raise ProviderError(f"{self.endpoint.base_url} sent a reply that is not a chat completion: {exc}") from exc
+            raise ProviderError(
+                f"{self.endpoint.base_url} sent a reply that is not a chat completion: {exc}"
+            ) from exc
         usage = data.get("usage") or {}
         return ReplyParts(
             message=message,
@@ -188,7 +195,10 @@ class LiteLLMTransport:
         self._litellm = litellm
 
     async def complete(
-        self, messages: Sequence[Mapping[str, Any]], tools: list[dict[str, Any]] | None, params: Mapping[str, Any]
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        tools: list[dict[str, Any]] | None,
+        params: Mapping[str, Any],
     ) -> ReplyParts:
         litellm = self._litellm
         kwargs: dict[str, Any] = {"model": self.endpoint.litellm_model, "messages": list(messages), **params}
@@ -230,7 +240,9 @@ def _trim(exc: Exception) -> str:
     return text[:200]
 
 
-def make_transport(endpoint: LLMEndpoint, *, max_connections: int = 64) -> OpenAICompatTransport | LiteLLMTransport:
+def make_transport(
+    endpoint: LLMEndpoint, *, max_connections: int = 64
+) -> OpenAICompatTransport | LiteLLMTransport:
     """The direct transport for a base URL, LiteLLM otherwise."""
     if endpoint.base_url:
         return OpenAICompatTransport(endpoint, max_connections=max_connections)
@@ -278,7 +290,11 @@ class ExternalLLMClient:
         self._completion_tokens += completion
         return CompletionsResult(
             message=reply.message,
-            usage={"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
+            usage={
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+            },
             finish_reason=reply.finish_reason,
         )
 

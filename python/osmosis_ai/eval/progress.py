@@ -49,9 +49,9 @@ class EvalProgress:
             f"failed {outcome.failed}",
             f"{format_tokens(outcome.tokens)} tokens",
         ]
-        for name, values in list(outcome.scored.items())[:1]:
-            if values:
-                parts.append(f"mean {sum(values) / len(values):.3f}")
+        first = next(iter(outcome.scored.values()), None)
+        if first:
+            parts.append(f"mean {sum(first) / len(first):.3f}")
         self.stream.write("\r\033[2K" + "  ".join(parts))
         self.stream.flush()
 

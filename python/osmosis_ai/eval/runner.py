@@ -1,4 +1,4 @@
-"""Runs an agent loop over dataset rows × attempts with bounded concurrency, logging every finished run.
+"""Runs an agent loop over dataset rows x attempts with bounded concurrency, logging every finished run.
 
 Rows stream in; a bounded queue feeds ``batch_size`` workers, so memory follows the work in flight, not the
 dataset. Each finished run is appended to the results log before the next is taken. A run that fails (the

@@ -85,7 +85,9 @@ def _summaries(
         agg = Aggregator(pass_threshold=threshold, n_runs=n_runs, nonfinite="fail")
         for row_index, runs in sorted(by_row.items()):
             # A failed run or a missing score is a failed attempt: 0.0 in the aggregates, never a pass.
-            agg.push([run["scores"].get(name) if run["success"] else None for run in runs], row_index=row_index)
+            agg.push(
+                [run["scores"].get(name) if run["success"] else None for run in runs], row_index=row_index
+            )
         if len(agg) == 0:
             continue
         established = agg.finish().to_established_dict()
