@@ -1,5 +1,6 @@
 //! The Python module `osmosis_ai._core`: the only place that names pyo3.
 
+mod config;
 mod errors;
 mod signature;
 
@@ -10,6 +11,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", crate::VERSION)?;
     m.add_function(wrap_pyfunction!(build_profile, m)?)?;
     signature::register(m)?;
+    config::register(m)?;
     Ok(())
 }
 
