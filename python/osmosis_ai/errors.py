@@ -12,6 +12,7 @@ __all__ = [
     "AgentLoopNotFoundError",
     "CLIError",
     "ConfigError",
+    "ConfigValidationError",
     "DatasetFormatError",
     "DatasetParseError",
     "DatasetValidationError",
@@ -78,6 +79,21 @@ class DatasetValidationError(DatasetFormatError):
 
 class ConfigError(OsmosisError, ValueError):
     """A configuration file (TOML, YAML) is invalid."""
+
+
+class ConfigValidationError(ConfigError):
+    """An eval/training config has problems; all of them are listed, each with file, line and column.
+
+    Attributes:
+        path: The config file.
+        issues: The problems, as ``osmosis_ai.config.ConfigIssue`` objects (``str()`` of one is
+            ``path:line:column: key: message``).
+    """
+
+    def __init__(self, message: str, *, path: str | None = None, issues: list | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.issues = list(issues or [])
 
 
 # --- functions users hand us ----------------------------------------------------------------------------

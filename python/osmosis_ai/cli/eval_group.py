@@ -7,7 +7,9 @@ import click
 from osmosis_ai.cli.main import LazyCommands, LazyGroup
 
 # Subcommands of `osmosis eval`, imported on first use: name -> (module, attribute, one-line help).
-EVAL_COMMANDS: LazyCommands = {}
+EVAL_COMMANDS: LazyCommands = {
+    "submit": ("osmosis_ai.cli.submit", "eval_submit", "Check an eval config and submit the run."),
+}
 
 
 @click.group("eval", cls=LazyGroup, lazy_commands=EVAL_COMMANDS, invoke_without_command=True)

@@ -22,6 +22,13 @@ LazyCommands = dict[str, tuple[str, str, str]]
 
 COMMANDS: LazyCommands = {
     "eval": ("osmosis_ai.cli.eval_group", "eval_group", "Evaluate agents and judges locally; submit evals."),
+    "config": ("osmosis_ai.cli.config_cmd", "config_group", "Check eval and training configs."),
+    "train": ("osmosis_ai.cli.train_group", "train_group", "Submit training runs."),
+    "init": (
+        "osmosis_ai.cli.init_cmd",
+        "init_command",
+        "Create a workspace with a rollout, configs and data.",
+    ),
 }
 
 

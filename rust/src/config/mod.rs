@@ -14,6 +14,7 @@ use position::LineIndex;
 pub use schema::Kind;
 use serde::Serialize;
 use serde_json::Value;
+use std::collections::BTreeMap;
 use std::ops::Range;
 use std::path::Path;
 use toml::de::DeTable;
@@ -39,6 +40,9 @@ pub struct Report {
     pub issues: Vec<Issue>,
     /// `{experiment, <kind sections>..., advanced, env, secrets}`; `None` unless `issues` is empty.
     pub config: Option<Value>,
+    /// `line, column` of each checked value of the known sections (`experiment.rollout` -> `[3, 11]`), so
+    /// later checks (the workspace: does that rollout exist?) can point at the line to fix.
+    pub positions: BTreeMap<String, (usize, usize)>,
 }
 
 impl Report {
@@ -54,6 +58,7 @@ pub(crate) struct Checker<'t> {
     /// Where the parsed body starts in `text` (after a byte-order mark); spans are relative to it.
     base: usize,
     issues: Vec<Issue>,
+    positions: BTreeMap<String, (usize, usize)>,
 }
 
 impl<'t> Checker<'t> {
@@ -63,7 +68,13 @@ impl<'t> Checker<'t> {
             index: LineIndex::new(text),
             base: 0,
             issues: Vec::new(),
+            positions: BTreeMap::new(),
         }
+    }
+
+    pub(crate) fn remember(&mut self, span: Range<usize>, key: &str) {
+        let position = self.index.position(self.base + span.start);
+        self.positions.insert(key.to_string(), position);
     }
 
     pub(crate) fn report(&mut self, span: Range<usize>, key: &str, message: impl Into<String>) {
@@ -127,6 +138,7 @@ pub fn validate_text(text: &str, path: &str, kind: Kind) -> Report {
             );
         }
     }
+    let positions = std::mem::take(&mut checker.positions);
     let mut issues = checker.issues;
     // Stable sort: issues on one position keep the order they were found in.
     issues.sort_by_key(|i| (i.line, i.column));
@@ -135,6 +147,7 @@ pub fn validate_text(text: &str, path: &str, kind: Kind) -> Report {
         kind: kind.name(),
         issues,
         config,
+        positions,
     }
 }
 
@@ -154,6 +167,7 @@ pub fn validate_file(path: &Path, kind: Kind) -> std::io::Result<Report> {
                 kind: kind.name(),
                 issues: checker.issues,
                 config: None,
+                positions: BTreeMap::new(),
             })
         }
     }

@@ -204,6 +204,7 @@ fn check_section(
         let dotted = format!("{}.{name}", section.name);
         match section.fields.iter().find(|f| f.name == name) {
             Some(field) => {
+                checker.remember(value.span(), &dotted);
                 if let Some(json) = check_value(checker, &dotted, field.rule, value) {
                     out.insert(name.to_string(), json);
                 }

@@ -39,6 +39,8 @@ fn minimal_configs_are_valid() {
     assert!(r.is_valid(), "{:#?}", r.issues);
     let config = r.config.unwrap();
     assert_eq!(config["experiment"]["rollout"], "demo");
+    assert_eq!(r.positions["experiment.rollout"], (2, 11));
+    assert_eq!(r.positions["experiment.entrypoint"], (3, 14));
     assert_eq!(config["secrets"], serde_json::json!([]));
     assert_eq!(config["evaluation"], serde_json::json!({}));
     let r = train(TRAIN_MIN);
