@@ -136,6 +136,14 @@ impl Kind {
         }
     }
 
+    /// "an eval" / "a training", for messages.
+    pub fn with_article(self) -> &'static str {
+        match self {
+            Kind::Eval => "an eval",
+            Kind::Training => "a training",
+        }
+    }
+
     /// The sections with field tables, `[experiment]` first, in the order they are checked.
     pub fn sections(self) -> &'static [Section] {
         match self {

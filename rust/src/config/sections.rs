@@ -384,11 +384,10 @@ pub(super) fn check_document(checker: &mut Checker<'_>, root: &DeTable<'_>, kind
                 key.span(),
                 name,
                 format!(
-                    "Unrecognized section: [{name}] belongs in a {} config, not in an {} config",
-                    kind.other().name(),
-                    kind.name()
-                )
-                .replace("an training", "a training"),
+                    "Unrecognized section: [{name}] belongs in {} config, not in {} config",
+                    kind.other().with_article(),
+                    kind.with_article()
+                ),
             );
         } else {
             let suggestion = did_you_mean(name, allowed.iter().copied()).map(str::to_string);
