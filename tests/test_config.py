@@ -365,3 +365,14 @@ def test_stub_lists_the_config_functions() -> None:
     for name in ("validate_config_text", "validate_config_files"):
         assert callable(getattr(_core, name))
         assert f"def {name}(" in stub
+
+
+@pytest.mark.parametrize("name", ["eval_minimal", "eval_full", "training_minimal", "training_full"])
+def test_constructed_models_equal_validated_ones(name: str) -> None:
+    # The loaders build models without re-validating (the core checked everything); this guards that
+    # shortcut: validating the same data with pydantic must give an equal model.
+    load = load_eval_config if name.startswith("eval") else load_training_config
+    config = load(FIXTURES / f"{name}.toml")
+    again = type(config).model_validate(config.model_dump())
+    assert again == config
+    assert again.request_body() == config.request_body()

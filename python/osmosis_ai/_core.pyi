@@ -1,5 +1,7 @@
 """Type stub of the compiled core `osmosis_ai._core` (built from `rust/src/py/`)."""
 
+from typing import Any
+
 __version__: str
 
 def build_profile() -> str:
@@ -13,15 +15,16 @@ def check_signature(shape_json: str, family: str) -> str:
     Raises ``osmosis_ai.errors.SignatureError`` when the function breaks it.
     """
 
-def validate_config_text(text: str, path: str, kind: str) -> str:
+def validate_config_text(text: str, path: str, kind: str) -> dict[str, Any]:
     """Validate eval/training config text (``kind`` is ``"eval"`` or ``"training"``; ``path`` labels the
-    report). Returns the report as JSON: ``{path, kind, issues: [{line, column, key, message,
-    suggestion?}], config}`` where ``config`` is null unless there are no issues.
+    report). Returns the report as a dict: ``{path, kind, issues: [{line, column, key, message,
+    suggestion?}], config, positions}`` where ``config`` is None unless there are no issues and
+    ``positions`` maps checked keys (``"experiment.rollout"``) to ``[line, column]``.
     """
 
-def validate_config_files(paths: list[str], kinds: list[str]) -> list[str]:
+def validate_config_files(paths: list[str], kinds: list[str]) -> list[dict[str, Any]]:
     """Read and validate many config files (``kinds[i]`` for ``paths[i]``) with the GIL released.
-    Returns one JSON report per file; a file that cannot be read gives
+    Returns one report dict per file; a file that cannot be read gives
     ``{path, io_error: {kind, message}}`` with kind ``not_found``, ``permission_denied``,
     ``is_a_directory`` or ``other``.
     """

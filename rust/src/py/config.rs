@@ -1,8 +1,11 @@
-//! Bindings for the config validator. Reports cross as JSON text; Python builds the models.
+//! Bindings for the config validator. Reports cross as plain dicts and lists; Python builds the models.
 
 use crate::config::{validate_file, validate_text, Kind, Report};
 use crate::error::CoreError;
 use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList};
+use pyo3::IntoPyObjectExt;
+use serde_json::Value;
 use std::path::Path;
 
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -15,14 +18,38 @@ fn parse_kind(kind: &str) -> Result<Kind, CoreError> {
     Kind::parse(kind).ok_or_else(|| CoreError::Protocol(format!("unknown config kind '{kind}'")))
 }
 
-fn to_json(report: &Report) -> String {
-    serde_json::to_string(report).unwrap_or_else(|e| format!("{{\"encode_error\":\"{e}\"}}"))
+/// JSON data → the equivalent Python objects (dict, list, str, int, float, bool, None).
+fn to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
+    match value {
+        Value::Null => Ok(py.None().into_bound(py)),
+        Value::Bool(b) => b.into_bound_py_any(py),
+        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => i.into_bound_py_any(py),
+            (None, Some(u)) => u.into_bound_py_any(py),
+            _ => n.as_f64().unwrap_or(f64::NAN).into_bound_py_any(py),
+        },
+        Value::String(s) => s.into_bound_py_any(py),
+        Value::Array(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(to_py(py, item)?)?;
+            }
+            Ok(list.into_any())
+        }
+        Value::Object(map) => {
+            let dict = PyDict::new(py);
+            for (key, item) in map {
+                dict.set_item(key, to_py(py, item)?)?;
+            }
+            Ok(dict.into_any())
+        }
+    }
 }
 
-/// One file's report as JSON; an I/O failure becomes `{"path", "io_error": {"kind", "message"}}`.
-fn file_report_json(path: &str, kind: Kind) -> String {
+/// One file's outcome as data: the report, or `{"path", "io_error": {"kind", "message"}}`.
+fn file_outcome(path: &str, kind: Kind) -> Value {
     match validate_file(Path::new(path), kind) {
-        Ok(report) => to_json(&report),
+        Ok(report) => report_value(&report),
         Err(err) => {
             let kind = match err.kind() {
                 std::io::ErrorKind::NotFound => "not_found",
@@ -31,27 +58,35 @@ fn file_report_json(path: &str, kind: Kind) -> String {
                 _ => "other",
             };
             serde_json::json!({"path": path, "io_error": {"kind": kind, "message": err.to_string()}})
-                .to_string()
         }
     }
 }
 
-/// Validates config text (`kind` is "eval" or "training"); returns the report as JSON.
+fn report_value(report: &Report) -> Value {
+    // A report is plain strings and numbers; serialising it cannot fail.
+    serde_json::to_value(report).unwrap_or(Value::Null)
+}
+
+/// Validates config text (`kind` is "eval" or "training"); returns the report as a dict.
 #[pyfunction]
-fn validate_config_text(py: Python<'_>, text: &str, path: &str, kind: &str) -> PyResult<String> {
+fn validate_config_text<'py>(
+    py: Python<'py>,
+    text: &str,
+    path: &str,
+    kind: &str,
+) -> PyResult<Bound<'py, PyAny>> {
     let kind = parse_kind(kind)?;
-    let text = text.to_owned();
-    let path = path.to_owned();
-    Ok(py.detach(move || to_json(&validate_text(&text, &path, kind))))
+    let value = py.detach(|| report_value(&validate_text(text, path, kind)));
+    to_py(py, &value)
 }
 
 /// Reads and validates many files (`kinds[i]` for `paths[i]`) without holding the GIL.
 #[pyfunction]
-fn validate_config_files(
-    py: Python<'_>,
+fn validate_config_files<'py>(
+    py: Python<'py>,
     paths: Vec<String>,
     kinds: Vec<String>,
-) -> PyResult<Vec<String>> {
+) -> PyResult<Bound<'py, PyList>> {
     if paths.len() != kinds.len() {
         return Err(CoreError::Protocol("paths and kinds differ in length".into()).into());
     }
@@ -59,11 +94,16 @@ fn validate_config_files(
         .iter()
         .map(|k| parse_kind(k))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok(py.detach(move || {
+    let outcomes: Vec<Value> = py.detach(|| {
         paths
             .iter()
             .zip(kinds)
-            .map(|(path, kind)| file_report_json(path, kind))
+            .map(|(path, kind)| file_outcome(path, kind))
             .collect()
-    }))
+    });
+    let list = PyList::empty(py);
+    for outcome in &outcomes {
+        list.append(to_py(py, outcome)?)?;
+    }
+    Ok(list)
 }
