@@ -102,6 +102,15 @@ fn table_to_json(checker: &mut Checker<'_>, key: &str, table: &DeTable<'_>) -> M
     map
 }
 
+/// Formats as [`describe`] does, on demand.
+struct Got<'a, 'c, 'i>(&'a Checker<'c>, &'a Spanned<DeValue<'i>>);
+
+impl std::fmt::Display for Got<'_, '_, '_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&describe(self.0, self.1))
+    }
+}
+
 /// Checks one value against its rule; returns its JSON form when it passes.
 fn check_value(
     checker: &mut Checker<'_>,
@@ -110,7 +119,8 @@ fn check_value(
     value: &Spanned<DeValue<'_>>,
 ) -> Option<Value> {
     let span = value.span();
-    let got = describe(checker, value);
+    // Described only when a message needs it: most values pass.
+    let got = Got(checker, value);
     let problem: Option<String> = match rule {
         Rule::Text | Rule::RolloutName | Rule::Entrypoint | Rule::Branch | Rule::CommitSha => {
             let Some(text) = value.get_ref().as_str() else {
