@@ -32,7 +32,8 @@ from pathlib import Path
 
 from platform_bases import AgentWorkflow, Grader
 
-Path(os.environ["PROBE_MARKER"]).write_text("imported")
+with open(os.environ["PROBE_MARKER"], "a") as marker:
+    marker.write("imported\\n")
 os.environ["PROBE_SIDE_EFFECT"] = "1"
 
 
@@ -106,8 +107,8 @@ def test_validate_good_workspace_imports_entrypoint_in_a_child(
     code, out, err = run(capsys, "config", "validate", "configs/eval/demo.toml", "configs/training/demo.toml")
     assert code == 0, out + err
     assert "warning" not in err
-    # The entrypoint ran (in the child): its side effects never reach this process.
-    assert (tmp_path / "marker").read_text() == "imported"
+    # The entrypoint ran once for both configs (in a child): its side effects never reach this process.
+    assert (tmp_path / "marker").read_text() == "imported\n"
     assert "PROBE_SIDE_EFFECT" not in os.environ
     assert not {m for m in set(sys.modules) - before if "rollout" in m or m in ("main", "platform_bases")}
 
@@ -189,6 +190,18 @@ def test_validate_reports_every_file_and_exit_code_in_a_subprocess(workspace: Pa
     assert "Error: 1 of 2 config file(s) are invalid" in proc.stderr
 
 
+def test_validate_a_directory(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (workspace / "configs/eval/broken.toml").write_text("[experiment\n")
+    code, out, _ = run(capsys, "config", "validate", "--no-import", ".")
+    assert code == 1
+    assert "ok: configs/eval/demo.toml" in out and "ok: configs/training/demo.toml" in out
+    assert "configs/eval/broken.toml:1:12: invalid TOML" in out
+    # rollouts/demo/pyproject.toml is not a config: it is not picked up.
+    assert "pyproject" not in out
+    code, _, err = run(capsys, "config", "validate", "data")
+    assert code == 1 and "no config files under it" in err
+
+
 def test_validate_json_output(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(
         capsys, "config", "validate", "--json", "configs/eval/demo.toml", "configs/eval/missing.toml"
@@ -198,6 +211,19 @@ def test_validate_json_output(workspace: Path, capsys: pytest.CaptureFixture[str
     assert report["valid"] is False
     assert [f["valid"] for f in report["files"]] == [True, False]
     assert "cannot read the file" in report["files"][1]["problems"][0]
+    assert report["files"][1]["issues"][0]["line"] == 0
+    config = workspace / "configs/eval/demo.toml"
+    config.write_text(config.read_text().replace("n = 1", "nn = 1"))
+    code, out, _ = run(capsys, "config", "validate", "--json", str(config))
+    issue = json.loads(out)["files"][0]["issues"][0]
+    assert issue == {
+        "path": str(config),
+        "line": 10,
+        "column": 1,
+        "key": "evaluation.nn",
+        "message": "Unrecognized key",
+        "suggestion": "n",
+    }
 
 
 def test_submit_dry_run_prints_the_request_without_secret_values(

@@ -267,7 +267,11 @@ class WorkspaceCheck:
 
 
 def check_workspace(
-    config: EvalConfig | TrainingConfig, *, import_entrypoint: bool = True, root: Path | None = None
+    config: EvalConfig | TrainingConfig,
+    *,
+    import_entrypoint: bool = True,
+    root: Path | None = None,
+    probe_cache: dict[tuple[Path, str], EntrypointReport] | None = None,
 ) -> WorkspaceCheck:
     """Checks a validated config against its workspace: layout, rollout directory, entrypoint.
 
@@ -275,6 +279,8 @@ def check_workspace(
         config: A config loaded from ``<ws>/configs/<kind>/``.
         import_entrypoint: Import the entrypoint (in a child process) to see what it exposes.
         root: The workspace root; by default the directory above the config's ``configs/``.
+        probe_cache: Reuses entrypoint imports across configs of one run (eval and training configs
+            usually share a rollout).
 
     Returns:
         Every problem found; an empty ``problems`` list means the workspace is ready.
@@ -304,7 +310,11 @@ def check_workspace(
         check.problems.append(str(exc))
         return check
     if import_entrypoint:
-        report = inspect_entrypoint(rollout_dir, config.experiment.entrypoint)
+        key = (rollout_dir, config.experiment.entrypoint)
+        cached = probe_cache.get(key) if probe_cache is not None else None
+        report = cached or inspect_entrypoint(rollout_dir, config.experiment.entrypoint)
+        if probe_cache is not None:
+            probe_cache[key] = report
         if report.warning:
             check.warnings.append(f"{config.where('experiment.entrypoint')}: {report.warning}")
         if report.error:

@@ -3,10 +3,30 @@
 from __future__ import annotations
 
 import json
+import os
+from pathlib import Path
 
 import click
 
 from osmosis_ai.errors import CLIError
+
+
+def _expand(paths: tuple[str, ...], kind: str | None) -> list[str]:
+    """Files as given; a directory becomes the config files under it (sorted)."""
+    from osmosis_ai.config import infer_kind
+
+    files: list[str] = []
+    for path in paths:
+        if not os.path.isdir(path):
+            files.append(path)
+            continue
+        found = sorted(str(p) for p in Path(path).rglob("*.toml") if kind or infer_kind(p))
+        if not found:
+            raise CLIError(
+                f"{path}: no config files under it (looked for configs/eval/*.toml, configs/training/*.toml)"
+            )
+        files += found
+    return files
 
 
 @click.group("config")
@@ -15,7 +35,7 @@ def config_group() -> None:
 
 
 @config_group.command("validate")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=str))
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=False, path_type=str))
 @click.option(
     "--kind",
     type=click.Choice(["eval", "training"]),
@@ -30,22 +50,28 @@ def validate_command(
 ) -> None:
     """Validate config files: every problem of every file, each with file:line:column.
 
-    Exits 0 when all files are valid, 1 otherwise.
+    A directory stands for the configs under it (its .toml files under configs/eval/ and
+    configs/training/, or all its .toml files with --kind). Exits 0 when all files are valid, 1 otherwise.
 
     \b
     Example:
         osmosis config validate configs/eval/*.toml configs/training/*.toml
+        osmosis config validate .
     """
+    from dataclasses import asdict
+
     from osmosis_ai.config import validate_files
     from osmosis_ai.workspace import check_workspace
 
-    reports = validate_files(list(paths), kind)  # type: ignore[arg-type]
+    files = _expand(paths, kind)
+    reports = validate_files(files, kind)  # type: ignore[arg-type]
     results = []
+    probes: dict = {}
     for report in reports:
         problems = [str(issue) for issue in report.issues]
         warnings: list[str] = []
         if report.config is not None and not no_workspace:
-            check = check_workspace(report.config, import_entrypoint=not no_import)
+            check = check_workspace(report.config, import_entrypoint=not no_import, probe_cache=probes)
             problems += check.problems
             warnings += check.warnings
         results.append(
@@ -54,6 +80,7 @@ def validate_command(
                 "kind": report.kind,
                 "valid": not problems,
                 "problems": problems,
+                "issues": [asdict(issue) for issue in report.issues],
                 "warnings": warnings,
             }
         )

@@ -138,6 +138,8 @@ def run_preflight(kind: str, config_arg: str, secrets_file: str | None) -> Prefl
         if secrets_file is not None:
             if secrets_file == "-":
                 file_values = parse_secrets_file(click.get_text_stream("stdin").read(), "<stdin>")
+            elif not Path(secrets_file).is_file():
+                raise CLIError(f"--secrets-file {secrets_file}: no such file")
             else:
                 file_values = parse_secrets_file(Path(secrets_file).read_text(encoding="utf-8"), secrets_file)
         provided: dict[str, str] = {}
