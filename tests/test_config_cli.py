@@ -138,6 +138,21 @@ def test_entrypoint_problems_point_at_the_entrypoint_line(
     assert err.rstrip().endswith("Error: 1 of 1 config file(s) are invalid")
 
 
+def test_nested_entrypoint_with_relative_imports(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    agent = workspace / "rollouts/demo/agent"
+    agent.mkdir()
+    (agent / "parts.py").write_text(
+        "from platform_bases import AgentWorkflow, Grader\n\n"
+        "class W(AgentWorkflow):\n    pass\n\n"
+        "class G(Grader):\n    pass\n"
+    )
+    (agent / "run.py").write_text("from .parts import G, W\n")
+    config = workspace / "configs/eval/demo.toml"
+    config.write_text(config.read_text().replace('"main.py"', '"agent/run.py"'))
+    code, out, err = run(capsys, "config", "validate", str(config))
+    assert code == 0, out + err
+
+
 def test_legacy_rollout_agent_loop_is_accepted(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (workspace / "rollouts/demo/main.py").write_text(
         "from platform_bases import RolloutAgentLoop\n\nclass Loop(RolloutAgentLoop):\n    pass\n"

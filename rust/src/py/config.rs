@@ -14,6 +14,9 @@ pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
+/// Files validated per GIL release.
+const CHUNK: usize = 256;
+
 fn parse_kind(kind: &str) -> Result<Kind, CoreError> {
     Kind::parse(kind).ok_or_else(|| CoreError::Protocol(format!("unknown config kind '{kind}'")))
 }
@@ -94,16 +97,20 @@ fn validate_config_files<'py>(
         .iter()
         .map(|k| parse_kind(k))
         .collect::<Result<Vec<_>, _>>()?;
-    let outcomes: Vec<Value> = py.detach(|| {
-        paths
-            .iter()
-            .zip(kinds)
-            .map(|(path, kind)| file_outcome(path, kind))
-            .collect()
-    });
     let list = PyList::empty(py);
-    for outcome in &outcomes {
-        list.append(to_py(py, outcome)?)?;
+    // Chunks keep Ctrl+C responsive on long lists: signals are checked between them.
+    for (chunk_paths, chunk_kinds) in paths.chunks(CHUNK).zip(kinds.chunks(CHUNK)) {
+        let outcomes: Vec<Value> = py.detach(|| {
+            chunk_paths
+                .iter()
+                .zip(chunk_kinds)
+                .map(|(path, kind)| file_outcome(path, *kind))
+                .collect()
+        });
+        for outcome in &outcomes {
+            list.append(to_py(py, outcome)?)?;
+        }
+        py.check_signals()?;
     }
     Ok(list)
 }
