@@ -217,6 +217,16 @@ def test_validate_a_directory(workspace: Path, capsys: pytest.CaptureFixture[str
     assert code == 1 and "no config files under it" in err
 
 
+def test_validate_a_file_outside_a_workspace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    stray = tmp_path / "stray.toml"
+    stray.write_text('[experiment]\nrollout = "r"\nentrypoint = "main.py"\nmodel_path = "m"\ndataset = "d"\n')
+    code, out, err = run(capsys, "config", "validate", str(stray))
+    assert code == 1 and "cannot tell whether this is an eval or a training config" in out
+    code, out, err = run(capsys, "config", "validate", "--kind", "training", str(stray))
+    assert code == 0, out + err
+    assert "not under configs/training/ of a workspace; skipped the rollout checks" in err
+
+
 def test_validate_json_output(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(
         capsys, "config", "validate", "--json", "configs/eval/demo.toml", "configs/eval/missing.toml"
