@@ -376,3 +376,18 @@ def test_constructed_models_equal_validated_ones(name: str) -> None:
     again = type(config).model_validate(config.model_dump())
     assert again == config
     assert again.request_body() == config.request_body()
+
+
+def test_large_batches_keep_input_order(tmp_path: Path) -> None:
+    # Enough files for the core to split the work across threads; each report must stay with its path.
+    (tmp_path / "configs" / "training").mkdir(parents=True)
+    paths = []
+    for i in range(300):
+        path = tmp_path / "configs" / "training" / f"c{i:03d}.toml"
+        epochs = i % 7  # 0 is invalid
+        path.write_text(TRAIN_MIN + f"[training]\ntotal_epochs = {epochs}\n")
+        paths.append(path)
+    reports = validate_files(paths)
+    assert [r.path for r in reports] == [str(p) for p in paths]
+    assert [r.ok for r in reports] == [i % 7 != 0 for i in range(300)]
+    assert all(r.config.training.total_epochs == i % 7 for i, r in enumerate(reports) if r.config)

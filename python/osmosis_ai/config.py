@@ -285,10 +285,12 @@ def infer_kind(path: str | os.PathLike[str]) -> ConfigKind | None:
         >>> infer_kind("ws/configs/training/demo.toml")
         'training'
     """
-    parts = Path(os.path.abspath(path)).parts
-    for i in range(len(parts) - 2, 0, -1):
-        if parts[i - 1] == "configs" and parts[i] in KIND_DIRS:
-            return KIND_DIRS[parts[i]]
+    # The path as given usually names configs/<kind>/ already; only otherwise is it made absolute.
+    for candidate in (Path(path), Path(os.path.abspath(path))):
+        parts = candidate.parts
+        for i in range(len(parts) - 2, 0, -1):
+            if parts[i - 1] == "configs" and parts[i] in KIND_DIRS:
+                return KIND_DIRS[parts[i]]
     return None
 
 

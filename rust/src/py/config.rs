@@ -70,6 +70,48 @@ fn report_value(report: &Report) -> Value {
     serde_json::to_value(report).unwrap_or(Value::Null)
 }
 
+/// Validates files on up to `available_parallelism` threads, keeping the input order.
+fn validate_parallel(paths: &[String], kinds: &[Kind]) -> Vec<Value> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let per_thread = paths.len().div_ceil(threads.max(1)).max(1);
+    if threads <= 1 || paths.len() < 16 {
+        return paths
+            .iter()
+            .zip(kinds)
+            .map(|(p, k)| file_outcome(p, *k))
+            .collect();
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = paths
+            .chunks(per_thread)
+            .zip(kinds.chunks(per_thread))
+            .map(|(ps, ks)| {
+                let handle = scope.spawn(move || {
+                    ps.iter()
+                        .zip(ks)
+                        .map(|(p, k)| file_outcome(p, *k))
+                        .collect::<Vec<_>>()
+                });
+                (ps, handle)
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|(ps, handle)| {
+                // A panic would be a validator bug: report it per file instead of losing the batch.
+                handle.join().unwrap_or_else(|_| {
+                    ps.iter()
+                        .map(|p| {
+                            let message = "internal error: the config validator panicked";
+                            serde_json::json!({"path": p, "io_error": {"kind": "other", "message": message}})
+                        })
+                        .collect()
+                })
+            })
+            .collect()
+    })
+}
+
 /// Validates config text (`kind` is "eval" or "training"); returns the report as a dict.
 #[pyfunction]
 fn validate_config_text<'py>(
@@ -100,13 +142,7 @@ fn validate_config_files<'py>(
     let list = PyList::empty(py);
     // Chunks keep Ctrl+C responsive on long lists: signals are checked between them.
     for (chunk_paths, chunk_kinds) in paths.chunks(CHUNK).zip(kinds.chunks(CHUNK)) {
-        let outcomes: Vec<Value> = py.detach(|| {
-            chunk_paths
-                .iter()
-                .zip(chunk_kinds)
-                .map(|(path, kind)| file_outcome(path, *kind))
-                .collect()
-        });
+        let outcomes: Vec<Value> = py.detach(|| validate_parallel(chunk_paths, chunk_kinds));
         for outcome in &outcomes {
             list.append(to_py(py, outcome)?)?;
         }
