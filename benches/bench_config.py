@@ -256,3 +256,13 @@ def test_baseline_pydantic_only(benchmark: Any, config_files: list[Path]) -> Non
 def test_ours_rust_core_and_models(benchmark: Any, config_files: list[Path]) -> None:
     reports = benchmark(validate_files, config_files)
     assert len(reports) == FILES
+
+
+@pytest.mark.benchmark(group="config-validate-1000-files")
+def test_ours_core_reports_only(benchmark: Any, config_files: list[Path]) -> None:
+    # The same checks and positions, returned as plain data without building pydantic models (what a
+    # caller that only needs the verdict and the issues pays).
+    paths = [str(p) for p in config_files]
+    kinds = ["eval" if p.parent.name == "eval" else "training" for p in config_files]
+    reports = benchmark(_core.validate_config_files, paths, kinds)
+    assert len(reports) == FILES
