@@ -270,3 +270,50 @@ fn not_a_table_and_missing_experiment() {
     let r = eval("[secrets]\nrequired = []\n");
     assert_eq!(only(&r).key, "experiment");
 }
+
+#[test]
+fn byte_order_mark_keeps_positions() {
+    let r = eval(&format!("\u{feff}{}", EVAL_MIN.replace("\"demo\"", "5")));
+    let issue = only(&r);
+    assert_eq!((issue.line, issue.column), (2, 11));
+}
+
+#[test]
+fn advanced_values_must_fit_json() {
+    let r = eval(&format!(
+        "{EVAL_MIN}[advanced]\nbig = 99999999999999999999\nok = [1, \"a\"]\n"
+    ));
+    let issue = only(&r);
+    assert_eq!(
+        (issue.line, issue.column, issue.key.as_str()),
+        (10, 7, "advanced.big")
+    );
+    let r = eval(&format!("{EVAL_MIN}[advanced]\nnested = {{ x = -inf }}\n"));
+    assert_eq!(only(&r).key, "advanced.nested.x");
+}
+
+#[test]
+fn inline_and_dotted_sections_are_checked_like_headers() {
+    let text = "experiment = { rollout = \"r\", entrypoint = \"main.py\", model_path = \"m\", dataset = \"d\", x = 1 }\nsecrets.required = [\"lower\"]\n";
+    let r = eval(text);
+    let found: Vec<(usize, usize, &str)> = r
+        .issues
+        .iter()
+        .map(|i| (i.line, i.column, i.key.as_str()))
+        .collect();
+    assert_eq!(
+        found,
+        [(1, 88, "experiment.x"), (2, 21, "secrets.required[0]")]
+    );
+}
+
+#[test]
+fn integers_out_of_range_and_huge_counts() {
+    let r = train(&format!(
+        "{TRAIN_MIN}[training]\ntotal_epochs = 99999999999999999999\n"
+    ));
+    assert!(only(&r).message.starts_with("is out of range"));
+    let r = train(&format!("{TRAIN_MIN}[training]\ntotal_epochs = 0x10\n"));
+    assert!(r.is_valid());
+    assert_eq!(r.config.unwrap()["training"]["total_epochs"], 16);
+}
