@@ -153,6 +153,23 @@ def test_nested_entrypoint_with_relative_imports(workspace: Path, capsys: pytest
     assert code == 0, out + err
 
 
+def test_unmet_rollout_dependencies_skip_the_import_with_a_warning(
+    workspace: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pyproject = workspace / "rollouts/demo/pyproject.toml"
+    pyproject.write_text(
+        '[project]\nname = "demo"\nversion = "0.1.0"\n'
+        'dependencies = ["click>=1", "osmosis-nonexistent-dist-xyz>=1",'
+        " \"skipped-on-other-os; sys_platform == 'x'\"]\n"
+    )
+    code, out, err = run(capsys, "config", "validate", "configs/eval/demo.toml")
+    assert code == 0, out + err
+    assert (
+        "does not satisfy the rollout's dependencies (osmosis-nonexistent-dist-xyz is not installed)" in err
+    )
+    assert not (tmp_path / "marker").exists()  # the entrypoint was not imported
+
+
 def test_legacy_rollout_agent_loop_is_accepted(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (workspace / "rollouts/demo/main.py").write_text(
         "from platform_bases import RolloutAgentLoop\n\nclass Loop(RolloutAgentLoop):\n    pass\n"

@@ -16,6 +16,8 @@ Config = dict[str, dict[str, Any]]
 SAFE_TEXT = st.text(
     alphabet=st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=20
 ).filter(lambda s: s.strip() != "")
+# TOML integers are 64-bit signed (the spec requires an error beyond that).
+I64 = st.integers(min_value=-(2**63), max_value=2**63 - 1)
 POS_INT = st.integers(min_value=1, max_value=10**9)
 POS_NUM = st.one_of(POS_INT, st.floats(min_value=1e-9, max_value=1e9, allow_nan=False, allow_infinity=False))
 ENV_NAME = st.from_regex(r"\A[A-Z_][A-Z0-9_]{0,10}\Z").filter(lambda n: not n.startswith("_OSMOSIS_"))
@@ -120,9 +122,7 @@ def training_configs(draw: st.DrawFn) -> Config:
         if values or draw(st.booleans()):
             config[name] = values
     if draw(st.booleans()):
-        config["advanced"] = draw(
-            st.dictionaries(st.from_regex(r"\A[a-z_]{1,8}\Z"), st.integers(), max_size=3)
-        )
+        config["advanced"] = draw(st.dictionaries(st.from_regex(r"\A[a-z_]{1,8}\Z"), I64, max_size=3))
     return {**config, **draw(env_and_secrets(secrets_required=False))}
 
 
@@ -145,6 +145,7 @@ def test_random_valid_configs_pass_and_round_trip(case: tuple[str, Config]) -> N
     assert model is not None
     assert model.experiment.payload() == config["experiment"]
     assert model.env == config.get("env", {})
+    assert model.advanced == config.get("advanced", {})
     assert model.secrets == config.get("secrets", {}).get("required", [])
     for section in ("evaluation", "training", "sampling", "checkpoints"):
         if section in config:

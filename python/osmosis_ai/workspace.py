@@ -165,7 +165,62 @@ from pathlib import Path
 
 rollout_dir, entrypoint, out_file = sys.argv[1], sys.argv[2], sys.argv[3]
 result = {"imported": False}
+
+
+def unmet_requirements():
+    # The rollout's own [project].dependencies, checked against this interpreter (as the established CLI
+    # does): when some are missing, importing would fail for reasons the platform does not share.
+    path = Path(rollout_dir) / "pyproject.toml"
+    if not path.is_file():
+        return []
+    try:
+        try:
+            import tomllib
+        except ModuleNotFoundError:
+            import tomli as tomllib
+        deps = tomllib.loads(path.read_text(encoding="utf-8"))["project"]["dependencies"]
+    except Exception:
+        return []  # a malformed or dependency-less pyproject is the platform's to judge
+    try:
+        from packaging.requirements import Requirement
+    except ModuleNotFoundError:
+        Requirement = None
+    from importlib import metadata
+    import re
+    problems = []
+    for spec in deps if isinstance(deps, list) else []:
+        if not isinstance(spec, str):
+            continue
+        req = None
+        if Requirement is not None:
+            try:
+                req = Requirement(spec)
+            except Exception:
+                continue
+            if req.url or (req.marker is not None and not req.marker.evaluate()):
+                continue
+            name = req.name
+        else:
+            match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", spec)
+            if match is None or "@" in spec or ";" in spec:
+                continue
+            name = match.group(1)
+        try:
+            version = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            problems.append(f"{name} is not installed")
+            continue
+        if req is not None and req.specifier and not req.specifier.contains(version, prereleases=True):
+            problems.append(f"{name} {version} does not satisfy {req.specifier}")
+    return problems
+
+
+unmet = unmet_requirements()
+if unmet:
+    result["unmet"] = unmet
 try:
+    if unmet:
+        raise SystemExit(0)
     sys.path.insert(0, rollout_dir)
     package = types.ModuleType("_osmosis_rollout")
     package.__path__ = [rollout_dir]
@@ -178,6 +233,8 @@ try:
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
+except SystemExit:
+    pass
 except ModuleNotFoundError as exc:
     result["missing_module"] = exc.name
     result["error"] = f"{type(exc).__name__}: {exc}"
@@ -234,6 +291,12 @@ def inspect_entrypoint(
             return EntrypointReport(ok=False, error=f"importing {label} ended the interpreter: {detail}")
         result = json.loads(out_file.read_text(encoding="utf-8"))
     if not result["imported"]:
+        if result.get("unmet"):
+            warning = (
+                f"skipped the import check of {label}: this environment does not satisfy the rollout's "
+                f"dependencies ({'; '.join(result['unmet'])}); the platform checks it after installing them"
+            )
+            return EntrypointReport(ok=True, warning=warning)
         if result.get("missing_module"):
             warning = (
                 f"skipped the import check of {label}: this environment lacks module "
