@@ -123,6 +123,7 @@ def test_validate_good_workspace_imports_entrypoint_in_a_child(
         ("x = 1\n", "does not expose an AgentWorkflow subclass and a Grader subclass"),
         ("import platform_bases\n\nraise RuntimeError('boom')\n", "failed: RuntimeError: boom (main.py:3)"),
         ("def broken(:\n", "failed: SyntaxError"),
+        ("import sys\nsys.exit(3)\n", "failed: SystemExit: 3 (main.py:2)"),
     ],
 )
 def test_entrypoint_problems_point_at_the_entrypoint_line(

@@ -215,12 +215,7 @@ def unmet_requirements():
     return problems
 
 
-unmet = unmet_requirements()
-if unmet:
-    result["unmet"] = unmet
-try:
-    if unmet:
-        raise SystemExit(0)
+def import_entrypoint():
     sys.path.insert(0, rollout_dir)
     package = types.ModuleType("_osmosis_rollout")
     package.__path__ = [rollout_dir]
@@ -233,18 +228,10 @@ try:
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
-except SystemExit:
-    pass
-except ModuleNotFoundError as exc:
-    result["missing_module"] = exc.name
-    result["error"] = f"{type(exc).__name__}: {exc}"
-except BaseException as exc:
-    frames = traceback.extract_tb(exc.__traceback__)
-    user = [f for f in frames if f.filename.startswith(rollout_dir)]
-    where = f" ({Path(user[-1].filename).name}:{user[-1].lineno})" if user else ""
-    result["error"] = f"{type(exc).__name__}: {exc}{where}"
-else:
-    result["imported"] = True
+    return module
+
+
+def exposed_bases(module):
     exposed = {"AgentWorkflow": [], "Grader": [], "RolloutAgentLoop": []}
     for attr, obj in sorted(vars(module).items()):
         cls = obj if isinstance(obj, type) else type(obj)
@@ -252,7 +239,26 @@ else:
         for base in exposed:
             if base in bases:
                 exposed[base].append(attr)
-    result["exposed"] = exposed
+    return exposed
+
+
+unmet = unmet_requirements()
+if unmet:
+    result["unmet"] = unmet
+else:
+    try:
+        module = import_entrypoint()
+    except ModuleNotFoundError as exc:
+        result["missing_module"] = exc.name
+        result["error"] = f"{type(exc).__name__}: {exc}"
+    except BaseException as exc:  # includes SystemExit raised by user code at import time
+        frames = traceback.extract_tb(exc.__traceback__)
+        user = [f for f in frames if f.filename.startswith(rollout_dir)]
+        where = f" ({Path(user[-1].filename).name}:{user[-1].lineno})" if user else ""
+        result["error"] = f"{type(exc).__name__}: {exc}{where}"
+    else:
+        result["imported"] = True
+        result["exposed"] = exposed_bases(module)
 with open(out_file, "w", encoding="utf-8") as fh:
     json.dump(result, fh)
 """
