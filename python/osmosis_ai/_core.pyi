@@ -1,5 +1,7 @@
 """Type stub of the compiled core `osmosis_ai._core` (built from `rust/src/py/`)."""
 
+from typing import Any
+
 __version__: str
 
 def build_profile() -> str:
@@ -99,4 +101,18 @@ def validate_dataset(path: str, contract: str = "eval", max_problems: int = 100)
     """Checks every row; returns ``{path, format, rows, columns, problems, total_problems, bad_rows}``.
 
     Each problem is a dict ``{line, unit, row, field, message, kind, location}``.
+    """
+
+def validate_config_text(text: str, path: str, kind: str) -> dict[str, Any]:
+    """Validate eval/training config text (``kind`` is ``"eval"`` or ``"training"``; ``path`` labels the
+    report). Returns the report as a dict: ``{path, kind, issues: [{line, column, key, message,
+    suggestion?}], config, positions}`` where ``config`` is None unless there are no issues and
+    ``positions`` maps checked keys (``"experiment.rollout"``) to ``[line, column]``.
+    """
+
+def validate_config_files(paths: list[str], kinds: list[str]) -> list[dict[str, Any]]:
+    """Read and validate many config files (``kinds[i]`` for ``paths[i]``) with the GIL released.
+    Returns one report dict per file; a file that cannot be read gives
+    ``{path, io_error: {kind, message}}`` with kind ``not_found``, ``permission_denied``,
+    ``is_a_directory`` or ``other``.
     """

@@ -12,6 +12,7 @@ __all__ = [
     "AgentLoopNotFoundError",
     "CLIError",
     "ConfigError",
+    "ConfigValidationError",
     "DatasetFormatError",
     "DatasetParseError",
     "DatasetValidationError",
@@ -96,6 +97,21 @@ class StatsError(OsmosisError, ValueError):
         super().__init__(message)
         self.row = int(row) if row is not None else None
         self.field = field
+
+
+class ConfigValidationError(ConfigError):
+    """An eval/training config has problems; all of them are listed, each with file, line and column.
+
+    Attributes:
+        path: The config file.
+        issues: The problems, as ``osmosis_ai.config.ConfigIssue`` objects (``str()`` of one is
+            ``path:line:column: key: message``).
+    """
+
+    def __init__(self, message: str, *, path: str | None = None, issues: list | None = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.issues = list(issues or [])
 
 
 # --- functions users hand us ----------------------------------------------------------------------------

@@ -20,6 +20,7 @@ EVAL_COMMANDS: LazyCommands = {
         "eval_rubric_inline",
         "Score JSONL conversations against a rubric with an LLM judge.",
     ),
+    "submit": ("osmosis_ai.cli.submit", "eval_submit", "Check an eval config and submit the run."),
 }
 
 

@@ -36,6 +36,13 @@ COMMANDS: LazyCommands = {
         "eval_rubric",
         "Score JSONL records against a YAML rubric with an LLM judge.",
     ),
+    "config": ("osmosis_ai.cli.config_cmd", "config_group", "Check eval and training configs."),
+    "train": ("osmosis_ai.cli.train_group", "train_group", "Submit training runs."),
+    "init": (
+        "osmosis_ai.cli.init_cmd",
+        "init_command",
+        "Create a workspace with a rollout, configs and data.",
+    ),
 }
 
 

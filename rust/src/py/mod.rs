@@ -1,5 +1,6 @@
 //! The Python module `osmosis_ai._core`: the only place that names pyo3.
 
+mod config;
 mod dataset;
 mod errors;
 mod signature;
@@ -14,6 +15,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     signature::register(m)?;
     stats::register(m)?;
     dataset::register(m)?;
+    config::register(m)?;
     Ok(())
 }
 

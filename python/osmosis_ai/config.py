@@ -1,0 +1,403 @@
+"""Eval and training configs (``configs/eval/*.toml``, ``configs/training/*.toml``).
+
+The Rust core parses and checks a file (every section, key and value; all problems in one pass, each with
+line and column); this module turns its plain-data report into pydantic models. It is the only module
+that imports ``_core`` for configs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from osmosis_ai import _core
+from osmosis_ai.errors import ConfigValidationError
+
+__all__ = [
+    "CheckpointsSection",
+    "ConfigIssue",
+    "ConfigKind",
+    "ConfigReport",
+    "EvalConfig",
+    "EvaluationSection",
+    "ExperimentSection",
+    "SamplingSection",
+    "TrainingConfig",
+    "TrainingSection",
+    "infer_kind",
+    "load_eval_config",
+    "load_training_config",
+    "validate_config_text",
+    "validate_files",
+]
+
+ConfigKind = Literal["eval", "training"]
+Number = int | float
+
+# Directory names under `configs/` per kind (the workspace layout of the established CLI).
+KIND_DIRS: dict[str, ConfigKind] = {"eval": "eval", "training": "training"}
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    def payload(self) -> dict[str, Any]:
+        """The section as sent to the platform: keys that were not set are left out."""
+        return self.model_dump(exclude_none=True)
+
+
+class ExperimentSection(_Section):
+    """``[experiment]``: what to run (both kinds)."""
+
+    rollout: str
+    entrypoint: str
+    model_path: str
+    dataset: str
+    branch: str | None = None
+    commit_sha: str | None = None
+
+
+class EvaluationSection(_Section):
+    """``[evaluation]`` (eval configs). Unset keys use the platform's defaults."""
+
+    limit: int | None = None
+    n: int | None = None
+    batch_size: int | None = None
+    pass_threshold: Number | None = None
+    agent_workflow_timeout_s: Number | None = None
+    grader_timeout_s: Number | None = None
+
+
+class TrainingSection(_Section):
+    """``[training]`` (training configs)."""
+
+    lr: Number | None = None
+    total_epochs: int | None = None
+    n_samples_per_prompt: int | None = None
+    rollout_batch_size: int | None = None
+    max_prompt_length: int | None = None
+    max_response_length: int | None = None
+    agent_workflow_timeout_s: Number | None = None
+    grader_timeout_s: Number | None = None
+
+
+class SamplingSection(_Section):
+    """``[sampling]`` (training configs)."""
+
+    rollout_temperature: Number | None = None
+    rollout_top_p: Number | None = None
+
+
+class CheckpointsSection(_Section):
+    """``[checkpoints]`` (training configs)."""
+
+    eval_interval: int | None = None
+    checkpoint_save_freq: int | None = None
+
+
+class _Config(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    path: Path
+    experiment: ExperimentSection
+    advanced: dict[str, Any] = {}
+    env: dict[str, str] = {}
+    secrets: list[str] = []
+    # Where each checked value sits (`"experiment.rollout" -> (line, column)`), for workspace errors.
+    positions: dict[str, tuple[int, int]] = {}
+
+    @property
+    def experiment_config(self) -> dict[str, Any]:
+        """``[experiment]`` without unset keys (established attribute name)."""
+        return self.experiment.payload()
+
+    @property
+    def advanced_config(self) -> dict[str, Any]:
+        """``[advanced]``, passed through verbatim (established attribute name)."""
+        return dict(self.advanced)
+
+    def where(self, key: str) -> str:
+        """``path:line:column`` of a checked value (just the path when unknown).
+
+        Example:
+            >>> config.where("experiment.rollout")  # doctest: +SKIP
+            'configs/eval/demo.toml:2:11'
+        """
+        line_col = self.positions.get(key)
+        return f"{self.path}:{line_col[0]}:{line_col[1]}" if line_col else str(self.path)
+
+    def _common_payload(self) -> dict[str, Any]:
+        body: dict[str, Any] = {}
+        if self.advanced:
+            body["advanced_config"] = dict(self.advanced)
+        if self.env:
+            body["env_config"] = dict(self.env)
+        return body
+
+
+class EvalConfig(_Config):
+    """A validated ``configs/eval/*.toml``.
+
+    Example:
+        >>> config = load_eval_config("configs/eval/demo.toml")  # doctest: +SKIP
+        >>> config.experiment.rollout  # doctest: +SKIP
+        'demo'
+    """
+
+    kind: Literal["eval"] = "eval"
+    evaluation: EvaluationSection = EvaluationSection()
+
+    @property
+    def evaluation_config(self) -> dict[str, Any]:
+        """``[evaluation]`` without unset keys (established attribute name)."""
+        return self.evaluation.payload()
+
+    def request_body(self) -> dict[str, Any]:
+        """The body of ``POST /api/cli/eval-runs`` without ``secrets`` (sections sent only when set)."""
+        body: dict[str, Any] = {"experiment_config": self.experiment_config}
+        if self.evaluation_config:
+            body["evaluation_config"] = self.evaluation_config
+        return {**body, **self._common_payload()}
+
+
+class TrainingConfig(_Config):
+    """A validated ``configs/training/*.toml``.
+
+    Example:
+        >>> config = load_training_config("configs/training/demo.toml")  # doctest: +SKIP
+        >>> config.training.lr  # doctest: +SKIP
+        1e-06
+    """
+
+    kind: Literal["training"] = "training"
+    training: TrainingSection = TrainingSection()
+    sampling: SamplingSection = SamplingSection()
+    checkpoints: CheckpointsSection = CheckpointsSection()
+
+    @property
+    def training_config(self) -> dict[str, Any]:
+        """``[training]`` without unset keys (established attribute name)."""
+        return self.training.payload()
+
+    @property
+    def sampling_config(self) -> dict[str, Any]:
+        """``[sampling]`` without unset keys (established attribute name)."""
+        return self.sampling.payload()
+
+    @property
+    def checkpoints_config(self) -> dict[str, Any]:
+        """``[checkpoints]`` without unset keys (established attribute name)."""
+        return self.checkpoints.payload()
+
+    def request_body(self) -> dict[str, Any]:
+        """The body of ``POST /api/cli/training-runs`` without the ``secrets`` part."""
+        body: dict[str, Any] = {"experiment_config": self.experiment_config}
+        for name in ("training_config", "sampling_config", "checkpoints_config"):
+            section = getattr(self, name)
+            if section:
+                body[name] = section
+        return {**body, **self._common_payload()}
+
+
+@dataclass(frozen=True)
+class ConfigIssue:
+    """One problem in a config file.
+
+    ``str(issue)`` is ``path:line:column: key: message (did you mean 'x'?)``; ``line``/``column`` are
+    1-based (0 when the problem has no place in the file, such as a file that cannot be read).
+    """
+
+    path: str
+    line: int
+    column: int
+    key: str
+    message: str
+    suggestion: str | None = None
+
+    def __str__(self) -> str:
+        where = f"{self.path}:{self.line}:{self.column}" if self.line else self.path
+        text = f"{where}: {self.key}: {self.message}" if self.key else f"{where}: {self.message}"
+        return f"{text} (did you mean '{self.suggestion}'?)" if self.suggestion else text
+
+
+@dataclass(frozen=True)
+class ConfigReport:
+    """The outcome of validating one file; ``config`` is set only when ``issues`` is empty."""
+
+    path: str
+    kind: ConfigKind | None
+    issues: list[ConfigIssue]
+    config: EvalConfig | TrainingConfig | None = None
+    io_error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return not self.issues
+
+
+def _construct(kind: ConfigKind, data: dict[str, Any], path: str, positions: dict[str, Any]) -> _Config:
+    """Builds the typed config from data the core has fully checked.
+
+    Validation here cannot fail on data the core accepted; it is kept because pydantic-core builds the
+    nested models faster than ``model_construct`` does, and it guards the two sides against drifting apart.
+    """
+    model = EvalConfig if kind == "eval" else TrainingConfig
+    return model.model_validate({**data, "path": path, "positions": positions})
+
+
+def _build_report(raw: dict[str, Any], kind: ConfigKind) -> ConfigReport:
+    path = raw["path"]
+    if "io_error" in raw:
+        message = f"cannot read the file: {raw['io_error']['message']}"
+        issue = ConfigIssue(path=path, line=0, column=0, key="", message=message)
+        return ConfigReport(path=path, kind=kind, issues=[issue], io_error=raw["io_error"]["kind"])
+    issues = [ConfigIssue(path=path, **issue) for issue in raw["issues"]]
+    config = None
+    if not issues and raw.get("config") is not None:
+        config = _construct(kind, raw["config"], path, raw.get("positions", {}))
+    return ConfigReport(path=path, kind=kind, issues=issues, config=config)  # type: ignore[arg-type]
+
+
+def infer_kind(path: str | os.PathLike[str]) -> ConfigKind | None:
+    """The config kind a file's location implies: under ``configs/eval/`` or ``configs/training/``.
+
+    Example:
+        >>> infer_kind("ws/configs/training/demo.toml")
+        'training'
+    """
+    # Plain string work (pathlib is slow for thousands of files). The path as given usually names
+    # configs/<kind>/ already; only otherwise is it made absolute.
+    text = os.fspath(path)
+    for candidate in (text, os.path.abspath(text)):
+        parts = candidate.replace(os.sep, "/").split("/")
+        for i in range(len(parts) - 2, 0, -1):
+            if parts[i - 1] == "configs" and parts[i] in KIND_DIRS:
+                return KIND_DIRS[parts[i]]
+    return None
+
+
+def validate_config_text(text: str, kind: ConfigKind, path: str = "<string>") -> ConfigReport:
+    """Validates config text without a file.
+
+    Args:
+        text: TOML text.
+        kind: ``"eval"`` or ``"training"``.
+        path: The label issues carry.
+
+    Returns:
+        The report: every issue, and the typed config when there are none.
+
+    Example:
+        >>> report = validate_config_text("[experiment]\\nrollout = 1\\n", "training")
+        >>> str(report.issues[0])
+        "<string>:1:1: experiment.entrypoint: missing required key 'entrypoint' in [experiment]"
+    """
+    return _build_report(_core.validate_config_text(text, path, kind), kind)
+
+
+def validate_files(
+    paths: Sequence[str | os.PathLike[str]], kind: ConfigKind | None = None
+) -> list[ConfigReport]:
+    """Validates many config files at once (the core reads and checks them with the GIL released).
+
+    Args:
+        paths: Config files.
+        kind: Force one kind for all files; by default each file's kind comes from its location
+            (``configs/eval/`` or ``configs/training/``).
+
+    Returns:
+        One report per path, in order. A file whose kind cannot be told gets an issue saying so.
+
+    Example:
+        >>> [r.ok for r in validate_files(["configs/eval/demo.toml"])]  # doctest: +SKIP
+        [True]
+    """
+    reports: list[ConfigReport | None] = []
+    todo: list[tuple[int, str, ConfigKind]] = []
+    for i, path in enumerate(paths):
+        file_kind = kind or infer_kind(path)
+        if file_kind is None:
+            message = (
+                "cannot tell whether this is an eval or a training config: put it under configs/eval/ "
+                "or configs/training/, or pass the kind explicitly (--kind eval|training)"
+            )
+            issue = ConfigIssue(path=os.fspath(path), line=0, column=0, key="", message=message)
+            reports.append(ConfigReport(path=os.fspath(path), kind=None, issues=[issue]))
+        else:
+            reports.append(None)
+            todo.append((i, os.fspath(path), file_kind))
+    raw_reports = _core.validate_config_files([p for _, p, _ in todo], [k for _, _, k in todo])
+    for (i, _, file_kind), raw in zip(todo, raw_reports, strict=True):
+        reports[i] = _build_report(raw, file_kind)
+    return [r for r in reports if r is not None]
+
+
+def _load(path: str | os.PathLike[str], kind: ConfigKind) -> EvalConfig | TrainingConfig:
+    raw = _core.validate_config_files([os.fspath(path)], [kind])[0]
+    if "io_error" in raw:
+        error_kind, message = raw["io_error"]["kind"], raw["io_error"]["message"]
+        if error_kind == "not_found":
+            raise FileNotFoundError(f"config file not found: {raw['path']}")
+        if error_kind == "permission_denied":
+            raise PermissionError(f"cannot read config file {raw['path']}: {message}")
+        if error_kind == "is_a_directory":
+            raise IsADirectoryError(f"config path is a directory, not a file: {raw['path']}")
+        raise OSError(f"cannot read config file {raw['path']}: {message}")
+    report = _build_report(raw, kind)
+    if report.config is None:
+        count = len(report.issues)
+        lines = "\n".join(f"  {issue}" for issue in report.issues)
+        message = f"Invalid {kind} config {report.path} ({count} problem{'s' * (count != 1)}):\n{lines}"
+        raise ConfigValidationError(message, path=report.path, issues=report.issues)
+    return report.config
+
+
+def load_eval_config(path: str | os.PathLike[str]) -> EvalConfig:
+    """Loads and validates an eval config.
+
+    Args:
+        path: The ``.toml`` file (usually ``configs/eval/<name>.toml``).
+
+    Returns:
+        The typed config.
+
+    Raises:
+        ConfigValidationError: Listing every problem as ``path:line:column: key: message``.
+        FileNotFoundError: If the file does not exist (``OSError`` for other read failures).
+
+    Example:
+        >>> config = load_eval_config("configs/eval/demo.toml")  # doctest: +SKIP
+        >>> config.secrets  # doctest: +SKIP
+        ['OPENAI_API_KEY']
+    """
+    config = _load(path, "eval")
+    assert isinstance(config, EvalConfig)
+    return config
+
+
+def load_training_config(path: str | os.PathLike[str]) -> TrainingConfig:
+    """Loads and validates a training config.
+
+    Args:
+        path: The ``.toml`` file (usually ``configs/training/<name>.toml``).
+
+    Returns:
+        The typed config.
+
+    Raises:
+        ConfigValidationError: Listing every problem as ``path:line:column: key: message``.
+        FileNotFoundError: If the file does not exist (``OSError`` for other read failures).
+
+    Example:
+        >>> config = load_training_config("configs/training/demo.toml")  # doctest: +SKIP
+        >>> config.sampling.rollout_top_p  # doctest: +SKIP
+        1.0
+    """
+    config = _load(path, "training")
+    assert isinstance(config, TrainingConfig)
+    return config

@@ -1,0 +1,164 @@
+"""The files `osmosis init` writes: a workspace whose configs pass `osmosis config validate`.
+
+Contents follow the established layout (``rollouts/<name>/``, ``configs/eval/<name>.toml``,
+``configs/training/<name>.toml``, ``data/``); unlike the established templates, the configs hold working
+values instead of placeholders, so the scaffold validates as written.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+__all__ = ["NAME_PATTERN", "scaffold_files", "validate_rollout_name"]
+
+NAME_PATTERN = re.compile(r"^[a-z][a-z0-9-]*$")
+
+_MAIN_PY = '''"""Rollout entrypoint of `{name}`: the agent loop the platform (and `osmosis eval`) runs."""
+
+from osmosis_ai import osmosis_reward
+from osmosis_ai.rollout import RolloutAgentLoop, RolloutContext, RolloutResult
+
+
+class {cls}AgentLoop(RolloutAgentLoop):
+    """Answers one dataset row with one model call. Grow it into your agent (tools, several turns, ...)."""
+
+    name = "{name}"
+
+    def get_tools(self, request):
+        return []
+
+    async def run(self, ctx: RolloutContext) -> RolloutResult:
+        reply = await ctx.chat(ctx.request.messages, **ctx.request.completion_params)
+        return ctx.complete([*ctx.request.messages, reply.message], finish_reason=reply.finish_reason)
+
+
+agent_loop = {cls}AgentLoop()
+
+
+@osmosis_reward
+def contains_answer(solution_str: str, ground_truth: str, extra_info: dict = None) -> float:
+    """1.0 when the expected answer appears in the model's final reply."""
+    return float(ground_truth.strip() in solution_str)
+'''
+
+_PYPROJECT = """[project]
+name = "{name}"
+version = "0.1.0"
+requires-python = ">=3.10"
+dependencies = ["osmosis-ai[server]"]
+
+[build-system]
+requires = ["setuptools>=68"]
+build-backend = "setuptools.build_meta"
+"""
+
+_README = """# {name}
+
+A rollout: `main.py` defines the agent loop (`agent_loop`) and a reward function (`contains_answer`).
+
+- Try it locally against any OpenAI-compatible server, from `rollouts/{name}/`:
+  `osmosis eval -m main:agent_loop -d ../../data/{name}.jsonl --eval-fn main:contains_answer --base-url URL --model M`
+
+- Check the workspace: `osmosis config validate configs/eval/{name}.toml configs/training/{name}.toml`
+- See the request an eval submission would send: `osmosis eval submit configs/eval/{name}.toml --dry-run`
+- Sample data: `data/{name}.jsonl` (`system_prompt`, `user_prompt`, `ground_truth`).
+"""
+
+_EVAL_TOML = """# Evaluation config: `osmosis config validate` checks it, `osmosis eval submit` sends it.
+[experiment]
+rollout = "{name}"            # directory under rollouts/
+entrypoint = "main.py"         # file inside rollouts/{name}/
+model_path = "openai/gpt-5-mini"
+dataset = "{name}"             # platform dataset name (upload data/{name}.jsonl under this name)
+# branch = "main"              # or pin a commit: commit_sha = "abc1234" (not both)
+
+[evaluation]                   # omit a key to use the platform default
+n = 1
+pass_threshold = 1.0
+agent_workflow_timeout_s = 450
+grader_timeout_s = 150
+
+# [env]                        # plain values for the rollout process (not for secrets)
+# LOG_LEVEL = "info"
+
+[secrets]                      # names of platform secrets (or per-run values) the rollout needs
+required = ["OPENAI_API_KEY"]
+"""
+
+_TRAINING_TOML = """# Training config: `osmosis config validate` checks it, `osmosis train submit` sends it.
+[experiment]
+rollout = "{name}"
+entrypoint = "main.py"
+model_path = "Qwen/Qwen3.6-35B-A3B"
+dataset = "{name}"
+
+[training]
+lr = 1e-6
+total_epochs = 1
+n_samples_per_prompt = 8
+rollout_batch_size = 32
+max_prompt_length = 8192
+max_response_length = 8192
+
+[sampling]
+rollout_temperature = 1.0
+rollout_top_p = 1.0
+
+[checkpoints]
+eval_interval = 10
+checkpoint_save_freq = 20
+
+# [secrets]                    # optional for training; when present it needs `required`
+# required = ["OPENAI_API_KEY"]
+"""
+
+_ROWS = [(3, 4), (7, 8), (12, 11), (6, 9), (15, 14)]
+
+
+def _dataset() -> str:
+    import json
+
+    system = "Answer with the number only."
+    lines = [
+        json.dumps(
+            {"system_prompt": system, "user_prompt": f"What is {a} * {b}?", "ground_truth": str(a * b)}
+        )
+        for a, b in _ROWS
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def validate_rollout_name(name: str) -> str | None:
+    """Why ``name`` cannot name a rollout, or ``None`` when it can.
+
+    Example:
+        >>> validate_rollout_name("Demo")
+        "rollout name 'Demo' must match ^[a-z][a-z0-9-]*$ (lower-case letters, digits, dashes)"
+    """
+    if not name:
+        return "rollout name must not be empty"
+    if name == "default":
+        return "rollout name 'default' is reserved"
+    if not NAME_PATTERN.match(name):
+        return f"rollout name '{name}' must match ^[a-z][a-z0-9-]*$ (lower-case letters, digits, dashes)"
+    return None
+
+
+def scaffold_files(name: str) -> dict[Path, str]:
+    """The files of a new workspace for rollout ``name``, relative to the workspace root.
+
+    Example:
+        >>> sorted(str(p) for p in scaffold_files("demo"))[:2]
+        ['configs/eval/demo.toml', 'configs/training/demo.toml']
+    """
+    cls = "".join(part.capitalize() for part in name.split("-"))
+    fill = {"name": name, "cls": cls}
+    return {
+        Path("rollouts", name, "main.py"): _MAIN_PY.format(**fill),
+        Path("rollouts", name, "pyproject.toml"): _PYPROJECT.format(**fill),
+        Path("rollouts", name, "README.md"): _README.format(**fill),
+        Path("configs", "eval", f"{name}.toml"): _EVAL_TOML.format(**fill),
+        Path("configs", "training", f"{name}.toml"): _TRAINING_TOML.format(**fill),
+        Path("data", f"{name}.jsonl"): _dataset(),
+    }

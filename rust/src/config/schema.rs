@@ -1,0 +1,173 @@
+//! The field tables of both config kinds: which sections exist, their keys, and each value's rule.
+
+/// What a value must be. Numeric rules are stricter than the established SDK (which forwards values
+/// unchecked to the platform): a config that would fail there fails here first, with a line number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rule {
+    /// A non-empty string.
+    Text,
+    /// `experiment.rollout`: one directory name under `rollouts/`.
+    RolloutName,
+    /// `experiment.entrypoint`: a `.py` path inside the rollout directory.
+    Entrypoint,
+    /// `experiment.branch`: non-empty, no whitespace.
+    Branch,
+    /// `experiment.commit_sha`: 7-40 hex digits.
+    CommitSha,
+    /// An integer >= 1.
+    PositiveInt,
+    /// A finite number > 0 (integers accepted).
+    PositiveNumber,
+    /// A finite number >= 0.
+    NonNegativeNumber,
+    /// A finite number, any sign.
+    FiniteNumber,
+    /// A finite number in (0, 1].
+    UnitInterval,
+}
+
+pub struct Field {
+    pub name: &'static str,
+    pub rule: Rule,
+    pub required: bool,
+}
+
+const fn req(name: &'static str, rule: Rule) -> Field {
+    Field {
+        name,
+        rule,
+        required: true,
+    }
+}
+
+const fn opt(name: &'static str, rule: Rule) -> Field {
+    Field {
+        name,
+        rule,
+        required: false,
+    }
+}
+
+/// A section whose keys are all known (unknown keys are reported).
+pub struct Section {
+    pub name: &'static str,
+    pub fields: &'static [Field],
+}
+
+pub const EXPERIMENT: Section = Section {
+    name: "experiment",
+    fields: &[
+        req("rollout", Rule::RolloutName),
+        req("entrypoint", Rule::Entrypoint),
+        req("model_path", Rule::Text),
+        req("dataset", Rule::Text),
+        opt("branch", Rule::Branch),
+        opt("commit_sha", Rule::CommitSha),
+    ],
+};
+
+pub const EVALUATION: Section = Section {
+    name: "evaluation",
+    fields: &[
+        opt("limit", Rule::PositiveInt),
+        opt("n", Rule::PositiveInt),
+        opt("batch_size", Rule::PositiveInt),
+        opt("pass_threshold", Rule::FiniteNumber),
+        opt("agent_workflow_timeout_s", Rule::PositiveNumber),
+        opt("grader_timeout_s", Rule::PositiveNumber),
+    ],
+};
+
+pub const TRAINING: Section = Section {
+    name: "training",
+    fields: &[
+        opt("lr", Rule::PositiveNumber),
+        opt("total_epochs", Rule::PositiveInt),
+        opt("n_samples_per_prompt", Rule::PositiveInt),
+        opt("rollout_batch_size", Rule::PositiveInt),
+        opt("max_prompt_length", Rule::PositiveInt),
+        opt("max_response_length", Rule::PositiveInt),
+        opt("agent_workflow_timeout_s", Rule::PositiveNumber),
+        opt("grader_timeout_s", Rule::PositiveNumber),
+    ],
+};
+
+pub const SAMPLING: Section = Section {
+    name: "sampling",
+    fields: &[
+        opt("rollout_temperature", Rule::NonNegativeNumber),
+        opt("rollout_top_p", Rule::UnitInterval),
+    ],
+};
+
+pub const CHECKPOINTS: Section = Section {
+    name: "checkpoints",
+    fields: &[
+        opt("eval_interval", Rule::PositiveInt),
+        opt("checkpoint_save_freq", Rule::PositiveInt),
+    ],
+};
+
+/// The sections with special rules, allowed in both kinds.
+pub const ADVANCED: &str = "advanced";
+pub const ENV: &str = "env";
+pub const SECRETS: &str = "secrets";
+
+/// Which config a file is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Eval,
+    Training,
+}
+
+impl Kind {
+    pub fn parse(text: &str) -> Option<Kind> {
+        match text {
+            "eval" => Some(Kind::Eval),
+            "training" | "train" => Some(Kind::Training),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Eval => "eval",
+            Kind::Training => "training",
+        }
+    }
+
+    /// "an eval" / "a training", for messages.
+    pub fn with_article(self) -> &'static str {
+        match self {
+            Kind::Eval => "an eval",
+            Kind::Training => "a training",
+        }
+    }
+
+    /// The sections with field tables, `[experiment]` first, in the order they are checked.
+    pub fn sections(self) -> &'static [Section] {
+        match self {
+            Kind::Eval => &[EXPERIMENT, EVALUATION],
+            Kind::Training => &[EXPERIMENT, TRAINING, SAMPLING, CHECKPOINTS],
+        }
+    }
+
+    /// Every top-level name this kind accepts.
+    pub fn top_level(self) -> Vec<&'static str> {
+        let mut names: Vec<&'static str> = self.sections().iter().map(|s| s.name).collect();
+        names.extend([ADVANCED, ENV, SECRETS]);
+        names
+    }
+
+    /// `[secrets]` must be present (eval) or may be omitted (training).
+    pub fn requires_secrets(self) -> bool {
+        self == Kind::Eval
+    }
+
+    pub fn other(self) -> Kind {
+        match self {
+            Kind::Eval => Kind::Training,
+            Kind::Training => Kind::Eval,
+        }
+    }
+}

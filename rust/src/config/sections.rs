@@ -1,0 +1,494 @@
+//! The checks of each section, against the tables of `schema.rs`.
+
+use super::rules::{
+    did_you_mean, entrypoint_problem, is_commit_sha, is_env_name, is_secret_name,
+    rollout_name_problem, RESERVED_ENV_PREFIX,
+};
+use super::schema::{Field, Kind, Rule, Section, ADVANCED, ENV, SECRETS};
+use super::Checker;
+use serde_json::{Map, Number, Value};
+use std::collections::HashMap;
+use std::ops::Range;
+use toml::de::{DeTable, DeValue};
+use toml::Spanned;
+
+type Entry<'a, 'i> = (
+    &'a Spanned<std::borrow::Cow<'i, str>>,
+    &'a Spanned<DeValue<'i>>,
+);
+
+/// A table's entries in file order (the map itself is sorted by key).
+fn in_file_order<'a, 'i>(table: &'a DeTable<'i>) -> Vec<Entry<'a, 'i>> {
+    let mut entries: Vec<Entry<'a, 'i>> = table.iter().collect();
+    entries.sort_by_key(|(k, _)| k.span().start);
+    entries
+}
+
+fn lookup<'a, 'i>(table: &'a DeTable<'i>, name: &str) -> Option<Entry<'a, 'i>> {
+    table.get_key_value(name)
+}
+
+/// "integer 5", "string \"x\"", ...: what a value is, for "must be ..., got ..." messages.
+fn describe(checker: &Checker<'_>, value: &Spanned<DeValue<'_>>) -> String {
+    let kind = match value.get_ref() {
+        DeValue::String(_) => "string",
+        DeValue::Integer(_) => "integer",
+        DeValue::Float(_) => "float",
+        DeValue::Boolean(_) => "boolean",
+        DeValue::Datetime(_) => "datetime",
+        DeValue::Array(_) => "array",
+        DeValue::Table(_) => return "a table".to_string(),
+    };
+    format!("{kind} {}", checker.snippet(value.span()))
+}
+
+fn integer(value: &DeValue<'_>) -> Option<Result<i64, ()>> {
+    match value {
+        DeValue::Integer(i) => Some(i64::from_str_radix(i.as_str(), i.radix()).map_err(|_| ())),
+        _ => None,
+    }
+}
+
+fn number(value: &DeValue<'_>) -> Option<f64> {
+    match value {
+        DeValue::Integer(_) => integer(value).and_then(Result::ok).map(|i| i as f64),
+        DeValue::Float(f) => f.as_str().parse::<f64>().ok(),
+        _ => None,
+    }
+}
+
+/// Converts a value to JSON for the platform payload; reports what JSON cannot carry.
+fn to_json(checker: &mut Checker<'_>, key: &str, value: &Spanned<DeValue<'_>>) -> Value {
+    match value.get_ref() {
+        DeValue::String(s) => Value::String(s.to_string()),
+        DeValue::Boolean(b) => Value::Bool(*b),
+        DeValue::Datetime(d) => Value::String(d.to_string()),
+        DeValue::Integer(_) => match integer(value.get_ref()) {
+            Some(Ok(i)) => Value::from(i),
+            _ => {
+                checker.report(value.span(), key, "integer does not fit in 64 bits");
+                Value::Null
+            }
+        },
+        DeValue::Float(_) => match number(value.get_ref()).and_then(Number::from_f64) {
+            Some(n) => Value::Number(n),
+            None => {
+                let got = describe(checker, value);
+                checker.report(
+                    value.span(),
+                    key,
+                    format!("must be a finite number (JSON has no inf/nan), got {got}"),
+                );
+                Value::Null
+            }
+        },
+        DeValue::Array(items) => Value::Array(
+            items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| to_json(checker, &format!("{key}[{i}]"), item))
+                .collect(),
+        ),
+        DeValue::Table(table) => Value::Object(table_to_json(checker, key, table)),
+    }
+}
+
+fn table_to_json(checker: &mut Checker<'_>, key: &str, table: &DeTable<'_>) -> Map<String, Value> {
+    let mut map = Map::new();
+    for (k, v) in in_file_order(table) {
+        let child = format!("{key}.{}", k.get_ref());
+        map.insert(k.get_ref().to_string(), to_json(checker, &child, v));
+    }
+    map
+}
+
+/// Formats as [`describe`] does, on demand.
+struct Got<'a, 'c, 'i>(&'a Checker<'c>, &'a Spanned<DeValue<'i>>);
+
+impl std::fmt::Display for Got<'_, '_, '_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&describe(self.0, self.1))
+    }
+}
+
+/// Checks one value against its rule; returns its JSON form when it passes.
+fn check_value(
+    checker: &mut Checker<'_>,
+    key: &str,
+    rule: Rule,
+    value: &Spanned<DeValue<'_>>,
+) -> Option<Value> {
+    let span = value.span();
+    // Described only when a message needs it: most values pass.
+    let got = Got(checker, value);
+    let problem: Option<String> = match rule {
+        Rule::Text | Rule::RolloutName | Rule::Entrypoint | Rule::Branch | Rule::CommitSha => {
+            let Some(text) = value.get_ref().as_str() else {
+                checker.report(span, key, format!("must be a string, got {got}"));
+                return None;
+            };
+            let problem = match rule {
+                Rule::RolloutName => rollout_name_problem(text),
+                Rule::Entrypoint => entrypoint_problem(text),
+                Rule::Branch if text.is_empty() || text.chars().any(char::is_whitespace) => Some(
+                    format!("must not be empty or contain whitespace, got {got}"),
+                ),
+                Rule::CommitSha if !is_commit_sha(text) => Some(format!(
+                    "must be a hexadecimal commit SHA of 7 to 40 characters, got {got}"
+                )),
+                Rule::Text if text.trim().is_empty() => Some("must not be empty".to_string()),
+                _ => None,
+            };
+            if problem.is_none() {
+                return Some(Value::String(text.to_string()));
+            }
+            problem
+        }
+        Rule::PositiveInt => match integer(value.get_ref()) {
+            None => Some(format!("must be an integer, got {got}")),
+            Some(Err(())) => Some(format!("is out of range, got {got}")),
+            Some(Ok(i)) if i < 1 => Some(format!("must be a positive integer (>= 1), got {got}")),
+            Some(Ok(i)) => return Some(Value::from(i)),
+        },
+        Rule::PositiveNumber
+        | Rule::NonNegativeNumber
+        | Rule::FiniteNumber
+        | Rule::UnitInterval => {
+            match number(value.get_ref()) {
+                None => Some(format!("must be a number, got {got}")),
+                Some(x) if !x.is_finite() => Some(format!("must be a finite number, got {got}")),
+                Some(x) => {
+                    let bad = match rule {
+                        Rule::PositiveNumber if x <= 0.0 => Some("must be greater than 0"),
+                        Rule::NonNegativeNumber if x < 0.0 => Some("must be 0 or greater"),
+                        Rule::UnitInterval if !(x > 0.0 && x <= 1.0) => {
+                            Some("must be greater than 0 and at most 1")
+                        }
+                        _ => None,
+                    };
+                    match bad {
+                        Some(text) => Some(format!("{text}, got {got}")),
+                        // Integers stay integers in the payload (the platform sees what the user wrote).
+                        None => return Some(to_json(checker, key, value)),
+                    }
+                }
+            }
+        }
+    };
+    if let Some(message) = problem {
+        checker.report(span, key, message);
+    }
+    None
+}
+
+/// Where else a misplaced key belongs: another section of this kind, or of the other kind.
+fn home_of(name: &str, kind: Kind, here: &str) -> Option<String> {
+    for (k, label) in [(kind, ""), (kind.other(), " (of a ")] {
+        for section in k.sections() {
+            if section.name != here && section.fields.iter().any(|f| f.name == name) {
+                return Some(if label.is_empty() {
+                    format!("it belongs in [{}]", section.name)
+                } else {
+                    format!(
+                        "it belongs in [{}]{label}{} config)",
+                        section.name,
+                        k.name()
+                    )
+                });
+            }
+        }
+    }
+    None
+}
+
+fn check_section(
+    checker: &mut Checker<'_>,
+    kind: Kind,
+    section: &Section,
+    header: Range<usize>,
+    table: &DeTable<'_>,
+) -> Map<String, Value> {
+    let mut out = Map::new();
+    for (key, value) in in_file_order(table) {
+        let name = key.get_ref().as_ref();
+        let dotted = format!("{}.{name}", section.name);
+        match section.fields.iter().find(|f| f.name == name) {
+            Some(field) => {
+                checker.remember(value.span(), &dotted);
+                if let Some(json) = check_value(checker, &dotted, field.rule, value) {
+                    out.insert(name.to_string(), json);
+                }
+            }
+            None => {
+                let names = section.fields.iter().map(|f| f.name);
+                let suggestion = did_you_mean(name, names).map(str::to_string);
+                let message = match (&suggestion, home_of(name, kind, section.name)) {
+                    (None, Some(home)) => format!("Unrecognized key: {home}"),
+                    _ => "Unrecognized key".to_string(),
+                };
+                checker.suggest(key.span(), &dotted, message, suggestion);
+            }
+        }
+    }
+    for field in section.fields.iter().filter(|f: &&Field| f.required) {
+        if lookup(table, field.name).is_none() {
+            let dotted = format!("{}.{}", section.name, field.name);
+            checker.report(
+                header.clone(),
+                &dotted,
+                format!(
+                    "missing required key '{}' in [{}]",
+                    field.name, section.name
+                ),
+            );
+        }
+    }
+    if section.name == "experiment" {
+        if let (Some(_), Some((sha_key, _))) =
+            (lookup(table, "branch"), lookup(table, "commit_sha"))
+        {
+            checker.report(
+                sha_key.span(),
+                "experiment",
+                "provide either branch or commit_sha, not both",
+            );
+        }
+    }
+    out
+}
+
+/// `[env]`: names `^[A-Z_][A-Z0-9_]*$`, not `_OSMOSIS_`-prefixed, string values.
+fn check_env(checker: &mut Checker<'_>, table: &DeTable<'_>) -> Map<String, Value> {
+    let mut out = Map::new();
+    for (key, value) in in_file_order(table) {
+        let name = key.get_ref().as_ref();
+        let dotted = format!("env.{name}");
+        if !is_env_name(name) {
+            let upper = name.to_ascii_uppercase().replace(['-', ' ', '.'], "_");
+            let suggestion = is_env_name(&upper).then_some(upper);
+            checker.suggest(
+                key.span(),
+                &dotted,
+                "name must match ^[A-Z_][A-Z0-9_]*$ (upper-case letters, digits and underscores)",
+                suggestion,
+            );
+        } else if name.starts_with(RESERVED_ENV_PREFIX) {
+            checker.report(
+                key.span(),
+                &dotted,
+                "names starting with _OSMOSIS_ are reserved for the platform",
+            );
+        }
+        match value.get_ref().as_str() {
+            Some(text) => {
+                out.insert(name.to_string(), Value::String(text.to_string()));
+            }
+            None => {
+                let got = describe(checker, value);
+                checker.report(
+                    value.span(),
+                    &dotted,
+                    format!("must be a string (quote it), got {got}"),
+                );
+            }
+        }
+    }
+    out
+}
+
+/// `[secrets]`: exactly `required = [names...]`; names valid, unique, and not also in `[env]`.
+fn check_secrets(
+    checker: &mut Checker<'_>,
+    header: Range<usize>,
+    table: &DeTable<'_>,
+    env: &HashMap<String, usize>,
+) -> Vec<Value> {
+    let mut names = Vec::new();
+    for (key, _) in in_file_order(table) {
+        let name = key.get_ref().as_ref();
+        if name != "required" {
+            let suggestion = did_you_mean(name, ["required"]).map(str::to_string);
+            checker.suggest(
+                key.span(),
+                &format!("secrets.{name}"),
+                "Unrecognized key: [secrets] only supports 'required'",
+                suggestion,
+            );
+        }
+    }
+    let Some((_, required)) = lookup(table, "required") else {
+        checker.report(
+            header,
+            "secrets.required",
+            "missing 'required' in [secrets]; list the secret names, e.g. required = [\"OPENAI_API_KEY\"] (or required = [])",
+        );
+        return names;
+    };
+    let DeValue::Array(items) = required.get_ref() else {
+        let got = describe(checker, required);
+        checker.report(
+            required.span(),
+            "secrets.required",
+            format!("must be a list of strings, e.g. required = [\"OPENAI_API_KEY\"], got {got}"),
+        );
+        return names;
+    };
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    for (i, item) in items.iter().enumerate() {
+        let key = format!("secrets.required[{i}]");
+        let Some(name) = item.get_ref().as_str() else {
+            let got = describe(checker, item);
+            checker.report(
+                item.span(),
+                &key,
+                format!("must be a string (a secret name), got {got}"),
+            );
+            continue;
+        };
+        if !is_secret_name(name) {
+            let upper = name.to_ascii_uppercase().replace(['-', ' ', '.'], "_");
+            let suggestion = is_secret_name(&upper).then_some(upper);
+            checker.suggest(
+                item.span(),
+                &key,
+                format!("secret name '{name}' must match ^[A-Z][A-Z0-9_]*$ (start with an upper-case letter)"),
+                suggestion,
+            );
+        } else if let Some(first) = seen.get(name) {
+            checker.report(
+                item.span(),
+                &key,
+                format!("duplicate secret name '{name}' (first listed on line {first})"),
+            );
+        } else if let Some(env_line) = env.get(name) {
+            checker.report(
+                item.span(),
+                &key,
+                format!(
+                    "'{name}' is also set in [env] (line {env_line}); each variable must come from exactly one place"
+                ),
+            );
+        }
+        if !seen.contains_key(name) {
+            let line = checker.index.position(checker.base + item.span().start).0;
+            seen.insert(name.to_string(), line);
+            names.push(Value::String(name.to_string()));
+        }
+    }
+    names
+}
+
+/// Checks a whole document; returns the normalised config (meaningful only when no issue was reported).
+pub(super) fn check_document(checker: &mut Checker<'_>, root: &DeTable<'_>, kind: Kind) -> Value {
+    let mut out = Map::new();
+    let allowed = kind.top_level();
+    for (key, value) in in_file_order(root) {
+        let name = key.get_ref().as_ref();
+        if allowed.contains(&name) {
+            continue;
+        }
+        let is_table = matches!(value.get_ref(), DeValue::Table(_));
+        let what = if is_table { "section" } else { "key" };
+        if kind.other().top_level().contains(&name) {
+            checker.report(
+                key.span(),
+                name,
+                format!(
+                    "Unrecognized section: [{name}] belongs in {} config, not in {} config",
+                    kind.other().with_article(),
+                    kind.with_article()
+                ),
+            );
+        } else {
+            let suggestion = did_you_mean(name, allowed.iter().copied()).map(str::to_string);
+            let home = home_of(name, kind, "");
+            let message = match (&suggestion, home) {
+                (None, Some(home)) => format!("Unrecognized {what}: {home}"),
+                _ => format!("Unrecognized {what}"),
+            };
+            checker.suggest(key.span(), name, message, suggestion);
+        }
+    }
+
+    for section in kind.sections() {
+        let table = section_table(checker, root, section.name);
+        let map = match table {
+            Some((header, table)) => check_section(checker, kind, section, header, table),
+            None => {
+                if section.name == "experiment" && lookup(root, "experiment").is_none() {
+                    checker.report(
+                        0..0,
+                        "experiment",
+                        "missing [experiment] section (rollout, entrypoint, model_path, dataset)",
+                    );
+                }
+                Map::new()
+            }
+        };
+        out.insert(section.name.to_string(), Value::Object(map));
+    }
+
+    let advanced = match section_table(checker, root, ADVANCED) {
+        Some((_, table)) => table_to_json(checker, ADVANCED, table),
+        None => Map::new(),
+    };
+    out.insert(ADVANCED.to_string(), Value::Object(advanced));
+
+    let mut env_lines = HashMap::new();
+    let env = match section_table(checker, root, ENV) {
+        Some((_, table)) => {
+            for (key, _) in table.iter() {
+                let line = checker.index.position(checker.base + key.span().start).0;
+                env_lines.insert(key.get_ref().to_string(), line);
+            }
+            check_env(checker, table)
+        }
+        None => Map::new(),
+    };
+    out.insert(ENV.to_string(), Value::Object(env));
+
+    let secrets = match section_table(checker, root, SECRETS) {
+        Some((header, table)) => check_secrets(checker, header, table, &env_lines),
+        None => {
+            if kind.requires_secrets() && lookup(root, SECRETS).is_none() {
+                checker.report(
+                    0..0,
+                    SECRETS,
+                    "missing [secrets] section (eval configs need one; write `[secrets]` then `required = []` if no secret is needed)",
+                );
+            }
+            Vec::new()
+        }
+    };
+    out.insert(SECRETS.to_string(), Value::Array(secrets));
+    Value::Object(out)
+}
+
+/// A top-level section as a table, reporting it when present but not a table.
+fn section_table<'a, 'i>(
+    checker: &mut Checker<'_>,
+    root: &'a DeTable<'i>,
+    name: &str,
+) -> Option<(Range<usize>, &'a DeTable<'i>)> {
+    let (key, value) = lookup(root, name)?;
+    match value.get_ref() {
+        DeValue::Table(table) => {
+            // A `[name]` header spans the header; a dotted or inline definition spans its value.
+            let span = if value.span().is_empty() {
+                key.span()
+            } else {
+                value.span()
+            };
+            Some((span, table))
+        }
+        _ => {
+            let got = describe(checker, value);
+            checker.report(
+                value.span(),
+                name,
+                format!("[{name}] must be a table, got {got}"),
+            );
+            None
+        }
+    }
+}

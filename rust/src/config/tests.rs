@@ -1,0 +1,319 @@
+//! Unit tests of the config validator: one rule at a time, positions asserted.
+
+use super::*;
+
+const EVAL_MIN: &str = r#"[experiment]
+rollout = "demo"
+entrypoint = "main.py"
+model_path = "openai/gpt-5-mini"
+dataset = "demo-data"
+
+[secrets]
+required = []
+"#;
+
+const TRAIN_MIN: &str = r#"[experiment]
+rollout = "demo"
+entrypoint = "main.py"
+model_path = "Qwen/Qwen3.6-35B-A3B"
+dataset = "demo-data"
+"#;
+
+fn eval(text: &str) -> Report {
+    validate_text(text, "c.toml", Kind::Eval)
+}
+
+fn train(text: &str) -> Report {
+    validate_text(text, "c.toml", Kind::Training)
+}
+
+/// (line, column, key, message-fragment) of the single issue of a report.
+fn only(report: &Report) -> &Issue {
+    assert_eq!(report.issues.len(), 1, "{:#?}", report.issues);
+    &report.issues[0]
+}
+
+#[test]
+fn minimal_configs_are_valid() {
+    let r = eval(EVAL_MIN);
+    assert!(r.is_valid(), "{:#?}", r.issues);
+    let config = r.config.unwrap();
+    assert_eq!(config["experiment"]["rollout"], "demo");
+    assert_eq!(r.positions["experiment.rollout"], (2, 11));
+    assert_eq!(r.positions["experiment.entrypoint"], (3, 14));
+    assert_eq!(config["secrets"], serde_json::json!([]));
+    assert_eq!(config["evaluation"], serde_json::json!({}));
+    let r = train(TRAIN_MIN);
+    assert!(r.is_valid(), "{:#?}", r.issues);
+    assert_eq!(r.config.unwrap()["training"], serde_json::json!({}));
+}
+
+#[test]
+fn full_eval_config_is_valid_and_normalised() {
+    let text = format!(
+        "{EVAL_MIN}\n[evaluation]\nlimit = 200\nn = 4\nbatch_size = 2\npass_threshold = 0.5\nagent_workflow_timeout_s = 450\ngrader_timeout_s = 150.5\n\n[advanced]\nanything = {{ nested = [1, 2] }}\nwhen = 2026-01-01\n\n[env]\nLOG_LEVEL = \"debug\"\n_PRIVATE = \"x\"\n"
+    )
+    .replace("required = []", "required = [\"OPENAI_API_KEY\", \"HF_TOKEN\"]")
+    .replace("dataset = \"demo-data\"", "dataset = \"demo-data\"\ncommit_sha = \"abc1234\"");
+    let r = eval(&text);
+    assert!(r.is_valid(), "{:#?}", r.issues);
+    let c = r.config.unwrap();
+    assert_eq!(c["evaluation"]["n"], 4);
+    assert_eq!(c["evaluation"]["agent_workflow_timeout_s"], 450);
+    assert_eq!(c["evaluation"]["grader_timeout_s"], 150.5);
+    assert_eq!(
+        c["advanced"]["anything"]["nested"],
+        serde_json::json!([1, 2])
+    );
+    assert_eq!(c["advanced"]["when"], "2026-01-01");
+    assert_eq!(c["env"]["LOG_LEVEL"], "debug");
+    assert_eq!(
+        c["secrets"],
+        serde_json::json!(["OPENAI_API_KEY", "HF_TOKEN"])
+    );
+    assert_eq!(c["experiment"]["commit_sha"], "abc1234");
+}
+
+#[test]
+fn unknown_key_has_position_and_suggestion() {
+    let r = eval(&EVAL_MIN.replace("rollout = \"demo\"", "rollout = \"demo\"\nrolout = \"x\""));
+    let issue = only(&r);
+    assert_eq!((issue.line, issue.column), (3, 1));
+    assert_eq!(issue.key, "experiment.rolout");
+    assert_eq!(issue.message, "Unrecognized key");
+    assert_eq!(issue.suggestion.as_deref(), Some("rollout"));
+}
+
+#[test]
+fn wrong_section_key_names_its_home() {
+    let r = train(&format!("{TRAIN_MIN}[sampling]\nlr = 1e-6\n"));
+    let issue = only(&r);
+    assert_eq!(
+        (issue.line, issue.column, issue.key.as_str()),
+        (7, 1, "sampling.lr")
+    );
+    assert!(
+        issue.message.contains("belongs in [training]"),
+        "{}",
+        issue.message
+    );
+}
+
+#[test]
+fn missing_required_key_points_at_header() {
+    let r = eval(&EVAL_MIN.replace("dataset = \"demo-data\"\n", ""));
+    let issue = only(&r);
+    assert_eq!(
+        (issue.line, issue.column, issue.key.as_str()),
+        (1, 1, "experiment.dataset")
+    );
+}
+
+#[test]
+fn type_and_value_errors_point_at_the_value() {
+    let r = eval(&EVAL_MIN.replace("rollout = \"demo\"", "rollout = 5"));
+    let issue = only(&r);
+    assert_eq!((issue.line, issue.column), (2, 11));
+    assert_eq!(issue.message, "must be a string, got integer 5");
+
+    let r = train(&format!("{TRAIN_MIN}[sampling]\nrollout_top_p = 1.5\n"));
+    let issue = only(&r);
+    assert_eq!(
+        (issue.line, issue.column, issue.key.as_str()),
+        (7, 17, "sampling.rollout_top_p")
+    );
+    assert!(issue
+        .message
+        .starts_with("must be greater than 0 and at most 1"));
+
+    let r = train(&format!("{TRAIN_MIN}[training]\ntotal_epochs = 0\n"));
+    assert!(only(&r).message.contains("positive integer"));
+    let r = train(&format!("{TRAIN_MIN}[training]\ntotal_epochs = 1.0\n"));
+    assert_eq!(only(&r).message, "must be an integer, got float 1.0");
+    let r = train(&format!("{TRAIN_MIN}[training]\nlr = nan\n"));
+    assert!(only(&r).message.contains("finite"));
+}
+
+#[test]
+fn env_and_secret_rules() {
+    let r = eval(&format!("{EVAL_MIN}[env]\nlog_level = \"x\"\n"));
+    let issue = only(&r);
+    assert_eq!((issue.line, issue.column), (10, 1));
+    assert_eq!(issue.suggestion.as_deref(), Some("LOG_LEVEL"));
+
+    let r = eval(&format!("{EVAL_MIN}[env]\n_OSMOSIS_X = \"x\"\n"));
+    assert!(only(&r).message.contains("reserved"));
+
+    let r = eval(&format!("{EVAL_MIN}[env]\nN = 5\n"));
+    assert!(only(&r).message.starts_with("must be a string"));
+
+    let r = eval(&EVAL_MIN.replace("required = []", "required = [\"A\", \"_B\"]"));
+    let issue = only(&r);
+    assert_eq!(
+        (issue.line, issue.column, issue.key.as_str()),
+        (8, 18, "secrets.required[1]")
+    );
+
+    let r = eval(&EVAL_MIN.replace("required = []", "required = [\"A\", \"A\"]"));
+    assert!(only(&r).message.contains("duplicate"));
+
+    let r = eval(&format!(
+        "{}[env]\nA = \"1\"\n",
+        EVAL_MIN.replace("required = []", "required = [\"A\"]")
+    ));
+    assert!(
+        only(&r).message.contains("also set in [env] (line 10)"),
+        "{:?}",
+        r.issues
+    );
+}
+
+#[test]
+fn secrets_presence_rules() {
+    let no_secrets = EVAL_MIN.replace("[secrets]\nrequired = []\n", "");
+    let report = eval(&no_secrets);
+    let issue = only(&report);
+    assert_eq!(
+        (issue.line, issue.column, issue.key.as_str()),
+        (1, 1, "secrets")
+    );
+    assert!(train(TRAIN_MIN).is_valid());
+    let r = train(&format!("{TRAIN_MIN}[secrets]\n"));
+    assert_eq!(only(&r).key, "secrets.required");
+    let r = eval(&EVAL_MIN.replace("required = []", "required = []\nrequire = []"));
+    assert_eq!(only(&r).suggestion.as_deref(), Some("required"));
+    let r = eval(&EVAL_MIN.replace("required = []", "required = \"A\""));
+    assert!(only(&r).message.contains("list of strings"));
+}
+
+#[test]
+fn branch_and_commit_rules() {
+    let r = eval(&EVAL_MIN.replace(
+        "dataset = \"demo-data\"",
+        "dataset = \"d\"\ncommit_sha = \"xyz\"",
+    ));
+    assert!(only(&r).message.contains("hexadecimal"));
+    let r = eval(&EVAL_MIN.replace(
+        "dataset = \"demo-data\"",
+        "dataset = \"d\"\nbranch = \"a b\"",
+    ));
+    assert!(only(&r).message.contains("whitespace"));
+    let r = eval(&EVAL_MIN.replace(
+        "dataset = \"demo-data\"",
+        "dataset = \"d\"\nbranch = \"main\"\ncommit_sha = \"abcdef1\"",
+    ));
+    let issue = only(&r);
+    assert_eq!((issue.key.as_str(), issue.line), ("experiment", 7));
+}
+
+#[test]
+fn sections_of_the_other_kind_and_unknown_sections() {
+    let r = eval(&format!("{EVAL_MIN}[training]\nlr = 1\n"));
+    let issue = only(&r);
+    assert!(
+        issue.message.contains("belongs in a training config"),
+        "{}",
+        issue.message
+    );
+    let r = eval(&format!("{EVAL_MIN}[evalution]\n"));
+    assert_eq!(only(&r).suggestion.as_deref(), Some("evaluation"));
+    let r = eval(&format!(
+        "{EVAL_MIN}[advanced]\nwhatever = 1\nfoo.bar = \"x\"\n"
+    ));
+    assert!(r.is_valid());
+}
+
+#[test]
+fn many_problems_are_reported_together_in_file_order() {
+    let text = "[experiment]\nrollout = \"a/b\"\nentrypoint = \"../x.py\"\nmodel_path = \"\"\n\n[evaluation]\nn = 0\nlimt = 3\n\n[env]\nbad-name = \"x\"\n\n[secrets]\nrequired = [\"lower\"]\n";
+    let r = eval(text);
+    let keys: Vec<&str> = r.issues.iter().map(|i| i.key.as_str()).collect();
+    assert_eq!(
+        keys,
+        [
+            "experiment.dataset",
+            "experiment.rollout",
+            "experiment.entrypoint",
+            "experiment.model_path",
+            "evaluation.n",
+            "evaluation.limt",
+            "env.bad-name",
+            "secrets.required[0]"
+        ]
+    );
+    assert!(r.config.is_none());
+}
+
+#[test]
+fn toml_syntax_errors_have_positions() {
+    let r = eval("[experiment]\nrollout = \"demo\nentrypoint = 1\n");
+    assert!(!r.issues.is_empty());
+    let issue = &r.issues[0];
+    assert_eq!(issue.line, 2);
+    assert!(
+        issue.message.starts_with("invalid TOML"),
+        "{}",
+        issue.message
+    );
+    let r = eval("[experiment]\nrollout = \"a\"\nrollout = \"b\"\n");
+    assert_eq!((r.issues[0].line, r.issues[0].column), (3, 1));
+}
+
+#[test]
+fn not_a_table_and_missing_experiment() {
+    let r = eval("experiment = 3\n[secrets]\nrequired = []\n");
+    let issue = only(&r);
+    assert_eq!(
+        (issue.line, issue.column, issue.key.as_str()),
+        (1, 14, "experiment")
+    );
+    let r = eval("[secrets]\nrequired = []\n");
+    assert_eq!(only(&r).key, "experiment");
+}
+
+#[test]
+fn byte_order_mark_keeps_positions() {
+    let r = eval(&format!("\u{feff}{}", EVAL_MIN.replace("\"demo\"", "5")));
+    let issue = only(&r);
+    assert_eq!((issue.line, issue.column), (2, 11));
+}
+
+#[test]
+fn advanced_values_must_fit_json() {
+    let r = eval(&format!(
+        "{EVAL_MIN}[advanced]\nbig = 99999999999999999999\nok = [1, \"a\"]\n"
+    ));
+    let issue = only(&r);
+    assert_eq!(
+        (issue.line, issue.column, issue.key.as_str()),
+        (10, 7, "advanced.big")
+    );
+    let r = eval(&format!("{EVAL_MIN}[advanced]\nnested = {{ x = -inf }}\n"));
+    assert_eq!(only(&r).key, "advanced.nested.x");
+}
+
+#[test]
+fn inline_and_dotted_sections_are_checked_like_headers() {
+    let text = "experiment = { rollout = \"r\", entrypoint = \"main.py\", model_path = \"m\", dataset = \"d\", x = 1 }\nsecrets.required = [\"lower\"]\n";
+    let r = eval(text);
+    let found: Vec<(usize, usize, &str)> = r
+        .issues
+        .iter()
+        .map(|i| (i.line, i.column, i.key.as_str()))
+        .collect();
+    assert_eq!(
+        found,
+        [(1, 88, "experiment.x"), (2, 21, "secrets.required[0]")]
+    );
+}
+
+#[test]
+fn integers_out_of_range_and_huge_counts() {
+    let r = train(&format!(
+        "{TRAIN_MIN}[training]\ntotal_epochs = 99999999999999999999\n"
+    ));
+    assert!(only(&r).message.starts_with("is out of range"));
+    let r = train(&format!("{TRAIN_MIN}[training]\ntotal_epochs = 0x10\n"));
+    assert!(r.is_valid());
+    assert_eq!(r.config.unwrap()["training"]["total_epochs"], 16);
+}
