@@ -140,7 +140,10 @@ def _finish(state: Any, output_path: Path | None, echo: Callable[[str], None]) -
         )
         sys.exit(INTERRUPTED_EXIT)
     if state.session_error:
-        raise CLIError(f"The session stopped early ({state.session_error}); finished runs were written.")
+        raise CLIError(
+            f"The session stopped early after {state.health.runs} of {state.total} run(s) "
+            f"({state.session_error}); finished runs were written."
+        )
     failed = state.health.errors + state.health.unscored
     if failed:
         raise CLIError(
