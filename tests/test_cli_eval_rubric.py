@@ -507,7 +507,7 @@ def test_a_crash_inside_the_session_still_writes_finished_runs(workspace, script
     )
     assert code == 1
     assert (
-        "The session stopped early (RuntimeError: boom); finished runs were written."
+        "The session stopped early after 2 of 6 run(s) (RuntimeError: boom); finished runs were written."
         in capsys.readouterr().err
     )
     data = json.loads((workspace / "crash.json").read_text())
@@ -542,3 +542,29 @@ def test_async_rubric_function_runs_concurrently(workspace, capsys):
     assert code == 0, capsys.readouterr().err
     data = json.loads((workspace / "async.json").read_text())
     assert [[run["score"] for run in r["runs"]] for r in data["records"]] == [[10.0, 10.0], [8.0, 8.0]]
+
+
+def test_systemic_failure_stops_spending_calls(workspace, scripted, capsys):
+    server = scripted({"default": {"status": 404, "message": "model judge-1 does not exist"}})
+    code = run_cli(
+        "eval-rubric",
+        "-r",
+        "polite",
+        "-d",
+        "data.jsonl",
+        "-n",
+        "3",
+        "-o",
+        "sys.json",
+        "--base-url",
+        server.base_url,
+        "--concurrency",
+        "1",
+    )
+    assert code == 1
+    err = capsys.readouterr().err
+    assert "stopped early after 1 of 6 run(s) (systemic provider failure, remaining runs skipped:" in err
+    assert "does not exist" in err
+    assert len(server.requests()) == 1
+    data = json.loads((workspace / "sys.json").read_text())
+    assert data["records"][0]["runs"][0]["error_kind"] == "not_found" and data["completed_runs"] == 1

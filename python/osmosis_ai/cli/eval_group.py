@@ -16,7 +16,7 @@ from osmosis_ai.cli.main import LazyCommands, LazyGroup
 # Subcommands of `osmosis eval`, imported on first use: name -> (module, attribute, one-line help).
 EVAL_COMMANDS: LazyCommands = {
     "rubric": (
-        "osmosis_ai.cli.eval_rubric",
+        "osmosis_ai.cli.eval_rubric_inline",
         "eval_rubric_inline",
         "Score JSONL conversations against a rubric with an LLM judge.",
     ),

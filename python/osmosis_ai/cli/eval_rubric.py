@@ -1,8 +1,9 @@
-"""``osmosis eval-rubric`` (YAML rubric configs) and ``osmosis eval rubric`` (inline rubric, newer spelling).
+"""``osmosis eval-rubric`` (YAML rubric configs) and the pieces ``osmosis eval rubric`` shares with it.
 
-Both judge JSONL records concurrently through the same engine, show progress on a terminal, print a
-judge-health line, and always write what finished — also when runs fail or Ctrl+C stops the session.
-The exit code is non-zero when any run was not scored (the established CLI exited 0 even then).
+Both commands (the newer spelling lives in ``cli/eval_rubric_inline.py``) judge JSONL records
+concurrently through the same engine, show progress on a terminal, print a judge-health line, and always
+write what finished, also when runs fail or Ctrl+C stops the session. The exit code is non-zero when any
+run was not scored (the established CLI exited 0 even then).
 """
 
 from __future__ import annotations
@@ -140,7 +141,10 @@ def _finish(state: Any, output_path: Path | None, echo: Callable[[str], None]) -
         )
         sys.exit(INTERRUPTED_EXIT)
     if state.session_error:
-        raise CLIError(f"The session stopped early ({state.session_error}); finished runs were written.")
+        raise CLIError(
+            f"The session stopped early after {state.health.runs} of {state.total} run(s) "
+            f"({state.session_error}); finished runs were written."
+        )
     failed = state.health.errors + state.health.unscored
     if failed:
         raise CLIError(
@@ -288,216 +292,3 @@ def eval_rubric(
     print_report(payload, echo)
     echo(state.health.line())
     _finish(state, out, echo)
-
-
-# --- `osmosis eval rubric` ----------------------------------------------------------------------------------
-
-_INFERRED_PROVIDERS = (
-    ("gpt-", "openai"),
-    ("o1", "openai"),
-    ("o3", "openai"),
-    ("o4", "openai"),
-    ("claude", "anthropic"),
-    ("gemini", "gemini"),
-    ("grok", "xai"),
-)
-
-
-def _split_model(model: str, base_url: str | None) -> tuple[str, str]:
-    model = model.strip()
-    if not model:
-        raise CLIError("--model cannot be empty.")
-    if "/" in model:
-        provider, _, name = model.partition("/")
-        return provider.lower(), name
-    for prefix, provider in _INFERRED_PROVIDERS:
-        if model.lower().startswith(prefix):
-            return provider, model
-    if base_url or any(os.environ.get(n, "").strip() for n in ("OPENAI_BASE_URL", "OPENAI_API_BASE")):
-        return "openai", model  # any OpenAI-compatible server
-    raise CLIError(f"Cannot infer the provider of model '{model}'; use PROVIDER/MODEL (e.g. openai/{model}).")
-
-
-def _read_rubric(text: str) -> str:
-    if text.startswith("@"):
-        path = Path(text[1:])
-        if not path.exists():
-            raise CLIError(f"Rubric file '{path}' does not exist.")
-        if path.is_dir():
-            raise CLIError(f"Rubric file '{path}' is a directory.")
-        text = path.read_text(encoding="utf-8")
-        if not text.strip():
-            raise CLIError(f"Rubric file '{path}' is empty.")
-    if not text.strip():
-        raise CLIError("Rubric cannot be empty.")
-    return text
-
-
-def _chat_output_path(raw: str | None) -> Path | None:
-    if raw is None:
-        return None
-    output = Path(raw)  # Path() drops a trailing separator, which means "a directory" here
-    if raw.endswith(("/", os.sep)) or output.is_dir():
-        output.mkdir(parents=True, exist_ok=True)
-        return output / "rubric_eval_result.json"
-    output.parent.mkdir(parents=True, exist_ok=True)
-    return output
-
-
-@click.command("rubric")
-@click.option(
-    "-d",
-    "--data",
-    "data_path",
-    required=True,
-    type=click.Path(path_type=Path),
-    help="JSONL records: 'messages' (last assistant message is judged) or 'solution_str'.",
-)
-@click.option(
-    "-r", "--rubric", "rubric_text", required=True, help="Rubric text, or @FILE to read it from a file."
-)
-@click.option("--model", required=True, help="Judge model in LiteLLM form, e.g. openai/gpt-4o-mini.")
-@click.option("-n", "--number", type=int, default=1, show_default=True, help="Runs per record.")
-@click.option(
-    "-o",
-    "--output",
-    "output_path",
-    type=click.Path(),
-    default=None,
-    help="Results JSON file, or a directory for rubric_eval_result.json.",
-)
-@click.option("--api-key", default=None, help="Deprecated: set the provider's API key variable instead.")
-@click.option("--score-min", type=float, default=0.0, show_default=True)
-@click.option("--score-max", type=float, default=1.0, show_default=True)
-@_common_judge_options
-def eval_rubric_inline(
-    data_path: Path,
-    rubric_text: str,
-    model: str,
-    number: int,
-    output_path: str | None,
-    api_key: str | None,
-    score_min: float,
-    score_max: float,
-    concurrency: int,
-    base_url: str | None,
-    timeout: float | None,
-    max_retries: int | None,
-    temperature: float | None,
-    seed: int | None,
-) -> None:
-    """Score JSONL conversations against an inline rubric with an LLM judge."""
-    from osmosis_ai.errors import DatasetFormatError
-    from osmosis_ai.rubric.config import RubricEntry
-    from osmosis_ai.rubric.judge import DEFAULT_API_KEY_ENV, ensure_api_key_available
-    from osmosis_ai.rubric.records import load_chat_records
-    from osmosis_ai.rubric.report import write_json
-    from osmosis_ai.rubric.runner import build_jobs
-
-    if number < 1:
-        raise CLIError("Number of runs must be a positive integer.")
-    if score_max <= score_min:
-        raise CLIError("--score-max must be greater than --score-min.")
-    if not data_path.exists():
-        raise CLIError(f"Data path '{data_path}' does not exist.")
-    if data_path.is_dir():
-        raise CLIError(f"Expected a JSONL file but received directory '{data_path}'.")
-    rubric = _read_rubric(rubric_text)
-    provider, name = _split_model(model, base_url)
-    model_info: dict[str, Any] = {"provider": provider, "model": name}
-    if api_key:
-        click.echo(
-            "DEPRECATION: --api-key is deprecated; set the provider's API key variable instead.", err=True
-        )
-        model_info["api_key"] = api_key
-    elif provider not in DEFAULT_API_KEY_ENV:
-        model_info["api_key_env"] = f"{provider.upper()}_API_KEY"
-    overrides = _overrides(base_url, timeout, max_retries, temperature, seed)
-    ensure_api_key_available({**model_info, **overrides})
-    try:
-        records = load_chat_records(data_path)
-    except DatasetFormatError as exc:
-        raise CLIError(str(exc)) from None
-    out = _chat_output_path(output_path)
-    entry = RubricEntry(
-        id="rubric",
-        rubric=rubric,
-        model_info=model_info,
-        score_min=score_min,
-        score_max=score_max,
-        source_label="--rubric",
-    )
-    echo = click.echo
-    echo(f"Model: {provider}/{name}")
-    echo(f"Evaluated {len(records)} record(s) from {data_path}")
-    echo(f"Runs per record: {number}")
-    log_path = out.with_name(out.name + ".partial.jsonl") if out else None
-    jobs = build_jobs(entry, records, number, overrides=overrides)
-    state = _run_engine(jobs, len(records) * number, concurrency, log_path)
-    payload = _chat_payload(f"{provider}/{name}", rubric, data_path, number, records, state)
-    if out is not None:
-        write_json(out, payload)
-        if log_path is not None:
-            log_path.unlink(missing_ok=True)
-    _print_chat_report(payload, echo)
-    echo(state.health.line())
-    _finish(state, out, echo)
-
-
-def _chat_payload(
-    model: str, rubric: str, data_path: Path, number: int, records: list[Any], state: Any
-) -> dict[str, Any]:
-    import datetime as _dt
-
-    from osmosis_ai.rubric.engine import calculate_statistics
-
-    rows, all_scores, unscored_total = [], [], 0
-    for index, record in enumerate(records, start=1):
-        runs = [state.results.get(index, {})[k] for k in sorted(state.results.get(index, {}))]
-        scores = [r.score for r in runs if r.status == "success"]
-        unscored = sum(r.status == "unscored" for r in runs)
-        all_scores += scores
-        unscored_total += unscored
-        rows.append(
-            {
-                "index": index,
-                "label": record.label,
-                "scores": scores,
-                "explanations": [r.explanation for r in runs if r.status == "success"],
-                "errors": [r.error for r in runs if r.status != "success"],
-                "statistics": calculate_statistics(scores, len(runs), unscored),
-                "runs": [{k: v for k, v in r.as_json().items() if k != "raw"} for r in runs],
-            }
-        )
-    return {
-        "generated_at": _dt.datetime.now(_dt.timezone.utc).isoformat(),
-        "model": model,
-        "rubric": rubric,
-        "data_path": str(data_path),
-        "number": number,
-        "overall_statistics": calculate_statistics(all_scores, state.health.runs, unscored_total),
-        "records": rows,
-        "judge_health": state.health.as_json(),
-        "interrupted": state.interrupted,
-    }
-
-
-def _print_chat_report(payload: dict[str, Any], echo: Callable[[str], None]) -> None:
-    for row in payload["records"]:
-        echo(f"[{row['label']}]")
-        for run in row["runs"]:
-            if run["status"] == "success":
-                echo(f"  Run {run['run_index']:02d}: score={run['score']:.4f}")
-                echo(f"    explanation: {run['explanation'] or '(none)'}")
-            else:
-                echo(f"  Run {run['run_index']:02d}: ERROR: {run['error']}")
-        stats = row["statistics"]
-        if stats["success_count"] > 1:
-            echo(
-                f"  average={stats['average']:.4f} stdev={stats['stdev']:.4f} "
-                f"min={stats['min']:.4f} max={stats['max']:.4f}"
-            )
-    stats = payload["overall_statistics"]
-    echo("Overall Statistics:")
-    for key in ("average", "stdev", "min", "max"):
-        echo(f"  {key}: {stats[key]:.4f}")

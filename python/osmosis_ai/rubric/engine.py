@@ -33,6 +33,7 @@ __all__ = [
 ]
 
 PREVIEW_LIMIT = 140
+SYSTEMIC_KINDS = frozenset({"auth", "not_found"})
 
 
 def preview_text(text: str) -> str:
@@ -62,6 +63,7 @@ class RunResult:
     raw_score: float | None = None
     clamped: bool = False
     unscored_reason: str | None = None
+    error_kind: str | None = None
     attempts: int = 0
     retries: int = 0
     parse_failures: int = 0
@@ -155,6 +157,10 @@ class EngineState:
     interrupted: bool = False
     session_error: str | None = None
 
+    @property
+    def stopping(self) -> bool:
+        return self.interrupted or self.session_error is not None
+
     def record(self, record_index: int, result: RunResult) -> None:
         self.results.setdefault(record_index, {})[result.run_index] = result
         self.health.add(result)
@@ -176,6 +182,7 @@ def _from_outcome(result: RunResult, outcome: JudgeOutcome) -> None:
     else:
         result.status = "unscored" if outcome.status == "unscored" else "error"
         result.unscored_reason = outcome.reason if outcome.status == "unscored" else None
+        result.error_kind = outcome.reason if outcome.status == "error" else None
         result.error = str(outcome.error)
 
 
@@ -261,10 +268,13 @@ async def run_jobs(
 
     async def worker() -> None:
         for job in iterator:
-            if state.interrupted:
+            if state.stopping:
                 return
             result = await _run_one(job)
             state.record(job.record_index, result)
+            if result.error_kind in SYSTEMIC_KINDS and state.session_error is None:
+                # Every further call would fail the same way (bad key, unknown model): stop spending calls.
+                state.session_error = f"systemic provider failure, remaining runs skipped: {result.error}"
             if log is not None:
                 log.write(
                     json.dumps({"record_index": job.record_index, **result.as_json()}, default=str) + "\n"
