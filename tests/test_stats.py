@@ -198,6 +198,38 @@ def test_many_names_the_bad_row(n: object, c: object, row: int, field: str, text
     assert (info.value.row, info.value.field) == (row, field)
 
 
+def test_many_over_several_chunks_numbers_rows_from_the_start() -> None:
+    rows = 3 * (1 << 16) + 5
+    c = np.arange(rows, dtype=np.int64) % 7
+    n = np.full(rows, 6, dtype=np.int32)
+    got = pass_at_k_many(n, c.tolist(), 2, per_row=True)
+    assert got.values is not None and len(got.values) == rows
+    assert got.values[rows - 1] == pass_at_k(6, int(c[-1]), 2)
+    assert got.mean == pytest.approx(math.fsum(got.values) / rows, rel=1e-13)
+    with pytest.raises(StatsError, match=re.escape("row 6: c = 6 passing attempts")):
+        pass_at_k_many(5, c, 2)
+    c[150_001] = -1
+    with pytest.raises(StatsError, match=re.escape("row 150001: c (passing attempts) must be >= 0")) as info:
+        pass_at_k_many(n, c, 2)
+    assert info.value.row == 150_001
+    bad = np.zeros(rows)
+    bad[150_000] = 0.5
+    with pytest.raises(StatsError, match=re.escape("row 150000: c = 0.5 is not a whole number")):
+        pass_at_k_many(6, bad, 1)
+
+
+def test_matrix_rows_over_several_chunks_and_orders() -> None:
+    rng = np.random.default_rng(5)
+    scores = rng.random((20_000, 7))
+    as_lists = summarize(scores.tolist(), pass_threshold=0.5)
+    assert summarize(scores, pass_threshold=0.5) == as_lists
+    assert summarize(np.asfortranarray(scores), pass_threshold=0.5) == as_lists
+    assert summarize(scores.astype(np.float32), pass_threshold=0.5).rows == 20_000
+    scores[12_345, 3] = np.nan
+    with pytest.raises(StatsError, match="row 12345: attempt 3: score is NaN"):
+        summarize(scores)
+
+
 def test_many_refuses_shapes() -> None:
     with pytest.raises(StatsError, match="n has 2 rows but c has 3"):
         pass_at_k_many([4, 4], [1, 1, 1], 1)

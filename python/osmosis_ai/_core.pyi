@@ -23,10 +23,16 @@ def pass_hat_k(n: int, c: int, k: int) -> float:
     """pass^k of one row, ``C(c, k) / C(n, k)``; raises ``StatsError`` on invalid n, c, k."""
 
 def estimate_many(
-    estimator: str, n: int | tuple[bytes, str], c: tuple[bytes, str], k: int, per_row: bool = False
-) -> tuple[float | None, bytes | None]:
-    """``estimator`` ("pass_at_k" / "pass_hat_k") over rows: (mean or None without rows, packed f64
-    per-row values when ``per_row``). Raises ``StatsError`` naming the first bad row."""
+    estimator: str,
+    n: int | tuple[bytes, str],
+    c: tuple[bytes, str],
+    k: int,
+    per_row: bool = False,
+    row_offset: int = 0,
+) -> tuple[float, int, bytes | None]:
+    """``estimator`` ("pass_at_k" / "pass_hat_k") over rows: (sum over rows, rows, packed f64 per-row
+    values when ``per_row``). Raises ``StatsError`` naming the first bad row, numbered from
+    ``row_offset``."""
 
 def row_interval(
     values: bytes,

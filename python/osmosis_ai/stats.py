@@ -15,6 +15,7 @@ them unless you ask for them to count as failed attempts.
 
 from __future__ import annotations
 
+import math
 import statistics
 from array import array
 from collections.abc import Iterable
@@ -22,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from osmosis_ai import _core
-from osmosis_ai._stats_input import as_int, matrix, pack_counts, pack_values
+from osmosis_ai._stats_input import CHUNK, as_int, count_view, matrix, pack_values
 from osmosis_ai.errors import StatsError
 
 __all__ = [
@@ -106,20 +107,34 @@ class ManyEstimate:
 
 
 def _many(estimator: str, n: Any, c: Any, k: int, per_row: bool) -> ManyEstimate:
-    n_arg: int | tuple[bytes, str]
+    k = as_int(k, "k")
+    c_view, c_code = count_view(c, "c")
+    rows = len(c_view)
+    n_view: tuple[memoryview, str] | None = None
+    n_scalar = 0
     if isinstance(n, (int, float)) or (hasattr(n, "__index__") and not hasattr(n, "__len__")):
-        n_arg = as_int(n, "n")
+        n_scalar = as_int(n, "n")
     else:
-        n_arg = pack_counts(n, "n")
-    c_arg = pack_counts(c, "c")
-    mean, raw = _core.estimate_many(estimator, n_arg, c_arg, as_int(k, "k"), per_row)
-    if mean is None:
+        n_view = count_view(n, "n")
+        if len(n_view[0]) != rows:
+            raise StatsError(
+                f"n has {len(n_view[0])} rows but c has {rows}: "
+                "give one n per row or a single n for all rows",
+                field="n",
+            )
+    if rows == 0:
         raise StatsError("c has no rows: a mean over no rows is undefined", field="c")
-    values = None
-    if raw is not None:
-        values = array("d")
-        values.frombytes(raw)
-    return ManyEstimate(mean=mean, rows=len(c_arg[0]) // int(c_arg[1][1]), values=values)
+    sums = []
+    values = array("d") if per_row else None
+    for start in range(0, rows, CHUNK):
+        stop = start + CHUNK
+        n_part = n_scalar if n_view is None else (n_view[0][start:stop].tobytes(), n_view[1])
+        c_part = (c_view[start:stop].tobytes(), c_code)
+        total, _, raw = _core.estimate_many(estimator, n_part, c_part, k, per_row, start)
+        sums.append(total)
+        if values is not None and raw is not None:
+            values.frombytes(raw)
+    return ManyEstimate(mean=math.fsum(sums) / rows, rows=rows, values=values)
 
 
 def pass_at_k_many(n: Any, c: Any, k: int, *, per_row: bool = False) -> ManyEstimate:
@@ -418,7 +433,13 @@ class Aggregator:
         """
         packed = matrix(rows)
         if packed is not None:
-            self._core.push_matrix(*packed)
+            flat, code, n_rows, cols = packed
+            row_bytes = cols * int(code[1:])
+            step = max(1, CHUNK // max(cols, 1))
+            for start in range(0, n_rows, step):
+                count = min(step, n_rows - start)
+                part = flat[start * row_bytes : (start + count) * row_bytes].tobytes()
+                self._core.push_matrix(part, code, count, cols)
             return
         for row in rows:
             self.push(row)

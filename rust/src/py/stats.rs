@@ -29,75 +29,116 @@ fn protocol(message: String) -> PyErr {
     CoreError::Protocol(message).into()
 }
 
-fn item_size(code: &str) -> Option<usize> {
-    match code {
-        "i1" | "u1" | "b1" => Some(1),
-        "i2" | "u2" => Some(2),
-        "i4" | "u4" | "f4" => Some(4),
-        "i8" | "u8" | "f8" => Some(8),
-        _ => None,
+/// The type of packed values, parsed once per array (not once per value).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Code {
+    I1,
+    U1,
+    I2,
+    U2,
+    I4,
+    U4,
+    F4,
+    I8,
+    U8,
+    F8,
+}
+
+impl Code {
+    fn parse(code: &str) -> Option<Self> {
+        Some(match code {
+            "i1" => Self::I1,
+            "u1" | "b1" => Self::U1,
+            "i2" => Self::I2,
+            "u2" => Self::U2,
+            "i4" => Self::I4,
+            "u4" => Self::U4,
+            "f4" => Self::F4,
+            "i8" => Self::I8,
+            "u8" => Self::U8,
+            "f8" => Self::F8,
+            _ => return None,
+        })
+    }
+
+    fn size(self) -> usize {
+        match self {
+            Self::I1 | Self::U1 => 1,
+            Self::I2 | Self::U2 => 2,
+            Self::I4 | Self::U4 | Self::F4 => 4,
+            Self::I8 | Self::U8 | Self::F8 => 8,
+        }
+    }
+
+    /// Reads one packed value as f64 (integers above 2^53 round; `decode_counts` reads those exactly).
+    /// `chunk` holds exactly `self.size()` bytes.
+    fn read(self, chunk: &[u8]) -> f64 {
+        match self {
+            Self::I1 => f64::from(chunk[0] as i8),
+            Self::U1 => f64::from(chunk[0]),
+            Self::I2 => f64::from(i16::from_ne_bytes(fixed(chunk))),
+            Self::U2 => f64::from(u16::from_ne_bytes(fixed(chunk))),
+            Self::I4 => f64::from(i32::from_ne_bytes(fixed(chunk))),
+            Self::U4 => f64::from(u32::from_ne_bytes(fixed(chunk))),
+            Self::F4 => f64::from(f32::from_ne_bytes(fixed(chunk))),
+            Self::I8 => i64::from_ne_bytes(fixed(chunk)) as f64,
+            Self::U8 => u64::from_ne_bytes(fixed(chunk)) as f64,
+            Self::F8 => f64::from_ne_bytes(fixed(chunk)),
+        }
     }
 }
 
-/// Reads one packed value as f64 (every integer code fits exactly up to 2^53; larger ones are refused
-/// by `decode_counts` before they get here).
-fn read_f64(chunk: &[u8], code: &str) -> f64 {
-    let mut b = [0u8; 8];
-    b[..chunk.len()].copy_from_slice(chunk);
-    match code {
-        "i1" => f64::from(chunk[0] as i8),
-        "u1" | "b1" => f64::from(chunk[0]),
-        "i2" => f64::from(i16::from_ne_bytes([chunk[0], chunk[1]])),
-        "u2" => f64::from(u16::from_ne_bytes([chunk[0], chunk[1]])),
-        "i4" => f64::from(i32::from_ne_bytes([chunk[0], chunk[1], chunk[2], chunk[3]])),
-        "u4" => f64::from(u32::from_ne_bytes([chunk[0], chunk[1], chunk[2], chunk[3]])),
-        "f4" => f64::from(f32::from_ne_bytes([chunk[0], chunk[1], chunk[2], chunk[3]])),
-        "i8" => i64::from_ne_bytes(b) as f64,
-        "u8" => u64::from_ne_bytes(b) as f64,
-        _ => f64::from_ne_bytes(b),
-    }
+/// The first `N` bytes as an array: a fixed-size copy the compiler turns into one load.
+fn fixed<const N: usize>(chunk: &[u8]) -> [u8; N] {
+    let mut out = [0u8; N];
+    out.copy_from_slice(&chunk[..N]);
+    out
 }
 
-fn check_packed(bytes: &[u8], code: &str) -> PyResult<usize> {
-    let size = item_size(code).ok_or_else(|| protocol(format!("unknown array code '{code}'")))?;
-    if bytes.len() % size != 0 {
+fn check_packed(bytes: &[u8], code: &str) -> PyResult<Code> {
+    let parsed =
+        Code::parse(code).ok_or_else(|| protocol(format!("unknown array code '{code}'")))?;
+    if bytes.len() % parsed.size() != 0 {
         return Err(protocol(format!(
             "{} bytes is not a whole number of '{code}' items",
             bytes.len()
         )));
     }
-    Ok(size)
+    Ok(parsed)
 }
 
 /// Packed counts → i64, refusing values that are not whole numbers or do not fit.
-fn decode_counts(bytes: &[u8], code: &str, field: &'static str) -> Result<Vec<i64>, PyErr> {
-    let size = check_packed(bytes, code)?;
-    let chunks = bytes.chunks_exact(size);
+fn decode_counts(
+    bytes: &[u8],
+    code: &str,
+    field: &'static str,
+    row_offset: u64,
+) -> Result<Vec<i64>, PyErr> {
+    let code = check_packed(bytes, code)?;
+    let chunks = bytes.chunks_exact(code.size());
     let bad = |row: usize, shown: String| -> PyErr {
         CoreError::from(
             StatsError::new(format!(
                 "{field} = {shown} is not a whole number of attempts"
             ))
             .field(field)
-            .at_row(row as u64),
+            .at_row(row as u64 + row_offset),
         )
         .into()
     };
     match code {
-        "i8" => Ok(chunks
-            .map(|c| i64::from_ne_bytes(c.try_into().expect("8-byte chunk")))
-            .collect()),
-        "u8" => chunks
+        Code::I8 => Ok(chunks.map(|c| i64::from_ne_bytes(fixed(c))).collect()),
+        Code::U8 => chunks
             .enumerate()
             .map(|(row, c)| {
-                let v = u64::from_ne_bytes(c.try_into().expect("8-byte chunk"));
+                let v = u64::from_ne_bytes(fixed(c));
                 i64::try_from(v).map_err(|_| bad(row, v.to_string()))
             })
             .collect(),
-        "f4" | "f8" => chunks
+        Code::F4 | Code::F8 => chunks
             .enumerate()
             .map(|(row, c)| {
-                let v = read_f64(c, code);
+                let v = code.read(c);
                 if v.is_finite() && v.fract() == 0.0 && v.abs() < 9.0e15 {
                     Ok(v as i64)
                 } else {
@@ -105,18 +146,18 @@ fn decode_counts(bytes: &[u8], code: &str, field: &'static str) -> Result<Vec<i6
                 }
             })
             .collect(),
-        _ => Ok(chunks.map(|c| read_f64(c, code) as i64).collect()),
+        _ => Ok(chunks.map(|c| code.read(c) as i64).collect()),
     }
 }
 
 /// Packed values → f64, refusing NaN and infinities with the row.
 fn decode_values(bytes: &[u8], code: &str, field: &'static str) -> Result<Vec<f64>, PyErr> {
-    let size = check_packed(bytes, code)?;
+    let code = check_packed(bytes, code)?;
     bytes
-        .chunks_exact(size)
+        .chunks_exact(code.size())
         .enumerate()
         .map(|(row, c)| {
-            let v = read_f64(c, code);
+            let v = code.read(c);
             if v.is_finite() {
                 Ok(v)
             } else {
@@ -155,9 +196,10 @@ fn f64_bytes(py: Python<'_>, values: &[f64]) -> PyResult<Py<PyBytes>> {
     Ok(bytes.unbind())
 }
 
-/// The estimator over rows: `(mean or None, per-row values as packed f64 or None)`.
+/// The estimator over rows: `(sum over rows, rows, per-row values as packed f64 or None)`.
+/// `row_offset` numbers the rows in errors when the caller hands over one chunk of a larger input.
 #[pyfunction]
-#[pyo3(signature = (estimator, n, c, k, per_row=false))]
+#[pyo3(signature = (estimator, n, c, k, per_row=false, row_offset=0))]
 fn estimate_many(
     py: Python<'_>,
     estimator: &str,
@@ -165,7 +207,8 @@ fn estimate_many(
     c: Column<'_>,
     k: i64,
     per_row: bool,
-) -> PyResult<(Option<f64>, Option<Py<PyBytes>>)> {
+    row_offset: u64,
+) -> PyResult<(f64, usize, Option<Py<PyBytes>>)> {
     let estimator = Estimator::parse(estimator)
         .ok_or_else(|| protocol(format!("unknown estimator '{estimator}'")))?;
     let Column::Packed(c_bytes, c_code) = c else {
@@ -176,20 +219,22 @@ fn estimate_many(
         Column::Scalar(v) => Err(*v),
         Column::Packed(b, code) => Ok((b.as_bytes(), code.as_str())),
     };
-    let result = py.detach(|| -> PyResult<_> {
-        let cs = decode_counts(c_raw, &c_code, "c")?;
+    let (result, rows) = py.detach(|| -> PyResult<_> {
+        let cs = decode_counts(c_raw, &c_code, "c", row_offset)?;
         let ns;
         let counts = match n_raw {
             Err(v) => Counts::Same(v),
             Ok((bytes, code)) => {
-                ns = decode_counts(bytes, code, "n")?;
+                ns = decode_counts(bytes, code, "n", row_offset)?;
                 Counts::PerRow(&ns)
             }
         };
-        Ok(core_estimate_many(estimator, counts, &cs, k, per_row).map_err(CoreError::from)?)
+        let result = core_estimate_many(estimator, counts, &cs, k, per_row)
+            .map_err(|e| CoreError::from(e.shifted(row_offset)))?;
+        Ok((result, cs.len()))
     })?;
     let values = result.values.map(|v| f64_bytes(py, &v)).transpose()?;
-    Ok((result.mean, values))
+    Ok((result.sum, rows, values))
 }
 
 type IntervalTuple = (f64, f64, f64);
@@ -349,10 +394,11 @@ impl StatsAggregator {
         cols: usize,
     ) -> PyResult<()> {
         let raw = data.as_bytes();
-        let size = check_packed(raw, code)?;
+        let code = check_packed(raw, code)?;
+        let size = code.size();
         if raw.len() != rows * cols * size {
             return Err(protocol(format!(
-                "{} bytes do not hold a {rows} x {cols} matrix of '{code}'",
+                "{} bytes do not hold a {rows} x {cols} matrix of {code:?}",
                 raw.len()
             )));
         }
@@ -365,12 +411,12 @@ impl StatsAggregator {
                 }
                 return Ok(());
             }
+            let mut buffer = Vec::with_capacity(cols);
             for row in raw.chunks_exact(cols * size) {
                 let label = inner.next_label();
-                inner.push_row(
-                    row.chunks_exact(size).map(|c| Some(read_f64(c, code))),
-                    label,
-                )?;
+                buffer.clear();
+                buffer.extend(row.chunks_exact(size).map(|c| Some(code.read(c))));
+                inner.push_row(buffer.iter().copied(), label)?;
             }
             Ok(())
         })

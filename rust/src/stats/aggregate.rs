@@ -242,35 +242,48 @@ impl Aggregator {
         let width = self.thresholds.len();
         let base = self.row_c.len();
         self.row_c.resize(base + width, 0);
+        let policy = self.failed_policy;
+        // What an attempt adds to mean / std / min / max: its score, 0.0 or nothing.
+        let included = move |score: Option<f64>| match (score, policy) {
+            (Some(x), _) => Some(x),
+            (None, FailedPolicy::Zero) => Some(0.0),
+            (None, FailedPolicy::Exclude) => None,
+        };
         let (mut sum, mut count) = (0.0f64, 0u32);
-        for score in scores {
+        for score in scores.clone() {
             let score = score.filter(|x| x.is_finite());
-            let included = match (score, self.failed_policy) {
-                (Some(x), _) => {
+            match score {
+                Some(x) => {
                     for (t, threshold) in self.thresholds.iter().enumerate() {
                         if x >= *threshold {
                             self.row_c[base + t] += 1;
                         }
                     }
-                    Some(x)
                 }
-                (None, FailedPolicy::Zero) => Some(0.0),
-                (None, FailedPolicy::Exclude) => None,
-            };
-            if score.is_none() {
-                self.failed += 1;
+                None => self.failed += 1,
             }
-            if let Some(x) = included {
-                self.count += 1;
-                let delta = x - self.mean;
-                self.mean += delta / self.count as f64;
-                self.m2 += delta * (x - self.mean);
-                self.total.add(x);
+            if let Some(x) = included(score) {
                 self.min = self.min.min(x);
                 self.max = self.max.max(x);
                 sum += x;
                 count += 1;
             }
+        }
+        if count > 0 {
+            // The row's own mean and squared deviations, merged into the running ones
+            // (Chan et al.): one division per row instead of one per score.
+            let row_mean = sum / f64::from(count);
+            let row_m2: f64 = scores
+                .filter_map(|s| included(s.filter(|x| x.is_finite())))
+                .map(|x| (x - row_mean) * (x - row_mean))
+                .sum();
+            let (before, added) = (self.count as f64, f64::from(count));
+            let after = before + added;
+            let delta = row_mean - self.mean;
+            self.mean += delta * added / after;
+            self.m2 += row_m2 + delta * delta * before * added / after;
+            self.count += u64::from(count);
+            self.total.add(sum);
         }
         self.padded += u64::from(n) - len;
         self.labels.push(label);
