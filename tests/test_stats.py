@@ -32,6 +32,7 @@ from osmosis_ai.stats import (
     pass_hat_k,
     pass_hat_k_many,
     summarize,
+    summarize_results,
 )
 
 
@@ -512,3 +513,58 @@ def test_importing_stats_loads_no_heavy_module() -> None:
     code = "import sys, osmosis_ai.stats; print(sorted(m for m in ('numpy', 'polars') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# --- results logs --------------------------------------------------------------------------------------
+
+
+def _write_log(path: Path, records: list[dict[str, object]]) -> Path:
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    return path
+
+
+def test_summarize_results_matches_summarize(tmp_path: Path) -> None:
+    rng = random.Random(9)
+    records = []
+    rows: dict[int, dict[int, list[float | None]]] = {}
+    for row in range(50):
+        for run in range(4):
+            ok = rng.random() > 0.1
+            acc = float(rng.random() > 0.5)
+            fmt = round(rng.random(), 3)
+            record: dict[str, object] = {
+                "row_index": row,
+                "run_index": run,
+                "success": ok,
+                "duration_ms": 1.0,
+            }
+            record["scores"] = {"acc": acc, "format": fmt} if ok else {}
+            records.append(record)
+            rows.setdefault(row, {})[run] = [acc, fmt] if ok else [None, None]
+    rng.shuffle(records)  # concurrent runs finish in any order
+    path = _write_log(tmp_path / "results.jsonl", records)
+    got = summarize_results(path, n_runs=4, confidence=0.95, seed=3)
+    assert sorted(got) == ["acc", "format"]
+    for j, name in enumerate(("acc", "format")):
+        table = [[rows[r][i][j] for i in range(4)] for r in range(50)]
+        expected = summarize(table, n_runs=4)
+        assert got[name].to_established_dict() == pytest.approx(expected.to_established_dict())
+        assert (got[name].rows, got[name].failed, got[name].count) == (50, expected.failed, 200)
+        assert set(got[name].intervals) >= {"mean", "pass_at_1", "pass_at_3"}
+
+
+def test_summarize_results_errors(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match=re.escape("missing.jsonl")):
+        summarize_results(tmp_path / "missing.jsonl")
+    bad = _write_log(tmp_path / "bad.jsonl", [{"row_index": 0, "run_index": 0, "scores": {"acc": "x"}}])
+    with pytest.raises(StatsError, match=re.escape("bad.jsonl:1: field 'scores.acc': expected a number")):
+        summarize_results(bad)
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"row_index": 0, "run_index": 0}\n{"row_index": 1,\n')
+    with pytest.raises(StatsError, match=re.escape("broken.jsonl:2: not a results record")):
+        summarize_results(broken)
+    short = _write_log(tmp_path / "short.jsonl", [{"row_index": 7, "run_index": 0, "scores": {"acc": 1.0}}])
+    with pytest.raises(StatsError, match=re.escape("row 7: pass@3 needs at least 3 attempts")):
+        summarize_results(short, ks=[3])
+    assert summarize_results(short, ks=[3], n_runs=3)["acc"].pass_at_k == {3: 1.0}
+    assert summarize_results(_write_log(tmp_path / "empty.jsonl", [])) == {}

@@ -47,6 +47,19 @@ def row_interval(
     """(estimate, low, high) of ``sum(values) / sum(weights or 1)`` over rows, by "bootstrap" or
     "normal" (``estimate ± z·se``); None with fewer than 2 rows."""
 
+def aggregate_results_file(
+    path: str,
+    pass_threshold: float = 1.0,
+    thresholds: list[float] = ...,
+    ks: list[int] | None = None,
+    n_runs: int | None = None,
+    failed: str = "zero",
+    nonfinite: str = "error",
+) -> list[tuple[str, StatsAggregator]]:
+    """One aggregator per score name of a results log (JSONL: row_index, run_index, success?,
+    scores), in the order names first appear. Raises ``FileNotFoundError`` / ``OSError`` on I/O
+    failures and ``StatsError`` naming path, line and field on a bad record."""
+
 class StatsAggregator:
     """The streaming aggregator behind ``osmosis_ai.stats.Aggregator``."""
 

@@ -16,6 +16,7 @@ them unless you ask for them to count as failed attempts.
 from __future__ import annotations
 
 import math
+import os
 import statistics
 from array import array
 from collections.abc import Iterable
@@ -38,6 +39,7 @@ __all__ = [
     "pass_hat_k",
     "pass_hat_k_many",
     "summarize",
+    "summarize_results",
 ]
 
 #: The k values of the established eval: pass@k for each k up to the attempts per row.
@@ -394,6 +396,13 @@ class Aggregator:
             nonfinite,
         )
 
+    @classmethod
+    def _from_core(cls, core: _core.StatsAggregator, failed: FailedPolicy) -> Aggregator:
+        agg = cls.__new__(cls)
+        agg._failed = failed
+        agg._core = core
+        return agg
+
     def __len__(self) -> int:
         return len(self._core)
 
@@ -567,3 +576,72 @@ def summarize(
     )
     agg.push_rows(scores_by_row)
     return agg.finish(confidence=confidence, method=method, resamples=resamples, seed=seed)
+
+
+def summarize_results(
+    path: str | os.PathLike[str],
+    *,
+    pass_threshold: float = 1.0,
+    ks: Iterable[int] | None = None,
+    n_runs: int | None = None,
+    failed: FailedPolicy = "zero",
+    nonfinite: NonFinitePolicy = "error",
+    thresholds: Iterable[float] = (),
+    confidence: float | None = None,
+    method: IntervalMethod = "bootstrap",
+    resamples: int = 1000,
+    seed: int = 0,
+) -> dict[str, Summary]:
+    """Summarises a results log (JSONL, one attempt per line) per score name, reading it in Rust.
+
+    Each line is ``{"row_index": int, "run_index": int, "success": bool (optional), "scores": {name:
+    number or null}}``; other keys are ignored. Attempts are grouped by ``row_index`` whatever their
+    order in the file; a failed attempt (``success: false``, no score, ``null``) is a failed attempt
+    for every name it lacks; a later line for the same ``(row_index, run_index)`` replaces the earlier
+    one. With ``n_runs``, a row leaves memory as soon as it has that many attempts. The options are
+    those of :func:`summarize`.
+
+    Args:
+        path: The results log.
+        pass_threshold: Pass when score >= this.
+        ks: k values (default 1, 3, 5, 10 up to n).
+        n_runs: Attempts per row; missing ones count as failed.
+        failed: ``"zero"`` or ``"exclude"``.
+        nonfinite: ``"error"`` or ``"fail"``.
+        thresholds: More thresholds for :attr:`Summary.mixed_fraction`.
+        confidence: Level for :attr:`Summary.intervals`, or None.
+        method: ``"bootstrap"`` or ``"normal"``.
+        resamples: Bootstrap resamples.
+        seed: Bootstrap seed.
+
+    Returns:
+        ``{score name: Summary}`` in the order the names first appear in the file.
+
+    Raises:
+        FileNotFoundError: If the file does not exist (``OSError`` for other I/O failures).
+        StatsError: A line that is not a record or a score that is not a number, naming path, line
+            and field; a NaN score or a k above a row's attempts, naming the row.
+
+    Example:
+        >>> import json, pathlib, tempfile
+        >>> log = pathlib.Path(tempfile.mkdtemp()) / "results.jsonl"
+        >>> _ = log.write_text("\\n".join(json.dumps({"row_index": r, "run_index": i, "scores": {"acc": s}})
+        ...     for r, i, s in [(0, 0, 1.0), (0, 1, 0.0), (1, 0, 1.0), (1, 1, 1.0)]))
+        >>> summarize_results(log)["acc"].to_established_dict()["pass_at_1"]
+        0.75
+    """
+    cores = _core.aggregate_results_file(
+        os.fspath(path),
+        float(pass_threshold),
+        [float(t) for t in thresholds],
+        None if ks is None else [as_int(k, "ks") for k in ks],
+        None if n_runs is None else as_int(n_runs, "n_runs"),
+        failed,
+        nonfinite,
+    )
+    return {
+        name: Aggregator._from_core(core, failed).finish(
+            confidence=confidence, method=method, resamples=resamples, seed=seed
+        )
+        for name, core in cores
+    }

@@ -4,16 +4,19 @@
 use crate::error::CoreError;
 use crate::stats::{
     estimate_many as core_estimate_many, normal_interval, Aggregator, AggregatorOptions, Bootstrap,
-    Counts, Estimator, FailedPolicy, Interval, NonFinitePolicy, StatsError,
+    Counts, Estimator, FailedPolicy, Interval, NonFinitePolicy, ResultsError, StatsError,
 };
+use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyPermissionError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
+use std::path::PathBuf;
 
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pass_at_k, m)?)?;
     m.add_function(wrap_pyfunction!(pass_hat_k, m)?)?;
     m.add_function(wrap_pyfunction!(estimate_many, m)?)?;
     m.add_function(wrap_pyfunction!(row_interval, m)?)?;
+    m.add_function(wrap_pyfunction!(aggregate_results_file, m)?)?;
     m.add_class::<StatsAggregator>()?;
     Ok(())
 }
@@ -328,6 +331,75 @@ fn row_interval(
     Ok(as_tuple(out[0]))
 }
 
+fn aggregator_options(
+    pass_threshold: f64,
+    thresholds: Vec<f64>,
+    ks: Option<Vec<i64>>,
+    n_runs: Option<i64>,
+    failed: &str,
+    nonfinite: &str,
+) -> PyResult<AggregatorOptions> {
+    let failed = FailedPolicy::parse(failed).ok_or_else(|| {
+        CoreError::from(
+            StatsError::new(format!(
+                "failed must be \"zero\" or \"exclude\", got {failed:?}"
+            ))
+            .field("failed"),
+        )
+    })?;
+    let nonfinite = NonFinitePolicy::parse(nonfinite).ok_or_else(|| {
+        CoreError::from(
+            StatsError::new(format!(
+                "nonfinite must be \"error\" or \"fail\", got {nonfinite:?}"
+            ))
+            .field("nonfinite"),
+        )
+    })?;
+    Ok(AggregatorOptions {
+        pass_threshold,
+        extra_thresholds: thresholds,
+        ks,
+        n_runs,
+        failed,
+        nonfinite,
+    })
+}
+
+/// One aggregator per score name of a results log (JSONL), in the order names first appear.
+#[pyfunction]
+#[pyo3(signature = (path, pass_threshold=1.0, thresholds=Vec::new(), ks=None, n_runs=None, failed="zero", nonfinite="error"))]
+#[allow(clippy::too_many_arguments)]
+fn aggregate_results_file(
+    py: Python<'_>,
+    path: PathBuf,
+    pass_threshold: f64,
+    thresholds: Vec<f64>,
+    ks: Option<Vec<i64>>,
+    n_runs: Option<i64>,
+    failed: &str,
+    nonfinite: &str,
+) -> PyResult<Vec<(String, StatsAggregator)>> {
+    let options = aggregator_options(pass_threshold, thresholds, ks, n_runs, failed, nonfinite)?;
+    // Validates the options before reading anything.
+    Aggregator::new(options.clone()).map_err(CoreError::from)?;
+    let result = py.detach(|| crate::stats::aggregate_results_file(&path, &options));
+    match result {
+        Ok(aggregators) => Ok(aggregators
+            .into_iter()
+            .map(|(name, inner)| (name, StatsAggregator { inner }))
+            .collect()),
+        Err(ResultsError::Stats(e)) => Err(CoreError::from(e).into()),
+        Err(ResultsError::Io(e)) => {
+            let message = format!("{}: {e}", path.display());
+            Err(match e.kind() {
+                std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(message),
+                std::io::ErrorKind::PermissionDenied => PyPermissionError::new_err(message),
+                _ => PyOSError::new_err(message),
+            })
+        }
+    }
+}
+
 /// The streaming aggregator behind `osmosis_ai.stats.Aggregator`.
 #[pyclass(module = "osmosis_ai._core")]
 pub struct StatsAggregator {
@@ -346,31 +418,9 @@ impl StatsAggregator {
         failed: &str,
         nonfinite: &str,
     ) -> PyResult<Self> {
-        let failed = FailedPolicy::parse(failed).ok_or_else(|| {
-            CoreError::from(
-                StatsError::new(format!(
-                    "failed must be \"zero\" or \"exclude\", got {failed:?}"
-                ))
-                .field("failed"),
-            )
-        })?;
-        let nonfinite = NonFinitePolicy::parse(nonfinite).ok_or_else(|| {
-            CoreError::from(
-                StatsError::new(format!(
-                    "nonfinite must be \"error\" or \"fail\", got {nonfinite:?}"
-                ))
-                .field("nonfinite"),
-            )
-        })?;
-        let inner = Aggregator::new(AggregatorOptions {
-            pass_threshold,
-            extra_thresholds: thresholds,
-            ks,
-            n_runs,
-            failed,
-            nonfinite,
-        })
-        .map_err(CoreError::from)?;
+        let options =
+            aggregator_options(pass_threshold, thresholds, ks, n_runs, failed, nonfinite)?;
+        let inner = Aggregator::new(options).map_err(CoreError::from)?;
         Ok(Self { inner })
     }
 

@@ -7,6 +7,7 @@
 mod aggregate;
 mod bootstrap;
 mod estimator;
+mod results;
 
 pub use aggregate::{
     Aggregator, AggregatorOptions, FailedPolicy, IntervalColumns, NonFinitePolicy, Summary,
@@ -16,6 +17,7 @@ pub use bootstrap::{normal_interval, percentile, Bootstrap, Interval, Rng};
 pub use estimator::{
     estimate, estimate_many, pass_at_k, pass_hat_k, validate, Counts, Estimator, ManyEstimate,
 };
+pub use results::{aggregate_results_file, ResultsError};
 
 use std::fmt;
 
