@@ -38,6 +38,13 @@ def report_ratios(request: pytest.FixtureRequest):  # type: ignore[no-untyped-de
         f"  python loop {RESULTS['python loop'] * 1e3:9.1f} ms   python loop / ours = "
         f"{RESULTS['python loop'] / ours:6.1f}x",
     ]
+    if {"summary ours", "summary python"} <= set(RESULTS):
+        lines += [
+            f"summary of 200,000 rows x n={N} (best round):",
+            f"  ours        {RESULTS['summary ours'] * 1e3:9.1f} ms",
+            f"  python      {RESULTS['summary python'] * 1e3:9.1f} ms   python / ours      = "
+            f"{RESULTS['summary python'] / RESULTS['summary ours']:6.1f}x",
+        ]
     capture = request.config.pluginmanager.getplugin("capturemanager")
     with capture.global_and_fixture_disabled():
         print("\n" + "\n".join(lines))
@@ -95,13 +102,44 @@ def test_python_loop(benchmark, counts: np.ndarray) -> None:  # type: ignore[no-
     assert means[1] == pytest.approx(numpy_pass_at_k(N, counts, 3), rel=1e-9)
 
 
-@pytest.mark.benchmark(group="summary 200k rows x n=10 (2-D array)")
-def test_summarize_matrix(benchmark) -> None:  # type: ignore[no-untyped-def]
-    scores = np.random.default_rng(1).random((200_000, N))
+SUMMARY_GROUP = "summary (mean, std, min, max, pass@1,3,5,10) of 200k rows x n=10"
 
-    def run() -> float:
+
+@pytest.fixture(scope="module")
+def scores() -> np.ndarray:
+    return np.random.default_rng(1).random((200_000, N))
+
+
+def python_summary(rows: list[list[float]], threshold: float) -> dict[str, float]:
+    """The established eval's summary in plain Python: aggregates over all runs, pass@k per row."""
+    flat = [x for row in rows for x in row]
+    mean = sum(flat) / len(flat)
+    out = {
+        "mean": mean,
+        "std": math.sqrt(sum((x - mean) ** 2 for x in flat) / len(flat)),
+        "min": min(flat),
+        "max": max(flat),
+    }
+    for k in KS:
+        per_row = [python_pass_at_k(len(row), sum(x >= threshold for x in row), k) for row in rows]
+        out[f"pass_at_{k}"] = sum(per_row) / len(per_row)
+    return out
+
+
+@pytest.mark.benchmark(group=SUMMARY_GROUP)
+def test_summary_ours(benchmark, scores: np.ndarray) -> None:  # type: ignore[no-untyped-def]
+    def run() -> dict[str, float]:
         agg = Aggregator(pass_threshold=0.5)
         agg.push_rows(scores)
-        return agg.finish().pass_at_k[3]
+        return agg.finish().to_established_dict()
 
-    benchmark.pedantic(run, rounds=5)
+    got = benchmark.pedantic(run, rounds=5)
+    _record("summary ours", benchmark)
+    assert got == pytest.approx(python_summary(scores.tolist(), 0.5), rel=1e-9)
+
+
+@pytest.mark.benchmark(group=SUMMARY_GROUP)
+def test_summary_python(benchmark, scores: np.ndarray) -> None:  # type: ignore[no-untyped-def]
+    rows = scores.tolist()
+    benchmark.pedantic(lambda: python_summary(rows, 0.5), rounds=1)
+    _record("summary python", benchmark)
