@@ -26,6 +26,7 @@ from osmosis_ai import _core
 from osmosis_ai.errors import OsmosisError, StatsError
 from osmosis_ai.stats import (
     Aggregator,
+    compare,
     confidence_interval,
     pass_at_k,
     pass_at_k_many,
@@ -568,3 +569,52 @@ def test_summarize_results_errors(tmp_path: Path) -> None:
         summarize_results(short, ks=[3])
     assert summarize_results(short, ks=[3], n_runs=3)["acc"].pass_at_k == {3: 1.0}
     assert summarize_results(_write_log(tmp_path / "empty.jsonl", [])) == {}
+
+
+# --- comparing runs ------------------------------------------------------------------------------------
+
+
+def test_paired_comparison_of_two_runs() -> None:
+    rng = random.Random(21)
+    a, b = Aggregator(), Aggregator()
+    per_row_a, per_row_b = [], []
+    for row in range(300):
+        p = rng.random()
+        ra = [float(rng.random() < min(1.0, p + 0.1)) for _ in range(4)]
+        rb = [float(rng.random() < p) for _ in range(4)]
+        # b holds the rows in another order and misses some: pairing is by row index.
+        a.push(ra, row_index=row)
+        per_row_a.append(ra)
+        if row % 10:
+            per_row_b.append((row, rb))
+    for row, rb in reversed(per_row_b):
+        b.push(rb, row_index=row)
+    result = compare(a, b, method="normal")
+    assert result.rows == 270
+    shared = [(per_row_a[row], rb) for row, rb in per_row_b]
+    diffs = [statistics.fmean(x) - statistics.fmean(y) for x, y in shared]
+    iv = result.differences["mean"]
+    assert iv.estimate == pytest.approx(statistics.fmean(diffs))
+    half = 1.959963984540054 * statistics.stdev(diffs) / math.sqrt(len(diffs))
+    assert (iv.low, iv.high) == (pytest.approx(iv.estimate - half), pytest.approx(iv.estimate + half))
+    boot = compare(a, b, seed=4)
+    assert boot == compare(a, b, seed=4)
+    assert set(boot.differences) == {"mean", "pass_at_1", "pass_hat_1", "pass_at_3", "pass_hat_3"}
+    assert boot.differences["pass_at_1"].low == pytest.approx(result.differences["pass_at_1"].low, abs=0.02)
+    # Paired is tighter than two separate intervals whenever rows share difficulty.
+    separate = a.intervals(method="normal")["mean"], b.intervals(method="normal")["mean"]
+    assert iv.high - iv.low < (separate[0].high - separate[0].low) + (separate[1].high - separate[1].low)
+    json.dumps(boot.to_dict())
+
+
+def test_comparison_errors() -> None:
+    a, b = Aggregator(), Aggregator()
+    a.push([1.0], row_index=0)
+    a.push([1.0], row_index=1)
+    b.push([0.0], row_index=1)
+    b.push([0.0], row_index=2)
+    with pytest.raises(StatsError, match="the runs share 1 rows; a comparison needs at least 2"):
+        compare(a, b)
+    b.push([0.0], row_index=1)
+    with pytest.raises(StatsError, match=re.escape("row 1: pushed twice")):
+        compare(a, b)

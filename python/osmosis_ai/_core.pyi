@@ -82,6 +82,17 @@ class StatsAggregator:
     def finish(self) -> dict[str, object]:
         """rows, count, failed, padded, mean, std, min, max, min_attempts, max_attempts, pass_threshold,
         ks, pass_at_k, pass_hat_k (lists aligned with ks), mixed_fraction ([(threshold, share)])."""
+    def compare(
+        self,
+        other: StatsAggregator,
+        ks: list[int],
+        method: str,
+        level: float,
+        z: float,
+        resamples: int,
+        seed: int,
+    ) -> tuple[int, list[tuple[str, tuple[float, float, float] | None]]]:
+        """Paired intervals of ``self - other`` over the rows both hold: (paired rows, [(name, interval)])."""
     def intervals(
         self, ks: list[int], method: str, level: float, z: float, resamples: int, seed: int
     ) -> list[tuple[str, tuple[float, float, float] | None]]:

@@ -30,9 +30,11 @@ from osmosis_ai.errors import StatsError
 __all__ = [
     "DEFAULT_KS",
     "Aggregator",
+    "Comparison",
     "Interval",
     "ManyEstimate",
     "Summary",
+    "compare",
     "confidence_interval",
     "pass_at_k",
     "pass_at_k_many",
@@ -524,6 +526,86 @@ class Aggregator:
             mixed_fraction=dict(d["mixed_fraction"]),
             intervals=intervals,
         )
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Paired differences ``a - b`` between two runs over the rows both hold.
+
+    Attributes:
+        rows: Rows present in both runs (matched by row index).
+        differences: An :class:`Interval` of the difference per statistic (``"mean"``,
+            ``"pass_at_1"``, ``"pass_hat_1"``, ...). A difference is real at the interval's level when
+            the interval excludes 0.
+    """
+
+    rows: int
+    differences: dict[str, Interval]
+
+    def excludes_zero(self, name: str) -> bool:
+        """Whether the interval of ``name`` lies entirely above or below 0."""
+        interval = self.differences[name]
+        return interval.low > 0.0 or interval.high < 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The comparison as plain data."""
+        return {"rows": self.rows, "differences": {k: v.to_dict() for k, v in self.differences.items()}}
+
+
+def compare(
+    a: Aggregator,
+    b: Aggregator,
+    *,
+    ks: Iterable[int] | None = None,
+    level: float = 0.95,
+    method: IntervalMethod = "bootstrap",
+    resamples: int = 1000,
+    seed: int = 0,
+) -> Comparison:
+    """Is run ``a`` really better than run ``b``? Paired intervals of ``a - b`` over shared rows.
+
+    Rows are matched by their row index (``row_index`` given to :meth:`Aggregator.push`, else the
+    push position). Pairing removes the prompt-to-prompt variance both runs share, so a paired
+    interval is much tighter than comparing two separate intervals. The bootstrap resamples rows
+    (both runs' values of a row together) with ``seed``; ``"normal"`` uses the linearised standard
+    error of the difference.
+
+    Args:
+        a: The first run.
+        b: The second run.
+        ks: The k values; default those both runs' summaries report.
+        level: Confidence level in (0, 1).
+        method: ``"bootstrap"`` or ``"normal"``.
+        resamples: Bootstrap resamples.
+        seed: Bootstrap seed.
+
+    Returns:
+        A :class:`Comparison`.
+
+    Raises:
+        StatsError: when fewer than 2 rows are shared, a row index was pushed twice, or a k is above
+            some row's attempts.
+
+    Example:
+        >>> a, b = Aggregator(), Aggregator()
+        >>> for i in range(40):
+        ...     a.push([1.0, 1.0, float(i % 2)])
+        ...     b.push([1.0, float(i % 2), 0.0])
+        >>> result = compare(a, b, method="normal")
+        >>> (result.rows, round(result.differences["pass_at_1"].estimate, 4), result.excludes_zero("mean"))
+        (40, 0.3333, True)
+    """
+    z = _z(level, method)
+    if ks is None:
+        k_list = [k for k in a.finish().ks if k in b.finish().ks]
+    else:
+        k_list = [as_int(k, "ks") for k in ks]
+        if any(k < 1 for k in k_list):
+            raise StatsError(f"every k must be >= 1, got {k_list}", field="ks")
+    rows, raw = a._core.compare(b._core, k_list, method, level, z, resamples, seed)
+    if rows < 2:
+        raise StatsError(f"the runs share {rows} rows; a comparison needs at least 2", field="rows")
+    return Comparison(rows=rows, differences={name: _interval(name, iv, level, method) for name, iv in raw})
 
 
 def summarize(

@@ -3,8 +3,9 @@
 
 use crate::error::CoreError;
 use crate::stats::{
-    estimate_many as core_estimate_many, normal_interval, Aggregator, AggregatorOptions, Bootstrap,
-    Counts, Estimator, FailedPolicy, Interval, NonFinitePolicy, ResultsError, StatsError,
+    estimate_many as core_estimate_many, normal_difference, normal_interval, Aggregator,
+    AggregatorOptions, Bootstrap, Counts, Estimator, FailedPolicy, Interval, NonFinitePolicy,
+    ResultsError, StatsError,
 };
 use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyPermissionError};
 use pyo3::prelude::*;
@@ -241,6 +242,7 @@ fn estimate_many(
 }
 
 type IntervalTuple = (f64, f64, f64);
+type NamedIntervals = Vec<(String, Option<IntervalTuple>)>;
 
 fn as_tuple(interval: Option<Interval>) -> Option<IntervalTuple> {
     interval.map(|i| (i.estimate, i.low, i.high))
@@ -499,6 +501,71 @@ impl StatsAggregator {
         d.set_item("pass_hat_k", s.pass_hat_k)?;
         d.set_item("mixed_fraction", s.mixed_fraction)?;
         Ok(d)
+    }
+
+    /// Paired intervals of `self - other` over the rows both hold (matched by row index), for `mean`
+    /// and pass@k / pass^k at `ks`: `(paired rows, [(name, (estimate, low, high) | None)])`.
+    #[pyo3(signature = (other, ks, method, level, z, resamples, seed))]
+    #[allow(clippy::too_many_arguments)]
+    fn compare(
+        &self,
+        py: Python<'_>,
+        other: PyRef<'_, StatsAggregator>,
+        ks: Vec<u64>,
+        method: &str,
+        level: f64,
+        z: f64,
+        resamples: usize,
+        seed: u64,
+    ) -> PyResult<(usize, NamedIntervals)> {
+        check_interval_args(method, level, resamples)?;
+        let (mine, theirs) = (&self.inner, &other.inner);
+        let (a, b) = py
+            .detach(|| mine.paired_columns(theirs, &ks))
+            .map_err(CoreError::from)?;
+        let rows = a.values.first().map_or(0, Vec::len);
+        let width = a.values.len();
+        let intervals: Vec<Option<Interval>> = if method == "normal" {
+            (0..width)
+                .map(|j| {
+                    normal_difference(
+                        &a.values[j],
+                        a.weights[j].as_deref(),
+                        &b.values[j],
+                        b.weights[j].as_deref(),
+                        z,
+                    )
+                })
+                .collect()
+        } else {
+            let columns: Vec<&[f64]> = a
+                .values
+                .iter()
+                .chain(&b.values)
+                .map(Vec::as_slice)
+                .collect();
+            let weights = a
+                .weights
+                .iter()
+                .chain(&b.weights)
+                .map(Option::as_deref)
+                .collect();
+            let work = rows.max(1) * (columns.len() + 1);
+            let mut boot = Bootstrap::new(columns, weights, resamples, seed);
+            while !boot.done() {
+                py.detach(|| boot.step((4_000_000 / work).max(1)));
+                py.check_signals()?;
+            }
+            let pairs: Vec<(usize, usize)> = (0..width).map(|j| (j, width + j)).collect();
+            boot.difference_intervals(&pairs, level)
+        };
+        Ok((
+            rows,
+            a.names
+                .into_iter()
+                .zip(intervals.into_iter().map(as_tuple))
+                .collect(),
+        ))
     }
 
     /// Intervals over rows for `mean` and pass@k / pass^k at `ks`: `[(name, (estimate, low, high) | None)]`.

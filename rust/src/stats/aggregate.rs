@@ -5,6 +5,7 @@
 
 use super::estimator::TableCache;
 use super::{CompensatedSum, Estimator, StatsError};
+use std::collections::HashMap;
 
 /// What a failed attempt (no score) contributes to mean / std / min / max. It never passes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -391,6 +392,55 @@ impl Aggregator {
         })
     }
 
+    /// Row label → position; a label pushed twice is an error (pairing would be ambiguous).
+    fn label_positions(&self) -> Result<HashMap<u64, usize>, StatsError> {
+        let mut positions = HashMap::with_capacity(self.labels.len());
+        for (i, &label) in self.labels.iter().enumerate() {
+            if positions.insert(label, i).is_some() {
+                return Err(StatsError::new(
+                    "pushed twice; rows are paired by row_index, which must be unique",
+                )
+                .field("row_index")
+                .at_row(label));
+            }
+        }
+        Ok(positions)
+    }
+
+    /// The columns of [`Self::interval_columns`] for the rows both aggregators hold (matched by row
+    /// label), `self`'s first, in `self`'s row order. Returns the two sides.
+    pub fn paired_columns(
+        &self,
+        other: &Aggregator,
+        ks: &[u64],
+    ) -> Result<(IntervalColumns, IntervalColumns), StatsError> {
+        self.label_positions()?;
+        let theirs_at = other.label_positions()?;
+        let pairs: Vec<(usize, usize)> = self
+            .labels
+            .iter()
+            .enumerate()
+            .filter_map(|(i, label)| theirs_at.get(label).map(|&j| (i, j)))
+            .collect();
+        let select = |cols: IntervalColumns, side: usize| -> IntervalColumns {
+            let pick = |v: &Vec<f64>| -> Vec<f64> {
+                pairs
+                    .iter()
+                    .map(|p| v[if side == 0 { p.0 } else { p.1 }])
+                    .collect()
+            };
+            IntervalColumns {
+                values: cols.values.iter().map(pick).collect(),
+                weights: cols.weights.iter().map(|w| w.as_ref().map(pick)).collect(),
+                names: cols.names,
+            }
+        };
+        Ok((
+            select(self.interval_columns(ks)?, 0),
+            select(other.interval_columns(ks)?, 1),
+        ))
+    }
+
     /// Per-row columns for intervals over rows: `mean`, then `pass_at_{k}` and `pass_hat_{k}` for `ks`.
     pub fn interval_columns(&self, ks: &[u64]) -> Result<IntervalColumns, StatsError> {
         let mut names = vec!["mean".to_string()];
@@ -547,6 +597,24 @@ mod tests {
             ..Default::default()
         })
         .is_err());
+    }
+
+    #[test]
+    fn paired_columns_match_rows_by_label() {
+        let mut a = agg(AggregatorOptions::default());
+        a.push_row([Some(1.0), Some(0.0)], 5).unwrap();
+        a.push_row([Some(1.0), Some(1.0)], 6).unwrap();
+        a.push_row([Some(0.0), Some(0.0)], 7).unwrap();
+        let mut b = agg(AggregatorOptions::default());
+        b.push_row([Some(0.0), Some(0.0)], 7).unwrap();
+        b.push_row([Some(1.0), Some(1.0)], 5).unwrap();
+        let (x, y) = a.paired_columns(&b, &[1]).unwrap();
+        assert_eq!(x.values[0], vec![1.0, 0.0]);
+        assert_eq!(y.values[0], vec![2.0, 0.0]);
+        assert_eq!(y.names, ["mean", "pass_at_1", "pass_hat_1"]);
+        b.push_row([Some(1.0), Some(1.0)], 5).unwrap();
+        let err = a.paired_columns(&b, &[1]).unwrap_err();
+        assert_eq!((err.row, err.field), (Some(5), Some("row_index")));
     }
 
     #[test]

@@ -13,7 +13,7 @@ pub use aggregate::{
     Aggregator, AggregatorOptions, FailedPolicy, IntervalColumns, NonFinitePolicy, Summary,
     DEFAULT_KS,
 };
-pub use bootstrap::{normal_interval, percentile, Bootstrap, Interval, Rng};
+pub use bootstrap::{normal_difference, normal_interval, percentile, Bootstrap, Interval, Rng};
 pub use estimator::{
     estimate, estimate_many, pass_at_k, pass_hat_k, validate, Counts, Estimator, ManyEstimate,
 };
