@@ -21,6 +21,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import osmosis_ai._stats_types as types_module
 import osmosis_ai.stats as stats_module
 from osmosis_ai import _core
 from osmosis_ai.errors import OsmosisError, StatsError
@@ -491,9 +492,10 @@ def test_summary_interval_needs_two_rows() -> None:
 # --- packaging -----------------------------------------------------------------------------------------
 
 
-def test_docstring_examples_run() -> None:
-    result = doctest.testmod(stats_module, optionflags=doctest.ELLIPSIS)
-    assert result.attempted >= 8
+@pytest.mark.parametrize("module", [stats_module, types_module])
+def test_docstring_examples_run(module: object) -> None:
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)  # type: ignore[arg-type]
+    assert result.attempted >= 4
     assert result.failed == 0
 
 
