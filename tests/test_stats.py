@@ -365,6 +365,7 @@ def test_empty_summary() -> None:
     s = summarize([])
     assert (s.rows, s.mean, s.std, s.ks) == (0, None, None, ())
     assert s.to_established_dict() == {"mean": 0.0, "std": 0.0, "min": 0.0, "max": 0.0}
+    assert summarize([], ks=[1, 3]).pass_at_k == {}
 
 
 @settings(max_examples=40)

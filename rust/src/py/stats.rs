@@ -301,11 +301,18 @@ fn row_interval(
     weights: Option<(Bound<'_, PyBytes>, String)>,
 ) -> PyResult<Option<IntervalTuple>> {
     check_interval_args(method, level, resamples)?;
-    let values = decode_values(values.as_bytes(), code, "values")?;
-    let weights = match &weights {
-        Some((bytes, code)) => Some(decode_values(bytes.as_bytes(), code, "weights")?),
-        None => None,
-    };
+    let (raw, raw_weights) = (
+        values.as_bytes(),
+        weights.as_ref().map(|(b, c)| (b.as_bytes(), c.as_str())),
+    );
+    let (values, weights) = py.detach(|| -> PyResult<_> {
+        let values = decode_values(raw, code, "values")?;
+        let weights = match raw_weights {
+            Some((bytes, code)) => Some(decode_values(bytes, code, "weights")?),
+            None => None,
+        };
+        Ok((values, weights))
+    })?;
     if let Some(w) = &weights {
         if w.len() != values.len() {
             return Err(CoreError::from(
@@ -320,7 +327,8 @@ fn row_interval(
         }
     }
     if method == "normal" {
-        return Ok(as_tuple(normal_interval(&values, weights.as_deref(), z)));
+        let interval = py.detach(|| normal_interval(&values, weights.as_deref(), z));
+        return Ok(as_tuple(interval));
     }
     let out = run_bootstrap(
         py,
@@ -526,17 +534,19 @@ impl StatsAggregator {
         let rows = a.values.first().map_or(0, Vec::len);
         let width = a.values.len();
         let intervals: Vec<Option<Interval>> = if method == "normal" {
-            (0..width)
-                .map(|j| {
-                    normal_difference(
-                        &a.values[j],
-                        a.weights[j].as_deref(),
-                        &b.values[j],
-                        b.weights[j].as_deref(),
-                        z,
-                    )
-                })
-                .collect()
+            py.detach(|| {
+                (0..width)
+                    .map(|j| {
+                        normal_difference(
+                            &a.values[j],
+                            a.weights[j].as_deref(),
+                            &b.values[j],
+                            b.weights[j].as_deref(),
+                            z,
+                        )
+                    })
+                    .collect()
+            })
         } else {
             let columns: Vec<&[f64]> = a
                 .values

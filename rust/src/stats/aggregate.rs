@@ -339,8 +339,9 @@ impl Aggregator {
     }
 
     pub fn finish(&self) -> Result<Summary, StatsError> {
-        let ks = self.ks();
         let rows = self.row_n.len();
+        // Without rows there is no pass@k for any k, asked for or not.
+        let ks = if rows == 0 { Vec::new() } else { self.ks() };
         let (mut pass_at_k, mut pass_hat_k) = (Vec::new(), Vec::new());
         if rows > 0 {
             for &k in &ks {
