@@ -621,3 +621,14 @@ def test_comparison_errors() -> None:
     b.push([0.0], row_index=1)
     with pytest.raises(StatsError, match=re.escape("row 1: pushed twice")):
         compare(a, b)
+
+
+def test_mixed_rows_lists_the_prompts_worth_training_on() -> None:
+    agg = Aggregator(thresholds=[0.5])
+    agg.push([1.0, 0.6], row_index=3)
+    agg.push([0.0, 0.0], row_index=4)
+    agg.push([0.7, 0.2], row_index=5)
+    assert agg.mixed_rows() == [3]
+    assert agg.mixed_rows(0.5) == [5]
+    with pytest.raises(StatsError, match=re.escape("threshold 0.9 is not tracked")):
+        agg.mixed_rows(0.9)

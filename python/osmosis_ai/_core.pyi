@@ -79,6 +79,8 @@ class StatsAggregator:
     def push_matrix(self, data: bytes, code: str, rows: int, cols: int) -> None:
         """Adds ``rows`` rows of ``cols`` attempts from a packed row-major matrix."""
     def __len__(self) -> int: ...
+    def mixed_rows(self, threshold: float) -> list[int]:
+        """Row indices with 0 < c < n at a tracked threshold."""
     def finish(self) -> dict[str, object]:
         """rows, count, failed, padded, mean, std, min, max, min_attempts, max_attempts, pass_threshold,
         ks, pass_at_k, pass_hat_k (lists aligned with ks), mixed_fraction ([(threshold, share)])."""

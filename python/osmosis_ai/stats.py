@@ -315,6 +315,26 @@ class Aggregator:
         for row in rows:
             self.push(row)
 
+    def mixed_rows(self, threshold: float | None = None) -> list[int]:
+        """The row indices with 0 < c < n: the prompts that give a group-relative RL update (GRPO
+        style) a non-zero advantage at this group size. Drop the others from a training set.
+
+        Args:
+            threshold: ``pass_threshold`` (default) or one of ``thresholds``.
+
+        Raises:
+            StatsError: If the threshold was not given to the aggregator.
+
+        Example:
+            >>> agg = Aggregator()
+            >>> agg.push([1.0, 0.0], row_index=10)
+            >>> agg.push([1.0, 1.0], row_index=11)
+            >>> agg.mixed_rows()
+            [10]
+        """
+        chosen = self._core.finish()["pass_threshold"] if threshold is None else float(threshold)
+        return self._core.mixed_rows(chosen)
+
     def intervals(
         self,
         *,

@@ -488,6 +488,19 @@ impl StatsAggregator {
         self.inner.rows() as usize
     }
 
+    /// Row indices with 0 < c < n at `threshold` (one given at construction), or a `StatsError`.
+    fn mixed_rows(&self, threshold: f64) -> PyResult<Vec<u64>> {
+        self.inner.mixed_rows(threshold).ok_or_else(|| {
+            CoreError::from(
+                StatsError::new(format!(
+                    "threshold {threshold} is not tracked; give it as pass_threshold or in thresholds"
+                ))
+                .field("threshold"),
+            )
+            .into()
+        })
+    }
+
     /// The summary as a dict (see `osmosis_ai.stats.Summary`).
     fn finish<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let inner = &self.inner;

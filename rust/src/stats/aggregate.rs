@@ -393,6 +393,23 @@ impl Aggregator {
         })
     }
 
+    /// The labels of rows whose pass count at `threshold` (one the aggregator tracks) is strictly
+    /// between 0 and their attempts: the prompts worth keeping for group-relative RL training.
+    /// `None` when the threshold is not tracked.
+    pub fn mixed_rows(&self, threshold: f64) -> Option<Vec<u64>> {
+        let t = self.thresholds.iter().position(|&x| x == threshold)?;
+        let width = self.thresholds.len();
+        Some(
+            (0..self.row_n.len())
+                .filter(|&r| {
+                    let c = self.row_c[r * width + t];
+                    c > 0 && c < self.row_n[r]
+                })
+                .map(|r| self.labels[r])
+                .collect(),
+        )
+    }
+
     /// Row label → position; a label pushed twice is an error (pairing would be ambiguous).
     fn label_positions(&self) -> Result<HashMap<u64, usize>, StatsError> {
         let mut positions = HashMap::with_capacity(self.labels.len());
@@ -577,6 +594,9 @@ mod tests {
         push(&mut a, &[Some(1.0), Some(1.0)]);
         let s = a.finish().unwrap();
         assert_eq!(s.mixed_fraction, vec![(1.0, 0.25), (0.5, 0.25)]);
+        assert_eq!(a.mixed_rows(1.0), Some(vec![0]));
+        assert_eq!(a.mixed_rows(0.5), Some(vec![2]));
+        assert_eq!(a.mixed_rows(0.7), None);
     }
 
     #[test]
