@@ -3,9 +3,9 @@
 
 use crate::error::CoreError;
 use crate::stats::{
-    estimate_many as core_estimate_many, normal_difference, normal_interval, Aggregator,
-    AggregatorOptions, Bootstrap, Counts, Estimator, FailedPolicy, Interval, NonFinitePolicy,
-    ResultsError, StatsError,
+    estimate_many as core_estimate_many, estimate_many_iter, normal_difference, normal_interval,
+    Aggregator, AggregatorOptions, Bootstrap, Counts, Estimator, FailedPolicy, Interval,
+    NonFinitePolicy, ResultsError, StatsError,
 };
 use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyPermissionError};
 use pyo3::prelude::*;
@@ -224,7 +224,6 @@ fn estimate_many(
         Column::Packed(b, code) => Ok((b.as_bytes(), code.as_str())),
     };
     let (result, rows) = py.detach(|| -> PyResult<_> {
-        let cs = decode_counts(c_raw, &c_code, "c", row_offset)?;
         let ns;
         let counts = match n_raw {
             Err(v) => Counts::Same(v),
@@ -233,9 +232,17 @@ fn estimate_many(
                 Counts::PerRow(&ns)
             }
         };
-        let result = core_estimate_many(estimator, counts, &cs, k, per_row)
-            .map_err(|e| CoreError::from(e.shifted(row_offset)))?;
-        Ok((result, cs.len()))
+        let result = if check_packed(c_raw, &c_code)? == Code::I8 {
+            // The common case (int64 arrays, lists) is read in place, without a decoded copy.
+            let cs = c_raw.chunks_exact(8).map(|b| i64::from_ne_bytes(fixed(b)));
+            estimate_many_iter(estimator, counts, cs, k, per_row)
+        } else {
+            let cs = decode_counts(c_raw, &c_code, "c", row_offset)?;
+            core_estimate_many(estimator, counts, &cs, k, per_row)
+        };
+        let result = result.map_err(|e| CoreError::from(e.shifted(row_offset)))?;
+        let rows = c_raw.len() / Code::parse(&c_code).map_or(1, Code::size);
+        Ok((result, rows))
     })?;
     let values = result.values.map(|v| f64_bytes(py, &v)).transpose()?;
     Ok((result.sum, rows, values))

@@ -196,30 +196,32 @@ impl TableCache {
     }
 }
 
-/// One n for every row and a table worth building: a histogram of c gives the mean with one
-/// compare and one increment per row. `None` when the general path has to run (including k > n,
-/// which it reports on the first row).
+/// Whether the histogram path applies: one valid n for every row and a table worth building.
+/// Otherwise the general path runs (and reports k > n on the first row).
+fn same_n_applies(n: Counts<'_>, k: i64) -> bool {
+    matches!(n, Counts::Same(n) if n >= k && k >= 1 && table_worth(n as u64, k as u64))
+}
+
+/// One n for every row: a histogram of c gives the mean with one compare and one increment per row.
 fn estimate_same_n(
     estimator: Estimator,
     n: i64,
-    c: &[i64],
+    c: impl ExactSizeIterator<Item = i64>,
     k: i64,
     per_row: bool,
-) -> Option<Result<ManyEstimate, StatsError>> {
-    if n < k || k < 1 || !table_worth(n as u64, k as u64) {
-        return None;
-    }
+) -> Result<ManyEstimate, StatsError> {
+    let rows = c.len();
     let nu = n as u64;
     let table = build_table(estimator, nu, k as u64);
     let mut histogram = vec![0u64; table.len()];
-    let mut values = per_row.then(|| Vec::with_capacity(c.len()));
-    for (row, &ci) in c.iter().enumerate() {
+    let mut values = per_row.then(|| Vec::with_capacity(rows));
+    for (row, ci) in c.enumerate() {
         // A negative c wraps to a huge unsigned value, so one comparison checks both bounds.
         if ci as u64 > nu {
             let err = validate(n, ci, k)
                 .err()
                 .unwrap_or_else(|| StatsError::new(format!("c = {ci} is out of range")));
-            return Some(Err(err.at_row(row as u64)));
+            return Err(err.at_row(row as u64));
         }
         histogram[ci as usize] += 1;
         if let Some(v) = values.as_mut() {
@@ -230,12 +232,12 @@ fn estimate_same_n(
     for (count, value) in histogram.iter().zip(&table) {
         sum.add(*count as f64 * value);
     }
-    let mean = (!c.is_empty()).then(|| sum.total() / c.len() as f64);
-    Some(Ok(ManyEstimate {
+    let mean = (rows > 0).then(|| sum.total() / rows as f64);
+    Ok(ManyEstimate {
         sum: sum.total(),
         mean,
         values,
-    }))
+    })
 }
 
 /// The estimator over rows of `(n, c)`: the mean and, with `per_row`, every row's value.
@@ -247,12 +249,23 @@ pub fn estimate_many(
     k: i64,
     per_row: bool,
 ) -> Result<ManyEstimate, StatsError> {
+    estimate_many_iter(estimator, n, c.iter().copied(), k, per_row)
+}
+
+/// [`estimate_many`] over any exact-size iterator of c (packed input is read without a copy).
+pub fn estimate_many_iter(
+    estimator: Estimator,
+    n: Counts<'_>,
+    c: impl ExactSizeIterator<Item = i64>,
+    k: i64,
+    per_row: bool,
+) -> Result<ManyEstimate, StatsError> {
+    let rows = c.len();
     if let Counts::PerRow(ns) = n {
-        if ns.len() != c.len() {
+        if ns.len() != rows {
             return Err(StatsError::new(format!(
-                "n has {} rows but c has {}: give one n per row or a single n for all rows",
+                "n has {} rows but c has {rows}: give one n per row or a single n for all rows",
                 ns.len(),
-                c.len()
             ))
             .field("n"));
         }
@@ -260,15 +273,13 @@ pub fn estimate_many(
     if k < 1 {
         return Err(StatsError::new(format!("k must be >= 1, got {k}")).field("k"));
     }
-    if let Counts::Same(same) = n {
-        if let Some(result) = estimate_same_n(estimator, same, c, k, per_row) {
-            return result;
-        }
+    if let (true, Counts::Same(same)) = (same_n_applies(n, k), n) {
+        return estimate_same_n(estimator, same, c, k, per_row);
     }
     let mut cache = TableCache::new(estimator, k as u64);
-    let mut values = per_row.then(|| Vec::with_capacity(c.len()));
+    let mut values = per_row.then(|| Vec::with_capacity(rows));
     let mut sum = CompensatedSum::default();
-    for (row, &ci) in c.iter().enumerate() {
+    for (row, ci) in c.enumerate() {
         let ni = match n {
             Counts::Same(v) => v,
             Counts::PerRow(ns) => ns[row],
@@ -292,7 +303,7 @@ pub fn estimate_many(
             v.push(value);
         }
     }
-    let mean = (!c.is_empty()).then(|| sum.total() / c.len() as f64);
+    let mean = (rows > 0).then(|| sum.total() / rows as f64);
     Ok(ManyEstimate {
         sum: sum.total(),
         mean,

@@ -15,7 +15,8 @@ pub use aggregate::{
 };
 pub use bootstrap::{normal_difference, normal_interval, percentile, Bootstrap, Interval, Rng};
 pub use estimator::{
-    estimate, estimate_many, pass_at_k, pass_hat_k, validate, Counts, Estimator, ManyEstimate,
+    estimate, estimate_many, estimate_many_iter, pass_at_k, pass_hat_k, validate, Counts,
+    Estimator, ManyEstimate,
 };
 pub use results::{aggregate_results_file, ResultsError};
 
