@@ -21,17 +21,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import osmosis_ai._stats_types as types_module
 import osmosis_ai.stats as stats_module
 from osmosis_ai import _core
 from osmosis_ai.errors import OsmosisError, StatsError
 from osmosis_ai.stats import (
     Aggregator,
+    compare,
     confidence_interval,
     pass_at_k,
     pass_at_k_many,
     pass_hat_k,
     pass_hat_k_many,
     summarize,
+    summarize_results,
 )
 
 
@@ -198,6 +201,38 @@ def test_many_names_the_bad_row(n: object, c: object, row: int, field: str, text
     assert (info.value.row, info.value.field) == (row, field)
 
 
+def test_many_over_several_chunks_numbers_rows_from_the_start() -> None:
+    rows = 3 * (1 << 16) + 5
+    c = np.arange(rows, dtype=np.int64) % 7
+    n = np.full(rows, 6, dtype=np.int32)
+    got = pass_at_k_many(n, c.tolist(), 2, per_row=True)
+    assert got.values is not None and len(got.values) == rows
+    assert got.values[rows - 1] == pass_at_k(6, int(c[-1]), 2)
+    assert got.mean == pytest.approx(math.fsum(got.values) / rows, rel=1e-13)
+    with pytest.raises(StatsError, match=re.escape("row 6: c = 6 passing attempts")):
+        pass_at_k_many(5, c, 2)
+    c[150_001] = -1
+    with pytest.raises(StatsError, match=re.escape("row 150001: c (passing attempts) must be >= 0")) as info:
+        pass_at_k_many(n, c, 2)
+    assert info.value.row == 150_001
+    bad = np.zeros(rows)
+    bad[150_000] = 0.5
+    with pytest.raises(StatsError, match=re.escape("row 150000: c = 0.5 is not a whole number")):
+        pass_at_k_many(6, bad, 1)
+
+
+def test_matrix_rows_over_several_chunks_and_orders() -> None:
+    rng = np.random.default_rng(5)
+    scores = rng.random((20_000, 7))
+    as_lists = summarize(scores.tolist(), pass_threshold=0.5)
+    assert summarize(scores, pass_threshold=0.5) == as_lists
+    assert summarize(np.asfortranarray(scores), pass_threshold=0.5) == as_lists
+    assert summarize(scores.astype(np.float32), pass_threshold=0.5).rows == 20_000
+    scores[12_345, 3] = np.nan
+    with pytest.raises(StatsError, match="row 12345: attempt 3: score is NaN"):
+        summarize(scores)
+
+
 def test_many_refuses_shapes() -> None:
     with pytest.raises(StatsError, match="n has 2 rows but c has 3"):
         pass_at_k_many([4, 4], [1, 1, 1], 1)
@@ -330,6 +365,7 @@ def test_empty_summary() -> None:
     s = summarize([])
     assert (s.rows, s.mean, s.std, s.ks) == (0, None, None, ())
     assert s.to_established_dict() == {"mean": 0.0, "std": 0.0, "min": 0.0, "max": 0.0}
+    assert summarize([], ks=[1, 3]).pass_at_k == {}
 
 
 @settings(max_examples=40)
@@ -457,9 +493,10 @@ def test_summary_interval_needs_two_rows() -> None:
 # --- packaging -----------------------------------------------------------------------------------------
 
 
-def test_docstring_examples_run() -> None:
-    result = doctest.testmod(stats_module, optionflags=doctest.ELLIPSIS)
-    assert result.attempted >= 8
+@pytest.mark.parametrize("module", [stats_module, types_module])
+def test_docstring_examples_run(module: object) -> None:
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)  # type: ignore[arg-type]
+    assert result.attempted >= 4
     assert result.failed == 0
 
 
@@ -480,3 +517,118 @@ def test_importing_stats_loads_no_heavy_module() -> None:
     code = "import sys, osmosis_ai.stats; print(sorted(m for m in ('numpy', 'polars') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+# --- results logs --------------------------------------------------------------------------------------
+
+
+def _write_log(path: Path, records: list[dict[str, object]]) -> Path:
+    path.write_text("\n".join(json.dumps(r) for r in records) + "\n")
+    return path
+
+
+def test_summarize_results_matches_summarize(tmp_path: Path) -> None:
+    rng = random.Random(9)
+    records = []
+    rows: dict[int, dict[int, list[float | None]]] = {}
+    for row in range(50):
+        for run in range(4):
+            ok = rng.random() > 0.1
+            acc = float(rng.random() > 0.5)
+            fmt = round(rng.random(), 3)
+            record: dict[str, object] = {
+                "row_index": row,
+                "run_index": run,
+                "success": ok,
+                "duration_ms": 1.0,
+            }
+            record["scores"] = {"acc": acc, "format": fmt} if ok else {}
+            records.append(record)
+            rows.setdefault(row, {})[run] = [acc, fmt] if ok else [None, None]
+    rng.shuffle(records)  # concurrent runs finish in any order
+    path = _write_log(tmp_path / "results.jsonl", records)
+    got = summarize_results(path, n_runs=4, confidence=0.95, seed=3)
+    assert sorted(got) == ["acc", "format"]
+    for j, name in enumerate(("acc", "format")):
+        table = [[rows[r][i][j] for i in range(4)] for r in range(50)]
+        expected = summarize(table, n_runs=4)
+        assert got[name].to_established_dict() == pytest.approx(expected.to_established_dict())
+        assert (got[name].rows, got[name].failed, got[name].count) == (50, expected.failed, 200)
+        assert set(got[name].intervals) >= {"mean", "pass_at_1", "pass_at_3"}
+
+
+def test_summarize_results_errors(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match=re.escape("missing.jsonl")):
+        summarize_results(tmp_path / "missing.jsonl")
+    bad = _write_log(tmp_path / "bad.jsonl", [{"row_index": 0, "run_index": 0, "scores": {"acc": "x"}}])
+    with pytest.raises(StatsError, match=re.escape("bad.jsonl:1: field 'scores.acc': expected a number")):
+        summarize_results(bad)
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"row_index": 0, "run_index": 0}\n{"row_index": 1,\n')
+    with pytest.raises(StatsError, match=re.escape("broken.jsonl:2: not a results record")):
+        summarize_results(broken)
+    short = _write_log(tmp_path / "short.jsonl", [{"row_index": 7, "run_index": 0, "scores": {"acc": 1.0}}])
+    with pytest.raises(StatsError, match=re.escape("row 7: pass@3 needs at least 3 attempts")):
+        summarize_results(short, ks=[3])
+    assert summarize_results(short, ks=[3], n_runs=3)["acc"].pass_at_k == {3: 1.0}
+    assert summarize_results(_write_log(tmp_path / "empty.jsonl", [])) == {}
+
+
+# --- comparing runs ------------------------------------------------------------------------------------
+
+
+def test_paired_comparison_of_two_runs() -> None:
+    rng = random.Random(21)
+    a, b = Aggregator(), Aggregator()
+    per_row_a, per_row_b = [], []
+    for row in range(300):
+        p = rng.random()
+        ra = [float(rng.random() < min(1.0, p + 0.1)) for _ in range(4)]
+        rb = [float(rng.random() < p) for _ in range(4)]
+        # b holds the rows in another order and misses some: pairing is by row index.
+        a.push(ra, row_index=row)
+        per_row_a.append(ra)
+        if row % 10:
+            per_row_b.append((row, rb))
+    for row, rb in reversed(per_row_b):
+        b.push(rb, row_index=row)
+    result = compare(a, b, method="normal")
+    assert result.rows == 270
+    shared = [(per_row_a[row], rb) for row, rb in per_row_b]
+    diffs = [statistics.fmean(x) - statistics.fmean(y) for x, y in shared]
+    iv = result.differences["mean"]
+    assert iv.estimate == pytest.approx(statistics.fmean(diffs))
+    half = 1.959963984540054 * statistics.stdev(diffs) / math.sqrt(len(diffs))
+    assert (iv.low, iv.high) == (pytest.approx(iv.estimate - half), pytest.approx(iv.estimate + half))
+    boot = compare(a, b, seed=4)
+    assert boot == compare(a, b, seed=4)
+    assert set(boot.differences) == {"mean", "pass_at_1", "pass_hat_1", "pass_at_3", "pass_hat_3"}
+    assert boot.differences["pass_at_1"].low == pytest.approx(result.differences["pass_at_1"].low, abs=0.02)
+    # Paired is tighter than two separate intervals whenever rows share difficulty.
+    separate = a.intervals(method="normal")["mean"], b.intervals(method="normal")["mean"]
+    assert iv.high - iv.low < (separate[0].high - separate[0].low) + (separate[1].high - separate[1].low)
+    json.dumps(boot.to_dict())
+
+
+def test_comparison_errors() -> None:
+    a, b = Aggregator(), Aggregator()
+    a.push([1.0], row_index=0)
+    a.push([1.0], row_index=1)
+    b.push([0.0], row_index=1)
+    b.push([0.0], row_index=2)
+    with pytest.raises(StatsError, match="the runs share 1 rows; a comparison needs at least 2"):
+        compare(a, b)
+    b.push([0.0], row_index=1)
+    with pytest.raises(StatsError, match=re.escape("row 1: pushed twice")):
+        compare(a, b)
+
+
+def test_mixed_rows_lists_the_prompts_worth_training_on() -> None:
+    agg = Aggregator(thresholds=[0.5])
+    agg.push([1.0, 0.6], row_index=3)
+    agg.push([0.0, 0.0], row_index=4)
+    agg.push([0.7, 0.2], row_index=5)
+    assert agg.mixed_rows() == [3]
+    assert agg.mixed_rows(0.5) == [5]
+    with pytest.raises(StatsError, match=re.escape("threshold 0.9 is not tracked")):
+        agg.mixed_rows(0.9)

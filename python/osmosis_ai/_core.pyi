@@ -25,10 +25,16 @@ def pass_hat_k(n: int, c: int, k: int) -> float:
     """pass^k of one row, ``C(c, k) / C(n, k)``; raises ``StatsError`` on invalid n, c, k."""
 
 def estimate_many(
-    estimator: str, n: int | tuple[bytes, str], c: tuple[bytes, str], k: int, per_row: bool = False
-) -> tuple[float | None, bytes | None]:
-    """``estimator`` ("pass_at_k" / "pass_hat_k") over rows: (mean or None without rows, packed f64
-    per-row values when ``per_row``). Raises ``StatsError`` naming the first bad row."""
+    estimator: str,
+    n: int | tuple[bytes, str],
+    c: tuple[bytes, str],
+    k: int,
+    per_row: bool = False,
+    row_offset: int = 0,
+) -> tuple[float, int, bytes | None]:
+    """``estimator`` ("pass_at_k" / "pass_hat_k") over rows: (sum over rows, rows, packed f64 per-row
+    values when ``per_row``). Raises ``StatsError`` naming the first bad row, numbered from
+    ``row_offset``."""
 
 def row_interval(
     values: bytes,
@@ -42,6 +48,19 @@ def row_interval(
 ) -> tuple[float, float, float] | None:
     """(estimate, low, high) of ``sum(values) / sum(weights or 1)`` over rows, by "bootstrap" or
     "normal" (``estimate ± z·se``); None with fewer than 2 rows."""
+
+def aggregate_results_file(
+    path: str,
+    pass_threshold: float = 1.0,
+    thresholds: list[float] = ...,
+    ks: list[int] | None = None,
+    n_runs: int | None = None,
+    failed: str = "zero",
+    nonfinite: str = "error",
+) -> list[tuple[str, StatsAggregator]]:
+    """One aggregator per score name of a results log (JSONL: row_index, run_index, success?,
+    scores), in the order names first appear. Raises ``FileNotFoundError`` / ``OSError`` on I/O
+    failures and ``StatsError`` naming path, line and field on a bad record."""
 
 class StatsAggregator:
     """The streaming aggregator behind ``osmosis_ai.stats.Aggregator``."""
@@ -62,9 +81,22 @@ class StatsAggregator:
     def push_matrix(self, data: bytes, code: str, rows: int, cols: int) -> None:
         """Adds ``rows`` rows of ``cols`` attempts from a packed row-major matrix."""
     def __len__(self) -> int: ...
+    def mixed_rows(self, threshold: float) -> list[int]:
+        """Row indices with 0 < c < n at a tracked threshold."""
     def finish(self) -> dict[str, object]:
         """rows, count, failed, padded, mean, std, min, max, min_attempts, max_attempts, pass_threshold,
         ks, pass_at_k, pass_hat_k (lists aligned with ks), mixed_fraction ([(threshold, share)])."""
+    def compare(
+        self,
+        other: StatsAggregator,
+        ks: list[int],
+        method: str,
+        level: float,
+        z: float,
+        resamples: int,
+        seed: int,
+    ) -> tuple[int, list[tuple[str, tuple[float, float, float] | None]]]:
+        """Paired intervals of ``self - other`` over the rows both hold: (paired rows, [(name, interval)])."""
     def intervals(
         self, ks: list[int], method: str, level: float, z: float, resamples: int, seed: int
     ) -> list[tuple[str, tuple[float, float, float] | None]]:

@@ -2,7 +2,8 @@
 
 The core's abi3 build targets Python 3.10, whose limited API has no buffer protocol, so arrays travel
 as ``(bytes, code)``: native-endian packed values plus a type code (``"i8"``, ``"u4"``, ``"f8"``, ...).
-Buffers (numpy arrays, ``array.array``, ``memoryview``) are packed with one copy; objects with a
+Buffers (numpy arrays, ``array.array``, ``memoryview``) are read through a ``memoryview`` and copied
+to bytes in chunks of :data:`CHUNK` rows, so the copies stay small and in warm memory; objects with a
 ``to_numpy()`` method (polars and pandas Series) go through it; other iterables through ``array``.
 Nothing here imports numpy or polars.
 """
@@ -18,6 +19,10 @@ from typing import Any
 from osmosis_ai.errors import StatsError
 
 Packed = tuple[bytes, str]
+View = tuple[memoryview, str]
+
+#: Rows per call into the core: 64K rows of 8 bytes = 512 KiB per copy.
+CHUNK = 1 << 16
 
 _INT_KINDS = {
     "b": "i",
@@ -99,21 +104,21 @@ def _bad_row(values: list[Any], name: str, check: Any, expected: str) -> StatsEr
     return StatsError(f"{name} must hold {expected} values", field=name)
 
 
-def pack_counts(values: Any, name: str) -> Packed:
-    """Packs per-row counts (attempts or passes)."""
+def count_view(values: Any, name: str) -> View:
+    """Per-row counts (attempts or passes) as a 1-D memoryview the core can read, and its code."""
     view = _buffer(values, name)
     if view is not None:
         code = _code(view.format, view.itemsize)
         if code is not None:
-            return view.tobytes(), code
+            return view, code
         values = _as_list(values, view, name)
     seq = values if isinstance(values, list) else list(values)
     try:
-        return array("q", seq).tobytes(), "i8"
+        return memoryview(array("q", seq)), "i8"
     except (TypeError, OverflowError):
         pass
     try:
-        return array("q", [as_int(v, name) for v in seq]).tobytes(), "i8"
+        return memoryview(array("q", [as_int(v, name) for v in seq])), "i8"
     except StatsError:
         raise _bad_row(seq, name, lambda v: as_int(v, name), "a whole number") from None
 
@@ -133,8 +138,9 @@ def pack_values(values: Any, name: str) -> Packed:
         raise _bad_row(seq, name, lambda v: math.isfinite(v), "a number") from None
 
 
-def matrix(values: Any) -> tuple[bytes, str, int, int] | None:
-    """A 2-D buffer (rows x attempts) of numbers, packed row-major; None for anything else."""
+def matrix(values: Any) -> tuple[memoryview, str, int, int] | None:
+    """A 2-D buffer (rows x attempts) of numbers as a flat byte view in row-major order (copied once
+    if it is not C-contiguous), its code, rows and columns; None for anything else."""
     if not isinstance(values, (memoryview, array)) and not hasattr(values, "__array_interface__"):
         return None
     try:
@@ -147,4 +153,5 @@ def matrix(values: Any) -> tuple[bytes, str, int, int] | None:
     if code is None:
         return None
     rows, cols = view.shape or (0, 0)
-    return view.tobytes(), code, rows, cols
+    flat = view.cast("B") if view.c_contiguous else memoryview(view.tobytes())
+    return flat, code, rows, cols

@@ -15,28 +15,33 @@ them unless you ask for them to count as failed attempts.
 
 from __future__ import annotations
 
+import math
+import os
 import statistics
 from array import array
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from osmosis_ai import _core
-from osmosis_ai._stats_input import as_int, matrix, pack_counts, pack_values
+from osmosis_ai._stats_input import CHUNK, as_int, count_view, matrix, pack_values
+from osmosis_ai._stats_types import Comparison, Interval, ManyEstimate, Summary
 from osmosis_ai.errors import StatsError
 
 __all__ = [
     "DEFAULT_KS",
     "Aggregator",
+    "Comparison",
     "Interval",
     "ManyEstimate",
     "Summary",
+    "compare",
     "confidence_interval",
     "pass_at_k",
     "pass_at_k_many",
     "pass_hat_k",
     "pass_hat_k_many",
     "summarize",
+    "summarize_results",
 ]
 
 #: The k values of the established eval: pass@k for each k up to the attempts per row.
@@ -89,37 +94,35 @@ def pass_hat_k(n: int, c: int, k: int) -> float:
     return _core.pass_hat_k(as_int(n, "n"), as_int(c, "c"), as_int(k, "k"))
 
 
-@dataclass(frozen=True)
-class ManyEstimate:
-    """An estimator over many rows.
-
-    Attributes:
-        mean: The mean over rows.
-        rows: How many rows.
-        values: Each row's value (``array('d')``, buffer-compatible: ``numpy.asarray`` reads it without
-            a copy), or None when not asked for.
-    """
-
-    mean: float
-    rows: int
-    values: array[float] | None = None
-
-
 def _many(estimator: str, n: Any, c: Any, k: int, per_row: bool) -> ManyEstimate:
-    n_arg: int | tuple[bytes, str]
+    k = as_int(k, "k")
+    c_view, c_code = count_view(c, "c")
+    rows = len(c_view)
+    n_view: tuple[memoryview, str] | None = None
+    n_scalar = 0
     if isinstance(n, (int, float)) or (hasattr(n, "__index__") and not hasattr(n, "__len__")):
-        n_arg = as_int(n, "n")
+        n_scalar = as_int(n, "n")
     else:
-        n_arg = pack_counts(n, "n")
-    c_arg = pack_counts(c, "c")
-    mean, raw = _core.estimate_many(estimator, n_arg, c_arg, as_int(k, "k"), per_row)
-    if mean is None:
+        n_view = count_view(n, "n")
+        if len(n_view[0]) != rows:
+            raise StatsError(
+                f"n has {len(n_view[0])} rows but c has {rows}: "
+                "give one n per row or a single n for all rows",
+                field="n",
+            )
+    if rows == 0:
         raise StatsError("c has no rows: a mean over no rows is undefined", field="c")
-    values = None
-    if raw is not None:
-        values = array("d")
-        values.frombytes(raw)
-    return ManyEstimate(mean=mean, rows=len(c_arg[0]) // int(c_arg[1][1]), values=values)
+    sums = []
+    values = array("d") if per_row else None
+    for start in range(0, rows, CHUNK):
+        stop = start + CHUNK
+        n_part = n_scalar if n_view is None else (n_view[0][start:stop].tobytes(), n_view[1])
+        c_part = (c_view[start:stop].tobytes(), c_code)
+        total, _, raw = _core.estimate_many(estimator, n_part, c_part, k, per_row, start)
+        sums.append(total)
+        if values is not None and raw is not None:
+            values.frombytes(raw)
+    return ManyEstimate(mean=math.fsum(sums) / rows, rows=rows, values=values)
 
 
 def pass_at_k_many(n: Any, c: Any, k: int, *, per_row: bool = False) -> ManyEstimate:
@@ -154,35 +157,6 @@ def pass_hat_k_many(n: Any, c: Any, k: int, *, per_row: bool = False) -> ManyEst
         0.5
     """
     return _many("pass_hat_k", n, c, k, per_row)
-
-
-@dataclass(frozen=True)
-class Interval:
-    """A confidence interval over rows.
-
-    Attributes:
-        estimate: The statistic on all rows.
-        low: Lower bound.
-        high: Upper bound.
-        level: Confidence level, such as 0.95.
-        method: ``"bootstrap"`` (percentile bootstrap over rows) or ``"normal"``.
-    """
-
-    estimate: float
-    low: float
-    high: float
-    level: float
-    method: str
-
-    def to_dict(self) -> dict[str, Any]:
-        """The interval as plain data."""
-        return {
-            "estimate": self.estimate,
-            "low": self.low,
-            "high": self.high,
-            "level": self.level,
-            "method": self.method,
-        }
 
 
 def _z(level: float, method: str) -> float:
@@ -240,101 +214,6 @@ def confidence_interval(
     return _interval("values", raw, level, method)
 
 
-@dataclass(frozen=True)
-class Summary:
-    """The statistics of one score over rows of attempts.
-
-    Attributes:
-        mean: Mean over all scored attempts (None without any).
-        std: Population standard deviation over the same scores.
-        min: Smallest score.
-        max: Largest score.
-        count: Scores in mean / std / min / max.
-        rows: Rows pushed.
-        failed: Failed attempts (no score, or a non-finite one under ``nonfinite="fail"``).
-        padded: Attempts missing from rows shorter than ``n_runs``; they count as failed for pass@k.
-        min_attempts: The fewest attempts (``n``) of a row, after padding.
-        max_attempts: The most attempts of a row.
-        pass_threshold: An attempt passes when its score is >= this.
-        failed_policy: ``"zero"``: failed attempts are scores of 0.0 in mean / std / min / max (the
-            established eval's rule); ``"exclude"``: they are left out there. They never pass.
-        pass_at_k: ``{k: mean over rows of pass@k}``.
-        pass_hat_k: ``{k: mean over rows of pass^k}``.
-        mixed_fraction: ``{threshold: share of rows with 0 < c < n}``: the rows whose attempts would
-            give a group-relative RL update (GRPO-style) a non-zero advantage.
-        intervals: Confidence intervals over rows by statistic name (``"mean"``, ``"pass_at_3"``,
-            ``"pass_hat_3"``, ...), when asked for.
-    """
-
-    mean: float | None
-    std: float | None
-    min: float | None
-    max: float | None
-    count: int
-    rows: int
-    failed: int
-    padded: int
-    min_attempts: int
-    max_attempts: int
-    pass_threshold: float
-    failed_policy: str
-    pass_at_k: dict[int, float]
-    pass_hat_k: dict[int, float]
-    mixed_fraction: dict[float, float]
-    intervals: dict[str, Interval] = field(default_factory=dict)
-
-    @property
-    def ks(self) -> tuple[int, ...]:
-        """The k values of :attr:`pass_at_k`."""
-        return tuple(self.pass_at_k)
-
-    def to_dict(self) -> dict[str, Any]:
-        """Every field as JSON-ready data (mapping keys become strings).
-
-        Example:
-            >>> summarize([[1.0, 0.0]]).to_dict()["pass_at_k"]
-            {'1': 0.5}
-        """
-        return {
-            "mean": self.mean,
-            "std": self.std,
-            "min": self.min,
-            "max": self.max,
-            "count": self.count,
-            "rows": self.rows,
-            "failed": self.failed,
-            "padded": self.padded,
-            "min_attempts": self.min_attempts,
-            "max_attempts": self.max_attempts,
-            "pass_threshold": self.pass_threshold,
-            "failed_policy": self.failed_policy,
-            "pass_at_k": {str(k): v for k, v in self.pass_at_k.items()},
-            "pass_hat_k": {str(k): v for k, v in self.pass_hat_k.items()},
-            "mixed_fraction": {repr(t): v for t, v in self.mixed_fraction.items()},
-            "intervals": {name: iv.to_dict() for name, iv in self.intervals.items()},
-        }
-
-    def to_established_dict(self) -> dict[str, float]:
-        """The per-function summary of the established eval's results JSON: exactly ``mean``, ``std``,
-        ``min``, ``max`` and, when rows have more than one attempt, ``pass_at_<k>`` per k.
-
-        A summary without scores gives 0.0 for the four aggregates, as the established package does.
-
-        Example:
-            >>> summarize([[1.0, 0.0], [1.0, 1.0]]).to_established_dict()
-            {'mean': 0.75, 'std': 0.433012701892219..., 'min': 0.0, 'max': 1.0, 'pass_at_1': 0.75}
-        """
-        out = {
-            "mean": self.mean or 0.0,
-            "std": self.std or 0.0,
-            "min": self.min or 0.0,
-            "max": self.max or 0.0,
-        }
-        if self.min_attempts > 1:
-            out.update({f"pass_at_{k}": v for k, v in self.pass_at_k.items()})
-        return out
-
-
 class Aggregator:
     """Summarises rows of attempt scores pushed one row at a time, keeping a few numbers per row.
 
@@ -379,6 +258,13 @@ class Aggregator:
             nonfinite,
         )
 
+    @classmethod
+    def _from_core(cls, core: _core.StatsAggregator, failed: FailedPolicy) -> Aggregator:
+        agg = cls.__new__(cls)
+        agg._failed = failed
+        agg._core = core
+        return agg
+
     def __len__(self) -> int:
         return len(self._core)
 
@@ -418,10 +304,36 @@ class Aggregator:
         """
         packed = matrix(rows)
         if packed is not None:
-            self._core.push_matrix(*packed)
+            flat, code, n_rows, cols = packed
+            row_bytes = cols * int(code[1:])
+            step = max(1, CHUNK // max(cols, 1))
+            for start in range(0, n_rows, step):
+                count = min(step, n_rows - start)
+                part = flat[start * row_bytes : (start + count) * row_bytes].tobytes()
+                self._core.push_matrix(part, code, count, cols)
             return
         for row in rows:
             self.push(row)
+
+    def mixed_rows(self, threshold: float | None = None) -> list[int]:
+        """The row indices with 0 < c < n: the prompts that give a group-relative RL update (GRPO
+        style) a non-zero advantage at this group size. Drop the others from a training set.
+
+        Args:
+            threshold: ``pass_threshold`` (default) or one of ``thresholds``.
+
+        Raises:
+            StatsError: If the threshold was not given to the aggregator.
+
+        Example:
+            >>> agg = Aggregator()
+            >>> agg.push([1.0, 0.0], row_index=10)
+            >>> agg.push([1.0, 1.0], row_index=11)
+            >>> agg.mixed_rows()
+            [10]
+        """
+        chosen = self._core.finish()["pass_threshold"] if threshold is None else float(threshold)
+        return self._core.mixed_rows(chosen)
 
     def intervals(
         self,
@@ -496,6 +408,62 @@ class Aggregator:
         )
 
 
+def compare(
+    a: Aggregator,
+    b: Aggregator,
+    *,
+    ks: Iterable[int] | None = None,
+    level: float = 0.95,
+    method: IntervalMethod = "bootstrap",
+    resamples: int = 1000,
+    seed: int = 0,
+) -> Comparison:
+    """Is run ``a`` really better than run ``b``? Paired intervals of ``a - b`` over shared rows.
+
+    Rows are matched by their row index (``row_index`` given to :meth:`Aggregator.push`, else the
+    push position). Pairing removes the prompt-to-prompt variance both runs share, so a paired
+    interval is much tighter than comparing two separate intervals. The bootstrap resamples rows
+    (both runs' values of a row together) with ``seed``; ``"normal"`` uses the linearised standard
+    error of the difference.
+
+    Args:
+        a: The first run.
+        b: The second run.
+        ks: The k values; default those both runs' summaries report.
+        level: Confidence level in (0, 1).
+        method: ``"bootstrap"`` or ``"normal"``.
+        resamples: Bootstrap resamples.
+        seed: Bootstrap seed.
+
+    Returns:
+        A :class:`Comparison`.
+
+    Raises:
+        StatsError: when fewer than 2 rows are shared, a row index was pushed twice, or a k is above
+            some row's attempts.
+
+    Example:
+        >>> a, b = Aggregator(), Aggregator()
+        >>> for i in range(40):
+        ...     a.push([1.0, 1.0, float(i % 2)])
+        ...     b.push([1.0, float(i % 2), 0.0])
+        >>> result = compare(a, b, method="normal")
+        >>> (result.rows, round(result.differences["pass_at_1"].estimate, 4), result.excludes_zero("mean"))
+        (40, 0.3333, True)
+    """
+    z = _z(level, method)
+    if ks is None:
+        k_list = [k for k in a.finish().ks if k in b.finish().ks]
+    else:
+        k_list = [as_int(k, "ks") for k in ks]
+        if any(k < 1 for k in k_list):
+            raise StatsError(f"every k must be >= 1, got {k_list}", field="ks")
+    rows, raw = a._core.compare(b._core, k_list, method, level, z, resamples, seed)
+    if rows < 2:
+        raise StatsError(f"the runs share {rows} rows; a comparison needs at least 2", field="rows")
+    return Comparison(rows=rows, differences={name: _interval(name, iv, level, method) for name, iv in raw})
+
+
 def summarize(
     scores_by_row: Iterable[Iterable[float | None]] | Any,
     *,
@@ -546,3 +514,72 @@ def summarize(
     )
     agg.push_rows(scores_by_row)
     return agg.finish(confidence=confidence, method=method, resamples=resamples, seed=seed)
+
+
+def summarize_results(
+    path: str | os.PathLike[str],
+    *,
+    pass_threshold: float = 1.0,
+    ks: Iterable[int] | None = None,
+    n_runs: int | None = None,
+    failed: FailedPolicy = "zero",
+    nonfinite: NonFinitePolicy = "error",
+    thresholds: Iterable[float] = (),
+    confidence: float | None = None,
+    method: IntervalMethod = "bootstrap",
+    resamples: int = 1000,
+    seed: int = 0,
+) -> dict[str, Summary]:
+    """Summarises a results log (JSONL, one attempt per line) per score name, reading it in Rust.
+
+    Each line is ``{"row_index": int, "run_index": int, "success": bool (optional), "scores": {name:
+    number or null}}``; other keys are ignored. Attempts are grouped by ``row_index`` whatever their
+    order in the file; a failed attempt (``success: false``, no score, ``null``) is a failed attempt
+    for every name it lacks; a later line for the same ``(row_index, run_index)`` replaces the earlier
+    one. With ``n_runs``, a row leaves memory as soon as it has that many attempts. The options are
+    those of :func:`summarize`.
+
+    Args:
+        path: The results log.
+        pass_threshold: Pass when score >= this.
+        ks: k values (default 1, 3, 5, 10 up to n).
+        n_runs: Attempts per row; missing ones count as failed.
+        failed: ``"zero"`` or ``"exclude"``.
+        nonfinite: ``"error"`` or ``"fail"``.
+        thresholds: More thresholds for :attr:`Summary.mixed_fraction`.
+        confidence: Level for :attr:`Summary.intervals`, or None.
+        method: ``"bootstrap"`` or ``"normal"``.
+        resamples: Bootstrap resamples.
+        seed: Bootstrap seed.
+
+    Returns:
+        ``{score name: Summary}`` in the order the names first appear in the file.
+
+    Raises:
+        FileNotFoundError: If the file does not exist (``OSError`` for other I/O failures).
+        StatsError: A line that is not a record or a score that is not a number, naming path, line
+            and field; a NaN score or a k above a row's attempts, naming the row.
+
+    Example:
+        >>> import json, pathlib, tempfile
+        >>> log = pathlib.Path(tempfile.mkdtemp()) / "results.jsonl"
+        >>> _ = log.write_text("\\n".join(json.dumps({"row_index": r, "run_index": i, "scores": {"acc": s}})
+        ...     for r, i, s in [(0, 0, 1.0), (0, 1, 0.0), (1, 0, 1.0), (1, 1, 1.0)]))
+        >>> summarize_results(log)["acc"].to_established_dict()["pass_at_1"]
+        0.75
+    """
+    cores = _core.aggregate_results_file(
+        os.fspath(path),
+        float(pass_threshold),
+        [float(t) for t in thresholds],
+        None if ks is None else [as_int(k, "ks") for k in ks],
+        None if n_runs is None else as_int(n_runs, "n_runs"),
+        failed,
+        nonfinite,
+    )
+    return {
+        name: Aggregator._from_core(core, failed).finish(
+            confidence=confidence, method=method, resamples=resamples, seed=seed
+        )
+        for name, core in cores
+    }

@@ -3,17 +3,21 @@
 
 use crate::error::CoreError;
 use crate::stats::{
-    estimate_many as core_estimate_many, normal_interval, Aggregator, AggregatorOptions, Bootstrap,
-    Counts, Estimator, FailedPolicy, Interval, NonFinitePolicy, StatsError,
+    estimate_many as core_estimate_many, estimate_many_iter, normal_difference, normal_interval,
+    Aggregator, AggregatorOptions, Bootstrap, Counts, Estimator, FailedPolicy, Interval,
+    NonFinitePolicy, ResultsError, StatsError,
 };
+use pyo3::exceptions::{PyFileNotFoundError, PyOSError, PyPermissionError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
+use std::path::PathBuf;
 
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(pass_at_k, m)?)?;
     m.add_function(wrap_pyfunction!(pass_hat_k, m)?)?;
     m.add_function(wrap_pyfunction!(estimate_many, m)?)?;
     m.add_function(wrap_pyfunction!(row_interval, m)?)?;
+    m.add_function(wrap_pyfunction!(aggregate_results_file, m)?)?;
     m.add_class::<StatsAggregator>()?;
     Ok(())
 }
@@ -29,75 +33,116 @@ fn protocol(message: String) -> PyErr {
     CoreError::Protocol(message).into()
 }
 
-fn item_size(code: &str) -> Option<usize> {
-    match code {
-        "i1" | "u1" | "b1" => Some(1),
-        "i2" | "u2" => Some(2),
-        "i4" | "u4" | "f4" => Some(4),
-        "i8" | "u8" | "f8" => Some(8),
-        _ => None,
+/// The type of packed values, parsed once per array (not once per value).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Code {
+    I1,
+    U1,
+    I2,
+    U2,
+    I4,
+    U4,
+    F4,
+    I8,
+    U8,
+    F8,
+}
+
+impl Code {
+    fn parse(code: &str) -> Option<Self> {
+        Some(match code {
+            "i1" => Self::I1,
+            "u1" | "b1" => Self::U1,
+            "i2" => Self::I2,
+            "u2" => Self::U2,
+            "i4" => Self::I4,
+            "u4" => Self::U4,
+            "f4" => Self::F4,
+            "i8" => Self::I8,
+            "u8" => Self::U8,
+            "f8" => Self::F8,
+            _ => return None,
+        })
+    }
+
+    fn size(self) -> usize {
+        match self {
+            Self::I1 | Self::U1 => 1,
+            Self::I2 | Self::U2 => 2,
+            Self::I4 | Self::U4 | Self::F4 => 4,
+            Self::I8 | Self::U8 | Self::F8 => 8,
+        }
+    }
+
+    /// Reads one packed value as f64 (integers above 2^53 round; `decode_counts` reads those exactly).
+    /// `chunk` holds exactly `self.size()` bytes.
+    fn read(self, chunk: &[u8]) -> f64 {
+        match self {
+            Self::I1 => f64::from(chunk[0] as i8),
+            Self::U1 => f64::from(chunk[0]),
+            Self::I2 => f64::from(i16::from_ne_bytes(fixed(chunk))),
+            Self::U2 => f64::from(u16::from_ne_bytes(fixed(chunk))),
+            Self::I4 => f64::from(i32::from_ne_bytes(fixed(chunk))),
+            Self::U4 => f64::from(u32::from_ne_bytes(fixed(chunk))),
+            Self::F4 => f64::from(f32::from_ne_bytes(fixed(chunk))),
+            Self::I8 => i64::from_ne_bytes(fixed(chunk)) as f64,
+            Self::U8 => u64::from_ne_bytes(fixed(chunk)) as f64,
+            Self::F8 => f64::from_ne_bytes(fixed(chunk)),
+        }
     }
 }
 
-/// Reads one packed value as f64 (every integer code fits exactly up to 2^53; larger ones are refused
-/// by `decode_counts` before they get here).
-fn read_f64(chunk: &[u8], code: &str) -> f64 {
-    let mut b = [0u8; 8];
-    b[..chunk.len()].copy_from_slice(chunk);
-    match code {
-        "i1" => f64::from(chunk[0] as i8),
-        "u1" | "b1" => f64::from(chunk[0]),
-        "i2" => f64::from(i16::from_ne_bytes([chunk[0], chunk[1]])),
-        "u2" => f64::from(u16::from_ne_bytes([chunk[0], chunk[1]])),
-        "i4" => f64::from(i32::from_ne_bytes([chunk[0], chunk[1], chunk[2], chunk[3]])),
-        "u4" => f64::from(u32::from_ne_bytes([chunk[0], chunk[1], chunk[2], chunk[3]])),
-        "f4" => f64::from(f32::from_ne_bytes([chunk[0], chunk[1], chunk[2], chunk[3]])),
-        "i8" => i64::from_ne_bytes(b) as f64,
-        "u8" => u64::from_ne_bytes(b) as f64,
-        _ => f64::from_ne_bytes(b),
-    }
+/// The first `N` bytes as an array: a fixed-size copy the compiler turns into one load.
+fn fixed<const N: usize>(chunk: &[u8]) -> [u8; N] {
+    let mut out = [0u8; N];
+    out.copy_from_slice(&chunk[..N]);
+    out
 }
 
-fn check_packed(bytes: &[u8], code: &str) -> PyResult<usize> {
-    let size = item_size(code).ok_or_else(|| protocol(format!("unknown array code '{code}'")))?;
-    if bytes.len() % size != 0 {
+fn check_packed(bytes: &[u8], code: &str) -> PyResult<Code> {
+    let parsed =
+        Code::parse(code).ok_or_else(|| protocol(format!("unknown array code '{code}'")))?;
+    if bytes.len() % parsed.size() != 0 {
         return Err(protocol(format!(
             "{} bytes is not a whole number of '{code}' items",
             bytes.len()
         )));
     }
-    Ok(size)
+    Ok(parsed)
 }
 
 /// Packed counts → i64, refusing values that are not whole numbers or do not fit.
-fn decode_counts(bytes: &[u8], code: &str, field: &'static str) -> Result<Vec<i64>, PyErr> {
-    let size = check_packed(bytes, code)?;
-    let chunks = bytes.chunks_exact(size);
+fn decode_counts(
+    bytes: &[u8],
+    code: &str,
+    field: &'static str,
+    row_offset: u64,
+) -> Result<Vec<i64>, PyErr> {
+    let code = check_packed(bytes, code)?;
+    let chunks = bytes.chunks_exact(code.size());
     let bad = |row: usize, shown: String| -> PyErr {
         CoreError::from(
             StatsError::new(format!(
                 "{field} = {shown} is not a whole number of attempts"
             ))
             .field(field)
-            .at_row(row as u64),
+            .at_row(row as u64 + row_offset),
         )
         .into()
     };
     match code {
-        "i8" => Ok(chunks
-            .map(|c| i64::from_ne_bytes(c.try_into().expect("8-byte chunk")))
-            .collect()),
-        "u8" => chunks
+        Code::I8 => Ok(chunks.map(|c| i64::from_ne_bytes(fixed(c))).collect()),
+        Code::U8 => chunks
             .enumerate()
             .map(|(row, c)| {
-                let v = u64::from_ne_bytes(c.try_into().expect("8-byte chunk"));
+                let v = u64::from_ne_bytes(fixed(c));
                 i64::try_from(v).map_err(|_| bad(row, v.to_string()))
             })
             .collect(),
-        "f4" | "f8" => chunks
+        Code::F4 | Code::F8 => chunks
             .enumerate()
             .map(|(row, c)| {
-                let v = read_f64(c, code);
+                let v = code.read(c);
                 if v.is_finite() && v.fract() == 0.0 && v.abs() < 9.0e15 {
                     Ok(v as i64)
                 } else {
@@ -105,18 +150,18 @@ fn decode_counts(bytes: &[u8], code: &str, field: &'static str) -> Result<Vec<i6
                 }
             })
             .collect(),
-        _ => Ok(chunks.map(|c| read_f64(c, code) as i64).collect()),
+        _ => Ok(chunks.map(|c| code.read(c) as i64).collect()),
     }
 }
 
 /// Packed values → f64, refusing NaN and infinities with the row.
 fn decode_values(bytes: &[u8], code: &str, field: &'static str) -> Result<Vec<f64>, PyErr> {
-    let size = check_packed(bytes, code)?;
+    let code = check_packed(bytes, code)?;
     bytes
-        .chunks_exact(size)
+        .chunks_exact(code.size())
         .enumerate()
         .map(|(row, c)| {
-            let v = read_f64(c, code);
+            let v = code.read(c);
             if v.is_finite() {
                 Ok(v)
             } else {
@@ -155,9 +200,10 @@ fn f64_bytes(py: Python<'_>, values: &[f64]) -> PyResult<Py<PyBytes>> {
     Ok(bytes.unbind())
 }
 
-/// The estimator over rows: `(mean or None, per-row values as packed f64 or None)`.
+/// The estimator over rows: `(sum over rows, rows, per-row values as packed f64 or None)`.
+/// `row_offset` numbers the rows in errors when the caller hands over one chunk of a larger input.
 #[pyfunction]
-#[pyo3(signature = (estimator, n, c, k, per_row=false))]
+#[pyo3(signature = (estimator, n, c, k, per_row=false, row_offset=0))]
 fn estimate_many(
     py: Python<'_>,
     estimator: &str,
@@ -165,7 +211,8 @@ fn estimate_many(
     c: Column<'_>,
     k: i64,
     per_row: bool,
-) -> PyResult<(Option<f64>, Option<Py<PyBytes>>)> {
+    row_offset: u64,
+) -> PyResult<(f64, usize, Option<Py<PyBytes>>)> {
     let estimator = Estimator::parse(estimator)
         .ok_or_else(|| protocol(format!("unknown estimator '{estimator}'")))?;
     let Column::Packed(c_bytes, c_code) = c else {
@@ -176,23 +223,33 @@ fn estimate_many(
         Column::Scalar(v) => Err(*v),
         Column::Packed(b, code) => Ok((b.as_bytes(), code.as_str())),
     };
-    let result = py.detach(|| -> PyResult<_> {
-        let cs = decode_counts(c_raw, &c_code, "c")?;
+    let (result, rows) = py.detach(|| -> PyResult<_> {
         let ns;
         let counts = match n_raw {
             Err(v) => Counts::Same(v),
             Ok((bytes, code)) => {
-                ns = decode_counts(bytes, code, "n")?;
+                ns = decode_counts(bytes, code, "n", row_offset)?;
                 Counts::PerRow(&ns)
             }
         };
-        Ok(core_estimate_many(estimator, counts, &cs, k, per_row).map_err(CoreError::from)?)
+        let result = if check_packed(c_raw, &c_code)? == Code::I8 {
+            // The common case (int64 arrays, lists) is read in place, without a decoded copy.
+            let cs = c_raw.chunks_exact(8).map(|b| i64::from_ne_bytes(fixed(b)));
+            estimate_many_iter(estimator, counts, cs, k, per_row)
+        } else {
+            let cs = decode_counts(c_raw, &c_code, "c", row_offset)?;
+            core_estimate_many(estimator, counts, &cs, k, per_row)
+        };
+        let result = result.map_err(|e| CoreError::from(e.shifted(row_offset)))?;
+        let rows = c_raw.len() / Code::parse(&c_code).map_or(1, Code::size);
+        Ok((result, rows))
     })?;
     let values = result.values.map(|v| f64_bytes(py, &v)).transpose()?;
-    Ok((result.mean, values))
+    Ok((result.sum, rows, values))
 }
 
 type IntervalTuple = (f64, f64, f64);
+type NamedIntervals = Vec<(String, Option<IntervalTuple>)>;
 
 fn as_tuple(interval: Option<Interval>) -> Option<IntervalTuple> {
     interval.map(|i| (i.estimate, i.low, i.high))
@@ -251,11 +308,18 @@ fn row_interval(
     weights: Option<(Bound<'_, PyBytes>, String)>,
 ) -> PyResult<Option<IntervalTuple>> {
     check_interval_args(method, level, resamples)?;
-    let values = decode_values(values.as_bytes(), code, "values")?;
-    let weights = match &weights {
-        Some((bytes, code)) => Some(decode_values(bytes.as_bytes(), code, "weights")?),
-        None => None,
-    };
+    let (raw, raw_weights) = (
+        values.as_bytes(),
+        weights.as_ref().map(|(b, c)| (b.as_bytes(), c.as_str())),
+    );
+    let (values, weights) = py.detach(|| -> PyResult<_> {
+        let values = decode_values(raw, code, "values")?;
+        let weights = match raw_weights {
+            Some((bytes, code)) => Some(decode_values(bytes, code, "weights")?),
+            None => None,
+        };
+        Ok((values, weights))
+    })?;
     if let Some(w) = &weights {
         if w.len() != values.len() {
             return Err(CoreError::from(
@@ -270,7 +334,8 @@ fn row_interval(
         }
     }
     if method == "normal" {
-        return Ok(as_tuple(normal_interval(&values, weights.as_deref(), z)));
+        let interval = py.detach(|| normal_interval(&values, weights.as_deref(), z));
+        return Ok(as_tuple(interval));
     }
     let out = run_bootstrap(
         py,
@@ -281,6 +346,75 @@ fn row_interval(
         seed,
     )?;
     Ok(as_tuple(out[0]))
+}
+
+fn aggregator_options(
+    pass_threshold: f64,
+    thresholds: Vec<f64>,
+    ks: Option<Vec<i64>>,
+    n_runs: Option<i64>,
+    failed: &str,
+    nonfinite: &str,
+) -> PyResult<AggregatorOptions> {
+    let failed = FailedPolicy::parse(failed).ok_or_else(|| {
+        CoreError::from(
+            StatsError::new(format!(
+                "failed must be \"zero\" or \"exclude\", got {failed:?}"
+            ))
+            .field("failed"),
+        )
+    })?;
+    let nonfinite = NonFinitePolicy::parse(nonfinite).ok_or_else(|| {
+        CoreError::from(
+            StatsError::new(format!(
+                "nonfinite must be \"error\" or \"fail\", got {nonfinite:?}"
+            ))
+            .field("nonfinite"),
+        )
+    })?;
+    Ok(AggregatorOptions {
+        pass_threshold,
+        extra_thresholds: thresholds,
+        ks,
+        n_runs,
+        failed,
+        nonfinite,
+    })
+}
+
+/// One aggregator per score name of a results log (JSONL), in the order names first appear.
+#[pyfunction]
+#[pyo3(signature = (path, pass_threshold=1.0, thresholds=Vec::new(), ks=None, n_runs=None, failed="zero", nonfinite="error"))]
+#[allow(clippy::too_many_arguments)]
+fn aggregate_results_file(
+    py: Python<'_>,
+    path: PathBuf,
+    pass_threshold: f64,
+    thresholds: Vec<f64>,
+    ks: Option<Vec<i64>>,
+    n_runs: Option<i64>,
+    failed: &str,
+    nonfinite: &str,
+) -> PyResult<Vec<(String, StatsAggregator)>> {
+    let options = aggregator_options(pass_threshold, thresholds, ks, n_runs, failed, nonfinite)?;
+    // Validates the options before reading anything.
+    Aggregator::new(options.clone()).map_err(CoreError::from)?;
+    let result = py.detach(|| crate::stats::aggregate_results_file(&path, &options));
+    match result {
+        Ok(aggregators) => Ok(aggregators
+            .into_iter()
+            .map(|(name, inner)| (name, StatsAggregator { inner }))
+            .collect()),
+        Err(ResultsError::Stats(e)) => Err(CoreError::from(e).into()),
+        Err(ResultsError::Io(e)) => {
+            let message = format!("{}: {e}", path.display());
+            Err(match e.kind() {
+                std::io::ErrorKind::NotFound => PyFileNotFoundError::new_err(message),
+                std::io::ErrorKind::PermissionDenied => PyPermissionError::new_err(message),
+                _ => PyOSError::new_err(message),
+            })
+        }
+    }
 }
 
 /// The streaming aggregator behind `osmosis_ai.stats.Aggregator`.
@@ -301,31 +435,9 @@ impl StatsAggregator {
         failed: &str,
         nonfinite: &str,
     ) -> PyResult<Self> {
-        let failed = FailedPolicy::parse(failed).ok_or_else(|| {
-            CoreError::from(
-                StatsError::new(format!(
-                    "failed must be \"zero\" or \"exclude\", got {failed:?}"
-                ))
-                .field("failed"),
-            )
-        })?;
-        let nonfinite = NonFinitePolicy::parse(nonfinite).ok_or_else(|| {
-            CoreError::from(
-                StatsError::new(format!(
-                    "nonfinite must be \"error\" or \"fail\", got {nonfinite:?}"
-                ))
-                .field("nonfinite"),
-            )
-        })?;
-        let inner = Aggregator::new(AggregatorOptions {
-            pass_threshold,
-            extra_thresholds: thresholds,
-            ks,
-            n_runs,
-            failed,
-            nonfinite,
-        })
-        .map_err(CoreError::from)?;
+        let options =
+            aggregator_options(pass_threshold, thresholds, ks, n_runs, failed, nonfinite)?;
+        let inner = Aggregator::new(options).map_err(CoreError::from)?;
         Ok(Self { inner })
     }
 
@@ -349,10 +461,11 @@ impl StatsAggregator {
         cols: usize,
     ) -> PyResult<()> {
         let raw = data.as_bytes();
-        let size = check_packed(raw, code)?;
+        let code = check_packed(raw, code)?;
+        let size = code.size();
         if raw.len() != rows * cols * size {
             return Err(protocol(format!(
-                "{} bytes do not hold a {rows} x {cols} matrix of '{code}'",
+                "{} bytes do not hold a {rows} x {cols} matrix of {code:?}",
                 raw.len()
             )));
         }
@@ -365,12 +478,12 @@ impl StatsAggregator {
                 }
                 return Ok(());
             }
+            let mut buffer = Vec::with_capacity(cols);
             for row in raw.chunks_exact(cols * size) {
                 let label = inner.next_label();
-                inner.push_row(
-                    row.chunks_exact(size).map(|c| Some(read_f64(c, code))),
-                    label,
-                )?;
+                buffer.clear();
+                buffer.extend(row.chunks_exact(size).map(|c| Some(code.read(c))));
+                inner.push_row(buffer.iter().copied(), label)?;
             }
             Ok(())
         })
@@ -380,6 +493,19 @@ impl StatsAggregator {
 
     fn __len__(&self) -> usize {
         self.inner.rows() as usize
+    }
+
+    /// Row indices with 0 < c < n at `threshold` (one given at construction), or a `StatsError`.
+    fn mixed_rows(&self, threshold: f64) -> PyResult<Vec<u64>> {
+        self.inner.mixed_rows(threshold).ok_or_else(|| {
+            CoreError::from(
+                StatsError::new(format!(
+                    "threshold {threshold} is not tracked; give it as pass_threshold or in thresholds"
+                ))
+                .field("threshold"),
+            )
+            .into()
+        })
     }
 
     /// The summary as a dict (see `osmosis_ai.stats.Summary`).
@@ -403,6 +529,73 @@ impl StatsAggregator {
         d.set_item("pass_hat_k", s.pass_hat_k)?;
         d.set_item("mixed_fraction", s.mixed_fraction)?;
         Ok(d)
+    }
+
+    /// Paired intervals of `self - other` over the rows both hold (matched by row index), for `mean`
+    /// and pass@k / pass^k at `ks`: `(paired rows, [(name, (estimate, low, high) | None)])`.
+    #[pyo3(signature = (other, ks, method, level, z, resamples, seed))]
+    #[allow(clippy::too_many_arguments)]
+    fn compare(
+        &self,
+        py: Python<'_>,
+        other: PyRef<'_, StatsAggregator>,
+        ks: Vec<u64>,
+        method: &str,
+        level: f64,
+        z: f64,
+        resamples: usize,
+        seed: u64,
+    ) -> PyResult<(usize, NamedIntervals)> {
+        check_interval_args(method, level, resamples)?;
+        let (mine, theirs) = (&self.inner, &other.inner);
+        let (a, b) = py
+            .detach(|| mine.paired_columns(theirs, &ks))
+            .map_err(CoreError::from)?;
+        let rows = a.values.first().map_or(0, Vec::len);
+        let width = a.values.len();
+        let intervals: Vec<Option<Interval>> = if method == "normal" {
+            py.detach(|| {
+                (0..width)
+                    .map(|j| {
+                        normal_difference(
+                            &a.values[j],
+                            a.weights[j].as_deref(),
+                            &b.values[j],
+                            b.weights[j].as_deref(),
+                            z,
+                        )
+                    })
+                    .collect()
+            })
+        } else {
+            let columns: Vec<&[f64]> = a
+                .values
+                .iter()
+                .chain(&b.values)
+                .map(Vec::as_slice)
+                .collect();
+            let weights = a
+                .weights
+                .iter()
+                .chain(&b.weights)
+                .map(Option::as_deref)
+                .collect();
+            let work = rows.max(1) * (columns.len() + 1);
+            let mut boot = Bootstrap::new(columns, weights, resamples, seed);
+            while !boot.done() {
+                py.detach(|| boot.step((4_000_000 / work).max(1)));
+                py.check_signals()?;
+            }
+            let pairs: Vec<(usize, usize)> = (0..width).map(|j| (j, width + j)).collect();
+            boot.difference_intervals(&pairs, level)
+        };
+        Ok((
+            rows,
+            a.names
+                .into_iter()
+                .zip(intervals.into_iter().map(as_tuple))
+                .collect(),
+        ))
     }
 
     /// Intervals over rows for `mean` and pass@k / pass^k at `ks`: `[(name, (estimate, low, high) | None)]`.

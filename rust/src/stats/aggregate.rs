@@ -5,6 +5,7 @@
 
 use super::estimator::TableCache;
 use super::{CompensatedSum, Estimator, StatsError};
+use std::collections::HashMap;
 
 /// What a failed attempt (no score) contributes to mean / std / min / max. It never passes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -242,35 +243,48 @@ impl Aggregator {
         let width = self.thresholds.len();
         let base = self.row_c.len();
         self.row_c.resize(base + width, 0);
+        let policy = self.failed_policy;
+        // What an attempt adds to mean / std / min / max: its score, 0.0 or nothing.
+        let included = move |score: Option<f64>| match (score, policy) {
+            (Some(x), _) => Some(x),
+            (None, FailedPolicy::Zero) => Some(0.0),
+            (None, FailedPolicy::Exclude) => None,
+        };
         let (mut sum, mut count) = (0.0f64, 0u32);
-        for score in scores {
+        for score in scores.clone() {
             let score = score.filter(|x| x.is_finite());
-            let included = match (score, self.failed_policy) {
-                (Some(x), _) => {
+            match score {
+                Some(x) => {
                     for (t, threshold) in self.thresholds.iter().enumerate() {
                         if x >= *threshold {
                             self.row_c[base + t] += 1;
                         }
                     }
-                    Some(x)
                 }
-                (None, FailedPolicy::Zero) => Some(0.0),
-                (None, FailedPolicy::Exclude) => None,
-            };
-            if score.is_none() {
-                self.failed += 1;
+                None => self.failed += 1,
             }
-            if let Some(x) = included {
-                self.count += 1;
-                let delta = x - self.mean;
-                self.mean += delta / self.count as f64;
-                self.m2 += delta * (x - self.mean);
-                self.total.add(x);
+            if let Some(x) = included(score) {
                 self.min = self.min.min(x);
                 self.max = self.max.max(x);
                 sum += x;
                 count += 1;
             }
+        }
+        if count > 0 {
+            // The row's own mean and squared deviations, merged into the running ones
+            // (Chan et al.): one division per row instead of one per score.
+            let row_mean = sum / f64::from(count);
+            let row_m2: f64 = scores
+                .filter_map(|s| included(s.filter(|x| x.is_finite())))
+                .map(|x| (x - row_mean) * (x - row_mean))
+                .sum();
+            let (before, added) = (self.count as f64, f64::from(count));
+            let after = before + added;
+            let delta = row_mean - self.mean;
+            self.mean += delta * added / after;
+            self.m2 += row_m2 + delta * delta * before * added / after;
+            self.count += u64::from(count);
+            self.total.add(sum);
         }
         self.padded += u64::from(n) - len;
         self.labels.push(label);
@@ -325,8 +339,9 @@ impl Aggregator {
     }
 
     pub fn finish(&self) -> Result<Summary, StatsError> {
-        let ks = self.ks();
         let rows = self.row_n.len();
+        // Without rows there is no pass@k for any k, asked for or not.
+        let ks = if rows == 0 { Vec::new() } else { self.ks() };
         let (mut pass_at_k, mut pass_hat_k) = (Vec::new(), Vec::new());
         if rows > 0 {
             for &k in &ks {
@@ -376,6 +391,72 @@ impl Aggregator {
             pass_hat_k,
             mixed_fraction,
         })
+    }
+
+    /// The labels of rows whose pass count at `threshold` (one the aggregator tracks) is strictly
+    /// between 0 and their attempts: the prompts worth keeping for group-relative RL training.
+    /// `None` when the threshold is not tracked.
+    pub fn mixed_rows(&self, threshold: f64) -> Option<Vec<u64>> {
+        let t = self.thresholds.iter().position(|&x| x == threshold)?;
+        let width = self.thresholds.len();
+        Some(
+            (0..self.row_n.len())
+                .filter(|&r| {
+                    let c = self.row_c[r * width + t];
+                    c > 0 && c < self.row_n[r]
+                })
+                .map(|r| self.labels[r])
+                .collect(),
+        )
+    }
+
+    /// Row label → position; a label pushed twice is an error (pairing would be ambiguous).
+    fn label_positions(&self) -> Result<HashMap<u64, usize>, StatsError> {
+        let mut positions = HashMap::with_capacity(self.labels.len());
+        for (i, &label) in self.labels.iter().enumerate() {
+            if positions.insert(label, i).is_some() {
+                return Err(StatsError::new(
+                    "pushed twice; rows are paired by row_index, which must be unique",
+                )
+                .field("row_index")
+                .at_row(label));
+            }
+        }
+        Ok(positions)
+    }
+
+    /// The columns of [`Self::interval_columns`] for the rows both aggregators hold (matched by row
+    /// label), `self`'s first, in `self`'s row order. Returns the two sides.
+    pub fn paired_columns(
+        &self,
+        other: &Aggregator,
+        ks: &[u64],
+    ) -> Result<(IntervalColumns, IntervalColumns), StatsError> {
+        self.label_positions()?;
+        let theirs_at = other.label_positions()?;
+        let pairs: Vec<(usize, usize)> = self
+            .labels
+            .iter()
+            .enumerate()
+            .filter_map(|(i, label)| theirs_at.get(label).map(|&j| (i, j)))
+            .collect();
+        let select = |cols: IntervalColumns, side: usize| -> IntervalColumns {
+            let pick = |v: &Vec<f64>| -> Vec<f64> {
+                pairs
+                    .iter()
+                    .map(|p| v[if side == 0 { p.0 } else { p.1 }])
+                    .collect()
+            };
+            IntervalColumns {
+                values: cols.values.iter().map(pick).collect(),
+                weights: cols.weights.iter().map(|w| w.as_ref().map(pick)).collect(),
+                names: cols.names,
+            }
+        };
+        Ok((
+            select(self.interval_columns(ks)?, 0),
+            select(other.interval_columns(ks)?, 1),
+        ))
     }
 
     /// Per-row columns for intervals over rows: `mean`, then `pass_at_{k}` and `pass_hat_{k}` for `ks`.
@@ -513,6 +594,9 @@ mod tests {
         push(&mut a, &[Some(1.0), Some(1.0)]);
         let s = a.finish().unwrap();
         assert_eq!(s.mixed_fraction, vec![(1.0, 0.25), (0.5, 0.25)]);
+        assert_eq!(a.mixed_rows(1.0), Some(vec![0]));
+        assert_eq!(a.mixed_rows(0.5), Some(vec![2]));
+        assert_eq!(a.mixed_rows(0.7), None);
     }
 
     #[test]
@@ -534,6 +618,24 @@ mod tests {
             ..Default::default()
         })
         .is_err());
+    }
+
+    #[test]
+    fn paired_columns_match_rows_by_label() {
+        let mut a = agg(AggregatorOptions::default());
+        a.push_row([Some(1.0), Some(0.0)], 5).unwrap();
+        a.push_row([Some(1.0), Some(1.0)], 6).unwrap();
+        a.push_row([Some(0.0), Some(0.0)], 7).unwrap();
+        let mut b = agg(AggregatorOptions::default());
+        b.push_row([Some(0.0), Some(0.0)], 7).unwrap();
+        b.push_row([Some(1.0), Some(1.0)], 5).unwrap();
+        let (x, y) = a.paired_columns(&b, &[1]).unwrap();
+        assert_eq!(x.values[0], vec![1.0, 0.0]);
+        assert_eq!(y.values[0], vec![2.0, 0.0]);
+        assert_eq!(y.names, ["mean", "pass_at_1", "pass_hat_1"]);
+        b.push_row([Some(1.0), Some(1.0)], 5).unwrap();
+        let err = a.paired_columns(&b, &[1]).unwrap_err();
+        assert_eq!((err.row, err.field), (Some(5), Some("row_index")));
     }
 
     #[test]

@@ -137,43 +137,107 @@ pub enum Counts<'a> {
 /// The mean over rows (`None` without rows) and, when asked, each row's value.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ManyEstimate {
+    /// The sum over rows (compensated), for callers that combine chunks.
+    pub sum: f64,
     pub mean: Option<f64>,
     pub values: Option<Vec<f64>>,
 }
 
-/// Precomputed estimates for c = 0..=n, so a million rows cost a million lookups.
-/// Tables are built only where building is cheaper than what they save.
+/// Precomputed estimates for c = 0..=n, so a million rows cost a million lookups. Tables are built
+/// only where building is cheaper than what they save; the table of the last n is kept at hand so
+/// rows with the same n as the previous one cost no hashing.
 pub(crate) struct TableCache {
     estimator: Estimator,
     k: u64,
+    last_n: Option<u64>,
+    last: Vec<f64>,
     tables: HashMap<u64, Vec<f64>>,
 }
 
 const TABLE_MAX_N: u64 = 1 << 16;
 const TABLE_MAX_WORK: u64 = 1 << 24;
 
+fn table_worth(n: u64, k: u64) -> bool {
+    n <= TABLE_MAX_N && n.saturating_mul(k.min(n)) <= TABLE_MAX_WORK
+}
+
+fn build_table(estimator: Estimator, n: u64, k: u64) -> Vec<f64> {
+    (0..=n).map(|c| estimate(estimator, n, c, k)).collect()
+}
+
 impl TableCache {
     pub(crate) fn new(estimator: Estimator, k: u64) -> Self {
         Self {
             estimator,
             k,
+            last_n: None,
+            last: Vec::new(),
             tables: HashMap::new(),
         }
     }
 
     /// The estimate for validated `(n, c)`, from a table when one is worth having.
     pub(crate) fn get(&mut self, n: u64, c: u64) -> f64 {
-        if n <= TABLE_MAX_N && n.saturating_mul(self.k.min(n)) <= TABLE_MAX_WORK {
-            let (estimator, k) = (self.estimator, self.k);
-            let table = self
-                .tables
-                .entry(n)
-                .or_insert_with(|| (0..=n).map(|c| estimate(estimator, n, c, k)).collect());
-            table[c as usize]
-        } else {
-            estimate(self.estimator, n, c, self.k)
+        if self.last_n == Some(n) {
+            return self.last[c as usize];
+        }
+        if !table_worth(n, self.k) {
+            return estimate(self.estimator, n, c, self.k);
+        }
+        let table = self
+            .tables
+            .remove(&n)
+            .unwrap_or_else(|| build_table(self.estimator, n, self.k));
+        let previous = std::mem::replace(&mut self.last, table);
+        if let Some(previous_n) = self.last_n.replace(n) {
+            self.tables.insert(previous_n, previous);
+        }
+        self.last[c as usize]
+    }
+}
+
+/// Whether the histogram path applies: one valid n for every row and a table worth building.
+/// Otherwise the general path runs (and reports k > n on the first row).
+fn same_n_applies(n: Counts<'_>, k: i64) -> bool {
+    matches!(n, Counts::Same(n) if n >= k && k >= 1 && table_worth(n as u64, k as u64))
+}
+
+/// One n for every row: a histogram of c gives the mean with one compare and one increment per row.
+fn estimate_same_n(
+    estimator: Estimator,
+    n: i64,
+    c: impl ExactSizeIterator<Item = i64>,
+    k: i64,
+    per_row: bool,
+) -> Result<ManyEstimate, StatsError> {
+    let rows = c.len();
+    let nu = n as u64;
+    let table = build_table(estimator, nu, k as u64);
+    let mut histogram = vec![0u64; table.len()];
+    let mut values = per_row.then(|| Vec::with_capacity(rows));
+    for (row, ci) in c.enumerate() {
+        // A negative c wraps to a huge unsigned value, so one comparison checks both bounds.
+        if ci as u64 > nu {
+            let err = validate(n, ci, k)
+                .err()
+                .unwrap_or_else(|| StatsError::new(format!("c = {ci} is out of range")));
+            return Err(err.at_row(row as u64));
+        }
+        histogram[ci as usize] += 1;
+        if let Some(v) = values.as_mut() {
+            v.push(table[ci as usize]);
         }
     }
+    let mut sum = CompensatedSum::default();
+    for (count, value) in histogram.iter().zip(&table) {
+        sum.add(*count as f64 * value);
+    }
+    let mean = (rows > 0).then(|| sum.total() / rows as f64);
+    Ok(ManyEstimate {
+        sum: sum.total(),
+        mean,
+        values,
+    })
 }
 
 /// The estimator over rows of `(n, c)`: the mean and, with `per_row`, every row's value.
@@ -185,12 +249,23 @@ pub fn estimate_many(
     k: i64,
     per_row: bool,
 ) -> Result<ManyEstimate, StatsError> {
+    estimate_many_iter(estimator, n, c.iter().copied(), k, per_row)
+}
+
+/// [`estimate_many`] over any exact-size iterator of c (packed input is read without a copy).
+pub fn estimate_many_iter(
+    estimator: Estimator,
+    n: Counts<'_>,
+    c: impl ExactSizeIterator<Item = i64>,
+    k: i64,
+    per_row: bool,
+) -> Result<ManyEstimate, StatsError> {
+    let rows = c.len();
     if let Counts::PerRow(ns) = n {
-        if ns.len() != c.len() {
+        if ns.len() != rows {
             return Err(StatsError::new(format!(
-                "n has {} rows but c has {}: give one n per row or a single n for all rows",
+                "n has {} rows but c has {rows}: give one n per row or a single n for all rows",
                 ns.len(),
-                c.len()
             ))
             .field("n"));
         }
@@ -198,10 +273,13 @@ pub fn estimate_many(
     if k < 1 {
         return Err(StatsError::new(format!("k must be >= 1, got {k}")).field("k"));
     }
+    if let (true, Counts::Same(same)) = (same_n_applies(n, k), n) {
+        return estimate_same_n(estimator, same, c, k, per_row);
+    }
     let mut cache = TableCache::new(estimator, k as u64);
-    let mut values = per_row.then(|| Vec::with_capacity(c.len()));
+    let mut values = per_row.then(|| Vec::with_capacity(rows));
     let mut sum = CompensatedSum::default();
-    for (row, &ci) in c.iter().enumerate() {
+    for (row, ci) in c.enumerate() {
         let ni = match n {
             Counts::Same(v) => v,
             Counts::PerRow(ns) => ns[row],
@@ -225,8 +303,12 @@ pub fn estimate_many(
             v.push(value);
         }
     }
-    let mean = (!c.is_empty()).then(|| sum.total() / c.len() as f64);
-    Ok(ManyEstimate { mean, values })
+    let mean = (rows > 0).then(|| sum.total() / rows as f64);
+    Ok(ManyEstimate {
+        sum: sum.total(),
+        mean,
+        values,
+    })
 }
 
 #[cfg(test)]
@@ -335,6 +417,33 @@ mod tests {
         let err =
             estimate_many(Estimator::PassAtK, Counts::PerRow(&[5]), &[1, 2], 1, false).unwrap_err();
         assert_eq!(err.field, Some("n"));
+    }
+
+    #[test]
+    fn same_n_fast_path_and_per_row_path_agree() {
+        let c: Vec<i64> = (0..1000).map(|i| (i * 7) % 11).collect();
+        let ns: Vec<i64> = (0..1000)
+            .map(|i| if i % 3 == 0 { 10 } else { 12 })
+            .collect();
+        for est in [Estimator::PassAtK, Estimator::PassHatK] {
+            let fast = estimate_many(est, Counts::Same(10), &c, 4, true).unwrap();
+            let slow = estimate_many(est, Counts::PerRow(&[10; 1000]), &c, 4, true).unwrap();
+            assert_eq!(fast.values, slow.values);
+            assert!((fast.mean.unwrap() - slow.mean.unwrap()).abs() < 1e-14);
+            let mixed = estimate_many(est, Counts::PerRow(&ns), &c, 4, true).unwrap();
+            let expect: Vec<f64> = ns
+                .iter()
+                .zip(&c)
+                .map(|(&n, &ci)| estimate(est, n as u64, ci as u64, 4))
+                .collect();
+            assert_eq!(mixed.values.unwrap(), expect);
+        }
+        let err =
+            estimate_many(Estimator::PassAtK, Counts::Same(10), &[1, -3], 2, false).unwrap_err();
+        assert_eq!((err.row, err.field), (Some(1), Some("c")));
+        let err =
+            estimate_many(Estimator::PassAtK, Counts::Same(1), &[1, 1], 2, false).unwrap_err();
+        assert_eq!((err.row, err.field), (Some(0), Some("k")));
     }
 
     #[test]

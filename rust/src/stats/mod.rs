@@ -7,15 +7,18 @@
 mod aggregate;
 mod bootstrap;
 mod estimator;
+mod results;
 
 pub use aggregate::{
     Aggregator, AggregatorOptions, FailedPolicy, IntervalColumns, NonFinitePolicy, Summary,
     DEFAULT_KS,
 };
-pub use bootstrap::{normal_interval, percentile, Bootstrap, Interval, Rng};
+pub use bootstrap::{normal_difference, normal_interval, percentile, Bootstrap, Interval, Rng};
 pub use estimator::{
-    estimate, estimate_many, pass_at_k, pass_hat_k, validate, Counts, Estimator, ManyEstimate,
+    estimate, estimate_many, estimate_many_iter, pass_at_k, pass_hat_k, validate, Counts,
+    Estimator, ManyEstimate,
 };
+pub use results::{aggregate_results_file, ResultsError};
 
 use std::fmt;
 
@@ -41,6 +44,17 @@ impl StatsError {
         self
     }
 
+    /// Renumbers the row by `offset` (for input handled in chunks).
+    pub fn shifted(mut self, offset: u64) -> Self {
+        if let Some(row) = self.row {
+            if let Some(rest) = self.message.strip_prefix(&format!("row {row}: ")) {
+                self.message = format!("row {}: {rest}", row + offset);
+            }
+            self.row = Some(row + offset);
+        }
+        self
+    }
+
     /// Prefixes the message with the row it happened in.
     pub fn at_row(mut self, row: u64) -> Self {
         self.message = format!("row {row}: {}", self.message);
@@ -56,6 +70,25 @@ impl fmt::Display for StatsError {
 }
 
 impl std::error::Error for StatsError {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shifted_renumbers_the_row() {
+        let e = StatsError::new("c = 5 is bad")
+            .field("c")
+            .at_row(3)
+            .shifted(100);
+        assert_eq!(
+            (e.row, e.message.as_str()),
+            (Some(103), "row 103: c = 5 is bad")
+        );
+        let e = StatsError::new("k must be >= 1").shifted(100);
+        assert_eq!((e.row, e.message.as_str()), (None, "k must be >= 1"));
+    }
+}
 
 /// Sum with Neumaier compensation: a million values in [0, 1] add up without visible drift.
 #[derive(Debug, Clone, Copy, Default)]
