@@ -32,6 +32,7 @@ EVAL_COMMANDS: LazyCommands = {
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 @click.option("-m", "--module", "--agent", "module", metavar="MODULE:ATTR", help="The agent loop to run.")
+@click.option("--mcp", "mcp_dir", metavar="DIR", help="Run the built-in agent with this MCP tool folder.")
 @click.option("-d", "--dataset", metavar="FILE", help="Dataset: .jsonl, .json, .csv or .parquet.")
 @click.option("--model", metavar="MODEL", help="LiteLLM model (provider/model) or the endpoint's model name.")
 @click.option("--eval-fn", "eval_fns", multiple=True, metavar="MODULE:FN", help="Eval function (repeatable).")
@@ -85,7 +86,7 @@ def eval_group(ctx: click.Context, **options: Any) -> None:
     """
     if ctx.invoked_subcommand is not None:
         return
-    if not any(options[name] for name in ("module", "dataset", "eval_fns", "resume_path")):
+    if not any(options[name] for name in ("module", "mcp_dir", "dataset", "eval_fns", "resume_path")):
         click.echo(ctx.get_help())
         ctx.exit(1)
     from osmosis_ai.cli.eval_local import run_local_eval

@@ -92,7 +92,7 @@ def _log_config(o: dict[str, Any]) -> dict[str, Any]:
     """What makes logged runs comparable; a resume with any of it changed is refused."""
     params = {k: o[k] for k in ("temperature", "max_tokens") if o[k] is not None}
     return {
-        "agent": o["module"],
+        "agent": o["module"] or f"mcp:{Path(o['mcp_dir']).resolve()}",
         "model": o["model"],
         "base_url": o["base_url"],
         "eval_fns": list(o["eval_fns"]),
@@ -186,15 +186,15 @@ def _select_rows(o: dict[str, Any], quiet: bool) -> tuple[Any, int]:
 async def _evaluate(
     o: dict[str, Any], quiet: bool, endpoints: dict[str, Any], transports: dict[str, Any]
 ) -> int:
+    from osmosis_ai.cli.agent_source import load_agent
     from osmosis_ai.eval.functions import load_eval_functions
     from osmosis_ai.eval.llm_client import ExternalLLMClient
     from osmosis_ai.eval.progress import EvalProgress
     from osmosis_ai.eval.results_log import ResultsLog
     from osmosis_ai.eval.runner import EvalRunner
-    from osmosis_ai.rollout.loader import load_agent_loop
 
-    _echo(quiet, f"Loading agent: {o['module']}")
-    agent = load_agent_loop(o["module"])
+    _echo(quiet, f"Loading agent: {o['module'] or o['mcp_dir']}")
+    agent = load_agent(o["module"], o["mcp_dir"])
     _echo(quiet, f"  Agent name: {agent.name}")
     rows, selected = _select_rows(o, quiet)
     _echo(quiet, f"Loading eval functions: {', '.join(o['eval_fns'])}")

@@ -20,6 +20,11 @@ from osmosis_ai._version import __version__
 LazyCommands = dict[str, tuple[str, str, str]]
 
 COMMANDS: LazyCommands = {
+    "test": (
+        "osmosis_ai.cli.test_cmd",
+        "test_command",
+        "Run an agent loop on dataset rows (batch or --interactive).",
+    ),
     "eval": ("osmosis_ai.cli.eval_group", "eval_group", "Evaluate agents and judges locally; submit evals."),
     "preview": (
         "osmosis_ai.cli.preview",

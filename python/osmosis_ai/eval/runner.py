@@ -23,7 +23,7 @@ from osmosis_ai.rollout.core import RolloutAgentLoop, RolloutContext
 from osmosis_ai.rollout.requests import dataset_row_to_request
 from osmosis_ai.rollout.tools import validate_tools
 
-__all__ = ["EvalRunner", "RunOutcome", "WorkItem"]
+__all__ = ["EvalRunner", "MemorySink", "RunOutcome", "WorkItem"]
 
 
 @dataclass(frozen=True)
@@ -36,10 +36,16 @@ class WorkItem:
     run_index: int
     model_tag: str = ""
 
-    @property
-    def rollout_id(self) -> str:
-        suffix = f"-{self.model_tag}" if self.model_tag else ""
-        return f"eval-{self.row_index}-run-{self.run_index}{suffix}"
+
+class MemorySink:
+    """Keeps run records in memory, for `osmosis test` (which has nothing to resume)."""
+
+    def __init__(self) -> None:
+        self.done: dict[RunKey, Any] = {}
+        self.records: list[dict[str, Any]] = []
+
+    def append(self, record: dict[str, Any]) -> None:
+        self.records.append(record)
 
 
 @dataclass
@@ -84,7 +90,7 @@ class EvalRunner:
         agent: RolloutAgentLoop,
         eval_fns: list[EvalFunction],
         clients: ClientFactory,
-        log: ResultsLog,
+        log: ResultsLog | MemorySink,
         *,
         n_runs: int = 1,
         model_tags: tuple[str, ...] = ("",),
@@ -93,6 +99,7 @@ class EvalRunner:
         batch_size: int = 1,
         run_timeout: float | None = None,
         on_run: ProgressCallback | None = None,
+        mode: str = "eval",
     ) -> None:
         self.agent = agent
         self.eval_fns = eval_fns
@@ -105,6 +112,7 @@ class EvalRunner:
         self.batch_size = batch_size
         self.run_timeout = run_timeout
         self.on_run = on_run
+        self.mode = mode
         self.outcome = RunOutcome()
         self._stop = asyncio.Event()
 
@@ -193,18 +201,26 @@ class EvalRunner:
         record["duration_ms"] = (time.monotonic() - started) * 1000.0
         record["tokens"] = metrics.prompt_tokens + metrics.response_tokens
         record["num_llm_calls"] = metrics.num_llm_calls
+        record["prompt_tokens"] = metrics.prompt_tokens
+        record["completion_tokens"] = metrics.response_tokens
         return record
 
     async def _attempt(
         self, item: WorkItem, client: ExternalLLMClient, record: dict[str, Any], started: float
     ) -> None:
+        if self.mode == "test":
+            rollout_id, overrides = f"test-{item.row_index}", {"execution_mode": "test", "test_mode": True}
+        else:
+            suffix = f"-{item.model_tag}" if item.model_tag else ""
+            rollout_id = f"eval-{item.row_index}-run-{item.run_index}{suffix}"
+            overrides = {"execution_mode": "eval", "run_index": item.run_index}
         request = dataset_row_to_request(
             item.row,
             item.row_index,
-            rollout_id=item.rollout_id,
+            rollout_id=rollout_id,
             max_turns=self.max_turns,
             completion_params=self.completion_params,
-            overrides={"execution_mode": "eval", "run_index": item.run_index},
+            overrides=overrides,
         )
         tools = self.agent.get_tools(request) or []
         validate_tools(tools)
@@ -212,6 +228,7 @@ class EvalRunner:
         ctx = RolloutContext(request=request, tools=list(tools), llm=client, _start_time=started)
         result = await self.agent.run(ctx)
         record["finish_reason"] = result.finish_reason
+        record["reward"] = result.reward
         if result.status != "COMPLETED":
             # The established harness dropped the agent's own message here; we keep it.
             record["error"] = result.error_message or f"Agent returned status {result.status}"

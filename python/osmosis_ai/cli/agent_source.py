@@ -1,0 +1,29 @@
+"""Where a local run's agent comes from: `-m module:attr` or `--mcp DIR` (exactly one), for `eval` and `test`."""
+
+from __future__ import annotations
+
+from osmosis_ai.errors import CLIError
+from osmosis_ai.rollout.core import RolloutAgentLoop
+
+__all__ = ["check_agent_source", "load_agent"]
+
+
+def check_agent_source(module: str | None, mcp_dir: str | None) -> None:
+    """The established messages when both or neither are given."""
+    if module and mcp_dir:
+        raise CLIError("--module and --mcp are mutually exclusive.")
+    if not module and not mcp_dir:
+        raise CLIError("Either --module (-m) or --mcp is required.")
+
+
+def load_agent(module: str | None, mcp_dir: str | None) -> RolloutAgentLoop:
+    """Loads the agent loop named by ``module``, or the built-in MCP agent over the tools in ``mcp_dir``."""
+    check_agent_source(module, mcp_dir)
+    if mcp_dir:
+        from osmosis_ai.rollout.mcp import load_mcp_agent
+
+        return load_mcp_agent(mcp_dir)
+    from osmosis_ai.rollout.loader import load_agent_loop
+
+    assert module is not None
+    return load_agent_loop(module)

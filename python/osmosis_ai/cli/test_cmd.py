@@ -1,0 +1,207 @@
+"""`osmosis test`: run an agent loop once per dataset row (batch), or step through a row (`--interactive`).
+
+Batch mode prints ``[i/n] Row R: OK|FAILED (...)`` per row, a summary, and exits 1 when any row failed;
+``-o`` writes the established ``{"summary", "results"}`` JSON. Interactive mode pauses after every LLM
+call: Enter/``n`` next step, ``c`` continue, ``m`` messages, ``t`` tools, ``q`` quit, ``?`` help.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+from osmosis_ai._version import __version__
+from osmosis_ai.errors import CLIError
+
+
+@click.command("test", context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("-m", "--module", "--agent", "module", metavar="MODULE:ATTR", help="The agent loop to run.")
+@click.option("--mcp", "mcp_dir", metavar="DIR", help="Run the built-in agent with this MCP tool folder.")
+@click.option(
+    "-d", "--dataset", required=True, metavar="FILE", help="Dataset: .jsonl, .json, .csv or .parquet."
+)
+@click.option(
+    "--model", default="gpt-5-mini", show_default=True, help="LiteLLM model or the endpoint's model name."
+)
+@click.option("--limit", type=int, default=None, help="At most this many rows.")
+@click.option("--offset", type=int, default=0, show_default=True, help="Skip this many rows first.")
+@click.option("--api-key", default=None, help="API key (else the provider's environment variable).")
+@click.option("--base-url", default=None, metavar="URL", help="Any OpenAI-compatible server.")
+@click.option(
+    "--max-turns", type=int, default=10, show_default=True, help="Turn limit put into each request."
+)
+@click.option("--max-tokens", type=int, default=None, help="Max tokens per LLM call.")
+@click.option("--temperature", type=float, default=None, help="Sampling temperature.")
+@click.option("--debug", is_flag=True, help="Debug logging and tracebacks.")
+@click.option("-o", "--output", default=None, metavar="FILE", help="Write results JSON here.")
+@click.option("-q", "--quiet", is_flag=True, help="No progress or summary.")
+@click.option("-i", "--interactive", is_flag=True, help="Step through a row one LLM call at a time.")
+@click.option("--row", type=int, default=None, help="Interactive mode: the row to start with.")
+@click.option("--run-timeout", type=float, default=600.0, show_default=True, help="Seconds one row may take.")
+def test_command(**o: Any) -> None:
+    """Run an agent loop on dataset rows against a model, without scoring."""
+    from osmosis_ai.cli.agent_source import check_agent_source
+
+    check_agent_source(o["module"], o["mcp_dir"])
+    if o["row"] is not None and not o["interactive"]:
+        raise CLIError("--row can only be used with --interactive mode")
+    if o["offset"] < 0:
+        raise CLIError("--offset must be >= 0.")
+    if o["limit"] is not None and o["limit"] < 1:
+        raise CLIError("--limit must be >= 1.")
+    if o["max_turns"] < 1:
+        raise CLIError("--max-turns must be >= 1.")
+    from dotenv import find_dotenv, load_dotenv
+
+    load_dotenv(find_dotenv(usecwd=True))
+    if o["debug"]:
+        import logging
+
+        logging.basicConfig(level=logging.DEBUG)
+        os.environ["OSMOSIS_DEBUG"] = "1"
+    if not o["quiet"]:
+        suffix = " (Interactive Mode)" if o["interactive"] else ""
+        click.echo(f"osmosis-rollout-test v{__version__}{suffix}\n")
+    from osmosis_ai.cli.eval_local import _check_api_key
+
+    _check_api_key(o["model"], o["base_url"], o["api_key"])
+    code = asyncio.run(_main(o))
+    raise SystemExit(code)
+
+
+def _load_rows(o: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
+    from osmosis_ai.datasets import read_dataset
+
+    if not o["quiet"]:
+        click.echo(f"Loading dataset: {o['dataset']}")
+    rows = [
+        (o["offset"] + i, row)
+        for i, row in enumerate(read_dataset(o["dataset"], limit=o["limit"], offset=o["offset"]))
+    ]
+    if not rows:
+        raise CLIError("No rows to test")
+    if not o["quiet"]:
+        click.echo(f"  Total rows: {len(rows)}")
+    return rows
+
+
+async def _main(o: dict[str, Any]) -> int:
+    from osmosis_ai.cli.agent_source import load_agent
+    from osmosis_ai.eval.llm_client import LLMEndpoint, make_transport
+
+    transport = make_transport(LLMEndpoint(o["model"], o["base_url"], o["api_key"]), max_connections=4)
+    try:
+        if not o["quiet"]:
+            click.echo(f"Loading agent: {o['module'] or o['mcp_dir']}")
+        agent = load_agent(o["module"], o["mcp_dir"])
+        if not o["quiet"]:
+            click.echo(f"  Agent name: {agent.name}")
+        rows = _load_rows(o)
+        if o["interactive"]:
+            from osmosis_ai.cli.test_interactive import InteractiveSession
+
+            return await InteractiveSession(agent, transport, rows, o).run()
+        return await _batch(agent, transport, rows, o)
+    finally:
+        await transport.aclose()
+
+
+async def _batch(
+    agent: Any, transport: Any, rows: list[tuple[int, dict[str, Any]]], o: dict[str, Any]
+) -> int:
+    from osmosis_ai.eval.llm_client import ExternalLLMClient
+    from osmosis_ai.eval.report import format_duration, format_tokens
+    from osmosis_ai.eval.runner import EvalRunner, MemorySink
+
+    quiet = o["quiet"]
+    sink = MemorySink()
+
+    def show(record: dict[str, Any], outcome: Any) -> None:
+        if quiet:
+            return
+        status = "OK" if record["success"] else "FAILED"
+        line = (
+            f"[{outcome.executed}/{len(rows)}] Row {record['row_index']}: {status} "
+            f"({format_duration(record['duration_ms'])}, {record['tokens']} tokens)"
+        )
+        if record.get("error"):
+            line += " - " + " ".join(str(record["error"]).split())[:200]
+        click.echo(line)
+
+    params = {k: o[k] for k in ("temperature", "max_tokens") if o[k] is not None}
+    runner = EvalRunner(
+        agent,
+        [],
+        lambda _tag: ExternalLLMClient(transport),
+        sink,
+        max_turns=o["max_turns"],
+        completion_params=params,
+        run_timeout=o["run_timeout"],
+        on_run=show,
+        mode="test",
+    )
+    if not quiet:
+        click.echo(f"\nRunning {len(rows)} row(s)...")
+    started = time.monotonic()
+    outcome = await runner.run(rows)
+    duration_ms = (time.monotonic() - started) * 1000.0
+    records = sorted(sink.records, key=lambda r: r["row_index"])
+    passed = sum(1 for r in records if r["success"])
+    failed = len(records) - passed
+    tokens = sum(r["tokens"] for r in records)
+    if not quiet:
+        click.echo("\nSummary:")
+        click.echo(f"  Total: {len(records)}")
+        click.echo(f"  Passed: {click.style(str(passed), fg='green') if passed else passed}")
+        click.echo(f"  Failed: {click.style(str(failed), fg='red') if failed else failed}")
+        click.echo(f"  Duration: {format_duration(duration_ms)}")
+        click.echo(f"  Total tokens: {format_tokens(tokens)}")
+        if outcome.stopped_early:
+            click.echo(f"  Stopped early: {outcome.stop_reason}")
+    if o["output"]:
+        _write_results(Path(o["output"]), records, duration_ms, outcome)
+        if not quiet:
+            click.echo(f"\nResults written to: {o['output']}")
+    return 1 if failed or outcome.stopped_early else 0
+
+
+def _write_results(path: Path, records: list[dict[str, Any]], duration_ms: float, outcome: Any) -> None:
+    summary: dict[str, Any] = {
+        "total": len(records),
+        "passed": sum(1 for r in records if r["success"]),
+        "failed": sum(1 for r in records if not r["success"]),
+        "total_duration_ms": duration_ms,
+        "total_tokens": sum(r["tokens"] for r in records),
+    }
+    if outcome.stopped_early:
+        summary["stopped_early"] = True
+        summary["stop_reason"] = outcome.stop_reason
+    results = [
+        {
+            "row_index": r["row_index"],
+            "success": r["success"],
+            "error": r.get("error"),
+            "duration_ms": r["duration_ms"],
+            "token_usage": {
+                "prompt_tokens": r["prompt_tokens"],
+                "completion_tokens": r["completion_tokens"],
+                "total_tokens": r["tokens"],
+                "num_llm_calls": r["num_llm_calls"],
+            },
+            "reward": r.get("reward"),
+            "finish_reason": r.get("finish_reason"),
+        }
+        for r in records
+    ]
+    if path.is_dir():
+        raise CLIError(f"Output path {path} is a directory; give a file name such as {path / 'results.json'}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps({"summary": summary, "results": results}, indent=2) + "\n", encoding="utf-8")
+    os.replace(tmp, path)
