@@ -22,6 +22,8 @@ LazyCommands = dict[str, tuple[str, str, str]]
 
 COMMANDS: LazyCommands = {
     "eval": ("osmosis_ai.cli.eval_group", "eval_group", "Evaluate agents and judges locally; submit evals."),
+    "serve": ("osmosis_ai.cli.serve", "serve", "Serve an agent loop to TrainGate (remote rollout server)."),
+    "validate": ("osmosis_ai.cli.validate", "validate", "Validate an agent loop (name, tools, async run)."),
 }
 
 
