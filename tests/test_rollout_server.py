@@ -214,6 +214,19 @@ def test_agent_returning_the_wrong_type_is_reported(server: ServerProcess, train
     )
 
 
+@pytest.mark.parametrize(
+    ("flag", "fragment"),
+    [("bad_status", "'done' is not a valid RolloutStatus"), ("unserialisable", "cannot be sent")],
+)
+def test_result_that_cannot_be_sent_is_reported_as_error(
+    server: ServerProcess, trainer: FakeTrainer, flag: str, fragment: str
+) -> None:
+    rollout_id = new_id(flag)
+    init(server, rollout_body(trainer, rollout_id, metadata={flag: True}))
+    callback = trainer.wait_for_callback(rollout_id)
+    assert callback["status"] == "ERROR" and fragment in callback["error_message"]
+
+
 def test_get_tools_failure_is_500_and_not_remembered(server: ServerProcess, trainer: FakeTrainer) -> None:
     rollout_id = new_id("tools")
     body = rollout_body(trainer, rollout_id, metadata={"tools_fail": True})
@@ -299,3 +312,17 @@ def test_finished_records_expire_after_the_ttl_and_running_ones_never() -> None:
         assert state.counts()["running"] == 1
 
     asyncio.run(check())
+
+
+def test_reload_mode_serves_through_the_app_factory(trainer: FakeTrainer) -> None:
+    # The established --reload always failed (an app object instead of an import string, quirk #28).
+    proc = ServerProcess(args=("--skip-register", "--reload")).start()
+    try:
+        rollout_id = new_id("reload")
+        assert init(proc, rollout_body(trainer, rollout_id)).status_code == 202
+        assert trainer.wait_for_callback(rollout_id)["status"] == "COMPLETED"
+        assert httpx.post(f"{proc.url}/v1/rollout/init", json={}).status_code == 401
+        assert proc.stop(signal.SIGINT) == 0
+        assert "StatReload" in proc.output() or "WatchFiles" in proc.output()
+    finally:
+        proc.close()

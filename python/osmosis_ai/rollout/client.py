@@ -241,7 +241,27 @@ class OsmosisLLMClient:
             OsmosisValidationError: TrainGate rejected the result (4xx, not retried).
             OsmosisServerError, OsmosisTimeoutError, OsmosisTransportError: Still failing after retries.
         """
-        body = RolloutResponse(
+        body = self.response_body(
+            status, final_messages, finish_reason, error_message, metrics, reward, extra_fields
+        )
+        await self.send_response(body)
+
+    def response_body(
+        self,
+        status: str | RolloutStatus,
+        final_messages: list[dict[str, Any]],
+        finish_reason: str = "stop",
+        error_message: str | None = None,
+        metrics: RolloutMetrics | None = None,
+        reward: float | None = None,
+        extra_fields: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        """Validates a result and returns the JSON body of ``/v1/rollout/completed``.
+
+        Raises:
+            ValueError: A field does not fit :class:`RolloutResponse` or is not JSON-serialisable.
+        """
+        return RolloutResponse(
             rollout_id=self.rollout_id,
             status=RolloutStatus(status),
             final_messages=final_messages,
@@ -251,6 +271,9 @@ class OsmosisLLMClient:
             metrics=metrics if metrics is not None else self.get_metrics(),
             extra_fields=extra_fields or {},
         ).model_dump(mode="json", exclude_none=True)
+
+    async def send_response(self, body: dict[str, Any]) -> None:
+        """Posts a body from :meth:`response_body` to ``/v1/rollout/completed``, with retries."""
         await self._with_retries(
             "completion callback",
             self.complete_rollout_retries,

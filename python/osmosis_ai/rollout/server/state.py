@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from osmosis_ai.errors import OsmosisRolloutError
 from osmosis_ai.rollout.client import OsmosisLLMClient, create_http_client
 from osmosis_ai.rollout.core import RolloutAgentLoop, RolloutContext, RolloutResult
-from osmosis_ai.rollout.schemas import RolloutMetrics, RolloutRequest
+from osmosis_ai.rollout.schemas import RolloutRequest
 
 if TYPE_CHECKING:
     import httpx
@@ -167,9 +167,9 @@ class AppState:
                 report = await self._run_agent(request, tools, llm)
         except asyncio.CancelledError:
             record.state = "reporting"
-            report = _error_report("cancelled: the rollout server shut down before the rollout finished", llm)
-            report["finish_reason"] = "cancelled"
-            await self._report(record, llm, report, final_state="cancelled", cancelled=True)
+            message = "cancelled: the rollout server shut down before the rollout finished"
+            body = _error_body(llm, message, finish_reason="cancelled")
+            await self._report(record, llm, body, final_state="cancelled", cancelled=True)
             raise
         record.state = "reporting"
         await self._report(record, llm, report, final_state="completed")
@@ -177,6 +177,7 @@ class AppState:
     async def _run_agent(
         self, request: RolloutRequest, tools: list[Any], llm: OsmosisLLMClient
     ) -> dict[str, Any]:
+        """Runs the agent; returns the callback body (an ERROR body for any failure of the agent)."""
         ctx = RolloutContext(
             request=request, tools=tools, llm=llm, _start_time=time.monotonic(), _debug_dir=self.debug_dir
         )
@@ -185,44 +186,48 @@ class AppState:
             result = await asyncio.wait_for(self.agent_loop.run(ctx), timeout)
         except asyncio.TimeoutError:
             logger.warning("rollout %s: agent run exceeded %.0f s", request.rollout_id, timeout)
-            return _error_report(f"agent run exceeded the {timeout:g} s limit (request_timeout_seconds)", llm)
+            return _error_body(llm, f"agent run exceeded the {timeout:g} s limit (request_timeout_seconds)")
         except Exception as exc:
             logger.exception("rollout %s: agent run raised", request.rollout_id)
-            return _error_report(f"{type(exc).__name__}: {exc}", llm)
+            return _error_body(llm, f"{type(exc).__name__}: {exc}")
         if not isinstance(result, RolloutResult):
             kind = type(result).__name__
-            return _error_report(
-                f"run() must return a RolloutResult (ctx.complete(...) or ctx.error(...)), got {kind}", llm
+            return _error_body(
+                llm, f"run() must return a RolloutResult (ctx.complete(...) or ctx.error(...)), got {kind}"
             )
-        return {
-            "status": result.status,
-            "final_messages": result.final_messages,
-            "finish_reason": result.finish_reason,
-            "error_message": result.error_message,
-            "metrics": result.metrics if result.metrics is not None else llm.get_metrics(),
-            "reward": result.reward,
-        }
+        try:
+            return llm.response_body(
+                result.status,
+                result.final_messages,
+                result.finish_reason,
+                result.error_message,
+                result.metrics,
+                result.reward,
+            )
+        except ValueError as exc:
+            logger.error("rollout %s: unusable result: %s", request.rollout_id, exc)
+            return _error_body(llm, f"the agent's RolloutResult cannot be sent: {exc}")
 
     async def _report(
         self,
         record: RolloutRecord,
         llm: OsmosisLLMClient,
-        report: dict[str, Any],
+        body: dict[str, Any],
         *,
         final_state: str,
         cancelled: bool = False,
     ) -> None:
-        record.status = str(report["status"])
-        record.error = report.get("error_message")
+        record.status = body["status"]
+        record.error = body.get("error_message")
         try:
             if cancelled:
-                await asyncio.wait_for(llm.complete_rollout(**report), CANCEL_REPORT_TIMEOUT_SECONDS)
+                await asyncio.wait_for(llm.send_response(body), CANCEL_REPORT_TIMEOUT_SECONDS)
             else:
-                await llm.complete_rollout(**report)
+                await llm.send_response(body)
             record.state = final_state
-        except (OsmosisRolloutError, ValueError, asyncio.TimeoutError) as exc:
+        except (OsmosisRolloutError, asyncio.TimeoutError) as exc:
             record.state = "callback_failed"
-            record.undelivered = _jsonable(record.rollout_id, report)
+            record.undelivered = body
             logger.error(
                 "rollout %s: TrainGate did not accept the result (%s); it is kept for %.0f s at "
                 "GET /v1/rollout/status/%s",
@@ -233,27 +238,12 @@ class AppState:
             )
         except asyncio.CancelledError:
             record.state = "callback_failed"
-            record.undelivered = _jsonable(record.rollout_id, report)
+            record.undelivered = body
             logger.error("rollout %s: shut down while reporting; result not delivered", record.rollout_id)
             raise
         finally:
             record.finished_at = time.monotonic()
 
 
-def _error_report(message: str, llm: OsmosisLLMClient) -> dict[str, Any]:
-    return {
-        "status": "ERROR",
-        "final_messages": [],
-        "finish_reason": "error",
-        "error_message": message,
-        "metrics": llm.get_metrics(),
-        "reward": None,
-    }
-
-
-def _jsonable(rollout_id: str, report: dict[str, Any]) -> dict[str, Any]:
-    body = {"rollout_id": rollout_id, **report}
-    metrics = body.get("metrics")
-    if isinstance(metrics, RolloutMetrics):
-        body["metrics"] = metrics.model_dump()
-    return body
+def _error_body(llm: OsmosisLLMClient, message: str, finish_reason: str = "error") -> dict[str, Any]:
+    return llm.response_body("ERROR", [], finish_reason=finish_reason, error_message=message)
