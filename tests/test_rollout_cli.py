@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pathlib
+import socket
 import sys
 
 import pytest
@@ -57,6 +58,18 @@ def test_serve_refuses_unsafe_or_unavailable_setups(
     assert main(["serve", "-m", "rollout_agents:ScenarioAgent", *args]) == 1
     err = capsys.readouterr().err
     assert err.startswith("Error: ") and fragment in err
+    assert "Traceback" not in err
+
+
+def test_serve_reports_a_busy_port_plainly(capsys: pytest.CaptureFixture[str]) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        code = main(["serve", "-m", "rollout_agents:ScenarioAgent", "--skip-register", "-p", str(port)])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"Error: cannot listen on 127.0.0.1:{port}: Address already in use")
     assert "Traceback" not in err
 
 

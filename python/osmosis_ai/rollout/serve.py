@@ -14,6 +14,7 @@ import json
 import os
 import secrets
 import signal
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -127,6 +128,23 @@ def _check_options(host: str, skip_register: bool, api_key: str | None, local_de
         raise ServeError("--api-key must not be empty")
 
 
+def _check_port_free(host: str, port: int) -> None:
+    """Fails early, with a plain message, when uvicorn could not bind (it would exit with its own log)."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except OSError as exc:
+        raise ServeError(f"cannot listen on {host}:{port}: the host does not resolve ({exc})") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn does
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            raise ServeError(
+                f"cannot listen on {host}:{port}: {exc.strerror or exc} (choose another port with -p)"
+            ) from None
+
+
 def _debug_dir(log_dir: str | None) -> str | None:
     if log_dir is None:
         return None
@@ -191,6 +209,7 @@ def serve_agent_loop(
         )
     if validate:
         validate_and_report(agent_loop).raise_if_invalid()
+    _check_port_free(host, port)
     if local_debug:
         key, key_note = None, "(disabled - local debug)"
     elif api_key:
