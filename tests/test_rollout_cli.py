@@ -73,6 +73,23 @@ def test_serve_reports_a_busy_port_plainly(capsys: pytest.CaptureFixture[str]) -
     assert "Traceback" not in err
 
 
+def test_serve_reports_a_bad_setting_before_starting(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from osmosis_ai.rollout.config import reset_settings
+
+    monkeypatch.setenv("OSMOSIS_ROLLOUT_SERVER_MAX_CONCURRENT_ROLLOUTS", "0")
+    reset_settings()
+    try:
+        assert main(["serve", "-m", "rollout_agents:ScenarioAgent", "--skip-register"]) == 1
+    finally:
+        reset_settings()
+    captured = capsys.readouterr()
+    assert captured.err.startswith("Error: invalid rollout settings: environment variable ")
+    assert "OSMOSIS_ROLLOUT_SERVER_MAX_CONCURRENT_ROLLOUTS='0': Input should be greater than" in captured.err
+    assert "RolloutServer" not in captured.out
+
+
 def test_serve_refuses_an_invalid_agent_before_binding(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["serve", "-m", "rollout_agents:InvalidAgent", "--skip-register"]) == 1
     captured = capsys.readouterr()

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from osmosis_ai.errors import OsmosisServerError, OsmosisTransportError, OsmosisValidationError
+from osmosis_ai.errors import ConfigError, OsmosisServerError, OsmosisTransportError, OsmosisValidationError
 from osmosis_ai.rollout import OsmosisLLMClient, RolloutMetrics
 from osmosis_ai.rollout.config import (
     RolloutClientSettings,
@@ -113,8 +113,15 @@ def test_settings_from_environment_and_configure(monkeypatch: pytest.MonkeyPatch
         assert settings.server.max_concurrent_rollouts == 7 and settings.client.max_retries == 1
         assert RolloutServerSettings(max_concurrent_rollouts=3).max_concurrent_rollouts == 3  # code wins
         monkeypatch.setenv("OSMOSIS_ROLLOUT_CLIENT_MAX_RETRIES", "99")
-        with pytest.raises(ValueError, match="max_retries"):
+        with pytest.raises(
+            ValueError, match="OSMOSIS_ROLLOUT_CLIENT_MAX_RETRIES='99': Input should be less than"
+        ):
             RolloutClientSettings()
+        reset_settings()
+        with pytest.raises(
+            ConfigError, match="invalid rollout settings: environment variable OSMOSIS_ROLLOUT_CLIENT"
+        ):
+            get_settings()
         monkeypatch.delenv("OSMOSIS_ROLLOUT_CLIENT_MAX_RETRIES")
         configure(RolloutSettings(max_metadata_size_bytes=4096))  # quirk #26: the setting is wired
         assert schemas.get_max_metadata_size_bytes() == 4096

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+
+from osmosis_ai.errors import ConfigError
 
 __all__ = [
     "RolloutClientSettings",
@@ -39,9 +41,18 @@ class _EnvSettings(BaseModel):
             nested = isinstance(info.annotation, type) and issubclass(info.annotation, BaseModel)
             if name in merged or nested:
                 continue
-            raw = os.environ.get(f"{cls.env_prefix}{name.upper()}")
-            if raw is not None and raw.strip():
-                merged[name] = raw.strip()
+            env_name = f"{cls.env_prefix}{name.upper()}"
+            raw = os.environ.get(env_name)
+            if raw is None or not raw.strip():
+                continue
+            try:
+                field_type = (
+                    Annotated[(info.annotation, *info.metadata)] if info.metadata else info.annotation
+                )
+                merged[name] = TypeAdapter(field_type).validate_python(raw.strip())
+            except ValidationError as exc:
+                problem = exc.errors(include_url=False)[0]["msg"]
+                raise ValueError(f"environment variable {env_name}={raw.strip()!r}: {problem}") from None
         return merged
 
 
@@ -97,11 +108,19 @@ _settings: RolloutSettings | None = None
 
 
 def get_settings() -> RolloutSettings:
-    """Returns the process-wide settings, created from the environment on first use."""
+    """Returns the process-wide settings, created from the environment on first use.
+
+    Raises:
+        ConfigError: An ``OSMOSIS_ROLLOUT_*`` environment variable holds an invalid value.
+    """
     global _settings
     with _lock:
         if _settings is None:
-            _settings = RolloutSettings()
+            try:
+                _settings = RolloutSettings()
+            except ValidationError as exc:
+                details = "; ".join(error["msg"].removeprefix("Value error, ") for error in exc.errors())
+                raise ConfigError(f"invalid rollout settings: {details}") from None
         return _settings
 
 

@@ -203,6 +203,10 @@ def serve_agent_loop(
     if log_level not in LOG_LEVELS:
         raise ServeError(f"log level must be one of {', '.join(LOG_LEVELS)}, got '{log_level}'")
     _check_options(host, skip_register, api_key, local_debug)
+    if settings is None:
+        from osmosis_ai.rollout.config import get_settings
+
+        settings = get_settings()  # a bad OSMOSIS_ROLLOUT_* variable fails here, before anything is printed
     if reload and not module_path:
         raise ServeError(
             "reload needs the agent as 'module:attribute' (osmosis serve -m MODULE:ATTR --reload)"
