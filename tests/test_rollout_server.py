@@ -302,14 +302,25 @@ def test_finished_records_expire_after_the_ttl_and_running_ones_never() -> None:
         state = AppState(ScenarioAgent(), RolloutSettings(), record_ttl_seconds=10)
         loop = asyncio.get_running_loop()
         for key, finished in (("old", 100.0), ("fresh", 105.0), ("running", None)):
-            state.records[key] = RolloutRecord(key=key, rollout_id=key, init=loop.create_future())
-            state.records[key].finished_at = finished
-            state.records[key].state = "running" if finished is None else "completed"
+            record = RolloutRecord(key=key, rollout_id=key, init=loop.create_future())
+            state.add(record)
+            state.move(record, "running")
+            if finished is not None:
+                state.move(record, "completed")
+                record.finished_at = finished
+        assert state.counts() == {
+            "queued": 0,
+            "running": 1,
+            "reporting": 0,
+            "completed": 2,
+            "callback_failed": 0,
+            "cancelled": 0,
+        }
         assert state.forget_expired(now=111.0) == 1
         assert sorted(state.records) == ["fresh", "running"]
         assert state.forget_expired(now=1e9) == 1
         assert list(state.records) == ["running"]
-        assert state.counts()["running"] == 1
+        assert state.counts()["running"] == 1 and state.counts()["completed"] == 0
 
     asyncio.run(check())
 

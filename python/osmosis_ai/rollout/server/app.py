@@ -175,8 +175,6 @@ def _add_routes(app: FastAPI, state: AppState, api_key: str | None) -> None:
         refusal = denied(request)
         if refusal is not None:
             return refusal
-        if not state.accepting:
-            return _json({"detail": "the rollout server is shutting down"}, 503, {"Retry-After": "5"})
         try:
             rollout_request = RolloutRequest.model_validate_json(await request.body())
         except PydanticValidationError as exc:
@@ -186,6 +184,8 @@ def _add_routes(app: FastAPI, state: AppState, api_key: str | None) -> None:
 
 
 async def _init(state: AppState, request: RolloutRequest) -> Response:
+    if not state.accepting:  # checked after the body was read: no rollout starts once shutdown began
+        return _json({"detail": "the rollout server is shutting down"}, 503, {"Retry-After": "5"})
     key = request.idempotency_key or request.rollout_id
     record = state.records.get(key)
     if record is not None:
@@ -198,13 +198,13 @@ async def _init(state: AppState, request: RolloutRequest) -> Response:
     record = RolloutRecord(
         key=key, rollout_id=request.rollout_id, init=asyncio.get_running_loop().create_future()
     )
-    state.records[key] = record
+    state.add(record)
     try:
         tools = state.agent_loop.get_tools(request)
         validate_tools(tools)
     except Exception as exc:
         # Forget the key so TrainGate's retry can succeed once the agent is fixed or the fault passes.
-        del state.records[key]
+        state.drop(key)
         record.init.set_exception(exc)
         record.init.exception()  # retrieved: waiters get it, the loop does not warn
         if not isinstance(exc, ToolValidationError):

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,7 @@ logger = logging.getLogger("osmosis_ai.rollout.server")
 
 # Record states, in order: queued -> running -> reporting -> completed | callback_failed | cancelled.
 FINISHED_STATES = frozenset({"completed", "callback_failed", "cancelled"})
+STATES = ("queued", "running", "reporting", "completed", "callback_failed", "cancelled")
 # How long a cancelled rollout's "cancelled" report may take at shutdown.
 CANCEL_REPORT_TIMEOUT_SECONDS = 10.0
 
@@ -86,6 +88,8 @@ class AppState:
         self.record_ttl = record_ttl_seconds or server.record_ttl_seconds
         self.debug_dir = debug_dir
         self.records: dict[str, RolloutRecord] = {}
+        # Records per state, kept in step by add/move/drop so /health costs O(1) however many are kept.
+        self._counts: Counter[str] = Counter()
         self.accepting = True
         self.http: httpx.AsyncClient | None = None
         self._semaphore: asyncio.Semaphore | None = None
@@ -132,17 +136,29 @@ class AppState:
             if record.finished_at is not None and now - record.finished_at > self.record_ttl
         ]
         for key in expired:
-            del self.records[key]
+            self.drop(key)
         return len(expired)
 
-    # --- counts ---------------------------------------------------------------------------------------
+    # --- records ----------------------------------------------------------------------------------------
+
+    def add(self, record: RolloutRecord) -> None:
+        """Remembers a new record under its key."""
+        self.records[record.key] = record
+        self._counts[record.state] += 1
+
+    def drop(self, key: str) -> None:
+        """Forgets a record."""
+        self._counts[self.records.pop(key).state] -= 1
+
+    def move(self, record: RolloutRecord, state: str) -> None:
+        """Changes a record's state."""
+        self._counts[record.state] -= 1
+        record.state = state
+        self._counts[state] += 1
 
     def counts(self) -> dict[str, int]:
         """Rollouts per state (queued, running, reporting, completed, callback_failed, cancelled)."""
-        counts = dict.fromkeys(("queued", "running", "reporting", *sorted(FINISHED_STATES)), 0)
-        for record in self.records.values():
-            counts[record.state] = counts.get(record.state, 0) + 1
-        return counts
+        return {state: self._counts[state] for state in STATES}
 
     # --- one rollout ------------------------------------------------------------------------------------
 
@@ -163,15 +179,15 @@ class AppState:
         try:
             assert self._semaphore is not None
             async with self._semaphore:
-                record.state = "running"
+                self.move(record, "running")
                 report = await self._run_agent(request, tools, llm)
         except asyncio.CancelledError:
-            record.state = "reporting"
+            self.move(record, "reporting")
             message = "cancelled: the rollout server shut down before the rollout finished"
             body = _error_body(llm, message, finish_reason="cancelled")
             await self._report(record, llm, body, final_state="cancelled", cancelled=True)
             raise
-        record.state = "reporting"
+        self.move(record, "reporting")
         await self._report(record, llm, report, final_state="completed")
 
     async def _run_agent(
@@ -224,9 +240,9 @@ class AppState:
                 await asyncio.wait_for(llm.send_response(body), CANCEL_REPORT_TIMEOUT_SECONDS)
             else:
                 await llm.send_response(body)
-            record.state = final_state
+            self.move(record, final_state)
         except (OsmosisRolloutError, asyncio.TimeoutError) as exc:
-            record.state = "callback_failed"
+            self.move(record, "callback_failed")
             record.undelivered = body
             logger.error(
                 "rollout %s: TrainGate did not accept the result (%s); it is kept for %.0f s at "
@@ -237,7 +253,7 @@ class AppState:
                 record.key,
             )
         except asyncio.CancelledError:
-            record.state = "callback_failed"
+            self.move(record, "callback_failed")
             record.undelivered = body
             logger.error("rollout %s: shut down while reporting; result not delivered", record.rollout_id)
             raise
