@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import pathlib
 import signal
 import uuid
 from collections.abc import Iterator
@@ -288,6 +290,24 @@ def test_local_mode_serves_without_auth(trainer: FakeTrainer) -> None:
         assert "(disabled - local debug)" in proc.output()
     finally:
         proc.close()
+
+
+def test_log_dir_collects_agent_events_per_rollout(trainer: FakeTrainer, tmp_path: pathlib.Path) -> None:
+    proc = ServerProcess(args=("--skip-register", "--log", str(tmp_path))).start()
+    try:
+        rollout_id = new_id("logged")
+        assert init(proc, rollout_body(trainer, rollout_id)).status_code == 202
+        trainer.wait_for_callback(rollout_id)
+    finally:
+        proc.close()
+    (run_dir,) = tmp_path.iterdir()
+    assert run_dir.name.isdigit()
+    events = [json.loads(line) for line in (run_dir / f"{rollout_id}.jsonl").read_text().splitlines()]
+    assert [(e["event"], e["turn"], e["finish_reason"]) for e in events] == [
+        ("llm_reply", 0, "tool_calls"),
+        ("llm_reply", 1, "stop"),
+    ]
+    assert all(e["rollout_id"] == rollout_id for e in events)
 
 
 # --- record TTL -----------------------------------------------------------------------------------------
