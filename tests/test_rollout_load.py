@@ -119,8 +119,14 @@ async def run_load() -> tuple[Trainer, dict[str, float], float, float | None, di
         wall = time.monotonic() - started
         cpu_after = cpu_seconds(server.proc.pid)
         cpu = None if cpu_before is None or cpu_after is None else cpu_after - cpu_before
+        # The trainer logs a callback before its 200 reaches the server, so the last few records may
+        # still be "reporting" for a moment: wait (bounded) for the server to settle.
         async with httpx.AsyncClient() as client:
-            health = (await client.get(f"{server.url}/health")).json()
+            for _ in range(300):
+                health = (await client.get(f"{server.url}/health")).json()
+                if health["active_rollouts"] == 0:
+                    break
+                await asyncio.sleep(0.1)
     finally:
         code = await asyncio.to_thread(server.stop)
         server.close()
