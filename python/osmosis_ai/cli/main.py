@@ -48,6 +48,8 @@ COMMANDS: LazyCommands = {
         "init_command",
         "Create a workspace with a rollout, configs and data.",
     ),
+    "serve": ("osmosis_ai.cli.serve", "serve", "Serve an agent loop to TrainGate (remote rollout server)."),
+    "validate": ("osmosis_ai.cli.validate", "validate", "Validate an agent loop (name, tools, async run)."),
 }
 
 

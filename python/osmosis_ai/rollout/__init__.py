@@ -38,6 +38,13 @@ from osmosis_ai.rollout.messages import (
     normalize_stop,
     parse_tool_calls,
 )
+from osmosis_ai.rollout.network import (
+    PublicIPDetectionError,
+    detect_public_ip,
+    is_private_ip,
+    is_valid_hostname_or_ip,
+    validate_ipv4,
+)
 from osmosis_ai.rollout.registry import (
     AgentLoopRegistry,
     get_agent_loop,
@@ -140,6 +147,7 @@ __all__ = [
     "OsmosisTimeoutError",
     "OsmosisTransportError",
     "OsmosisValidationError",
+    "PublicIPDetectionError",
     "RolloutAgentLoop",
     "RolloutContext",
     "RolloutMetrics",
@@ -158,6 +166,7 @@ __all__ = [
     "create_tool_error_result",
     "create_tool_result",
     "dataset_row_to_request",
+    "detect_public_ip",
     "execute_tool_calls",
     "get_agent_loop",
     "get_max_metadata_size_bytes",
@@ -165,8 +174,10 @@ __all__ = [
     "get_message_role",
     "get_tool_call_info",
     "is_assistant_message",
+    "is_private_ip",
     "is_tool_message",
     "is_user_message",
+    "is_valid_hostname_or_ip",
     "list_agent_loops",
     "load_agent_loop",
     "normalize_stop",
@@ -177,5 +188,6 @@ __all__ = [
     "set_max_metadata_size_bytes",
     "unregister_agent_loop",
     "validate_agent_loop",
+    "validate_ipv4",
     "validate_tools",
 ]

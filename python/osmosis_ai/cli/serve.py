@@ -1,0 +1,80 @@
+"""`osmosis serve`: serve an agent loop to TrainGate (the remote rollout server)."""
+
+from __future__ import annotations
+
+import click
+
+from osmosis_ai.errors import CLIError
+
+_LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
+
+
+@click.command("serve")
+@click.option(
+    "-m", "--module", "module_path", required=True, help="The agent loop, as module.path:attribute."
+)
+@click.option(
+    "-p", "--port", type=click.IntRange(1, 65535), default=9000, show_default=True, help="TCP port."
+)
+@click.option(
+    "-H", "--host", default="127.0.0.1", show_default=True, help="Interface to bind (0.0.0.0 for all)."
+)
+@click.option("--no-validate", is_flag=True, help="Skip the agent loop checks before serving.")
+@click.option("--reload", is_flag=True, help="Restart when code in the current directory changes.")
+@click.option("--log-level", type=click.Choice(_LOG_LEVELS), default="info", show_default=True)
+@click.option("--skip-register", is_flag=True, help="Serve without registering with the Osmosis platform.")
+@click.option(
+    "--local", "--local-debug", "local_debug", is_flag=True, help="No API key auth; loopback addresses only."
+)
+@click.option(
+    "--api-key",
+    envvar="OSMOSIS_ROLLOUT_API_KEY",
+    default=None,
+    help="Key TrainGate must send as a bearer token (or OSMOSIS_ROLLOUT_API_KEY); generated if omitted.",
+)
+@click.option(
+    "--log",
+    "log_dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Write per-rollout event logs here.",
+)
+def serve(
+    module_path: str,
+    port: int,
+    host: str,
+    no_validate: bool,
+    reload: bool,
+    log_level: str,
+    skip_register: bool,
+    local_debug: bool,
+    api_key: str | None,
+    log_dir: str | None,
+) -> int:
+    """Serve an agent loop to TrainGate: /v1/rollout/init, /health, /platform/health.
+
+    Platform registration is not available yet: use --skip-register (API key auth) or --local.
+    """
+    from osmosis_ai.rollout.loader import load_agent_loop
+    from osmosis_ai.rollout.serve import serve_agent_loop
+
+    click.echo(f"Loading agent: {module_path}")
+    agent_loop = load_agent_loop(module_path)
+    click.echo(f"  Agent name: {agent_loop.name}")
+    try:
+        serve_agent_loop(
+            agent_loop,
+            host=host,
+            port=port,
+            validate=not no_validate,
+            log_level=log_level,
+            reload=reload,
+            skip_register=skip_register,
+            api_key=api_key,
+            local_debug=local_debug,
+            debug_dir=log_dir,
+            module_path=module_path,
+        )
+    except ImportError as exc:
+        raise CLIError(str(exc)) from exc
+    return 0

@@ -1,0 +1,219 @@
+"""``create_app``: the FastAPI application TrainGate talks to during training.
+
+Endpoints: ``GET /health`` (open), ``GET /platform/health`` and ``GET /v1/rollout/status/{key}``
+(bearer), ``POST /v1/rollout/init`` (bearer when the app has an API key). Authentication is checked
+before the body is read, so an unauthenticated caller learns nothing about the schema.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import secrets
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError as PydanticValidationError
+
+from osmosis_ai.errors import ToolValidationError
+from osmosis_ai.rollout.core import RolloutAgentLoop
+from osmosis_ai.rollout.schemas import InitResponse, RolloutRequest
+from osmosis_ai.rollout.server.state import AppState, RolloutRecord, logger
+from osmosis_ai.rollout.tools import tool_to_dict, validate_tools
+
+try:
+    from fastapi import FastAPI, Request, Response
+    from fastapi.responses import JSONResponse
+except ImportError as exc:  # pragma: no cover - depends on the installation
+    raise ImportError(
+        "The rollout server needs FastAPI and uvicorn: pip install 'osmosis-ai[server]'"
+    ) from exc
+
+if TYPE_CHECKING:
+    from osmosis_ai.rollout.config import RolloutSettings
+
+__all__ = ["create_app"]
+
+_UNAUTHORIZED = b'{"detail":"Invalid or missing API key"}'
+
+
+def _token(header: str | None) -> str | None:
+    """The bearer token of an ``Authorization`` header (``Bearer <token>``, scheme case-insensitive)."""
+    if not header:
+        return None
+    parts = header.strip().split()
+    if len(parts) != 2 or parts[0].lower() != "bearer":
+        return None
+    return parts[1]
+
+
+def _key_matches(expected: str, header: str | None) -> bool:
+    token = _token(header)
+    # compare_digest on bytes: constant time, and no TypeError for non-ASCII input.
+    return token is not None and secrets.compare_digest(token.encode(), expected.encode())
+
+
+def create_app(
+    agent_loop: RolloutAgentLoop,
+    max_concurrent: int | None = None,
+    record_ttl_seconds: float | None = None,
+    settings: RolloutSettings | None = None,
+    credentials: Any = None,
+    server_host: str | None = None,
+    server_port: int | None = None,
+    api_key: str | None = None,
+    debug_dir: str | None = None,
+    on_startup: Callable[[], Awaitable[None]] | None = None,
+    on_shutdown: Callable[[], Awaitable[None]] | None = None,
+) -> FastAPI:
+    """Builds the rollout server for one agent loop.
+
+    Args:
+        agent_loop: The agent loop instance to serve.
+        max_concurrent: Rollouts running at once (default: settings, 100).
+        record_ttl_seconds: How long finished rollouts are remembered for idempotency (default 3600).
+        settings: Rollout settings; the process-wide ones when omitted.
+        credentials: Platform credentials for registration; not supported yet (must be ``None``).
+        server_host: Host the server is reachable at (used with ``credentials`` only).
+        server_port: Port the server is reachable at (used with ``credentials`` only).
+        api_key: The key TrainGate must send as ``Authorization: Bearer <key>``; ``None`` disables auth.
+        debug_dir: Directory for per-rollout ``ctx.log_event`` traces.
+        on_startup: Awaited once when the server starts.
+        on_shutdown: Awaited once when the server stops, after in-flight rollouts are settled.
+
+    Returns:
+        The FastAPI application (serve it with uvicorn).
+
+    Raises:
+        ImportError: FastAPI is not installed (``pip install 'osmosis-ai[server]'``).
+        NotImplementedError: ``credentials`` were given (platform registration is not available yet).
+
+    Example:
+        >>> app = create_app(MyAgentLoop(), api_key="secret")  # doctest: +SKIP
+        >>> uvicorn.run(app, host="127.0.0.1", port=9000)  # doctest: +SKIP
+    """
+    if credentials is not None:
+        raise NotImplementedError(
+            "Platform registration is not available in this version of osmosis-ai; "
+            "serve without credentials (osmosis serve --skip-register) and point TrainGate at the server"
+        )
+    if settings is None:
+        from osmosis_ai.rollout.config import get_settings
+
+        settings = get_settings()
+    state = AppState(agent_loop, settings, max_concurrent, record_ttl_seconds, debug_dir)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        await state.start()
+        if on_startup is not None:
+            await on_startup()
+        try:
+            yield
+        finally:
+            await state.stop()
+            if on_shutdown is not None:
+                await on_shutdown()
+
+    app = FastAPI(
+        title=f"Osmosis RolloutServer ({agent_loop.name})",
+        lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+    )
+    app.state.rollout = state
+    _add_routes(app, state, api_key)
+    return app
+
+
+def _json(body: bytes | dict[str, Any], status: int = 200, headers: dict[str, str] | None = None) -> Response:
+    if isinstance(body, bytes):
+        return Response(body, status_code=status, media_type="application/json", headers=headers)
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+def _add_routes(app: FastAPI, state: AppState, api_key: str | None) -> None:
+    def health_body() -> dict[str, Any]:
+        counts = state.counts()
+        return {
+            "status": "healthy" if state.accepting else "shutting_down",
+            "agent_loop": state.agent_loop.name,
+            "active_rollouts": counts["queued"] + counts["running"] + counts["reporting"],
+            "completed_rollouts": counts["completed"] + counts["callback_failed"] + counts["cancelled"],
+        }
+
+    def denied(request: Request) -> Response | None:
+        if api_key is None or _key_matches(api_key, request.headers.get("authorization")):
+            return None
+        return _json(_UNAUTHORIZED, 401, {"WWW-Authenticate": "Bearer"})
+
+    @app.get("/health")
+    async def health() -> Response:
+        return _json(health_body())
+
+    @app.get("/platform/health")
+    async def platform_health(request: Request) -> Response:
+        if api_key is None:
+            return _json({"detail": "Not Found"}, 404)
+        return denied(request) or _json(health_body())
+
+    @app.get("/v1/rollout/status/{key}")
+    async def rollout_status(key: str, request: Request) -> Response:
+        refusal = denied(request)
+        if refusal is not None:
+            return refusal
+        record = state.records.get(key)
+        if record is None:
+            return _json(
+                {"detail": f"no rollout with id or idempotency key '{key}' (finished ones expire)"}, 404
+            )
+        return _json(record.summary())
+
+    @app.post("/v1/rollout/init")
+    async def init(request: Request) -> Response:
+        refusal = denied(request)
+        if refusal is not None:
+            return refusal
+        try:
+            rollout_request = RolloutRequest.model_validate_json(await request.body())
+        except PydanticValidationError as exc:
+            errors = exc.errors(include_url=False, include_input=False, include_context=False)
+            return _json({"detail": errors}, 422)
+        return await _init(state, rollout_request)
+
+
+async def _init(state: AppState, request: RolloutRequest) -> Response:
+    if not state.accepting:  # checked after the body was read: no rollout starts once shutdown began
+        return _json({"detail": "the rollout server is shutting down"}, 503, {"Retry-After": "5"})
+    key = request.idempotency_key or request.rollout_id
+    record = state.records.get(key)
+    if record is not None:
+        # A repeat (TrainGate retrying): same answer, nothing started.
+        try:
+            body = await asyncio.shield(record.init)
+        except Exception as exc:
+            return _json({"detail": f"get_tools failed: {type(exc).__name__}: {exc}"}, 500)
+        return _json(body, 202)
+    record = RolloutRecord(
+        key=key, rollout_id=request.rollout_id, init=asyncio.get_running_loop().create_future()
+    )
+    state.add(record)
+    try:
+        tools = state.agent_loop.get_tools(request)
+        validate_tools(tools)
+    except Exception as exc:
+        # Forget the key so TrainGate's retry can succeed once the agent is fixed or the fault passes.
+        state.drop(key)
+        record.init.set_exception(exc)
+        record.init.exception()  # retrieved: waiters get it, the loop does not warn
+        if not isinstance(exc, ToolValidationError):
+            logger.exception("rollout %s: get_tools raised", request.rollout_id)
+        return _json({"detail": f"get_tools failed: {type(exc).__name__}: {exc}"}, 500)
+    tools = list(tools)
+    body = InitResponse(
+        rollout_id=request.rollout_id, tools=[tool_to_dict(t) for t in tools]
+    ).model_dump_json(exclude_none=True)
+    record.init.set_result(body.encode())
+    state.start_rollout(record, request, tools)
+    return _json(body.encode(), 202)

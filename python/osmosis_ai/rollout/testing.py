@@ -1,0 +1,237 @@
+"""Helpers for testing agent loops and rollout servers without a real TrainGate.
+
+``create_mock_trainer_app`` is a small TrainGate stand-in (FastAPI): it answers completions with a
+predictable script and records completion callbacks in a :class:`RolloutCompletionTracker`. Serve it
+with uvicorn on 127.0.0.1, or route an ``httpx`` client to it in-process with
+:func:`patch_httpx_for_mock_trainer`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+__all__ = [
+    "CALCULATOR_KEYWORDS",
+    "RolloutCompletionTracker",
+    "create_mock_trainer_app",
+    "fake_prompt_token_ids",
+    "fake_token_ids",
+    "patch_httpx_for_mock_trainer",
+]
+
+# A last user message containing one of these gets an add(a=5, b=3) tool call.
+CALCULATOR_KEYWORDS = ("calculate", "calculator", "add", "sum", "plus", "+")
+
+ToolCallGenerator = Callable[[list[dict[str, Any]]], "list[dict[str, Any]] | None"]
+
+
+def fake_token_ids(text: str) -> list[int]:
+    """One fake token id per character: ``0 .. len(text) - 1``.
+
+    Example:
+        >>> fake_token_ids("abc")
+        [0, 1, 2]
+    """
+    return list(range(len(text or "")))
+
+
+def fake_prompt_token_ids(messages: list[dict[str, Any]]) -> list[int]:
+    """Ten fake prompt token ids per message (at least ten).
+
+    Example:
+        >>> len(fake_prompt_token_ids([{"role": "user", "content": "hi"}] * 3))
+        30
+    """
+    return list(range(10 * max(1, len(messages))))
+
+
+class RolloutCompletionTracker:
+    """Completion callbacks received by the mock trainer, by rollout id (thread-safe).
+
+    Example:
+        >>> tracker = RolloutCompletionTracker()
+        >>> tracker.record({"rollout_id": "r1", "status": "COMPLETED"})
+        >>> tracker.get("r1")["status"]
+        'COMPLETED'
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Condition()
+        self.completed: dict[str, dict[str, Any]] = {}
+        self.counts: dict[str, int] = {}
+
+    def record(self, body: dict[str, Any]) -> None:
+        """Stores one callback body (the latest wins; ``counts`` keeps how many arrived)."""
+        rollout_id = str(body.get("rollout_id", ""))
+        with self._lock:
+            self.completed[rollout_id] = body
+            self.counts[rollout_id] = self.counts.get(rollout_id, 0) + 1
+            self._lock.notify_all()
+
+    def get(self, rollout_id: str) -> dict[str, Any] | None:
+        """The callback body for a rollout, or ``None``."""
+        with self._lock:
+            return self.completed.get(rollout_id)
+
+    def wait_for(self, rollout_id: str, timeout: float = 30.0) -> dict[str, Any]:
+        """Blocks until the rollout's callback arrived.
+
+        Raises:
+            TimeoutError: No callback within ``timeout`` seconds.
+        """
+        with self._lock:
+            if not self._lock.wait_for(lambda: rollout_id in self.completed, timeout=timeout):
+                raise TimeoutError(f"no completion callback for rollout '{rollout_id}' within {timeout} s")
+            return self.completed[rollout_id]
+
+    async def wait_for_async(self, rollout_id: str, timeout: float = 30.0) -> dict[str, Any]:
+        """Like :meth:`wait_for`, without blocking the event loop."""
+        deadline = time.monotonic() + timeout
+        while (body := self.get(rollout_id)) is None:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"no completion callback for rollout '{rollout_id}' within {timeout} s")
+            await asyncio.sleep(0.01)
+        return body
+
+    def clear(self) -> None:
+        """Forgets every callback."""
+        with self._lock:
+            self.completed.clear()
+            self.counts.clear()
+
+
+def _last_user_text(messages: list[dict[str, Any]]) -> str:
+    for message in reversed(messages):
+        if message.get("role") == "user":
+            content = message.get("content")
+            return content.lower() if isinstance(content, str) else ""
+    return ""
+
+
+def _scripted_reply(messages: list[dict[str, Any]], generator: ToolCallGenerator | None) -> dict[str, Any]:
+    if messages and messages[-1].get("role") == "tool":
+        return {"role": "assistant", "content": "The calculation is complete."}
+    calls = generator(messages) if generator is not None else None
+    if calls is None and any(word in _last_user_text(messages) for word in CALCULATOR_KEYWORDS):
+        calls = [
+            {
+                "id": f"call_{uuid.uuid4().hex[:12]}",
+                "type": "function",
+                "function": {"name": "add", "arguments": '{"a": 5, "b": 3}'},
+            }
+        ]
+    if calls:
+        return {"role": "assistant", "content": None, "tool_calls": calls}
+    return {"role": "assistant", "content": "OK."}
+
+
+def create_mock_trainer_app(
+    tracker: RolloutCompletionTracker | None = None, tool_call_generator: ToolCallGenerator | None = None
+) -> FastAPI:
+    """Builds a mock TrainGate.
+
+    Routes: ``POST /v1/chat/completions`` (after a tool message: "The calculation is complete."; a last
+    user message with a calculator keyword: an ``add(a=5, b=3)`` tool call; otherwise "OK."),
+    ``POST /v1/rollout/completed`` (recorded in ``tracker``), ``GET /v1/rollout/completed/{rollout_id}``
+    (404 until it arrived) and ``GET /health``.
+
+    Args:
+        tracker: Where callbacks are recorded; a new one when omitted (``app.state.tracker``).
+        tool_call_generator: Called with the messages; a non-empty list of tool calls it returns is sent
+            instead of the scripted reply.
+
+    Example:
+        >>> app = create_mock_trainer_app()  # doctest: +SKIP
+        >>> uvicorn.run(app, host="127.0.0.1", port=8080)  # doctest: +SKIP
+    """
+    from fastapi import FastAPI
+    from fastapi.responses import JSONResponse
+    from starlette.requests import Request
+
+    tracker = tracker if tracker is not None else RolloutCompletionTracker()
+    app = FastAPI(title="Mock TrainGate", docs_url=None, redoc_url=None, openapi_url=None)
+    app.state.tracker = tracker
+
+    # Plain Starlette routes: the handlers take the request positionally, whatever their annotations.
+    async def chat(request: Request) -> JSONResponse:
+        body = await request.json()
+        messages = body.get("messages") or []
+        message = _scripted_reply(messages, tool_call_generator)
+        text = message.get("content") or ""
+        prompt_ids = fake_prompt_token_ids(messages)
+        completion_ids = fake_token_ids(text)
+        return JSONResponse(
+            {
+                "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
+                "object": "chat.completion",
+                "created": int(time.time()),
+                "model": body.get("model", "default"),
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": message,
+                        "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
+                    }
+                ],
+                "usage": {
+                    "prompt_tokens": len(prompt_ids),
+                    "completion_tokens": len(completion_ids),
+                    "total_tokens": len(prompt_ids) + len(completion_ids),
+                },
+                "token_ids": completion_ids,
+                "logprobs": [0.0] * len(completion_ids),
+                "prompt_token_ids": prompt_ids,
+            }
+        )
+
+    async def completed(request: Request) -> JSONResponse:
+        body = await request.json()
+        tracker.record(body)
+        return JSONResponse({"status": "ok"})
+
+    async def completed_one(request: Request) -> JSONResponse:
+        rollout_id = request.path_params["rollout_id"]
+        body = tracker.get(rollout_id)
+        if body is None:
+            return JSONResponse({"detail": f"no completion for rollout '{rollout_id}'"}, status_code=404)
+        return JSONResponse(body)
+
+    async def health(request: Request) -> JSONResponse:
+        return JSONResponse({"status": "healthy"})
+
+    app.add_route("/v1/chat/completions", chat, methods=["POST"])
+    app.add_route("/v1/rollout/completed", completed, methods=["POST"])
+    app.add_route("/v1/rollout/completed/{rollout_id}", completed_one, methods=["GET"])
+    app.add_route("/health", health, methods=["GET"])
+    return app
+
+
+def patch_httpx_for_mock_trainer(client: Any, monkeypatch: Any) -> None:
+    """Routes every ``httpx.AsyncClient`` created afterwards to a mock trainer, in-process.
+
+    Args:
+        client: The mock trainer: a FastAPI/ASGI app, or anything with an ``.app`` attribute such as
+            Starlette's ``TestClient``.
+        monkeypatch: pytest's ``monkeypatch`` fixture (undone after the test).
+
+    Example:
+        >>> patch_httpx_for_mock_trainer(create_mock_trainer_app(), monkeypatch)  # doctest: +SKIP
+    """
+    import httpx
+
+    app = getattr(client, "app", client)
+    original = httpx.AsyncClient.__init__
+
+    def init(self: httpx.AsyncClient, *args: Any, **kwargs: Any) -> None:
+        kwargs["transport"] = httpx.ASGITransport(app=app)
+        original(self, *args, **kwargs)
+
+    monkeypatch.setattr(httpx.AsyncClient, "__init__", init)
