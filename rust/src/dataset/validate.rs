@@ -2,7 +2,7 @@
 
 use super::contract::{Contract, FieldProblem, ValueKind};
 use super::error::{DatasetError, DatasetErrorKind, DatasetResult, PositionUnit};
-use super::jsonl::{parse_error, Lines};
+use super::jsonl::{line_text, parse_error, Lines};
 use super::shape::{self, Shape};
 use super::{empty_file, open_source, Format};
 
@@ -131,7 +131,15 @@ fn validate_jsonl(path: &str, c: &mut Collector) -> DatasetResult<()> {
     let mut lines = Lines::open(path)?;
     let mut index = 0u64;
     while let Some((line, bytes)) = lines.next_line()? {
-        match shape::parse(bytes) {
+        let text = match line_text(path, line, index, bytes) {
+            Ok(text) => text,
+            Err(err) => {
+                c.unparsable_row(err);
+                index += 1;
+                continue;
+            }
+        };
+        match shape::parse(text) {
             Ok(Shape::Object(owned)) => {
                 let entries: Vec<(&str, ValueKind)> =
                     owned.iter().map(|(k, v)| (k.as_ref(), *v)).collect();

@@ -4,7 +4,7 @@
 
 use crate::dataset::{
     count_rows as core_count_rows, validate_file, Contract, DatasetError, DatasetErrorKind,
-    DatasetReader, PositionUnit, Row,
+    DatasetReader, PositionUnit, PrefetchReader, Row,
 };
 use crate::error::CoreError;
 use pyo3::exceptions::{PyFileNotFoundError, PyIsADirectoryError, PyOSError, PyPermissionError};
@@ -132,8 +132,7 @@ fn rows_to_py<'py>(
 /// An iterator over batches (lists of dicts) of the rows of a dataset file.
 #[pyclass(module = "osmosis_ai._core", unsendable)]
 pub struct DatasetBatches {
-    reader: DatasetReader,
-    batch_size: usize,
+    reader: PrefetchReader,
     cache: KeyCache,
 }
 
@@ -156,9 +155,9 @@ impl DatasetBatches {
         let reader = py
             .detach(|| DatasetReader::open(path, contract, offset, limit))
             .map_err(CoreError::from)?;
+        let reader = PrefetchReader::start(reader, batch_size)?;
         Ok(DatasetBatches {
             reader,
-            batch_size,
             cache: KeyCache::default(),
         })
     }
@@ -174,17 +173,14 @@ impl DatasetBatches {
     }
 
     fn __next__<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyList>>> {
-        let size = self.batch_size;
         let reader = &mut self.reader;
-        let batch = py
-            .detach(|| reader.next_batch(size))
-            .map_err(CoreError::from)?;
+        let batch = py.detach(|| reader.next_batch()).map_err(CoreError::from)?;
         if batch.is_empty() {
             return Ok(None);
         }
         let list = rows_to_py(py, &batch, &mut self.cache)?;
-        // Freeing a batch of parsed rows is real work; it needs no GIL.
-        py.detach(move || drop(batch));
+        // Freeing a batch of parsed rows is real work: the reader thread does it.
+        self.reader.recycle(batch);
         Ok(Some(list))
     }
 }
