@@ -152,15 +152,20 @@ _MEMORY_PROBE = textwrap.dedent(
 
 
 @pytest.mark.parametrize("rows", [10_000, 1_000_000])
-def test_peak_memory_is_flat(tmp_path: Path, rows: int, peak_memory: dict[str, int]) -> None:
+def test_peak_memory_is_flat(benchmark, tmp_path: Path, rows: int, peak_memory: dict[str, int]) -> None:  # type: ignore[no-untyped-def]
     """Peak RSS of streaming every row of a file; the 1M-row file is 100x the 10k one."""
     path = tmp_path / f"m{rows}.jsonl"
     line = orjson.dumps({"system_prompt": "s" * 40, "user_prompt": "u" * 120, "ground_truth": "g", "id": 0})
     with path.open("wb") as f:
         for _ in range(rows // 10_000):
             f.write((line + b"\n") * 10_000)
-    out = subprocess.run(
-        [sys.executable, "-c", _MEMORY_PROBE, str(path)], check=True, capture_output=True, text=True
+    benchmark.group = "stream every row (peak memory probe)"
+    out = benchmark.pedantic(
+        lambda: subprocess.run(
+            [sys.executable, "-c", _MEMORY_PROBE, str(path)], check=True, capture_output=True, text=True
+        ),
+        rounds=1,
+        iterations=1,
     )
     peak_memory[f"streaming {rows:>9,} rows"] = int(out.stdout.strip())
     if len(peak_memory) == 2:
