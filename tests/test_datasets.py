@@ -393,3 +393,24 @@ def test_property_csv_and_parquet_round_trip(tmp_path: Path, rows: list[dict[str
         path = WRITERS[fmt](tmp_path / f"p.{fmt}", rows)
         assert list(read_dataset(path)) == rows
         assert count_rows(path) == len(rows)
+
+
+def test_validate_large_file_keeps_exact_line_numbers(tmp_path: Path) -> None:
+    """Over 16 MiB, JSONL is validated in byte ranges on several threads; positions must not shift."""
+    path = tmp_path / "big.jsonl"
+    bad_lines = {7, 5_001, 9_999, 14_321, 19_998}
+    pad = "p" * 900
+    with path.open("w", encoding="utf-8") as f:
+        for line in range(1, 20_001):
+            if line in bad_lines:
+                f.write('{"system_prompt": "s", "user_prompt": null, "ground_truth": "g"}\n')
+            elif line % 1000 == 0:
+                f.write("\n")
+            else:
+                f.write(json.dumps({**row(line), "pad": pad}) + "\n")
+    assert path.stat().st_size > 17 * 2**20
+    report = validate_dataset(path)
+    assert [p.line for p in report.problems] == sorted(bad_lines)
+    blank_before = {line: line // 1000 for line in bad_lines}
+    assert [p.row for p in report.problems] == [line - 1 - blank_before[line] for line in sorted(bad_lines)]
+    assert report.rows == 20_000 - 20 and report.columns[-1] == "pad"
