@@ -71,7 +71,7 @@ def test_preview_errors(tmp_path: Path) -> None:
     unsupported = run("preview", "-p", str(tmp_path / "x.txt"))
     assert unsupported.returncode == 1 and "Unsupported file extension '.txt'" in unsupported.stderr
     (tmp_path / "e.jsonl").write_text("\n")
-    assert "No records found" in run("preview", "-p", str(tmp_path / "e.jsonl")).stderr
+    assert "No JSON records found" in run("preview", "-p", str(tmp_path / "e.jsonl")).stderr
 
 
 def test_preview_yaml_rubric_config(tmp_path: Path) -> None:

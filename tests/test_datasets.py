@@ -325,6 +325,19 @@ def test_batches_cross_the_boundary(tmp_path: Path) -> None:
     del batches  # the reader thread ends with the iterator
 
 
+def test_iteration_from_another_thread(tmp_path: Path) -> None:
+    import threading
+
+    path = write_jsonl(tmp_path / "d.jsonl", [row(i) for i in range(50)])
+    rows = read_dataset(path, batch_size=8)
+    first = next(rows)
+    rest: list[dict[str, Any]] = []
+    worker = threading.Thread(target=lambda: rest.extend(rows))
+    worker.start()
+    worker.join()
+    assert [first, *rest] == [row(i) for i in range(50)]
+
+
 def test_stub_lists_the_dataset_bindings() -> None:
     stub = (Path(_core.__file__).parent / "_core.pyi").read_text()
     for name in ("DatasetBatches", "count_rows", "validate_dataset"):
