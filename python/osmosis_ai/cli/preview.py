@@ -61,7 +61,8 @@ def _preview_dataset(file: Path, label: str, limit: int | None) -> None:
     if report.problems:
         problem = report.problems[0]
         if problem.kind == "empty":
-            raise CLIError(f"No records found in {file}")
+            noun = "JSON records" if file.suffix.lower() in (".jsonl", ".json") else "rows"
+            raise CLIError(f"No {noun} found in {file}")
         raise CLIError(str(problem))
     click.echo(f"Loaded {report.rows} {label}(s) from {file}")
     for i, record in enumerate(read_dataset(file, contract="any", limit=limit), start=1):

@@ -3,7 +3,7 @@
 use super::error::{json_error_text, DatasetError, DatasetErrorKind, DatasetResult, PositionUnit};
 use super::{RawRow, RowSource};
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
 
 const READ_BUFFER: usize = 1 << 20;
 const BOM: &[u8] = b"\xEF\xBB\xBF";
@@ -18,22 +18,56 @@ pub(crate) struct Lines {
     reader: BufReader<File>,
     buf: Vec<u8>,
     line: u64,
+    /// Bytes of the file consumed so far, and where this reader stops (a line starting at or past
+    /// `end` belongs to the next range).
+    pos: u64,
+    end: u64,
+    bom_possible: bool,
 }
 
 impl Lines {
     pub fn open(path: &str) -> DatasetResult<Self> {
-        let file = File::open(path).map_err(|e| DatasetError::io(path, &e))?;
+        Lines::open_range(path, 0, u64::MAX)
+    }
+
+    /// The lines that start in the byte range `start..end`; line numbers count from 1 at the range's
+    /// first line. Ranges that tile a file hand out every line exactly once.
+    pub fn open_range(path: &str, start: u64, end: u64) -> DatasetResult<Self> {
+        let io = |e: std::io::Error| DatasetError::io(path, &e);
+        let mut file = File::open(path).map_err(io)?;
+        let mut pos = 0;
+        if start > 0 {
+            file.seek(SeekFrom::Start(start - 1)).map_err(io)?;
+            pos = start - 1;
+        }
+        let mut reader = BufReader::with_capacity(READ_BUFFER, file);
+        if start > 0 {
+            // Drop the tail of the line that began before `start` (just its newline if one ends at start-1).
+            let mut tail = Vec::new();
+            pos += reader.read_until(b'\n', &mut tail).map_err(io)? as u64;
+        }
         Ok(Lines {
             path: path.to_owned(),
-            reader: BufReader::with_capacity(READ_BUFFER, file),
+            reader,
             buf: Vec::with_capacity(8192),
             line: 0,
+            pos,
+            end,
+            bom_possible: start == 0,
         })
+    }
+
+    /// Physical lines read so far (blank ones included).
+    pub fn lines_read(&self) -> u64 {
+        self.line
     }
 
     /// The next non-blank line and its 1-based number.
     pub fn next_line(&mut self) -> DatasetResult<Option<(u64, &[u8])>> {
         loop {
+            if self.pos >= self.end {
+                return Ok(None);
+            }
             self.buf.clear();
             let n = self
                 .reader
@@ -42,9 +76,10 @@ impl Lines {
             if n == 0 {
                 return Ok(None);
             }
+            self.pos += n as u64;
             self.line += 1;
             let mut start = 0;
-            if self.line == 1 && self.buf.starts_with(BOM) {
+            if self.line == 1 && self.bom_possible && self.buf.starts_with(BOM) {
                 start = BOM.len();
             }
             let mut end = self.buf.len();
@@ -59,10 +94,28 @@ impl Lines {
             }
         }
     }
+}
 
-    pub fn path(&self) -> &str {
-        &self.path
-    }
+/// The line as text: one SIMD UTF-8 check for the whole line, so the JSON parser (reading from a `str`)
+/// need not validate each string again.
+pub(crate) fn line_text<'b>(
+    path: &str,
+    line: u64,
+    index: u64,
+    bytes: &'b [u8],
+) -> DatasetResult<&'b str> {
+    simdutf8::basic::from_utf8(bytes).map_err(|_| {
+        let column = std::str::from_utf8(bytes)
+            .err()
+            .map_or(0, |e| e.valid_up_to())
+            + 1;
+        DatasetError::new(
+            DatasetErrorKind::Parse,
+            path,
+            format!("invalid UTF-8 at column {column} (dataset files must be UTF-8)"),
+        )
+        .at(PositionUnit::Line, line, Some(index))
+    })
 }
 
 pub(crate) fn parse_error(
@@ -84,6 +137,7 @@ pub(crate) fn parse_error(
 }
 
 pub(crate) struct JsonlSource {
+    path: String,
     lines: Lines,
     index: u64,
 }
@@ -91,6 +145,7 @@ pub(crate) struct JsonlSource {
 impl JsonlSource {
     pub fn open(path: &str) -> DatasetResult<Self> {
         Ok(JsonlSource {
+            path: path.to_owned(),
             lines: Lines::open(path)?,
             index: 0,
         })
@@ -104,9 +159,10 @@ impl RowSource for JsonlSource {
             return Ok(None);
         };
         self.index += 1;
-        match serde_json::from_slice(bytes) {
+        let path = &self.path;
+        match serde_json::from_str(line_text(path, line, index, bytes)?) {
             Ok(value) => Ok(Some(RawRow { line, index, value })),
-            Err(err) => Err(parse_error(self.lines.path(), line, index, &err)),
+            Err(err) => Err(parse_error(path, line, index, &err)),
         }
     }
 

@@ -11,6 +11,7 @@ mod error;
 mod json_array;
 mod jsonl;
 mod parquet_source;
+mod prefetch;
 mod shape;
 mod validate;
 
@@ -19,6 +20,7 @@ use std::path::Path;
 
 pub use contract::{Contract, FieldProblem, ValueKind};
 pub use error::{DatasetError, DatasetErrorKind, DatasetResult, PositionUnit};
+pub use prefetch::PrefetchReader;
 pub use validate::{validate_file, ValidationReport};
 
 /// The file formats we read, chosen by extension (case-insensitive).
@@ -132,6 +134,8 @@ pub struct DatasetReader {
     remaining: Option<u64>,
     rows_seen: u64,
     done: bool,
+    /// An error met after some rows of a batch: those rows are handed out first, the error next.
+    pending: Option<DatasetError>,
 }
 
 impl DatasetReader {
@@ -160,6 +164,7 @@ impl DatasetReader {
             remaining: limit,
             rows_seen: skipped,
             done: false,
+            pending: None,
         })
     }
 
@@ -167,9 +172,28 @@ impl DatasetReader {
         self.format
     }
 
-    /// Up to `max` rows; an empty batch means the window is exhausted. Stops at the first bad row.
+    /// Up to `max` rows; an empty batch means the window is exhausted. The first bad row ends the
+    /// stream: the good rows before it come first, then the error.
     pub fn next_batch(&mut self, max: usize) -> DatasetResult<Vec<Row>> {
+        if let Some(err) = self.pending.take() {
+            return Err(err);
+        }
         let mut batch = Vec::with_capacity(max.min(4096));
+        match self.fill(&mut batch, max) {
+            Ok(()) => Ok(batch),
+            Err(err) => {
+                self.done = true;
+                if batch.is_empty() {
+                    Err(err)
+                } else {
+                    self.pending = Some(err);
+                    Ok(batch)
+                }
+            }
+        }
+    }
+
+    fn fill(&mut self, batch: &mut Vec<Row>, max: usize) -> DatasetResult<()> {
         while batch.len() < max && !self.done {
             if self.remaining == Some(0) {
                 self.done = true;
@@ -188,7 +212,7 @@ impl DatasetReader {
             }
             batch.push(self.check(raw)?);
         }
-        Ok(batch)
+        Ok(())
     }
 
     fn check(&self, raw: RawRow) -> DatasetResult<Row> {

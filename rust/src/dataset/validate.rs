@@ -2,7 +2,7 @@
 
 use super::contract::{Contract, FieldProblem, ValueKind};
 use super::error::{DatasetError, DatasetErrorKind, DatasetResult, PositionUnit};
-use super::jsonl::{parse_error, Lines};
+use super::jsonl::{line_text, parse_error, Lines};
 use super::shape::{self, Shape};
 use super::{empty_file, open_source, Format};
 
@@ -32,6 +32,38 @@ struct Collector {
 }
 
 impl Collector {
+    fn empty_like(&self) -> Collector {
+        Collector {
+            path: self.path.clone(),
+            contract: self.contract,
+            unit: self.unit,
+            max_problems: self.max_problems,
+            report: ValidationReport {
+                path: self.report.path.clone(),
+                format: self.report.format,
+                rows: 0,
+                columns: Vec::new(),
+                problems: Vec::new(),
+                total_problems: 0,
+                bad_rows: 0,
+            },
+        }
+    }
+
+    /// Appends the report of a later part of the file whose lines and rows were counted from its start.
+    fn merge(&mut self, part: ValidationReport, line_offset: u64, row_offset: u64) {
+        let columns = part.columns;
+        self.note_columns(columns.iter().map(String::as_str));
+        self.report.rows += part.rows;
+        self.report.bad_rows += part.bad_rows;
+        self.report.total_problems += part.total_problems - part.problems.len() as u64;
+        for mut problem in part.problems {
+            problem.line = problem.line.map(|l| l + line_offset);
+            problem.row = problem.row.map(|r| r + row_offset);
+            self.add(problem);
+        }
+    }
+
     fn add(&mut self, problem: DatasetError) {
         self.report.total_problems += 1;
         if self.report.problems.len() < self.max_problems {
@@ -108,7 +140,19 @@ pub fn validate_file(
         },
     };
     if format == Format::Jsonl {
-        validate_jsonl(path, &mut c)?;
+        super::check_file(path)?;
+        let size = std::fs::metadata(path)
+            .map_err(|e| DatasetError::io(path, &e))?
+            .len();
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(MAX_THREADS);
+        let chunks = if size < PARALLEL_MIN_BYTES {
+            1
+        } else {
+            threads
+        };
+        validate_jsonl(path, &mut c, size, chunks)?;
     } else {
         validate_rows(path, format, &mut c)?;
     }
@@ -125,13 +169,60 @@ fn is_fatal(err: &DatasetError) -> bool {
     )
 }
 
-/// JSONL: shapes only, no values built.
-fn validate_jsonl(path: &str, c: &mut Collector) -> DatasetResult<()> {
-    super::check_file(path)?;
-    let mut lines = Lines::open(path)?;
+/// Files smaller than this are checked on one thread.
+const PARALLEL_MIN_BYTES: u64 = 16 << 20;
+const MAX_THREADS: usize = 4;
+
+/// JSONL in `chunks` byte ranges checked on as many threads, merged in file order.
+fn validate_jsonl(path: &str, c: &mut Collector, size: u64, chunks: usize) -> DatasetResult<()> {
+    if chunks <= 1 {
+        validate_jsonl_range(path, c, 0, u64::MAX)?;
+        return Ok(());
+    }
+    let bounds: Vec<u64> = (0..=chunks as u64)
+        .map(|k| size * k / chunks as u64)
+        .collect();
+    let results: Vec<DatasetResult<(Collector, u64)>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = bounds
+            .windows(2)
+            .map(|w| {
+                let (start, end) = (w[0], if w[1] == size { u64::MAX } else { w[1] });
+                let mut part = c.empty_like();
+                scope.spawn(move || {
+                    let lines = validate_jsonl_range(path, &mut part, start, end)?;
+                    Ok((part, lines))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("validation thread panicked"))
+            .collect()
+    });
+    let (mut line_offset, mut row_offset) = (0u64, 0u64);
+    for result in results {
+        let (part, lines) = result?;
+        c.merge(part.report, line_offset, row_offset);
+        line_offset += lines;
+        row_offset = c.report.rows;
+    }
+    Ok(())
+}
+
+/// JSONL lines starting in `start..end`: shapes only, no values built. Returns the lines read.
+fn validate_jsonl_range(path: &str, c: &mut Collector, start: u64, end: u64) -> DatasetResult<u64> {
+    let mut lines = Lines::open_range(path, start, end)?;
     let mut index = 0u64;
     while let Some((line, bytes)) = lines.next_line()? {
-        match shape::parse(bytes) {
+        let text = match line_text(path, line, index, bytes) {
+            Ok(text) => text,
+            Err(err) => {
+                c.unparsable_row(err);
+                index += 1;
+                continue;
+            }
+        };
+        match shape::parse(text) {
             Ok(Shape::Object(owned)) => {
                 let entries: Vec<(&str, ValueKind)> =
                     owned.iter().map(|(k, v)| (k.as_ref(), *v)).collect();
@@ -142,7 +233,7 @@ fn validate_jsonl(path: &str, c: &mut Collector) -> DatasetResult<()> {
         }
         index += 1;
     }
-    Ok(())
+    Ok(lines.lines_read())
 }
 
 /// JSON, CSV, Parquet: rows as values from the format's source.
@@ -174,5 +265,80 @@ fn validate_rows(path: &str, format: Format, c: &mut Collector) -> DatasetResult
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fmt::Write as _;
+
+    fn report_with_chunks(path: &str, chunks: usize, max: usize) -> ValidationReport {
+        let format = Format::Jsonl;
+        let mut c = Collector {
+            path: path.to_owned(),
+            contract: Contract::Eval,
+            unit: format.unit(),
+            max_problems: max,
+            report: ValidationReport {
+                path: path.to_owned(),
+                format,
+                rows: 0,
+                columns: Vec::new(),
+                problems: Vec::new(),
+                total_problems: 0,
+                bad_rows: 0,
+            },
+        };
+        let size = std::fs::metadata(path).unwrap().len();
+        validate_jsonl(path, &mut c, size, chunks).unwrap();
+        c.report
+    }
+
+    #[test]
+    fn parallel_ranges_agree_with_one_thread() {
+        let mut text = String::from("\u{feff}");
+        for i in 0..400 {
+            match i % 23 {
+                0 => text.push_str("\r\n"),
+                5 => text.push_str("{bad json\n"),
+                7 => writeln!(
+                    text,
+                    r#"{{"system_prompt": "s", "user_prompt": {i}, "ground_truth": "g"}}"#
+                )
+                .unwrap(),
+                11 => writeln!(
+                    text,
+                    r#"{{"system_prompt": "s", "user_prompt": "u", "X{i}": 1}}"#
+                )
+                .unwrap(),
+                13 => text.push_str("   \n"),
+                _ => writeln!(
+                    text,
+                    r#"{{"system_prompt": "s", "user_prompt": "{}", "ground_truth": "g"}}"#,
+                    "u".repeat(i * 7 % 300)
+                )
+                .unwrap(),
+            }
+        }
+        text.push_str(r#"{"system_prompt": "s", "user_prompt": "last", "ground_truth": 1}"#);
+        let path =
+            std::env::temp_dir().join(format!("osmosis-validate-{}.jsonl", std::process::id()));
+        std::fs::write(&path, &text).unwrap();
+        let path = path.to_str().unwrap();
+        let one = report_with_chunks(path, 1, 1000);
+        assert!(one.total_problems > 40, "{}", one.total_problems);
+        for chunks in 2..8 {
+            let many = report_with_chunks(path, chunks, 1000);
+            assert_eq!(many.rows, one.rows, "chunks={chunks}");
+            assert_eq!(many.bad_rows, one.bad_rows);
+            assert_eq!(many.total_problems, one.total_problems);
+            assert_eq!(many.problems, one.problems, "chunks={chunks}");
+            assert_eq!(many.columns, one.columns);
+            let capped = report_with_chunks(path, chunks, 5);
+            assert_eq!(capped.problems, one.problems[..5]);
+            assert_eq!(capped.total_problems, one.total_problems);
+        }
+        std::fs::remove_file(path).unwrap();
     }
 }

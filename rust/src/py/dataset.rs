@@ -4,13 +4,14 @@
 
 use crate::dataset::{
     count_rows as core_count_rows, validate_file, Contract, DatasetError, DatasetErrorKind,
-    DatasetReader, PositionUnit, Row,
+    DatasetReader, PositionUnit, PrefetchReader, Row,
 };
 use crate::error::CoreError;
 use pyo3::exceptions::{PyFileNotFoundError, PyIsADirectoryError, PyOSError, PyPermissionError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyString};
 use serde_json::{Map, Value};
+use std::sync::Mutex;
 
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<DatasetBatches>()?;
@@ -130,10 +131,12 @@ fn rows_to_py<'py>(
 }
 
 /// An iterator over batches (lists of dicts) of the rows of a dataset file.
-#[pyclass(module = "osmosis_ai._core", unsendable)]
+///
+/// Usable from any Python thread (an asyncio runner may iterate it from a worker thread).
+#[pyclass(module = "osmosis_ai._core")]
 pub struct DatasetBatches {
-    reader: DatasetReader,
-    batch_size: usize,
+    reader: Mutex<PrefetchReader>,
+    format: &'static str,
     cache: KeyCache,
 }
 
@@ -156,9 +159,11 @@ impl DatasetBatches {
         let reader = py
             .detach(|| DatasetReader::open(path, contract, offset, limit))
             .map_err(CoreError::from)?;
+        let format = reader.format().name();
+        let reader = PrefetchReader::start(reader, batch_size)?;
         Ok(DatasetBatches {
-            reader,
-            batch_size,
+            reader: Mutex::new(reader),
+            format,
             cache: KeyCache::default(),
         })
     }
@@ -166,7 +171,7 @@ impl DatasetBatches {
     /// The file format read: "jsonl", "json", "csv" or "parquet".
     #[getter]
     fn format(&self) -> &'static str {
-        self.reader.format().name()
+        self.format
     }
 
     fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
@@ -174,17 +179,18 @@ impl DatasetBatches {
     }
 
     fn __next__<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyList>>> {
-        let size = self.batch_size;
-        let reader = &mut self.reader;
-        let batch = py
-            .detach(|| reader.next_batch(size))
-            .map_err(CoreError::from)?;
+        // `&mut self` already excludes other callers; the lock only makes the class `Sync`.
+        let reader = self
+            .reader
+            .get_mut()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let batch = py.detach(|| reader.next_batch()).map_err(CoreError::from)?;
         if batch.is_empty() {
             return Ok(None);
         }
         let list = rows_to_py(py, &batch, &mut self.cache)?;
-        // Freeing a batch of parsed rows is real work; it needs no GIL.
-        py.detach(move || drop(batch));
+        // Freeing a batch of parsed rows is real work: the reader thread does it.
+        reader.recycle(batch);
         Ok(Some(list))
     }
 }

@@ -8,6 +8,11 @@ mod stats;
 
 use pyo3::prelude::*;
 
+// Dataset batches are many small allocations freed in bulk on the reader thread, where glibc's malloc
+// spent more time than parsing. mimalloc serves the core's Rust allocations only, never Python's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", crate::VERSION)?;

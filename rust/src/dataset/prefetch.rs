@@ -1,0 +1,81 @@
+//! A reader on its own thread: the next batch is parsed while the caller converts the current one, and
+//! used batches are freed there too. At most `DEPTH` parsed batches wait, so memory stays bounded.
+
+use super::{DatasetReader, DatasetResult, Format, Row};
+use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
+use std::thread::JoinHandle;
+
+const DEPTH: usize = 2;
+
+pub struct PrefetchReader {
+    format: Format,
+    batches: Receiver<DatasetResult<Vec<Row>>>,
+    used: Option<Sender<Vec<Row>>>,
+    worker: Option<JoinHandle<()>>,
+}
+
+fn run(
+    mut reader: DatasetReader,
+    batch_size: usize,
+    out: SyncSender<DatasetResult<Vec<Row>>>,
+    used: Receiver<Vec<Row>>,
+) {
+    loop {
+        while let Ok(batch) = used.try_recv() {
+            drop(batch);
+        }
+        let result = reader.next_batch(batch_size);
+        let last = !matches!(&result, Ok(batch) if !batch.is_empty());
+        // The receiver is gone when the caller stopped iterating: nothing more to do.
+        if out.send(result).is_err() || last {
+            return;
+        }
+    }
+}
+
+impl PrefetchReader {
+    pub fn start(reader: DatasetReader, batch_size: usize) -> std::io::Result<Self> {
+        let format = reader.format();
+        let (out, batches) = mpsc::sync_channel(DEPTH);
+        let (used, used_rx) = mpsc::channel();
+        let worker = std::thread::Builder::new()
+            .name("osmosis-dataset-reader".to_owned())
+            .spawn(move || run(reader, batch_size, out, used_rx))?;
+        Ok(PrefetchReader {
+            format,
+            batches,
+            used: Some(used),
+            worker: Some(worker),
+        })
+    }
+
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// The next batch; empty once the window is exhausted or after an error was returned.
+    pub fn next_batch(&mut self) -> DatasetResult<Vec<Row>> {
+        self.batches.recv().unwrap_or_else(|_| Ok(Vec::new()))
+    }
+
+    /// Hands a used batch back so the reader thread frees it.
+    pub fn recycle(&self, batch: Vec<Row>) {
+        if let Some(used) = &self.used {
+            // If the worker has ended, the batch is simply dropped here.
+            let _ = used.send(batch);
+        }
+    }
+}
+
+impl Drop for PrefetchReader {
+    fn drop(&mut self) {
+        self.used = None;
+        // Unblock a worker waiting to send, then wait for it so no thread outlives the reader.
+        while self.batches.try_recv().is_ok() {}
+        let (_, dead) = mpsc::sync_channel(0);
+        drop(std::mem::replace(&mut self.batches, dead));
+        if let Some(worker) = self.worker.take() {
+            let _ = worker.join();
+        }
+    }
+}

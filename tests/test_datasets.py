@@ -1,0 +1,429 @@
+"""The dataset engine: formats, the eval/rubric contracts, windows, counts, errors with positions."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from osmosis_ai import _core
+from osmosis_ai.datasets import count_rows, iter_batches, read_dataset, validate_dataset
+from osmosis_ai.errors import DatasetFormatError, DatasetParseError, DatasetValidationError
+
+
+def row(i: int, **extra: Any) -> dict[str, Any]:
+    return {"system_prompt": f"sys {i}", "user_prompt": f"user {i}", "ground_truth": str(i), **extra}
+
+
+def write_jsonl(path: Path, rows: list[Any], *, newline: str = "\n", trailing: bool = True) -> Path:
+    text = newline.join(json.dumps(r, ensure_ascii=False) for r in rows)
+    path.write_text(text + (newline if trailing else ""), encoding="utf-8")
+    return path
+
+
+def write_json(path: Path, rows: list[Any]) -> Path:
+    path.write_text(json.dumps(rows, indent=2, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def write_csv(path: Path, rows: list[dict[str, str]]) -> Path:
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+def write_parquet(path: Path, rows: list[dict[str, Any]], row_group_size: int = 1000) -> Path:
+    pq.write_table(pa.Table.from_pylist(rows), path, row_group_size=row_group_size)
+    return path
+
+
+WRITERS = {"jsonl": write_jsonl, "json": write_json, "csv": write_csv, "parquet": write_parquet}
+
+
+# --- round trips -----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("fmt", sorted(WRITERS))
+def test_round_trip_every_format(tmp_path: Path, fmt: str) -> None:
+    rows = [row(i, note=f"n{i}") for i in range(2500)]
+    path = WRITERS[fmt](tmp_path / f"d.{fmt}", rows)
+    assert list(read_dataset(path, batch_size=97)) == rows
+    assert count_rows(path) == 2500
+    report = validate_dataset(path)
+    assert report.ok and report.rows == 2500
+    assert report.columns == ["system_prompt", "user_prompt", "ground_truth", "note"]
+
+
+@pytest.mark.parametrize("fmt", sorted(WRITERS))
+def test_limit_and_offset(tmp_path: Path, fmt: str) -> None:
+    rows = [row(i) for i in range(2500)]
+    path = WRITERS[fmt](tmp_path / f"d.{fmt}", rows)
+    assert list(read_dataset(path, offset=1990, limit=25)) == rows[1990:2015]
+    assert list(read_dataset(path, offset=2400)) == rows[2400:]
+    assert list(read_dataset(path, offset=5000)) == []
+    assert list(read_dataset(path, limit=0)) == []
+
+
+def test_skipped_rows_are_not_checked(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "d.jsonl", [{"broken": True}, row(1)])
+    path.write_text("{not json\n" + path.read_text().split("\n", 1)[1])
+    assert list(read_dataset(path, offset=1)) == [row(1)]
+
+
+def test_json_values_of_every_kind(tmp_path: Path) -> None:
+    r = row(0, n=1, big=2**63 + 1, neg=-(2**62), f=1.5, t=True, z=None, nested={"a": [1, {"b": "c"}]})
+    path = write_jsonl(tmp_path / "d.jsonl", [r])
+    assert list(read_dataset(path)) == [r]
+
+
+def test_unicode_crlf_blank_lines_and_no_trailing_newline(tmp_path: Path) -> None:
+    rows = [row(0, text="naïve 数学 🙂 \u2028 résumé"), row(1)]
+    path = tmp_path / "d.jsonl"
+    body = "\r\n\r\n".join(json.dumps(r, ensure_ascii=False) for r in rows)
+    path.write_bytes(b"\xef\xbb\xbf" + ("\n  \n" + body).encode())
+    assert list(read_dataset(path)) == rows
+    assert count_rows(path) == 2
+    with pytest.raises(DatasetValidationError) as info:
+        list(read_dataset(write_jsonl(tmp_path / "e.jsonl", [row(0), {"x": 1}], trailing=False)))
+    assert info.value.line == 2
+
+
+def test_very_long_lines(tmp_path: Path) -> None:
+    rows = [row(i, blob="x" * 3_000_000) for i in range(3)]
+    for fmt in ("jsonl", "json"):
+        path = WRITERS[fmt](tmp_path / f"d.{fmt}", rows)
+        assert list(read_dataset(path)) == rows
+
+
+def test_required_columns_are_case_insensitive_and_lowered(tmp_path: Path) -> None:
+    path = write_jsonl(
+        tmp_path / "d.jsonl", [{"System_Prompt": "s", "USER_PROMPT": "u", "Ground_Truth": "g", "X": 1}]
+    )
+    assert list(read_dataset(path)) == [
+        {"system_prompt": "s", "user_prompt": "u", "ground_truth": "g", "X": 1}
+    ]
+
+
+def test_parquet_nested_and_typed_columns(tmp_path: Path) -> None:
+    rows = [row(i, meta={"k": i, "tags": ["a", "b"]}, score=i / 2, flag=i % 2 == 0) for i in range(5)]
+    path = write_parquet(tmp_path / "d.parquet", rows, row_group_size=2)
+    assert list(read_dataset(path)) == rows
+    assert list(read_dataset(path, offset=3)) == rows[3:]
+
+
+# --- errors ----------------------------------------------------------------------------------------------
+
+
+def expect(exc_type: type[Exception], path: Path, **kwargs: Any) -> DatasetFormatError:
+    with pytest.raises(exc_type) as info:
+        list(read_dataset(path, **kwargs))
+    return info.value  # type: ignore[return-value]
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="Dataset file not found"):
+        read_dataset(tmp_path / "nope.jsonl")
+    with pytest.raises(FileNotFoundError):
+        count_rows(tmp_path / "nope.parquet")
+    with pytest.raises(FileNotFoundError):
+        validate_dataset(tmp_path / "nope.csv")
+
+
+def test_directory_and_unsupported_extension(tmp_path: Path) -> None:
+    (tmp_path / "dir.jsonl").mkdir()
+    with pytest.raises(IsADirectoryError):
+        read_dataset(tmp_path / "dir.jsonl")
+    (tmp_path / "d.txt").write_text("{}")
+    with pytest.raises(
+        DatasetParseError, match=r"unsupported file extension '\.txt'.*\.jsonl, \.json, \.csv"
+    ):
+        read_dataset(tmp_path / "d.txt")
+
+
+@pytest.mark.parametrize("content", ["", "\n\n  \n"])
+def test_empty_jsonl(tmp_path: Path, content: str) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_text(content)
+    err = expect(DatasetParseError, path)
+    assert "no JSON records found" in str(err)
+    report = validate_dataset(path)
+    assert not report.ok and report.problems[0].kind == "empty"
+
+
+def test_empty_other_formats(tmp_path: Path) -> None:
+    (tmp_path / "a.json").write_text("[]")
+    (tmp_path / "b.csv").write_text("system_prompt,user_prompt,ground_truth\n")
+    (tmp_path / "c.csv").write_text("")
+    pq.write_table(pa.table({"system_prompt": pa.array([], pa.string())}), tmp_path / "d.parquet")
+    for name in ("a.json", "b.csv", "c.csv", "d.parquet"):
+        expect(DatasetParseError, tmp_path / name)
+
+
+def test_invalid_json_line_names_line_and_row(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_text(json.dumps(row(0)) + "\n\n" + '{"a": 1,,}\n' + json.dumps(row(2)) + "\n")
+    err = expect(DatasetParseError, path)
+    assert (err.path, err.line, err.row) == (str(path), 3, 1)
+    assert str(err).startswith(f"{path}, line 3 (row 1): invalid JSON at column 9")
+
+
+def test_non_object_row(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "d.jsonl", [row(0), [1, 2]])
+    err = expect(DatasetValidationError, path)
+    assert err.line == 2 and "Expected object, got list" in str(err)
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (None, "'user_prompt' cannot be null"),
+        (5, "'user_prompt' must be a string, got int"),
+        (["x"], "'user_prompt' must be a string, got list"),
+        ("   ", "'user_prompt' cannot be empty"),
+    ],
+)
+def test_bad_required_field(tmp_path: Path, value: Any, message: str) -> None:
+    bad = {**row(1), "user_prompt": value}
+    path = write_jsonl(tmp_path / "d.jsonl", [row(0), bad])
+    err = expect(DatasetValidationError, path)
+    assert (err.line, err.row, err.field) == (2, 1, "user_prompt")
+    assert message in str(err)
+
+
+def test_missing_required_field(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "d.jsonl", [{"user_prompt": "u"}])
+    err = expect(DatasetValidationError, path)
+    assert "Missing required columns: ['system_prompt', 'ground_truth']" in str(err)
+    assert err.line == 1
+
+
+def test_json_array_errors_name_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "d.json"
+    path.write_text('[\n  {"system_prompt": "s", "user_prompt": "u", "ground_truth": "g"},\n  {"a": tru}\n]')
+    err = expect(DatasetParseError, path)
+    assert err.line == 3 and err.row == 1
+    path.write_text('{"system_prompt": "s"}')
+    assert "must start with '['" in str(expect(DatasetParseError, path))
+    path.write_text('[{"system_prompt": "s", "user_prompt": "u", "ground_truth": 1}]')
+    err = expect(DatasetValidationError, path)
+    assert err.field == "ground_truth" and err.line == 1
+
+
+def test_csv_errors(tmp_path: Path) -> None:
+    path = tmp_path / "d.csv"
+    path.write_text('system_prompt,user_prompt,ground_truth\ns,"multi\nline",g\ns,u,g,EXTRA\n')
+    err = expect(DatasetParseError, path)
+    assert err.line == 4 and err.row == 1 and "4 fields but the header has 3" in str(err)
+    assert list(read_dataset(path, limit=1)) == [
+        {"system_prompt": "s", "user_prompt": "multi\nline", "ground_truth": "g"}
+    ]
+    path.write_text("system_prompt,user_prompt,ground_truth\ns,,g\n")
+    err = expect(DatasetValidationError, path)
+    assert err.field == "user_prompt" and err.line == 2
+
+
+def test_csv_crlf_and_unicode(tmp_path: Path) -> None:
+    path = tmp_path / "d.csv"
+    path.write_bytes("system_prompt,user_prompt,ground_truth\r\nsé,数学,g\r\n".encode())
+    assert list(read_dataset(path)) == [{"system_prompt": "sé", "user_prompt": "数学", "ground_truth": "g"}]
+
+
+def test_parquet_error_names_row(tmp_path: Path) -> None:
+    rows = [row(i) for i in range(10)]
+    rows[7]["ground_truth"] = None
+    path = write_parquet(tmp_path / "d.parquet", rows, row_group_size=3)
+    err = expect(DatasetValidationError, path)
+    assert (err.line, err.row, err.field) == (8, 7, "ground_truth")
+    assert str(err).startswith(f"{path}, row 8: 'ground_truth' cannot be null")
+    (tmp_path / "bad.parquet").write_bytes(b"not a parquet file at all")
+    with pytest.raises(DatasetParseError, match="invalid Parquet"):
+        read_dataset(tmp_path / "bad.parquet")
+
+
+def test_invalid_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    path.write_bytes(json.dumps(row(0)).encode() + b'\n{"system_prompt": "\xff"}\n')
+    err = expect(DatasetParseError, path)
+    assert err.line == 2 and "invalid UTF-8 at column 20" in str(err)
+
+
+# --- the validation pass ---------------------------------------------------------------------------------
+
+
+def test_validate_reports_every_problem(tmp_path: Path) -> None:
+    path = tmp_path / "d.jsonl"
+    lines = [
+        json.dumps(row(0)),
+        "{bad",
+        "",
+        json.dumps({**row(2), "ground_truth": 3}),
+        "[]",
+        json.dumps(row(4)),
+    ]
+    path.write_text("\n".join(lines))
+    report = validate_dataset(path)
+    assert report.rows == 5 and report.bad_rows == 3 and report.total_problems == 3
+    assert [(p.line, p.row, p.kind) for p in report.problems] == [
+        (2, 1, "parse"),
+        (4, 2, "validation"),
+        (5, 3, "validation"),
+    ]
+    assert report.problems[1].field == "ground_truth"
+    capped = validate_dataset(path, max_problems=1)
+    assert len(capped.problems) == 1 and capped.truncated and capped.total_problems == 3
+
+
+@pytest.mark.parametrize("fmt", ["json", "csv", "parquet"])
+def test_validate_other_formats_agree_with_reader(tmp_path: Path, fmt: str) -> None:
+    rows = [row(i) for i in range(6)]
+    rows[2]["user_prompt"] = ""
+    rows[4]["system_prompt"] = " "
+    path = WRITERS[fmt](tmp_path / f"d.{fmt}", rows)
+    report = validate_dataset(path)
+    assert [p.row for p in report.problems] == [2, 4]
+    assert [p.field for p in report.problems] == ["user_prompt", "system_prompt"]
+    err = expect(DatasetValidationError, path)
+    assert err.row == 2 and err.line == report.problems[0].line
+
+
+def test_rubric_contract(tmp_path: Path) -> None:
+    good = {"solution_str": "x", "rubric_id": "r", "score_min": 0, "score_max": 1.5, "metadata": {}}
+    path = write_jsonl(
+        tmp_path / "d.jsonl", [good, {"solution_str": ""}, {"solution_str": "y", "score_max": "1"}]
+    )
+    report = validate_dataset(path, contract="rubric")
+    assert [(p.line, p.field) for p in report.problems] == [(2, "solution_str"), (3, "score_max")]
+    assert next(read_dataset(path, contract="rubric")) == good
+    assert len(list(read_dataset(path, contract="any"))) == 3
+
+
+def test_bad_arguments(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "d.jsonl", [row(0)])
+    with pytest.raises(ValueError):
+        read_dataset(path, offset=-1)
+    with pytest.raises(ValueError):
+        read_dataset(path, batch_size=0)
+    with pytest.raises(RuntimeError, match="unknown row contract"):
+        read_dataset(path, contract="nope")  # type: ignore[arg-type]
+
+
+def test_batches_cross_the_boundary(tmp_path: Path) -> None:
+    path = write_jsonl(tmp_path / "d.jsonl", [row(i) for i in range(10)])
+    assert [len(b) for b in iter_batches(path, batch_size=4)] == [4, 4, 2]
+    batches = _core.DatasetBatches(str(path), "eval", 0, None, 3)
+    assert batches.format == "jsonl"
+    next(batches)
+    del batches  # the reader thread ends with the iterator
+
+
+def test_iteration_from_another_thread(tmp_path: Path) -> None:
+    import threading
+
+    path = write_jsonl(tmp_path / "d.jsonl", [row(i) for i in range(50)])
+    rows = read_dataset(path, batch_size=8)
+    first = next(rows)
+    rest: list[dict[str, Any]] = []
+    worker = threading.Thread(target=lambda: rest.extend(rows))
+    worker.start()
+    worker.join()
+    assert [first, *rest] == [row(i) for i in range(50)]
+
+
+def test_stub_lists_the_dataset_bindings() -> None:
+    stub = (Path(_core.__file__).parent / "_core.pyi").read_text()
+    for name in ("DatasetBatches", "count_rows", "validate_dataset"):
+        assert hasattr(_core, name)
+        assert f" {name}" in stub
+
+
+# --- property: what is written is what is read -------------------------------------------------------------
+
+text = st.text(st.characters(blacklist_categories=["Cs"]), max_size=40)
+required_text = text.filter(lambda s: s.strip() != "")
+json_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**63), 2**63 - 1)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | text
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(text, inner, max_size=3),
+    max_leaves=8,
+)
+rows_strategy = st.lists(
+    st.fixed_dictionaries(
+        {"system_prompt": required_text, "user_prompt": required_text, "ground_truth": required_text},
+        optional={"extra": json_values, "id": st.integers(0, 10**6)},
+    ),
+    min_size=1,
+    max_size=30,
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(rows=rows_strategy, batch_size=st.integers(1, 7))
+def test_property_jsonl_and_json_round_trip(
+    tmp_path: Path, rows: list[dict[str, Any]], batch_size: int
+) -> None:
+    for fmt in ("jsonl", "json"):
+        path = WRITERS[fmt](tmp_path / f"p.{fmt}", rows)
+        assert list(read_dataset(path, batch_size=batch_size)) == rows
+        assert count_rows(path) == len(rows)
+        assert validate_dataset(path).ok
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    rows=st.lists(
+        st.fixed_dictionaries(
+            {
+                "system_prompt": required_text,
+                "user_prompt": required_text,
+                "ground_truth": required_text,
+                "note": text,
+            }
+        ),
+        min_size=1,
+        max_size=20,
+    )
+)
+def test_property_csv_and_parquet_round_trip(tmp_path: Path, rows: list[dict[str, str]]) -> None:
+    # CSV cannot hold a lone carriage return faithfully through csv.DictWriter + universal newlines.
+    rows = [{k: v.replace("\r", "") for k, v in r.items()} for r in rows]
+    rows = [r for r in rows if all(v.strip() for k, v in r.items() if k != "note")] or [row(0, note="")]
+    for fmt in ("csv", "parquet"):
+        path = WRITERS[fmt](tmp_path / f"p.{fmt}", rows)
+        assert list(read_dataset(path)) == rows
+        assert count_rows(path) == len(rows)
+
+
+def test_validate_large_file_keeps_exact_line_numbers(tmp_path: Path) -> None:
+    """Over 16 MiB, JSONL is validated in byte ranges on several threads; positions must not shift."""
+    path = tmp_path / "big.jsonl"
+    bad_lines = {7, 5_001, 9_999, 14_321, 19_998}
+    pad = "p" * 900
+    with path.open("w", encoding="utf-8") as f:
+        for line in range(1, 20_001):
+            if line in bad_lines:
+                f.write('{"system_prompt": "s", "user_prompt": null, "ground_truth": "g"}\n')
+            elif line % 1000 == 0:
+                f.write("\n")
+            else:
+                f.write(json.dumps({**row(line), "pad": pad}) + "\n")
+    assert path.stat().st_size > 17 * 2**20
+    report = validate_dataset(path)
+    assert [p.line for p in report.problems] == sorted(bad_lines)
+    blank_before = {line: line // 1000 for line in bad_lines}
+    assert [p.row for p in report.problems] == [line - 1 - blank_before[line] for line in sorted(bad_lines)]
+    assert report.rows == 20_000 - 20 and report.columns[-1] == "pad"
