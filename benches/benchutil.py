@@ -29,3 +29,7 @@ def compare(
         )
     MEDIANS.setdefault(group, {})[label] = benchmark.stats.stats.median
     return result
+
+
+# Free-form result lines (CPU per run, peak memory, ...) printed after the ratios.
+NOTES: list[str] = []

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from benchutil import MEDIANS
+from benchutil import MEDIANS, NOTES
 from osmosis_ai import _core
 
 # group -> name -> median seconds, filled through the `record` fixture.
@@ -78,7 +78,7 @@ def _record_lines() -> list[str]:
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
-    lines = _compare_lines() + _record_lines()
+    lines = _compare_lines() + _record_lines() + NOTES
     if lines:
         terminalreporter.section("ratios to the baselines measured in this run (> 1x speed: we are faster)")
         for line in lines:

@@ -1,35 +1,41 @@
-"""Scores recorded attempts of the shipped example with its reward functions (run by `make demo`).
+"""`make demo`: the main job on the shipped example, against a real model running on this machine.
 
-Each row of test_data.jsonl carries four recorded model answers in `attempts`; every answer is scored
-by the decorated reward functions, exactly as a trainer would call them.
+Starts the embedded SmolLM2-135M server (llama.cpp via xllamacpp, 127.0.0.1, one thread), runs
+``osmosis eval`` with ``--n 3`` over ``test_data.jsonl`` (the ``math_agent`` loop, scored by
+``reward_fn.compute_reward``), prints the summary with pass@k, and stops the model. A 135M model gets
+most answers wrong: the point is the pipeline, not the score.
 """
 
-import json
 import pathlib
+import subprocess
+import sys
+import tempfile
 
-from reward_fn.compute_reward import has_number_reward, numbers_match_reward
+from osmosis_ai.llm.local_server import spawn_local_server
 
-HERE = pathlib.Path(__file__).parent
-REWARDS = {"numbers_match_reward": numbers_match_reward, "has_number_reward": has_number_reward}
+HERE = pathlib.Path(__file__).resolve().parent
 
 
-def main() -> None:
-    rows = [json.loads(line) for line in (HERE / "test_data.jsonl").read_text().splitlines() if line.strip()]
-    totals = {name: [] for name in REWARDS}
-    print(f"Scoring {len(rows)} rows x {len(rows[0]['attempts'])} attempts from test_data.jsonl\n")
-    for index, row in enumerate(rows):
-        scores = {
-            name: [fn(answer, row["ground_truth"], {"row_index": index}) for answer in row["attempts"]]
-            for name, fn in REWARDS.items()
-        }
-        for name, values in scores.items():
-            totals[name].extend(values)
-        shown = "  ".join(f"{name}={sum(v) / len(v):.2f}" for name, v in scores.items())
-        print(f"  row {index}: {row['user_prompt'][:48]:<48} {shown}")
-    print("\nReward function          mean    runs")
-    for name, values in totals.items():
-        print(f"  {name:<22} {sum(values) / len(values):6.3f}  {len(values):5d}")
+def main() -> int:
+    print("Starting the embedded model (SmolLM2-135M, llama.cpp, 127.0.0.1) ...", flush=True)
+    out_dir = pathlib.Path(tempfile.mkdtemp(prefix="osmosis-demo-"))
+    with spawn_local_server(threads=1, log_file=str(out_dir / "model-server.log")) as server:
+        print(f"Model server ready at {server.base_url}\n", flush=True)
+        command = [
+            str(pathlib.Path(sys.executable).parent / "osmosis"), "eval",
+            "-m", "math_agent:agent_loop",
+            "-d", "test_data.jsonl",
+            "--eval-fn", "reward_fn.compute_reward:numbers_match_reward",
+            "--eval-fn", "reward_fn.compute_reward:has_number_reward",
+            "--model", "smollm2-135m", "--base-url", server.base_url,
+            "--n", "3", "--batch-size", "2", "--max-tokens", "48", "--temperature", "0.7",
+            "--max-failure-rate", "1",
+            "-o", str(out_dir / "results.json"), "--log", str(out_dir / "results.log.jsonl"),
+        ]  # fmt: skip
+        code = subprocess.call(command, cwd=HERE)
+    print("\nModel server stopped.")
+    return code
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -259,16 +259,17 @@ def _finish(
     endpoints: dict[str, Any],
 ) -> int:
     from osmosis_ai.eval.report import format_duration, format_results_table, format_tokens
-    from osmosis_ai.eval.results_log import read_log
+    from osmosis_ai.eval.results_log import iter_runs
     from osmosis_ai.eval.summary import build_report
 
     models = {tag: ep.model for tag, ep in endpoints.items()} if len(endpoints) > 1 else None
     report = build_report(
-        read_log(log_path).runs,
+        iter_runs(log_path),
         eval_fns=list(o["eval_fns"]),
         n_runs=o["n_runs"],
         pass_threshold=o["pass_threshold"],
         models=models,
+        keep_rows=bool(o["output"]),
     )
     if not quiet:
         click.echo()

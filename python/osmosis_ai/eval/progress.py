@@ -49,9 +49,9 @@ class EvalProgress:
             f"failed {outcome.failed}",
             f"{format_tokens(outcome.tokens)} tokens",
         ]
-        first = next(iter(outcome.scored.values()), None)
-        if first:
-            parts.append(f"mean {sum(first) / len(first):.3f}")
+        mean = outcome.running_mean()
+        if mean is not None:
+            parts.append(f"mean {mean:.3f}")
         self.stream.write("\r\033[2K" + "  ".join(parts))
         self.stream.flush()
 

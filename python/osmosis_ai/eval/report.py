@@ -1,6 +1,6 @@
 """Terminal output of `osmosis eval`: per-run progress lines and the final results table.
 
-The layout follows the established plain-text report (name padded to 20, numbers ``%6.3f``, pass@k as
+The layout follows the established plain-text report (names padded to at least 20, numbers ``%6.3f``, pass@k as
 percentages, columns joined by `` | ``) so scripts that scrape it keep working.
 """
 
@@ -65,12 +65,13 @@ def format_results_table(summaries: Mapping[str, Mapping[str, Any]]) -> list[str
     if not summaries:
         return ["  No eval results."]
     ks = _pass_ks(summaries)
-    header = ["Eval Function".ljust(20), "  Mean", "   Min", "   Max", "   Std"] + [
+    width = max(20, *(len(name) for name in summaries))
+    header = ["Eval Function".ljust(width), "  Mean", "   Min", "   Max", "   Std"] + [
         f"pass@{k}".rjust(7) for k in ks
     ]
     lines = [" | ".join(header), "-" * len(" | ".join(header))]
     for name, summary in summaries.items():
-        cells = [name.ljust(20)] + [f"{float(summary[key]):6.3f}" for key in ("mean", "min", "max", "std")]
+        cells = [name.ljust(width)] + [f"{float(summary[key]):6.3f}" for key in ("mean", "min", "max", "std")]
         for k in ks:
             value = summary.get(f"pass_at_{k}")
             cells.append("    N/A" if value is None else f"{100 * float(value):6.1f}%")

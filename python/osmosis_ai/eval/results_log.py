@@ -18,7 +18,7 @@ import orjson
 
 from osmosis_ai.errors import CLIError
 
-__all__ = ["LOG_FORMAT", "ResultsLog", "RunKey", "read_log", "row_key"]
+__all__ = ["LOG_FORMAT", "ResultsLog", "RunKey", "iter_runs", "read_log", "row_key"]
 
 LOG_FORMAT = "osmosis-eval-log/1"
 
@@ -46,39 +46,53 @@ class LogContents:
     valid_bytes: int
 
 
-def read_log(path: Path) -> LogContents:
-    """Reads a results log.
+def _records(path: Path) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """(line number, byte offset after the line, record) for every complete line, streamed.
 
     Every record is written with its newline in one call, so a final line without a newline is the write a
-    crash interrupted: it is dropped (that run is simply re-run). Any other bad line is an error.
+    crash interrupted: it is not yielded (that run is simply re-run). Any other bad line is an error; so is
+    a first line that is not a log header.
     """
-    data = path.read_bytes()
-    header: dict[str, Any] | None = None
-    runs: list[dict[str, Any]] = []
-    pos, number = 0, 0
-    while pos < len(data):
-        newline = data.find(b"\n", pos)
-        if newline == -1:
-            break
-        raw, number = data[pos:newline], number + 1
-        pos = newline + 1
-        if not raw.strip():
-            continue
-        try:
-            record = orjson.loads(raw)
-        except orjson.JSONDecodeError as exc:
-            raise CLIError(f"{path}:{number}: results log line is not valid JSON ({exc})") from exc
-        if header is None:
-            if not isinstance(record, dict) or record.get("format") != LOG_FORMAT:
+    offset = 0
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.endswith(b"\n"):
+                return
+            offset += len(raw)
+            if not raw.strip():
+                continue
+            try:
+                record = orjson.loads(raw)
+            except orjson.JSONDecodeError as exc:
+                raise CLIError(f"{path}:{number}: results log line is not valid JSON ({exc})") from exc
+            if number == 1 and (not isinstance(record, dict) or record.get("format") != LOG_FORMAT):
                 raise CLIError(
                     f"{path}:{number}: not an osmosis results log (expected a '{LOG_FORMAT}' header)"
                 )
+            yield number, offset, record
+
+
+def iter_runs(path: Path) -> Iterator[dict[str, Any]]:
+    """The run records of a results log, one at a time (memory does not grow with the log)."""
+    for number, _, record in _records(path):
+        if number > 1:
+            yield record
+
+
+def read_log(path: Path) -> LogContents:
+    """Reads a whole results log: its header, its runs and where its valid part ends."""
+    header: dict[str, Any] | None = None
+    runs: list[dict[str, Any]] = []
+    valid = 0
+    for number, offset, record in _records(path):
+        valid = offset
+        if number == 1:
             header = record
         else:
             runs.append(record)
     if header is None:
         raise CLIError(f"{path}: the results log has no header line")
-    return LogContents(header=header, runs=runs, valid_bytes=pos)
+    return LogContents(header=header, runs=runs, valid_bytes=valid)
 
 
 def _describe_difference(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:

@@ -61,7 +61,13 @@ class RunOutcome:
     interrupted: bool = False
     duration_ms: float = 0.0
     tokens: int = 0
-    scored: dict[str, list[float]] = field(default_factory=dict)
+    # eval function -> [sum of scores, count], for the running mean the progress line shows.
+    score_sums: dict[str, list[float]] = field(default_factory=dict)
+
+    def running_mean(self) -> float | None:
+        """Mean score of the first eval function over the runs scored so far, or None."""
+        first = next(iter(self.score_sums.values()), None)
+        return first[0] / first[1] if first and first[1] else None
 
 
 ClientFactory = Callable[[str], ExternalLLMClient]
@@ -168,7 +174,9 @@ class EvalRunner:
         if record.get("eval_errors"):
             outcome.eval_errors += 1
         for name, value in record["scores"].items():
-            outcome.scored.setdefault(name, []).append(value)
+            sums = outcome.score_sums.setdefault(name, [0.0, 0])
+            sums[0] += value
+            sums[1] += 1
 
     async def _run_one(self, item: WorkItem) -> dict[str, Any]:
         started = time.monotonic()

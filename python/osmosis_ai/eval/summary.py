@@ -77,24 +77,41 @@ def _public_run(record: Mapping[str, Any], with_tag: bool) -> dict[str, Any]:
     return run
 
 
-def _summaries(
-    by_row: Mapping[int, Sequence[Mapping[str, Any]]], eval_fns: Sequence[str], n_runs: int, threshold: float
-) -> dict[str, dict[str, float]]:
-    summaries: dict[str, dict[str, float]] = {}
-    for name in eval_fns:
-        agg = Aggregator(pass_threshold=threshold, n_runs=n_runs, nonfinite="fail")
-        for row_index, runs in sorted(by_row.items()):
+class _Tally:
+    """The running summary of one model tag: an aggregator per eval function and run counters."""
+
+    def __init__(self, eval_fns: Sequence[str], n_runs: int, threshold: float) -> None:
+        self.aggregators = {
+            name: Aggregator(pass_threshold=threshold, n_runs=n_runs, nonfinite="fail") for name in eval_fns
+        }
+        self.n_runs = n_runs
+        self.runs = self.failed = self.eval_errors = self.tokens = 0
+        self.duration_ms = 0.0
+
+    def add_row(self, row_index: int, runs: Sequence[Mapping[str, Any]]) -> None:
+        for run in runs:
+            self.runs += 1
+            self.failed += not run["success"]
+            self.eval_errors += bool(run.get("eval_errors"))
+            self.tokens += int(run.get("tokens", 0))
+            self.duration_ms += float(run.get("duration_ms", 0.0))
+        for name, agg in self.aggregators.items():
             # A failed run or a missing score is a failed attempt: 0.0 in the aggregates, never a pass.
             agg.push(
-                [run["scores"].get(name) if run["success"] else None for run in runs], row_index=row_index
+                [(run.get("scores") or {}).get(name) if run["success"] else None for run in runs],
+                row_index=row_index,
             )
-        if len(agg) == 0:
-            continue
-        established = agg.finish().to_established_dict()
-        if n_runs <= 1:
-            established = {k: v for k, v in established.items() if not k.startswith("pass_at_")}
-        summaries[name] = established
-    return summaries
+
+    def summaries(self) -> dict[str, dict[str, float]]:
+        out: dict[str, dict[str, float]] = {}
+        for name, agg in self.aggregators.items():
+            if len(agg) == 0:
+                continue
+            established = agg.finish().to_established_dict()
+            if self.n_runs <= 1:
+                established = {k: v for k, v in established.items() if not k.startswith("pass_at_")}
+            out[name] = established
+        return out
 
 
 def build_report(
@@ -104,52 +121,68 @@ def build_report(
     n_runs: int,
     pass_threshold: float,
     models: Mapping[str, str] | None = None,
+    keep_rows: bool = True,
 ) -> EvalReport:
-    """Groups logged runs by row and summarises them.
+    """Summarises logged runs as they stream past.
+
+    A row goes into the aggregators as soon as it has ``n_runs`` runs (rows the eval did not finish go in at
+    the end), so memory follows the rows still incomplete, not the log; per-row output is kept only with
+    ``keep_rows`` (the ``-o`` file needs it).
 
     Args:
-        records: Run records from the results log (any order; a later record for the same run wins).
+        records: Run records from the results log (any order; a repeated run replaces the earlier one).
         eval_fns: Eval function names, in report order.
         n_runs: Attempts per row the eval asked for.
         pass_threshold: Score at or above which an attempt passes.
         models: ``model_tag -> model`` when a baseline was compared (adds ``model_summaries``).
+        keep_rows: Keep every run for the ``rows`` of the output JSON.
     """
-    latest: dict[tuple[int, int, str], Mapping[str, Any]] = {}
-    for record in records:
-        latest[(int(record["row_index"]), int(record["run_index"]), record.get("model_tag") or "")] = record
     compare = bool(models)
-    by_tag: dict[str, dict[int, list[Mapping[str, Any]]]] = defaultdict(lambda: defaultdict(list))
-    for (row_index, _, tag), record in sorted(latest.items()):
-        by_tag[tag][row_index].append(record)
-    primary_tag = next((t for t in _PRIMARY_TAGS if t in by_tag), "")
-    primary = by_tag.get(primary_tag, {})
-
+    tallies: dict[str, _Tally] = {}
+    pending: dict[tuple[str, int], dict[int, Mapping[str, Any]]] = defaultdict(dict)
     rows_out: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    for (row_index, _, _), record in sorted(latest.items()):
-        rows_out[row_index].append(_public_run(record, compare))
-    primary_runs = [r for runs in primary.values() for r in runs]
-    model_summaries = []
-    if models:
-        for tag, model in models.items():
-            runs_of = by_tag.get(tag, {})
-            flat = [r for runs in runs_of.values() for r in runs]
-            model_summaries.append(
-                {
-                    "model": model,
-                    "model_tag": tag,
-                    "total_runs": len(flat),
-                    "total_tokens": sum(int(r.get("tokens", 0)) for r in flat),
-                    "total_duration_ms": sum(float(r.get("duration_ms", 0.0)) for r in flat),
-                    "eval_fns": _summaries(runs_of, eval_fns, n_runs, pass_threshold),
-                }
-            )
+    row_indices: set[int] = set()
+
+    def flush(tag: str, row_index: int) -> None:
+        runs = [run for _, run in sorted(pending.pop((tag, row_index)).items())]
+        if tag not in tallies:
+            tallies[tag] = _Tally(eval_fns, n_runs, pass_threshold)
+        tallies[tag].add_row(row_index, runs)
+        row_indices.add(row_index)
+        if keep_rows:
+            rows_out[row_index].extend(_public_run(run, compare) for run in runs)
+
+    for record in records:
+        tag, row_index = record.get("model_tag") or "", int(record["row_index"])
+        pending[(tag, row_index)][int(record["run_index"])] = record
+        if len(pending[(tag, row_index)]) >= n_runs:
+            flush(tag, row_index)
+    for tag, row_index in sorted(pending):
+        flush(tag, row_index)
+
+    primary = next(
+        (tallies[t] for t in _PRIMARY_TAGS if t in tallies), _Tally(eval_fns, n_runs, pass_threshold)
+    )
+    model_summaries = [
+        {
+            "model": model,
+            "model_tag": tag,
+            "total_runs": tallies[tag].runs if tag in tallies else 0,
+            "total_tokens": tallies[tag].tokens if tag in tallies else 0,
+            "total_duration_ms": tallies[tag].duration_ms if tag in tallies else 0.0,
+            "eval_fns": tallies[tag].summaries() if tag in tallies else {},
+        }
+        for tag, model in (models or {}).items()
+    ]
+    for runs in rows_out.values():
+        runs.sort(key=lambda r: (r.get("model_tag", ""), r["run_index"]))
     return EvalReport(
         rows=[{"row_index": i, "runs": runs} for i, runs in sorted(rows_out.items())],
-        summaries=_summaries(primary, eval_fns, n_runs, pass_threshold),
+        summaries=primary.summaries(),
         model_summaries=model_summaries,
-        total_rows=len(rows_out),
-        total_runs=len(primary_runs),
-        failed_runs=sum(1 for r in primary_runs if not r["success"]),
-        eval_error_runs=sum(1 for r in primary_runs if r.get("eval_errors")),
-        total_tokens=sum(int(r.get("tokens", 0)) for r in latest.values()),
+        total_rows=len(row_indices),
+        total_runs=primary.runs,
+        failed_runs=primary.failed,
+        eval_error_runs=primary.eval_errors,
+        total_tokens=sum(t.tokens for t in tallies.values()),
     )

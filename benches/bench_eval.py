@@ -1,0 +1,109 @@
+"""The whole `osmosis eval` harness against an instantly answering scripted server, next to the floor.
+
+For batch sizes 1, 16 and 64, 10k rows x 1 run each through the real CLI (agent loop, tools offered, eval
+function, results log, summary), timed and charged CPU (user + system of the process, from ``wait4``). The
+floor is ``floor_client.py``: a bare asyncio + aiohttp loop sending the same requests at the same
+concurrency. The server runs in its own process, so its CPU is charged to neither. Peak RSS is compared
+between 10k and 100k rows at batch 64 (memory must not grow with the dataset).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from benchutil import NOTES
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+OSMOSIS = str(Path(sys.executable).parent / "osmosis")
+SERVER = ROOT / "tests" / "servers" / "scripted_openai.py"
+FLOOR = Path(__file__).with_name("floor_client.py")
+ROWS = 10_000
+
+
+def _write_rows(path: Path, count: int) -> Path:
+    with path.open("w") as out:
+        for i in range(count):
+            row = {"system_prompt": "Answer with a number.", "user_prompt": f"row {i}: what is {i} + 1?"}
+            out.write(json.dumps({**row, "ground_truth": str(i + 1)}) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def server():
+    proc = subprocess.Popen([sys.executable, str(SERVER)], stdout=subprocess.PIPE, text=True)
+    port = int(proc.stdout.readline().split()[1])
+    yield f"http://127.0.0.1:{port}/v1"
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    root = tmp_path_factory.mktemp("bench-eval")
+    return {"root": root, 10_000: _write_rows(root / "rows10k.jsonl", 10_000)}
+
+
+def _measured(argv: list[str], cwd: Path) -> dict[str, float]:
+    """Runs a command to the end; returns wall seconds, CPU seconds and peak RSS (MiB) of that process."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - started
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    stderr = proc.stderr.read().decode() if proc.stderr else ""
+    assert proc.returncode == 0, stderr
+    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mib": usage.ru_maxrss / 1024}
+
+
+def _eval_argv(url: str, dataset: Path, log: Path, batch: int) -> list[str]:
+    return [
+        OSMOSIS, "eval", "-m", "math_agent:agent_loop", "-d", str(dataset), "--model", "bench-model",
+        "--base-url", url, "--eval-fn", "reward_fn.compute_reward:numbers_match_reward",
+        "--batch-size", str(batch), "--log", str(log), "-q", "--max-failure-rate", "1",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("batch", [1, 16, 64])
+def test_eval_harness(benchmark, server, data, batch: int) -> None:
+    floor_figures: dict[str, float] = {}
+    ours_figures: dict[str, float] = {}
+
+    def floor() -> None:
+        floor_figures.update(
+            _measured([sys.executable, str(FLOOR), server, "bench-model", str(ROWS), str(batch)], ROOT)
+        )
+
+    def ours() -> None:
+        log = data["root"] / f"log-{batch}-{time.monotonic_ns()}.jsonl"
+        ours_figures.update(_measured(_eval_argv(server, data[10_000], log, batch), EXAMPLES))
+
+    floor()
+    benchmark.group = f"eval batch={batch}"
+    benchmark.pedantic(ours, rounds=1, iterations=1)
+    floor_ms = 1000 * floor_figures["cpu"] / ROWS
+    ours_ms = 1000 * ours_figures["cpu"] / ROWS
+    NOTES.append(
+        f"eval batch={batch}: osmosis eval {ROWS / ours_figures['wall']:.0f} runs/s, {ours_ms:.2f} CPU-ms/run; "
+        f"floor {ROWS / floor_figures['wall']:.0f} req/s, {floor_ms:.2f} CPU-ms/req; "
+        f"CPU ratio {ours_ms / floor_ms:.2f}x the floor"
+    )
+    benchmark.extra_info.update(ours_cpu_ms_per_run=ours_ms, floor_cpu_ms_per_request=floor_ms)
+
+
+def test_eval_memory_is_flat_in_rows(server, data) -> None:
+    big = _write_rows(data["root"] / "rows100k.jsonl", 100_000)
+    small_log, big_log = data["root"] / "mem-small.jsonl", data["root"] / "mem-big.jsonl"
+    small = _measured(_eval_argv(server, data[10_000], small_log, 64), EXAMPLES)
+    large = _measured(_eval_argv(server, big, big_log, 64), EXAMPLES)
+    NOTES.append(
+        f"eval peak RSS at batch 64: {small['rss_mib']:.1f} MiB for 10k rows, {large['rss_mib']:.1f} MiB for 100k rows "
+        f"({100_000 / large['wall']:.0f} runs/s, {1000 * large['cpu'] / 100_000:.2f} CPU-ms/run over 100k)"
+    )
