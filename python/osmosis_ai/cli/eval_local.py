@@ -313,7 +313,7 @@ def _finish(
 
 
 def _write_output(path: Path, report: Any, o: dict[str, Any], duration_ms: float, outcome: Any) -> None:
-    import json
+    from osmosis_ai._files import write_json_atomic
 
     config: dict[str, Any] = {
         "model": o["model"],
@@ -331,7 +331,4 @@ def _write_output(path: Path, report: Any, o: dict[str, Any], duration_ms: float
     )
     if path.is_dir():
         raise CLIError(f"Output path {path} is a directory; give a file name such as {path / 'results.json'}")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    write_json_atomic(path, data)

@@ -8,7 +8,6 @@ call: Enter/``n`` next step, ``c`` continue, ``m`` messages, ``t`` tools, ``q`` 
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import time
 from pathlib import Path
@@ -172,6 +171,8 @@ async def _batch(
 
 
 def _write_results(path: Path, records: list[dict[str, Any]], duration_ms: float, outcome: Any) -> None:
+    from osmosis_ai._files import write_json_atomic
+
     summary: dict[str, Any] = {
         "total": len(records),
         "passed": sum(1 for r in records if r["success"]),
@@ -201,7 +202,4 @@ def _write_results(path: Path, records: list[dict[str, Any]], duration_ms: float
     ]
     if path.is_dir():
         raise CLIError(f"Output path {path} is a directory; give a file name such as {path / 'results.json'}")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps({"summary": summary, "results": results}, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    write_json_atomic(path, {"summary": summary, "results": results})

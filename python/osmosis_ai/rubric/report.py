@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from osmosis_ai._files import write_json_atomic
 from osmosis_ai.errors import CLIError
 from osmosis_ai.rubric.engine import EngineState, calculate_statistics
 from osmosis_ai.rubric.records import RubricRecord
@@ -165,9 +166,7 @@ def build_payload(
 
 def write_json(path: Path, payload: dict[str, Any]) -> None:
     """Writes atomically (temp file + rename), so a crash never leaves a half-written results file."""
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(payload, indent=2, ensure_ascii=False, default=str) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    write_json_atomic(path, payload, ensure_ascii=False)
 
 
 def _indent(text: str, first: str, rest: str) -> str:

@@ -1,0 +1,27 @@
+"""Writing result files so that a crash never leaves a half-written one."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+__all__ = ["write_json_atomic"]
+
+
+def write_json_atomic(path: Path, payload: Any, *, ensure_ascii: bool = True) -> None:
+    """Writes ``payload`` as indented JSON to ``path`` via a temporary file and a rename.
+
+    Parent directories are created. ``ensure_ascii`` follows :func:`json.dumps` (the established eval output
+    escapes non-ASCII; the rubric output does not).
+
+    Example:
+        >>> write_json_atomic(Path(tmp) / "out" / "results.json", {"ok": True})  # doctest: +SKIP
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(
+        json.dumps(payload, indent=2, ensure_ascii=ensure_ascii, default=str) + "\n", encoding="utf-8"
+    )
+    os.replace(tmp, path)
