@@ -343,3 +343,27 @@ def test_missing_api_key_for_a_provider_model_is_reported_before_anything_runs(t
     )
     assert result.returncode == 1
     assert "No API key for provider 'anthropic': set ANTHROPIC_API_KEY" in result.stderr
+
+
+def test_provider_models_go_through_litellm_with_tools(scripted, three_rows, tmp_path) -> None:
+    # No --base-url: the model string is a LiteLLM provider route; OPENAI_BASE_URL points LiteLLM here.
+    server = scripted({"default": {"content": "2 4 6"}})
+    env = {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_BASE_URL", "_API_BASE"))}
+    env.update(
+        OPENAI_API_KEY="sk-local-test", OPENAI_BASE_URL=server.base_url, LITELLM_LOCAL_MODEL_COST_MAP="True"
+    )
+    args = [
+        "eval", "-m", "math_agent:agent_loop", "-d", str(three_rows), "--model", "openai/scripted-model",
+        "--eval-fn", REWARD, "-o", str(tmp_path / "out.json"), "--log", str(tmp_path / "log.jsonl"),
+    ]  # fmt: skip
+    result = subprocess.run(
+        [OSMOSIS, *args], cwd=EXAMPLES, capture_output=True, text=True, timeout=180, env=env
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    bodies = [b for b in server.requests() if b.get("max_tokens") != 1]
+    assert len(bodies) == 3
+    assert {b["model"] for b in bodies} == {"scripted-model"}  # LiteLLM strips its provider prefix
+    assert all(b["tools"][0]["function"]["name"] == "calculator" for b in bodies)
+    summary = json.loads((tmp_path / "out.json").read_text())["summary"]
+    # "2 4 6": the last number matches only the third row (ground truth 6).
+    assert summary["total_runs"] == 3 and summary["eval_fns"][REWARD]["mean"] == pytest.approx(1 / 3)

@@ -17,6 +17,7 @@ __all__ = [
     "DatasetParseError",
     "DatasetValidationError",
     "EvalFnError",
+    "MCPLoadError",
     "MissingAPIKeyError",
     "ModelNotFoundError",
     "OsmosisError",
@@ -146,6 +147,11 @@ class EvalFnError(OsmosisError):
 
 class ToolValidationError(OsmosisError):
     """An agent's tool definition is invalid (established name)."""
+
+
+class MCPLoadError(OsmosisError):
+    """An MCP tool folder (``--mcp DIR``) cannot be loaded: no ``main.py``, an import error, no server
+    object, or tools that cannot be listed (established name). The message names the file at fault."""
 
 
 # --- LLM providers -------------------------------------------------------------------------------------

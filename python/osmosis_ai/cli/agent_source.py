@@ -16,13 +16,23 @@ def check_agent_source(module: str | None, mcp_dir: str | None) -> None:
         raise CLIError("Either --module (-m) or --mcp is required.")
 
 
-def load_agent(module: str | None, mcp_dir: str | None) -> RolloutAgentLoop:
-    """Loads the agent loop named by ``module``, or the built-in MCP agent over the tools in ``mcp_dir``."""
+def load_agent(module: str | None, mcp_dir: str | None, *, quiet: bool = False) -> RolloutAgentLoop:
+    """Loads the agent loop named by ``module``, or the built-in MCP agent over the tools in ``mcp_dir``.
+
+    For ``mcp_dir`` the folder and the discovered tools are printed unless ``quiet``.
+    """
     check_agent_source(module, mcp_dir)
     if mcp_dir:
+        import click
+
         from osmosis_ai.rollout.mcp import load_mcp_agent
 
-        return load_mcp_agent(mcp_dir)
+        if not quiet:
+            click.echo(f"Loading MCP tools: {mcp_dir}")
+        agent = load_mcp_agent(mcp_dir)
+        if not quiet:
+            click.echo(f"  Discovered {len(agent.tool_names)} tool(s): {', '.join(agent.tool_names)}")
+        return agent
     from osmosis_ai.rollout.loader import load_agent_loop
 
     assert module is not None

@@ -53,11 +53,10 @@ def _check_arguments(o: dict[str, Any]) -> None:
         raise CLIError("--limit must be >= 1.")
     if o["run_timeout"] is not None and o["run_timeout"] <= 0:
         raise CLIError("--run-timeout must be > 0.")
-    missing = [
-        flag
-        for key, flag in (("module", "-m/--module"), ("dataset", "-d/--dataset"), ("model", "--model"))
-        if not o[key]
-    ]
+    from osmosis_ai.cli.agent_source import check_agent_source
+
+    check_agent_source(o["module"], o["mcp_dir"])
+    missing = [flag for key, flag in (("dataset", "-d/--dataset"), ("model", "--model")) if not o[key]]
     if missing:
         raise CLIError(f"Missing required option(s): {', '.join(missing)}")
     if not o["eval_fns"]:
@@ -194,7 +193,7 @@ async def _evaluate(
     from osmosis_ai.eval.runner import EvalRunner
 
     _echo(quiet, f"Loading agent: {o['module'] or o['mcp_dir']}")
-    agent = load_agent(o["module"], o["mcp_dir"])
+    agent = load_agent(o["module"], o["mcp_dir"], quiet=o["quiet"])
     _echo(quiet, f"  Agent name: {agent.name}")
     rows, selected = _select_rows(o, quiet)
     _echo(quiet, f"Loading eval functions: {', '.join(o['eval_fns'])}")

@@ -42,6 +42,11 @@ COMMANDS: LazyCommands = {
         "Score JSONL records against a YAML rubric with an LLM judge.",
     ),
     "config": ("osmosis_ai.cli.config_cmd", "config_group", "Check eval and training configs."),
+    "check": (
+        "osmosis_ai.cli.check_cmd",
+        "check_command",
+        "Check a local-rollout repository: MCP tools, reward/rubric functions, dataset.",
+    ),
     "train": ("osmosis_ai.cli.train_group", "train_group", "Submit training runs."),
     "init": (
         "osmosis_ai.cli.init_cmd",

@@ -98,7 +98,7 @@ async def _main(o: dict[str, Any]) -> int:
     try:
         if not o["quiet"]:
             click.echo(f"Loading agent: {o['module'] or o['mcp_dir']}")
-        agent = load_agent(o["module"], o["mcp_dir"])
+        agent = load_agent(o["module"], o["mcp_dir"], quiet=o["quiet"])
         if not o["quiet"]:
             click.echo(f"  Agent name: {agent.name}")
         rows = _load_rows(o)
@@ -197,6 +197,7 @@ def _write_results(path: Path, records: list[dict[str, Any]], duration_ms: float
             },
             "reward": r.get("reward"),
             "finish_reason": r.get("finish_reason"),
+            **({"tool_calls": r["tool_calls"]} if r.get("tool_calls") else {}),
         }
         for r in records
     ]

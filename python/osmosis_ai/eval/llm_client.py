@@ -141,7 +141,7 @@ class OpenAICompatTransport:
                     status, content, headers = response.status, await response.read(), response.headers
             except aiohttp.ClientConnectorError as exc:
                 raise SystemicProviderError(f"Cannot connect to {self.endpoint.base_url}: {exc}") from exc
-            except TimeoutError as exc:
+            except (TimeoutError, asyncio.TimeoutError) as exc:  # distinct classes before Python 3.11
                 if attempt == _MAX_ATTEMPTS - 1:
                     raise ProviderError(
                         f"Request to {self.endpoint.base_url} timed out after {self.endpoint.timeout:g}s "

@@ -195,7 +195,7 @@ class EvalRunner:
                 await self._attempt(item, client, record, started)
             else:
                 await asyncio.wait_for(self._attempt(item, client, record, started), self.run_timeout)
-        except TimeoutError:
+        except (TimeoutError, asyncio.TimeoutError):  # distinct classes before Python 3.11
             record["success"] = False
             record["error"] = f"Run timed out after {self.run_timeout:g}s"
         except SystemicProviderError as exc:
@@ -205,6 +205,8 @@ class EvalRunner:
             record["error"] = f"Tool validation error: {exc}"
         except Exception as exc:
             record["error"] = f"{type(exc).__name__}: {exc}"
+        if not record.get("tool_calls"):
+            record.pop("tool_calls", None)  # only agents that record their calls in detail add the list
         metrics = client.get_metrics()
         record["duration_ms"] = (time.monotonic() - started) * 1000.0
         record["tokens"] = metrics.prompt_tokens + metrics.response_tokens
@@ -234,6 +236,8 @@ class EvalRunner:
         validate_tools(tools)
         client.set_tools(tools)
         ctx = RolloutContext(request=request, tools=list(tools), llm=client, _start_time=started)
+        # The same list object: calls recorded before a timeout or a crash still reach the record.
+        record["tool_calls"] = ctx.tool_call_log
         result = await self.agent.run(ctx)
         record["finish_reason"] = result.finish_reason
         record["reward"] = result.reward

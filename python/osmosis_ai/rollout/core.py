@@ -116,6 +116,7 @@ class RolloutContext:
     _tool_latency_ms: float = 0.0
     _num_tool_calls: int = 0
     _debug_dir: str | None = None
+    tool_call_log: list[dict[str, Any]] = field(default_factory=list)
 
     async def chat(self, messages: list[dict[str, Any]], **kwargs: Any) -> CompletionsResult:
         """Asks the LLM for the next message; ``kwargs`` are sampling parameters."""
@@ -146,10 +147,35 @@ class RolloutContext:
             metrics=self._metrics(),
         )
 
-    def record_tool_call(self, latency_ms: float = 0.0) -> None:
-        """Counts one tool call and its latency into the rollout's metrics."""
+    def record_tool_call(
+        self,
+        latency_ms: float = 0.0,
+        *,
+        name: str | None = None,
+        arguments: Any = None,
+        result: Any = None,
+        error: str | None = None,
+    ) -> None:
+        """Counts one tool call and its latency into the rollout's metrics.
+
+        With ``name``, the call is also appended to ``tool_call_log`` as ``{name, arguments, result,
+        error, duration_ms}``; local runs copy that list into the results log.
+
+        Example:
+            >>> ctx.record_tool_call(12.5, name="add", arguments={"a": 1}, result="3")  # doctest: +SKIP
+        """
         self._num_tool_calls += 1
         self._tool_latency_ms += latency_ms
+        if name is not None:
+            self.tool_call_log.append(
+                {
+                    "name": name,
+                    "arguments": arguments,
+                    "result": result,
+                    "error": error,
+                    "duration_ms": round(latency_ms, 3),
+                }
+            )
 
     @property
     def debug_enabled(self) -> bool:
