@@ -367,3 +367,20 @@ def test_provider_models_go_through_litellm_with_tools(scripted, three_rows, tmp
     summary = json.loads((tmp_path / "out.json").read_text())["summary"]
     # "2 4 6": the last number matches only the third row (ground truth 6).
     assert summary["total_runs"] == 3 and summary["eval_fns"][REWARD]["mean"] == pytest.approx(1 / 3)
+
+
+def test_against_the_embedded_real_model(local_model, tmp_path) -> None:
+    # Plumbing only: a 135M model's answers are not asserted, only that every run completes and is scored.
+    dataset = write_rows(tmp_path / "data.jsonl", [("What is 2 + 2?", "4"), ("What is 10 - 3?", "7")])
+    args = [
+        "eval", "-m", "math_agent:agent_loop", "-d", str(dataset), "--model", "smollm2", "--base-url", local_model.base_url,
+        "--eval-fn", REWARD, "--n", "2", "--max-tokens", "16", "--max-failure-rate", "1",
+        "-o", str(tmp_path / "out.json"), "--log", str(tmp_path / "log.jsonl"),
+    ]  # fmt: skip
+    result = osmosis(*args, timeout=300)
+    assert result.returncode == 0, result.stderr
+    out = json.loads((tmp_path / "out.json").read_text())
+    runs = [run for row in out["rows"] for run in row["runs"]]
+    assert len(runs) == 4 and all(run["success"] for run in runs)
+    assert all(run["tokens"] > 0 and set(run["scores"]) == {REWARD} for run in runs)
+    assert set(out["summary"]["eval_fns"][REWARD]) == {"mean", "std", "min", "max", "pass_at_1"}
