@@ -141,14 +141,14 @@ def build_report(
     tallies: dict[str, _Tally] = {}
     pending: dict[tuple[str, int], dict[int, Mapping[str, Any]]] = defaultdict(dict)
     rows_out: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    row_indices: set[int] = set()
+    rows_seen: dict[str, int] = defaultdict(int)  # per tag: a count, not a set, so memory stays flat
 
     def flush(tag: str, row_index: int) -> None:
         runs = [run for _, run in sorted(pending.pop((tag, row_index)).items())]
         if tag not in tallies:
             tallies[tag] = _Tally(eval_fns, n_runs, pass_threshold)
         tallies[tag].add_row(row_index, runs)
-        row_indices.add(row_index)
+        rows_seen[tag] += 1
         if keep_rows:
             rows_out[row_index].extend(_public_run(run, compare) for run in runs)
 
@@ -160,9 +160,8 @@ def build_report(
     for tag, row_index in sorted(pending):
         flush(tag, row_index)
 
-    primary = next(
-        (tallies[t] for t in _PRIMARY_TAGS if t in tallies), _Tally(eval_fns, n_runs, pass_threshold)
-    )
+    primary_tag = next((t for t in _PRIMARY_TAGS if t in tallies), "")
+    primary = tallies.get(primary_tag) or _Tally(eval_fns, n_runs, pass_threshold)
     model_summaries = [
         {
             "model": model,
@@ -180,7 +179,7 @@ def build_report(
         rows=[{"row_index": i, "runs": runs} for i, runs in sorted(rows_out.items())],
         summaries=primary.summaries(),
         model_summaries=model_summaries,
-        total_rows=len(row_indices),
+        total_rows=rows_seen[primary_tag],
         total_runs=primary.runs,
         failed_runs=primary.failed,
         eval_error_runs=primary.eval_errors,
