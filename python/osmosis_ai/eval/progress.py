@@ -28,7 +28,8 @@ class EvalProgress:
         self.done = 0
 
     def __call__(self, record: dict[str, Any], outcome: Any) -> None:
-        self.done += 1
+        # Runs a resumed eval takes from its log count as done, so the count still ends at the total.
+        self.done = outcome.executed + outcome.skipped
         if self.quiet:
             return
         if not self.live:
