@@ -120,6 +120,34 @@ def test_parquet_nested_and_typed_columns(tmp_path: Path) -> None:
     assert list(read_dataset(path, offset=3)) == rows[3:]
 
 
+def test_parquet_flat_columns_with_nulls_across_groups_and_chunks(tmp_path: Path) -> None:
+    """Top-level primitive columns are decoded column by column; they must interleave with nested ones."""
+    n = 2_600
+    table = pa.table(
+        {
+            "id": pa.array([i if i % 7 else None for i in range(n)], pa.int64()),
+            "system_prompt": pa.array([f"sé {i}" for i in range(n)], pa.string()),
+            "meta": pa.array([{"k": i, "tags": ["a"] * (i % 3)} for i in range(n)]),
+            "user_prompt": pa.array(["数学 " * (i % 5) + "u" for i in range(n)], pa.string()),
+            "small": pa.array([i % 100 for i in range(n)], pa.int32()),
+            "score": pa.array([i / 4 if i % 5 else None for i in range(n)], pa.float64()),
+            "half": pa.array([0.5] * n, pa.float32()),
+            "flag": pa.array([None if i % 11 == 0 else i % 2 == 0 for i in range(n)], pa.bool_()),
+            "ground_truth": pa.array([str(i) for i in range(n)], pa.string()),
+            "note": pa.array([None if i % 3 else "x" for i in range(n)], pa.string()),
+        }
+    )
+    path = tmp_path / "d.parquet"
+    pq.write_table(table, path, row_group_size=1_000)
+    expected = table.to_pylist()
+    assert list(read_dataset(path)) == expected
+    assert list(read_dataset(path, offset=1_500, limit=1_100)) == expected[1_500:]
+    assert list(read_dataset(path, offset=999, limit=3)) == expected[999:1_002]
+    flat = tmp_path / "flat.parquet"
+    pq.write_table(table.drop_columns(["meta"]), flat, row_group_size=700)
+    assert list(read_dataset(flat, offset=2_000)) == table.drop_columns(["meta"]).to_pylist()[2_000:]
+
+
 # --- errors ----------------------------------------------------------------------------------------------
 
 

@@ -34,7 +34,7 @@ impl ValueKind {
             Value::Number(n) if n.is_f64() => ValueKind::Float,
             Value::Number(_) => ValueKind::Int,
             Value::String(s) => ValueKind::Str {
-                blank: s.trim().is_empty(),
+                blank: s.trim_start().is_empty(),
             },
             Value::Array(_) => ValueKind::Array,
             Value::Object(_) => ValueKind::Object,

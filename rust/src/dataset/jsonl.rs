@@ -57,11 +57,6 @@ impl Lines {
         })
     }
 
-    /// Physical lines read so far (blank ones included).
-    pub fn lines_read(&self) -> u64 {
-        self.line
-    }
-
     /// The next non-blank line and its 1-based number.
     pub fn next_line(&mut self) -> DatasetResult<Option<(u64, &[u8])>> {
         loop {

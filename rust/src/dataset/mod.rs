@@ -12,6 +12,7 @@ mod json_array;
 mod jsonl;
 mod parquet_source;
 mod prefetch;
+mod scan;
 mod shape;
 mod validate;
 

@@ -7,14 +7,18 @@
 
 use super::error::{DatasetError, DatasetErrorKind, DatasetResult, PositionUnit};
 use super::{RawRow, RowSource};
-use parquet::data_type::Decimal;
+use parquet::basic::{ConvertedType, Type as PhysicalType};
+use parquet::column::reader::ColumnReader;
+use parquet::data_type::{ByteArray, Decimal};
 use parquet::errors::ParquetError;
 use parquet::file::reader::FileReader;
 use parquet::file::serialized_reader::{ReadOptionsBuilder, SerializedFileReader};
 use parquet::record::reader::RowIter;
 use parquet::record::{Field, Row};
+use parquet::schema::types::{ColumnDescPtr, ColumnDescriptor, ColumnPath, Type};
 use serde_json::{Map, Number, Value};
 use std::fs::File;
+use std::sync::Arc;
 
 fn parquet_error(path: &str, err: &ParquetError, row: Option<u64>) -> DatasetError {
     let out = DatasetError::new(
@@ -30,25 +34,234 @@ fn parquet_error(path: &str, err: &ParquetError, row: Option<u64>) -> DatasetErr
 
 pub(crate) struct ParquetSource {
     path: String,
-    rows: RowIter<'static>,
+    /// Top-level fields in schema order: a flat column (by its place in `flat`) or the next field of the
+    /// record reader's row.
+    fields: Vec<(String, Slot)>,
+    /// Top-level primitive columns of a kind read column by column (most of a dataset's bytes).
+    flat: FlatColumns,
+    /// Everything else (lists, structs, maps, logical types) through the record reader, projected to
+    /// those fields; `None` when every field is flat.
+    rows: Option<RowIter<'static>>,
     index: u64,
+}
+
+#[derive(Clone, Copy)]
+enum Slot {
+    Flat(usize),
+    Record,
+}
+
+/// Rows of the flat columns are decoded this many at a time.
+const FLAT_CHUNK: usize = 1024;
+
+/// The kinds of top-level primitive columns read without the record reader; each maps to the same
+/// JSON value the record reader's `Field` would.
+#[derive(Clone, Copy)]
+enum FlatKind {
+    Str,
+    Long,
+    Int,
+    Double,
+    Float,
+    Bool,
+}
+
+impl FlatKind {
+    fn of(column: &ColumnDescriptor) -> Option<FlatKind> {
+        let converted = column.converted_type();
+        Some(match column.physical_type() {
+            PhysicalType::BYTE_ARRAY if converted == ConvertedType::UTF8 => FlatKind::Str,
+            PhysicalType::INT64
+                if matches!(converted, ConvertedType::NONE | ConvertedType::INT_64) =>
+            {
+                FlatKind::Long
+            }
+            PhysicalType::INT32
+                if matches!(converted, ConvertedType::NONE | ConvertedType::INT_32) =>
+            {
+                FlatKind::Int
+            }
+            PhysicalType::DOUBLE => FlatKind::Double,
+            PhysicalType::FLOAT => FlatKind::Float,
+            PhysicalType::BOOLEAN => FlatKind::Bool,
+            _ => return None,
+        })
+    }
+}
+
+struct FlatColumn {
+    /// Leaf index in the file schema.
+    leaf: usize,
+    kind: FlatKind,
+    optional: bool,
+    reader: Option<ColumnReader>,
+    /// The decoded chunk, one value per row; taken out as rows are handed on.
+    values: Vec<Value>,
+}
+
+struct FlatColumns {
+    file: Option<SerializedFileReader<File>>,
+    columns: Vec<FlatColumn>,
+    /// The next row group to open, and the next row of the decoded chunk.
+    group: usize,
+    cursor: usize,
+    levels: Vec<i16>,
+}
+
+impl FlatColumns {
+    fn buffered(&self) -> usize {
+        self.columns.first().map_or(0, |c| c.values.len())
+    }
+
+    /// Decodes the next chunk of rows; false at the end of the file.
+    fn refill(&mut self) -> Result<bool, ParquetError> {
+        let Some(file) = &self.file else {
+            return Ok(false);
+        };
+        self.cursor = 0;
+        loop {
+            let mut rows = None;
+            for column in &mut self.columns {
+                column.values.clear();
+                let Some(reader) = column.reader.as_mut() else {
+                    continue;
+                };
+                let read = read_chunk(
+                    reader,
+                    column.kind,
+                    column.optional,
+                    &mut self.levels,
+                    &mut column.values,
+                )?;
+                if rows.is_some_and(|n| n != read) {
+                    return Err(ParquetError::General(
+                        "columns of one row group hold different numbers of rows".to_owned(),
+                    ));
+                }
+                rows = Some(read);
+            }
+            if rows.is_some_and(|n| n > 0) {
+                return Ok(true);
+            }
+            if self.group >= file.num_row_groups() {
+                return Ok(false);
+            }
+            let group = file.get_row_group(self.group)?;
+            self.group += 1;
+            for column in &mut self.columns {
+                column.reader = Some(group.get_column_reader(column.leaf)?);
+            }
+        }
+    }
+}
+
+/// Reads up to `FLAT_CHUNK` rows of one column into `out` (nulls included); returns the rows read.
+fn read_chunk(
+    reader: &mut ColumnReader,
+    kind: FlatKind,
+    optional: bool,
+    levels: &mut Vec<i16>,
+    out: &mut Vec<Value>,
+) -> Result<usize, ParquetError> {
+    fn spread<T>(
+        optional: bool,
+        levels: &[i16],
+        values: Vec<T>,
+        out: &mut Vec<Value>,
+        convert: impl Fn(T) -> Result<Value, ParquetError>,
+    ) -> Result<(), ParquetError> {
+        let mut values = values.into_iter();
+        if !optional {
+            for v in values {
+                out.push(convert(v)?);
+            }
+            return Ok(());
+        }
+        for &level in levels {
+            out.push(match level {
+                0 => Value::Null,
+                _ => convert(values.next().ok_or_else(|| {
+                    ParquetError::General("fewer values than definition levels".to_owned())
+                })?)?,
+            });
+        }
+        Ok(())
+    }
+    macro_rules! read {
+        ($reader:expr, $convert:expr) => {{
+            levels.clear();
+            let mut values = Vec::with_capacity(FLAT_CHUNK);
+            let (rows, _, _) = $reader.read_records(
+                FLAT_CHUNK,
+                optional.then_some(&mut *levels),
+                None,
+                &mut values,
+            )?;
+            spread(optional, levels, values, out, $convert)?;
+            rows
+        }};
+    }
+    Ok(match (reader, kind) {
+        (ColumnReader::ByteArrayColumnReader(r), FlatKind::Str) => read!(r, |v: ByteArray| {
+            match simdutf8::basic::from_utf8(v.data()) {
+                Ok(text) => Ok(Value::String(text.to_owned())),
+                // The record reader's own message for the same bytes.
+                Err(_) => Field::convert_byte_array(&utf8_descr(), v).map(|_| Value::Null),
+            }
+        }),
+        (ColumnReader::Int64ColumnReader(r), FlatKind::Long) => {
+            read!(r, |v: i64| Ok(Value::from(v)))
+        }
+        (ColumnReader::Int32ColumnReader(r), FlatKind::Int) => {
+            read!(r, |v: i32| Ok(Value::from(v)))
+        }
+        (ColumnReader::DoubleColumnReader(r), FlatKind::Double) => read!(r, |v: f64| Ok(float(v))),
+        (ColumnReader::FloatColumnReader(r), FlatKind::Float) => {
+            read!(r, |v: f32| Ok(float(f64::from(v))))
+        }
+        (ColumnReader::BoolColumnReader(r), FlatKind::Bool) => {
+            read!(r, |v: bool| Ok(Value::Bool(v)))
+        }
+        _ => {
+            return Err(ParquetError::General(
+                "column reader of an unexpected type".to_owned(),
+            ))
+        }
+    })
+}
+
+/// A UTF8 column description, only to have the record reader word an invalid-UTF-8 error.
+fn utf8_descr() -> ColumnDescPtr {
+    let ty = Type::primitive_type_builder("value", PhysicalType::BYTE_ARRAY)
+        .with_converted_type(ConvertedType::UTF8)
+        .build()
+        .expect("a valid primitive type");
+    Arc::new(ColumnDescriptor::new(
+        Arc::new(ty),
+        0,
+        0,
+        ColumnPath::new(Vec::new()),
+    ))
+}
+
+/// Opens the file keeping only the row groups from the one holding row `offset` (0-based).
+fn open_reader(path: &str, offset: u64) -> DatasetResult<SerializedFileReader<File>> {
+    let file = File::open(path).map_err(|e| DatasetError::io(path, &e))?;
+    let mut before = 0u64;
+    let keep_from_offset = move |group: &parquet::file::metadata::RowGroupMetaData, _: usize| {
+        before += group.num_rows().max(0) as u64;
+        before > offset
+    };
+    let options = ReadOptionsBuilder::new()
+        .with_predicate(Box::new(keep_from_offset))
+        .build();
+    SerializedFileReader::new_with_options(file, options).map_err(|e| parquet_error(path, &e, None))
 }
 
 impl ParquetSource {
     /// Opens the file positioned at the row group holding row `offset` (0-based).
     pub fn open(path: &str, offset: u64) -> DatasetResult<Self> {
-        let file = File::open(path).map_err(|e| DatasetError::io(path, &e))?;
-        let mut before = 0u64;
-        let keep_from_offset = move |group: &parquet::file::metadata::RowGroupMetaData,
-                                     _: usize| {
-            before += group.num_rows().max(0) as u64;
-            before > offset
-        };
-        let options = ReadOptionsBuilder::new()
-            .with_predicate(Box::new(keep_from_offset))
-            .build();
-        let reader = SerializedFileReader::new_with_options(file, options)
-            .map_err(|e| parquet_error(path, &e, None))?;
+        let reader = open_reader(path, offset)?;
         let meta = reader.metadata();
         let kept: u64 = meta
             .row_groups()
@@ -56,26 +269,120 @@ impl ParquetSource {
             .map(|g| g.num_rows().max(0) as u64)
             .sum();
         let skipped = (meta.file_metadata().num_rows().max(0) as u64).saturating_sub(kept);
+        let schema = meta.file_metadata().schema_descr_ptr();
+        let root = schema.root_schema();
+        let mut flat_leaf = vec![None; root.get_fields().len()];
+        for (leaf, column) in schema.columns().iter().enumerate() {
+            let top = schema.get_column_root_idx(leaf);
+            if root.get_fields()[top].is_primitive() && column.max_rep_level() == 0 {
+                flat_leaf[top] =
+                    FlatKind::of(column).map(|kind| (leaf, kind, column.max_def_level() > 0));
+            }
+        }
+        let mut fields = Vec::new();
+        let mut columns = Vec::new();
+        let mut record_fields = Vec::new();
+        for (top, field) in root.get_fields().iter().enumerate() {
+            let slot = match flat_leaf[top] {
+                Some((leaf, kind, optional)) => {
+                    columns.push(FlatColumn {
+                        leaf,
+                        kind,
+                        optional,
+                        reader: None,
+                        values: Vec::new(),
+                    });
+                    Slot::Flat(columns.len() - 1)
+                }
+                None => {
+                    record_fields.push(Arc::clone(field));
+                    Slot::Record
+                }
+            };
+            fields.push((field.name().to_owned(), slot));
+        }
+        let flat_file = if columns.is_empty() {
+            None
+        } else {
+            Some(open_reader(path, offset)?)
+        };
+        let rows = if record_fields.is_empty() {
+            None
+        } else {
+            let projection = Type::group_type_builder(root.name())
+                .with_fields(record_fields)
+                .build()
+                .map_err(|e| parquet_error(path, &e, None))?;
+            let rows = RowIter::from_file_into(Box::new(reader));
+            Some(if columns.is_empty() {
+                rows
+            } else {
+                rows.project(Some(projection))
+                    .map_err(|e| parquet_error(path, &e, None))?
+            })
+        };
         Ok(ParquetSource {
             path: path.to_owned(),
-            rows: RowIter::from_file_into(Box::new(reader)),
+            fields,
+            flat: FlatColumns {
+                file: flat_file,
+                columns,
+                group: 0,
+                cursor: 0,
+                levels: Vec::new(),
+            },
+            rows,
             index: skipped,
         })
+    }
+
+    /// The next row as (field, value) pairs in schema order, or `None` at the end.
+    fn next_map(&mut self) -> Result<Option<Map<String, Value>>, ParquetError> {
+        let has_flat = self.flat.file.is_some();
+        if has_flat && self.flat.cursor >= self.flat.buffered() && !self.flat.refill()? {
+            return Ok(None);
+        }
+        let record = match self.rows.as_mut() {
+            None => None,
+            Some(rows) => match rows.next() {
+                None if has_flat => {
+                    return Err(ParquetError::General(
+                        "nested columns hold fewer rows than flat ones".to_owned(),
+                    ))
+                }
+                None => return Ok(None),
+                Some(row) => Some(row?),
+            },
+        };
+        let mut nested = record.iter().flat_map(|row| row.get_column_iter());
+        let at = self.flat.cursor;
+        self.flat.cursor += 1;
+        let mut map = Map::with_capacity(self.fields.len());
+        for (name, slot) in &self.fields {
+            let value = match *slot {
+                Slot::Flat(c) => std::mem::take(&mut self.flat.columns[c].values[at]),
+                Slot::Record => nested
+                    .next()
+                    .map_or(Value::Null, |(_, f)| field_to_value(f)),
+            };
+            map.insert(name.clone(), value);
+        }
+        Ok(Some(map))
     }
 }
 
 impl RowSource for ParquetSource {
     fn next_row(&mut self) -> DatasetResult<Option<RawRow>> {
         let index = self.index;
-        match self.rows.next() {
-            None => Ok(None),
-            Some(Err(err)) => Err(parquet_error(&self.path, &err, Some(index))),
-            Some(Ok(row)) => {
+        match self.next_map() {
+            Ok(None) => Ok(None),
+            Err(err) => Err(parquet_error(&self.path, &err, Some(index))),
+            Ok(Some(map)) => {
                 self.index += 1;
                 Ok(Some(RawRow {
                     line: index + 1,
                     index,
-                    value: Value::Object(row_to_map(&row)),
+                    value: Value::Object(map),
                 }))
             }
         }
@@ -86,10 +393,10 @@ impl RowSource for ParquetSource {
         let already = self.index.min(n);
         let mut skipped = already;
         while skipped < n {
-            match self.rows.next() {
-                None => break,
-                Some(Err(err)) => return Err(parquet_error(&self.path, &err, Some(self.index))),
-                Some(Ok(_)) => {
+            match self.next_map() {
+                Ok(None) => break,
+                Err(err) => return Err(parquet_error(&self.path, &err, Some(self.index))),
+                Ok(Some(_)) => {
                     self.index += 1;
                     skipped += 1;
                 }

@@ -130,6 +130,13 @@ impl<'de> Deserialize<'de> for Shape<'de> {
     }
 }
 
+/// The kind of one JSON value given as text (`None` if serde rejects it).
+pub(crate) fn value_kind(text: &str) -> Option<ValueKind> {
+    serde_json::from_str::<Kind>(text)
+        .ok()
+        .map(|Kind(kind)| kind)
+}
+
 /// Parses one JSON text into its shape.
 pub(crate) fn parse(text: &str) -> Result<Shape<'_>, serde_json::Error> {
     serde_json::from_str(text)

@@ -2,9 +2,12 @@
 
 use super::contract::{Contract, FieldProblem, ValueKind};
 use super::error::{DatasetError, DatasetErrorKind, DatasetResult, PositionUnit};
-use super::jsonl::{line_text, parse_error, Lines};
+use super::jsonl::{is_blank, line_text, parse_error};
+use super::scan::{self, Scanned};
 use super::shape::{self, Shape};
 use super::{empty_file, open_source, Format};
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
 
 /// What a validation pass found.
 #[derive(Debug, Clone)]
@@ -209,31 +212,187 @@ fn validate_jsonl(path: &str, c: &mut Collector, size: u64, chunks: usize) -> Da
     Ok(())
 }
 
+/// Bytes read at a time by a validation thread; a block stays in cache between the UTF-8 check and the
+/// scan. A longer line grows the buffer.
+const BLOCK: usize = 256 << 10;
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
 /// JSONL lines starting in `start..end`: shapes only, no values built. Returns the lines read.
+///
+/// The file is read in blocks of whole lines; each block gets one UTF-8 check, then the fast scanner
+/// ([`scan::scan_line`]) runs over it. A line the scanner does not vouch for, or every line of a block
+/// that is not UTF-8, goes through the serde path ([`check_line`]), which owns every message.
 fn validate_jsonl_range(path: &str, c: &mut Collector, start: u64, end: u64) -> DatasetResult<u64> {
-    let mut lines = Lines::open_range(path, start, end)?;
-    let mut index = 0u64;
-    while let Some((line, bytes)) = lines.next_line()? {
-        let text = match line_text(path, line, index, bytes) {
-            Ok(text) => text,
-            Err(err) => {
-                c.unparsable_row(err);
-                index += 1;
-                continue;
+    let io = |e: std::io::Error| DatasetError::io(path, &e);
+    let mut file = File::open(path).map_err(io)?;
+    // File offset of `buf[0]`. A range after the first starts one byte early and drops the tail of the
+    // line that began before it (just its newline if one ends at `start - 1`).
+    let mut base = start.saturating_sub(1);
+    if start > 0 {
+        file.seek(SeekFrom::Start(base)).map_err(io)?;
+    }
+    let mut skip_partial = start > 0;
+    let mut buf = vec![0u8; BLOCK];
+    let mut filled = 0usize;
+    let (mut line, mut index) = (0u64, 0u64);
+    loop {
+        let eof = fill(&mut file, &mut buf, &mut filled).map_err(io)?;
+        let data = &buf[..filled];
+        let whole = if eof {
+            filled
+        } else {
+            match memchr::memrchr(b'\n', data) {
+                Some(p) => p + 1,
+                None => {
+                    // A line longer than the buffer: grow it and read on.
+                    buf.resize(buf.len() * 2, 0);
+                    continue;
+                }
             }
         };
-        match shape::parse(text) {
-            Ok(Shape::Object(owned)) => {
-                let entries: Vec<(&str, ValueKind)> =
-                    owned.iter().map(|(k, v)| (k.as_ref(), *v)).collect();
-                c.object(line, index, &entries);
+        let mut pos = 0;
+        if skip_partial {
+            match memchr::memchr(b'\n', &data[..whole]) {
+                Some(p) => {
+                    pos = p + 1;
+                    skip_partial = false;
+                }
+                None => pos = whole,
             }
-            Ok(Shape::Other(kind)) => c.other(line, index, kind),
-            Err(err) => c.unparsable_row(parse_error(path, line, index, &err)),
         }
-        index += 1;
+        let stop = usize::try_from(end.saturating_sub(base)).unwrap_or(usize::MAX);
+        let block = Block {
+            path,
+            data: &data[..whole],
+            stop,
+            bom_possible: start == 0,
+        };
+        let done = block.check(c, pos, &mut line, &mut index);
+        buf.copy_within(whole..filled, 0);
+        filled -= whole;
+        base += whole as u64;
+        if eof || done {
+            return Ok(line);
+        }
     }
-    Ok(lines.lines_read())
+}
+
+/// Reads until `buf` is full or the file ends; true at the end of the file.
+fn fill(file: &mut File, buf: &mut [u8], filled: &mut usize) -> std::io::Result<bool> {
+    while *filled < buf.len() {
+        match file.read(&mut buf[*filled..]) {
+            Ok(0) => return Ok(true),
+            Ok(n) => *filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(false)
+}
+
+/// Whole lines of a range's block; lines starting at or past `stop` belong to the next range.
+struct Block<'b> {
+    path: &'b str,
+    data: &'b [u8],
+    stop: usize,
+    bom_possible: bool,
+}
+
+impl Block<'_> {
+    /// Checks the lines from `pos`; true once a line at or past `stop` is reached.
+    fn check(&self, c: &mut Collector, mut pos: usize, line: &mut u64, index: &mut u64) -> bool {
+        let Ok(text) = simdutf8::basic::from_utf8(&self.data[pos..]) else {
+            return self.check_slowly(c, pos, line, index);
+        };
+        let base = pos;
+        let mut entries = Vec::with_capacity(16);
+        let mut at = 0;
+        while at < text.len() {
+            if base + at >= self.stop {
+                return true;
+            }
+            *line += 1;
+            let from = if *line == 1 && self.bom_possible && text[at..].starts_with('\u{feff}') {
+                at + BOM.len()
+            } else {
+                at
+            };
+            entries.clear();
+            match scan::scan_line(text, from, &mut entries) {
+                Some((Scanned::Blank, next)) => at = next,
+                Some((Scanned::Object, next)) => {
+                    c.object(*line, *index, &entries);
+                    *index += 1;
+                    at = next;
+                }
+                Some((Scanned::Other(kind), next)) => {
+                    c.other(*line, *index, kind);
+                    *index += 1;
+                    at = next;
+                }
+                None => {
+                    let next = line_end(text.as_bytes(), at);
+                    check_line(self.path, c, *line, index, &text.as_bytes()[from..next]);
+                    at = next;
+                }
+            }
+        }
+        pos = base + at;
+        pos >= self.stop
+    }
+
+    /// A block that is not all UTF-8: every line through the serde path.
+    fn check_slowly(
+        &self,
+        c: &mut Collector,
+        mut pos: usize,
+        line: &mut u64,
+        index: &mut u64,
+    ) -> bool {
+        while pos < self.data.len() {
+            if pos >= self.stop {
+                return true;
+            }
+            *line += 1;
+            let next = line_end(self.data, pos);
+            let mut bytes = &self.data[pos..next];
+            if *line == 1 && self.bom_possible {
+                bytes = bytes.strip_prefix(BOM).unwrap_or(bytes);
+            }
+            check_line(self.path, c, *line, index, bytes);
+            pos = next;
+        }
+        pos >= self.stop
+    }
+}
+
+/// The offset just past the newline ending the line at `pos` (or the end of `data`).
+fn line_end(data: &[u8], pos: usize) -> usize {
+    memchr::memchr(b'\n', &data[pos..]).map_or(data.len(), |p| pos + p + 1)
+}
+
+/// One line (BOM already dropped, line break still on) through the serde path.
+fn check_line(path: &str, c: &mut Collector, line: u64, index: &mut u64, bytes: &[u8]) {
+    let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
+    let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+    if is_blank(bytes) {
+        return;
+    }
+    let row = *index;
+    *index += 1;
+    let text = match line_text(path, line, row, bytes) {
+        Ok(text) => text,
+        Err(err) => return c.unparsable_row(err),
+    };
+    match shape::parse(text) {
+        Ok(Shape::Object(owned)) => {
+            let entries: Vec<(&str, ValueKind)> =
+                owned.iter().map(|(k, v)| (k.as_ref(), *v)).collect();
+            c.object(line, row, &entries);
+        }
+        Ok(Shape::Other(kind)) => c.other(line, row, kind),
+        Err(err) => c.unparsable_row(parse_error(path, line, row, &err)),
+    }
 }
 
 /// JSON, CSV, Parquet: rows as values from the format's source.
@@ -273,9 +432,9 @@ mod tests {
     use super::*;
     use std::fmt::Write as _;
 
-    fn report_with_chunks(path: &str, chunks: usize, max: usize) -> ValidationReport {
+    fn collector(path: &str, max: usize) -> Collector {
         let format = Format::Jsonl;
-        let mut c = Collector {
+        Collector {
             path: path.to_owned(),
             contract: Contract::Eval,
             unit: format.unit(),
@@ -289,10 +448,77 @@ mod tests {
                 total_problems: 0,
                 bad_rows: 0,
             },
-        };
+        }
+    }
+
+    fn report_with_chunks(path: &str, chunks: usize, max: usize) -> ValidationReport {
+        let mut c = collector(path, max);
         let size = std::fs::metadata(path).unwrap().len();
         validate_jsonl(path, &mut c, size, chunks).unwrap();
         c.report
+    }
+
+    /// The serde path alone over every line, as validation ran before the scanner.
+    fn report_line_by_line(path: &str) -> ValidationReport {
+        let mut c = collector(path, 1000);
+        let mut lines = super::super::jsonl::Lines::open(path).unwrap();
+        let mut index = 0;
+        while let Some((line, bytes)) = lines.next_line().unwrap() {
+            check_line(path, &mut c, line, &mut index, bytes);
+        }
+        c.report
+    }
+
+    #[test]
+    fn scanner_agrees_with_serde_across_blocks() {
+        let mut text = String::new();
+        let pad = "é数 ".repeat(9000);
+        for i in 0..3000 {
+            let line = match i % 17 {
+                0 => format!(r#"{{"system_prompt": "{pad}", "user_prompt": "u\n", "ground_truth": "g"}}"#),
+                1 => r#"{"SYSTEM_PROMPT": " ", "user_prompt": "\u00e9", "ground_truth": 3.5e2, "m": {"a": [1, {}]}}"#.to_owned(),
+                2 => r#"{"system_prompt": "s", "user_prompt": "\ud83d\ude00", "ground_truth": "\t"}"#.to_owned(),
+                3 => r#"{"system_prompt": "s", "user_prompt": "u", "ground_truth": "g",}"#.to_owned(),
+                4 => "\x0c\r".to_owned(),
+                5 => r#"{"system\u005fprompt": "s", "user_prompt": "u", "ground_truth": "g"}"#.to_owned(),
+                6 => "[1, 2]".to_owned(),
+                7 => "{\"system_prompt\": \"\u{3000}\", \"user_prompt\": \"\tx\", \"ground_truth\": \"g\"}".to_owned(),
+                _ => format!(
+                    r#"{{"system_prompt": "s{i}", "user_prompt": "{}", "ground_truth": "g", "n": -{i}}}"#,
+                    "ü".repeat(i % 400)
+                ),
+            };
+            text.push_str(&line);
+            text.push_str(if i % 5 == 0 { "\r\n" } else { "\n" });
+        }
+        let long = "x".repeat(3 * BLOCK);
+        text.push_str(&format!(
+            r#"{{"system_prompt": "{long}", "user_prompt": 1}}"#
+        ));
+        text.push_str("\n\n  \n");
+        let mut bytes = text.into_bytes();
+        bytes.extend_from_slice(b"{\"system_prompt\": \"\xff\"}\n");
+        bytes.extend_from_slice(
+            br#"{"system_prompt": "s", "user_prompt": "u", "ground_truth": "g"}"#,
+        );
+        let path = std::env::temp_dir().join(format!("osmosis-scan-{}.jsonl", std::process::id()));
+        std::fs::write(&path, &bytes).unwrap();
+        let path = path.to_str().unwrap();
+        let reference = report_line_by_line(path);
+        assert!(
+            reference.total_problems > 500,
+            "{}",
+            reference.total_problems
+        );
+        for chunks in 1..5 {
+            let fast = report_with_chunks(path, chunks, 1000);
+            assert_eq!(fast.rows, reference.rows, "chunks={chunks}");
+            assert_eq!(fast.bad_rows, reference.bad_rows);
+            assert_eq!(fast.total_problems, reference.total_problems);
+            assert_eq!(fast.problems, reference.problems, "chunks={chunks}");
+            assert_eq!(fast.columns, reference.columns);
+        }
+        std::fs::remove_file(path).unwrap();
     }
 
     #[test]

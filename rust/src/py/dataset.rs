@@ -54,11 +54,24 @@ pub(super) fn dataset_error_to_py(py: Python<'_>, err: &DatasetError) -> PyResul
 }
 
 /// Python strings for the keys of the previous row, by position: rows of one file nearly always share
-/// their keys and order, so most keys are a comparison instead of a new string.
+/// their keys and order, so most keys are a comparison instead of a new string. Objects nested under a
+/// key (directly or in a list) get their own cache under that position, a few levels deep.
+///
+/// Short string values are cached by position the same way: categories, labels and tags repeat from
+/// row to row, and a repeated value then costs a comparison instead of a new object.
 #[derive(Default)]
 struct KeyCache {
     keys: Vec<(String, Py<PyString>)>,
+    nested: Vec<KeyCache>,
+    values: Vec<Option<(String, Py<PyString>)>>,
 }
+
+/// String values up to this many bytes are cached.
+const CACHED_VALUE_BYTES: usize = 32;
+
+/// Positions and depths past these build their keys afresh, which bounds the cache by the schema.
+const CACHED_POSITIONS: usize = 64;
+const CACHED_DEPTH: usize = 4;
 
 impl KeyCache {
     fn key<'py>(&mut self, py: Python<'py>, position: usize, key: &str) -> Bound<'py, PyString> {
@@ -70,14 +83,49 @@ impl KeyCache {
         let object = PyString::new(py, key);
         if position < self.keys.len() {
             self.keys[position] = (key.to_owned(), object.clone().unbind());
-        } else if position == self.keys.len() {
+        } else if position == self.keys.len() && position < CACHED_POSITIONS {
             self.keys.push((key.to_owned(), object.clone().unbind()));
         }
         object
     }
+
+    /// A string value at `position`: the previous row's object when the text repeats.
+    fn value<'py>(&mut self, py: Python<'py>, position: usize, text: &str) -> Bound<'py, PyString> {
+        if text.len() > CACHED_VALUE_BYTES || position >= CACHED_POSITIONS {
+            return PyString::new(py, text);
+        }
+        if self.values.len() <= position {
+            self.values.resize_with(position + 1, || None);
+        }
+        let slot = &mut self.values[position];
+        if let Some((cached, object)) = slot {
+            if cached == text {
+                return object.bind(py).clone();
+            }
+        }
+        let object = PyString::new(py, text);
+        *slot = Some((text.to_owned(), object.clone().unbind()));
+        object
+    }
+
+    /// The cache for objects under `position`, if that position is cached.
+    fn nested(&mut self, position: usize) -> Option<&mut KeyCache> {
+        if position >= self.keys.len() {
+            return None;
+        }
+        if self.nested.len() <= position {
+            self.nested.resize_with(position + 1, KeyCache::default);
+        }
+        Some(&mut self.nested[position])
+    }
 }
 
-fn value_to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
+fn value_to_py<'py>(
+    py: Python<'py>,
+    value: &Value,
+    cache: Option<&mut KeyCache>,
+    depth: usize,
+) -> PyResult<Bound<'py, PyAny>> {
     Ok(match value {
         Value::Null => py.None().into_bound(py),
         Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
@@ -92,13 +140,18 @@ fn value_to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny
         }
         Value::String(s) => PyString::new(py, s).into_any(),
         Value::Array(items) => {
-            let list = PyList::empty(py);
-            for item in items {
-                list.append(value_to_py(py, item)?)?;
-            }
-            list.into_any()
+            let mut cache = cache;
+            let items = items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| match (item, cache.as_deref_mut()) {
+                    (Value::String(s), Some(cache)) => Ok(cache.value(py, i, s).into_any()),
+                    (_, cache) => value_to_py(py, item, cache, depth),
+                })
+                .collect::<PyResult<Vec<_>>>()?;
+            PyList::new(py, items)?.into_any()
         }
-        Value::Object(map) => object_to_py(py, map, None)?.into_any(),
+        Value::Object(map) => object_to_py(py, map, cache, depth)?.into_any(),
     })
 }
 
@@ -106,13 +159,27 @@ fn object_to_py<'py>(
     py: Python<'py>,
     map: &Map<String, Value>,
     mut cache: Option<&mut KeyCache>,
+    depth: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     let dict = PyDict::new(py);
     for (position, (key, value)) in map.iter().enumerate() {
-        let value = value_to_py(py, value)?;
         match cache.as_deref_mut() {
-            Some(cache) => dict.set_item(cache.key(py, position, key), value)?,
-            None => dict.set_item(key, value)?,
+            Some(cache) => {
+                let key = cache.key(py, position, key);
+                if let Value::String(text) = value {
+                    dict.set_item(key, cache.value(py, position, text))?;
+                    continue;
+                }
+                let nested = if depth < CACHED_DEPTH
+                    && matches!(value, Value::Object(_) | Value::Array(_))
+                {
+                    cache.nested(position)
+                } else {
+                    None
+                };
+                dict.set_item(key, value_to_py(py, value, nested, depth + 1)?)?;
+            }
+            None => dict.set_item(key, value_to_py(py, value, None, depth + 1)?)?,
         }
     }
     Ok(dict)
@@ -123,11 +190,11 @@ fn rows_to_py<'py>(
     rows: &[Row],
     cache: &mut KeyCache,
 ) -> PyResult<Bound<'py, PyList>> {
-    let list = PyList::empty(py);
-    for row in rows {
-        list.append(object_to_py(py, &row.fields, Some(cache))?)?;
-    }
-    Ok(list)
+    let dicts = rows
+        .iter()
+        .map(|row| object_to_py(py, &row.fields, Some(cache), 0))
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, dicts)
 }
 
 /// An iterator over batches (lists of dicts) of the rows of a dataset file.
