@@ -148,6 +148,69 @@ def test_parquet_flat_columns_with_nulls_across_groups_and_chunks(tmp_path: Path
     assert list(read_dataset(flat, offset=2_000)) == table.drop_columns(["meta"]).to_pylist()[2_000:]
 
 
+def test_parquet_repeated_and_dictionary_text(tmp_path: Path) -> None:
+    """Repeats of a value share one string; values that change, or leave the dictionary, are never stale."""
+    long_prompt = "You are a careful grader. " * 20
+    rows = [
+        {
+            "system_prompt": long_prompt if i % 50 else f"{long_prompt} variant {i}",
+            "user_prompt": f"question {i} " + "x" * (i % 40),
+            "ground_truth": "a" if i % 3 else "b",
+            "label": ["easy", "hard", "easy", None][i % 4],
+        }
+        for i in range(5_000)
+    ]
+    path = tmp_path / "d.parquet"
+    # A tiny dictionary page limit makes the writer fall back to plain encoding part way through.
+    pq.write_table(pa.Table.from_pylist(rows), path, row_group_size=1_500, dictionary_pagesize_limit=64)
+    assert list(read_dataset(path, batch_size=333)) == rows
+    # Written with the default (dictionary) encoding, a repeated prompt is one object, not 5,000.
+    shared = write_parquet(tmp_path / "shared.parquet", rows)
+    read = list(read_dataset(shared))
+    assert read == rows
+    assert read[1]["system_prompt"] is read[2]["system_prompt"]
+
+
+def test_parquet_required_columns_are_case_insensitive_and_lowered(tmp_path: Path) -> None:
+    rows = [{"System_Prompt": "s", "USER_PROMPT": f"u{i}", "Ground_Truth": "g", "X": i} for i in range(3)]
+    path = write_parquet(tmp_path / "d.parquet", rows)
+    assert list(read_dataset(path)) == [
+        {"system_prompt": "s", "user_prompt": f"u{i}", "ground_truth": "g", "X": i} for i in range(3)
+    ]
+
+
+def test_parquet_good_rows_before_a_bad_row_are_handed_out(tmp_path: Path) -> None:
+    rows = [row(i) for i in range(2_000)]
+    rows[1_234]["user_prompt"] = "   "
+    path = write_parquet(tmp_path / "d.parquet", rows, row_group_size=700)
+    seen = []
+    with pytest.raises(DatasetValidationError) as info:
+        for r in read_dataset(path, batch_size=100):
+            seen.append(r)
+    assert seen == rows[:1_234]
+    assert (info.value.line, info.value.row, info.value.field) == (1_235, 1_234, "user_prompt")
+    assert "'user_prompt' cannot be empty" in str(info.value)
+    assert list(read_dataset(path, limit=1_234)) == rows[:1_234]
+    assert list(read_dataset(path, offset=1_235)) == rows[1_235:]
+
+
+def test_parquet_validation_reports_every_bad_row(tmp_path: Path) -> None:
+    rows = [row(i) for i in range(3_000)]
+    for i in (5, 1_500, 2_999):
+        rows[i]["ground_truth"] = None
+    rows[42]["system_prompt"] = ""
+    path = write_parquet(tmp_path / "d.parquet", rows, row_group_size=1_000)
+    report = validate_dataset(path)
+    assert not report.ok and report.rows == 3_000 and report.bad_rows == 4
+    assert [(p.line, p.field) for p in report.problems] == [
+        (6, "ground_truth"),
+        (43, "system_prompt"),
+        (1_501, "ground_truth"),
+        (3_000, "ground_truth"),
+    ]
+    assert report.columns == ["system_prompt", "user_prompt", "ground_truth"]
+
+
 # --- errors ----------------------------------------------------------------------------------------------
 
 

@@ -49,7 +49,7 @@ fn read_all(path: &str, offset: u64, limit: Option<u64>, batch: usize) -> Vec<Ro
         if b.is_empty() {
             return rows;
         }
-        rows.extend(b);
+        rows.extend(b.into_rows());
     }
 }
 
@@ -126,8 +126,8 @@ fn prefetch_reader_yields_the_same_rows_and_stops_early_cleanly() {
         if batch.is_empty() {
             break;
         }
-        for row in &batch {
-            assert_eq!(Value::Object(row.fields.clone()), rows[n]);
+        for row in batch.clone().into_rows() {
+            assert_eq!(Value::Object(row.fields), rows[n]);
             n += 1;
         }
         prefetch.recycle(batch);

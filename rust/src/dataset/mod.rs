@@ -5,6 +5,7 @@
 //! where the format allows it, and [`validate_file`] checks every row and reports every problem (up to
 //! a cap) instead of stopping at the first.
 
+mod columns;
 pub mod contract;
 mod csv_source;
 mod error;
@@ -18,7 +19,9 @@ mod validate;
 
 use serde_json::{Map, Value};
 use std::path::Path;
+use std::sync::Arc;
 
+pub use columns::{Batch, ColumnBatch, ColumnValues, Utf8Bytes};
 pub use contract::{Contract, FieldProblem, ValueKind};
 pub use error::{DatasetError, DatasetErrorKind, DatasetResult, PositionUnit};
 pub use prefetch::PrefetchReader;
@@ -108,13 +111,17 @@ fn check_file(path: &str) -> DatasetResult<()> {
     Ok(())
 }
 
-fn open_source(path: &str, format: Format) -> DatasetResult<Box<dyn RowSource>> {
+/// Opens the file's source, positioned at row `offset` as far as the format can skip without reading
+/// rows (Parquet: whole row groups; the others: not at all).
+fn open_source(path: &str, format: Format, offset: u64) -> DatasetResult<Source> {
     check_file(path)?;
     Ok(match format {
-        Format::Jsonl => Box::new(jsonl::JsonlSource::open(path)?),
-        Format::Json => Box::new(json_array::JsonArraySource::open(path)?),
-        Format::Csv => Box::new(csv_source::CsvSource::open(path)?),
-        Format::Parquet => Box::new(parquet_source::ParquetSource::open(path, 0)?),
+        Format::Jsonl => Source::Rows(Box::new(jsonl::JsonlSource::open(path)?)),
+        Format::Json => Source::Rows(Box::new(json_array::JsonArraySource::open(path)?)),
+        Format::Csv => Source::Rows(Box::new(csv_source::CsvSource::open(path)?)),
+        Format::Parquet => {
+            Source::Columns(Box::new(parquet_source::ParquetSource::open(path, offset)?))
+        }
     })
 }
 
@@ -126,17 +133,39 @@ pub struct Row {
     pub fields: Map<String, Value>,
 }
 
+/// Where a reader's rows come from: a format's row stream, or Parquet's column chunks.
+pub(crate) enum Source {
+    Rows(Box<dyn RowSource>),
+    Columns(Box<parquet_source::ParquetSource>),
+}
+
+impl Source {
+    /// Skips up to `n` rows, parsing them no more than the format needs; returns how many it skipped
+    /// (rows passed over when the source was opened count).
+    fn skip_rows(&mut self, n: u64) -> DatasetResult<u64> {
+        match self {
+            Source::Rows(source) => source.skip_rows(n),
+            Source::Columns(source) => source.skip_rows(n),
+        }
+    }
+}
+
+/// An error that ended a batch, with the good rows read before it.
+type Stopped = Box<(DatasetError, Batch)>;
+
 /// Reads a dataset file in batches of checked rows, within an `offset` / `limit` window.
 pub struct DatasetReader {
     path: String,
     format: Format,
     contract: Contract,
-    source: Box<dyn RowSource>,
+    source: Source,
     remaining: Option<u64>,
     rows_seen: u64,
     done: bool,
     /// An error met after some rows of a batch: those rows are handed out first, the error next.
     pending: Option<DatasetError>,
+    /// The contract's names for a columnar source's columns, once known.
+    column_keys: Option<Arc<[String]>>,
 }
 
 impl DatasetReader {
@@ -148,14 +177,7 @@ impl DatasetReader {
         limit: Option<u64>,
     ) -> DatasetResult<Self> {
         let format = Format::from_path(path)?;
-        let mut source = match format {
-            // Parquet skips whole row groups from the footer, before decoding anything.
-            Format::Parquet if offset > 0 => {
-                check_file(path)?;
-                Box::new(parquet_source::ParquetSource::open(path, offset)?) as Box<dyn RowSource>
-            }
-            _ => open_source(path, format)?,
-        };
+        let mut source = open_source(path, format, offset)?;
         let skipped = source.skip_rows(offset)?;
         Ok(DatasetReader {
             path: path.to_owned(),
@@ -166,6 +188,7 @@ impl DatasetReader {
             rows_seen: skipped,
             done: false,
             pending: None,
+            column_keys: None,
         })
     }
 
@@ -174,71 +197,168 @@ impl DatasetReader {
     }
 
     /// Up to `max` rows; an empty batch means the window is exhausted. The first bad row ends the
-    /// stream: the good rows before it come first, then the error.
-    pub fn next_batch(&mut self, max: usize) -> DatasetResult<Vec<Row>> {
+    /// stream: the good rows before it come first, then the error. A columnar batch may hold fewer
+    /// than `max` rows (it ends with its row group).
+    pub fn next_batch(&mut self, max: usize) -> DatasetResult<Batch> {
         if let Some(err) = self.pending.take() {
             return Err(err);
         }
-        let mut batch = Vec::with_capacity(max.min(4096));
-        match self.fill(&mut batch, max) {
-            Ok(()) => Ok(batch),
-            Err(err) => {
+        let result = match self.source {
+            Source::Rows(_) => {
+                let mut batch = Vec::with_capacity(max.min(4096));
+                self.fill(&mut batch, max).map(|()| Batch::Rows(batch))
+            }
+            Source::Columns(_) => self.next_columns(max),
+        };
+        match result {
+            Ok(batch) => Ok(batch),
+            Err(stopped) => {
+                let (err, partial) = *stopped;
                 self.done = true;
-                if batch.is_empty() {
+                if partial.is_empty() {
                     Err(err)
                 } else {
                     self.pending = Some(err);
-                    Ok(batch)
+                    Ok(partial)
                 }
             }
         }
     }
 
-    fn fill(&mut self, batch: &mut Vec<Row>, max: usize) -> DatasetResult<()> {
+    fn fill(&mut self, batch: &mut Vec<Row>, max: usize) -> Result<(), Stopped> {
+        let Source::Rows(source) = &mut self.source else {
+            unreachable!("fill reads row sources only")
+        };
+        let fail =
+            |err, batch: &mut Vec<Row>| Err(Box::new((err, Batch::Rows(std::mem::take(batch)))));
         while batch.len() < max && !self.done {
             if self.remaining == Some(0) {
                 self.done = true;
                 break;
             }
-            let Some(raw) = self.source.next_row()? else {
-                self.done = true;
-                if self.rows_seen == 0 {
-                    return Err(empty_file(&self.path, self.format));
+            let raw = match source.next_row() {
+                Ok(Some(raw)) => raw,
+                Ok(None) => {
+                    self.done = true;
+                    if self.rows_seen == 0 {
+                        return fail(empty_file(&self.path, self.format), batch);
+                    }
+                    break;
                 }
-                break;
+                Err(err) => return fail(err, batch),
             };
             self.rows_seen += 1;
             if let Some(left) = self.remaining.as_mut() {
                 *left -= 1;
             }
-            batch.push(self.check(raw)?);
+            match check_row(&self.path, self.format, self.contract, raw) {
+                Ok(row) => batch.push(row),
+                Err(err) => return fail(err, batch),
+            }
         }
         Ok(())
     }
 
-    fn check(&self, raw: RawRow) -> DatasetResult<Row> {
-        let unit = self.format.unit();
-        let fail = |p: FieldProblem| {
-            DatasetError::new(DatasetErrorKind::Validation, &self.path, p.message)
-                .at(unit, raw.line, Some(raw.index))
-                .field(p.field.as_deref())
+    /// The next chunk of a columnar source, each row checked against the contract.
+    fn next_columns(&mut self, max: usize) -> Result<Batch, Stopped> {
+        let Source::Columns(source) = &mut self.source else {
+            unreachable!("next_columns reads columnar sources only")
         };
-        let Value::Object(fields) = raw.value else {
-            return Err(fail(Contract::check_non_object(ValueKind::of(&raw.value))));
-        };
-        let entries: Vec<(&str, ValueKind)> = fields
-            .iter()
-            .map(|(k, v)| (k.as_str(), ValueKind::of(v)))
-            .collect();
-        if let Some(problem) = self.contract.check(&entries).into_iter().next() {
-            return Err(fail(problem));
+        let want = self.remaining.map_or(max, |left| {
+            max.min(usize::try_from(left).unwrap_or(usize::MAX))
+        });
+        if self.done || want == 0 {
+            self.done = true;
+            return Ok(Batch::default());
         }
-        Ok(Row {
-            line: raw.line,
-            index: raw.index,
-            fields: normalise_keys(self.contract, fields),
-        })
+        let mut batch = match source.next_chunk(want) {
+            Ok(Some(batch)) => batch,
+            Ok(None) => {
+                self.done = true;
+                if self.rows_seen == 0 {
+                    return Err(Box::new((
+                        empty_file(&self.path, self.format),
+                        Batch::default(),
+                    )));
+                }
+                return Ok(Batch::default());
+            }
+            Err(err) => return Err(Box::new((err, Batch::default()))),
+        };
+        let keys = self
+            .column_keys
+            .get_or_insert_with(|| output_keys(self.contract, &batch.keys));
+        let problem = first_problem(self.contract, &batch);
+        let good = problem.as_ref().map_or(batch.len(), |(row, _)| *row);
+        self.rows_seen += batch.len() as u64;
+        if let Some(left) = self.remaining.as_mut() {
+            *left -= good as u64;
+        }
+        let first_index = batch.first_index;
+        batch.truncate(good);
+        let batch = Batch::Columns(batch.with_keys(Arc::clone(keys)));
+        match problem {
+            None => Ok(batch),
+            Some((row, p)) => {
+                let index = first_index + row as u64;
+                let err = DatasetError::new(DatasetErrorKind::Validation, &self.path, p.message)
+                    .at(PositionUnit::Row, index + 1, Some(index))
+                    .field(p.field.as_deref());
+                Err(Box::new((err, batch)))
+            }
+        }
     }
+}
+
+/// The first row of `batch` that breaks the contract (its batch position), with its first problem.
+fn first_problem(contract: Contract, batch: &ColumnBatch) -> Option<(usize, FieldProblem)> {
+    if contract == Contract::Any {
+        return None;
+    }
+    let mut entries = Vec::with_capacity(batch.keys.len());
+    (0..batch.len()).find_map(|row| {
+        batch.entries(row, &mut entries);
+        contract
+            .check(&entries)
+            .into_iter()
+            .next()
+            .map(|p| (row, p))
+    })
+}
+
+/// The names rows are handed out with: the contract's for its required columns, the file's otherwise.
+fn output_keys(contract: Contract, keys: &[String]) -> Arc<[String]> {
+    keys.iter()
+        .map(|k| {
+            contract
+                .output_key(k)
+                .map_or_else(|| k.clone(), str::to_owned)
+        })
+        .collect()
+}
+
+/// Checks one row of a row source against the contract.
+fn check_row(path: &str, format: Format, contract: Contract, raw: RawRow) -> DatasetResult<Row> {
+    let fail = |p: FieldProblem| {
+        DatasetError::new(DatasetErrorKind::Validation, path, p.message)
+            .at(format.unit(), raw.line, Some(raw.index))
+            .field(p.field.as_deref())
+    };
+    let Value::Object(fields) = raw.value else {
+        return Err(fail(Contract::check_non_object(ValueKind::of(&raw.value))));
+    };
+    let entries: Vec<(&str, ValueKind)> = fields
+        .iter()
+        .map(|(k, v)| (k.as_str(), ValueKind::of(v)))
+        .collect();
+    if let Some(problem) = contract.check(&entries).into_iter().next() {
+        return Err(fail(problem));
+    }
+    Ok(Row {
+        line: raw.line,
+        index: raw.index,
+        fields: normalise_keys(contract, fields),
+    })
 }
 
 fn empty_file(path: &str, format: Format) -> DatasetError {
@@ -283,6 +403,6 @@ pub fn count_rows(path: &str) -> DatasetResult<u64> {
             check_file(path)?;
             parquet_source::count_rows(path)
         }
-        Format::Json | Format::Csv => open_source(path, format)?.skip_rows(u64::MAX),
+        Format::Json | Format::Csv => open_source(path, format, 0)?.skip_rows(u64::MAX),
     }
 }

@@ -1,12 +1,15 @@
-//! Parquet: rows decoded one row group at a time with the crate's record reader (no Arrow). An offset
-//! skips whole row groups using the footer, before any page is read. Positions are 1-based row numbers.
+//! Parquet: rows decoded one row group at a time, without Arrow, and handed out column by column
+//! ([`ColumnBatch`]). Top-level primitive columns of the common kinds are read straight from their
+//! column readers; anything else (lists, structs, maps, logical types) goes through the crate's record
+//! reader, projected to those fields. An offset skips whole row groups using the footer, before any page
+//! is read. Positions are 1-based row numbers.
 //!
 //! Values map to JSON: integers and floats as numbers, strings as strings, lists and structs as arrays
 //! and objects, maps as objects (keys as text), dates as `YYYY-MM-DD`, timestamps as ISO-8601 UTC text,
 //! decimals as exact decimal text, binary as UTF-8 text (invalid bytes replaced).
 
+use super::columns::{ColumnBatch, ColumnValues, Utf8Bytes};
 use super::error::{DatasetError, DatasetErrorKind, DatasetResult, PositionUnit};
-use super::{RawRow, RowSource};
 use parquet::basic::{ConvertedType, Type as PhysicalType};
 use parquet::column::reader::ColumnReader;
 use parquet::data_type::{ByteArray, Decimal};
@@ -32,30 +35,32 @@ fn parquet_error(path: &str, err: &ParquetError, row: Option<u64>) -> DatasetErr
     }
 }
 
+/// Rows decoded per chunk when skipping inside a row group.
+const SKIP_CHUNK: usize = 16 * 1024;
+
 pub(crate) struct ParquetSource {
     path: String,
-    /// Top-level fields in schema order: a flat column (by its place in `flat`) or the next field of the
-    /// record reader's row.
-    fields: Vec<(String, Slot)>,
-    /// Top-level primitive columns of a kind read column by column (most of a dataset's bytes).
+    /// Top-level field names in schema order.
+    keys: Arc<[String]>,
+    /// Where each top-level field comes from, in schema order.
+    slots: Vec<Slot>,
     flat: FlatColumns,
-    /// Everything else (lists, structs, maps, logical types) through the record reader, projected to
-    /// those fields; `None` when every field is flat.
+    /// The record reader over the non-flat fields; `None` when every field is flat.
     rows: Option<RowIter<'static>>,
+    /// Index of the next row to hand out (rows in row groups skipped at open count).
     index: u64,
 }
 
 #[derive(Clone, Copy)]
 enum Slot {
+    /// A top-level primitive column, by its place in `FlatColumns::columns`.
     Flat(usize),
+    /// The next field of the record reader's (projected) row.
     Record,
 }
 
-/// Rows of the flat columns are decoded this many at a time.
-const FLAT_CHUNK: usize = 1024;
-
-/// The kinds of top-level primitive columns read without the record reader; each maps to the same
-/// JSON value the record reader's `Field` would.
+/// The kinds of top-level primitive columns read without the record reader; each gives the same value
+/// the record reader's `Field` would.
 #[derive(Clone, Copy)]
 enum FlatKind {
     Str,
@@ -95,56 +100,45 @@ struct FlatColumn {
     kind: FlatKind,
     optional: bool,
     reader: Option<ColumnReader>,
-    /// The decoded chunk, one value per row; taken out as rows are handed on.
-    values: Vec<Value>,
 }
 
 struct FlatColumns {
     file: Option<SerializedFileReader<File>>,
     columns: Vec<FlatColumn>,
-    /// The next row group to open, and the next row of the decoded chunk.
+    /// The next row group to open.
     group: usize,
-    cursor: usize,
     levels: Vec<i16>,
 }
 
 impl FlatColumns {
-    fn buffered(&self) -> usize {
-        self.columns.first().map_or(0, |c| c.values.len())
-    }
-
-    /// Decodes the next chunk of rows; false at the end of the file.
-    fn refill(&mut self) -> Result<bool, ParquetError> {
+    /// Decodes up to `max` rows of every flat column (fewer at the end of a row group); `None` at the
+    /// end of the file.
+    fn read(&mut self, max: usize) -> Result<Option<Vec<ColumnValues>>, ParquetError> {
         let Some(file) = &self.file else {
-            return Ok(false);
+            return Ok(None);
         };
-        self.cursor = 0;
         loop {
+            let mut out = Vec::with_capacity(self.columns.len());
             let mut rows = None;
             for column in &mut self.columns {
-                column.values.clear();
                 let Some(reader) = column.reader.as_mut() else {
-                    continue;
+                    break;
                 };
-                let read = read_chunk(
-                    reader,
-                    column.kind,
-                    column.optional,
-                    &mut self.levels,
-                    &mut column.values,
-                )?;
-                if rows.is_some_and(|n| n != read) {
+                let values =
+                    read_column(reader, column.kind, column.optional, &mut self.levels, max)?;
+                if rows.is_some_and(|n| n != values.len()) {
                     return Err(ParquetError::General(
                         "columns of one row group hold different numbers of rows".to_owned(),
                     ));
                 }
-                rows = Some(read);
+                rows = Some(values.len());
+                out.push(values);
             }
             if rows.is_some_and(|n| n > 0) {
-                return Ok(true);
+                return Ok(Some(out));
             }
             if self.group >= file.num_row_groups() {
-                return Ok(false);
+                return Ok(None);
             }
             let group = file.get_row_group(self.group)?;
             self.group += 1;
@@ -155,72 +149,65 @@ impl FlatColumns {
     }
 }
 
-/// Reads up to `FLAT_CHUNK` rows of one column into `out` (nulls included); returns the rows read.
-fn read_chunk(
+/// Reads up to `max` rows of one column (nulls included).
+fn read_column(
     reader: &mut ColumnReader,
     kind: FlatKind,
     optional: bool,
     levels: &mut Vec<i16>,
-    out: &mut Vec<Value>,
-) -> Result<usize, ParquetError> {
-    fn spread<T>(
+    max: usize,
+) -> Result<ColumnValues, ParquetError> {
+    /// Places the non-null `values` at the rows whose definition level says present.
+    fn spread<T, U>(
         optional: bool,
         levels: &[i16],
         values: Vec<T>,
-        out: &mut Vec<Value>,
-        convert: impl Fn(T) -> Result<Value, ParquetError>,
-    ) -> Result<(), ParquetError> {
-        let mut values = values.into_iter();
+        convert: impl Fn(T) -> Result<Option<U>, ParquetError>,
+    ) -> Result<Vec<Option<U>>, ParquetError> {
         if !optional {
-            for v in values {
-                out.push(convert(v)?);
-            }
-            return Ok(());
+            return values.into_iter().map(convert).collect();
         }
-        for &level in levels {
-            out.push(match level {
-                0 => Value::Null,
+        let mut values = values.into_iter();
+        levels
+            .iter()
+            .map(|&level| match level {
+                0 => Ok(None),
                 _ => convert(values.next().ok_or_else(|| {
                     ParquetError::General("fewer values than definition levels".to_owned())
-                })?)?,
-            });
-        }
-        Ok(())
+                })?),
+            })
+            .collect()
     }
     macro_rules! read {
-        ($reader:expr, $convert:expr) => {{
+        ($reader:expr, $variant:ident, $convert:expr) => {{
             levels.clear();
-            let mut values = Vec::with_capacity(FLAT_CHUNK);
-            let (rows, _, _) = $reader.read_records(
-                FLAT_CHUNK,
-                optional.then_some(&mut *levels),
-                None,
-                &mut values,
-            )?;
-            spread(optional, levels, values, out, $convert)?;
-            rows
+            let mut values = Vec::with_capacity(max);
+            $reader.read_records(max, optional.then_some(&mut *levels), None, &mut values)?;
+            ColumnValues::$variant(spread(optional, levels, values, $convert)?)
         }};
     }
     Ok(match (reader, kind) {
-        (ColumnReader::ByteArrayColumnReader(r), FlatKind::Str) => read!(r, |v: ByteArray| {
-            match simdutf8::basic::from_utf8(v.data()) {
-                Ok(text) => Ok(Value::String(text.to_owned())),
-                // The record reader's own message for the same bytes.
-                Err(_) => Field::convert_byte_array(&utf8_descr(), v).map(|_| Value::Null),
-            }
-        }),
-        (ColumnReader::Int64ColumnReader(r), FlatKind::Long) => {
-            read!(r, |v: i64| Ok(Value::from(v)))
+        (ColumnReader::ByteArrayColumnReader(r), FlatKind::Str) => {
+            read!(r, Text, |v: ByteArray| {
+                match Utf8Bytes::new(v) {
+                    Ok(text) => Ok(Some(text)),
+                    // The record reader's own message for the same bytes.
+                    Err(v) => Field::convert_byte_array(&utf8_descr(), v).map(|_| None),
+                }
+            })
         }
+        (ColumnReader::Int64ColumnReader(r), FlatKind::Long) => read!(r, Int, |v: i64| Ok(Some(v))),
         (ColumnReader::Int32ColumnReader(r), FlatKind::Int) => {
-            read!(r, |v: i32| Ok(Value::from(v)))
+            read!(r, Int, |v: i32| Ok(Some(i64::from(v))))
         }
-        (ColumnReader::DoubleColumnReader(r), FlatKind::Double) => read!(r, |v: f64| Ok(float(v))),
+        (ColumnReader::DoubleColumnReader(r), FlatKind::Double) => {
+            read!(r, Float, |v: f64| Ok(v.is_finite().then_some(v)))
+        }
         (ColumnReader::FloatColumnReader(r), FlatKind::Float) => {
-            read!(r, |v: f32| Ok(float(f64::from(v))))
+            read!(r, Float, |v: f32| Ok(v.is_finite().then_some(f64::from(v))))
         }
         (ColumnReader::BoolColumnReader(r), FlatKind::Bool) => {
-            read!(r, |v: bool| Ok(Value::Bool(v)))
+            read!(r, Bool, |v: bool| Ok(Some(v)))
         }
         _ => {
             return Err(ParquetError::General(
@@ -279,18 +266,18 @@ impl ParquetSource {
                     FlatKind::of(column).map(|kind| (leaf, kind, column.max_def_level() > 0));
             }
         }
-        let mut fields = Vec::new();
+        let mut keys = Vec::new();
+        let mut slots = Vec::new();
         let mut columns = Vec::new();
         let mut record_fields = Vec::new();
         for (top, field) in root.get_fields().iter().enumerate() {
-            let slot = match flat_leaf[top] {
+            slots.push(match flat_leaf[top] {
                 Some((leaf, kind, optional)) => {
                     columns.push(FlatColumn {
                         leaf,
                         kind,
                         optional,
                         reader: None,
-                        values: Vec::new(),
                     });
                     Slot::Flat(columns.len() - 1)
                 }
@@ -298,8 +285,8 @@ impl ParquetSource {
                     record_fields.push(Arc::clone(field));
                     Slot::Record
                 }
-            };
-            fields.push((field.name().to_owned(), slot));
+            });
+            keys.push(field.name().to_owned());
         }
         let flat_file = if columns.is_empty() {
             None
@@ -323,12 +310,12 @@ impl ParquetSource {
         };
         Ok(ParquetSource {
             path: path.to_owned(),
-            fields,
+            keys: keys.into(),
+            slots,
             flat: FlatColumns {
                 file: flat_file,
                 columns,
                 group: 0,
-                cursor: 0,
                 levels: Vec::new(),
             },
             rows,
@@ -336,70 +323,90 @@ impl ParquetSource {
         })
     }
 
-    /// The next row as (field, value) pairs in schema order, or `None` at the end.
-    fn next_map(&mut self) -> Result<Option<Map<String, Value>>, ParquetError> {
-        let has_flat = self.flat.file.is_some();
-        if has_flat && self.flat.cursor >= self.flat.buffered() && !self.flat.refill()? {
+    /// Up to `max` (at least 1) consecutive rows, column by column; fewer at the end of a row group,
+    /// `None` at the end of the file.
+    pub fn next_chunk(&mut self, max: usize) -> DatasetResult<Option<ColumnBatch>> {
+        let index = self.index;
+        match self.decode(max) {
+            Ok(Some(batch)) => {
+                self.index += batch.len() as u64;
+                Ok(Some(batch))
+            }
+            Ok(None) => Ok(None),
+            Err(err) => Err(parquet_error(&self.path, &err, Some(index))),
+        }
+    }
+
+    fn decode(&mut self, max: usize) -> Result<Option<ColumnBatch>, ParquetError> {
+        let mut flat = match self.flat.read(max.max(1))? {
+            Some(columns) => columns.into_iter().map(Some).collect(),
+            None if self.flat.file.is_some() => return Ok(None),
+            None => Vec::new(),
+        };
+        let rows = match flat.first() {
+            Some(Some(column)) => column.len(),
+            _ => max.max(1),
+        };
+        let records = self.read_records(rows, !flat.is_empty())?;
+        if flat.is_empty() && records.first().map_or(true, Vec::is_empty) {
             return Ok(None);
         }
-        let record = match self.rows.as_mut() {
-            None => None,
-            Some(rows) => match rows.next() {
-                None if has_flat => {
+        let mut records = records.into_iter();
+        let columns = self
+            .slots
+            .iter()
+            .map(|slot| match *slot {
+                Slot::Flat(c) => flat[c].take().expect("each flat column is used once"),
+                Slot::Record => ColumnValues::Json(records.next().unwrap_or_default()),
+            })
+            .collect();
+        Ok(Some(ColumnBatch::new(
+            Arc::clone(&self.keys),
+            columns,
+            self.index,
+        )))
+    }
+
+    /// The record reader's fields for the next `rows` rows, one vector per field; `exact` when flat
+    /// columns already fixed how many rows there are.
+    fn read_records(&mut self, rows: usize, exact: bool) -> Result<Vec<Vec<Value>>, ParquetError> {
+        let Some(iter) = self.rows.as_mut() else {
+            return Ok(Vec::new());
+        };
+        let fields = self
+            .slots
+            .iter()
+            .filter(|s| matches!(s, Slot::Record))
+            .count();
+        let mut out: Vec<Vec<Value>> = (0..fields).map(|_| Vec::with_capacity(rows)).collect();
+        for _ in 0..rows {
+            let row = match iter.next() {
+                Some(row) => row?,
+                None if exact => {
                     return Err(ParquetError::General(
                         "nested columns hold fewer rows than flat ones".to_owned(),
                     ))
                 }
-                None => return Ok(None),
-                Some(row) => Some(row?),
-            },
-        };
-        let mut nested = record.iter().flat_map(|row| row.get_column_iter());
-        let at = self.flat.cursor;
-        self.flat.cursor += 1;
-        let mut map = Map::with_capacity(self.fields.len());
-        for (name, slot) in &self.fields {
-            let value = match *slot {
-                Slot::Flat(c) => std::mem::take(&mut self.flat.columns[c].values[at]),
-                Slot::Record => nested
-                    .next()
-                    .map_or(Value::Null, |(_, f)| field_to_value(f)),
+                None => break,
             };
-            map.insert(name.clone(), value);
+            let mut values = row.get_column_iter().map(|(_, f)| field_to_value(f));
+            for column in &mut out {
+                column.push(values.next().unwrap_or(Value::Null));
+            }
         }
-        Ok(Some(map))
+        Ok(out)
     }
 }
 
-impl RowSource for ParquetSource {
-    fn next_row(&mut self) -> DatasetResult<Option<RawRow>> {
-        let index = self.index;
-        match self.next_map() {
-            Ok(None) => Ok(None),
-            Err(err) => Err(parquet_error(&self.path, &err, Some(index))),
-            Ok(Some(map)) => {
-                self.index += 1;
-                Ok(Some(RawRow {
-                    line: index + 1,
-                    index,
-                    value: Value::Object(map),
-                }))
-            }
-        }
-    }
-
-    /// `index` already counts the row groups skipped at open; only rows inside a group are decoded here.
-    fn skip_rows(&mut self, n: u64) -> DatasetResult<u64> {
-        let already = self.index.min(n);
-        let mut skipped = already;
+impl ParquetSource {
+    /// Skips up to `n` rows; rows in the row groups passed over at open count without being decoded.
+    pub fn skip_rows(&mut self, n: u64) -> DatasetResult<u64> {
+        let mut skipped = self.index.min(n);
         while skipped < n {
-            match self.next_map() {
-                Ok(None) => break,
-                Err(err) => return Err(parquet_error(&self.path, &err, Some(self.index))),
-                Ok(Some(_)) => {
-                    self.index += 1;
-                    skipped += 1;
-                }
+            let want = usize::try_from(n - skipped).unwrap_or(usize::MAX);
+            match self.next_chunk(want.min(SKIP_CHUNK))? {
+                None => break,
+                Some(batch) => skipped += batch.len() as u64,
             }
         }
         Ok(skipped)

@@ -1,7 +1,7 @@
 //! A reader on its own thread: the next batch is parsed while the caller converts the current one, and
 //! used batches are freed there too. At most `DEPTH` parsed batches wait, so memory stays bounded.
 
-use super::{DatasetReader, DatasetResult, Format, Row};
+use super::{Batch, DatasetReader, DatasetResult, Format};
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 use std::thread::JoinHandle;
 
@@ -9,16 +9,16 @@ const DEPTH: usize = 2;
 
 pub struct PrefetchReader {
     format: Format,
-    batches: Receiver<DatasetResult<Vec<Row>>>,
-    used: Option<Sender<Vec<Row>>>,
+    batches: Receiver<DatasetResult<Batch>>,
+    used: Option<Sender<Batch>>,
     worker: Option<JoinHandle<()>>,
 }
 
 fn run(
     mut reader: DatasetReader,
     batch_size: usize,
-    out: SyncSender<DatasetResult<Vec<Row>>>,
-    used: Receiver<Vec<Row>>,
+    out: SyncSender<DatasetResult<Batch>>,
+    used: Receiver<Batch>,
 ) {
     loop {
         while let Ok(batch) = used.try_recv() {
@@ -54,12 +54,12 @@ impl PrefetchReader {
     }
 
     /// The next batch; empty once the window is exhausted or after an error was returned.
-    pub fn next_batch(&mut self) -> DatasetResult<Vec<Row>> {
-        self.batches.recv().unwrap_or_else(|_| Ok(Vec::new()))
+    pub fn next_batch(&mut self) -> DatasetResult<Batch> {
+        self.batches.recv().unwrap_or_else(|_| Ok(Batch::default()))
     }
 
     /// Hands a used batch back so the reader thread frees it.
-    pub fn recycle(&self, batch: Vec<Row>) {
+    pub fn recycle(&self, batch: Batch) {
         if let Some(used) = &self.used {
             // If the worker has ended, the batch is simply dropped here.
             let _ = used.send(batch);

@@ -3,9 +3,10 @@
 use super::contract::{Contract, FieldProblem, ValueKind};
 use super::error::{DatasetError, DatasetErrorKind, DatasetResult, PositionUnit};
 use super::jsonl::{is_blank, line_text, parse_error};
+use super::parquet_source::ParquetSource;
 use super::scan::{self, Scanned};
 use super::shape::{self, Shape};
-use super::{empty_file, open_source, Format};
+use super::{empty_file, open_source, Format, RowSource, Source};
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 
@@ -157,7 +158,10 @@ pub fn validate_file(
         };
         validate_jsonl(path, &mut c, size, chunks)?;
     } else {
-        validate_rows(path, format, &mut c)?;
+        match open_source(path, format, 0)? {
+            Source::Rows(source) => validate_rows(source, &mut c)?,
+            Source::Columns(source) => validate_parquet(*source, &mut c)?,
+        }
     }
     if c.report.rows == 0 && c.report.total_problems == 0 {
         c.add(empty_file(path, format));
@@ -395,9 +399,38 @@ fn check_line(path: &str, c: &mut Collector, line: u64, index: &mut u64, bytes: 
     }
 }
 
-/// JSON, CSV, Parquet: rows as values from the format's source.
-fn validate_rows(path: &str, format: Format, c: &mut Collector) -> DatasetResult<()> {
-    let mut source = open_source(path, format)?;
+/// Rows decoded per chunk by the Parquet pass.
+const PARQUET_CHUNK: usize = 4096;
+
+/// Parquet: each row's cells checked where they were decoded, column by column, with no row built.
+/// A file that cannot be decoded past some row ends the pass there (the format cannot resynchronise).
+fn validate_parquet(mut source: ParquetSource, c: &mut Collector) -> DatasetResult<()> {
+    loop {
+        match source.next_chunk(PARQUET_CHUNK) {
+            Ok(None) => return Ok(()),
+            Ok(Some(batch)) => {
+                let mut entries = Vec::with_capacity(batch.keys.len());
+                for row in 0..batch.len() {
+                    batch.entries(row, &mut entries);
+                    let index = batch.first_index + row as u64;
+                    c.object(index + 1, index, &entries);
+                }
+            }
+            Err(err) if is_fatal(&err) => return Err(err),
+            Err(err) => {
+                if err.row.is_some() {
+                    c.unparsable_row(err);
+                } else {
+                    c.add(err);
+                }
+                return Ok(());
+            }
+        }
+    }
+}
+
+/// JSON, CSV: rows as values from the format's source.
+fn validate_rows(mut source: Box<dyn RowSource>, c: &mut Collector) -> DatasetResult<()> {
     loop {
         match source.next_row() {
             Ok(None) => return Ok(()),
@@ -413,7 +446,7 @@ fn validate_rows(path: &str, format: Format, c: &mut Collector) -> DatasetResult
             },
             Err(err) if is_fatal(&err) => return Err(err),
             Err(err) => {
-                let resumable = err.row.is_some() && format != Format::Parquet;
+                let resumable = err.row.is_some();
                 if err.row.is_some() {
                     c.unparsable_row(err);
                 } else {

@@ -3,15 +3,15 @@
 //! Parsing happens with the GIL released; only turning a parsed batch into Python objects holds it.
 
 use crate::dataset::{
-    count_rows as core_count_rows, validate_file, Contract, DatasetError, DatasetErrorKind,
-    DatasetReader, PositionUnit, PrefetchReader, Row,
+    count_rows as core_count_rows, validate_file, Batch, ColumnBatch, ColumnValues, Contract,
+    DatasetError, DatasetErrorKind, DatasetReader, PositionUnit, PrefetchReader, Row, Utf8Bytes,
 };
 use crate::error::CoreError;
 use pyo3::exceptions::{PyFileNotFoundError, PyIsADirectoryError, PyOSError, PyPermissionError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyString};
 use serde_json::{Map, Value};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<DatasetBatches>()?;
@@ -197,6 +197,118 @@ fn rows_to_py<'py>(
     PyList::new(py, dicts)
 }
 
+type KeyObjects = (Arc<[String]>, Vec<Py<PyString>>);
+
+/// Python objects a columnar source's batches have in common: the keys, and per column the last text
+/// value (a repeat costs a comparison instead of a new string) or a key cache for nested values.
+#[derive(Default)]
+struct ColumnCache {
+    /// The batches' key names and their Python strings.
+    keys: Option<KeyObjects>,
+    texts: Vec<Option<(Utf8Bytes, Py<PyString>)>>,
+    nested: Vec<KeyCache>,
+}
+
+impl ColumnCache {
+    fn keys<'py>(&mut self, py: Python<'py>, keys: &Arc<[String]>) -> Vec<Bound<'py, PyString>> {
+        let fresh = !matches!(&self.keys, Some((known, _)) if Arc::ptr_eq(known, keys));
+        if fresh {
+            let objects = keys.iter().map(|k| PyString::new(py, k).unbind()).collect();
+            self.keys = Some((Arc::clone(keys), objects));
+            self.texts = (0..keys.len()).map(|_| None).collect();
+            self.nested = (0..keys.len()).map(|_| KeyCache::default()).collect();
+        }
+        let (_, objects) = self.keys.as_ref().expect("set above");
+        objects.iter().map(|k| k.bind(py).clone()).collect()
+    }
+
+    /// The string for a text cell of column `column`: the previous one when it is the same text.
+    fn text<'py>(
+        &mut self,
+        py: Python<'py>,
+        column: usize,
+        cell: &Utf8Bytes,
+    ) -> Bound<'py, PyString> {
+        let slot = &mut self.texts[column];
+        if let Some((previous, object)) = slot {
+            // Same address: the same dictionary entry (`previous` keeps its buffer alive, so the
+            // address cannot have been reused). Short texts are compared, as labels repeat too.
+            let same = previous.address() == cell.address()
+                || (cell.as_str().len() <= CACHED_VALUE_BYTES
+                    && previous.as_str() == cell.as_str());
+            if same {
+                return object.bind(py).clone();
+            }
+        }
+        let object = PyString::new(py, cell.as_str());
+        *slot = Some((cell.clone(), object.clone().unbind()));
+        object
+    }
+}
+
+fn cell_to_py<'py>(
+    py: Python<'py>,
+    values: &ColumnValues,
+    column: usize,
+    row: usize,
+    cache: &mut ColumnCache,
+) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match values {
+        ColumnValues::Text(cells) => match &cells[row] {
+            Some(cell) => cache.text(py, column, cell).into_any(),
+            None => py.None().into_bound(py),
+        },
+        ColumnValues::Int(cells) => match cells[row] {
+            Some(v) => v.into_pyobject(py)?.into_any(),
+            None => py.None().into_bound(py),
+        },
+        ColumnValues::Float(cells) => match cells[row] {
+            Some(v) => PyFloat::new(py, v).into_any(),
+            None => py.None().into_bound(py),
+        },
+        ColumnValues::Bool(cells) => match cells[row] {
+            Some(v) => PyBool::new(py, v).to_owned().into_any(),
+            None => py.None().into_bound(py),
+        },
+        ColumnValues::Json(cells) => {
+            let nested = matches!(cells[row], Value::Object(_) | Value::Array(_))
+                .then(|| &mut cache.nested[column]);
+            value_to_py(py, &cells[row], nested, 1)?
+        }
+    })
+}
+
+fn columns_to_py<'py>(
+    py: Python<'py>,
+    batch: &ColumnBatch,
+    cache: &mut ColumnCache,
+) -> PyResult<Bound<'py, PyList>> {
+    let keys = cache.keys(py, &batch.keys);
+    // Column after column: each column's source bytes are read in order, and the objects of one
+    // column sit together in memory, which the garbage collector's passes over them notice.
+    let cells = batch
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(column, values)| {
+            (0..batch.len())
+                .map(|row| cell_to_py(py, values, column, row, cache))
+                .collect::<PyResult<Vec<_>>>()
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    let mut columns: Vec<_> = cells.into_iter().map(Vec::into_iter).collect();
+    let dicts = (0..batch.len())
+        .map(|_| {
+            let dict = PyDict::new(py);
+            for (key, column) in keys.iter().zip(&mut columns) {
+                dict.set_item(key, column.next().expect("one cell per row"))?;
+            }
+            Ok(dict)
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    PyList::new(py, dicts)
+}
+
 /// An iterator over batches (lists of dicts) of the rows of a dataset file.
 ///
 /// Usable from any Python thread (an asyncio runner may iterate it from a worker thread).
@@ -205,6 +317,7 @@ pub struct DatasetBatches {
     reader: Mutex<PrefetchReader>,
     format: &'static str,
     cache: KeyCache,
+    columns: ColumnCache,
 }
 
 #[pymethods]
@@ -232,6 +345,7 @@ impl DatasetBatches {
             reader: Mutex::new(reader),
             format,
             cache: KeyCache::default(),
+            columns: ColumnCache::default(),
         })
     }
 
@@ -255,7 +369,10 @@ impl DatasetBatches {
         if batch.is_empty() {
             return Ok(None);
         }
-        let list = rows_to_py(py, &batch, &mut self.cache)?;
+        let list = match &batch {
+            Batch::Rows(rows) => rows_to_py(py, rows, &mut self.cache)?,
+            Batch::Columns(columns) => columns_to_py(py, columns, &mut self.columns)?,
+        };
         // Freeing a batch of parsed rows is real work: the reader thread does it.
         reader.recycle(batch);
         Ok(Some(list))
