@@ -518,3 +518,24 @@ def test_validate_large_file_keeps_exact_line_numbers(tmp_path: Path) -> None:
     blank_before = {line: line // 1000 for line in bad_lines}
     assert [p.row for p in report.problems] == [line - 1 - blank_before[line] for line in sorted(bad_lines)]
     assert report.rows == 20_000 - 20 and report.columns[-1] == "pad"
+
+
+def test_reading_leaves_the_garbage_collector_as_it_was(tmp_path: Path) -> None:
+    """The collector is held off while a batch is built; it must come back exactly as the caller had it."""
+    import gc
+
+    path = write_parquet(tmp_path / "d.parquet", [row(i, meta={"k": [i]}) for i in range(3_000)])
+    was = gc.isenabled()
+    try:
+        gc.enable()
+        batches = iter_batches(path, batch_size=1_000)
+        next(batches)
+        assert gc.isenabled()
+        gc.disable()
+        assert sum(len(b) for b in batches) == 2_000
+        assert not gc.isenabled()
+    finally:
+        if was:
+            gc.enable()
+        else:
+            gc.disable()
