@@ -171,6 +171,23 @@ def test_parquet_repeated_and_dictionary_text(tmp_path: Path) -> None:
     assert read[1]["system_prompt"] is read[2]["system_prompt"]
 
 
+def test_parquet_written_by_polars(tmp_path: Path) -> None:
+    import polars as pl
+
+    frame = pl.DataFrame(
+        {
+            "system_prompt": ["s"] * 3,
+            "user_prompt": ["u1", "数学 u2", "u3"],
+            "ground_truth": ["1", "2", "3"],
+            "score": [0.5, None, 2.0],
+            "meta": [{"k": 1, "tags": ["a"]}, {"k": 2, "tags": []}, {"k": None, "tags": ["b", "c"]}],
+        }
+    )
+    path = tmp_path / "d.parquet"
+    frame.write_parquet(path)
+    assert list(read_dataset(path)) == frame.to_dicts()
+
+
 def test_parquet_required_columns_are_case_insensitive_and_lowered(tmp_path: Path) -> None:
     rows = [{"System_Prompt": "s", "USER_PROMPT": f"u{i}", "Ground_Truth": "g", "X": i} for i in range(3)]
     path = write_parquet(tmp_path / "d.parquet", rows)

@@ -10,7 +10,7 @@
 
 use super::columns::{ColumnBatch, ColumnValues, Utf8Bytes};
 use super::error::{DatasetError, DatasetErrorKind, DatasetResult, PositionUnit};
-use parquet::basic::{ConvertedType, Type as PhysicalType};
+use parquet::basic::{ConvertedType, LogicalType, Type as PhysicalType};
 use parquet::column::reader::ColumnReader;
 use parquet::data_type::{ByteArray, Decimal};
 use parquet::errors::ParquetError;
@@ -74,8 +74,11 @@ enum FlatKind {
 impl FlatKind {
     fn of(column: &ColumnDescriptor) -> Option<FlatKind> {
         let converted = column.converted_type();
+        // Writers that only set the newer logical type still mean text.
+        let text = converted == ConvertedType::UTF8
+            || matches!(column.logical_type(), Some(LogicalType::String));
         Some(match column.physical_type() {
-            PhysicalType::BYTE_ARRAY if converted == ConvertedType::UTF8 => FlatKind::Str,
+            PhysicalType::BYTE_ARRAY if text => FlatKind::Str,
             PhysicalType::INT64
                 if matches!(converted, ConvertedType::NONE | ConvertedType::INT_64) =>
             {
