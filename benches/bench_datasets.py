@@ -182,14 +182,24 @@ _MEMORY_PROBE = textwrap.dedent(
 )
 
 
+@pytest.mark.parametrize("fmt", ["jsonl", "parquet"])
 @pytest.mark.parametrize("rows", [10_000, 1_000_000])
-def test_peak_memory_is_flat(benchmark, tmp_path: Path, rows: int, peak_memory: dict[str, int]) -> None:  # type: ignore[no-untyped-def]
+def test_peak_memory_is_flat(  # type: ignore[no-untyped-def]
+    benchmark, tmp_path: Path, rows: int, fmt: str, peak_memory: dict[str, int]
+) -> None:
     """Peak RSS (VmHWM, KiB) of streaming every row of a file; the 1M-row file is 100x the 10k one."""
-    path = tmp_path / f"m{rows}.jsonl"
-    line = orjson.dumps({"system_prompt": "s" * 40, "user_prompt": "u" * 120, "ground_truth": "g", "id": 0})
-    with path.open("wb") as f:
-        for _ in range(rows // 10_000):
-            f.write((line + b"\n") * 10_000)
+    path = tmp_path / f"m{rows}.{fmt}"
+    row = {"system_prompt": "s" * 40, "user_prompt": "u" * 120, "ground_truth": "g", "id": 0}
+    if fmt == "jsonl":
+        line = orjson.dumps(row)
+        with path.open("wb") as f:
+            for _ in range(rows // 10_000):
+                f.write((line + b"\n") * 10_000)
+    else:
+        block = pa.Table.from_pylist([row] * 10_000)
+        with pq.ParquetWriter(path, block.schema) as writer:
+            for _ in range(rows // 10_000):
+                writer.write_table(block)
     benchmark.group = "stream every row (peak memory probe)"
     out = benchmark.pedantic(
         lambda: subprocess.run(
@@ -198,8 +208,8 @@ def test_peak_memory_is_flat(benchmark, tmp_path: Path, rows: int, peak_memory: 
         rounds=1,
         iterations=1,
     )
-    peak_memory[f"streaming {rows:>9,} rows"] = int(out.stdout.strip())
-    if len(peak_memory) == 2:
-        small = peak_memory[f"streaming {10_000:>9,} rows"]
-        large = peak_memory[f"streaming {1_000_000:>9,} rows"]
-        assert large < small * 1.25, f"peak RSS grew from {small} KiB to {large} KiB"
+    peak_memory[f"streaming {rows:>9,} {fmt} rows"] = int(out.stdout.strip())
+    small = peak_memory.get(f"streaming {10_000:>9,} {fmt} rows")
+    large = peak_memory.get(f"streaming {1_000_000:>9,} {fmt} rows")
+    if small and large:
+        assert large < small * 1.25, f"{fmt}: peak RSS grew from {small} KiB to {large} KiB"
