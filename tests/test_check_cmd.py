@@ -21,6 +21,16 @@ BAD_REWARD = """
 @osmosis_reward
 def bad_reward(solution_str: int, ground_truth: str, extra_info: dict = None) -> float:
     return 0.0
+
+
+@osmosis_reward
+def worse_reward(solution_str: str) -> float:
+    return 0.0
+
+
+@osmosis_reward
+def fine_reward(solution_str: str, ground_truth: str, extra_info: dict = None) -> float:
+    return 1.0
 """
 
 
@@ -51,7 +61,10 @@ def test_every_broken_part_is_reported_and_the_exit_code_is_1(tmp_path: Path) ->
     assert "Traceback" not in result.stderr
     out = result.stdout
     assert f"FAIL No main.py in MCP tool folder {repo / 'mcp'}" in out
+    # Every broken function of the module is listed, and the good ones after them still are.
     assert "compute_reward.py: SignatureError: Function 'bad_reward'" in out
+    assert "compute_reward.py: SignatureError: Function 'worse_reward'" in out
+    assert "OK   reward_fn.compute_reward:fine_reward (reward contract)" in out
     assert "reward_rubric" in out and "not found" in out  # optional: listed, not failed
     assert "test_data.jsonl, line 2" in out
-    assert "Error: 3 check(s) failed" in result.stderr
+    assert "Error: 4 check(s) failed" in result.stderr

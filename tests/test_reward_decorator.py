@@ -262,3 +262,30 @@ def test_async_reward_signature_is_checked_at_decoration() -> None:
 
     err = decorate_error(bad_sig)
     assert "at least 3 parameters, got 2" in str(err)
+
+
+def _bad(solution_str: int, ground_truth: str, extra_info: dict = None) -> float:
+    return 0.0
+
+
+def _worse(solution_str: str) -> float:
+    return 0.0
+
+
+def _good(solution_str: str, ground_truth: str, extra_info: dict = None) -> float:
+    return 1.0
+
+
+def test_collect_signature_errors_lists_every_breach_and_only_inside_the_block() -> None:
+    from osmosis_ai import osmosis_rubric
+    from osmosis_ai.rewards import collect_signature_errors
+
+    with collect_signature_errors() as errors:
+        assert osmosis_reward(_bad) is _bad
+        assert osmosis_rubric(_worse) is _worse
+        good = osmosis_reward(_good)
+    assert [e.function for e in errors] == ["_bad", "_worse"]
+    assert good.__osmosis_contract__ == "reward"
+    assert not hasattr(_bad, "__osmosis_contract__")
+    with pytest.raises(SignatureError):
+        osmosis_reward(_bad)

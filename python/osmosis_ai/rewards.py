@@ -8,20 +8,47 @@ not drop a ``data_source`` argument the function declares, and accept ``int`` re
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import numbers
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextvars import ContextVar
 from typing import Any, TypeVar
 
 from osmosis_ai.errors import SignatureError
 from osmosis_ai.signatures import Contract, Family, check_function
 
-__all__ = ["osmosis_reward", "osmosis_rubric"]
+__all__ = ["collect_signature_errors", "osmosis_reward", "osmosis_rubric"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 _CLASSIC_CONTRACTS: frozenset[str] = frozenset({"reward", "rubric"})
+
+# Where decoration-time breaches go instead of being raised; set only by `collect_signature_errors`.
+_breaches: ContextVar[list[SignatureError] | None] = ContextVar("osmosis_signature_breaches", default=None)
+
+
+@contextlib.contextmanager
+def collect_signature_errors() -> Iterator[list[SignatureError]]:
+    """Collects decoration-time signature errors instead of raising them, for as long as the block runs.
+
+    A module with several broken functions then imports to the end and every breach is listed, where a
+    plain import stops at the first. A function that breaks its contract is left undecorated (it has no
+    ``__osmosis_contract__``). Used by ``osmosis check``; ordinary imports are unaffected.
+
+    Example:
+        >>> with collect_signature_errors() as errors:  # doctest: +SKIP
+        ...     importlib.import_module("reward_fn.compute_reward")
+        >>> [e.function for e in errors]  # doctest: +SKIP
+        ['bad_reward', 'worse_reward']
+    """
+    found: list[SignatureError] = []
+    token = _breaches.set(found)
+    try:
+        yield found
+    finally:
+        _breaches.reset(token)
 
 
 def _function_name(func: Callable[..., Any]) -> str:
@@ -87,9 +114,16 @@ def _check_rubric_arguments(name: str, signature: inspect.Signature, args: tuple
 
 
 def _wrap(func: F, family: Family) -> F:
-    if not callable(func):
-        raise SignatureError(f"@osmosis_{family} expects a function, got {type(func).__name__}")
-    contract: Contract = check_function(func, family)
+    try:
+        if not callable(func):
+            raise SignatureError(f"@osmosis_{family} expects a function, got {type(func).__name__}")
+        contract: Contract = check_function(func, family)
+    except SignatureError as exc:
+        sink = _breaches.get()
+        if sink is None:
+            raise
+        sink.append(exc)
+        return func
     name = _function_name(func)
     signature = inspect.signature(func)
     drop_data_source = _drops_data_source(signature)

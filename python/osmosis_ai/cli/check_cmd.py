@@ -77,6 +77,8 @@ def _module_names(root: Path, folder: Path) -> list[str]:
 
 def _check_functions(report: CheckReport, root: Path, package: str, family: str, required: bool) -> None:
     """Imports every module under ``root/package`` and lists its ``@osmosis_<family>`` functions."""
+    from osmosis_ai.rewards import collect_signature_errors
+
     folder = root / package
     decorator = f"@osmosis_{family}"
     section = f"{decorator} functions ({package}/)"
@@ -88,13 +90,23 @@ def _check_functions(report: CheckReport, root: Path, package: str, family: str,
     sys.path.insert(0, entry)
     try:
         for name in _module_names(root, folder):
+            origin = root / (name.replace(".", "/") + ".py")
+            problems: list[BaseException] = []
+            module = None
             try:
-                module = importlib.import_module(name)
+                # Every broken function of a module is listed, not only the first one.
+                with collect_signature_errors() as breaches:
+                    try:
+                        module = importlib.import_module(name)
+                    finally:
+                        problems.extend(breaches)
             except BaseException as exc:  # a module may raise anything at import, SystemExit included
                 if isinstance(exc, KeyboardInterrupt):
                     raise
-                origin = root / (name.replace(".", "/") + ".py")
-                report.add(section, "error", f"{origin}: {type(exc).__name__}: {exc}")
+                problems.append(exc)
+            for problem in problems:
+                report.add(section, "error", f"{origin}: {type(problem).__name__}: {problem}")
+            if module is None:
                 continue
             for attribute, value in sorted(vars(module).items()):
                 contract = getattr(value, "__osmosis_contract__", None)
