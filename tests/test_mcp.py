@@ -276,6 +276,40 @@ def test_osmosis_eval_mcp_scores_runs_and_logs_every_tool_call_including_failure
     assert [c["result"] for c in looping["tool_calls"]] == ["2", "2", "2"]
 
 
+def test_the_tool_timeout_flag_overrides_the_environment_and_needs_mcp(scripted, tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    write_rows(repo / "test_data.jsonl", [("q-slow", "1")])
+    server = scripted(
+        {
+            "by_prompt": {
+                "q-slow": [
+                    {"tool_calls": [{"name": "sleepy", "arguments": {"seconds": 30}}]},
+                    {"content": "1"},
+                ]
+            }
+        }
+    )
+    log = tmp_path / "log.jsonl"
+    result = osmosis(
+        "eval", "--mcp", "./mcp", "--mcp-tool-timeout", "0.5", "-d", "test_data.jsonl", "--eval-fn", REWARD,
+        "--model", "scripted", "--base-url", server.base_url, "--no-preflight", "--log", str(log),
+        cwd=repo, env_extra={"OSMOSIS_MCP_TOOL_TIMEOUT": "30"},
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    run = next(r for r in map(json.loads, log.read_text().splitlines()) if "row_index" in r)
+    assert run["tool_calls"][0]["error"].endswith("timed out after 0.5s")
+
+    for flags in (["-m", "reward_fn.compute_reward:numbers_match_reward"], ["--mcp", "./mcp"]):
+        value = "5" if "-m" in flags else "0"
+        result = osmosis(
+            "test", *flags, "--mcp-tool-timeout", value, "-d", "test_data.jsonl", "--model", "m",
+            "--base-url", "http://127.0.0.1:9", cwd=repo,
+        )  # fmt: skip
+        assert result.returncode != 0 and "Traceback" not in result.stderr
+        expected = "use it with --mcp" if "-m" in flags else "--mcp-tool-timeout must be > 0"
+        assert expected in result.stderr, result.stderr
+
+
 def test_cli_load_errors_are_one_line_errors_without_a_traceback(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "repo")
     write(repo / "mcp" / "tools" / "math_tools.py", "import definitely_missing_module\n")

@@ -8,20 +8,27 @@ from osmosis_ai.rollout.core import RolloutAgentLoop
 __all__ = ["check_agent_source", "load_agent"]
 
 
-def check_agent_source(module: str | None, mcp_dir: str | None) -> None:
-    """The established messages when both or neither are given."""
+def check_agent_source(module: str | None, mcp_dir: str | None, tool_timeout: float | None = None) -> None:
+    """The established messages when both or neither are given; a tool timeout needs ``--mcp``."""
     if module and mcp_dir:
         raise CLIError("--module and --mcp are mutually exclusive.")
     if not module and not mcp_dir:
         raise CLIError("Either --module (-m) or --mcp is required.")
+    if tool_timeout is not None and not mcp_dir:
+        raise CLIError("--mcp-tool-timeout applies to the built-in MCP agent only; use it with --mcp.")
+    if tool_timeout is not None and not tool_timeout > 0:
+        raise CLIError("--mcp-tool-timeout must be > 0.")
 
 
-def load_agent(module: str | None, mcp_dir: str | None, *, quiet: bool = False) -> RolloutAgentLoop:
+def load_agent(
+    module: str | None, mcp_dir: str | None, *, quiet: bool = False, tool_timeout: float | None = None
+) -> RolloutAgentLoop:
     """Loads the agent loop named by ``module``, or the built-in MCP agent over the tools in ``mcp_dir``.
 
-    For ``mcp_dir`` the folder and the discovered tools are printed unless ``quiet``.
+    For ``mcp_dir`` the folder and the discovered tools are printed unless ``quiet``; ``tool_timeout``
+    (seconds per tool call) overrides ``$OSMOSIS_MCP_TOOL_TIMEOUT``.
     """
-    check_agent_source(module, mcp_dir)
+    check_agent_source(module, mcp_dir, tool_timeout)
     if mcp_dir:
         import click
 
@@ -29,7 +36,7 @@ def load_agent(module: str | None, mcp_dir: str | None, *, quiet: bool = False) 
 
         if not quiet:
             click.echo(f"Loading MCP tools: {mcp_dir}")
-        agent = load_mcp_agent(mcp_dir)
+        agent = load_mcp_agent(mcp_dir, tool_timeout=tool_timeout)
         if not quiet:
             click.echo(f"  Discovered {len(agent.tool_names)} tool(s): {', '.join(agent.tool_names)}")
         return agent

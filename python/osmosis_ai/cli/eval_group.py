@@ -33,6 +33,13 @@ EVAL_COMMANDS: LazyCommands = {
 )
 @click.option("-m", "--module", "--agent", "module", metavar="MODULE:ATTR", help="The agent loop to run.")
 @click.option("--mcp", "mcp_dir", metavar="DIR", help="Run the built-in agent with this MCP tool folder.")
+@click.option(
+    "--mcp-tool-timeout",
+    "tool_timeout",
+    type=float,
+    metavar="SECONDS",
+    help="With --mcp: seconds one tool call may take (default $OSMOSIS_MCP_TOOL_TIMEOUT, else 60).",
+)
 @click.option("-d", "--dataset", metavar="FILE", help="Dataset: .jsonl, .json, .csv or .parquet.")
 @click.option("--model", metavar="MODEL", help="LiteLLM model (provider/model) or the endpoint's model name.")
 @click.option("--eval-fn", "eval_fns", multiple=True, metavar="MODULE:FN", help="Eval function (repeatable).")

@@ -55,7 +55,7 @@ def _check_arguments(o: dict[str, Any]) -> None:
         raise CLIError("--run-timeout must be > 0.")
     from osmosis_ai.cli.agent_source import check_agent_source
 
-    check_agent_source(o["module"], o["mcp_dir"])
+    check_agent_source(o["module"], o["mcp_dir"], o["tool_timeout"])
     missing = [flag for key, flag in (("dataset", "-d/--dataset"), ("model", "--model")) if not o[key]]
     if missing:
         raise CLIError(f"Missing required option(s): {', '.join(missing)}")
@@ -193,7 +193,7 @@ async def _evaluate(
     from osmosis_ai.eval.runner import EvalRunner
 
     _echo(quiet, f"Loading agent: {o['module'] or o['mcp_dir']}")
-    agent = load_agent(o["module"], o["mcp_dir"], quiet=o["quiet"])
+    agent = load_agent(o["module"], o["mcp_dir"], quiet=o["quiet"], tool_timeout=o["tool_timeout"])
     _echo(quiet, f"  Agent name: {agent.name}")
     rows, selected = _select_rows(o, quiet)
     _echo(quiet, f"Loading eval functions: {', '.join(o['eval_fns'])}")

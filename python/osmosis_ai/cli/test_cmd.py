@@ -23,6 +23,13 @@ from osmosis_ai.errors import CLIError
 @click.option("-m", "--module", "--agent", "module", metavar="MODULE:ATTR", help="The agent loop to run.")
 @click.option("--mcp", "mcp_dir", metavar="DIR", help="Run the built-in agent with this MCP tool folder.")
 @click.option(
+    "--mcp-tool-timeout",
+    "tool_timeout",
+    type=float,
+    metavar="SECONDS",
+    help="With --mcp: seconds one tool call may take (default $OSMOSIS_MCP_TOOL_TIMEOUT, else 60).",
+)
+@click.option(
     "-d", "--dataset", required=True, metavar="FILE", help="Dataset: .jsonl, .json, .csv or .parquet."
 )
 @click.option(
@@ -47,7 +54,7 @@ def test_command(**o: Any) -> None:
     """Run an agent loop on dataset rows against a model, without scoring."""
     from osmosis_ai.cli.agent_source import check_agent_source
 
-    check_agent_source(o["module"], o["mcp_dir"])
+    check_agent_source(o["module"], o["mcp_dir"], o["tool_timeout"])
     if o["row"] is not None and not o["interactive"]:
         raise CLIError("--row can only be used with --interactive mode")
     if o["offset"] < 0:
@@ -98,7 +105,7 @@ async def _main(o: dict[str, Any]) -> int:
     try:
         if not o["quiet"]:
             click.echo(f"Loading agent: {o['module'] or o['mcp_dir']}")
-        agent = load_agent(o["module"], o["mcp_dir"], quiet=o["quiet"])
+        agent = load_agent(o["module"], o["mcp_dir"], quiet=o["quiet"], tool_timeout=o["tool_timeout"])
         if not o["quiet"]:
             click.echo(f"  Agent name: {agent.name}")
         rows = _load_rows(o)
