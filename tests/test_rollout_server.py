@@ -42,6 +42,21 @@ def init(
     )
 
 
+def settled_status(server: ServerProcess, rollout_id: str) -> dict[str, Any]:
+    """The rollout's status once it has left the active states.
+
+    The trainer holds the callback before the server has read the trainer's answer, so right after
+    ``wait_for_callback`` the record may still say ``reporting`` for a moment.
+    """
+    url = f"{server.url}/v1/rollout/status/{rollout_id}"
+    for _ in range(300):
+        status = httpx.get(url, headers=server.headers()).json()
+        if status["state"] not in ("queued", "running", "reporting"):
+            return status
+        asyncio.run(asyncio.sleep(0.05))
+    return status
+
+
 def test_full_rollout_with_a_tool_call(server: ServerProcess, trainer: FakeTrainer) -> None:
     rollout_id = new_id("full")
     response = init(server, rollout_body(trainer, rollout_id))
@@ -142,7 +157,7 @@ def test_repeated_init_runs_the_rollout_once(server: ServerProcess, trainer: Fak
     trainer.wait_for_callback(rollout_id)
     late = init(server, body)  # after completion, within the TTL
     assert late.status_code == 202 and late.content == responses[0].content
-    status = httpx.get(f"{server.url}/v1/rollout/status/{rollout_id}", headers=server.headers()).json()
+    status = settled_status(server, rollout_id)
     assert status["state"] == "completed" and status["status"] == "COMPLETED"
     # A later rollout finishing proves the server had time to (wrongly) run the duplicate.
     marker = new_id("marker")
@@ -181,11 +196,7 @@ def test_result_trainer_never_accepts_is_kept_readable(server: ServerProcess, tr
     trainer.callback_failures[rollout_id] = [503, 503, 503]  # default: 2 retries, so 3 attempts all fail
     assert init(server, rollout_body(trainer, rollout_id, content="hello")).status_code == 202
     url = f"{server.url}/v1/rollout/status/{rollout_id}"
-    for _ in range(300):
-        status = httpx.get(url, headers=server.headers()).json()
-        if status["state"] == "callback_failed":
-            break
-        asyncio.run(asyncio.sleep(0.05))
+    status = settled_status(server, rollout_id)
     assert status["state"] == "callback_failed"
     assert status["undelivered_result"]["status"] == "COMPLETED"
     assert status["undelivered_result"]["final_messages"][-1]["content"] == "OK."
