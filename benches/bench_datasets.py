@@ -54,11 +54,16 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     with jsonl.open("wb") as f:
         for row in rows:
             f.write(orjson.dumps(row) + b"\n")
+    # The same rows with one system prompt shared by all of them, as many eval sets have.
+    shared = root / "shared.jsonl"
+    with shared.open("wb") as f:
+        for row in rows:
+            f.write(orjson.dumps({**row, "system_prompt": rows[0]["system_prompt"] * 3}) + b"\n")
     parquet = root / "data.parquet"
     pq.write_table(pa.Table.from_pylist(rows), parquet, row_group_size=10_000, compression="snappy")
     size = jsonl.stat().st_size
     print(f"\n{ROWS} rows, {size / ROWS:.0f} bytes per JSONL row, {size / 2**20:.0f} MiB")
-    return {"jsonl": jsonl, "parquet": parquet}
+    return {"jsonl": jsonl, "shared": shared, "parquet": parquet}
 
 
 def _lines(path: Path) -> list[bytes]:
@@ -129,6 +134,21 @@ def test_read_jsonl_orjson(record, files) -> None:  # type: ignore[no-untyped-de
 
 def test_read_jsonl_orjson_gc_off(record, files) -> None:  # type: ignore[no-untyped-def]
     rows = record("read jsonl -> dicts", "orjson, GC off", gc_off(lambda: orjson_rows(files["jsonl"])))
+    assert len(rows) == ROWS
+
+
+def test_read_shared_prompt_osmosis(record, files) -> None:  # type: ignore[no-untyped-def]
+    rows = record("read jsonl, shared prompt", "osmosis", lambda: list(read_dataset(files["shared"])))
+    assert len(rows) == ROWS
+
+
+def test_read_shared_prompt_orjson(record, files) -> None:  # type: ignore[no-untyped-def]
+    rows = record("read jsonl, shared prompt", "orjson per line", lambda: orjson_rows(files["shared"]))
+    assert rows == list(read_dataset(files["shared"]))
+
+
+def test_read_shared_prompt_orjson_gc_off(record, files) -> None:  # type: ignore[no-untyped-def]
+    rows = record("read jsonl, shared prompt", "orjson, GC off", gc_off(lambda: orjson_rows(files["shared"])))
     assert len(rows) == ROWS
 
 

@@ -85,6 +85,34 @@ def test_json_values_of_every_kind(tmp_path: Path) -> None:
     assert list(read_dataset(path)) == [r]
 
 
+def test_jsonl_rows_keep_types_and_keys_whatever_their_shape(tmp_path: Path) -> None:
+    """Batches whose rows share their keys are handed over column-wise; the rest row by row."""
+    rows = [
+        row(i, n=i if i % 3 else float(i), big=2**63 + i, flag=None if i % 2 else True) for i in range(50)
+    ]
+    rows[20] = row(20, extra="only here")
+    rows[30] = {"user_prompt": "u", "ground_truth": "g", "system_prompt": "s"}  # another key order
+    path = write_jsonl(tmp_path / "d.jsonl", rows)
+    for batch_size in (1, 7, 1000):
+        read = list(read_dataset(path, batch_size=batch_size))
+        assert read == rows
+        assert [type(r.get("n")) for r in read] == [type(r.get("n")) for r in rows]
+        assert [list(r) for r in read] == [list(r) for r in rows]
+
+
+def test_jsonl_repeated_text_is_one_object_across_batches(tmp_path: Path) -> None:
+    prompt = "You are a careful grader. " * 40
+    rows = [
+        {"system_prompt": prompt, "user_prompt": f"q{i}", "ground_truth": "x" if i % 2 else "y"}
+        for i in range(300)
+    ]
+    path = write_jsonl(tmp_path / "d.jsonl", rows)
+    read = list(read_dataset(path, batch_size=64))
+    assert read == rows
+    assert len({id(r["system_prompt"]) for r in read}) == 1
+    assert len({r["user_prompt"] for r in read}) == 300
+
+
 def test_unicode_crlf_blank_lines_and_no_trailing_newline(tmp_path: Path) -> None:
     rows = [row(0, text="naïve 数学 🙂 \u2028 résumé"), row(1)]
     path = tmp_path / "d.jsonl"
@@ -163,7 +191,10 @@ def test_parquet_repeated_and_dictionary_text(tmp_path: Path) -> None:
     path = tmp_path / "d.parquet"
     # A tiny dictionary page limit makes the writer fall back to plain encoding part way through.
     pq.write_table(pa.Table.from_pylist(rows), path, row_group_size=1_500, dictionary_pagesize_limit=64)
-    assert list(read_dataset(path, batch_size=333)) == rows
+    read = list(read_dataset(path, batch_size=333))
+    assert read == rows
+    # Plain-encoded repeats are recognised by their text.
+    assert read[1]["system_prompt"] is read[2]["system_prompt"]
     # Written with the default (dictionary) encoding, a repeated prompt is one object, not 5,000.
     shared = write_parquet(tmp_path / "shared.parquet", rows)
     read = list(read_dataset(shared))

@@ -114,13 +114,6 @@ impl Utf8Bytes {
             std::str::from_utf8_unchecked(data)
         }
     }
-
-    /// The address of the bytes: two cells at the same address hold the same text while both are
-    /// alive (a dictionary-encoded column hands out one buffer for every repeat of a value).
-    pub fn address(&self) -> (usize, usize) {
-        let data = self.0.data();
-        (data.as_ptr() as usize, data.len())
-    }
 }
 
 fn text_of(bytes: &Utf8Bytes) -> &str {

@@ -151,23 +151,46 @@ fn value_to_py<'py>(
                 .collect::<PyResult<Vec<_>>>()?;
             PyList::new(py, items)?.into_any()
         }
-        Value::Object(map) => object_to_py(py, map, cache, depth)?.into_any(),
+        Value::Object(map) => object_to_py(py, map, cache, depth, None)?.into_any(),
     })
 }
+
+/// A row already built: its parsed fields and its dict.
+type Built<'a, 'py> = (&'a Map<String, Value>, &'a Bound<'py, PyDict>);
 
 fn object_to_py<'py>(
     py: Python<'py>,
     map: &Map<String, Value>,
     mut cache: Option<&mut KeyCache>,
     depth: usize,
+    previous: Option<Built<'_, 'py>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let dict = PyDict::new(py);
-    for (position, (key, value)) in map.iter().enumerate() {
+    // The previous row's fields walked alongside this row's: rows of a file nearly always share their
+    // key order, so the same position usually holds the same key.
+    let mut before = previous.map(|(fields, built)| (fields.iter(), built));
+    for (position, (name, value)) in map.iter().enumerate() {
+        let above = before
+            .as_mut()
+            .and_then(|(fields, built)| Some((fields.next()?, *built)));
         match cache.as_deref_mut() {
             Some(cache) => {
-                let key = cache.key(py, position, key);
+                let key = cache.key(py, position, name);
                 if let Value::String(text) = value {
-                    dict.set_item(key, cache.value(py, position, text))?;
+                    let repeated = match above {
+                        Some(((above_name, Value::String(above_text)), built))
+                            if text.len() > CACHED_VALUE_BYTES
+                                && above_name == name
+                                && same_text(above_text, text) =>
+                        {
+                            built.get_item(&key).ok().flatten()
+                        }
+                        _ => None,
+                    };
+                    match repeated {
+                        Some(object) => dict.set_item(key, object)?,
+                        None => dict.set_item(key, cache.value(py, position, text))?,
+                    }
                     continue;
                 }
                 let nested = if depth < CACHED_DEPTH
@@ -179,33 +202,62 @@ fn object_to_py<'py>(
                 };
                 dict.set_item(key, value_to_py(py, value, nested, depth + 1)?)?;
             }
-            None => dict.set_item(key, value_to_py(py, value, None, depth + 1)?)?,
+            None => dict.set_item(name, value_to_py(py, value, None, depth + 1)?)?,
         }
     }
     Ok(dict)
 }
 
+/// The long texts of the last row of the previous batch: (key, text, its `str`).
+type Carried = Vec<(String, String, Py<PyString>)>;
+
 fn rows_to_py<'py>(
     py: Python<'py>,
     rows: &[Row],
     cache: &mut KeyCache,
+    carried: &mut Carried,
 ) -> PyResult<Bound<'py, PyList>> {
-    let dicts = rows
-        .iter()
-        .map(|row| object_to_py(py, &row.fields, Some(cache), 0))
-        .collect::<PyResult<Vec<_>>>()?;
+    let mut dicts: Vec<Bound<'py, PyDict>> = Vec::with_capacity(rows.len());
+    for (i, row) in rows.iter().enumerate() {
+        // A long text equal to the row before's at the same key (a system prompt shared by every row,
+        // say) reuses that row's `str`; comparing costs far less than decoding it again.
+        let previous = i.checked_sub(1).map(|p| (&rows[p].fields, &dicts[p]));
+        let dict = object_to_py(py, &row.fields, Some(cache), 0, previous)?;
+        if i == 0 {
+            // The first row's "row before" ended the previous batch.
+            for (name, text, object) in carried.iter() {
+                if matches!(row.fields.get(name), Some(Value::String(t)) if same_text(t, text)) {
+                    dict.set_item(name, object.bind(py))?;
+                }
+            }
+        }
+        dicts.push(dict);
+    }
+    if let (Some(last), Some(dict)) = (rows.last(), dicts.last()) {
+        carried.clear();
+        for (name, value) in &last.fields {
+            if let Value::String(text) = value {
+                if text.len() > CACHED_VALUE_BYTES {
+                    if let Some(object) = dict.get_item(name)? {
+                        let object = object.cast_into::<PyString>()?.unbind();
+                        carried.push((name.clone(), text.clone(), object));
+                    }
+                }
+            }
+        }
+    }
     PyList::new(py, dicts)
 }
 
 type KeyObjects = (Arc<[String]>, Vec<Py<PyString>>);
 
 /// Python objects a columnar source's batches have in common: the keys, and per column the last text
-/// value (a repeat costs a comparison instead of a new string) or a key cache for nested values.
+/// value of the previous batch or a key cache for nested values.
 #[derive(Default)]
 struct ColumnCache {
     /// The batches' key names and their Python strings.
     keys: Option<KeyObjects>,
-    texts: Vec<Option<(Utf8Bytes, Py<PyString>)>>,
+    texts: Vec<Option<(String, Py<PyString>)>>,
     nested: Vec<KeyCache>,
 }
 
@@ -221,41 +273,59 @@ impl ColumnCache {
         let (_, objects) = self.keys.as_ref().expect("set above");
         objects.iter().map(|k| k.bind(py).clone()).collect()
     }
+}
 
-    /// The string for a text cell of column `column`: the previous one when it is the same text.
-    fn text<'py>(
-        &mut self,
-        py: Python<'py>,
-        column: usize,
-        cell: &Utf8Bytes,
-    ) -> Bound<'py, PyString> {
-        let slot = &mut self.texts[column];
-        if let Some((previous, object)) = slot {
-            // Same address: the same dictionary entry (`previous` keeps its buffer alive, so the
-            // address cannot have been reused). Short texts are compared, as labels repeat too.
-            let same = previous.address() == cell.address()
-                || (cell.as_str().len() <= CACHED_VALUE_BYTES
-                    && previous.as_str() == cell.as_str());
-            if same {
-                return object.bind(py).clone();
+/// Whether two texts are the same: one address (a dictionary-encoded value handed out again), else
+/// equal bytes. Texts of equal length are compared in full, which costs far less than decoding them
+/// into a new `str`.
+fn same_text(a: &str, b: &str) -> bool {
+    a.len() == b.len() && (std::ptr::eq(a.as_ptr(), b.as_ptr()) || a == b)
+}
+
+/// The `str` objects of a text column. A cell with the same text as the one before it gets the same
+/// object: a system prompt shared by every row is one string, not one per row. `carried` is the last
+/// text of the previous batch, and is left holding this batch's.
+fn text_column<'py>(
+    py: Python<'py>,
+    cells: &[Option<Utf8Bytes>],
+    carried: &mut Option<(String, Py<PyString>)>,
+) -> Vec<Bound<'py, PyAny>> {
+    let mut out = Vec::with_capacity(cells.len());
+    let mut previous: Option<(&str, Bound<'py, PyString>)> = carried
+        .as_ref()
+        .map(|(text, object)| (text.as_str(), object.bind(py).clone()));
+    let mut fresh = false;
+    for cell in cells {
+        let Some(cell) = cell else {
+            out.push(py.None().into_bound(py));
+            continue;
+        };
+        let text = cell.as_str();
+        let object = match &previous {
+            Some((before, object)) if same_text(before, text) => object.clone(),
+            _ => {
+                fresh = true;
+                PyString::new(py, text)
             }
-        }
-        let object = PyString::new(py, cell.as_str());
-        *slot = Some((cell.clone(), object.clone().unbind()));
-        object
+        };
+        out.push(object.clone().into_any());
+        previous = Some((text, object));
     }
+    if fresh {
+        *carried = previous.map(|(text, object)| (text.to_owned(), object.unbind()));
+    }
+    out
 }
 
 fn cell_to_py<'py>(
     py: Python<'py>,
     values: &ColumnValues,
-    column: usize,
     row: usize,
-    cache: &mut ColumnCache,
+    nested: &mut KeyCache,
 ) -> PyResult<Bound<'py, PyAny>> {
     Ok(match values {
         ColumnValues::Text(cells) => match &cells[row] {
-            Some(cell) => cache.text(py, column, cell).into_any(),
+            Some(cell) => PyString::new(py, cell.as_str()).into_any(),
             None => py.None().into_bound(py),
         },
         ColumnValues::Int(cells) => match cells[row] {
@@ -271,8 +341,7 @@ fn cell_to_py<'py>(
             None => py.None().into_bound(py),
         },
         ColumnValues::Json(cells) => {
-            let nested = matches!(cells[row], Value::Object(_) | Value::Array(_))
-                .then(|| &mut cache.nested[column]);
+            let nested = matches!(cells[row], Value::Object(_) | Value::Array(_)).then_some(nested);
             value_to_py(py, &cells[row], nested, 1)?
         }
     })
@@ -290,10 +359,11 @@ fn columns_to_py<'py>(
         .columns
         .iter()
         .enumerate()
-        .map(|(column, values)| {
-            (0..batch.len())
-                .map(|row| cell_to_py(py, values, column, row, cache))
-                .collect::<PyResult<Vec<_>>>()
+        .map(|(column, values)| match values {
+            ColumnValues::Text(texts) => Ok(text_column(py, texts, &mut cache.texts[column])),
+            _ => (0..batch.len())
+                .map(|row| cell_to_py(py, values, row, &mut cache.nested[column]))
+                .collect::<PyResult<Vec<_>>>(),
         })
         .collect::<PyResult<Vec<_>>>()?;
     let mut columns: Vec<_> = cells.into_iter().map(Vec::into_iter).collect();
@@ -349,6 +419,7 @@ pub struct DatasetBatches {
     reader: Mutex<PrefetchReader>,
     format: &'static str,
     cache: KeyCache,
+    carried: Carried,
     columns: ColumnCache,
 }
 
@@ -377,6 +448,7 @@ impl DatasetBatches {
             reader: Mutex::new(reader),
             format,
             cache: KeyCache::default(),
+            carried: Carried::new(),
             columns: ColumnCache::default(),
         })
     }
@@ -404,7 +476,7 @@ impl DatasetBatches {
         let list = {
             let _pause = GcPause::start(py)?;
             match &batch {
-                Batch::Rows(rows) => rows_to_py(py, rows, &mut self.cache)?,
+                Batch::Rows(rows) => rows_to_py(py, rows, &mut self.cache, &mut self.carried)?,
                 Batch::Columns(columns) => columns_to_py(py, columns, &mut self.columns)?,
             }
         };
