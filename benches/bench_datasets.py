@@ -7,6 +7,7 @@ same contract). Run with `make bench`.
 
 from __future__ import annotations
 
+import functools
 import gc
 import json
 import random
@@ -64,6 +65,12 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     size = jsonl.stat().st_size
     print(f"\n{ROWS} rows, {size / ROWS:.0f} bytes per JSONL row, {size / 2**20:.0f} MiB")
     return {"jsonl": jsonl, "shared": shared, "parquet": parquet}
+
+
+@pytest.fixture
+def record(record):  # type: ignore[no-untyped-def]
+    """Five rounds per contender (the shared machine's speed drifts; medians of five hold up better)."""
+    return functools.partial(record, rounds=5)
 
 
 def _lines(path: Path) -> list[bytes]:
