@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from osmosis_ai.cli.agent_options import agent_options
 from osmosis_ai.cli.main import LazyCommands, LazyGroup
 
 # Subcommands of `osmosis eval`, imported on first use: name -> (module, attribute, one-line help).
@@ -31,15 +32,7 @@ EVAL_COMMANDS: LazyCommands = {
     invoke_without_command=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-@click.option("-m", "--module", "--agent", "module", metavar="MODULE:ATTR", help="The agent loop to run.")
-@click.option("--mcp", "mcp_dir", metavar="DIR", help="Run the built-in agent with this MCP tool folder.")
-@click.option(
-    "--mcp-tool-timeout",
-    "tool_timeout",
-    type=float,
-    metavar="SECONDS",
-    help="With --mcp: seconds one tool call may take (default $OSMOSIS_MCP_TOOL_TIMEOUT, else 60).",
-)
+@agent_options
 @click.option("-d", "--dataset", metavar="FILE", help="Dataset: .jsonl, .json, .csv or .parquet.")
 @click.option("--model", metavar="MODEL", help="LiteLLM model (provider/model) or the endpoint's model name.")
 @click.option("--eval-fn", "eval_fns", multiple=True, metavar="MODULE:FN", help="Eval function (repeatable).")

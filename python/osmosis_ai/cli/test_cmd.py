@@ -16,19 +16,12 @@ from typing import Any
 import click
 
 from osmosis_ai._version import __version__
+from osmosis_ai.cli.agent_options import agent_options
 from osmosis_ai.errors import CLIError
 
 
 @click.command("test", context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("-m", "--module", "--agent", "module", metavar="MODULE:ATTR", help="The agent loop to run.")
-@click.option("--mcp", "mcp_dir", metavar="DIR", help="Run the built-in agent with this MCP tool folder.")
-@click.option(
-    "--mcp-tool-timeout",
-    "tool_timeout",
-    type=float,
-    metavar="SECONDS",
-    help="With --mcp: seconds one tool call may take (default $OSMOSIS_MCP_TOOL_TIMEOUT, else 60).",
-)
+@agent_options
 @click.option(
     "-d", "--dataset", required=True, metavar="FILE", help="Dataset: .jsonl, .json, .csv or .parquet."
 )
