@@ -270,21 +270,53 @@ def test_request_routing_per_provider(monkeypatch):
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "http://127.0.0.1:9/anthropic")
-    request = prepare("r", "s", {"provider": " Anthropic ", "model": "claude-x", "reasoning_effort": "low"})
-    kwargs = request.kwargs
-    assert kwargs["model"] == "anthropic/claude-x" and kwargs["api_base"] == "http://127.0.0.1:9/anthropic"
-    assert kwargs["api_key"] == "sk-ant" and kwargs["reasoning_effort"] == "low" and kwargs["drop_params"]
-    assert kwargs["timeout"] == 30.0 and kwargs["temperature"] == 0.0
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-oai")
-    gpt5 = prepare("r", "s", {"provider": "openai", "model": "gpt-5-mini"}).kwargs
-    assert (
-        gpt5["model"] == "openai/responses/gpt-5-mini"
-        and "temperature" not in gpt5
-        and gpt5["timeout"] == 45.0
+    request = prepare(
+        "r",
+        "s",
+        {
+            "provider": " Anthropic ",
+            "model": "claude-x",
+            "reasoning_effort": "low",
+            "response_format": "json_object",
+        },
     )
+    endpoint = request.endpoint
+    # Anthropic needs translation: LiteLLM, with the base URL override passed as api_base.
+    assert not endpoint.direct and endpoint.litellm_model == "anthropic/claude-x"
+    assert endpoint.litellm_base == "http://127.0.0.1:9/anthropic" and endpoint.api_key == "sk-ant"
+    assert request.params["reasoning_effort"] == "low" and request.params["temperature"] == 0.0
+    assert endpoint.timeout == 30.0
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-oai")
+    gpt5 = prepare("r", "s", {"provider": "openai", "model": "gpt-5-mini"})
+    # OpenAI speaks its own wire format: the direct transport, no LiteLLM.
+    assert gpt5.endpoint.base_url == "https://api.openai.com/v1" and gpt5.endpoint.wire_model == "gpt-5-mini"
+    assert "temperature" not in gpt5.params and gpt5.endpoint.timeout == 45.0
     monkeypatch.setenv("XAI_API_KEY", "sk-xai")
-    assert prepare("r", "s", {"provider": "xai", "model": "grok-4"}).kwargs["timeout"] == 60.0
+    grok = prepare("r", "s", {"provider": "xai", "model": "grok-4"})
+    assert grok.endpoint.timeout == 60.0 and grok.endpoint.base_url == "https://api.x.ai/v1"
     custom = prepare(
         "r", "s", {"provider": "openai", "model": "org/model", "base_url": "http://127.0.0.1:9/v1"}
     )
-    assert custom.kwargs["model"] == "openai/org/model" and custom.response_mode == "json_schema"
+    assert custom.endpoint.wire_model == "org/model" and custom.endpoint.base_url == "http://127.0.0.1:9/v1"
+    assert custom.response_mode == "json_schema"
+    monkeypatch.delenv("OPENAI_API_KEY")
+    monkeypatch.delenv("LITELLM_API_KEY", raising=False)
+    # A local judge needs no key (the established package demanded OPENAI_API_KEY here).
+    assert custom.endpoint.api_key is None or custom.endpoint.api_key == "sk-oai"
+    keyless = prepare("r", "s", {"provider": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1"})
+    assert keyless.endpoint.api_key is None
+
+
+def test_provider_models_do_not_import_litellm():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from osmosis_ai.rubric.judge import prepare\n"
+        "prepare('r', 's', {'provider': 'openai', 'model': 'gpt-4o-mini', 'api_key': 'k'})\n"
+        "prepare('r', 's', {'provider': 'xai', 'model': 'grok-4', 'api_key': 'k'})\n"
+        "print('litellm' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

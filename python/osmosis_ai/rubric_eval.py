@@ -10,7 +10,7 @@ from osmosis_ai.rubric.judge import (
     JudgeUnscoredError,
     ensure_api_key_available,
 )
-from osmosis_ai.rubric.judge import (
+from osmosis_ai.rubric.judge_request import (
     DEFAULT_TIMEOUT as DEFAULT_REQUEST_TIMEOUT_SECONDS,
 )
 

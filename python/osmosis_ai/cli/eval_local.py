@@ -19,29 +19,6 @@ import click
 from osmosis_ai._version import __version__
 from osmosis_ai.errors import CLIError, ProviderError, SystemicProviderError
 
-# provider prefix -> the environment variable its key is read from (LITELLM_API_KEY works for all).
-PROVIDER_KEY_ENV: dict[str, str] = {
-    "openai": "OPENAI_API_KEY",
-    "anthropic": "ANTHROPIC_API_KEY",
-    "groq": "GROQ_API_KEY",
-    "mistral": "MISTRAL_API_KEY",
-    "cohere": "COHERE_API_KEY",
-    "together_ai": "TOGETHERAI_API_KEY",
-    "fireworks_ai": "FIREWORKS_API_KEY",
-    "deepseek": "DEEPSEEK_API_KEY",
-    "gemini": "GEMINI_API_KEY",
-    "xai": "XAI_API_KEY",
-    "openrouter": "OPENROUTER_API_KEY",
-    "perplexity": "PERPLEXITYAI_API_KEY",
-    "replicate": "REPLICATE_API_KEY",
-    "deepinfra": "DEEPINFRA_API_KEY",
-    "cerebras": "CEREBRAS_API_KEY",
-    "ai21": "AI21_API_KEY",
-    "sambanova": "SAMBANOVA_API_KEY",
-    "nvidia_nim": "NVIDIA_NIM_API_KEY",
-    "github": "GITHUB_API_KEY",
-}
-
 
 def _check_arguments(o: dict[str, Any]) -> None:
     for name, flag in (("n_runs", "--n"), ("batch_size", "--batch-size"), ("max_turns", "--max-turns")):
@@ -69,17 +46,15 @@ def _check_arguments(o: dict[str, Any]) -> None:
         raise CLIError("Use either --log (a new results log) or --resume (an existing one), not both.")
 
 
-def _check_api_key(model: str, base_url: str | None, api_key: str | None) -> None:
-    """A missing key is reported before any row runs (skipped for --base-url / --api-key)."""
-    if base_url or api_key:
-        return
-    provider = model.split("/", 1)[0] if "/" in model else "openai"
-    env = PROVIDER_KEY_ENV.get(provider)
-    if env and not os.environ.get(env) and not os.environ.get("LITELLM_API_KEY"):
-        raise CLIError(
-            f"No API key for provider '{provider}': set {env} (or LITELLM_API_KEY), pass --api-key, "
-            "or put it in a .env file in the current directory."
-        )
+def _endpoint(model: str, base_url: str | None, api_key: str | None) -> Any:
+    """Resolves where the model's requests go; a missing key is reported before any row runs."""
+    from osmosis_ai.errors import MissingAPIKeyError
+    from osmosis_ai.llm.providers import resolve_endpoint
+
+    try:
+        return resolve_endpoint(model, base_url=base_url, api_key=api_key)
+    except MissingAPIKeyError as exc:
+        raise CLIError(str(exc)) from exc
 
 
 def _default_log_path() -> Path:
@@ -124,37 +99,38 @@ def run_local_eval(**o: Any) -> int:
         _echo(quiet, f"Endpoint: {o['base_url']}")
     _echo(quiet, f"Model: {o['model']}")
     _echo(quiet)
-    _check_api_key(o["model"], o["base_url"], o["api_key"])
-    if o["baseline_model"]:
-        _check_api_key(o["baseline_model"], o["baseline_base_url"], o["baseline_api_key"])
-    return asyncio.run(_run(o, quiet))
-
-
-async def _run(o: dict[str, Any], quiet: bool) -> int:
-    from osmosis_ai.eval.llm_client import ExternalLLMClient, LLMEndpoint, make_transport
-
-    endpoints = {"": LLMEndpoint(o["model"], o["base_url"], o["api_key"])}
+    endpoints = {"": _endpoint(o["model"], o["base_url"], o["api_key"])}
     if o["baseline_model"]:
         endpoints = {
             "primary": endpoints[""],
-            "baseline": LLMEndpoint(o["baseline_model"], o["baseline_base_url"], o["baseline_api_key"]),
+            "baseline": _endpoint(o["baseline_model"], o["baseline_base_url"], o["baseline_api_key"]),
         }
+    return asyncio.run(_run(o, quiet, endpoints))
+
+
+async def _run(o: dict[str, Any], quiet: bool, endpoints: dict[str, Any]) -> int:
+    from osmosis_ai.llm.transport import make_transport
+
     pool = max(1, o["batch_size"] // len(endpoints))
     transports = {tag: make_transport(ep, max_connections=pool) for tag, ep in endpoints.items()}
     try:
         if not o["no_preflight"]:
             for tag, transport in transports.items():
-                await _preflight(ExternalLLMClient(transport), endpoints[tag], quiet)
+                await _preflight(transport, endpoints[tag], quiet)
         return await _evaluate(o, quiet, endpoints, transports)
     finally:
         for transport in transports.values():
             await transport.aclose()
 
 
-async def _preflight(client: Any, endpoint: Any, quiet: bool) -> None:
+async def _preflight(transport: Any, endpoint: Any, quiet: bool) -> None:
     """One 1-token request: a bad key, model or URL stops here instead of failing every run."""
+    from osmosis_ai.llm.retry import RetryPolicy
+
     try:
-        await client.chat_completions([{"role": "user", "content": "hi"}], max_tokens=1)
+        # One retry only: a typo in --base-url should not wait out the runs' full backoff.
+        message = [{"role": "user", "content": "hi"}]
+        await transport.complete(message, None, {"max_tokens": 1}, policy=RetryPolicy(max_retries=1))
     except SystemicProviderError as exc:
         raise CLIError(f"Preflight check failed for model '{endpoint.model}': {exc}") from exc
     except ProviderError as exc:
@@ -187,10 +163,10 @@ async def _evaluate(
 ) -> int:
     from osmosis_ai.cli.agent_source import load_agent
     from osmosis_ai.eval.functions import load_eval_functions
-    from osmosis_ai.eval.llm_client import ExternalLLMClient
     from osmosis_ai.eval.progress import EvalProgress
     from osmosis_ai.eval.results_log import ResultsLog
     from osmosis_ai.eval.runner import EvalRunner
+    from osmosis_ai.llm.chat import ExternalLLMClient
 
     _echo(quiet, f"Loading agent: {o['module'] or o['mcp_dir']}")
     agent = load_agent(o["module"], o["mcp_dir"], quiet=o["quiet"], tool_timeout=o["tool_timeout"])

@@ -67,10 +67,9 @@ def test_command(**o: Any) -> None:
     if not o["quiet"]:
         suffix = " (Interactive Mode)" if o["interactive"] else ""
         click.echo(f"osmosis-rollout-test v{__version__}{suffix}\n")
-    from osmosis_ai.cli.eval_local import _check_api_key
+    from osmosis_ai.cli.eval_local import _endpoint
 
-    _check_api_key(o["model"], o["base_url"], o["api_key"])
-    code = asyncio.run(_main(o))
+    code = asyncio.run(_main(o, _endpoint(o["model"], o["base_url"], o["api_key"])))
     raise SystemExit(code)
 
 
@@ -90,11 +89,11 @@ def _load_rows(o: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
     return rows
 
 
-async def _main(o: dict[str, Any]) -> int:
+async def _main(o: dict[str, Any], endpoint: Any) -> int:
     from osmosis_ai.cli.agent_source import load_agent
-    from osmosis_ai.eval.llm_client import LLMEndpoint, make_transport
+    from osmosis_ai.llm.transport import make_transport
 
-    transport = make_transport(LLMEndpoint(o["model"], o["base_url"], o["api_key"]), max_connections=4)
+    transport = make_transport(endpoint, max_connections=4)
     try:
         if not o["quiet"]:
             click.echo(f"Loading agent: {o['module'] or o['mcp_dir']}")
@@ -114,9 +113,9 @@ async def _main(o: dict[str, Any]) -> int:
 async def _batch(
     agent: Any, transport: Any, rows: list[tuple[int, dict[str, Any]]], o: dict[str, Any]
 ) -> int:
-    from osmosis_ai.eval.llm_client import ExternalLLMClient
     from osmosis_ai.eval.report import format_duration, format_tokens
     from osmosis_ai.eval.runner import EvalRunner, MemorySink
+    from osmosis_ai.llm.chat import ExternalLLMClient
 
     quiet = o["quiet"]
     sink = MemorySink()

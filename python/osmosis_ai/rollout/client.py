@@ -17,12 +17,12 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 from osmosis_ai.errors import (
-    OsmosisRolloutError,
     OsmosisServerError,
     OsmosisTimeoutError,
     OsmosisTransportError,
     OsmosisValidationError,
 )
+from osmosis_ai.llm.retry import RetryPolicy, retry_after_from_headers
 from osmosis_ai.rollout.core import CompletionsResult
 from osmosis_ai.rollout.messages import normalize_stop
 from osmosis_ai.rollout.schemas import CompletionsRequest, RolloutMetrics, RolloutResponse, RolloutStatus
@@ -124,29 +124,33 @@ class OsmosisLLMClient:
         """Zeroes the counters."""
         self._metrics = RolloutMetrics()
 
-    def _delay(self, attempt: int) -> float:
+    def _policy(self, retries: int) -> RetryPolicy:
         client = self._settings.client
-        return min(client.retry_base_delay * 2**attempt, client.retry_max_delay)
+        return RetryPolicy(
+            max_retries=retries, base_delay=client.retry_base_delay, max_delay=client.retry_max_delay
+        )
 
     async def _with_retries(self, what: str, retries: int, call: Callable[[], Awaitable[Any]]) -> Any:
-        last: OsmosisRolloutError | None = None
-        for attempt in range(retries + 1):
-            if attempt:
-                await asyncio.sleep(self._delay(attempt - 1))
+        # The LLM layer's retry policy (backoff with jitter, Retry-After honoured); the trainer's own
+        # error types are kept because users catch them.
+        policy = self._policy(retries)
+        attempt = 0
+        while True:
             try:
                 return await call()
             except (OsmosisServerError, OsmosisTimeoutError, OsmosisTransportError) as exc:
-                last = exc
+                if attempt >= policy.max_retries:
+                    raise
                 logger.warning(
                     "%s for rollout %s failed (attempt %d of %d): %s",
                     what,
                     self.rollout_id,
                     attempt + 1,
-                    retries + 1,
+                    policy.max_retries + 1,
                     exc,
                 )
-        assert last is not None
-        raise last
+                await asyncio.sleep(policy.delay(attempt, getattr(exc, "retry_after", None)))
+                attempt += 1
 
     async def _post(self, path: str, body: dict[str, Any]) -> httpx.Response:
         url = f"{self.server_url}{path}"
@@ -161,7 +165,9 @@ class OsmosisLLMClient:
             return response
         text = response.text[:1000]
         if status >= 500 or status in _RETRYABLE_4XX:
-            raise OsmosisServerError(f"POST {url} returned HTTP {status}: {text}", status)
+            error = OsmosisServerError(f"POST {url} returned HTTP {status}: {text}", status)
+            error.retry_after = retry_after_from_headers(response.headers)  # type: ignore[attr-defined]
+            raise error
         raise OsmosisValidationError(f"POST {url} returned HTTP {status}: {text}", status)
 
     async def chat_completions(

@@ -1,0 +1,78 @@
+"""The LLM client local runs hand to agents (``ctx.llm``): one per run, all sharing one transport.
+
+It counts calls, latency and tokens for the run's record; the transport does the sending and retrying.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from osmosis_ai.llm.transport import Transport
+from osmosis_ai.rollout.core import CompletionsResult
+from osmosis_ai.rollout.schemas import RolloutMetrics
+
+__all__ = ["ExternalLLMClient"]
+
+
+class ExternalLLMClient:
+    """One run's LLM client: sends chats through a shared transport and counts calls, latency and tokens.
+
+    Example:
+        >>> client = ExternalLLMClient(transport)  # doctest: +SKIP
+        >>> reply = await client.chat_completions([{"role": "user", "content": "hi"}])  # doctest: +SKIP
+    """
+
+    def __init__(self, transport: Transport) -> None:
+        self._transport = transport
+        self._tools: list[dict[str, Any]] | None = None
+        self.reset_metrics()
+
+    @property
+    def display_name(self) -> str:
+        return self._transport.endpoint.model
+
+    def set_tools(self, tools: Sequence[Any]) -> None:
+        """Offers ``tools`` (pydantic tool schemas or plain dicts) on every call; empty clears them."""
+        dumped = [t.model_dump(exclude_none=True) if hasattr(t, "model_dump") else dict(t) for t in tools]
+        self._tools = dumped or None
+
+    def reset_metrics(self) -> None:
+        self._calls = 0
+        self._latency_ms = 0.0
+        self._prompt_tokens = 0
+        self._completion_tokens = 0
+
+    async def chat_completions(self, messages: list[dict[str, Any]], **kwargs: Any) -> CompletionsResult:
+        """Sends the conversation; ``kwargs`` are sampling parameters (``temperature``, ``max_tokens``...)."""
+        started = time.monotonic()
+        try:
+            reply = await self._transport.complete(messages, self._tools, kwargs)
+        finally:
+            self._calls += 1
+            self._latency_ms += (time.monotonic() - started) * 1000.0
+        prompt, completion = reply.usage["prompt_tokens"], reply.usage["completion_tokens"]
+        self._prompt_tokens += prompt
+        self._completion_tokens += completion
+        return CompletionsResult(
+            message=reply.message,
+            usage={
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+            },
+            finish_reason=reply.finish_reason,
+        )
+
+    def get_metrics(self) -> RolloutMetrics:
+        return RolloutMetrics(
+            llm_latency_ms=self._latency_ms,
+            num_llm_calls=self._calls,
+            prompt_tokens=self._prompt_tokens,
+            response_tokens=self._completion_tokens,
+        )
+
+    @property
+    def total_tokens(self) -> int:
+        return self._prompt_tokens + self._completion_tokens

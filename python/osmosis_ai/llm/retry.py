@@ -1,0 +1,255 @@
+"""The one retry policy of every HTTP call we make to a model (and to the trainer and the platform).
+
+:class:`RetryPolicy` says how long to wait; :func:`classify_failure` / :func:`classify_status` say whether
+to wait at all: only rate limits, 5xx, timeouts and connection errors are retried, and ``Retry-After``
+(seconds, HTTP date, or ``retry-after-ms``) wins over the backoff. :func:`call_with_retries` is the one
+loop that applies both, so attempts and waits land in the caller's :class:`~osmosis_ai.llm.usage.CallStats`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import random
+import re
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import TypeVar
+
+from osmosis_ai.errors import ProviderError, SystemicProviderError
+from osmosis_ai.llm.usage import CallStats
+
+__all__ = [
+    "RETRYABLE_STATUS",
+    "Failure",
+    "ProviderCallError",
+    "RetryPolicy",
+    "SystemicProviderCallError",
+    "call_with_retries",
+    "classify_failure",
+    "classify_status",
+    "error_detail",
+    "raise_for_failure",
+    "retry_after_from_headers",
+]
+
+T = TypeVar("T")
+
+RETRYABLE_STATUS = frozenset({408, 409, 425, 429, 500, 502, 503, 504, 520, 522, 524, 529})
+RETRYABLE_KINDS = frozenset({"retryable", "connect"})
+# Failures every further call would repeat: a run loop stops early on these instead of burning the dataset.
+SYSTEMIC_KINDS = frozenset({"auth", "not_found", "connect"})
+# LiteLLM prefixes messages with its class chain ("litellm.NotFoundError: NotFoundError: OpenAIException - ").
+_LITELLM_PREFIX = re.compile(r"^(?:litellm\.\w+:\s*)?(?:\w+Error:\s*)?(?:\w+Exception\s*-\s*)?")
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Bounded exponential backoff with jitter; ``Retry-After`` wins when the server sends it.
+
+    Example:
+        >>> RetryPolicy(max_retries=2, base_delay=1.0).delay(0, retry_after=None) <= 1.0
+        True
+    """
+
+    max_retries: int = 3
+    base_delay: float = 0.5
+    max_delay: float = 30.0
+    max_retry_after: float = 120.0
+
+    def delay(self, retry_index: int, retry_after: float | None) -> float:
+        """Seconds to wait before retry number ``retry_index`` (0-based)."""
+        if retry_after is not None and retry_after >= 0:
+            return min(retry_after, self.max_retry_after)
+        ceiling = min(self.max_delay, self.base_delay * (2**retry_index))
+        return random.uniform(ceiling / 2, ceiling)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A classified failure of one request.
+
+    Attributes:
+        kind: ``retryable`` (429, 5xx, timeout), ``connect`` (nothing listening; retried, then systemic),
+            ``not_found``, ``auth``, ``bad_reply`` (not a chat completion) or ``fatal`` (other 4xx).
+        detail: The server's message.
+        status: The HTTP status, when there was one.
+        retry_after: Seconds the server asked us to wait, when it said.
+    """
+
+    kind: str
+    detail: str
+    status: int | None = None
+    retry_after: float | None = None
+
+    @property
+    def retryable(self) -> bool:
+        return self.kind in RETRYABLE_KINDS
+
+    @property
+    def systemic(self) -> bool:
+        return self.kind in SYSTEMIC_KINDS
+
+
+class ProviderCallError(ProviderError):
+    """A model request failed for good (after the policy's retries); ``failure`` says how."""
+
+    def __init__(self, message: str, failure: Failure, *, attempts: int = 1) -> None:
+        super().__init__(message)
+        self.failure = failure
+        self.attempts = attempts
+
+
+class SystemicProviderCallError(ProviderCallError, SystemicProviderError):
+    """A failure every further call would repeat (bad key, unknown model, nothing listening)."""
+
+
+def raise_for_failure(failure: Failure, where: str, *, attempts: int = 1) -> ProviderCallError:
+    """The exception for a final failure, its message naming ``where`` and, after retries, the attempts."""
+    message = f"{where}: {failure.detail}"
+    if failure.status is not None and str(failure.status) not in failure.detail:
+        message = f"{where} answered HTTP {failure.status}: {failure.detail}"
+    if failure.retryable and attempts > 1:
+        message += f" (gave up after {attempts} attempts)"
+    cls = SystemicProviderCallError if failure.systemic else ProviderCallError
+    return cls(message, failure, attempts=attempts)
+
+
+def retry_after_from_headers(headers: Mapping[str, str] | None) -> float | None:
+    """``retry-after-ms`` or ``Retry-After`` (seconds or an HTTP date) as seconds; None when absent."""
+    if not headers:
+        return None
+    lowered = {str(k).lower(): str(v) for k, v in headers.items()}
+    if "retry-after-ms" in lowered:
+        try:
+            return max(0.0, float(lowered["retry-after-ms"]) / 1000.0)
+        except ValueError:
+            pass
+    value = lowered.get("retry-after")
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        try:
+            parsed = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        return max(0.0, parsed.timestamp() - time.time())
+
+
+def classify_status(status: int, detail: str, headers: Mapping[str, str] | None = None) -> Failure:
+    """Sorts an HTTP error status into a :class:`Failure` kind."""
+    if status == 404:
+        return Failure("not_found", detail, status)
+    if status in (401, 402, 403):
+        return Failure("auth", detail, status)
+    if status in RETRYABLE_STATUS or status >= 500:
+        return Failure("retryable", detail, status, retry_after_from_headers(headers))
+    return Failure("fatal", detail, status)
+
+
+def _exception_headers(exc: BaseException) -> dict[str, str]:
+    headers: dict[str, str] = {}
+    response = getattr(exc, "response", None)
+    for source in (
+        getattr(response, "headers", None),
+        getattr(exc, "litellm_response_headers", None),
+        getattr(exc, "headers", None),
+    ):
+        if source:
+            try:
+                headers.update({str(k).lower(): str(v) for k, v in dict(source).items()})
+            except (TypeError, ValueError):
+                continue
+    return headers
+
+
+def error_detail(exc: BaseException) -> str:
+    """The most useful message an exception carries (``message``, ``detail``, ``error``, body, str)."""
+    return _LITELLM_PREFIX.sub("", _raw_detail(exc)).strip() or type(exc).__name__
+
+
+def _raw_detail(exc: BaseException) -> str:
+    for attr in ("message", "detail", "error"):
+        value = getattr(exc, attr, None)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        error = body.get("error")
+        if isinstance(error, dict):
+            for key in ("message", "code"):
+                if error.get(key):
+                    return str(error[key])
+        elif isinstance(error, str) and error.strip():
+            return error.strip()
+    text = str(exc).strip()
+    return text or f"{type(exc).__name__} encountered while contacting provider"
+
+
+def _status(exc: BaseException) -> int | None:
+    for source in (exc, getattr(exc, "response", None)):
+        value = getattr(source, "status_code", None)
+        if isinstance(value, int):
+            return value
+    return None
+
+
+def classify_failure(exc: BaseException) -> Failure:
+    """Sorts an exception raised by a client library (LiteLLM, httpx, aiohttp) into a :class:`Failure`."""
+    if isinstance(exc, ProviderCallError):
+        return exc.failure
+    names = {cls.__name__ for cls in type(exc).__mro__}
+    status = _status(exc)
+    detail = error_detail(exc)
+    if "NotFoundError" in names or status == 404:
+        return Failure("not_found", detail, status)
+    if "AuthenticationError" in names or "PermissionDeniedError" in names or status in (401, 403):
+        return Failure("auth", detail, status)
+    if names & {"ClientConnectorError", "ConnectError", "ConnectionRefusedError", "APIConnectionError"}:
+        return Failure("connect", detail, status)
+    if names & {"Timeout", "APITimeoutError", "TimeoutError", "TimeoutException", "ServerDisconnectedError"}:
+        return Failure("retryable", detail, status)
+    if status is not None:
+        return classify_status(status, detail, _exception_headers(exc))
+    if names & {"RateLimitError", "InternalServerError", "ServiceUnavailableError", "BadGatewayError"}:
+        return Failure("retryable", detail, status, retry_after_from_headers(_exception_headers(exc)))
+    return Failure("fatal", detail, status)
+
+
+async def call_with_retries(
+    policy: RetryPolicy,
+    send: Callable[[], Awaitable[T]],
+    *,
+    where: str,
+    stats: CallStats | None = None,
+) -> T:
+    """Awaits ``send()`` until it succeeds or fails for good, waiting per ``policy`` between attempts.
+
+    ``send`` raises :class:`ProviderCallError` (or any client exception, classified here). The final
+    failure is raised as :class:`ProviderCallError`, :class:`SystemicProviderCallError` for failures
+    every further call would repeat.
+
+    Example:
+        >>> async def send(): return "ok"
+        >>> asyncio.run(call_with_retries(RetryPolicy(), send, where="test"))
+        'ok'
+    """
+    stats = stats if stats is not None else CallStats()
+    while True:
+        stats.attempts += 1
+        try:
+            return await send()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            failure = classify_failure(exc)
+            if failure.retryable and stats.retries < policy.max_retries:
+                wait = policy.delay(stats.retries, failure.retry_after)
+                stats.retries += 1
+                stats.waits.append(wait)
+                await asyncio.sleep(wait)
+                continue
+            raise raise_for_failure(failure, where, attempts=stats.attempts) from exc

@@ -1,0 +1,228 @@
+"""Preparing one judge call: argument checks, endpoint and key, timeout, response format, sampling options.
+
+:func:`prepare` validates the call (arguments before the key, unlike the established package) and
+returns a :class:`JudgeRequest` of plain data that :mod:`osmosis_ai.rubric.judge` sends.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+from osmosis_ai.llm.providers import PROVIDER_KEY_ENV, Endpoint, resolve_endpoint
+from osmosis_ai.llm.retry import RetryPolicy
+from osmosis_ai.rubric.prompt import build_messages, response_format
+
+__all__ = [
+    "DEFAULT_API_KEY_ENV",
+    "JudgeRequest",
+    "default_timeout",
+    "ensure_api_key_available",
+    "prepare",
+]
+
+# The established public name of the provider -> key variable table (one table: the LLM layer's).
+DEFAULT_API_KEY_ENV = PROVIDER_KEY_ENV
+DEFAULT_TIMEOUT = 30.0
+DEFAULT_MAX_PARSE_RETRIES = 2
+RESPONSE_MODES = ("json_schema", "json_object", "none")
+# OpenAI-wire providers known to accept ``response_format: json_schema`` (the others get json_object).
+_SCHEMA_PROVIDERS = frozenset({"openai", "xai", "cerebras", "fireworks_ai"})
+
+
+@dataclass
+class JudgeRequest:
+    """A validated judge call: what to send, where, and how hard to try."""
+
+    provider: str
+    model: str
+    score_min: float
+    score_max: float
+    endpoint: Endpoint
+    messages: list[dict[str, Any]]
+    params: dict[str, Any]
+    policy: RetryPolicy
+    max_parse_retries: int
+    response_mode: str
+
+
+def _non_blank(value: Any, name: str) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise TypeError(f"'model_info' must include a '{name}' string")
+    return value.strip()
+
+
+def _text(model_info: dict[str, Any], *keys: str) -> str | None:
+    for key in keys:
+        value = model_info.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
+
+
+def _endpoint(model_info: dict[str, Any], provider: str, model: str, timeout: float) -> Endpoint:
+    return resolve_endpoint(
+        model,
+        provider=provider,
+        base_url=_text(model_info, "base_url", "api_base"),
+        api_key=_text(model_info, "api_key"),
+        key_env=_text(model_info, "api_key_env"),
+        timeout=timeout,
+    )
+
+
+def ensure_api_key_available(model_info: dict[str, Any]) -> None:
+    """Fails fast when no API key can be resolved for ``model_info`` (as the CLI does before a run).
+
+    Raises:
+        TypeError: If ``provider`` is missing.
+        MissingAPIKeyError: If neither ``api_key`` nor the key's environment variable is set.
+
+    Example:
+        >>> ensure_api_key_available({"provider": "openai", "model": "m", "api_key": "sk-test"})
+    """
+    provider = _non_blank(model_info.get("provider") if isinstance(model_info, dict) else None, "provider")
+    model = str(model_info.get("model") or "model")
+    _endpoint(model_info, provider.lower(), model, DEFAULT_TIMEOUT)
+
+
+def default_timeout(provider: str, model: str) -> float:
+    """The per-provider default request timeout in seconds (model-specific rules first)."""
+    name = model.lower()
+    if provider == "xai" and name.startswith("grok-4"):
+        return 60.0
+    if provider == "openai" and name.startswith("gpt-5"):
+        return 45.0
+    return {"xai": 45.0, "gemini": 45.0, "cerebras": 60.0, "openrouter": 60.0}.get(provider, DEFAULT_TIMEOUT)
+
+
+@functools.lru_cache(maxsize=256)
+def _litellm_schema_supported(litellm_model: str) -> bool:
+    # The capability lookup costs real CPU per call; a session asks about the same model many times.
+    from osmosis_ai.llm.litellm_transport import load_litellm
+
+    try:
+        return bool(load_litellm().supports_response_schema(model=litellm_model, custom_llm_provider=None))
+    except Exception:  # an unknown model is simply not in the capability map
+        return False
+
+
+def _response_mode(model_info: dict[str, Any], endpoint: Endpoint, custom_base: bool) -> str:
+    asked = model_info.get("response_format")
+    if asked is not None:
+        if asked not in RESPONSE_MODES:
+            raise ValueError(f"'response_format' must be one of {', '.join(RESPONSE_MODES)}, got {asked!r}")
+        return str(asked)
+    if endpoint.direct:
+        # Custom OpenAI-compatible servers (vLLM, llama.cpp, SGLang) accept JSON schemas.
+        return "json_schema" if custom_base or endpoint.provider in _SCHEMA_PROVIDERS else "json_object"
+    return "json_schema" if _litellm_schema_supported(endpoint.litellm_model) else "json_object"
+
+
+def _score_range(
+    model_info: dict[str, Any], score_min: float | None, score_max: float | None
+) -> tuple[float, float]:
+    low = score_min if score_min is not None else model_info.get("score_min", 0.0)
+    high = score_max if score_max is not None else model_info.get("score_max", 1.0)
+    try:
+        low, high = float(0.0 if low is None else low), float(1.0 if high is None else high)
+    except (TypeError, ValueError):
+        raise ValueError(f"'score_min' and 'score_max' must be numbers, got {low!r} and {high!r}") from None
+    if high <= low:
+        raise ValueError("'score_max' must be greater than 'score_min'")
+    return low, high
+
+
+def _timeout(model_info: dict[str, Any], timeout: float | None, provider: str, model: str) -> float:
+    value = timeout if timeout is not None else model_info.get("timeout")
+    if value is None:
+        return default_timeout(provider, model)
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"'timeout' must be a number of seconds, got {value!r}") from None
+    if seconds <= 0:
+        raise ValueError(f"'timeout' must be a positive number of seconds, got {value!r}")
+    return seconds
+
+
+def _int_option(model_info: dict[str, Any], key: str, default: int) -> int:
+    value = model_info.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"'{key}' must be a non-negative integer, got {value!r}")
+    return value
+
+
+def _sampling(model_info: dict[str, Any], model: str, mode: str) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    fmt = response_format(mode)
+    if fmt is not None:
+        params["response_format"] = fmt
+    temperature = model_info.get("temperature")
+    if temperature is not None:
+        params["temperature"] = float(temperature)
+    elif not model.lower().startswith("gpt-5"):  # gpt-5 models accept only their default temperature
+        params["temperature"] = 0.0
+    for key in ("seed", "max_tokens", "reasoning_effort"):
+        if model_info.get(key) is not None:
+            params[key] = model_info[key]
+    return params
+
+
+def prepare(
+    rubric: str,
+    solution_str: str,
+    model_info: dict[str, Any],
+    *,
+    ground_truth: str | None = None,
+    original_input: str | None = None,
+    metadata: dict[str, Any] | None = None,
+    score_min: float | None = None,
+    score_max: float | None = None,
+    timeout: float | None = None,
+) -> JudgeRequest:
+    """Validates a judge call and builds it (arguments are checked before the key is looked up)."""
+    if not isinstance(model_info, dict):
+        raise TypeError(f"'model_info' must be a dict, got {type(model_info).__name__}")
+    provider = _non_blank(model_info.get("provider"), "provider").lower()
+    model = _non_blank(model_info.get("model"), "model")
+    if not isinstance(rubric, str) or not rubric.strip():
+        raise TypeError("'rubric' must be a non-empty string")
+    if not isinstance(solution_str, str) or not solution_str.strip():
+        raise TypeError("'solution_str' must be a non-empty string")
+    low, high = _score_range(model_info, score_min, score_max)
+    seconds = _timeout(model_info, timeout, provider, model)
+    endpoint = _endpoint(model_info, provider, model, seconds)
+    mode = _response_mode(model_info, endpoint, _text(model_info, "base_url", "api_base") is not None)
+    chosen_input = next(
+        (t for t in (original_input, model_info.get("original_input")) if isinstance(t, str) and t.strip()),
+        None,
+    )
+    system_prompt = model_info.get("system_prompt")
+    messages = build_messages(
+        rubric=rubric,
+        solution_str=solution_str,
+        score_min=low,
+        score_max=high,
+        system_prompt=system_prompt if isinstance(system_prompt, str) else None,
+        original_input=chosen_input,
+        ground_truth=ground_truth,
+        metadata=metadata,
+    )
+    policy = RetryPolicy(
+        max_retries=_int_option(model_info, "max_retries", 3),
+        base_delay=float(model_info.get("retry_base_delay", 1.0)),
+    )
+    return JudgeRequest(
+        provider=provider,
+        model=model,
+        score_min=low,
+        score_max=high,
+        endpoint=endpoint,
+        messages=messages,
+        params=_sampling(model_info, model, mode),
+        policy=policy,
+        max_parse_retries=_int_option(model_info, "max_parse_retries", DEFAULT_MAX_PARSE_RETRIES),
+        response_mode=mode,
+    )
