@@ -18,6 +18,12 @@ from servers import ScriptedServer
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
+@pytest.fixture(autouse=True)
+def _results_logs_in_tmp(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Default results logs go to a temporary folder, never to the developer's ~/.cache."""
+    monkeypatch.setenv("OSMOSIS_LOG_DIR", str(tmp_path_factory.getbasetemp() / "results-logs"))
+
+
 @pytest.fixture
 def scripted(tmp_path: Path) -> Iterator[Callable[[dict[str, Any]], ScriptedServer]]:
     """Starts scripted OpenAI-compatible servers for this test: ``server = scripted(plan)``."""

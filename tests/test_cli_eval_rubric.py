@@ -387,47 +387,110 @@ def test_eval_rubric_inline_errors(workspace, capsys):
     assert "Cannot infer the provider of model 'mystery'" in capsys.readouterr().err
 
 
-def test_ctrl_c_writes_finished_runs(workspace, scripted):
-    server = scripted({"default": {"score": 0.5, "delay": 0.2}})
+def _rubric_cmd(server, *extra):
+    return [
+        sys.executable,
+        "-m",
+        "osmosis_ai.cli.main",
+        "eval-rubric",
+        "-r",
+        "polite",
+        "-d",
+        "many.jsonl",
+        "--base-url",
+        server.base_url,
+        "--concurrency",
+        "2",
+        *extra,
+    ]
+
+
+def _many_records(workspace, count=30):
     write_records(
-        workspace / "many.jsonl", [{"rubric_id": "polite", "solution_str": f"a{i}"} for i in range(60)]
+        workspace / "many.jsonl", [{"rubric_id": "polite", "solution_str": f"a{i}"} for i in range(count)]
     )
+    # Different scores per record, so a lost or doubled run would change the statistics.
+    return {"by_prompt": {f"a{i}\n": [{"score": (i % 5) / 4, "delay": 0.05}] for i in range(count)}}
+
+
+def _logged_keys(log):
+    lines = log.read_text().splitlines()[1:]
+    return [(json.loads(line)["row_index"], json.loads(line)["run_index"]) for line in lines]
+
+
+def _interrupt_then_resume(workspace, server, sig):
     env = {**os.environ, "OSMOSIS_EVAL_RESULT_DIR": str(workspace / "cache")}
+    log = workspace / "run.jsonl"
+    args = _rubric_cmd(server, "-n", "2", "-o", "partial.json")
     proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "osmosis_ai.cli.main",
-            "eval-rubric",
-            "-r",
-            "polite",
-            "-d",
-            "many.jsonl",
-            "-o",
-            "partial.json",
-            "--base-url",
-            server.base_url,
-            "--concurrency",
-            "2",
-        ],
+        [*args, "--log", str(log)],
         cwd=workspace,
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
     )
-    log = workspace / "partial.json.partial.jsonl"
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not (log.exists() and len(log.read_text().splitlines()) >= 2):
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
+    while time.monotonic() < deadline and not (log.exists() and len(log.read_text().splitlines()) >= 6):
+        time.sleep(0.02)
+    proc.send_signal(sig)
     _out, err = proc.communicate(timeout=60)
-    assert proc.returncode == 130, err
-    assert "Evaluation cancelled by user after" in err
-    data = json.loads((workspace / "partial.json").read_text())
-    assert data["interrupted"] is True and 2 <= data["completed_runs"] < 60
-    assert data["overall_statistics"]["total_runs"] == data["completed_runs"]
-    assert not log.exists()
+    done_before = len(_logged_keys(log))
+    assert 5 <= done_before < 60
+    resumed = subprocess.run(
+        [*args, "-o", "resumed.json", "--resume", str(log)],
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    keys = _logged_keys(log)
+    assert len(keys) == 60 and len(set(keys)) == 60  # nothing lost, nothing done twice
+    return proc.returncode, err, json.loads((workspace / "resumed.json").read_text())
+
+
+def test_ctrl_c_keeps_the_log_and_resume_finishes_the_same(workspace, scripted):
+    server = scripted(_many_records(workspace))
+    straight = subprocess.run(
+        _rubric_cmd(server, "-n", "2", "-o", "straight.json"), cwd=workspace, capture_output=True, text=True
+    )
+    assert straight.returncode == 0, straight.stderr
+    expected = json.loads((workspace / "straight.json").read_text())["overall_statistics"]
+    code, err, resumed = _interrupt_then_resume(workspace, server, signal.SIGINT)
+    assert code == 130, err
+    assert "Evaluation cancelled by user after" in err and "Continue with: osmosis" in err
+    assert f"--resume {workspace / 'run.jsonl'}" in err
+    partial = json.loads((workspace / "partial.json").read_text())
+    assert partial["interrupted"] is True and 5 <= partial["completed_runs"] < 60
+    assert resumed["overall_statistics"] == expected and resumed["completed_runs"] == 60
+
+
+def test_kill_9_then_resume_gives_the_same_summary(workspace, scripted):
+    server = scripted(_many_records(workspace))
+    straight = subprocess.run(
+        _rubric_cmd(server, "-n", "2", "-o", "straight.json"), cwd=workspace, capture_output=True, text=True
+    )
+    assert straight.returncode == 0, straight.stderr
+    expected = json.loads((workspace / "straight.json").read_text())["overall_statistics"]
+    code, _err, resumed = _interrupt_then_resume(workspace, server, signal.SIGKILL)
+    assert code == -signal.SIGKILL
+    assert resumed["overall_statistics"] == expected
+
+
+def test_resume_refuses_a_changed_dataset(workspace, scripted):
+    server = scripted({"default": {"score": 0.5}})
+    _many_records(workspace, 3)
+    log = workspace / "run.jsonl"
+    first = subprocess.run(
+        [*_rubric_cmd(server), "--log", str(log)], cwd=workspace, capture_output=True, text=True
+    )
+    assert first.returncode == 0, first.stderr
+    _many_records(workspace, 4)
+    again = subprocess.run(
+        [*_rubric_cmd(server), "--resume", str(log)], cwd=workspace, capture_output=True, text=True
+    )
+    assert again.returncode == 1 and "the dataset changed since the log was started" in again.stderr
 
 
 def test_real_local_model_through_the_cli(workspace, local_model, capsys):
@@ -478,18 +541,18 @@ def test_real_local_model_through_the_cli(workspace, local_model, capsys):
 
 
 def test_a_crash_inside_the_session_still_writes_finished_runs(workspace, scripted, capsys, monkeypatch):
-    from osmosis_ai.rubric import engine
+    from osmosis_ai.rubric.engine import JudgeExecutor
 
     server = scripted({"default": {"score": 0.5}})
-    original, calls = engine._run_one, []
+    original, calls = JudgeExecutor.finish, []
 
-    async def flaky(job):
-        calls.append(job)
+    def flaky(self, item, record):
+        calls.append(item)
         if len(calls) == 3:
-            raise RuntimeError("boom")
-        return await original(job)
+            raise RuntimeError("boom")  # a bug of ours, outside the per-run error handling
+        return original(self, item, record)
 
-    monkeypatch.setattr(engine, "_run_one", flaky)
+    monkeypatch.setattr(JudgeExecutor, "finish", flaky)
     code = run_cli(
         "eval-rubric",
         "-r",

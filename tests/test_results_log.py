@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from osmosis_ai.errors import CLIError
-from osmosis_ai.eval.results_log import ResultsLog, read_log, row_key
+from osmosis_ai.runs.log import ResultsLog, read_log, row_key
 
 CONFIG = {"model": "openai/x", "eval_fns": ["a:f"], "max_turns": 10}
 
@@ -74,3 +74,43 @@ def test_bad_lines_are_reported_with_their_number(tmp_path: Path) -> None:
 def test_row_key_depends_on_content_only() -> None:
     assert row_key({"a": 1, "b": [1, 2]}) == row_key({"b": [1, 2], "a": 1})
     assert row_key({"a": 1}) != row_key({"a": 2})
+
+
+def test_header_names_kind_dataset_and_version(tmp_path: Path) -> None:
+    from osmosis_ai import __version__
+    from osmosis_ai.runs.log import LOG_FORMAT, dataset_fingerprint
+
+    data = tmp_path / "data.jsonl"
+    data.write_text('{"q": 1}\n')
+    path = tmp_path / "log.jsonl"
+    ResultsLog.create(path, CONFIG, kind="rubric", dataset=dataset_fingerprint(data)).close()
+    header = read_log(path).header
+    assert header["format"] == LOG_FORMAT and header["kind"] == "rubric"
+    assert header["osmosis_version"] == __version__ and header["created_at"]
+    assert header["dataset"]["size"] == 9 and len(header["dataset"]["fingerprint"]) == 32
+
+
+def test_resume_refuses_a_changed_dataset_or_another_kind(tmp_path: Path) -> None:
+    from osmosis_ai.runs.log import dataset_fingerprint
+
+    data = tmp_path / "data.jsonl"
+    data.write_text('{"q": 1}\n')
+    path = tmp_path / "log.jsonl"
+    ResultsLog.create(path, CONFIG, dataset=dataset_fingerprint(data)).close()
+    with pytest.raises(CLIError, match="it is a 'eval' log, not a 'rubric' one"):
+        ResultsLog.resume(path, CONFIG, kind="rubric", dataset=dataset_fingerprint(data))
+    data.write_text('{"q": 2}\n')
+    with pytest.raises(CLIError, match="the dataset changed since the log was started"):
+        ResultsLog.resume(path, CONFIG, dataset=dataset_fingerprint(data))
+
+
+def test_logs_of_the_earlier_eval_format_are_read_and_resumed(tmp_path: Path) -> None:
+    path = tmp_path / "old.jsonl"
+    record = run({"q": 1}, 0, 1.0)
+    import json
+
+    path.write_text(
+        json.dumps({"format": "osmosis-eval-log/1", "config": CONFIG}) + "\n" + json.dumps(record) + "\n"
+    )
+    with ResultsLog.resume(path, CONFIG) as log:
+        assert log.done == {(row_key({"q": 1}), 0, "")}

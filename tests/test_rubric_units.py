@@ -12,9 +12,11 @@ import pytest
 
 from osmosis_ai.errors import CLIError, ConfigError, DatasetFormatError
 from osmosis_ai.rubric.config import find_config, load_rubric_configs
-from osmosis_ai.rubric.engine import EngineState, Progress, RunResult, calculate_statistics
+from osmosis_ai.rubric.engine import JudgeHealth, calculate_statistics
 from osmosis_ai.rubric.records import load_rubric_records
 from osmosis_ai.rubric.report import resolve_output_path
+from osmosis_ai.runs.engine import RunOutcome
+from osmosis_ai.runs.progress import Progress
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
@@ -130,20 +132,28 @@ class _Terminal(io.StringIO):
 
 
 def test_progress_line_only_on_a_terminal():
-    state = EngineState(total=4)
-    state.record(1, RunResult(1, "success", "t", "t", 0.1, score=1.0, retries=2))
-    state.record(1, RunResult(2, "unscored", "t", "t", 0.1, unscored_reason="invalid_json"))
+    outcome = RunOutcome(executed=2, failed=1)
     tty = _Terminal()
-    progress = Progress(4, stream=tty)
-    progress.update(state, force=True)
-    assert "[############------------] 2/4 ok=1 unscored=1 err=0 retries=2" in tty.getvalue()
+    progress = Progress(4, stream=tty, extra=lambda o: [f"scored {o.executed - o.failed}"])
+    progress({"success": True}, outcome)
+    line = tty.getvalue()
+    assert "[############............] 2/4" in line and "runs/s" in line and "ETA " in line
+    assert "failed 1" in line and "scored 1" in line
     progress.close()
     quiet = io.StringIO()
-    Progress(4, stream=quiet).update(state, force=True)
+    Progress(4, stream=quiet)({"success": True}, outcome)
     assert quiet.getvalue() == ""
-    assert state.health.line().startswith(
-        "Judge health: 0 parse failure(s), 0 clamped, 2 retried, 1 unscored"
+
+
+def test_judge_health_counts_run_records():
+    health = JudgeHealth.of(
+        [
+            {"status": "success", "score": 1.0, "retries": 2, "attempts": 3, "usage": {"prompt_tokens": 5}},
+            {"status": "unscored", "unscored_reason": "invalid_json", "parse_failures": 3},
+        ]
     )
+    assert health.line().startswith("Judge health: 3 parse failure(s), 0 clamped, 2 retried, 1 unscored")
+    assert health.as_json()["prompt_tokens"] == 5 and health.runs == 2
 
 
 def test_established_import_paths_still_work():

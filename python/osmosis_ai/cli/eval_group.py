@@ -13,6 +13,7 @@ import click
 
 from osmosis_ai.cli.agent_options import agent_options
 from osmosis_ai.cli.main import LazyCommands, LazyGroup
+from osmosis_ai.cli.run_log import log_options
 
 # Subcommands of `osmosis eval`, imported on first use: name -> (module, attribute, one-line help).
 EVAL_COMMANDS: LazyCommands = {
@@ -61,12 +62,7 @@ EVAL_COMMANDS: LazyCommands = {
 @click.option("--baseline-model", default=None, help="Also run every row against this model and compare.")
 @click.option("--baseline-base-url", default=None, help="Base URL for the baseline model.")
 @click.option("--baseline-api-key", default=None, help="API key for the baseline model.")
-@click.option(
-    "--log", "log_path", default=None, metavar="FILE", help="Results log (JSONL, one line per run)."
-)
-@click.option(
-    "--resume", "resume_path", default=None, metavar="FILE", help="Continue the eval in this results log."
-)
+@log_options
 @click.option("--run-timeout", type=float, default=600.0, show_default=True, help="Seconds one run may take.")
 @click.option(
     "--max-failure-rate",

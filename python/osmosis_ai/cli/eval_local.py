@@ -31,6 +31,9 @@ def _check_arguments(o: dict[str, Any]) -> None:
     if o["run_timeout"] is not None and o["run_timeout"] <= 0:
         raise CLIError("--run-timeout must be > 0.")
     from osmosis_ai.cli.agent_source import check_agent_source
+    from osmosis_ai.cli.run_log import check_log_options
+
+    check_log_options(o["log_path"], o["resume_path"])
 
     check_agent_source(o["module"], o["mcp_dir"], o["tool_timeout"])
     missing = [flag for key, flag in (("dataset", "-d/--dataset"), ("model", "--model")) if not o[key]]
@@ -42,8 +45,6 @@ def _check_arguments(o: dict[str, Any]) -> None:
         )
     if (o["baseline_base_url"] or o["baseline_api_key"]) and not o["baseline_model"]:
         raise CLIError("--baseline-base-url and --baseline-api-key require --baseline-model.")
-    if o["log_path"] and o["resume_path"]:
-        raise CLIError("Use either --log (a new results log) or --resume (an existing one), not both.")
 
 
 def _endpoint(model: str, base_url: str | None, api_key: str | None) -> Any:
@@ -55,11 +56,6 @@ def _endpoint(model: str, base_url: str | None, api_key: str | None) -> Any:
         return resolve_endpoint(model, base_url=base_url, api_key=api_key)
     except MissingAPIKeyError as exc:
         raise CLIError(str(exc)) from exc
-
-
-def _default_log_path() -> Path:
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    return Path.home() / ".cache" / "osmosis" / "eval_logs" / f"eval-{stamp}-{os.getpid()}.jsonl"
 
 
 def _log_config(o: dict[str, Any]) -> dict[str, Any]:
@@ -162,11 +158,11 @@ async def _evaluate(
     o: dict[str, Any], quiet: bool, endpoints: dict[str, Any], transports: dict[str, Any]
 ) -> int:
     from osmosis_ai.cli.agent_source import load_agent
+    from osmosis_ai.cli.run_log import resume_command
     from osmosis_ai.eval.functions import load_eval_functions
-    from osmosis_ai.eval.progress import EvalProgress
-    from osmosis_ai.eval.results_log import ResultsLog
-    from osmosis_ai.eval.runner import EvalRunner
+    from osmosis_ai.eval.runner import AgentExecutor
     from osmosis_ai.llm.chat import ExternalLLMClient
+    from osmosis_ai.runs.engine import RunEngine, work_items
 
     _echo(quiet, f"Loading agent: {o['module'] or o['mcp_dir']}")
     agent = load_agent(o["module"], o["mcp_dir"], quiet=o["quiet"], tool_timeout=o["tool_timeout"])
@@ -177,30 +173,20 @@ async def _evaluate(
     for fn in eval_fns:
         _echo(quiet, f"  {fn.name} ({fn.mode} mode)")
 
-    config = _log_config(o)
-    if o["resume_path"]:
-        log = ResultsLog.resume(Path(o["resume_path"]), config)
-        _echo(quiet, f"Resuming results log: {log.path} ({len(log.done)} runs already done)")
-    else:
-        log = ResultsLog.create(Path(o["log_path"]) if o["log_path"] else _default_log_path(), config)
-        _echo(quiet, f"Results log: {log.path}")
-
+    log = _open_log(o, quiet)
     tags = tuple(endpoints)
     total = selected * o["n_runs"] * len(tags)
-    progress = EvalProgress(total, quiet=quiet)
     params = {k: o[k] for k in ("temperature", "max_tokens") if o[k] is not None}
-    runner = EvalRunner(
+    executor = AgentExecutor(
         agent,
         eval_fns,
         lambda tag: ExternalLLMClient(transports[tag]),
-        log,
-        n_runs=o["n_runs"],
-        model_tags=tags,
         max_turns=o["max_turns"],
         completion_params=params,
-        batch_size=o["batch_size"],
-        run_timeout=o["run_timeout"],
-        on_run=progress,
+    )
+    progress = _progress(total, quiet)
+    engine = RunEngine(
+        executor, log, concurrency=o["batch_size"], item_timeout=o["run_timeout"], on_record=progress
     )
     runs_text = f" x{o['n_runs']} runs" if o["n_runs"] > 1 else ""
     batch_text = f", batch_size={o['batch_size']}" if o["batch_size"] > 1 else ""
@@ -208,21 +194,38 @@ async def _evaluate(
     _echo(quiet, f"Running evaluation ({selected} rows{runs_text}{batch_text})...")
     started = time.monotonic()
     try:
-        outcome = await runner.run(rows)
-    except (KeyboardInterrupt, asyncio.CancelledError):
-        progress.close()
-        log.close()
-        click.echo(
-            f"\nInterrupted: {runner.outcome.executed} finished runs are saved in {log.path}.\n"
-            f"Continue with the same command plus: --resume {log.path}",
-            err=True,
-        )
-        return 130
+        outcome = await engine.run(work_items(rows, o["n_runs"], tags, log.done, engine.outcome))
     finally:
         progress.close()
         log.close()
+    if outcome.interrupted:
+        click.echo(
+            f"\nInterrupted: {outcome.executed + outcome.skipped} finished runs are saved in {log.path}.\n"
+            f"Continue with: {resume_command(log.path)}",
+            err=True,
+        )
+        return 130
     duration_ms = (time.monotonic() - started) * 1000.0
     return _finish(o, quiet, log.path, outcome, duration_ms, endpoints)
+
+
+def _open_log(o: dict[str, Any], quiet: bool) -> Any:
+    from osmosis_ai.cli.run_log import open_log
+
+    echo = lambda text: _echo(quiet, text)  # noqa: E731
+    return open_log("eval", _log_config(o), Path(o["dataset"]), o["log_path"], o["resume_path"], echo)
+
+
+def _progress(total: int, quiet: bool) -> Any:
+    from osmosis_ai.eval.report import format_progress_line, format_tokens
+    from osmosis_ai.runs.progress import Progress
+
+    def extra(outcome: Any) -> list[str]:
+        mean = outcome.running_mean()
+        parts = [f"{format_tokens(outcome.tokens)} tokens"]
+        return parts + ([f"mean {mean:.3f}"] if mean is not None else [])
+
+    return Progress(total, extra=extra, plain_line=format_progress_line, quiet=quiet)
 
 
 def _finish(
@@ -234,8 +237,8 @@ def _finish(
     endpoints: dict[str, Any],
 ) -> int:
     from osmosis_ai.eval.report import format_duration, format_results_table, format_tokens
-    from osmosis_ai.eval.results_log import iter_runs
     from osmosis_ai.eval.summary import build_report
+    from osmosis_ai.runs.log import iter_runs
 
     models = {tag: ep.model for tag, ep in endpoints.items()} if len(endpoints) > 1 else None
     report = build_report(

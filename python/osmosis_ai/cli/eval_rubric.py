@@ -8,18 +8,15 @@ run was not scored (the established CLI exited 0 even then).
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import importlib
-import os
-import signal
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
+from osmosis_ai.cli.run_log import log_options
 from osmosis_ai.errors import CLIError
 
 INTERRUPTED_EXIT = 130
@@ -56,7 +53,7 @@ def _common_judge_options(func: Callable[..., Any]) -> Callable[..., Any]:
     ]
     for option in reversed(options):
         func = option(func)
-    return func
+    return log_options(func)
 
 
 def _overrides(
@@ -75,43 +72,46 @@ def _overrides(
     }
 
 
-def _run_engine(jobs: Iterable[Any], total: int, concurrency: int, log_path: Path | None) -> Any:
-    from osmosis_ai.rubric.engine import EngineState, Progress, run_jobs
+def _judge_records(
+    *,
+    kind_config: dict[str, Any],
+    rubric_id: str,
+    records: list[Any],
+    number: int,
+    evaluators: dict[int, Any],
+    previews: dict[int, str],
+    concurrency: int,
+    data_path: Path,
+    log_path: str | None,
+    resume_path: str | None,
+) -> Any:
+    """Runs the session on the engine with its results log; returns the session read back from the log."""
+    from osmosis_ai.cli.run_log import open_log
+    from osmosis_ai.rubric.session import RubricSession, run_session
+    from osmosis_ai.runs.progress import Progress
 
-    state = EngineState(total=total)
+    log = open_log("rubric", kind_config, data_path, log_path, resume_path, click.echo)
+    total = len(records) * number
 
-    async def main() -> None:
-        loop = asyncio.get_running_loop()
-        task = asyncio.ensure_future(
-            run_jobs(jobs, state, concurrency=concurrency, log_path=log_path, progress=Progress(total))
-        )
+    def extra(outcome: Any) -> list[str]:
+        return [f"scored {outcome.executed + outcome.skipped - outcome.failed}"]
 
-        def on_sigint() -> None:
-            # First Ctrl+C: stop taking jobs and cancel those in flight; a second one is a hard interrupt.
-            state.interrupted = True
-            task.cancel()
-            loop.remove_signal_handler(signal.SIGINT)
-
-        # Not the main thread, or no signal support: KeyboardInterrupt still ends the run (caught below).
-        with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
-            loop.add_signal_handler(signal.SIGINT, on_sigint)
-        try:
-            await task
-        except asyncio.CancelledError:
-            if not state.interrupted:
-                raise
-
+    progress = Progress(total, extra=extra)
     try:
-        asyncio.run(main())
-    except KeyboardInterrupt:
-        state.interrupted = True
-    except Exception as exc:  # a bug of ours must not cost the runs already finished: report, then fail
-        if os.environ.get("OSMOSIS_DEBUG"):
-            import traceback
-
-            traceback.print_exc()
-        state.session_error = f"{type(exc).__name__}: {exc}"
-    return state
+        outcome = run_session(
+            rubric_id=rubric_id,
+            records=records,
+            number=number,
+            evaluators=evaluators,
+            previews=previews,
+            log=log,
+            concurrency=concurrency,
+            progress=progress,
+        )
+    finally:
+        progress.close()
+        log.close()
+    return RubricSession.from_log(log.path, total, outcome)
 
 
 def _load_function(spec: str) -> Callable[..., Any]:
@@ -131,12 +131,16 @@ def _load_function(spec: str) -> Callable[..., Any]:
 
 
 def _finish(state: Any, output_path: Path | None, echo: Callable[[str], None]) -> None:
+    from osmosis_ai.cli.run_log import resume_command
+
     if output_path is not None:
         echo(f"Wrote evaluation results to {output_path}")
+    echo(f"Results log: {state.log_path}")
     if state.interrupted:
         click.echo(
             f"Evaluation cancelled by user after {state.health.runs} of {state.total} run(s); "
-            "finished runs were written.",
+            f"finished runs are saved in {state.log_path}.\n"
+            f"Continue with: {resume_command(state.log_path)}",
             err=True,
         )
         sys.exit(INTERRUPTED_EXIT)
@@ -211,8 +215,11 @@ def eval_rubric(
     max_retries: int | None,
     temperature: float | None,
     seed: int | None,
+    log_path: str | None,
+    resume_path: str | None,
 ) -> None:
     """Score JSONL records against a rubric from a YAML config with an LLM judge."""
+    from osmosis_ai.cli.run_log import check_log_options
     from osmosis_ai.errors import DatasetFormatError
     from osmosis_ai.rubric.config import find_config, load_rubric_configs
     from osmosis_ai.rubric.judge import ensure_api_key_available
@@ -225,8 +232,10 @@ def eval_rubric(
         resolve_output_path,
         write_json,
     )
-    from osmosis_ai.rubric.runner import build_jobs
+    from osmosis_ai.rubric.runner import build_evaluators
+    from osmosis_ai.rubric.session import log_config
 
+    check_log_options(log_path, resume_path)
     rubric_id = rubric_id.strip()
     if not rubric_id:
         raise CLIError("Rubric identifier cannot be empty.")
@@ -267,9 +276,19 @@ def eval_rubric(
         echo(f"Skipped {others} record(s) of other rubrics and {unlabelled} without a rubric_id")
     echo(f"Running {number} evaluation(s) per record, {concurrency} at a time")
     echo("")
-    log_path = out.with_name(out.name + ".partial.jsonl")
-    jobs = build_jobs(entry, records, number, overrides=overrides, function=function)
-    state = _run_engine(jobs, len(records) * number, concurrency, log_path)
+    evaluators, previews = build_evaluators(entry, records, overrides=overrides, function=function)
+    state = _judge_records(
+        kind_config=log_config(rubric_id, entry.rubric, model_info, number, function_spec),
+        rubric_id=rubric_id,
+        records=records,
+        number=number,
+        evaluators=evaluators,
+        previews=previews,
+        concurrency=concurrency,
+        data_path=data_path,
+        log_path=log_path,
+        resume_path=resume_path,
+    )
     payload = build_payload(
         rubric_id=rubric_id,
         source_label=entry.source_label,
@@ -288,7 +307,6 @@ def eval_rubric(
             baseline_path, baseline, payload["overall_statistics"]
         )
     write_json(out, payload)
-    log_path.unlink(missing_ok=True)
     print_report(payload, echo)
     echo(state.health.line())
     _finish(state, out, echo)

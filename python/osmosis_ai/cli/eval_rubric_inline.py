@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from osmosis_ai.cli.eval_rubric import _common_judge_options, _finish, _overrides, _run_engine
+from osmosis_ai.cli.eval_rubric import _common_judge_options, _finish, _judge_records, _overrides
 from osmosis_ai.errors import CLIError
 
 _INFERRED_PROVIDERS = (
@@ -108,14 +108,20 @@ def eval_rubric_inline(
     max_retries: int | None,
     temperature: float | None,
     seed: int | None,
+    log_path: str | None,
+    resume_path: str | None,
 ) -> None:
     """Score JSONL conversations against an inline rubric with an LLM judge."""
+    from osmosis_ai.cli.run_log import check_log_options
     from osmosis_ai.errors import DatasetFormatError
     from osmosis_ai.rubric.config import RubricEntry
     from osmosis_ai.rubric.judge import DEFAULT_API_KEY_ENV, ensure_api_key_available
     from osmosis_ai.rubric.records import load_chat_records
     from osmosis_ai.rubric.report import write_json
-    from osmosis_ai.rubric.runner import build_jobs
+    from osmosis_ai.rubric.runner import build_evaluators
+    from osmosis_ai.rubric.session import log_config
+
+    check_log_options(log_path, resume_path)
 
     if number < 1:
         raise CLIError("Number of runs must be a positive integer.")
@@ -154,14 +160,22 @@ def eval_rubric_inline(
     echo(f"Model: {provider}/{name}")
     echo(f"Evaluated {len(records)} record(s) from {data_path}")
     echo(f"Runs per record: {number}")
-    log_path = out.with_name(out.name + ".partial.jsonl") if out else None
-    jobs = build_jobs(entry, records, number, overrides=overrides)
-    state = _run_engine(jobs, len(records) * number, concurrency, log_path)
+    evaluators, previews = build_evaluators(entry, records, overrides=overrides)
+    state = _judge_records(
+        kind_config=log_config("rubric", rubric, {**model_info, **overrides}, number, None),
+        rubric_id="rubric",
+        records=records,
+        number=number,
+        evaluators=evaluators,
+        previews=previews,
+        concurrency=concurrency,
+        data_path=data_path,
+        log_path=log_path,
+        resume_path=resume_path,
+    )
     payload = _chat_payload(f"{provider}/{name}", rubric, data_path, number, records, state)
     if out is not None:
         write_json(out, payload)
-        if log_path is not None:
-            log_path.unlink(missing_ok=True)
     _print_chat_report(payload, echo)
     echo(state.health.line())
     _finish(state, out, echo)
@@ -176,9 +190,9 @@ def _chat_payload(
 
     rows, all_scores, unscored_total = [], [], 0
     for index, record in enumerate(records, start=1):
-        runs = [state.results.get(index, {})[k] for k in sorted(state.results.get(index, {}))]
-        scores = [r.score for r in runs if r.status == "success"]
-        unscored = sum(r.status == "unscored" for r in runs)
+        runs = state.runs_of(index)
+        scores = [r["score"] for r in runs if r["status"] == "success"]
+        unscored = sum(r["status"] == "unscored" for r in runs)
         all_scores += scores
         unscored_total += unscored
         rows.append(
@@ -186,10 +200,10 @@ def _chat_payload(
                 "index": index,
                 "label": record.label,
                 "scores": scores,
-                "explanations": [r.explanation for r in runs if r.status == "success"],
-                "errors": [r.error for r in runs if r.status != "success"],
+                "explanations": [r["explanation"] for r in runs if r["status"] == "success"],
+                "errors": [r["error"] for r in runs if r["status"] != "success"],
                 "statistics": calculate_statistics(scores, len(runs), unscored),
-                "runs": [{k: v for k, v in r.as_json().items() if k != "raw"} for r in runs],
+                "runs": [{k: v for k, v in r.items() if k != "raw"} for r in runs],
             }
         )
     return {

@@ -114,8 +114,9 @@ async def _batch(
     agent: Any, transport: Any, rows: list[tuple[int, dict[str, Any]]], o: dict[str, Any]
 ) -> int:
     from osmosis_ai.eval.report import format_duration, format_tokens
-    from osmosis_ai.eval.runner import EvalRunner, MemorySink
+    from osmosis_ai.eval.runner import AgentExecutor
     from osmosis_ai.llm.chat import ExternalLLMClient
+    from osmosis_ai.runs.engine import MemorySink, RunEngine, work_items
 
     quiet = o["quiet"]
     sink = MemorySink()
@@ -133,21 +134,19 @@ async def _batch(
         click.echo(line)
 
     params = {k: o[k] for k in ("temperature", "max_tokens") if o[k] is not None}
-    runner = EvalRunner(
+    executor = AgentExecutor(
         agent,
         [],
         lambda _tag: ExternalLLMClient(transport),
-        sink,
         max_turns=o["max_turns"],
         completion_params=params,
-        run_timeout=o["run_timeout"],
-        on_run=show,
         mode="test",
     )
+    engine = RunEngine(executor, sink, item_timeout=o["run_timeout"], on_record=show)
     if not quiet:
         click.echo(f"\nRunning {len(rows)} row(s)...")
     started = time.monotonic()
-    outcome = await runner.run(rows)
+    outcome = await engine.run(work_items(rows, 1, ("",), sink.done, engine.outcome))
     duration_ms = (time.monotonic() - started) * 1000.0
     records = sorted(sink.records, key=lambda r: r["row_index"])
     passed = sum(1 for r in records if r["success"])

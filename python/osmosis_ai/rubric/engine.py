@@ -1,8 +1,9 @@
-"""The eval-rubric engine: records and runs judged concurrently, results kept as they complete.
+"""The work of one eval-rubric item on the run engine: one judged run of one record, as a log record.
 
-Workers pull ``(record, run)`` jobs from an iterator, so memory is bounded by the work in flight. Each
-finished run is appended to a JSONL log and flushed before the next is counted, and the in-memory
-:class:`EngineState` always holds every completed run: an interrupted or crashed session loses nothing.
+Each record (the unit of ``--resume``) carries the engine's keys (``row_key``, ``row_index`` = the
+1-based record index, ``run_index`` from 1, ``success``, ``scores: {rubric_id: score}``) and the
+established per-run fields of the results document (``status``: ``success``, ``unscored`` or ``error``,
+``score``, ``explanation``, ``raw``, ...). An unscored run has no score: it is never counted as 0.
 """
 
 from __future__ import annotations
@@ -10,30 +11,49 @@ from __future__ import annotations
 import asyncio
 import datetime as _dt
 import inspect
-import json
 import statistics
-import sys
 import time
-from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import asdict, dataclass, field, fields
-from pathlib import Path
-from typing import Any, TextIO
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
+from osmosis_ai.llm.retry import SYSTEMIC_KINDS
 from osmosis_ai.llm.usage import Usage
 from osmosis_ai.rubric.judge import JudgeOutcome
+from osmosis_ai.runs.engine import RunControl, WorkItem
 
 __all__ = [
-    "EngineState",
-    "Job",
+    "RUN_FIELDS",
+    "JudgeExecutor",
     "JudgeHealth",
-    "RunResult",
     "calculate_statistics",
     "preview_text",
-    "run_jobs",
 ]
 
 PREVIEW_LIMIT = 140
-SYSTEMIC_KINDS = frozenset({"auth", "not_found"})
+# The per-run fields of the established results document, in its order.
+RUN_FIELDS = (
+    "run_index",
+    "status",
+    "started_at",
+    "completed_at",
+    "duration_seconds",
+    "score",
+    "explanation",
+    "preview",
+    "error",
+    "raw",
+    "raw_score",
+    "clamped",
+    "unscored_reason",
+    "error_kind",
+    "attempts",
+    "retries",
+    "parse_failures",
+    "usage",
+)
+
+Evaluator = Callable[[], Awaitable[Any]]
 
 
 def preview_text(text: str) -> str:
@@ -44,37 +64,6 @@ def preview_text(text: str) -> str:
 
 def _now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat()
-
-
-@dataclass
-class RunResult:
-    """One judged run. ``status`` is ``success``, ``unscored`` (no usable reply) or ``error``."""
-
-    run_index: int
-    status: str
-    started_at: str
-    completed_at: str
-    duration_seconds: float
-    score: float | None = None
-    explanation: str | None = None
-    preview: str | None = None
-    error: str | None = None
-    raw: Any = None
-    raw_score: float | None = None
-    clamped: bool = False
-    unscored_reason: str | None = None
-    error_kind: str | None = None
-    attempts: int = 0
-    retries: int = 0
-    parse_failures: int = 0
-    usage: dict[str, int] = field(default_factory=dict)
-
-    def as_json(self) -> dict[str, Any]:
-        # Shallow on purpose: dataclasses.asdict deep-copies `raw`, which is most of a run's CPU here.
-        return {name: getattr(self, name) for name in _RUN_FIELDS}
-
-
-_RUN_FIELDS = tuple(f.name for f in fields(RunResult))
 
 
 @dataclass
@@ -91,16 +80,25 @@ class JudgeHealth:
     attempts: int = 0
     usage: Usage = field(default_factory=Usage)
 
-    def add(self, result: RunResult) -> None:
+    def add(self, run: Mapping[str, Any]) -> None:
+        """Counts one run record."""
         self.runs += 1
-        self.successes += result.status == "success"
-        self.unscored += result.status == "unscored"
-        self.errors += result.status == "error"
-        self.clamps += bool(result.clamped)
-        self.parse_failures += result.parse_failures
-        self.retries += result.retries
-        self.attempts += result.attempts
-        self.usage.merge(Usage(**result.usage) if result.usage else Usage())
+        self.successes += run.get("status") == "success"
+        self.unscored += run.get("status") == "unscored"
+        self.errors += run.get("status") == "error"
+        self.clamps += bool(run.get("clamped"))
+        self.parse_failures += int(run.get("parse_failures") or 0)
+        self.retries += int(run.get("retries") or 0)
+        self.attempts += int(run.get("attempts") or 0)
+        if run.get("usage"):
+            self.usage.merge(Usage(**run["usage"]))
+
+    @classmethod
+    def of(cls, runs: Iterable[Mapping[str, Any]]) -> JudgeHealth:
+        health = cls()
+        for run in runs:
+            health.add(run)
+        return health
 
     def as_json(self) -> dict[str, Any]:
         data = {k: v for k, v in asdict(self).items() if k != "usage"}
@@ -134,160 +132,108 @@ def calculate_statistics(scores: list[float], total_runs: int, unscored: int = 0
     }
 
 
-Evaluator = Callable[[], Awaitable[Any]]
-
-
-@dataclass
-class Job:
-    """One run of one record: ``evaluate`` returns a :class:`JudgeOutcome`, a float or a result dict."""
-
-    record_index: int
-    run_index: int
-    evaluate: Evaluator
-    solution_preview: str
-
-
-@dataclass
-class EngineState:
-    """Everything completed so far; safe to report from at any moment."""
-
-    total: int
-    results: dict[int, dict[int, RunResult]] = field(default_factory=dict)
-    health: JudgeHealth = field(default_factory=JudgeHealth)
-    interrupted: bool = False
-    session_error: str | None = None
-
-    @property
-    def stopping(self) -> bool:
-        return self.interrupted or self.session_error is not None
-
-    def record(self, record_index: int, result: RunResult) -> None:
-        self.results.setdefault(record_index, {})[result.run_index] = result
-        self.health.add(result)
-
-
-def _from_outcome(result: RunResult, outcome: JudgeOutcome) -> None:
+def _from_outcome(record: dict[str, Any], outcome: JudgeOutcome) -> None:
     stats = outcome.stats
-    result.attempts, result.retries, result.parse_failures = (
-        stats.attempts,
-        stats.retries,
-        stats.parse_failures,
-    )
-    result.usage = stats.usage.as_dict()
-    result.raw = outcome.raw
+    record["attempts"], record["retries"] = stats.attempts, stats.retries
+    record["parse_failures"] = stats.parse_failures
+    record["usage"] = stats.usage.as_dict()
+    record["raw"] = outcome.raw
     if outcome.reply is not None:
-        result.status = "success"
-        result.score, result.raw_score = outcome.reply.score, outcome.reply.raw_score
-        result.clamped, result.explanation = outcome.reply.clamped, outcome.reply.explanation
+        record["status"] = "success"
+        record["score"], record["raw_score"] = outcome.reply.score, outcome.reply.raw_score
+        record["clamped"], record["explanation"] = outcome.reply.clamped, outcome.reply.explanation
     else:
-        result.status = "unscored" if outcome.status == "unscored" else "error"
-        result.unscored_reason = outcome.reason if outcome.status == "unscored" else None
-        result.error_kind = outcome.reason if outcome.status == "error" else None
-        result.error = str(outcome.error)
+        record["status"] = "unscored" if outcome.status == "unscored" else "error"
+        record["unscored_reason"] = outcome.reason if outcome.status == "unscored" else None
+        record["error_kind"] = outcome.reason if outcome.status == "error" else None
+        record["error"] = str(outcome.error)
 
 
-def _from_value(result: RunResult, value: Any) -> None:
+def _from_value(record: dict[str, Any], value: Any) -> None:
     # A custom evaluation function: a number, or a dict shaped like evaluate_rubric's details.
     if isinstance(value, dict):
         score = value.get("score")
-        result.explanation = str(value["explanation"]).strip() or None if value.get("explanation") else None
-        result.raw = value.get("raw", value)
-        result.raw_score = value.get("raw_score", score)
-        result.clamped = bool(value.get("clamped", False))
-    else:
-        score, result.raw, result.raw_score = value, value, value
-    if isinstance(score, bool) or not isinstance(score, (int, float)):
-        result.status, result.error = "error", f"The evaluation returned no numeric score (got {score!r})"
-        return
-    result.status, result.score = "success", float(score)
-
-
-async def _run_one(job: Job) -> RunResult:
-    started, clock = _now(), time.perf_counter()
-    result = RunResult(job.run_index, "error", started, started, 0.0, preview=job.solution_preview)
-    try:
-        value = job.evaluate()
-        value = await value if inspect.isawaitable(value) else value
-        if isinstance(value, JudgeOutcome):
-            _from_outcome(result, value)
-        else:
-            _from_value(result, value)
-    except asyncio.CancelledError:
-        raise
-    except Exception as exc:  # one bad run must not end the session; it is reported with its type
-        result.status = "error"
-        result.error = f"{type(exc).__name__}: {exc}"
-    result.completed_at = _now()
-    result.duration_seconds = time.perf_counter() - clock
-    return result
-
-
-class Progress:
-    """One progress line on stderr, shown only on a terminal and for more than one run."""
-
-    def __init__(self, total: int, stream: TextIO | None = None) -> None:
-        self.stream = stream or sys.stderr
-        self.total = total
-        self.enabled = total > 1 and self.stream.isatty()
-        self._last = 0.0
-
-    def update(self, state: EngineState, force: bool = False) -> None:
-        if not self.enabled:
-            return
-        now = time.monotonic()
-        if not force and now - self._last < 0.1:
-            return
-        self._last = now
-        h = state.health
-        width = 24
-        filled = int(width * h.runs / max(self.total, 1))
-        bar = "#" * filled + "-" * (width - filled)
-        self.stream.write(
-            f"\r[{bar}] {h.runs}/{self.total} ok={h.successes} unscored={h.unscored} err={h.errors} "
-            f"retries={h.retries}"
+        record["explanation"] = (
+            str(value["explanation"]).strip() or None if value.get("explanation") else None
         )
-        self.stream.flush()
+        record["raw"] = value.get("raw", value)
+        record["raw_score"] = value.get("raw_score", score)
+        record["clamped"] = bool(value.get("clamped", False))
+    else:
+        score = record["raw"] = record["raw_score"] = value
+    if isinstance(score, bool) or not isinstance(score, (int, float)):
+        record["status"], record["error"] = (
+            "error",
+            f"The evaluation returned no numeric score (got {score!r})",
+        )
+        return
+    record["status"], record["score"] = "success", float(score)
 
-    def close(self) -> None:
-        if self.enabled:
-            self.stream.write("\r\033[K")
-            self.stream.flush()
 
+class JudgeExecutor:
+    """Judges one (record, run) item: ``evaluators[row_index]`` returns a JudgeOutcome, a number or a dict.
 
-async def run_jobs(
-    jobs: Iterable[Job],
-    state: EngineState,
-    *,
-    concurrency: int,
-    log_path: Path | None = None,
-    progress: Progress | None = None,
-) -> EngineState:
-    """Runs jobs with at most ``concurrency`` in flight, recording each result as it completes."""
-    iterator = iter(jobs)
-    log = log_path.open("a", encoding="utf-8") if log_path else None
+    Args:
+        rubric_id: The score's name in ``scores``.
+        evaluators: 1-based record index -> the call that judges that record once.
+        previews: 1-based record index -> the solution preview shown in the results.
+    """
 
-    async def worker() -> None:
-        for job in iterator:
-            if state.stopping:
-                return
-            result = await _run_one(job)
-            state.record(job.record_index, result)
-            if result.error_kind in SYSTEMIC_KINDS and state.session_error is None:
-                # Every further call would fail the same way (bad key, unknown model): stop spending calls.
-                state.session_error = f"systemic provider failure, remaining runs skipped: {result.error}"
-            if log is not None:
-                log.write(
-                    json.dumps({"record_index": job.record_index, **result.as_json()}, default=str) + "\n"
-                )
-                log.flush()
-            if progress is not None:
-                progress.update(state)
+    def __init__(
+        self, rubric_id: str, evaluators: Mapping[int, Evaluator], previews: Mapping[int, str]
+    ) -> None:
+        self.rubric_id = rubric_id
+        self.evaluators = evaluators
+        self.previews = previews
+        self._clock: dict[int, float] = {}
 
-    try:
-        await asyncio.gather(*(worker() for _ in range(max(1, concurrency))))
-    finally:
-        if log is not None:
-            log.close()
-        if progress is not None:
-            progress.close()
-    return state
+    def new_record(self, item: WorkItem) -> dict[str, Any]:
+        started = _now()
+        self._clock[id(item)] = time.perf_counter()
+        record: dict[str, Any] = {
+            "row_key": item.key,
+            "row_index": item.row_index,
+            "model_tag": item.model_tag,
+            "success": False,
+            "scores": {},
+        }
+        record.update(dict.fromkeys(RUN_FIELDS))
+        record.update(
+            run_index=item.run_index,
+            status="error",
+            started_at=started,
+            completed_at=started,
+            duration_seconds=0.0,
+            preview=self.previews.get(item.row_index),
+            clamped=False,
+            attempts=0,
+            retries=0,
+            parse_failures=0,
+            usage={},
+        )
+        return record
+
+    async def execute(self, item: WorkItem, record: dict[str, Any], control: RunControl) -> None:
+        try:
+            value = self.evaluators[item.row_index]()
+            value = await value if inspect.isawaitable(value) else value
+            if isinstance(value, JudgeOutcome):
+                _from_outcome(record, value)
+            else:
+                _from_value(record, value)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # one bad run must not end the session; it is reported with its type
+            record["status"], record["error"] = "error", f"{type(exc).__name__}: {exc}"
+        if record["status"] == "success":
+            record["success"] = True
+            record["scores"] = {self.rubric_id: record["score"]}
+        elif record.get("error_kind") in SYSTEMIC_KINDS:
+            # Every further call would fail the same way (bad key, unknown model): stop spending calls.
+            control.stop_early(f"systemic provider failure, remaining runs skipped: {record['error']}")
+
+    def finish(self, item: WorkItem, record: dict[str, Any]) -> None:
+        if record.get("error") and record["status"] == "success":  # timed out after scoring: not a score
+            record["status"], record["success"], record["scores"] = "error", False, {}
+        record["completed_at"] = _now()
+        record["duration_seconds"] = time.perf_counter() - self._clock.pop(id(item), time.perf_counter())

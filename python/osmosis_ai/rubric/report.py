@@ -13,8 +13,9 @@ from typing import Any
 
 from osmosis_ai._files import write_json_atomic
 from osmosis_ai.errors import CLIError
-from osmosis_ai.rubric.engine import EngineState, calculate_statistics
+from osmosis_ai.rubric.engine import calculate_statistics
 from osmosis_ai.rubric.records import RubricRecord
+from osmosis_ai.rubric.session import RubricSession
 
 __all__ = [
     "CACHE_ROOT_ENV",
@@ -100,12 +101,12 @@ def baseline_comparison(source: Path, baseline: dict[str, float], current: dict[
     return {"source_path": str(source), "baseline_statistics": baseline, "delta_statistics": deltas}
 
 
-def _record_rows(records: list[RubricRecord], state: EngineState) -> list[dict[str, Any]]:
+def _record_rows(records: list[RubricRecord], state: RubricSession) -> list[dict[str, Any]]:
     rows = []
     for index, record in enumerate(records, start=1):
-        runs = [state.results.get(index, {})[k] for k in sorted(state.results.get(index, {}))]
-        scores = [r.score for r in runs if r.status == "success" and r.score is not None]
-        unscored = sum(r.status == "unscored" for r in runs)
+        runs = state.runs_of(index)
+        scores = [r["score"] for r in runs if r["status"] == "success" and r["score"] is not None]
+        unscored = sum(r["status"] == "unscored" for r in runs)
         rows.append(
             {
                 "id": record.record_id,
@@ -113,7 +114,7 @@ def _record_rows(records: list[RubricRecord], state: EngineState) -> list[dict[s
                 "conversation_id": record.label,
                 "input_record": record.data,
                 "statistics": calculate_statistics(scores, len(runs), unscored),
-                "runs": [r.as_json() for r in runs],
+                "runs": runs,
             }
         )
     return rows
@@ -128,7 +129,7 @@ def build_payload(
     config_path: Path | None,
     data_path: Path,
     records: list[RubricRecord],
-    state: EngineState,
+    state: RubricSession,
     identifier: str | None,
     concurrency: int,
     baseline: dict[str, Any] | None = None,

@@ -1,7 +1,7 @@
 """``eval-rubric`` sessions: what each run sends to the judge (or to an ``@osmosis_rubric`` function).
 
 Builds the per-record judge arguments from a config entry and a record (record values win), the
-``extra_info`` enrichment for custom rubric functions, and the jobs the engine runs.
+``extra_info`` enrichment for custom rubric functions, and the per-record calls the run engine makes.
 """
 
 from __future__ import annotations
@@ -9,16 +9,18 @@ from __future__ import annotations
 import asyncio
 import copy
 import inspect
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from osmosis_ai.errors import MissingAPIKeyError
 from osmosis_ai.rubric.config import RubricEntry
-from osmosis_ai.rubric.engine import Job, preview_text
+from osmosis_ai.rubric.engine import preview_text
 from osmosis_ai.rubric.judge import DEFAULT_API_KEY_ENV, prepare, run_async
 from osmosis_ai.rubric.records import RubricRecord
 
-__all__ = ["build_jobs", "enrich_extra_info", "judge_arguments", "prompt_metadata"]
+__all__ = ["build_evaluators", "enrich_extra_info", "judge_arguments", "prompt_metadata"]
+
+Evaluator = Callable[[], Awaitable[Any]]
 
 
 def prompt_metadata(record: RubricRecord) -> dict[str, Any] | None:
@@ -122,31 +124,35 @@ def _function_evaluator(
     return lambda: asyncio.to_thread(call)
 
 
-def build_jobs(
+def build_evaluators(
     entry: RubricEntry,
     records: list[RubricRecord],
-    number: int,
     *,
     overrides: dict[str, Any] | None = None,
     function: Callable[..., Any] | None = None,
-) -> Iterator[Job]:
-    """Jobs for every record and run; requests are prepared once per record and reused across its runs."""
+) -> tuple[dict[int, Evaluator], dict[int, str]]:
+    """Per 1-based record index: the call that judges it once, and its solution preview.
+
+    Judge requests are prepared once per record and reused across its runs; a record whose request
+    cannot be prepared (a missing key, a bad option) gets a call that raises, so each of its runs is
+    recorded as an error with the reason.
+    """
+    evaluators: dict[int, Evaluator] = {}
+    previews: dict[int, str] = {}
     for index, record in enumerate(records, start=1):
         arguments = judge_arguments(entry, record, overrides)
-        preview = preview_text(record.solution_str)
+        previews[index] = preview_text(record.solution_str)
         if function is not None:
-            evaluate = _function_evaluator(function, entry, record, arguments)
+            evaluators[index] = _function_evaluator(function, entry, record, arguments)
+            continue
+        try:
+            request = prepare(**arguments)
+        except (TypeError, ValueError, MissingAPIKeyError) as exc:
+
+            async def fail(problem: Exception = exc) -> Any:
+                raise problem
+
+            evaluators[index] = fail
         else:
-            try:
-                request = prepare(**arguments)
-            except (TypeError, ValueError, MissingAPIKeyError) as exc:
-                problem = exc
-
-                async def fail(problem: Exception = problem) -> Any:
-                    raise problem
-
-                evaluate = fail
-            else:
-                evaluate = lambda request=request: run_async(request)  # noqa: E731
-        for run_index in range(1, number + 1):
-            yield Job(index, run_index, evaluate, preview)
+            evaluators[index] = lambda request=request: run_async(request)
+    return evaluators, previews

@@ -1,0 +1,91 @@
+"""The results-log options every engine command shares: ``--log`` / ``--resume``, opening, the resume hint."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shlex
+import sys
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import click
+
+from osmosis_ai.errors import CLIError
+
+__all__ = ["check_log_options", "default_log_path", "log_options", "open_log", "resume_command"]
+
+
+def log_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """Adds ``--log FILE`` and ``--resume FILE`` (stored as ``log_path`` / ``resume_path``)."""
+    func = click.option(
+        "--resume",
+        "resume_path",
+        default=None,
+        metavar="FILE",
+        help="Continue the session recorded in this results log (same arguments otherwise).",
+    )(func)
+    return click.option(
+        "--log",
+        "log_path",
+        default=None,
+        metavar="FILE",
+        help="Results log to write (JSONL, one line per finished run; default: a new file in $OSMOSIS_LOG_DIR or ~/.cache/osmosis/eval_logs/).",
+    )(func)
+
+
+LOG_DIR_ENV = "OSMOSIS_LOG_DIR"
+
+
+def default_log_path(kind: str) -> Path:
+    """``$OSMOSIS_LOG_DIR`` or ``~/.cache/osmosis/eval_logs``, then ``<kind>-<time>-<pid>-<random>.jsonl``."""
+    folder = os.environ.get(LOG_DIR_ENV, "").strip()
+    root = Path(folder) if folder else Path.home() / ".cache" / "osmosis" / "eval_logs"
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    return root / f"{kind}-{stamp}-{os.getpid()}-{secrets.token_hex(3)}.jsonl"
+
+
+def check_log_options(log_path: str | None, resume_path: str | None) -> None:
+    """Refuses ``--log`` with ``--resume`` (cheap: call it before anything slow)."""
+    if log_path and resume_path:
+        raise CLIError("Use either --log (a new results log) or --resume (an existing one), not both.")
+
+
+def open_log(
+    kind: str,
+    config: Mapping[str, Any],
+    dataset: Path,
+    log_path: str | None,
+    resume_path: str | None,
+    echo: Callable[[str], None],
+) -> Any:
+    """Creates the session's results log, or reopens the one being resumed after checking it matches."""
+    from osmosis_ai.runs.log import ResultsLog, dataset_fingerprint
+
+    check_log_options(log_path, resume_path)
+    fingerprint = dataset_fingerprint(dataset)
+    if resume_path:
+        log = ResultsLog.resume(Path(resume_path), config, kind=kind, dataset=fingerprint)
+        echo(f"Resuming results log: {log.path} ({len(log.done)} runs already done)")
+        return log
+    path = Path(log_path) if log_path else default_log_path(kind)
+    log = ResultsLog.create(path, config, kind=kind, dataset=fingerprint)
+    echo(f"Results log: {log.path}")
+    return log
+
+
+def resume_command(log_path: Path, argv: list[str] | None = None) -> str:
+    """The command line that continues this session: the same arguments, ``--resume`` instead of ``--log``."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    cleaned: list[str] = []
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg in ("--log", "--resume"):
+            skip = True
+        elif not arg.startswith(("--log=", "--resume=")):
+            cleaned.append(arg)
+    return shlex.join(["osmosis", *cleaned, "--resume", str(log_path)])

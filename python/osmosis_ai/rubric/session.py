@@ -1,0 +1,107 @@
+"""An eval-rubric session on the run engine: judge every (record, run), then read the results back.
+
+The results log is the single source of truth: the report of an interrupted and resumed session is built
+from the log exactly like one that ran straight through.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import traceback
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from osmosis_ai.rubric.engine import RUN_FIELDS, JudgeExecutor, JudgeHealth
+from osmosis_ai.rubric.records import RubricRecord
+from osmosis_ai.runs.engine import RunEngine, RunOutcome, work_items
+from osmosis_ai.runs.log import ResultsLog, iter_runs
+
+__all__ = ["RubricSession", "log_config", "run_session"]
+
+# Keys of model_info that never go into a log header (it is a file users share).
+_SECRET_KEYS = frozenset({"api_key"})
+
+
+def log_config(
+    rubric_id: str, rubric: str, model_info: Mapping[str, Any], number: int, function: str | None
+) -> dict[str, Any]:
+    """What makes logged runs comparable; a resume with any of it changed is refused."""
+    info = {k: v for k, v in sorted(model_info.items()) if k not in _SECRET_KEYS and v is not None}
+    return {
+        "rubric_id": rubric_id,
+        "rubric": rubric,
+        "model_info": info,
+        "number": number,
+        "function": function,
+    }
+
+
+@dataclass
+class RubricSession:
+    """Every run the log holds, by record and run, with the session's own state."""
+
+    total: int
+    results: dict[int, dict[int, dict[str, Any]]] = field(default_factory=dict)
+    health: JudgeHealth = field(default_factory=JudgeHealth)
+    interrupted: bool = False
+    session_error: str | None = None
+    resumed: int = 0
+    log_path: Path | None = None
+
+    @classmethod
+    def from_log(cls, path: Path, total: int, outcome: RunOutcome) -> RubricSession:
+        """Reads the log back; a later record of the same (record, run) replaces an earlier one."""
+        session = cls(total=total, interrupted=outcome.interrupted, resumed=outcome.skipped, log_path=path)
+        if outcome.stopped_early:
+            session.session_error = outcome.stop_reason
+        for record in iter_runs(path):
+            run = {name: record.get(name) for name in RUN_FIELDS}
+            session.results.setdefault(int(record["row_index"]), {})[int(record["run_index"])] = run
+        for runs in session.results.values():
+            for run in runs.values():
+                session.health.add(run)
+        return session
+
+    def runs_of(self, record_index: int) -> list[dict[str, Any]]:
+        """The runs of one record (1-based index), in run order."""
+        runs = self.results.get(record_index, {})
+        return [runs[k] for k in sorted(runs)]
+
+
+def run_session(
+    *,
+    rubric_id: str,
+    records: list[RubricRecord],
+    number: int,
+    evaluators: Mapping[int, Callable[[], Any]],
+    previews: Mapping[int, str],
+    log: ResultsLog,
+    concurrency: int,
+    progress: Callable[[dict[str, Any], RunOutcome], None] | None = None,
+) -> RunOutcome:
+    """Judges every (record, run) the log does not hold yet; returns what the session did."""
+    from osmosis_ai.llm.pool import TransportPool
+
+    executor = JudgeExecutor(rubric_id, evaluators, previews)
+    engine = RunEngine(executor, log, concurrency=concurrency, on_record=progress)
+    rows = ((index, record.data) for index, record in enumerate(records, start=1))
+    items = work_items(rows, number, ("",), log.done, engine.outcome, first_run_index=1)
+
+    async def main() -> RunOutcome:
+        # One connection pool for every judge call of the session.
+        async with TransportPool(max_connections=concurrency):
+            return await engine.run(items)
+
+    try:
+        return asyncio.run(main())
+    except KeyboardInterrupt:  # a second Ctrl+C, or no signal handlers: what finished is in the log
+        engine.outcome.interrupted = True
+    except Exception as exc:  # a bug of ours must not cost the runs already logged: report, then fail
+        if os.environ.get("OSMOSIS_DEBUG"):
+            traceback.print_exc()
+        engine.outcome.stopped_early = True
+        engine.outcome.stop_reason = f"{type(exc).__name__}: {exc}"
+    return engine.outcome

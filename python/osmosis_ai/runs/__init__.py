@@ -1,0 +1,8 @@
+"""THE run engine: every command that runs many items (``eval``, ``test``, ``eval-rubric``) runs them here.
+
+- :mod:`.engine`: work items (row x attempt x model), bounded concurrency, per-item timeout, early stop,
+  Ctrl+C / SIGTERM handling; each finished item is appended to the results log before the next is counted.
+- :mod:`.log`: the one results log (a header, then one record per item; schema ``osmosis-results/1``)
+  and ``--resume``.
+- :mod:`.progress`: the one progress display.
+"""

@@ -1,0 +1,248 @@
+"""Runs work items (row x attempt x model) with bounded concurrency, logging every finished item.
+
+Rows stream in; a bounded queue feeds ``concurrency`` workers, so memory follows the work in flight, not
+the dataset. Each finished item is appended to the results log before the next is counted. The command's
+:class:`Executor` does the work of one item; the engine owns everything around it: skipping items a
+resumed log holds, the per-item timeout, errors of the executor itself, early stop when the executor
+reports a failure every further item would repeat, and the first Ctrl+C / SIGTERM (stop taking items,
+cancel those in flight, return what finished; a second Ctrl+C interrupts at once).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from osmosis_ai.runs.log import RunKey, row_key
+
+__all__ = ["Executor", "MemorySink", "RunControl", "RunEngine", "RunOutcome", "WorkItem"]
+
+
+@dataclass(frozen=True)
+class WorkItem:
+    """One attempt at one row, for one model (``model_tag`` is ``""`` unless a baseline is compared)."""
+
+    row_index: int
+    row: Mapping[str, Any]
+    key: str
+    run_index: int
+    model_tag: str = ""
+
+
+class MemorySink:
+    """Keeps records in memory instead of a log, for ``osmosis test`` (which has nothing to resume)."""
+
+    def __init__(self) -> None:
+        self.done: set[RunKey] = set()
+        self.records: list[dict[str, Any]] = []
+
+    def append(self, record: dict[str, Any]) -> None:
+        self.records.append(record)
+
+
+@dataclass
+class RunOutcome:
+    """What a whole session did (the results themselves are in the log)."""
+
+    executed: int = 0
+    skipped: int = 0
+    failed: int = 0
+    eval_errors: int = 0
+    stopped_early: bool = False
+    stop_reason: str | None = None
+    interrupted: bool = False
+    duration_ms: float = 0.0
+    tokens: int = 0
+    # score name -> [sum of scores, count], for the running mean the progress line shows.
+    score_sums: dict[str, list[float]] = field(default_factory=dict)
+
+    def running_mean(self) -> float | None:
+        """Mean of the first score over the items scored so far, or None."""
+        first = next(iter(self.score_sums.values()), None)
+        return first[0] / first[1] if first and first[1] else None
+
+    def account(self, record: Mapping[str, Any]) -> None:
+        self.executed += 1
+        self.tokens += int(record.get("tokens") or 0)
+        if not record.get("success"):
+            self.failed += 1
+        if record.get("eval_errors"):
+            self.eval_errors += 1
+        for name, value in (record.get("scores") or {}).items():
+            sums = self.score_sums.setdefault(name, [0.0, 0])
+            sums[0] += value
+            sums[1] += 1
+
+
+class RunControl:
+    """What an executor may ask of the engine while an item runs."""
+
+    def __init__(self) -> None:
+        self.stop_event = asyncio.Event()
+        self.stop_reason: str | None = None
+
+    def stop_early(self, reason: str) -> None:
+        """Stops taking new items: every further item would fail the same way (bad key, no server)."""
+        if not self.stop_event.is_set():
+            self.stop_reason = reason
+            self.stop_event.set()
+
+
+class Executor(Protocol):
+    """The work of one item, supplied by the command (eval's agent runs, the rubric judge, ...)."""
+
+    def new_record(self, item: WorkItem) -> dict[str, Any]:
+        """The item's record before it runs (what survives a timeout or a crash of the item)."""
+        ...
+
+    async def execute(self, item: WorkItem, record: dict[str, Any], control: RunControl) -> None:
+        """Runs the item, filling ``record`` in (``success``, ``scores``, ``error``, ...)."""
+        ...
+
+    def finish(self, item: WorkItem, record: dict[str, Any]) -> None:
+        """Adds what is known only at the end (token counts, ...), whatever happened."""
+        ...
+
+
+def work_items(
+    rows: Iterable[tuple[int, Mapping[str, Any]]],
+    runs_per_row: int,
+    model_tags: tuple[str, ...],
+    done: set[RunKey] | Mapping[RunKey, Any],
+    outcome: RunOutcome,
+    *,
+    first_run_index: int = 0,
+) -> Iterator[WorkItem]:
+    """Every (row, attempt, model) not already in ``done``; skipped items are counted in ``outcome``."""
+    for row_index, row in rows:
+        key = row_key(row)
+        for run_index in range(first_run_index, first_run_index + runs_per_row):
+            for tag in model_tags:
+                if (key, run_index, tag) in done:
+                    outcome.skipped += 1
+                    continue
+                yield WorkItem(row_index, row, key, run_index, tag)
+
+
+class RunEngine:
+    """Drives an :class:`Executor` over work items; see the module docstring.
+
+    Args:
+        executor: The command's work per item.
+        log: The open results log (or a :class:`MemorySink`).
+        concurrency: Items in flight at once.
+        item_timeout: Seconds one item may take; None for no limit.
+        on_record: Called after each record is logged (the progress display).
+        handle_signals: Install the Ctrl+C / SIGTERM handlers (main thread only).
+    """
+
+    def __init__(
+        self,
+        executor: Executor,
+        log: Any,
+        *,
+        concurrency: int = 1,
+        item_timeout: float | None = None,
+        on_record: Callable[[dict[str, Any], RunOutcome], None] | None = None,
+        handle_signals: bool = True,
+    ) -> None:
+        self.executor = executor
+        self.log = log
+        self.concurrency = max(1, concurrency)
+        self.item_timeout = item_timeout
+        self.on_record = on_record
+        self.handle_signals = handle_signals
+        self.outcome = RunOutcome()
+        self.control = RunControl()
+
+    async def run(self, items: Iterable[WorkItem]) -> RunOutcome:
+        """Runs every item; returns when all are logged, the run stopped early, or a signal stopped it."""
+        started = time.monotonic()
+        queue: asyncio.Queue[WorkItem | None] = asyncio.Queue(maxsize=self.concurrency * 2)
+        workers = [asyncio.create_task(self._worker(queue)) for _ in range(self.concurrency)]
+        feeder = asyncio.create_task(self._feed(items, queue))
+        everything = asyncio.gather(feeder, *workers)
+        with self._signals(everything):
+            try:
+                await everything
+            except asyncio.CancelledError:
+                if not self.outcome.interrupted:
+                    raise
+            finally:
+                for task in (feeder, *workers):
+                    task.cancel()
+                self.outcome.duration_ms = (time.monotonic() - started) * 1000.0
+        if self.control.stop_reason is not None:
+            self.outcome.stopped_early = True
+            self.outcome.stop_reason = self.control.stop_reason
+        return self.outcome
+
+    async def _feed(self, items: Iterable[WorkItem], queue: asyncio.Queue[WorkItem | None]) -> None:
+        for item in items:
+            if self.control.stop_event.is_set():
+                break
+            await queue.put(item)
+        for _ in range(self.concurrency):
+            await queue.put(None)
+
+    async def _worker(self, queue: asyncio.Queue[WorkItem | None]) -> None:
+        while True:
+            item = await queue.get()
+            if item is None:
+                return
+            if self.control.stop_event.is_set():
+                continue  # drain: the feeder is stopping
+            record = await self._run_one(item)
+            self.log.append(record)
+            self.outcome.account(record)
+            if self.on_record is not None:
+                self.on_record(record, self.outcome)
+
+    async def _run_one(self, item: WorkItem) -> dict[str, Any]:
+        started = time.monotonic()
+        record = self.executor.new_record(item)
+        try:
+            work = self.executor.execute(item, record, self.control)
+            if self.item_timeout is None:
+                await work
+            else:
+                await asyncio.wait_for(work, self.item_timeout)
+        except (TimeoutError, asyncio.TimeoutError):  # distinct classes before Python 3.11
+            record["success"] = False
+            record["error"] = f"Run timed out after {self.item_timeout:g}s"
+        except Exception as exc:  # one bad item must not end the session; it is recorded with its type
+            record["success"] = False
+            record["error"] = record.get("error") or f"{type(exc).__name__}: {exc}"
+        record["duration_ms"] = (time.monotonic() - started) * 1000.0
+        self.executor.finish(item, record)
+        return record
+
+    @contextlib.contextmanager
+    def _signals(self, everything: asyncio.Future[Any]) -> Iterator[None]:
+        loop = asyncio.get_running_loop()
+        installed: list[int] = []
+
+        def on_signal(signum: int) -> None:
+            # First signal: keep what finished, cancel what is in flight (a resume re-runs it).
+            self.outcome.interrupted = True
+            everything.cancel()
+            for number in installed:
+                loop.remove_signal_handler(number)
+
+        if self.handle_signals:
+            for number in (signal.SIGINT, signal.SIGTERM):
+                # Not the main thread, or no signal support: KeyboardInterrupt still ends the run.
+                with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                    loop.add_signal_handler(number, on_signal, number)
+                    installed.append(number)
+        try:
+            yield
+        finally:
+            for number in installed:
+                with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                    loop.remove_signal_handler(number)

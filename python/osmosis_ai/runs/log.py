@@ -1,0 +1,259 @@
+"""The one append-only results log of every command on the run engine, flushed per finished item.
+
+Schema ``osmosis-results/1`` (JSON lines):
+
+* line 1, the header: ``{"format": "osmosis-results/1", "kind": "eval" | "test" | "rubric",
+  "config": {...what makes results comparable...}, "dataset": {"path", "size", "fingerprint"} | null,
+  "created_at", "osmosis_version"}``;
+* then one record per finished item: ``row_key`` (digest of the row's content), ``row_index``,
+  ``run_index``, ``model_tag`` (``""`` unless a baseline model is compared), ``success``, ``scores``
+  (``{name: float}``; only real scores, never a stand-in for an error), ``error``, ``duration_ms``, plus
+  the command's own fields (eval: ``eval_errors``, ``tokens``, ``tool_calls``...; rubric: ``status``,
+  ``explanation``, ``raw_score``, ``attempts``...).
+
+A crash or Ctrl+C loses at most the items in flight. ``--resume LOG`` reads the log back, refuses it when
+the config or the dataset file changed (with what changed), and skips the items it already holds, keyed
+on (row content, run index, model tag). Logs of the earlier eval-only format ``osmosis-eval-log/1`` are
+read and resumed too.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from osmosis_ai.errors import CLIError
+
+__all__ = [
+    "LOG_FORMAT",
+    "LOG_FORMATS",
+    "ResultsLog",
+    "RunKey",
+    "dataset_fingerprint",
+    "iter_runs",
+    "read_log",
+    "row_key",
+]
+
+LOG_FORMAT = "osmosis-results/1"
+# Every header format this reader accepts (the first is the eval-only log of earlier releases).
+LOG_FORMATS = ("osmosis-eval-log/1", LOG_FORMAT)
+
+RunKey = tuple[str, int, str]
+"""(row_key, run_index, model_tag): what identifies a finished run across resumes."""
+
+
+def row_key(row: Mapping[str, Any]) -> str:
+    """A stable digest of a dataset row's content (key order does not matter).
+
+    Example:
+        >>> row_key({"a": 1, "b": 2}) == row_key({"b": 2, "a": 1})
+        True
+    """
+    encoded = orjson.dumps(row, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=str)
+    return hashlib.blake2b(encoded, digest_size=12).hexdigest()
+
+
+@dataclass
+class LogContents:
+    """What a results log holds: its header and its run records, in file order."""
+
+    header: dict[str, Any]
+    runs: list[dict[str, Any]]
+    valid_bytes: int
+
+
+def _records(path: Path) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """(line number, byte offset after the line, record) for every complete line, streamed.
+
+    Every record is written with its newline in one call, so a final line without a newline is the write a
+    crash interrupted: it is not yielded (that run is simply re-run). Any other bad line is an error; so is
+    a first line that is not a log header.
+    """
+    offset = 0
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.endswith(b"\n"):
+                return
+            offset += len(raw)
+            if not raw.strip():
+                continue
+            try:
+                record = orjson.loads(raw)
+            except orjson.JSONDecodeError as exc:
+                raise CLIError(f"{path}:{number}: results log line is not valid JSON ({exc})") from exc
+            if number == 1 and (not isinstance(record, dict) or record.get("format") not in LOG_FORMATS):
+                raise CLIError(
+                    f"{path}:{number}: not an osmosis results log (expected a '{LOG_FORMAT}' header)"
+                )
+            yield number, offset, record
+
+
+def iter_runs(path: Path) -> Iterator[dict[str, Any]]:
+    """The run records of a results log, one at a time (memory does not grow with the log)."""
+    for number, _, record in _records(path):
+        if number > 1:
+            yield record
+
+
+def read_log(path: Path) -> LogContents:
+    """Reads a whole results log: its header, its runs and where its valid part ends."""
+    header: dict[str, Any] | None = None
+    runs: list[dict[str, Any]] = []
+    valid = 0
+    for number, offset, record in _records(path):
+        valid = offset
+        if number == 1:
+            header = record
+        else:
+            runs.append(record)
+    if header is None:
+        raise CLIError(f"{path}: the results log has no header line")
+    return LogContents(header=header, runs=runs, valid_bytes=valid)
+
+
+def _describe_difference(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
+    keys = sorted(set(old) | set(new))
+    diffs = [f"{k}: {old.get(k)!r} -> {new.get(k)!r}" for k in keys if old.get(k) != new.get(k)]
+    return "; ".join(diffs)
+
+
+def dataset_fingerprint(path: Path) -> dict[str, Any]:
+    """What identifies a dataset file's content: its path, size and a BLAKE2b digest of its bytes."""
+    digest = hashlib.blake2b(digest_size=16)
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return {"path": str(path), "size": path.stat().st_size, "fingerprint": digest.hexdigest()}
+
+
+def _key_of(record: Mapping[str, Any]) -> RunKey:
+    return (record["row_key"], int(record["run_index"]), record.get("model_tag") or "")
+
+
+class ResultsLog:
+    """An open results log. Use :meth:`create` for a new run and :meth:`resume` to continue one.
+
+    ``done`` holds the keys of the items already in the log (never the records: a resumed log of a
+    million items costs a set of keys, not the records).
+    """
+
+    def __init__(self, path: Path, handle: Any, done: set[RunKey]) -> None:
+        self.path = path
+        self._handle = handle
+        self.done = done
+
+    @classmethod
+    def create(
+        cls,
+        path: Path,
+        config: Mapping[str, Any],
+        *,
+        kind: str = "eval",
+        dataset: Mapping[str, Any] | None = None,
+    ) -> ResultsLog:
+        """Starts a new log at ``path`` (refusing to overwrite an existing one) with its header."""
+        from osmosis_ai._version import __version__
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            handle = path.open("xb")
+        except FileExistsError as exc:
+            raise CLIError(
+                f"Results log {path} already exists: pass --resume {path} to continue it, "
+                "or choose another --log path"
+            ) from exc
+        log = cls(path, handle, set())
+        log._write(
+            {
+                "format": LOG_FORMAT,
+                "kind": kind,
+                "config": dict(config),
+                "dataset": dict(dataset) if dataset is not None else None,
+                "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(),
+                "osmosis_version": __version__,
+            }
+        )
+        return log
+
+    @classmethod
+    def resume(
+        cls,
+        path: Path,
+        config: Mapping[str, Any],
+        *,
+        kind: str = "eval",
+        dataset: Mapping[str, Any] | None = None,
+    ) -> ResultsLog:
+        """Reopens ``path`` for appending after checking it was written for the same config and dataset."""
+        if not path.is_file():
+            raise CLIError(f"Cannot resume: results log {path} does not exist")
+        header: dict[str, Any] = {}
+        done: set[RunKey] = set()
+        valid = 0
+        for number, offset, record in _records(path):
+            valid = offset
+            if number == 1:
+                header = record
+            else:
+                done.add(_key_of(record))
+        if not header:
+            raise CLIError(f"{path}: the results log has no header line")
+        _check_resumable(path, header, config, kind, dataset)
+        handle = path.open("r+b")
+        handle.truncate(valid)  # drop a torn final line before appending
+        handle.seek(valid)
+        return cls(path, handle, done)
+
+    def _write(self, record: Mapping[str, Any]) -> None:
+        self._handle.write(orjson.dumps(record, default=str, option=orjson.OPT_NON_STR_KEYS) + b"\n")
+        self._handle.flush()
+
+    def append(self, record: Mapping[str, Any]) -> None:
+        """Writes one finished item and flushes it to the OS before returning."""
+        self._write(record)
+
+    def close(self) -> None:
+        if not self._handle.closed:
+            self._handle.flush()
+            os.fsync(self._handle.fileno())
+            self._handle.close()
+
+    def __enter__(self) -> ResultsLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _check_resumable(
+    path: Path,
+    header: Mapping[str, Any],
+    config: Mapping[str, Any],
+    kind: str,
+    dataset: Mapping[str, Any] | None,
+) -> None:
+    logged_kind = header.get("kind", "eval")
+    if logged_kind != kind:
+        raise CLIError(f"Cannot resume {path}: it is a '{logged_kind}' log, not a '{kind}' one.")
+    old_config = header.get("config", {})
+    if old_config != dict(config):
+        raise CLIError(
+            f"Cannot resume {path}: it was written with a different config "
+            f"({_describe_difference(old_config, config)}). Start a new log instead of mixing results."
+        )
+    old = header.get("dataset")
+    if old and dataset and old.get("fingerprint") != dataset.get("fingerprint"):
+        raise CLIError(
+            f"Cannot resume {path}: the dataset changed since the log was started ({old.get('path')}: "
+            f"{old.get('size')} bytes, fingerprint {old.get('fingerprint')}; now {dataset.get('path')}: "
+            f"{dataset.get('size')} bytes, fingerprint {dataset.get('fingerprint')}). "
+            "Start a new log instead of mixing results."
+        )
