@@ -80,9 +80,9 @@ def test_async_functions_are_awaited(repo: Path) -> None:
 @pytest.mark.parametrize(
     "path,message",
     [
-        ("no_colon", "Expected format 'module.path:function_name'"),
-        ("missing_module_xyz:f", "Cannot import module 'missing_module_xyz'"),
-        ("reward_fn_evalfixture.scoring:nope", "has no attribute 'nope'. Callables it defines: "),
+        ("no_colon", "Expected format 'module.path:attribute'"),
+        ("missing_module_xyz:f", "no module named 'missing_module_xyz'"),
+        ("reward_fn_evalfixture.scoring:exat", "has no attribute 'exat'. Did you mean: exact?"),
         ("reward_fn_evalfixture.scoring:NOT_CALLABLE", "is not callable"),
         ("reward_fn_evalfixture.scoring:bad_signature", "First parameter must be named 'solution_str' or"),
     ],

@@ -1,7 +1,8 @@
 """`osmosis eval -m MODULE:ATTR -d DATA --model M --eval-fn MOD:FN`: the local evaluation command.
 
-Order (as established): argument checks → header → pre-run checks (API key present, 1-token preflight) →
-load agent → load dataset → load eval functions → run → report → write output. Beyond the established
+Order: argument checks → header → load agent → load dataset → load eval functions → API key present →
+1-token preflight → run → report → write output (the established command checked the key and the model
+before loading anything local, so a typo in ``-m`` or ``-d`` cost a network round trip). Beyond the established
 command: runs are logged as they finish (``--log`` / ``--resume``), a run has a timeout, failed runs make
 the exit code non-zero (``--max-failure-rate`` tolerates some), and Ctrl+C keeps everything finished.
 """
@@ -95,25 +96,33 @@ def run_local_eval(**o: Any) -> int:
         _echo(quiet, f"Endpoint: {o['base_url']}")
     _echo(quiet, f"Model: {o['model']}")
     _echo(quiet)
+    return asyncio.run(_run(o, quiet))
+
+
+def _endpoints(o: dict[str, Any]) -> dict[str, Any]:
     endpoints = {"": _endpoint(o["model"], o["base_url"], o["api_key"])}
     if o["baseline_model"]:
         endpoints = {
             "primary": endpoints[""],
             "baseline": _endpoint(o["baseline_model"], o["baseline_base_url"], o["baseline_api_key"]),
         }
-    return asyncio.run(_run(o, quiet, endpoints))
+    return endpoints
 
 
-async def _run(o: dict[str, Any], quiet: bool, endpoints: dict[str, Any]) -> int:
+async def _run(o: dict[str, Any], quiet: bool) -> int:
     from osmosis_ai.llm.transport import make_transport
 
+    # Local inputs first (agent, dataset, eval functions): a typo is reported before any key check or
+    # network round trip.
+    inputs = _load_inputs(o, quiet)
+    endpoints = _endpoints(o)
     pool = max(1, o["batch_size"] // len(endpoints))
     transports = {tag: make_transport(ep, max_connections=pool) for tag, ep in endpoints.items()}
     try:
         if not o["no_preflight"]:
             for tag, transport in transports.items():
                 await _preflight(transport, endpoints[tag], quiet)
-        return await _evaluate(o, quiet, endpoints, transports)
+        return await _evaluate(o, quiet, endpoints, transports, *inputs)
     finally:
         for transport in transports.values():
             await transport.aclose()
@@ -154,15 +163,9 @@ def _select_rows(o: dict[str, Any], quiet: bool) -> tuple[Any, int]:
     return ((o["offset"] + i, row) for i, row in enumerate(rows)), selected
 
 
-async def _evaluate(
-    o: dict[str, Any], quiet: bool, endpoints: dict[str, Any], transports: dict[str, Any]
-) -> int:
+def _load_inputs(o: dict[str, Any], quiet: bool) -> tuple[Any, Any, int, list[Any]]:
     from osmosis_ai.cli.agent_source import load_agent
-    from osmosis_ai.cli.run_log import resume_command
     from osmosis_ai.eval.functions import load_eval_functions
-    from osmosis_ai.eval.runner import AgentExecutor
-    from osmosis_ai.llm.chat import ExternalLLMClient
-    from osmosis_ai.runs.engine import RunEngine, work_items
 
     _echo(quiet, f"Loading agent: {o['module'] or o['mcp_dir']}")
     agent = load_agent(o["module"], o["mcp_dir"], quiet=o["quiet"], tool_timeout=o["tool_timeout"])
@@ -172,6 +175,23 @@ async def _evaluate(
     eval_fns = load_eval_functions(list(o["eval_fns"]))
     for fn in eval_fns:
         _echo(quiet, f"  {fn.name} ({fn.mode} mode)")
+    return agent, rows, selected, eval_fns
+
+
+async def _evaluate(
+    o: dict[str, Any],
+    quiet: bool,
+    endpoints: dict[str, Any],
+    transports: dict[str, Any],
+    agent: Any,
+    rows: Any,
+    selected: int,
+    eval_fns: list[Any],
+) -> int:
+    from osmosis_ai.cli.run_log import resume_command
+    from osmosis_ai.eval.runner import AgentExecutor
+    from osmosis_ai.llm.chat import ExternalLLMClient
+    from osmosis_ai.runs.engine import RunEngine, work_items
 
     log = _open_log(o, quiet)
     tags = tuple(endpoints)

@@ -8,7 +8,6 @@ run was not scored (the established CLI exited 0 even then).
 
 from __future__ import annotations
 
-import importlib
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -115,18 +114,11 @@ def _judge_records(
 
 
 def _load_function(spec: str) -> Callable[..., Any]:
-    module_name, _, attribute = spec.partition(":")
-    if not module_name or not attribute:
-        raise CLIError(f"--function expects MODULE:ATTRIBUTE, got '{spec}'.")
-    if str(Path.cwd()) not in sys.path:
-        sys.path.insert(0, str(Path.cwd()))
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as exc:
-        raise CLIError(f"Cannot import module '{module_name}' for --function: {exc}") from None
-    func = getattr(module, attribute, None)
+    from osmosis_ai.importer import import_object
+
+    func = import_object(spec, what="--function", example="rubrics:score_politeness", error=CLIError)
     if not callable(func):
-        raise CLIError(f"Module '{module_name}' has no callable '{attribute}'.")
+        raise CLIError(f"'{spec}' is not callable (it is a {type(func).__name__}).")
     return func
 
 

@@ -67,9 +67,7 @@ def test_command(**o: Any) -> None:
     if not o["quiet"]:
         suffix = " (Interactive Mode)" if o["interactive"] else ""
         click.echo(f"osmosis-rollout-test v{__version__}{suffix}\n")
-    from osmosis_ai.cli.eval_local import _endpoint
-
-    code = asyncio.run(_main(o, _endpoint(o["model"], o["base_url"], o["api_key"])))
+    code = asyncio.run(_main(o))
     raise SystemExit(code)
 
 
@@ -89,18 +87,20 @@ def _load_rows(o: dict[str, Any]) -> list[tuple[int, dict[str, Any]]]:
     return rows
 
 
-async def _main(o: dict[str, Any], endpoint: Any) -> int:
+async def _main(o: dict[str, Any]) -> int:
     from osmosis_ai.cli.agent_source import load_agent
+    from osmosis_ai.cli.eval_local import _endpoint
     from osmosis_ai.llm.transport import make_transport
 
-    transport = make_transport(endpoint, max_connections=4)
+    if not o["quiet"]:
+        click.echo(f"Loading agent: {o['module'] or o['mcp_dir']}")
+    agent = load_agent(o["module"], o["mcp_dir"], quiet=o["quiet"], tool_timeout=o["tool_timeout"])
+    if not o["quiet"]:
+        click.echo(f"  Agent name: {agent.name}")
+    rows = _load_rows(o)
+    # Local inputs are checked first: a typo in -m or -d is reported before the key lookup.
+    transport = make_transport(_endpoint(o["model"], o["base_url"], o["api_key"]), max_connections=4)
     try:
-        if not o["quiet"]:
-            click.echo(f"Loading agent: {o['module'] or o['mcp_dir']}")
-        agent = load_agent(o["module"], o["mcp_dir"], quiet=o["quiet"], tool_timeout=o["tool_timeout"])
-        if not o["quiet"]:
-            click.echo(f"  Agent name: {agent.name}")
-        rows = _load_rows(o)
         if o["interactive"]:
             from osmosis_ai.cli.test_interactive import InteractiveSession
 

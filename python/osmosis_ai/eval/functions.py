@@ -10,38 +10,22 @@ time is refused at load time instead of silently scoring 0.0 on every run.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import inspect
 import math
 import numbers
-import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from osmosis_ai.errors import EvalFnError, SignatureError
+from osmosis_ai.importer import import_object
 from osmosis_ai.signatures import check_function
 
 __all__ = ["EvalFunction", "final_assistant_text", "load_eval_function", "load_eval_functions"]
 
 EvalMode = Literal["simple", "full"]
 _EXAMPLE = "reward_fn.compute_reward:numbers_match_reward"
-
-
-@contextmanager
-def _importable_from(root: Path) -> Iterator[None]:
-    """Puts ``root`` first on ``sys.path`` while importing, so user paths resolve from the repository root."""
-    entry = str(root)
-    added = entry not in sys.path
-    if added:
-        sys.path.insert(0, entry)
-    try:
-        yield
-    finally:
-        if added and entry in sys.path:
-            sys.path.remove(entry)
 
 
 def _content_text(content: Any) -> str:
@@ -135,25 +119,9 @@ def load_eval_function(path: str, *, root: Path | None = None) -> EvalFunction:
         >>> load_eval_function("reward_fn.compute_reward:numbers_match_reward").mode  # doctest: +SKIP
         'simple'
     """
-    module_name, sep, attribute = path.rpartition(":")
-    if not sep or not module_name or not attribute:
-        raise EvalFnError(
-            f"Invalid eval function path '{path}'. Expected format 'module.path:function_name' (e.g. {_EXAMPLE})"
-        )
-    with _importable_from((root or Path.cwd()).resolve()):
-        try:
-            module = importlib.import_module(module_name)
-        except Exception as exc:
-            raise EvalFnError(
-                f"Cannot import module '{module_name}' for eval function '{path}': {exc}"
-            ) from exc
-    if not hasattr(module, attribute):
-        public = sorted(n for n in vars(module) if not n.startswith("_") and callable(getattr(module, n)))
-        listing = ", ".join(public) if public else "none"
-        raise EvalFnError(
-            f"Module '{module_name}' has no attribute '{attribute}'. Callables it defines: {listing}"
-        )
-    func = getattr(module, attribute)
+    func = import_object(
+        path, what="eval function", example=_EXAMPLE, root=root, error=EvalFnError, keep_root_on_path=False
+    )
     if not callable(func):
         raise EvalFnError(f"'{path}' is not callable (it is a {type(func).__name__})")
     try:

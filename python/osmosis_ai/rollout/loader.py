@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import importlib
-import os
-import sys
-
 from osmosis_ai.errors import OsmosisRolloutError
+from osmosis_ai.importer import import_object
 from osmosis_ai.rollout.core import RolloutAgentLoop
 
 __all__ = ["AgentLoopLoadError", "load_agent_loop"]
@@ -14,16 +11,6 @@ __all__ = ["AgentLoopLoadError", "load_agent_loop"]
 
 class AgentLoopLoadError(OsmosisRolloutError, ValueError):
     """``module:attribute`` does not lead to a usable agent loop; the message says what was expected."""
-
-
-def _split(path: str) -> tuple[str, str]:
-    module_name, sep, attribute = path.rpartition(":")
-    if not sep or not module_name.strip() or not attribute.strip():
-        raise AgentLoopLoadError(
-            f"Invalid module path '{path}'. Expected format: 'module.path:attribute_name' "
-            "(for example 'my_agent:agent_loop')"
-        )
-    return module_name.strip(), attribute.strip()
 
 
 def load_agent_loop(path: str) -> RolloutAgentLoop:
@@ -45,25 +32,7 @@ def load_agent_loop(path: str) -> RolloutAgentLoop:
     Example:
         >>> load_agent_loop("my_agent:MyAgentLoop")  # doctest: +SKIP
     """
-    module_name, attribute = _split(path)
-    cwd = os.getcwd()
-    if cwd not in sys.path:
-        sys.path.insert(0, cwd)
-    try:
-        module = importlib.import_module(module_name)
-    except BaseException as exc:  # a module may raise anything at import, SystemExit included
-        if isinstance(exc, KeyboardInterrupt):
-            raise
-        raise AgentLoopLoadError(
-            f"Cannot import module '{module_name}': {type(exc).__name__}: {exc}"
-        ) from exc
-    if not hasattr(module, attribute):
-        public = sorted(name for name in vars(module) if not name.startswith("_"))
-        listing = ", ".join(public) if public else "(none)"
-        raise AgentLoopLoadError(
-            f"Module '{module_name}' has no attribute '{attribute}'. Public attributes: {listing}"
-        )
-    obj = getattr(module, attribute)
+    obj = import_object(path, what="agent loop", example="my_agent:agent_loop", error=AgentLoopLoadError)
     if isinstance(obj, type):
         if not issubclass(obj, RolloutAgentLoop):
             raise AgentLoopLoadError(

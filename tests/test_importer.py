@@ -1,0 +1,67 @@
+"""The one importer of `module:attribute` specs: file paths, user tracebacks, close-name hints."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from osmosis_ai.importer import ImportTargetError, import_object
+
+OSMOSIS = str(Path(sys.executable).with_name("osmosis"))
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "agents").mkdir()
+    (tmp_path / "agents" / "__init__.py").write_text("")
+    (tmp_path / "agents" / "loop.py").write_text("def make_loop():\n    return 'loop'\n\nvalue = 3\n")
+    (tmp_path / "broken.py").write_text("import os\n\nCONFIG = {}\nMODEL = CONFIG['model']\n")
+    (tmp_path / "needs_missing.py").write_text("import not_installed_pkg_xyz\n")
+    return tmp_path
+
+
+def test_module_and_file_path_forms_give_the_same_object(project: Path) -> None:
+    by_module = import_object("agents.loop:make_loop", root=project)
+    assert by_module() == "loop"
+    assert import_object("agents/loop.py:value", root=project) == 3
+
+
+def test_a_missing_file_or_module_says_where_it_looked(project: Path) -> None:
+    with pytest.raises(ImportTargetError, match=r"file 'agents/nope.py' does not exist \(looked in "):
+        import_object("agents/nope.py:x", root=project)
+    with pytest.raises(ImportTargetError, match="no module named 'agent'"):
+        import_object("agent:make_loop", root=project)
+
+
+def test_an_error_inside_the_users_module_points_at_their_line(project: Path) -> None:
+    with pytest.raises(ImportTargetError) as caught:
+        import_object("broken:MODEL", root=project)
+    message = str(caught.value)
+    assert "raised KeyError: 'model'" in message
+    assert f"{project / 'broken.py'}:4: MODEL = CONFIG['model']" in message
+    with pytest.raises(
+        ImportTargetError,
+        match="failed to import: ModuleNotFoundError: No module named 'not_installed_pkg_xyz'",
+    ):
+        import_object("needs_missing:x", root=project)
+
+
+def test_a_missing_attribute_suggests_close_names(project: Path) -> None:
+    with pytest.raises(ImportTargetError, match="no attribute 'make_lop'. Did you mean: make_loop?"):
+        import_object("agents.loop:make_lop", root=project)
+    with pytest.raises(ImportTargetError, match="Expected format 'module.path:attribute'"):
+        import_object("agents.loop", root=project)
+
+
+def test_eval_accepts_a_file_path_for_the_agent(project: Path) -> None:
+    result = subprocess.run(
+        [OSMOSIS, "eval", "-m", "broken.py:agent", "-d", "x.jsonl", "--model", "m", "--eval-fn", "a:b"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode != 0
+    assert "broken.py:4: MODEL = CONFIG['model']" in result.stderr
