@@ -96,7 +96,7 @@ def test_preview_yaml_rubric_config(tmp_path: Path) -> None:
     assert (
         "Rubric config #1 (rubrics[0])\nid: helpful\ntitle: Helpfulness\nrubric: |\n  Is it helpful?" in out
     )
-    assert "Rubric config #3 (nested)" in out
+    assert "Rubric config #3 (extra.nested)" in out
     path.write_text("rubrics:\n  - id: a\n    rubric: x\n  - id: a\n    rubric: y\n")
     dup = run("preview", "-p", str(path))
     assert dup.returncode == 1 and "duplicate rubric id 'a'" in dup.stderr

@@ -44,15 +44,15 @@ def test_an_error_inside_the_users_module_points_at_their_line(project: Path) ->
     assert f"{project / 'broken.py'}:4: MODEL = CONFIG['model']" in message
     with pytest.raises(
         ImportTargetError,
-        match="failed to import: ModuleNotFoundError: No module named 'not_installed_pkg_xyz'",
+        match=r"failed to import: ModuleNotFoundError: No module named 'not_installed_pkg_xyz'",
     ):
         import_object("needs_missing:x", root=project)
 
 
 def test_a_missing_attribute_suggests_close_names(project: Path) -> None:
-    with pytest.raises(ImportTargetError, match="no attribute 'make_lop'. Did you mean: make_loop?"):
+    with pytest.raises(ImportTargetError, match=r"no attribute 'make_lop'\. Did you mean: make_loop\?"):
         import_object("agents.loop:make_lop", root=project)
-    with pytest.raises(ImportTargetError, match="Expected format 'module.path:attribute'"):
+    with pytest.raises(ImportTargetError, match=r"Expected format 'module\.path:attribute'"):
         import_object("agents.loop", root=project)
 
 

@@ -77,70 +77,16 @@ def _preview_dataset(file: Path, label: str, limit: int | None) -> None:
 # --- YAML rubric configs -----------------------------------------------------------------------------
 
 
-def _rubric_entries(node: Any, key: str | None, found: list[tuple[str, dict[str, Any]]], top: str) -> None:
-    """Collects every mapping with a string ``rubric`` key; does not descend into an entry."""
-    if isinstance(node, dict):
-        if isinstance(node.get("rubric"), str):
-            found.append((key or top, node))
-            return
-        for k, v in node.items():
-            _rubric_entries(v, str(k), found, top)
-    elif isinstance(node, list):
-        for i, item in enumerate(node):
-            _rubric_entries(item, f"{key}[{i}]" if key else f"{top}[{i}]", found, top)
-
-
-def _check_document(doc: dict[str, Any], index: int, file: Path, versions: set[int]) -> None:
-    if "default_extra_info" in doc:
-        raise CLIError(f"{file}: document {index}: 'default_extra_info' is no longer supported")
-    if "version" in doc:
-        version = doc["version"]
-        if isinstance(version, bool) or not isinstance(version, int):
-            raise CLIError(f"{file}: document {index}: 'version' must be an integer, got {version!r}")
-        if version < 0:
-            raise CLIError(f"{file}: document {index}: 'version' must not be negative")
-        versions.add(version)
-    if len(versions) > 1:
-        raise CLIError(f"{file}: documents declare different versions: {sorted(versions)}")
-    if versions and versions != {1}:
-        raise CLIError(f"{file}: Unsupported rubric config version {versions.pop()} (expected 1)")
-
-
 def _preview_yaml(file: Path, limit: int | None) -> None:
-    import yaml
+    from osmosis_ai.rubric.config import read_rubric_entries
 
-    try:
-        documents = list(yaml.safe_load_all(file.read_text(encoding="utf-8")))
-    except yaml.YAMLError as exc:
-        raise CLIError(f"{file}: invalid YAML: {exc}") from exc
-    entries: list[tuple[str, dict[str, Any]]] = []
-    versions: set[int] = set()
-    seen_ids: dict[str, str] = {}
-    for index, doc in enumerate(documents):
-        if doc is None:
-            continue
-        if isinstance(doc, dict):
-            _check_document(doc, index, file, versions)
-        found: list[tuple[str, dict[str, Any]]] = []
-        _rubric_entries(doc, None, found, f"document[{index}]")
-        for label, entry in found:
-            rubric_id = entry.get("id")
-            if isinstance(rubric_id, str) and rubric_id.strip():
-                if rubric_id.strip() in seen_ids:
-                    raise CLIError(
-                        f"{file}: duplicate rubric id '{rubric_id.strip()}' "
-                        f"({seen_ids[rubric_id.strip()]} and {label})"
-                    )
-                seen_ids[rubric_id.strip()] = label
-        entries.extend(found)
-    if not entries:
-        raise CLIError(f"No rubric entries found in {file}")
+    entries = read_rubric_entries(file)
     click.echo(f"Loaded {len(entries)} rubric config(s) from {file}")
     shown = entries if limit is None else entries[:limit]
-    for i, (label, entry) in enumerate(shown, start=1):
+    for i, raw in enumerate(shown, start=1):
         click.echo("")
-        click.echo(f"Rubric config #{i} ({label})")
-        click.echo(_dump_yaml(entry).rstrip("\n"))
+        click.echo(f"Rubric config #{i} ({raw.label})")
+        click.echo(_dump_yaml(raw.node).rstrip("\n"))
 
 
 def _dump_yaml(entry: dict[str, Any]) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 
 from osmosis_ai.errors import ConfigError
 
-__all__ = ["RubricEntry", "find_config", "load_rubric_configs"]
+__all__ = ["RawRubric", "RubricEntry", "find_config", "load_rubric_configs", "read_rubric_entries"]
 
 CONFIG_NAME = "rubric_configs.yaml"
 
@@ -130,6 +130,71 @@ def _entry(node: dict[str, Any], where: str, label: str, defaults: dict[str, Any
     )
 
 
+@dataclass
+class RawRubric:
+    """One rubric entry as written: where it is, the mapping itself, and its document's defaults."""
+
+    label: str
+    where: str
+    node: dict[str, Any]
+    defaults: dict[str, Any]
+
+
+def read_rubric_entries(path: Path) -> list[RawRubric]:
+    """The one reader of rubric YAML: documents, versions, defaults, every entry, duplicate ids.
+
+    Entries are not validated beyond their id (``osmosis preview`` shows them as written);
+    :func:`load_rubric_configs` validates them.
+
+    Raises:
+        ConfigError: Invalid YAML, bad document keys, mixed or unsupported versions, a duplicate id,
+            or no entries at all.
+    """
+    import yaml
+
+    try:
+        documents = list(yaml.safe_load_all(path.read_text(encoding="utf-8")))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
+        raise ConfigError(f"{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
+    found: list[RawRubric] = []
+    versions: set[int] = set()
+    seen: dict[str, str] = {}
+    for number, doc in enumerate(documents, start=1):
+        if not isinstance(doc, dict):
+            continue
+        where = f"{path} (document {number})"
+        if "version" in doc:
+            version = doc["version"]
+            if isinstance(version, bool) or not isinstance(version, int) or version < 0:
+                raise ConfigError(f"{where}: 'version' must be a non-negative integer, got {version!r}")
+            versions.add(version)
+        defaults = _document_defaults(doc, where)
+        nodes: list[tuple[str, dict[str, Any]]] = []
+        _walk(doc, "", nodes)
+        for label, node in nodes:
+            label = label or f"document[{number}]"
+            rubric_id = node.get("id")
+            if isinstance(rubric_id, str) and rubric_id.strip():
+                if rubric_id.strip() in seen:
+                    raise ConfigError(
+                        f"{where}, entry '{label}': duplicate rubric id '{rubric_id.strip()}' "
+                        f"(first at {seen[rubric_id.strip()]})"
+                    )
+                seen[rubric_id.strip()] = f"{path}:{label}"
+            found.append(RawRubric(label, f"{where}, entry '{label}'", node, defaults))
+    if len(versions) > 1:
+        raise ConfigError(f"{path}: documents declare different versions {sorted(versions)}")
+    if versions and versions != {1}:
+        raise ConfigError(f"{path}: Unsupported rubric config version {versions.pop()} (expected 1)")
+    if not found:
+        raise ConfigError(
+            f"{path}: No rubric entries found (a rubric entry is a mapping with 'id' and 'rubric')"
+        )
+    return found
+
+
 def load_rubric_configs(path: Path) -> dict[str, RubricEntry]:
     """Parses a rubric config file strictly; returns entries by id (in file order).
 
@@ -141,43 +206,8 @@ def load_rubric_configs(path: Path) -> dict[str, RubricEntry]:
         >>> entries["helpfulness"].model_info["provider"]
         'openai'
     """
-    import yaml
-
-    try:
-        documents = list(yaml.safe_load_all(path.read_text(encoding="utf-8")))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}:{mark.column + 1}" if mark else str(path)
-        raise ConfigError(f"{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}") from None
     entries: dict[str, RubricEntry] = {}
-    versions: set[int] = set()
-    for number, doc in enumerate(documents, start=1):
-        if not isinstance(doc, dict):
-            continue
-        where = f"{path} (document {number})"
-        if "version" in doc:
-            version = doc["version"]
-            if isinstance(version, bool) or not isinstance(version, int) or version < 0:
-                raise ConfigError(f"{where}: 'version' must be a non-negative integer, got {version!r}")
-            versions.add(version)
-        defaults = _document_defaults(doc, where)
-        found: list[tuple[str, dict[str, Any]]] = []
-        _walk(doc, "", found)
-        for label, node in found:
-            label = label or f"document[{number}]"
-            entry = _entry(node, f"{where}, entry '{label}'", f"{path}:{label}", defaults)
-            if entry.id in entries:
-                first = entries[entry.id].source_label
-                raise ConfigError(
-                    f"{where}, entry '{label}': duplicate rubric id '{entry.id}' (first at {first})"
-                )
-            entries[entry.id] = entry
-    if len(versions) > 1:
-        raise ConfigError(f"{path}: documents declare different versions {sorted(versions)}")
-    if versions and versions != {1}:
-        raise ConfigError(f"{path}: Unsupported rubric config version {versions.pop()} (expected 1)")
-    if not entries:
-        raise ConfigError(
-            f"{path}: No rubric entries found (a rubric entry is a mapping with 'id' and 'rubric')"
-        )
+    for raw in read_rubric_entries(path):
+        entry = _entry(raw.node, raw.where, f"{path}:{raw.label}", raw.defaults)
+        entries[entry.id] = entry
     return entries
