@@ -46,7 +46,7 @@ def test_resume_skips_done_runs_and_drops_a_torn_line(tmp_path: Path) -> None:
     with path.open("ab") as handle:
         handle.write(b'{"row_key": "abc", "run_in')  # a crash mid-write
     with ResultsLog.resume(path, CONFIG) as log:
-        assert set(log.done) == {(row_key({"q": 1}), 0, ""), (row_key({"q": 1}), 1, "")}
+        assert set(log.done) == {(0, row_key({"q": 1}), 0, ""), (0, row_key({"q": 1}), 1, "")}
         log.append(run({"q": 2}, 0, 0.5))
     assert [r["scores"]["a:f"] for r in read_log(path).runs] == [1.0, 0.0, 0.5]
 
@@ -112,5 +112,15 @@ def test_logs_of_the_earlier_eval_format_are_read_and_resumed(tmp_path: Path) ->
     path.write_text(
         json.dumps({"format": "osmosis-eval-log/1", "config": CONFIG}) + "\n" + json.dumps(record) + "\n"
     )
-    with ResultsLog.resume(path, CONFIG) as log:
-        assert log.done == {(row_key({"q": 1}), 0, "")}
+    with ResultsLog.resume(path, {**CONFIG, "n_runs": 3}) as log:  # keys it did not record are not compared
+        assert log.done == {(0, row_key({"q": 1}), 0, "")}
+
+
+def test_a_repeated_row_is_its_own_item_on_resume() -> None:
+    from osmosis_ai.runs.engine import RunOutcome, work_items
+
+    rows = [(0, {"q": 1}), (1, {"q": 1})]
+    done = {(0, row_key({"q": 1}), 0, "")}
+    outcome = RunOutcome()
+    pending = [(item.row_index, item.run_index) for item in work_items(rows, 1, ("",), done, outcome)]
+    assert pending == [(1, 0)] and outcome.skipped == 1

@@ -71,6 +71,9 @@ def _log_config(o: dict[str, Any]) -> dict[str, Any]:
         "completion_params": params,
         "baseline_model": o["baseline_model"],
         "baseline_base_url": o["baseline_base_url"],
+        "n_runs": o["n_runs"],
+        "offset": o["offset"],
+        "limit": o["limit"],
     }
 
 

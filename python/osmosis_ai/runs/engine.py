@@ -123,7 +123,7 @@ def work_items(
         key = row_key(row)
         for run_index in range(first_run_index, first_run_index + runs_per_row):
             for tag in model_tags:
-                if (key, run_index, tag) in done:
+                if (row_index, key, run_index, tag) in done:
                     outcome.skipped += 1
                     continue
                 yield WorkItem(row_index, row, key, run_index, tag)

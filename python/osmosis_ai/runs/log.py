@@ -13,7 +13,7 @@ Schema ``osmosis-results/1`` (JSON lines):
 
 A crash or Ctrl+C loses at most the items in flight. ``--resume LOG`` reads the log back, refuses it when
 the config or the dataset file changed (with what changed), and skips the items it already holds, keyed
-on (row content, run index, model tag). Logs of the earlier eval-only format ``osmosis-eval-log/1`` are
+on (row position, row content, run index, model tag). Logs of the earlier eval-only format ``osmosis-eval-log/1`` are
 read and resumed too.
 """
 
@@ -46,8 +46,11 @@ LOG_FORMAT = "osmosis-results/1"
 # Every header format this reader accepts (the first is the eval-only log of earlier releases).
 LOG_FORMATS = ("osmosis-eval-log/1", LOG_FORMAT)
 
-RunKey = tuple[str, int, str]
-"""(row_key, run_index, model_tag): what identifies a finished run across resumes."""
+RunKey = tuple[int, str, int, str]
+"""(row_index, row_key, run_index, model_tag): what identifies a finished item across resumes.
+
+The row's position and its content both: a dataset that repeats a row has two rows, not one.
+"""
 
 
 def row_key(row: Mapping[str, Any]) -> str:
@@ -135,7 +138,12 @@ def dataset_fingerprint(path: Path) -> dict[str, Any]:
 
 
 def _key_of(record: Mapping[str, Any]) -> RunKey:
-    return (record["row_key"], int(record["run_index"]), record.get("model_tag") or "")
+    return (
+        int(record["row_index"]),
+        record["row_key"],
+        int(record["run_index"]),
+        record.get("model_tag") or "",
+    )
 
 
 class ResultsLog:
@@ -244,6 +252,9 @@ def _check_resumable(
     if logged_kind != kind:
         raise CLIError(f"Cannot resume {path}: it is a '{logged_kind}' log, not a '{kind}' one.")
     old_config = header.get("config", {})
+    if header.get("format") != LOG_FORMAT:
+        # A log of the earlier format lacks the newer keys: compare what it recorded.
+        config = {k: v for k, v in config.items() if k in old_config}
     if old_config != dict(config):
         raise CLIError(
             f"Cannot resume {path}: it was written with a different config "
