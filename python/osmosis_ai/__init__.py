@@ -36,6 +36,7 @@ _LAZY: dict[str, str] = {
     # The judge loads LiteLLM on first use.
     "evaluate_rubric": "osmosis_ai.rubric",
     "aevaluate_rubric": "osmosis_ai.rubric",
+    "RubricResult": "osmosis_ai.rubric",
     # The rollout names load pydantic (and, for the client and server, httpx / FastAPI).
     **dict.fromkeys(
         [
@@ -78,6 +79,7 @@ __all__ = [
     "RolloutRequest",
     "RolloutResponse",
     "RolloutResult",
+    "RubricResult",
     "SignatureError",
     "__version__",
     "aevaluate_rubric",

@@ -20,7 +20,7 @@ from osmosis_ai.errors import (
     ToolExecutionError,
     ToolValidationError,
 )
-from osmosis_ai.rollout.core import (
+from osmosis_ai.rollout.agent_loop import (
     CompletionsResult,
     LLMClientProtocol,
     RolloutAgentLoop,
@@ -103,12 +103,12 @@ _LAZY = {
     "ServeError": "osmosis_ai.rollout.serve",
     "DEFAULT_HOST": "osmosis_ai.rollout.serve",
     "DEFAULT_PORT": "osmosis_ai.rollout.serve",
-    "RolloutSettings": "osmosis_ai.rollout.config",
-    "RolloutClientSettings": "osmosis_ai.rollout.config",
-    "RolloutServerSettings": "osmosis_ai.rollout.config",
-    "get_settings": "osmosis_ai.rollout.config",
-    "configure": "osmosis_ai.rollout.config",
-    "reset_settings": "osmosis_ai.rollout.config",
+    "RolloutSettings": "osmosis_ai.rollout.settings",
+    "RolloutClientSettings": "osmosis_ai.rollout.settings",
+    "RolloutServerSettings": "osmosis_ai.rollout.settings",
+    "get_settings": "osmosis_ai.rollout.settings",
+    "configure": "osmosis_ai.rollout.settings",
+    "reset_settings": "osmosis_ai.rollout.settings",
 }
 
 

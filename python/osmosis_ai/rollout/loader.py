@@ -7,7 +7,7 @@ import os
 import sys
 
 from osmosis_ai.errors import OsmosisRolloutError
-from osmosis_ai.rollout.core import RolloutAgentLoop
+from osmosis_ai.rollout.agent_loop import RolloutAgentLoop
 
 __all__ = ["AgentLoopLoadError", "load_agent_loop"]
 

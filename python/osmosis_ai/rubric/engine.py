@@ -19,8 +19,10 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any, TextIO
 
+from osmosis_ai.errors import SignatureError
 from osmosis_ai.llm.client import Usage
 from osmosis_ai.rubric.judge import JudgeOutcome
+from osmosis_ai.scoring import coerce_score
 
 __all__ = [
     "EngineState",
@@ -196,10 +198,12 @@ def _from_value(result: RunResult, value: Any) -> None:
         result.clamped = bool(value.get("clamped", False))
     else:
         score, result.raw, result.raw_score = value, value, value
-    if isinstance(score, bool) or not isinstance(score, (int, float)):
-        result.status, result.error = "error", f"The evaluation returned no numeric score (got {score!r})"
+    try:
+        result.score = coerce_score(score, function="evaluation", strict=False)
+    except SignatureError as exc:
+        result.status, result.error = "error", f"The evaluation returned no usable score: {exc}"
         return
-    result.status, result.score = "success", float(score)
+    result.status = "success"
 
 
 async def _run_one(job: Job) -> RunResult:
