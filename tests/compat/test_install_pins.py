@@ -35,3 +35,9 @@ def test_litellm_is_a_range_not_a_pin() -> None:
     operators = {spec.operator for spec in litellm.specifier}
     assert "==" not in operators and ">=" in operators
     assert litellm.specifier.contains(importlib.metadata.version("litellm"))
+
+
+def test_version_is_a_0_3_release_above_the_newest_established_one() -> None:
+    from packaging.version import Version
+
+    assert Version("0.3.8") < Version(osmosis_ai.__version__) < Version("0.4")
