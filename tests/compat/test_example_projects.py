@@ -186,3 +186,21 @@ def test_git_sync_rubric_reward_calls_the_judge(scripted: Any, monkeypatch: pyte
     assert score == 1.0 and type(score) is float
     (request,) = judge.requests()
     assert request["model"] == "judge-model"
+
+
+@pytest.mark.usefixtures("judge_env")
+def test_git_sync_rubric_suite_script_through_cli_services(
+    scripted: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    judge = scripted({"default": {"score": 0.9, "explanation": "offers a next step"}})
+    monkeypatch.setenv("OPENAI_BASE_URL", judge.base_url)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-compat")
+    path = PROJECTS / "git_sync" / "reward_rubric" / "reward_rubric.py"
+    spec = importlib.util.spec_from_file_location("compat_reward_rubric_suite", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert module.run_example() == 0.9
+    (request,) = judge.requests()
+    prompt = request["messages"][-1]["content"]
+    assert "concrete next step" in prompt and "reset your password" in prompt and "email" in prompt
