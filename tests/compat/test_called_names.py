@@ -240,3 +240,13 @@ def test_dataset_reader_reads_a_window(tmp_path: Path) -> None:
     reader = DatasetReader(str(data))
     assert len(reader) == 5
     assert [row["user_prompt"] for row in reader.read(limit=2, offset=1)] == ["q1", "q2"]
+
+
+def test_cli_error_takes_the_0_3_keywords() -> None:
+    from osmosis_ai.cli.errors import CLIError
+
+    error = CLIError("no such run", code="NOT_FOUND", details={"name": "x"}, request_id="req-1")
+    assert (str(error), error.code, error.details, error.request_id) == (
+        "no such run", "NOT_FOUND", {"name": "x"}, "req-1",
+    )  # fmt: skip
+    assert CLIError().code == "VALIDATION" and str(CLIError("plain")) == "plain"
