@@ -250,3 +250,34 @@ def test_cli_error_takes_the_0_3_keywords() -> None:
         "no such run", "NOT_FOUND", {"name": "x"}, "req-1",
     )  # fmt: skip
     assert CLIError().code == "VALIDATION" and str(CLIError("plain")) == "plain"
+
+
+def test_remaining_section_b_signatures() -> None:
+    from osmosis_ai import osmosis_reward, osmosis_rubric
+    from osmosis_ai.rollout import (
+        OsmosisLLMClient,
+        ValidationResult,
+        create_tool_error_result,
+        create_tool_result,
+        execute_tool_calls,
+        get_tool_call_info,
+    )
+    from osmosis_ai.rollout.testing import create_mock_trainer_app, patch_httpx_for_mock_trainer
+
+    assert params(OsmosisLLMClient.chat_completions)[:7] == [
+        "self", "messages", "temperature", "top_p", "max_tokens", "stop", "logprobs",
+    ]  # fmt: skip
+    assert params(OsmosisLLMClient.complete_rollout)[:7] == [
+        "self", "status", "final_messages", "finish_reason", "error_message", "metrics", "reward",
+    ]  # fmt: skip
+    assert params(ValidationResult)[:5] == ["valid", "errors", "warnings", "agent_name", "tool_count"]
+    assert callable(ValidationResult(valid=True).raise_if_invalid)
+    assert params(create_mock_trainer_app) == ["tracker", "tool_call_generator"]
+    assert params(patch_httpx_for_mock_trainer) == ["client", "monkeypatch"]
+    assert params(create_tool_result) == ["tool_call_id", "content"]
+    assert params(create_tool_error_result) == ["tool_call_id", "error_message"]
+    assert params(execute_tool_calls) == ["tool_calls", "executor"]
+    assert get_tool_call_info({"id": "c1", "function": {"name": "add", "arguments": '{"a": 1}'}}) == (
+        "c1", "add", {"a": 1},
+    )  # fmt: skip
+    assert params(osmosis_reward) == params(osmosis_rubric) == ["func"]
