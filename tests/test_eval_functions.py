@@ -31,6 +31,19 @@ def returns_text(solution_str, ground_truth, extra_info):
 def returns_nan(solution_str, ground_truth, extra_info):
     return float("nan")
 
+def returns_true(solution_str, ground_truth, extra_info):
+    return solution_str == ground_truth
+
+def returns_none(solution_str, ground_truth, extra_info):
+    return None
+
+def returns_int(solution_str, ground_truth, extra_info):
+    return int(solution_str == ground_truth)
+
+@osmosis_reward
+def decorated_int(solution_str: str, ground_truth: str, extra_info: dict = None) -> float:
+    return 1
+
 def raises(solution_str, ground_truth, extra_info):
     raise KeyError("missing key")
 
@@ -110,6 +123,11 @@ def test_root_is_not_left_on_sys_path(repo: Path) -> None:
     [
         ("returns_text", r"must return a number \(int or float\), got str"),
         ("returns_nan", "returned nan, which is not a finite number"),
+        # A bool is an answer, not a score: `True` must not count as 1.0.
+        ("returns_true", r"must return a number \(int or float\), got bool \(True\)"),
+        ("returns_none", r"must return a number \(int or float\), got NoneType \(None\)"),
+        # The decorator's strict rule still applies when a decorated reward is used as an eval function.
+        ("decorated_int", r"must return a float, got int \(1\)"),
         ("raises", "KeyError: 'missing key'"),
     ],
 )
@@ -117,6 +135,12 @@ def test_scoring_failures_are_errors_not_zeros(repo: Path, name: str, message: s
     fn = load_eval_function(f"reward_fn_evalfixture.scoring:{name}", root=repo)
     with pytest.raises(EvalFnError, match=message):
         score(fn)
+
+
+def test_plain_int_is_a_score(repo: Path) -> None:
+    fn = load_eval_function("reward_fn_evalfixture.scoring:returns_int", root=repo)
+    result = score(fn)
+    assert result == 1.0 and type(result) is float
 
 
 def test_final_assistant_text_skips_tool_call_turns_and_joins_parts() -> None:

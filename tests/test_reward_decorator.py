@@ -193,19 +193,40 @@ def returns(solution_str: str, ground_truth: str, extra_info: dict = None) -> fl
     return extra_info["value"]
 
 
-@pytest.mark.parametrize("value,expected", [(0.25, 0.25), (1, 1.0), (0, 0.0), (True, 1.0)])
-def test_numeric_results_come_back_as_float(value: object, expected: float) -> None:
+@pytest.mark.parametrize("value", [0.25, 0.0, 1.0, -3.5])
+def test_float_results_come_back_unchanged(value: float) -> None:
     result = returns("a", "b", {"value": value})
-    assert result == expected
+    assert result == value
     assert type(result) is float
 
 
-@pytest.mark.parametrize("value,type_name", [("1.0", "str"), (None, "NoneType"), ([1.0], "list")])
-def test_non_numeric_results_are_rejected(value: object, type_name: str) -> None:
-    with pytest.raises(SignatureError) as info:
+@pytest.mark.parametrize(
+    "value,type_name",
+    [(1, "int"), (0, "int"), (True, "bool"), ("1.0", "str"), (None, "NoneType"), ([1.0], "list")],
+)
+def test_anything_but_a_float_is_a_type_error_naming_function_value_and_fix(
+    value: object, type_name: str
+) -> None:
+    # The training platform rejects these; a local call must fail the same way, not pass.
+    with pytest.raises(TypeError) as info:
         returns("a", "b", {"value": value})
-    assert f"must return a float, got {type_name}" in str(info.value)
-    assert "returns" in str(info.value)
+    assert isinstance(info.value, SignatureError)
+    message = str(info.value)
+    assert f"Function 'returns' must return a float, got {type_name} ({value!r})" in message
+    assert "return float(" in message
+
+
+def test_numpy_scalars_are_refused_too() -> None:
+    np = pytest.importorskip("numpy")
+    for value in (np.float64(0.5), np.float32(0.5), np.int64(1)):
+        with pytest.raises(TypeError, match="must return a float, got "):
+            returns("a", "b", {"value": value})
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf")])
+def test_non_finite_floats_are_refused(value: float) -> None:
+    with pytest.raises(TypeError, match="not a finite number"):
+        returns("a", "b", {"value": value})
 
 
 def test_data_source_is_dropped_when_the_function_cannot_take_it() -> None:
@@ -240,11 +261,13 @@ def test_async_reward_is_awaited_and_checked() -> None:
     @osmosis_reward
     async def slow(solution_str: str, ground_truth: str, extra_info: dict = None) -> float:
         await asyncio.sleep(0)
-        return 1
+        return 1.0 if extra_info is None else extra_info["value"]
 
     assert inspect.iscoroutinefunction(slow)
     result = asyncio.run(slow("a", "a"))
     assert result == 1.0 and type(result) is float
+    with pytest.raises(TypeError, match=r"must return a float, got int \(1\)"):
+        asyncio.run(slow("a", "a", {"value": 1}))
 
 
 def test_async_reward_bad_result_is_reported() -> None:

@@ -155,11 +155,13 @@ def test_result_must_be_a_number() -> None:
 def test_async_rubric_checks_arguments_and_result() -> None:
     @osmosis_rubric
     async def judge(solution_str: str, ground_truth: str, extra_info: dict) -> float:
-        return 3
+        return 3.0 if extra_info.get("as_float", True) else 3
 
     assert asyncio.run(judge("a", "b", {})) == 3.0
     with pytest.raises(SignatureError, match="'solution_str' must be a string"):
         asyncio.run(judge(1, "b", {}))
+    with pytest.raises(TypeError, match=r"must return a float, got int \(3\)"):
+        asyncio.run(judge("a", "b", {"as_float": False}))
 
 
 def test_postponed_annotations_module() -> None:

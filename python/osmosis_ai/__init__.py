@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import importlib
 
-from osmosis_ai._version import __version__
 from osmosis_ai.errors import (
     MissingAPIKeyError,
     ModelNotFoundError,
@@ -31,11 +30,14 @@ if TYPE_CHECKING:
 
 # public name -> module that defines it
 _LAZY: dict[str, str] = {
+    # The version is compiled into the Rust core; loading the core only to print it would cost every import.
+    "__version__": "osmosis_ai._version",
     "osmosis_reward": "osmosis_ai.rewards",
     "osmosis_rubric": "osmosis_ai.rewards",
     # The judge loads LiteLLM on first use.
     "evaluate_rubric": "osmosis_ai.rubric",
     "aevaluate_rubric": "osmosis_ai.rubric",
+    "RubricResult": "osmosis_ai.rubric",
     # The rollout names load pydantic (and, for the client and server, httpx / FastAPI).
     **dict.fromkeys(
         [
@@ -78,6 +80,7 @@ __all__ = [
     "RolloutRequest",
     "RolloutResponse",
     "RolloutResult",
+    "RubricResult",
     "SignatureError",
     "__version__",
     "aevaluate_rubric",

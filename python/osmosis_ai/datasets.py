@@ -33,6 +33,7 @@ __all__ = [
     "SUPPORTED_EXTENSIONS",
     "Contract",
     "DatasetProblem",
+    "DatasetReader",
     "ValidationReport",
     "count_rows",
     "iter_batches",
@@ -254,3 +255,33 @@ def validate_dataset(
         total_problems=raw["total_problems"],
         bad_rows=raw["bad_rows"],
     )
+
+
+class DatasetReader:
+    """A dataset file as an object: its length and a window of its rows (the 0.2 ``DatasetReader`` shape).
+
+    A thin handle over :func:`read_dataset` and :func:`count_rows`; nothing is read until asked.
+
+    Args:
+        file_path: The dataset file (``.jsonl``, ``.json``, ``.csv`` or ``.parquet``).
+        contract: The row contract checked on every row read (default ``"eval"``).
+
+    Example:
+        >>> reader = DatasetReader("test_data.jsonl")  # doctest: +SKIP
+        >>> len(reader), reader.read(limit=2)[0]["user_prompt"]  # doctest: +SKIP
+        (10, 'What is 25 + 17?')
+    """
+
+    def __init__(self, file_path: str | os.PathLike[str], *, contract: Contract = "eval") -> None:
+        self.file_path = Path(file_path)
+        self.contract: Contract = contract
+
+    def __len__(self) -> int:
+        return count_rows(self.file_path)
+
+    def __iter__(self) -> Iterator[Row]:
+        return read_dataset(self.file_path, contract=self.contract)
+
+    def read(self, limit: int | None = None, offset: int = 0) -> list[Row]:
+        """Returns up to ``limit`` rows after skipping ``offset``, each checked against the contract."""
+        return list(read_dataset(self.file_path, limit=limit, offset=offset, contract=self.contract))

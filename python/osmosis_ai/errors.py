@@ -42,7 +42,28 @@ class OsmosisError(Exception):
 
 
 class CLIError(OsmosisError):
-    """A command cannot go on; the CLI prints the message without a traceback and exits 1."""
+    """A command cannot go on; the CLI prints the message without a traceback and exits 1.
+
+    The keyword arguments are the established 0.3 ones (``osmosis_ai.cli.errors.CLIError``).
+
+    Attributes:
+        code: A machine-readable error code (default ``"VALIDATION"``).
+        details: Extra structured information, if any.
+        request_id: The platform request this error came from, if any.
+    """
+
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        code: str = "VALIDATION",
+        details: dict[str, object] | None = None,
+        request_id: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.details = details
+        self.request_id = request_id
 
 
 # --- input files --------------------------------------------------------------------------------------

@@ -2,8 +2,9 @@
 
 Both check the decorated function's signature once, at decoration time, against the contract its first
 parameter selects (the rule tables live in the Rust core), then check arguments and the result on every
-call. Unlike the established package they accept postponed annotations and ``async def`` functions, do
-not drop a ``data_source`` argument the function declares, and accept ``int`` results (returned as float).
+call. Unlike the established package they accept postponed annotations and ``async def`` functions and do
+not drop a ``data_source`` argument the function declares. Results follow the platform's strict rule
+(:mod:`osmosis_ai.scoring`): anything but a finite ``float`` raises ``TypeError`` at call time.
 """
 
 from __future__ import annotations
@@ -11,12 +12,12 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
-import numbers
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
 from osmosis_ai.errors import SignatureError
+from osmosis_ai.scoring import coerce_score
 from osmosis_ai.signatures import Contract, Family, check_function
 
 __all__ = ["collect_signature_errors", "osmosis_reward", "osmosis_rubric"]
@@ -53,19 +54,6 @@ def collect_signature_errors() -> Iterator[list[SignatureError]]:
 
 def _function_name(func: Callable[..., Any]) -> str:
     return getattr(func, "__qualname__", None) or getattr(func, "__name__", repr(func))
-
-
-def _coerce_result(name: str, result: Any) -> float:
-    # int/bool are accepted (the established package rejected even `return 1`); anything else is a bug.
-    if isinstance(result, float):
-        return result
-    if isinstance(result, numbers.Real):
-        return float(result)
-    raise SignatureError(
-        f"Function '{name}' must return a float, got {type(result).__name__}",
-        function=name,
-        expected="float",
-    )
 
 
 def _drops_data_source(signature: inspect.Signature) -> bool:
@@ -141,7 +129,7 @@ def _wrap(func: F, family: Family) -> F:
         @functools.wraps(func)
         async def async_wrapper(*args: Any, **kwargs: Any) -> float:
             kwargs = prepare(args, kwargs)
-            return _coerce_result(name, await func(*args, **kwargs))
+            return coerce_score(await func(*args, **kwargs), function=name, strict=True)
 
         wrapper: Any = async_wrapper
     else:
@@ -149,7 +137,7 @@ def _wrap(func: F, family: Family) -> F:
         @functools.wraps(func)
         def sync_wrapper(*args: Any, **kwargs: Any) -> float:
             kwargs = prepare(args, kwargs)
-            return _coerce_result(name, func(*args, **kwargs))
+            return coerce_score(func(*args, **kwargs), function=name, strict=True)
 
         wrapper = sync_wrapper
 
@@ -163,7 +151,8 @@ def osmosis_reward(func: F) -> F:
     The classic contract (first parameter ``solution_str``) is
     ``(solution_str: str, ground_truth: str, extra_info: dict = None, ...)``; a function whose first
     parameter is ``messages`` is checked as a full-mode eval function instead. Every call must return a
-    number, handed back as ``float``. ``async def`` functions are awaited.
+    finite ``float`` (``1``, ``True``, ``None`` or a numpy scalar raise: write ``return float(x)``).
+    ``async def`` functions are awaited.
 
     Args:
         func: The reward function.
@@ -173,7 +162,7 @@ def osmosis_reward(func: F) -> F:
 
     Raises:
         SignatureError: (a ``TypeError``) at decoration time if the signature breaks the contract, and
-            at call time if the result is not a number.
+            at call time if the result is not a finite ``float``.
 
     Example:
         >>> @osmosis_reward
@@ -191,7 +180,7 @@ def osmosis_rubric(func: F) -> F:
     The classic contract is ``(solution_str: str, ground_truth: str | None, extra_info, ...)`` with no
     defaults on the first two parameters; ``extra_info`` may be unannotated or a mapping type. Every call
     checks that ``solution_str`` is a string, ``ground_truth`` a string or ``None`` and ``extra_info``
-    given (or defaulted), and that the result is a number (returned as ``float``).
+    given (or defaulted), and that the result is a finite ``float`` (as for ``@osmosis_reward``).
 
     Args:
         func: The rubric function.

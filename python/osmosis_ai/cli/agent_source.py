@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from osmosis_ai.errors import CLIError
-from osmosis_ai.rollout.core import RolloutAgentLoop
+from osmosis_ai.rollout.agent_loop import RolloutAgentLoop
 
 __all__ = ["check_agent_source", "load_agent"]
 

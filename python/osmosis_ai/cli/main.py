@@ -14,8 +14,6 @@ from collections.abc import Sequence
 
 import click
 
-from osmosis_ai._version import __version__
-
 # name -> (module, attribute, one-line help). Help text lives here so `--help` imports nothing.
 LazyCommands = dict[str, tuple[str, str, str]]
 
@@ -82,6 +80,16 @@ class LazyGroup(click.Group):
                 formatter.write_dl(sorted(rows))
 
 
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    # Read only when asked: the version comes from the compiled core, which `--help` need not load.
+    if not value or ctx.resilient_parsing:
+        return
+    from osmosis_ai._version import __version__
+
+    click.echo(f"osmosis-ai {__version__}")
+    ctx.exit()
+
+
 def _debug_enabled() -> bool:
     return os.environ.get("OSMOSIS_DEBUG", "").strip().lower() in {"1", "true", "yes", "on"}
 
@@ -92,7 +100,15 @@ def _debug_enabled() -> bool:
     invoke_without_command=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
-@click.version_option(__version__, "-V", "--version", prog_name="osmosis-ai", message="%(prog)s %(version)s")
+@click.option(
+    "-V",
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version and exit.",
+)
 @click.option("--debug", is_flag=True, help="Show full tracebacks on errors (or set OSMOSIS_DEBUG=1).")
 @click.pass_context
 def cli(ctx: click.Context, debug: bool) -> None:

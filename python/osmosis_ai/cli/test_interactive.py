@@ -15,7 +15,7 @@ from typing import Any
 import click
 
 from osmosis_ai.llm.chat import ExternalLLMClient
-from osmosis_ai.rollout.core import CompletionsResult, RolloutContext
+from osmosis_ai.rollout.agent_loop import CompletionsResult, RolloutContext
 from osmosis_ai.rollout.requests import dataset_row_to_request
 from osmosis_ai.rollout.tools import validate_tools
 

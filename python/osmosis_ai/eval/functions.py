@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import math
-import numbers
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +18,7 @@ from typing import Any, Literal
 
 from osmosis_ai.errors import EvalFnError, SignatureError
 from osmosis_ai.importer import import_object
+from osmosis_ai.scoring import coerce_score
 from osmosis_ai.signatures import check_function
 
 __all__ = ["EvalFunction", "final_assistant_text", "load_eval_function", "load_eval_functions"]
@@ -87,18 +86,11 @@ class EvalFunction:
                 value = await asyncio.to_thread(self.func, **kwargs)
         except Exception as exc:
             raise EvalFnError(f"{type(exc).__name__}: {exc}") from exc
-        return _as_score(self.name, value)
-
-
-def _as_score(name: str, value: Any) -> float:
-    if isinstance(value, numbers.Real) and not isinstance(value, complex):
-        score = float(value)
-        if math.isfinite(score):
-            return score
-        raise EvalFnError(f"eval function '{name}' returned {score}, which is not a finite number")
-    raise EvalFnError(
-        f"eval function '{name}' must return a number (int or float), got {type(value).__name__}"
-    )
+        try:
+            return coerce_score(value, function=self.name, strict=False)
+        except SignatureError as exc:
+            # A bool, None, a string or NaN is an error of this run, never a score.
+            raise EvalFnError(str(exc)) from None
 
 
 def load_eval_function(path: str, *, root: Path | None = None) -> EvalFunction:

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from osmosis_ai.llm.transport import Transport
-from osmosis_ai.rollout.core import CompletionsResult
+from osmosis_ai.rollout.agent_loop import CompletionsResult
 from osmosis_ai.rollout.schemas import RolloutMetrics
 
 __all__ = ["ExternalLLMClient"]

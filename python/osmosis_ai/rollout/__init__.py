@@ -1,7 +1,9 @@
 """The remote-rollout SDK: the agent contract, protocol schemas, helpers, and (lazily) the server.
 
 ``import osmosis_ai.rollout`` loads pydantic only; the TrainGate client (httpx) and the server (FastAPI,
-uvicorn) load on first use of ``OsmosisLLMClient``, ``create_app`` or ``serve_agent_loop``.
+uvicorn) load on first use of ``OsmosisLLMClient``, ``create_app`` or ``serve_agent_loop``. ``__all__`` is
+the established package's list (plus our additions), so ``from osmosis_ai.rollout import *`` gives the
+names users' code expects; that star-import loads the lazy modules too.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from osmosis_ai.errors import (
     ToolExecutionError,
     ToolValidationError,
 )
-from osmosis_ai.rollout.core import (
+from osmosis_ai.rollout.agent_loop import (
     CompletionsResult,
     LLMClientProtocol,
     RolloutAgentLoop,
@@ -103,12 +105,12 @@ _LAZY = {
     "ServeError": "osmosis_ai.rollout.serve",
     "DEFAULT_HOST": "osmosis_ai.rollout.serve",
     "DEFAULT_PORT": "osmosis_ai.rollout.serve",
-    "RolloutSettings": "osmosis_ai.rollout.config",
-    "RolloutClientSettings": "osmosis_ai.rollout.config",
-    "RolloutServerSettings": "osmosis_ai.rollout.config",
-    "get_settings": "osmosis_ai.rollout.config",
-    "configure": "osmosis_ai.rollout.config",
-    "reset_settings": "osmosis_ai.rollout.config",
+    "RolloutSettings": "osmosis_ai.rollout.settings",
+    "RolloutClientSettings": "osmosis_ai.rollout.settings",
+    "RolloutServerSettings": "osmosis_ai.rollout.settings",
+    "get_settings": "osmosis_ai.rollout.settings",
+    "configure": "osmosis_ai.rollout.settings",
+    "reset_settings": "osmosis_ai.rollout.settings",
 }
 
 
@@ -122,7 +124,9 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
+    "DEFAULT_HOST",
     "DEFAULT_MAX_METADATA_SIZE_BYTES",
+    "DEFAULT_PORT",
     "AgentLoopLoadError",
     "AgentLoopNotFoundError",
     "AgentLoopRegistry",
@@ -142,6 +146,7 @@ __all__ = [
     "OpenAIFunctionSchema",
     "OpenAIFunctionToolCall",
     "OpenAIFunctionToolSchema",
+    "OsmosisLLMClient",
     "OsmosisRolloutError",
     "OsmosisServerError",
     "OsmosisTimeoutError",
@@ -149,20 +154,26 @@ __all__ = [
     "OsmosisValidationError",
     "PublicIPDetectionError",
     "RolloutAgentLoop",
+    "RolloutClientSettings",
     "RolloutContext",
     "RolloutMetrics",
     "RolloutRequest",
     "RolloutResponse",
     "RolloutResult",
+    "RolloutServerSettings",
+    "RolloutSettings",
     "RolloutStatus",
     "SamplingParamsDict",
+    "ServeError",
     "ToolArgumentError",
     "ToolExecutionError",
     "ToolResponse",
     "ToolValidationError",
     "ValidationError",
     "ValidationResult",
+    "configure",
     "count_messages_by_role",
+    "create_app",
     "create_tool_error_result",
     "create_tool_result",
     "dataset_row_to_request",
@@ -172,6 +183,7 @@ __all__ = [
     "get_max_metadata_size_bytes",
     "get_message_content",
     "get_message_role",
+    "get_settings",
     "get_tool_call_info",
     "is_assistant_message",
     "is_private_ip",
@@ -184,10 +196,13 @@ __all__ = [
     "parse_tool_arguments",
     "parse_tool_calls",
     "register_agent_loop",
+    "reset_settings",
     "serialize_tool_result",
+    "serve_agent_loop",
     "set_max_metadata_size_bytes",
     "unregister_agent_loop",
     "validate_agent_loop",
+    "validate_and_report",
     "validate_ipv4",
     "validate_tools",
 ]

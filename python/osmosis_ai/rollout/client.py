@@ -23,12 +23,12 @@ from osmosis_ai.errors import (
     OsmosisValidationError,
 )
 from osmosis_ai.llm.retry import RetryPolicy, retry_after_from_headers
-from osmosis_ai.rollout.core import CompletionsResult
+from osmosis_ai.rollout.agent_loop import CompletionsResult
 from osmosis_ai.rollout.messages import normalize_stop
 from osmosis_ai.rollout.schemas import CompletionsRequest, RolloutMetrics, RolloutResponse, RolloutStatus
 
 if TYPE_CHECKING:
-    from osmosis_ai.rollout.config import RolloutSettings
+    from osmosis_ai.rollout.settings import RolloutClientSettings, RolloutSettings
 
 __all__ = ["OsmosisLLMClient", "create_http_client"]
 
@@ -61,7 +61,8 @@ class OsmosisLLMClient:
         timeout_seconds: Per-request timeout; the settings' value when omitted.
         max_retries: Retries of a completion call (attempts = retries + 1).
         complete_rollout_retries: Retries of the completion callback.
-        settings: Rollout settings; the process-wide ones when omitted.
+        settings: Rollout settings (``RolloutSettings``), or only the client's
+            (``RolloutClientSettings``, the established form); the process-wide ones when omitted.
         http_client: A shared ``httpx.AsyncClient`` to use (not closed by this client).
 
     Example:
@@ -77,13 +78,15 @@ class OsmosisLLMClient:
         timeout_seconds: float | None = None,
         max_retries: int | None = None,
         complete_rollout_retries: int | None = None,
-        settings: RolloutSettings | None = None,
+        settings: RolloutSettings | RolloutClientSettings | None = None,
         http_client: httpx.AsyncClient | None = None,
     ) -> None:
-        if settings is None:
-            from osmosis_ai.rollout.config import get_settings
+        from osmosis_ai.rollout.settings import RolloutClientSettings, RolloutSettings, get_settings
 
+        if settings is None:
             settings = get_settings()
+        elif isinstance(settings, RolloutClientSettings):
+            settings = RolloutSettings(client=settings)
         self.server_url = server_url.rstrip("/")
         self.rollout_id = rollout_id
         self._settings = settings

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from osmosis_ai.errors import OsmosisRolloutError
 from osmosis_ai.importer import import_object
-from osmosis_ai.rollout.core import RolloutAgentLoop
+from osmosis_ai.rollout.agent_loop import RolloutAgentLoop
 
 __all__ = ["AgentLoopLoadError", "load_agent_loop"]
 

@@ -17,13 +17,14 @@ __all__ = [
 ]
 
 
-def parse_tool_calls(message: dict[str, Any]) -> list[dict[str, Any]]:
+def parse_tool_calls(assistant_message: dict[str, Any]) -> list[dict[str, Any]]:
     """Returns a message's tool calls; ``[]`` when absent, ``null`` or not a list.
 
     Example:
         >>> parse_tool_calls({"role": "assistant", "content": "hi", "tool_calls": None})
         []
     """
+    message = assistant_message
     calls = message.get("tool_calls") if isinstance(message, dict) else None
     return calls if isinstance(calls, list) else []
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 
 from osmosis_ai.errors import AgentLoopNotFoundError
-from osmosis_ai.rollout.core import RolloutAgentLoop
+from osmosis_ai.rollout.agent_loop import RolloutAgentLoop
 
 __all__ = [
     "AgentLoopRegistry",
@@ -29,20 +29,20 @@ class AgentLoopRegistry:
         self._loops: dict[str, RolloutAgentLoop] = {}
         self._lock = threading.Lock()
 
-    def register(self, agent_loop: RolloutAgentLoop) -> None:
+    def register(self, loop: RolloutAgentLoop) -> None:
         """Adds an agent loop under its name.
 
         Raises:
-            TypeError: ``agent_loop`` is not a ``RolloutAgentLoop`` instance.
+            TypeError: ``loop`` is not a ``RolloutAgentLoop`` instance.
             ValueError: An agent loop of that name is already registered.
         """
-        if not isinstance(agent_loop, RolloutAgentLoop):
-            raise TypeError(f"expected a RolloutAgentLoop instance, got {type(agent_loop).__name__}")
-        name = agent_loop.name
+        if not isinstance(loop, RolloutAgentLoop):
+            raise TypeError(f"expected a RolloutAgentLoop instance, got {type(loop).__name__}")
+        name = loop.name
         with self._lock:
             if name in self._loops:
                 raise ValueError(f"Agent loop '{name}' is already registered")
-            self._loops[name] = agent_loop
+            self._loops[name] = loop
 
     def unregister(self, name: str) -> bool:
         """Removes an agent loop; returns whether it was registered."""
@@ -68,9 +68,13 @@ class AgentLoopRegistry:
 _registry = AgentLoopRegistry()
 
 
-def register_agent_loop(agent_loop: RolloutAgentLoop) -> None:
-    """Registers an agent loop in the global registry (duplicate name → ``ValueError``)."""
-    _registry.register(agent_loop)
+def register_agent_loop(loop: RolloutAgentLoop) -> None:
+    """Registers an agent loop in the global registry (duplicate name → ``ValueError``).
+
+    Example:
+        >>> register_agent_loop(loop=MyAgent())  # doctest: +SKIP
+    """
+    _registry.register(loop)
 
 
 def unregister_agent_loop(name: str) -> bool:

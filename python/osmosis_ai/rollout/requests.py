@@ -1,4 +1,4 @@
-"""Turning a dataset row into the :class:`RolloutRequest` a local run hands the agent."""
+"""Building the :class:`RolloutRequest` an agent sees: from a dataset row, or a placeholder for checks."""
 
 from __future__ import annotations
 
@@ -8,7 +8,13 @@ from typing import Any
 
 from osmosis_ai.rollout.schemas import RolloutRequest
 
-__all__ = ["LOCAL_SERVER_URL", "REQUIRED_COLUMNS", "SHADOWED_COLUMNS_KEY", "dataset_row_to_request"]
+__all__ = [
+    "LOCAL_SERVER_URL",
+    "REQUIRED_COLUMNS",
+    "SHADOWED_COLUMNS_KEY",
+    "dataset_row_to_request",
+    "placeholder_request",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -76,4 +82,22 @@ def dataset_row_to_request(
         max_turns=max_turns,
         completion_params=dict(completion_params or {}),
         metadata=metadata,
+    )
+
+
+def placeholder_request() -> RolloutRequest:
+    """A minimal request for asking an agent its tools outside a rollout (``validate``, default tools).
+
+    Its metadata carries ``_validation: True`` so an agent can tell it from a real request.
+
+    Example:
+        >>> placeholder_request().messages
+        [{'role': 'user', 'content': 'Hello'}]
+    """
+    return RolloutRequest(
+        rollout_id="validation-test-rollout",
+        server_url="http://localhost:8080",
+        messages=[{"role": "user", "content": "Hello"}],
+        completion_params={"temperature": 1.0, "max_tokens": 512},
+        metadata={"_validation": True},
     )

@@ -23,11 +23,11 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from osmosis_ai.errors import OsmosisRolloutError
-from osmosis_ai.rollout.core import RolloutAgentLoop
+from osmosis_ai.rollout.agent_loop import RolloutAgentLoop
 from osmosis_ai.rollout.validator import ValidationResult, validate_agent_loop
 
 if TYPE_CHECKING:
-    from osmosis_ai.rollout.config import RolloutSettings
+    from osmosis_ai.rollout.settings import RolloutSettings
 
 __all__ = [
     "DEFAULT_HOST",
@@ -204,7 +204,7 @@ def serve_agent_loop(
         raise ServeError(f"log level must be one of {', '.join(LOG_LEVELS)}, got '{log_level}'")
     _check_options(host, skip_register, api_key, local_debug)
     if settings is None:
-        from osmosis_ai.rollout.config import get_settings
+        from osmosis_ai.rollout.settings import get_settings
 
         settings = get_settings()  # a bad OSMOSIS_ROLLOUT_* variable fails here, before anything is printed
     if reload and not module_path:

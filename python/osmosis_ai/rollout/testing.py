@@ -54,27 +54,44 @@ def fake_prompt_token_ids(messages: list[dict[str, Any]]) -> list[int]:
 
 
 class RolloutCompletionTracker:
-    """Completion callbacks received by the mock trainer, by rollout id (thread-safe).
+    """Completion callbacks received by the mock trainer, by rollout id and in arrival order (thread-safe).
+
+    ``responses`` holds every callback body in arrival order and ``event`` is set by each one (the
+    established shape); ``get`` / ``wait_for`` look one rollout up by id.
+
+    Args:
+        event: Set whenever a callback arrives; a new ``threading.Event`` when omitted.
+        responses: The list callback bodies are appended to; a new list when omitted.
 
     Example:
         >>> tracker = RolloutCompletionTracker()
         >>> tracker.record({"rollout_id": "r1", "status": "COMPLETED"})
-        >>> tracker.get("r1")["status"]
-        'COMPLETED'
+        >>> tracker.wait(timeout=1.0), tracker.responses[0]["status"], tracker.get("r1")["status"]
+        (True, 'COMPLETED', 'COMPLETED')
     """
 
-    def __init__(self) -> None:
+    def __init__(
+        self, event: threading.Event | None = None, responses: list[dict[str, Any]] | None = None
+    ) -> None:
         self._lock = threading.Condition()
+        self.event = event if event is not None else threading.Event()
+        self.responses: list[dict[str, Any]] = responses if responses is not None else []
         self.completed: dict[str, dict[str, Any]] = {}
         self.counts: dict[str, int] = {}
 
     def record(self, body: dict[str, Any]) -> None:
-        """Stores one callback body (the latest wins; ``counts`` keeps how many arrived)."""
+        """Stores one callback body (by id the latest wins; ``counts`` keeps how many arrived)."""
         rollout_id = str(body.get("rollout_id", ""))
         with self._lock:
+            self.responses.append(body)
             self.completed[rollout_id] = body
             self.counts[rollout_id] = self.counts.get(rollout_id, 0) + 1
             self._lock.notify_all()
+        self.event.set()
+
+    def wait(self, timeout: float = 5.0) -> bool:
+        """Blocks until a callback has arrived since the last :meth:`clear`; ``False`` on timeout."""
+        return self.event.wait(timeout)
 
     def get(self, rollout_id: str) -> dict[str, Any] | None:
         """The callback body for a rollout, or ``None``."""
@@ -102,10 +119,12 @@ class RolloutCompletionTracker:
         return body
 
     def clear(self) -> None:
-        """Forgets every callback."""
+        """Forgets every callback and resets ``event``."""
         with self._lock:
+            self.responses.clear()
             self.completed.clear()
             self.counts.clear()
+            self.event.clear()
 
 
 def _last_user_text(messages: list[dict[str, Any]]) -> str:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from osmosis_ai.errors import OsmosisRolloutError
+from osmosis_ai.rollout.requests import placeholder_request
 from osmosis_ai.rollout.schemas import RolloutRequest
 from osmosis_ai.rollout.tools import check_tool
 
@@ -65,16 +66,6 @@ class ValidationResult:
         raise AgentLoopValidationError(
             f"Agent loop validation failed with {len(self.errors)} error(s):\n{lines}", self.errors
         )
-
-
-def _mock_request() -> RolloutRequest:
-    return RolloutRequest(
-        rollout_id="validation-test-rollout",
-        server_url="http://localhost:8080",
-        messages=[{"role": "user", "content": "Hello"}],
-        completion_params={"temperature": 1.0, "max_tokens": 512},
-        metadata={"_validation": True},
-    )
 
 
 def _check_name(agent_loop: Any, errors: list[ValidationError]) -> str | None:
@@ -161,7 +152,7 @@ def validate_agent_loop(agent_loop: Any, *, request: RolloutRequest | None = Non
     """
     result = ValidationResult(valid=True)
     result.agent_name = _check_name(agent_loop, result.errors)
-    _check_tools(agent_loop, request or _mock_request(), result)
+    _check_tools(agent_loop, request or placeholder_request(), result)
     _check_run(agent_loop, result.errors)
     result.valid = not result.errors
     return result

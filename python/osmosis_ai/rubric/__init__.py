@@ -3,7 +3,13 @@
 Importing this package does not import LiteLLM; the first judge call does.
 """
 
-from osmosis_ai.rubric.evaluate import ModelInfo, RewardRubricRunResult, aevaluate_rubric, evaluate_rubric
+from osmosis_ai.rubric.evaluate import (
+    ModelInfo,
+    RewardRubricRunResult,
+    RubricResult,
+    aevaluate_rubric,
+    evaluate_rubric,
+)
 from osmosis_ai.rubric.judge import DEFAULT_API_KEY_ENV, JudgeUnscoredError, ensure_api_key_available
 
 __all__ = [
@@ -11,6 +17,7 @@ __all__ = [
     "JudgeUnscoredError",
     "ModelInfo",
     "RewardRubricRunResult",
+    "RubricResult",
     "aevaluate_rubric",
     "ensure_api_key_available",
     "evaluate_rubric",

@@ -35,6 +35,11 @@ class RubricEntry:
     source_label: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
+    @property
+    def rubric_text(self) -> str:
+        """The rubric text, under the attribute name the established ``RubricConfig`` used."""
+        return self.rubric
+
 
 def find_config(data_path: Path, explicit: Path | None, cwd: Path | None = None) -> Path:
     """``--config``, else the first ``rubric_configs.yaml`` in the data folder, ``.`` or ``./examples``."""

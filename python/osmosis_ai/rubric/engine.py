@@ -17,10 +17,12 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from osmosis_ai.errors import SignatureError
 from osmosis_ai.llm.retry import SYSTEMIC_KINDS
 from osmosis_ai.llm.usage import Usage
 from osmosis_ai.rubric.judge import JudgeOutcome
 from osmosis_ai.runs.engine import RunControl, WorkItem
+from osmosis_ai.scoring import coerce_score
 
 __all__ = [
     "RUN_FIELDS",
@@ -161,13 +163,12 @@ def _from_value(record: dict[str, Any], value: Any) -> None:
         record["clamped"] = bool(value.get("clamped", False))
     else:
         score = record["raw"] = record["raw_score"] = value
-    if isinstance(score, bool) or not isinstance(score, (int, float)):
-        record["status"], record["error"] = (
-            "error",
-            f"The evaluation returned no numeric score (got {score!r})",
-        )
+    try:
+        record["score"] = coerce_score(score, function="evaluation", strict=False)
+    except SignatureError as exc:
+        record["status"], record["error"] = "error", f"The evaluation returned no usable score: {exc}"
         return
-    record["status"], record["score"] = "success", float(score)
+    record["status"] = "success"
 
 
 class JudgeExecutor:

@@ -14,7 +14,14 @@ from typing import Any
 
 from osmosis_ai.errors import DatasetFormatError, DatasetParseError, DatasetValidationError
 
-__all__ = ["RubricRecord", "load_chat_records", "load_rubric_records", "read_jsonl"]
+__all__ = [
+    "RubricRecord",
+    "RubricRecordLoader",
+    "load_all_records",
+    "load_chat_records",
+    "load_rubric_records",
+    "read_jsonl",
+]
 
 
 @dataclass
@@ -32,6 +39,8 @@ class RubricRecord:
     extra_info: dict[str, Any] = field(default_factory=dict)
     score_min: float | None = None
     score_max: float | None = None
+    rubric_id: str | None = None
+    conversation_id: str | None = None
 
 
 def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -113,6 +122,38 @@ def _identity(data: dict[str, Any], index: int) -> tuple[str, str]:
     return label, (str(raw_id) if raw_id is not None else label)
 
 
+def _label_text(value: Any) -> str | None:
+    return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def _record(path: Path, line: int, data: dict[str, Any], index: int) -> RubricRecord:
+    """Checks one ``eval-rubric`` record and builds it; ``index`` (1-based) names an unlabelled one."""
+    solution = data.get("solution_str")
+    if not isinstance(solution, str) or not solution.strip():
+        raise _bad(path, line, "solution_str", "a non-empty string", solution)
+    extra_info = _optional_object(path, line, data, "extra_info") or {}
+    original = _optional_text(path, line, data, "original_input")
+    if original is None and isinstance(extra_info.get("original_input"), str):
+        original = extra_info["original_input"]
+    label, record_id = _identity(data, index)
+    return RubricRecord(
+        line=line,
+        data=data,
+        solution_str=solution,
+        label=label,
+        record_id=record_id,
+        ground_truth=_optional_text(path, line, data, "ground_truth"),
+        original_input=original,
+        metadata=_optional_object(path, line, data, "metadata"),
+        extra_info=extra_info,
+        score_min=_optional_number(path, line, data, "score_min"),
+        score_max=_optional_number(path, line, data, "score_max"),
+        # Labels only: a non-string id never matched a rubric and is not an error of the record.
+        rubric_id=_label_text(data.get("rubric_id")),
+        conversation_id=_label_text(data.get("conversation_id")),
+    )
+
+
 def load_rubric_records(path: Path, rubric_id: str) -> tuple[list[RubricRecord], int, int]:
     """Records of ``rubric_id`` (matched case-insensitively) from an ``eval-rubric`` JSONL file.
 
@@ -141,32 +182,39 @@ def load_rubric_records(path: Path, rubric_id: str) -> tuple[list[RubricRecord],
         if rid.strip().lower() != wanted:
             others += 1
             continue
-        solution = data.get("solution_str")
-        if not isinstance(solution, str) or not solution.strip():
-            raise _bad(path, line, "solution_str", "a non-empty string", solution)
-        extra_info = _optional_object(path, line, data, "extra_info") or {}
-        original = _optional_text(path, line, data, "original_input")
-        if original is None and isinstance(extra_info.get("original_input"), str):
-            original = extra_info["original_input"]
-        label, record_id = _identity(data, len(records) + 1)
-        records.append(
-            RubricRecord(
-                line=line,
-                data=data,
-                solution_str=solution,
-                label=label,
-                record_id=record_id,
-                ground_truth=_optional_text(path, line, data, "ground_truth"),
-                original_input=original,
-                metadata=_optional_object(path, line, data, "metadata"),
-                extra_info=extra_info,
-                score_min=_optional_number(path, line, data, "score_min"),
-                score_max=_optional_number(path, line, data, "score_max"),
-            )
-        )
+        records.append(_record(path, line, data, len(records) + 1))
     if seen == 0:
         raise DatasetFormatError(f"No JSON records found in '{path}'.", path=str(path))
     return records, others, unlabelled
+
+
+def load_all_records(path: Path) -> list[RubricRecord]:
+    """Every record of an ``eval-rubric`` JSONL file, whatever its ``rubric_id``, each checked.
+
+    Raises:
+        DatasetFormatError: The file is missing, empty or malformed, or a record is invalid.
+
+    Example:
+        >>> {r.rubric_id for r in load_all_records(Path("records.jsonl"))}  # doctest: +SKIP
+        {'helpfulness', 'tone'}
+    """
+    _check_path(path)
+    records = [_record(path, line, data, index) for index, (line, data) in enumerate(read_jsonl(path), 1)]
+    if not records:
+        raise DatasetFormatError(f"No JSON records found in '{path}'.", path=str(path))
+    return records
+
+
+class RubricRecordLoader:
+    """Loads ``eval-rubric`` JSONL files (the established ``DatasetLoader().load(path)`` shape).
+
+    Example:
+        >>> records = RubricRecordLoader().load("records.jsonl")  # doctest: +SKIP
+    """
+
+    def load(self, path: str | Path) -> list[RubricRecord]:
+        """Every record of the file; see :func:`load_all_records`."""
+        return load_all_records(Path(path))
 
 
 def _last_assistant_text(messages: Any) -> str | None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from osmosis_ai.errors import MCPLoadError
 from osmosis_ai.rollout.mcp.agent import DEFAULT_TOOL_TIMEOUT, MCPAgentLoop, load_mcp_agent
 from osmosis_ai.rollout.mcp.host import MCPTool, MCPToolHost, to_function_tool
-from osmosis_ai.rollout.mcp.loader import find_server, import_tool_folder
+from osmosis_ai.rollout.mcp.loader import find_server, import_tool_folder, load_mcp_server
 
 __all__ = [
     "DEFAULT_TOOL_TIMEOUT",
@@ -19,5 +19,6 @@ __all__ = [
     "find_server",
     "import_tool_folder",
     "load_mcp_agent",
+    "load_mcp_server",
     "to_function_tool",
 ]

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from osmosis_ai.errors import MCPLoadError, ToolArgumentError
-from osmosis_ai.rollout.core import RolloutAgentLoop, RolloutContext, RolloutResult
+from osmosis_ai.rollout.agent_loop import RolloutAgentLoop, RolloutContext, RolloutResult
 from osmosis_ai.rollout.mcp.host import MCPTool, MCPToolHost, ToolCallFailed, to_function_tool
-from osmosis_ai.rollout.mcp.loader import find_server, import_tool_folder
+from osmosis_ai.rollout.mcp.loader import find_server, import_tool_folder, server_kind
 from osmosis_ai.rollout.schemas import RolloutRequest
 from osmosis_ai.rollout.tools import (
     create_tool_error_result,
@@ -36,10 +36,14 @@ class MCPAgentLoop(RolloutAgentLoop):
     call is recorded on the context (name, arguments, result or error, duration).
 
     Args:
-        host: The tool host over the loaded server.
-        tools: The server's tools, as listed once at load time.
-        tool_timeout: Seconds one tool call may take.
+        mcp_server: A loaded ``FastMCP`` / ``MCPServer`` object (the established form,
+            ``MCPAgentLoop(load_mcp_server("./mcp"))``), or an :class:`MCPToolHost` over one.
         agent_name: The agent's name.
+        tools: The server's tools, when already listed; else they are listed here, once.
+        tool_timeout: Seconds one tool call may take.
+
+    Raises:
+        MCPLoadError: ``mcp_server`` is not an MCP server, or listing its tools failed.
 
     Example:
         >>> agent = load_mcp_agent("./mcp")  # doctest: +SKIP
@@ -51,12 +55,19 @@ class MCPAgentLoop(RolloutAgentLoop):
 
     def __init__(
         self,
-        host: MCPToolHost,
-        tools: list[MCPTool],
-        *,
-        tool_timeout: float = DEFAULT_TOOL_TIMEOUT,
+        mcp_server: Any,
         agent_name: str = "mcp_agent",
+        *,
+        tools: list[MCPTool] | None = None,
+        tool_timeout: float = DEFAULT_TOOL_TIMEOUT,
     ) -> None:
+        host = (
+            mcp_server
+            if isinstance(mcp_server, MCPToolHost)
+            else MCPToolHost(mcp_server, server_kind(mcp_server))
+        )
+        if tools is None:
+            tools = _list_tools(host, "the MCP server")
         self.host = host
         self.tool_timeout = tool_timeout
         self.name = agent_name
@@ -111,6 +122,13 @@ class MCPAgentLoop(RolloutAgentLoop):
         return message, duration_ms, {"name": name, "arguments": arguments, "result": text, "error": error}
 
 
+def _list_tools(host: MCPToolHost, where: str) -> list[MCPTool]:
+    try:
+        return host.list_tools()
+    except Exception as exc:
+        raise MCPLoadError(f"Listing the tools of {where} failed: {type(exc).__name__}: {exc}") from exc
+
+
 def _timeout_from_env() -> float:
     raw = os.environ.get(TOOL_TIMEOUT_ENV)
     if raw is None or not raw.strip():
@@ -150,10 +168,5 @@ def load_mcp_agent(mcp_dir: str | Path, *, tool_timeout: float | None = None) ->
     main = folder / "main.py"
     kind, server = find_server(module, main)
     host = MCPToolHost(server, kind)
-    try:
-        tools = host.list_tools()
-    except Exception as exc:
-        raise MCPLoadError(
-            f"Listing the tools of the server in {main} failed: {type(exc).__name__}: {exc}"
-        ) from exc
-    return MCPAgentLoop(host, tools, tool_timeout=timeout)
+    tools = _list_tools(host, f"the server in {main}")
+    return MCPAgentLoop(host, tools=tools, tool_timeout=timeout)

@@ -19,7 +19,7 @@ from typing import Any
 from osmosis_ai.errors import MCPLoadError
 from osmosis_ai.rollout.mcp.compat import v1_fastmcp_alias
 
-__all__ = ["find_server", "import_tool_folder", "server_kinds"]
+__all__ = ["find_server", "import_tool_folder", "load_mcp_server", "server_kind", "server_kinds"]
 
 _EXAMPLE = (
     "For example, in main.py:\n"
@@ -144,3 +144,38 @@ def find_server(module: types.ModuleType, main: Path) -> tuple[str, Any]:
         f"No MCP server object found in {main} (expected a module-level FastMCP or MCPServer instance; "
         f"classes looked for: {looked_for}).\n{_EXAMPLE}"
     )
+
+
+def server_kind(server: Any) -> str:
+    """Returns ``"fastmcp"`` or ``"mcp"`` for an MCP server object.
+
+    Raises:
+        MCPLoadError: ``server`` is neither a ``fastmcp.FastMCP`` nor an ``mcp.server.mcpserver.MCPServer``.
+    """
+    for kind, cls in server_kinds():
+        if isinstance(server, cls):
+            return kind
+    raise MCPLoadError(
+        f"Expected an MCP server object (FastMCP or MCPServer), got {type(server).__module__}."
+        f"{type(server).__name__}"
+    )
+
+
+def load_mcp_server(mcp_path: str | Path) -> Any:
+    """Imports a tool folder's ``main.py`` and returns the MCP server object it builds.
+
+    Args:
+        mcp_path: The tool folder.
+
+    Returns:
+        The ``FastMCP`` / ``MCPServer`` instance.
+
+    Raises:
+        MCPLoadError: The folder, its ``main.py`` or its server cannot be loaded.
+
+    Example:
+        >>> server = load_mcp_server("./mcp")  # doctest: +SKIP
+        >>> agent = MCPAgentLoop(server)  # doctest: +SKIP
+    """
+    folder, module = import_tool_folder(mcp_path)
+    return find_server(module, folder / "main.py")[1]

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError as PydanticValidationError
 
 from osmosis_ai.errors import ToolValidationError
-from osmosis_ai.rollout.core import RolloutAgentLoop
+from osmosis_ai.rollout.agent_loop import RolloutAgentLoop
 from osmosis_ai.rollout.schemas import InitResponse, RolloutRequest
 from osmosis_ai.rollout.server.state import AppState, RolloutRecord, logger
 from osmosis_ai.rollout.tools import tool_to_dict, validate_tools
@@ -30,7 +30,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installation
     ) from exc
 
 if TYPE_CHECKING:
-    from osmosis_ai.rollout.config import RolloutSettings
+    from osmosis_ai.rollout.settings import RolloutSettings
 
 __all__ = ["create_app"]
 
@@ -98,7 +98,7 @@ def create_app(
             "serve without credentials (osmosis serve --skip-register) and point TrainGate at the server"
         )
     if settings is None:
-        from osmosis_ai.rollout.config import get_settings
+        from osmosis_ai.rollout.settings import get_settings
 
         settings = get_settings()
     state = AppState(agent_loop, settings, max_concurrent, record_ttl_seconds, debug_dir)

@@ -16,14 +16,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from osmosis_ai.errors import OsmosisRolloutError
+from osmosis_ai.rollout.agent_loop import RolloutAgentLoop, RolloutContext, RolloutResult
 from osmosis_ai.rollout.client import OsmosisLLMClient, create_http_client
-from osmosis_ai.rollout.core import RolloutAgentLoop, RolloutContext, RolloutResult
 from osmosis_ai.rollout.schemas import RolloutRequest
 
 if TYPE_CHECKING:
     import httpx
 
-    from osmosis_ai.rollout.config import RolloutSettings
+    from osmosis_ai.rollout.settings import RolloutSettings
 
 __all__ = ["AppState", "RolloutRecord"]
 

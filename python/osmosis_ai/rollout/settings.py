@@ -1,14 +1,18 @@
 """Settings of the rollout client and server, read from ``OSMOSIS_ROLLOUT_*`` environment variables.
 
 Every field can be set in code or by an environment variable named after its prefix and field
-(``OSMOSIS_ROLLOUT_SERVER_MAX_CONCURRENT_ROLLOUTS=64``); code wins over the environment. Out-of-range
-values are rejected with the variable's name, so a typo cannot silently fall back to a default.
+(``OSMOSIS_ROLLOUT_SERVER_MAX_CONCURRENT_ROLLOUTS=64``), also from a ``.env`` file in the current
+directory (``_env_file=`` names another, ``None`` reads none); code wins over the environment, the
+environment over the file. Out-of-range values are rejected with the variable's name, so a typo cannot
+silently fall back to a default. Unknown keyword arguments are ignored, as the established settings
+classes (pydantic-settings) did, so settings code written for them keeps working.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from pathlib import Path
 from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
@@ -25,10 +29,18 @@ __all__ = [
 ]
 
 
-class _EnvSettings(BaseModel):
-    """A settings model whose unset fields come from ``<env_prefix><FIELD>`` environment variables."""
+def _dotenv(path: str | os.PathLike[str] | None) -> dict[str, str]:
+    if path is None or not Path(path).is_file():
+        return {}
+    from dotenv import dotenv_values
 
-    model_config = ConfigDict(validate_assignment=True, extra="forbid")
+    return {k: v for k, v in dotenv_values(path).items() if v is not None}
+
+
+class _EnvSettings(BaseModel):
+    """A settings model whose unset fields come from ``<env_prefix><FIELD>`` variables (env, then ``.env``)."""
+
+    model_config = ConfigDict(validate_assignment=True, extra="ignore")
     env_prefix: ClassVar[str] = ""
 
     @model_validator(mode="before")
@@ -37,12 +49,18 @@ class _EnvSettings(BaseModel):
         if not isinstance(data, dict):
             return data
         merged = dict(data)
+        env_file = merged.pop("_env_file", ".env")
+        file_values = _dotenv(env_file)
         for name, info in cls.model_fields.items():
             nested = isinstance(info.annotation, type) and issubclass(info.annotation, BaseModel)
-            if name in merged or nested:
+            if name in merged:
+                continue
+            if nested:
+                # A nested section reads the same file as its parent.
+                merged[name] = info.annotation(_env_file=env_file)
                 continue
             env_name = f"{cls.env_prefix}{name.upper()}"
-            raw = os.environ.get(env_name)
+            raw = os.environ.get(env_name, file_values.get(env_name))
             if raw is None or not raw.strip():
                 continue
             try:

@@ -260,3 +260,13 @@ class RolloutAgentLoop(abc.ABC):
     @abc.abstractmethod
     async def run(self, ctx: RolloutContext) -> RolloutResult:
         """Runs one rollout and returns ``ctx.complete(...)`` or ``ctx.error(...)``."""
+
+    def get_default_tools(self) -> list[OpenAIFunctionToolSchema]:
+        """The tools offered when no particular request is in view (listings, ``osmosis validate``).
+
+        Calls :meth:`get_tools` with a placeholder request (metadata ``{"_validation": True}``);
+        override it when ``get_tools`` needs fields a real request carries.
+        """
+        from osmosis_ai.rollout.requests import placeholder_request
+
+        return list(self.get_tools(placeholder_request()))

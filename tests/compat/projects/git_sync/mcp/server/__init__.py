@@ -1,0 +1,3 @@
+from .mcp_server import mcp
+
+__all__ = ["mcp"]
