@@ -93,7 +93,7 @@ def test_async_functions_are_awaited(repo: Path) -> None:
 @pytest.mark.parametrize(
     "path,message",
     [
-        ("no_colon", "Expected format 'module.path:attribute'"),
+        ("no_colon", "Expected format: 'module.path:attribute_name'"),
         ("missing_module_xyz:f", "no module named 'missing_module_xyz'"),
         ("reward_fn_evalfixture.scoring:exat", "has no attribute 'exat'. Did you mean: exact?"),
         ("reward_fn_evalfixture.scoring:NOT_CALLABLE", "is not callable"),

@@ -32,7 +32,7 @@ def split_spec(spec: str, *, example: str, error: type[Exception] = ImportTarget
     module_name, sep, attribute = spec.strip().rpartition(":")
     if not sep or not module_name.strip() or not attribute.strip():
         raise error(
-            f"Invalid path '{spec}'. Expected format 'module.path:attribute' (for example '{example}')"
+            f"Invalid module path '{spec}'. Expected format: 'module.path:attribute_name' (for example '{example}')"
         )
     return module_name.strip(), attribute.strip()
 
@@ -83,18 +83,18 @@ def _import(module_name: str, root: Path, error: type[Exception], what: str) -> 
     except ModuleNotFoundError as exc:
         if exc.name and (exc.name == module_name or module_name.startswith(exc.name + ".")):
             raise error(
-                f"Cannot import {what}: no module named '{module_name}' (looked in {root} and on sys.path; "
-                "run from the directory that contains it, or give 'path/to/file.py:attribute')"
+                f"Cannot import module '{module_name}' ({what}): no module named '{module_name}' (looked in "
+                f"{root} and on sys.path; run from the directory that contains it, or give "
+                "'path/to/file.py:attribute')"
             ) from exc
         raise error(
-            f"Cannot import {what}: module '{module_name}' failed to import: "
-            f"ModuleNotFoundError: {exc}{_user_frame(exc)}"
+            f"Cannot import module '{module_name}' ({what}): ModuleNotFoundError: {exc}{_user_frame(exc)}"
         ) from exc
     except BaseException as exc:  # a module may raise anything at import, SystemExit included
         if isinstance(exc, KeyboardInterrupt):
             raise
         raise error(
-            f"Cannot import {what}: module '{module_name}' raised {type(exc).__name__}: {exc}{_user_frame(exc)}"
+            f"Cannot import module '{module_name}': {type(exc).__name__}: {exc}{_user_frame(exc)}"
         ) from exc
 
 

@@ -22,8 +22,11 @@ __all__ = [
     "prepare",
 ]
 
-# The established public name of the provider -> key variable table (one table: the LLM layer's).
-DEFAULT_API_KEY_ENV = PROVIDER_KEY_ENV
+# The established public constant: the judge providers it listed, read from the LLM layer's one table.
+_ESTABLISHED_JUDGE_PROVIDERS = (
+    "openai", "anthropic", "xai", "gemini", "google", "openrouter", "cerebras", "azure", "bedrock", "vertex_ai",
+)  # fmt: skip
+DEFAULT_API_KEY_ENV = {provider: PROVIDER_KEY_ENV[provider] for provider in _ESTABLISHED_JUDGE_PROVIDERS}
 DEFAULT_TIMEOUT = 30.0
 DEFAULT_MAX_PARSE_RETRIES = 2
 RESPONSE_MODES = ("json_schema", "json_object", "none")
