@@ -113,7 +113,9 @@ def test_token_login_with_a_keyring_backend_keeps_the_token_out_of_the_file(
 
     class MemoryKeyring(KeyringBackend):
         priority = 1  # type: ignore[assignment]
-        store: dict[tuple[str, str], str] = {}
+
+        def __init__(self) -> None:
+            self.store: dict[tuple[str, str], str] = {}
 
         def get_password(self, service: str, username: str) -> str | None:
             return self.store.get((service, username))
@@ -154,7 +156,7 @@ def test_explicit_keyring_store_without_a_backend_fails_clearly(
     home: Path, platform: Any, osmosis: Run
 ) -> None:
     platform.seed_token("tok-x", token_id="t")
-    code, out, err = osmosis("auth", "login", "--token", "tok-x", "--token-store", "keyring")
+    code, _out, err = osmosis("auth", "login", "--token", "tok-x", "--token-store", "keyring")
     assert code == 1 and "No usable keyring backend" in err and "--token-store file" in err
     assert not credentials_file(home).exists()
 
@@ -185,7 +187,7 @@ def test_not_logged_in_expired_and_rejected_logins(home: Path, platform: Any, os
     platform.seed_token("tok-1", token_id="t1")
     assert osmosis("auth", "login", "--token", "tok-1", "--token-store", "file")[0] == 0
     platform.update(tokens={})  # the platform forgets the token: 401
-    code, out, err = osmosis("auth", "whoami")
+    code, _out, err = osmosis("auth", "whoami")
     assert code == 1 and "Run `osmosis auth login`" in err
     # A 401 never deletes the stored login.
     assert platform.url in json.loads(credentials_file(home).read_text())["platforms"]
@@ -200,7 +202,7 @@ def test_corrupt_credentials_fail_closed_and_login_moves_them_aside(
     code, out, err = osmosis("whoami")
     assert code == 1 and "corrupt" in err and str(path) in err
     platform.seed_token("tok-2", token_id="t2")
-    code, out, err = osmosis("auth", "login", "--token", "tok-2", "--token-store", "file")
+    code, _out, err = osmosis("auth", "login", "--token", "tok-2", "--token-store", "file")
     assert code == 0, err
     assert path.with_name("credentials.json.bak").read_text() == "{not json"
     assert json.loads(path.read_text())["version"] == 2

@@ -19,6 +19,7 @@ Usage: ``python platform_server.py [--port 0]``; prints ``READY <port>`` when li
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import re
@@ -238,10 +239,8 @@ def main() -> None:
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     server.daemon_threads = True
     print(f"READY {server.server_address[1]}", flush=True)
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         server.serve_forever()
-    except KeyboardInterrupt:
-        pass
     sys.exit(0)
 
 
