@@ -180,7 +180,7 @@ def test_osmosis_token_is_verified_not_stored_and_bound_to_its_platform(
 
 
 def test_not_logged_in_expired_and_rejected_logins(home: Path, platform: Any, osmosis: Run) -> None:
-    code, out, err = osmosis("--json", "auth", "whoami")
+    code, _, err = osmosis("--json", "auth", "whoami")
     assert code == 1
     assert json.loads(err)["error"]["code"] == "AUTH_REQUIRED" and "osmosis auth login" in err
 
@@ -199,7 +199,7 @@ def test_corrupt_credentials_fail_closed_and_login_moves_them_aside(
     path = credentials_file(home)
     path.parent.mkdir(parents=True)
     path.write_text("{not json")
-    code, out, err = osmosis("whoami")
+    code, _, err = osmosis("whoami")
     assert code == 1 and "corrupt" in err and str(path) in err
     platform.seed_token("tok-2", token_id="t2")
     code, _out, err = osmosis("auth", "login", "--token", "tok-2", "--token-store", "file")
