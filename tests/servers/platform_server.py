@@ -219,7 +219,12 @@ class Handler(BaseHTTPRequestHandler):
             storage[key] = {"size": len(raw), "sha256": hashlib.sha256(raw).hexdigest()}
             return 200, None, {"ETag": f'"{digest}"'}
         if key in STATE.data.get("blobs", {}):
-            return 200, STATE.data["blobs"][key].encode(), {}
+            blob = STATE.data["blobs"][key].encode()
+            wanted = self.headers.get("Range", "")
+            if wanted.startswith("bytes=") and wanted.endswith("-"):
+                start = int(wanted[6:-1])
+                return 206, blob[start:], {"Content-Range": f"bytes {start}-{len(blob) - 1}/{len(blob)}"}
+            return 200, blob, {}
         raise ApiError(404, {"error": "no such object"})
 
 

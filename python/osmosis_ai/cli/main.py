@@ -25,7 +25,11 @@ COMMANDS: LazyCommands = {
         "test_command",
         "Run an agent loop on dataset rows (batch or --interactive).",
     ),
-    "eval": ("osmosis_ai.cli.eval_group", "eval_group", "Evaluate agents and judges locally; submit evals."),
+    "eval": (
+        "osmosis_ai.cli.eval_group",
+        "eval_group",
+        "Evaluate agents and judges locally; submit and follow evals on the platform.",
+    ),
     "preview": (
         "osmosis_ai.cli.preview",
         "preview",
@@ -47,7 +51,11 @@ COMMANDS: LazyCommands = {
         "check_command",
         "Check a local-rollout repository: MCP tools, reward/rubric functions, dataset.",
     ),
-    "train": ("osmosis_ai.cli.train_group", "train_group", "Submit training runs."),
+    "train": (
+        "osmosis_ai.cli.train_group",
+        "train_group",
+        "Submit, list, inspect and stop training runs on the platform.",
+    ),
     "init": (
         "osmosis_ai.cli.init_cmd",
         "init_command",

@@ -16,7 +16,14 @@ from urllib.parse import urlsplit
 
 from osmosis_ai.platform.errors import PlatformError
 
-__all__ = ["GitIdentity", "WorkspaceContext", "git_toplevel", "normalize_git_identity", "resolve_workspace"]
+__all__ = [
+    "GitIdentity",
+    "WorkspaceContext",
+    "git_toplevel",
+    "normalize_git_identity",
+    "resolve_workspace",
+    "source_warnings",
+]
 
 REQUIRED_DIRS = ("rollouts", "configs/training", "configs/eval", "data")
 _SCP = re.compile(r"^(?P<user>[^@\s/]+)@(?P<host>[^:\s/]+):(?P<path>.+)$")
@@ -152,3 +159,36 @@ def resolve_workspace(start: Path | None = None, *, check_layout: bool = True) -
             code="VALIDATION",
         )
     return WorkspaceContext(top, git)
+
+
+def source_warnings(directory: Path, *, pinned: bool) -> list[str]:
+    """What may make the platform's copy of the code differ from this working tree.
+
+    The platform fetches the rollout code from the connected repository, so local edits and unpushed
+    commits are not part of a submitted run.
+
+    Args:
+        directory: The workspace.
+        pinned: The config pins ``commit_sha`` (then the branch state does not matter).
+    """
+    warnings: list[str] = []
+    status = _git(directory, "status", "--porcelain")
+    if status is not None and status.returncode == 0 and status.stdout.strip():
+        warnings.append(
+            "The working tree has uncommitted changes; the platform runs the code in the connected repository, "
+            "so commit and push them first if the run needs them."
+        )
+    if pinned:
+        return warnings
+    ahead = _git(directory, "rev-list", "--count", "@{upstream}..HEAD")
+    if ahead is not None and ahead.returncode == 0 and ahead.stdout.strip() not in ("", "0"):
+        warnings.append(
+            f"{ahead.stdout.strip()} local commit(s) are not pushed; push them before submitting."
+        )
+    elif ahead is not None and ahead.returncode != 0:
+        head = _git(directory, "rev-parse", "--verify", "-q", "HEAD")
+        if head is not None and head.returncode == 0:
+            warnings.append(
+                "The current branch has no upstream; the platform cannot see its commits until you push."
+            )
+    return warnings
