@@ -68,15 +68,16 @@ class Handler(BaseHTTPRequestHandler):
             return
         raw = self.rfile.read(length) if length else b""
         with STATE.lock:
-            STATE.data["requests"].append(
-                {
-                    "method": method,
-                    "path": path,
-                    "query": query,
-                    "headers": {k.lower(): v for k, v in self.headers.items()},
-                    "body": _maybe_json(raw) if not path.startswith("/_storage/") else {"size": len(raw)},
-                }
-            )
+            if not path.startswith("/_control/"):  # the tests' own calls are not part of the record
+                STATE.data["requests"].append(
+                    {
+                        "method": method,
+                        "path": path,
+                        "query": query,
+                        "headers": {k.lower(): v for k, v in self.headers.items()},
+                        "body": _maybe_json(raw) if not path.startswith("/_storage/") else {"size": len(raw)},
+                    }
+                )
         if failure:
             time.sleep(float(failure.get("delay", 0)))
             if failure.get("status"):
