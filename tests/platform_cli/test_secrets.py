@@ -82,8 +82,8 @@ def test_secret_delete_checks_the_scope(workspace: Path, platform: Any, logged_i
     error = json.loads(err)["error"]
     assert code == 1 and error["code"] == "NOT_FOUND" and "--scope workspace" in error["message"]
     assert not [r for r in platform.requests("/api/cli/environment-secrets") if r["method"] == "DELETE"]
-    code, out, err = osmosis("secret", "delete", "SHARED_KEY", "--scope", "workspace", "-y")
+    code, _, err = osmosis("secret", "delete", "SHARED_KEY", "--scope", "workspace", "-y")
     assert code == 0, err
-    code, out, err = osmosis("secret", "delete", "MINE")
+    code, _, err = osmosis("secret", "delete", "MINE")
     assert code == 1 and "--yes" in err
     assert [s["name"] for s in platform.state()["secrets"]] == ["MINE"]

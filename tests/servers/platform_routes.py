@@ -274,6 +274,21 @@ def abort_dataset(h: Any, body: Any, query: dict, token: dict, dataset_id: str) 
     return {}
 
 
+def dataset_logs(h: Any, body: Any, query: dict, token: dict, name: str) -> dict:
+    dataset = find(STATE.data["datasets"], name, "Dataset")
+    return {"logs": STATE.data["logs"].get(dataset["file_name"], []), "next_cursor": None}
+
+
+def dataset_download(h: Any, body: Any, query: dict, token: dict, name: str) -> dict:
+    dataset = find(STATE.data["datasets"], name, "Dataset")
+    port = h.server.server_address[1]
+    return {
+        "presigned_url": f"http://127.0.0.1:{port}/_storage/datasets/{dataset['id']}/download",
+        "expires_in": 600,
+        "file_name": f"{dataset['file_name']}.{dataset['file_format']}",
+    }
+
+
 def list_datasets(h: Any, body: Any, query: dict, token: dict) -> dict:
     return page(STATE.data["datasets"], query, "datasets")
 
@@ -330,6 +345,8 @@ ROUTES: list[tuple[str, Any]] = [
     ("GET /api/cli/datasets", list_datasets),
     ("POST /api/cli/datasets/([^/]+)/complete", complete_dataset),
     ("POST /api/cli/datasets/([^/]+)/abort", abort_dataset),
+    ("GET /api/cli/datasets/([^/]+)/logs", dataset_logs),
+    ("GET /api/cli/datasets/([^/]+)/download", dataset_download),
     ("GET /api/cli/datasets/([^/]+)", dataset_info),
     ("GET /api/cli/models/base", models_base),
     ("GET /api/cli/models/lora", models_lora),

@@ -38,7 +38,7 @@ COMMANDS: LazyCommands = {
     "dataset": (
         "osmosis_ai.cli.dataset",
         "dataset_group",
-        "Check dataset files (JSONL, JSON, CSV, Parquet).",
+        "Check dataset files; upload and manage platform datasets.",
     ),
     "eval-rubric": (
         "osmosis_ai.cli.eval_rubric",

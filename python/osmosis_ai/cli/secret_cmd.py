@@ -26,7 +26,9 @@ def secret_group(ctx: click.Context) -> None:
 
 
 @secret_group.command("list")
-@click.option("--scope", type=click.Choice(["all", "workspace", "personal"]), default="all", show_default=True)
+@click.option(
+    "--scope", type=click.Choice(["all", "workspace", "personal"]), default="all", show_default=True
+)
 @click.option("--limit", type=click.IntRange(1, 50), default=50, show_default=True, help="Secrets per page.")
 @click.option("--all", "every", is_flag=True, help="Every secret (all pages).")
 def list_cmd(scope: str, limit: int, every: bool) -> None:
@@ -52,7 +54,9 @@ def list_cmd(scope: str, limit: int, every: bool) -> None:
 @secret_group.command("set")
 @click.argument("name")
 @click.option("--scope", type=_SCOPES, default="personal", show_default=True, help="Who can use it.")
-@click.option("--env", "env_var", default=None, metavar="VAR", help="Read the value from this environment variable.")
+@click.option(
+    "--env", "env_var", default=None, metavar="VAR", help="Read the value from this environment variable."
+)
 def set_cmd(name: str, scope: str, env_var: str | None) -> None:
     """Create or replace a secret; the value comes from a hidden prompt or --env VAR."""
     from osmosis_ai.platform.errors import InteractiveRequiredError, PlatformError

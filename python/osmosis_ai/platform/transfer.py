@@ -83,7 +83,7 @@ def _retry(
 def put_bytes(
     http: httpx.Client,
     url: str,
-    data: bytes,
+    data: bytes | Path,
     *,
     headers: dict[str, str] | None = None,
     timeout: float = 300.0,
@@ -91,12 +91,24 @@ def put_bytes(
     policy: RetryPolicy = TRANSFER_RETRY,
     sleep: Callable[[float], None] = time.sleep,
 ) -> httpx.Response:
-    """PUTs ``data`` to a presigned URL, retrying transient failures; returns the storage's answer."""
+    """PUTs ``data`` (bytes, or a whole file streamed from disk) to a presigned URL, retrying transient
+    failures; returns the storage's answer."""
     check_presigned_url(url)
-    sent_headers = {**(headers or {}), "Content-Length": str(len(data))}
-    return _retry(
-        lambda: http.put(url, content=data, headers=sent_headers, timeout=timeout), what, policy, sleep
-    )
+    size = data.stat().st_size if isinstance(data, Path) else len(data)
+    sent_headers = {**(headers or {}), "Content-Length": str(size)}
+
+    def send() -> httpx.Response:
+        if isinstance(data, Path):
+            with open(data, "rb") as handle:  # reopened per attempt: a retry starts from the first byte
+                return http.put(url, content=_chunks(handle), headers=sent_headers, timeout=timeout)
+        return http.put(url, content=data, headers=sent_headers, timeout=timeout)
+
+    return _retry(send, what, policy, sleep)
+
+
+def _chunks(handle: Any) -> Any:
+    while chunk := handle.read(CHUNK):
+        yield chunk
 
 
 def safe_relative(path: str) -> PurePosixPath:
