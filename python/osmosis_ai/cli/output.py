@@ -24,6 +24,7 @@ __all__ = [
     "emit_detail",
     "emit_list",
     "emit_operation",
+    "emit_sectioned",
     "error_envelope",
     "is_interactive",
     "status",
@@ -146,6 +147,11 @@ def emit_list(
         click.echo("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
     shown = f"{len(rows)} of {total_count}" if total_count is not None else str(len(rows))
     click.echo(f"\n{shown} shown." + (f" {more_hint}" if has_more and more_hint else ""))
+
+
+def emit_sectioned(sections: dict[str, Any], extra: dict[str, Any] | None = None) -> None:
+    """JSON only: a sectioned list (``{name: {items, total_count, has_more, next_offset}}``)."""
+    click.echo(_dumps({"schema_version": SCHEMA_VERSION, **sections, **(extra or {})}))
 
 
 def emit_detail(data: dict[str, Any], lines: Iterable[tuple[str, Any]], sections: Iterable[str] = ()) -> None:
