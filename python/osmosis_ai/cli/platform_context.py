@@ -48,24 +48,10 @@ def platform_settings() -> PlatformSettings:
 
 
 def current_login(settings: PlatformSettings) -> Credentials:
-    """The login to use: ``OSMOSIS_TOKEN`` if set, else the stored one.
+    """The login to use (``OSMOSIS_TOKEN``, else the stored one); raises ``AuthRequiredError`` if none."""
+    from osmosis_ai.platform.credentials import resolve_login
 
-    Raises:
-        AuthRequiredError: None, or expired.
-    """
-    from osmosis_ai.platform.credentials import CredentialStore, environment_credentials
-    from osmosis_ai.platform.errors import AuthRequiredError
-
-    creds = environment_credentials(settings.url) or CredentialStore().load(settings.url)
-    if creds is None:
-        raise AuthRequiredError(
-            f"Not logged in to {settings.url}. Run `osmosis auth login` (or set OSMOSIS_TOKEN in CI)."
-        )
-    if creds.expired:
-        raise AuthRequiredError(
-            f"Your login to {settings.url} expired on {creds.expires_at:%Y-%m-%d}. Run `osmosis auth login`."
-        )
-    return creds
+    return resolve_login(settings.url)
 
 
 @contextmanager

@@ -33,6 +33,7 @@ __all__ = [
     "environment_credentials",
     "keyring_available",
     "parse_expiry",
+    "resolve_login",
 ]
 
 KEYRING_SERVICE = "osmosis-cli"
@@ -361,3 +362,22 @@ class CredentialStore:
             return
         with contextlib.suppress(Exception):  # already gone, or the backend is locked: nothing to do
             backend.delete_password(KEYRING_SERVICE, account)
+
+
+def resolve_login(platform_url: str, environ: Mapping[str, str] | None = None) -> Credentials:
+    """The login to use for ``platform_url``: ``OSMOSIS_TOKEN`` if set, else the stored one.
+
+    Raises:
+        AuthRequiredError: None stored, or expired; the message names both ways to log in.
+    """
+    creds = environment_credentials(platform_url, environ) or CredentialStore().load(platform_url)
+    if creds is None:
+        raise AuthRequiredError(
+            f"Not logged in to {platform_url}. Run `osmosis auth login` (or set OSMOSIS_TOKEN in CI)."
+        )
+    if creds.expired:
+        assert creds.expires_at is not None
+        raise AuthRequiredError(
+            f"Your login to {platform_url} expired on {creds.expires_at:%Y-%m-%d}. Run `osmosis auth login`."
+        )
+    return creds
