@@ -170,6 +170,11 @@ def test_list_info_logs_stop(workspace: Path, platform: Any, logged_in: str, osm
     data = json.loads(out)["data"]
     assert data["metrics_available"] is True and data["metrics"]["pass_at_k"][1]["k"] == 4
 
+    platform.update(eval_files={"eval-77": {"metrics.json": '{"from": "platform"}'}})
+    code, out, err = osmosis("eval", "info", "demo-eval-77", "-o", str(workspace / "m"))
+    assert code == 0, err
+    assert json.loads((workspace / "m" / "metrics.json").read_text()) == {"from": "platform"}
+
     code, out, err = osmosis("eval", "logs", "demo-eval-77", "--json")
     assert code == 0 and json.loads(out)["items"][0]["message"] == "hello"
 
@@ -205,6 +210,17 @@ def test_train_list_and_info(
         },
     }
     platform.update(training_runs=[run])
+    code, out, err = osmosis("train", "info", "demo-train", "--json")
+    assert code == 0, err
+    assert json.loads(out)["data"]["checkpoints"] is None  # running: no checkpoint lookup
+    finished = {
+        **run,
+        "status": "finished",
+        "checkpoints": [{"id": "c1", "checkpoint_name": "step-10", "checkpoint_step": 10, "status": "saved"}],
+    }
+    platform.update(training_runs=[finished])
+    code, out, err = osmosis("train", "info", "demo-train")
+    assert code == 0 and "Checkpoint 10: step-10 (saved)" in out
     code, out, err = osmosis("train", "list", "--json")
     assert code == 0, err
     item = json.loads(out)["items"][0]

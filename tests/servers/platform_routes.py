@@ -100,6 +100,14 @@ def run_routes(kind: str, prefix: str) -> list[tuple[str, Any]]:
             raise ApiError(404, {"error": "no metrics yet"})
         return run["metrics"]
 
+    def checkpoints(h: Any, body: Any, query: dict, token: dict, name: str) -> dict:
+        run = find(STATE.data[key], name, "Run")
+        return {
+            "training_run_id": run["id"],
+            "training_run_name": run["name"],
+            "checkpoints": run.get("checkpoints", []),
+        }
+
     def stop(h: Any, body: Any, query: dict, token: dict, name: str) -> dict:
         run = find(STATE.data[key], name, "Run")
         run["status"] = "stopped"
@@ -120,6 +128,7 @@ def run_routes(kind: str, prefix: str) -> list[tuple[str, Any]]:
         (f"GET {prefix}", listing),
         (f"GET {prefix}/{name}/metrics", metrics),
         (f"GET {prefix}/{name}/logs", logs),
+        (f"GET {prefix}/{name}/checkpoints", checkpoints),
         (f"POST {prefix}/{name}/stop", stop),
         (f"GET {prefix}/{name}", info),
     ]

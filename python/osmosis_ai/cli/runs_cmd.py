@@ -114,12 +114,18 @@ def make_info(kind_name: str) -> click.Command:
     def info_cmd(name: str, output: str | None) -> None:
         """Show a run: status, config, and metrics once it has started."""
         from osmosis_ai.platform.errors import PlatformError
-        from osmosis_ai.platform.runs import get_run, run_metrics
+        from osmosis_ai.platform.runs import get_run, run_checkpoints, run_metrics
 
         kind = _kind(kind_name)
         with platform_session() as session:
             detail = get_run(session.client, kind, name)
             run = detail[kind.detail_key]
+            checkpoints = None
+            if kind.name == "training" and run.get("status") in kind.terminal:
+                try:
+                    checkpoints = run_checkpoints(session.client, str(run.get("name") or name))
+                except PlatformError:
+                    checkpoints = None  # shown as unavailable; the run itself is still worth showing
             metrics, metrics_error = None, None
             if run.get("status") not in kind.pending:
                 try:
@@ -133,6 +139,7 @@ def make_info(kind_name: str) -> click.Command:
             "metrics_available": metrics is not None,
             "metrics_error": metrics_error,
             "output_path": output_path,
+            **({"checkpoints": checkpoints} if kind.name == "training" else {}),
             **session.context(),
         }
         model = detail.get("model") or run.get("model")
@@ -153,7 +160,11 @@ def make_info(kind_name: str) -> click.Command:
             *(_metrics_lines(kind, metrics) if metrics else [("Metrics", metrics_error and "unavailable")]),
             ("Saved metrics", output_path),
         ]
-        emit_detail(data, lines)
+        sections = [
+            f"Checkpoint {c['checkpoint_step']}: {c['checkpoint_name']} ({c['status']})"
+            for c in checkpoints or []
+        ]
+        emit_detail(data, lines, sections)
 
     info_cmd.help = "Show a run's status, config and metrics (-o saves the metrics)."
     return info_cmd

@@ -21,6 +21,7 @@ __all__ = [
     "RunKind",
     "get_run",
     "list_runs",
+    "run_checkpoints",
     "run_item",
     "run_logs",
     "run_metrics",
@@ -159,6 +160,13 @@ def get_run(client: PlatformClient, kind: RunKind, name: str) -> dict[str, Any]:
 def run_metrics(client: PlatformClient, kind: RunKind, run_id: str) -> dict[str, Any]:
     """The run's metrics (``overview``, ``reward_stats``, ``pass_at_k`` for evals)."""
     return client.get(f"{kind.path}/{segment(run_id)}/metrics")
+
+
+def run_checkpoints(client: PlatformClient, name: str) -> list[dict[str, Any]]:
+    """A training run's saved checkpoints (``id, checkpoint_name, checkpoint_step, status, created_at``)."""
+    data = client.get(f"{TRAINING.path}/{segment(name)}/checkpoints")
+    keys = ("id", "checkpoint_name", "checkpoint_step", "status", "created_at")
+    return [{k: c.get(k) for k in keys} for c in data.get("checkpoints") or [] if isinstance(c, dict)]
 
 
 def stop_run(client: PlatformClient, kind: RunKind, name: str) -> None:

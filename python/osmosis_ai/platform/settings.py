@@ -61,10 +61,12 @@ def normalize_platform_url(raw: str) -> str:
         >>> normalize_platform_url("localhost:8080")
         'http://localhost:8080'
     """
-    text = raw.strip().rstrip("/")
+    text = raw.strip()
+    has_scheme = "://" in text
+    text = text.rstrip("/")
     if not text:
         raise PlatformError("Invalid platform URL: it is empty", code="VALIDATION")
-    if "://" not in text:
+    if not has_scheme:
         host_part = text.split("/", 1)[0].rsplit("@", 1)[-1]
         host_only = host_part.rsplit(":", 1)[0] if host_part.count(":") == 1 else host_part
         text = ("http://" if is_loopback_host(host_only) else "https://") + text
