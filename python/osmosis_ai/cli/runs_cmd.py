@@ -142,17 +142,13 @@ def make_info(kind_name: str) -> click.Command:
             **({"checkpoints": checkpoints} if kind.name == "training" else {}),
             **session.context(),
         }
-        model = detail.get("model") or run.get("model")
+        config = detail.get("config") if isinstance(detail.get("config"), dict) else {}
+        model = config.get("model_path") or (config.get("experiment_config") or {}).get("model_path")
+        ref = detail.get("model") or run.get("model")
         lines = [
             ("Name", run.get("name")),
             ("Status", run.get("status")),
-            (
-                "Model",
-                (detail.get("config") or {}).get("experiment_config", {}).get("model_path")
-                if isinstance(detail.get("config"), dict)
-                else None,
-            ),
-            ("Model ref", model.get("model_name") if isinstance(model, dict) else model),
+            ("Model", model or (ref.get("model_name") if isinstance(ref, dict) else ref)),
             ("Created", run.get("created_at")),
             ("Started", run.get("started_at")),
             ("Completed", run.get("completed_at")),
