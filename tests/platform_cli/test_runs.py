@@ -58,6 +58,14 @@ def test_eval_submit_sends_exactly_the_spec_body_and_never_a_secret_in_output(
     resource = result["resource"]
     assert resource["name"].startswith("demo-eval-") and resource["status"] == "pending"
     assert resource["git"]["identity"] == "acme/agents" and resource["workspace_directory"] == str(workspace)
+    assert set(result) == {
+        "schema_version",
+        "status",
+        "operation",
+        "resource",
+        "message",
+        "next_steps_structured",
+    }
     assert [s["action"] for s in result["next_steps_structured"]] == ["eval_info", "eval_list", "open_url"]
 
     sent = platform.requests("/api/cli/eval-runs")[-1]
@@ -71,7 +79,12 @@ def test_eval_submit_sends_exactly_the_spec_body_and_never_a_secret_in_output(
             "model_path": "openai/gpt-5-mini",
             "dataset": "demo",
         },
-        "evaluation_config": sent["body"]["evaluation_config"],
+        "evaluation_config": {
+            "n": 1,
+            "pass_threshold": 1.0,
+            "agent_workflow_timeout_s": 450,
+            "grader_timeout_s": 150,
+        },
         "secrets": {
             "required": ["OPENAI_API_KEY", "HF_TOKEN", "STORED_KEY"],
             "provided": {"OPENAI_API_KEY": "sk-env-value-123", "HF_TOKEN": "hf-file-value-456"},
@@ -167,6 +180,7 @@ def test_list_info_logs_stop(workspace: Path, platform: Any, logged_in: str, osm
     assert code == 0, err
     assert "pass@4" in out and "0.9375" in out
     code, out, err = osmosis("eval", "info", "demo-eval-77", "--json")
+    assert set(json.loads(out)) == {"schema_version", "data"}
     data = json.loads(out)["data"]
     assert data["metrics_available"] is True and data["metrics"]["pass_at_k"][1]["k"] == 4
 

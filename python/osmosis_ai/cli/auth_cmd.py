@@ -52,7 +52,7 @@ def _save_login(settings: Any, token: str, identity: Any, token_store: str) -> s
     return used
 
 
-def _device_login(settings: Any) -> tuple[str, Any]:
+def _device_login(settings: Any, open_browser: bool) -> tuple[str, Any]:
     from osmosis_ai.platform.auth import poll_device_token, start_device_login
     from osmosis_ai.platform.client import PlatformClient
 
@@ -60,7 +60,7 @@ def _device_login(settings: Any) -> tuple[str, Any]:
         code = start_device_login(client)
         click.echo(f"To log in, open {code.url}")
         click.echo(f"and enter the code: {code.user_code}")
-        if sys.stdin.isatty():
+        if open_browser and sys.stdin.isatty():
             import webbrowser
 
             webbrowser.open(code.url)
@@ -79,7 +79,9 @@ def _device_login(settings: Any) -> tuple[str, Any]:
     show_default=True,
     help="Where the token goes: the OS keyring, a 0600 file, or the keyring when there is one.",
 )
-def login(token: str | None, token_store: str) -> None:
+@click.option("--no-browser", is_flag=True, help="Only print the login URL (do not open a browser).")
+@click.option("-f", "--force", is_flag=True, help="Forget the stored login for this platform first.")
+def login(token: str | None, token_store: str, no_browser: bool, force: bool) -> None:
     """Log in: a device code to approve in the browser, or --token."""
     from osmosis_ai.platform.auth import verify_token
     from osmosis_ai.platform.client import PlatformClient
@@ -87,6 +89,10 @@ def login(token: str | None, token_store: str) -> None:
     from osmosis_ai.platform.errors import InteractiveRequiredError
 
     settings = platform_settings()
+    if force:
+        from osmosis_ai.platform.credentials import CredentialStore
+
+        CredentialStore().delete(settings.url)
     env_creds = environment_credentials(settings.url) if token is None else None
     if env_creds is not None:
         source, saved, store_used = "environment", False, None
@@ -104,7 +110,7 @@ def login(token: str | None, token_store: str) -> None:
                 details={"flags": ["--token"]},
             )
         source = "device"
-        token, identity = _device_login(settings)
+        token, identity = _device_login(settings, open_browser=not no_browser)
         store_used, saved = _save_login(settings, token, identity, token_store), True
     resource = {
         "email": identity.user["email"],
