@@ -176,3 +176,13 @@ def test_download_needs_an_uploaded_dataset(
     )
     code, _, err = osmosis("dataset", "download", "t")
     assert code == 1 and "only uploaded datasets" in err
+
+
+def test_a_failed_abort_is_reported(workspace: Path, platform: Any, logged_in: str, osmosis: Run) -> None:
+    data = write_dataset(workspace / "data" / "sums.jsonl")
+    platform.fail("/_storage/datasets/ds-1/file", 403, method="PUT")
+    platform.fail("/api/cli/datasets/ds-1/abort", 400, method="POST", body={"error": "cannot abort now"})
+    code, _, err = osmosis("--json", "dataset", "upload", str(data), "-y")
+    error = json.loads(err.strip().splitlines()[-1])["error"]
+    assert code == 1 and error["details"]["aborted"] is False
+    assert "Aborting dataset ds-1 failed too (cannot abort now)" in error["message"]

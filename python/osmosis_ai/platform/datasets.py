@@ -217,20 +217,25 @@ def upload_dataset(
             f"{PATH}/{segment(dataset_id)}/complete", body, idempotent=True, timeout=timeout
         )
     except BaseException as exc:  # KeyboardInterrupt too: never leave a half-registered dataset
-        warnings = _abort(client, dataset_id)
+        abort_error = _abort(client, dataset_id)
         if isinstance(exc, PlatformError):
             exc.details.setdefault("dataset_id", dataset_id)
-            exc.details["aborted"] = not warnings
+            exc.details["aborted"] = abort_error is None
+            if abort_error:
+                exc.args = (
+                    f"{exc} Aborting dataset {dataset_id} failed too ({abort_error}); delete it on the platform.",
+                )
         raise
     return UploadOutcome(dataset or created)
 
 
-def _abort(client: PlatformClient, dataset_id: str) -> list[tuple[str, str]]:
+def _abort(client: PlatformClient, dataset_id: str) -> str | None:
+    """Best-effort abort; returns why it failed, or ``None``."""
     try:
         client.post(f"{PATH}/{segment(dataset_id)}/abort", {}, idempotent=True, timeout=10.0)
     except PlatformError as exc:
-        return [("ABORT_FAILED", f"Could not abort dataset {dataset_id} on the platform: {exc}")]
-    return []
+        return str(exc)
+    return None
 
 
 def list_datasets(client: PlatformClient, *, limit: int = 50, every: bool = False) -> Page:
