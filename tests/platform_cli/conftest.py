@@ -47,6 +47,8 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, platform: PlatformServ
         monkeypatch.delenv(name, raising=False)
     for name, value in GIT_ENV.items():
         monkeypatch.setenv(name, value)
+    # Child processes (`osmosis` subprocesses) must not touch the developer's real keyring either.
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyring.backends.fail.Keyring")
     monkeypatch.chdir(home)
     return home
 
