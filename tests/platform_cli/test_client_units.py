@@ -202,3 +202,18 @@ def test_help_does_not_import_the_platform_stack() -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_downloads_refuse_a_redirect_to_plain_http(platform: Any, tmp_path: Path) -> None:
+    from osmosis_ai.platform.transfer import DownloadItem, check_presigned_url, download_all
+
+    with pytest.raises(PlatformError, match="not HTTPS"):
+        check_presigned_url("http://bucket.example.com/file")
+    platform.update(blobs={"a/file": "data"})
+    platform.fail(
+        "/_storage/a/file", 302, method="GET", headers={"Location": "http://bucket.example.com/file"}
+    )
+    report = download_all([DownloadItem("file", f"{platform.url}/_storage/a/file", 4)], tmp_path)
+    assert "not HTTPS" in report.failed["file"] and not (tmp_path / "file").exists()
+    report = download_all([DownloadItem("file", f"{platform.url}/_storage/a/file", 4)], tmp_path)
+    assert report.downloaded == ["file"] and (tmp_path / "file").read_text() == "data"

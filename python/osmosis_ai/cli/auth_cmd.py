@@ -223,7 +223,14 @@ def whoami() -> None:
         "token_id": verified.token_id,
     }
     workspace = verified.workspace
-    data = {**account, "account": account, "workspace": workspace, "repository": identity}
+    data = {
+        **account,
+        "account": account,
+        "effective_source": account["source"],
+        "persistent_login": creds.source != "environment",
+        "workspace": workspace,
+        "repository": identity,
+    }
     ws_text = f"{workspace['name']} ({workspace.get('role', 'member')})" if workspace else None
     emit_detail(
         data,

@@ -199,7 +199,12 @@ def download_all(
     a truncated file under the real name (and the next run resumes the ``.partial``).
     """
     report = DownloadReport([], [], {})
-    with httpx.Client(follow_redirects=True) as http, ThreadPoolExecutor(max_workers=concurrency) as pool:
+    # Storage may redirect; every hop must meet the same HTTPS-or-loopback rule as the first URL.
+    hooks = {"request": [lambda request: check_presigned_url(str(request.url))]}
+    with (
+        httpx.Client(follow_redirects=True, event_hooks=hooks) as http,
+        ThreadPoolExecutor(max_workers=concurrency) as pool,
+    ):
         futures = {
             pool.submit(_fetch_one, http, item, root, overwrite, policy, sleep): item for item in items
         }
