@@ -182,6 +182,11 @@ def test_root_options_anywhere_and_exit_codes(
     assert code == 2 and json.loads(err)["error"]["code"] == "VALIDATION"
     code, _, err = osmosis("--platform", "http://platform.example.com", "eval", "list")
     assert code == 1 and "not HTTPS" in err
+    code, _, err = osmosis("--env-file", str(workspace / "missing.env"), "eval", "list")
+    assert code == 1 and "no such file" in err
+    (workspace / "other.env").write_text("OSMOSIS_PLATFORM_URL=https://elsewhere.example.com\n")
+    code, _, err = osmosis("--json", "--env-file", str(workspace / "other.env"), "eval", "list")
+    assert code == 1 and json.loads(err)["error"]["code"] == "CONFLICT"
     # `dataset validate --json` keeps its own report shape.
     data = workspace / "data" / "demo.jsonl"
     code, out, _ = osmosis("dataset", "validate", str(data), "--json")

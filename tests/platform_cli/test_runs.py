@@ -338,3 +338,16 @@ def test_eval_download_is_resumable_and_size_checked(
     assert code == 1 and "Unknown output type" in err
     code, out, err = osmosis("eval", "download", "demo-eval-77", "--rows", "5-2")
     assert code == 1 and "start is after the end" in err
+
+
+def test_platform_side_missing_secrets_get_a_way_forward(
+    workspace: Path, platform: Any, logged_in: str, osmosis: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    # The secrets lookup fails, so the names are left to the platform, which does not have them.
+    platform.fail("/api/cli/environment-secrets", 403, method="GET", body={"error": "no access"})
+    code, _, err = osmosis("--json", "eval", "submit", "configs/eval/demo.toml", "-y")
+    assert code == 1
+    error = json.loads(err.strip().splitlines()[-1])["error"]
+    assert error["code"] == "NOT_FOUND" and error["details"]["missing"] == ["OPENAI_API_KEY"]
+    assert "osmosis secret set OPENAI_API_KEY" in error["message"]
