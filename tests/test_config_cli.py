@@ -305,11 +305,13 @@ def test_submit_dry_run_prints_the_request_without_secret_values(
     assert request["headers"]["X-Osmosis-CLI-Version"]
 
 
-def test_submit_without_dry_run_says_no_platform(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_submit_without_dry_run_needs_a_git_workspace(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # The submission itself is tested against the platform stand-in in tests/platform_cli/test_runs.py.
     code, out, err = run(capsys, "train", "submit", "configs/training/demo.toml")
     assert code == 1 and out == ""
-    assert "Error: Pre-flight passed, but no platform is configured" in err
-    assert "--dry-run" in err
+    assert "is not inside a Git repository" in err
 
 
 def test_submit_checks_location_contents_and_secrets_file(

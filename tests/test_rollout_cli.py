@@ -14,9 +14,13 @@ FIXTURES = pathlib.Path(__file__).parent / "fixtures"
 
 
 @pytest.fixture(autouse=True)
-def in_fixtures(monkeypatch: pytest.MonkeyPatch) -> None:
+def in_fixtures(monkeypatch: pytest.MonkeyPatch, tmp_path: pathlib.Path) -> None:
     monkeypatch.chdir(FIXTURES)
     monkeypatch.delenv("OSMOSIS_ROLLOUT_API_KEY", raising=False)
+    # No platform login, whatever the developer's machine has (registration is tested in platform_cli/).
+    monkeypatch.setenv("OSMOSIS_CONFIG_DIR", str(tmp_path / "config"))
+    for name in ("OSMOSIS_TOKEN", "OSMOSIS_PLATFORM_URL", "OSMOSIS_TOKEN_PLATFORM_URL"):
+        monkeypatch.delenv(name, raising=False)
     yield
     sys.modules.pop("rollout_agents", None)
 
@@ -46,7 +50,7 @@ def test_validate_load_error_is_one_line(capsys: pytest.CaptureFixture[str]) -> 
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [
-        ([], "Registering with the Osmosis platform is not available in this version"),
+        ([], "Not logged in to https://platform.osmosis.ai. Run `osmosis auth login`"),
         (["--local", "--api-key", "k"], "--local disables API-key auth"),
         (["--local", "-H", "0.0.0.0"], "--local (no auth) only binds a loopback address"),
         (["--skip-register", "--api-key", " "], "--api-key must not be empty"),

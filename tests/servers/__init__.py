@@ -81,3 +81,96 @@ class ScriptedServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+PLATFORM_SCRIPT = Path(__file__).with_name("platform_server.py")
+
+
+class PlatformServer:
+    """The platform stand-in (``platform_server.py``) in a subprocess on 127.0.0.1.
+
+    Example:
+        >>> with PlatformServer() as platform:  # doctest: +SKIP
+        ...     platform.seed_token("tok-1")
+        ...     platform.url
+        'http://127.0.0.1:40123'
+    """
+
+    def __init__(self) -> None:
+        self.proc: subprocess.Popen[str] | None = None
+        self.port = 0
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> PlatformServer:
+        self.proc = subprocess.Popen(
+            [sys.executable, str(PLATFORM_SCRIPT)], stdout=subprocess.PIPE, text=True
+        )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line.startswith("READY "):
+            self.stop()
+            raise RuntimeError(f"platform server did not start: {line!r}")
+        self.port = int(line.split()[1])
+        return self
+
+    def _call(self, path: str, body: Any = None) -> Any:
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(
+            self.url + path, data=data, headers={"Content-Type": "application/json"}
+        )
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return json.loads(response.read() or b"{}")
+
+    def state(self) -> dict[str, Any]:
+        """Everything the server holds, including ``requests`` (every request it received)."""
+        return self._call("/_control/state")
+
+    def update(self, **values: Any) -> None:
+        """Sets top-level state keys (``eval_runs=[...]``, ``multipart_threshold=...``)."""
+        self._call("/_control/state", values)
+
+    def fail(
+        self, path: str, status: int = 500, *, method: str | None = None, times: int = 1, **rule: Any
+    ) -> None:
+        """Makes the next ``times`` requests to ``path`` (a prefix) fail (``drop=True``: close mid-request)."""
+        body = {"path": path, "status": status, "times": times, **rule}
+        if method:
+            body["method"] = method
+        self._call("/_control/fail", body)
+
+    def seed_token(
+        self, token: str, *, expires_at: str = "2099-01-01T00:00:00+00:00", token_id: str = "tok-seed"
+    ) -> None:
+        """Makes ``token`` valid for the stand-in's one user."""
+        tokens = self.state()["tokens"]
+        tokens[token] = {
+            "token_id": token_id,
+            "user": {"id": "user-1", "email": "ada@example.com", "name": "Ada Lovelace"},
+            "expires_at": expires_at,
+        }
+        self.update(tokens=tokens)
+
+    def requests(self, path: str | None = None) -> list[dict[str, Any]]:
+        """Requests received (optionally those whose path starts with ``path``)."""
+        return [r for r in self.state()["requests"] if path is None or r["path"].startswith(path)]
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+            if self.proc.stdout:
+                self.proc.stdout.close()
+            self.proc = None
+
+    def __enter__(self) -> PlatformServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

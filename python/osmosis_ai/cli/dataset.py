@@ -1,4 +1,4 @@
-"""`osmosis dataset ...`: commands on dataset files (`validate`)."""
+"""`osmosis dataset ...`: check dataset files (`validate`) and manage datasets on the platform."""
 
 from __future__ import annotations
 
@@ -6,11 +6,27 @@ import json
 
 import click
 
+from osmosis_ai.cli.main import LazyCommands, LazyGroup
 
-@click.group("dataset", invoke_without_command=True)
+# The platform subcommands, imported on first use: name -> (module, attribute, one-line help).
+DATASET_COMMANDS: LazyCommands = {
+    "upload": (
+        "osmosis_ai.cli.dataset_platform",
+        "upload_cmd",
+        "Check a file and upload it as a platform dataset.",
+    ),
+    "list": ("osmosis_ai.cli.dataset_platform", "list_cmd", "List the workspace's datasets."),
+    "info": ("osmosis_ai.cli.dataset_platform", "info_cmd", "Show a dataset's status and statistics."),
+    "logs": ("osmosis_ai.cli.dataset_platform", "logs_cmd", "Show a dataset's processing log."),
+    "preview": ("osmosis_ai.cli.dataset_platform", "preview_cmd", "Show a dataset's first rows."),
+    "download": ("osmosis_ai.cli.dataset_platform", "download_cmd", "Download a dataset file."),
+}
+
+
+@click.group("dataset", cls=LazyGroup, lazy_commands=DATASET_COMMANDS, invoke_without_command=True)
 @click.pass_context
 def dataset_group(ctx: click.Context) -> None:
-    """Check dataset files (JSONL, JSON, CSV, Parquet)."""
+    """Check dataset files (JSONL, JSON, CSV, Parquet); upload and manage datasets on the platform."""
     if ctx.invoked_subcommand is None:
         click.echo(ctx.get_help())
         ctx.exit(1)

@@ -23,6 +23,11 @@ EVAL_COMMANDS: LazyCommands = {
         "Score JSONL conversations against a rubric with an LLM judge.",
     ),
     "submit": ("osmosis_ai.cli.submit", "eval_submit", "Check an eval config and submit the run."),
+    "list": ("osmosis_ai.cli.runs_cmd", "eval_list", "List the workspace's evaluation runs."),
+    "info": ("osmosis_ai.cli.runs_cmd", "eval_info", "Show an evaluation run: status, metrics, pass@k."),
+    "logs": ("osmosis_ai.cli.runs_cmd", "eval_logs", "Show an evaluation run's log entries."),
+    "stop": ("osmosis_ai.cli.runs_cmd", "eval_stop", "Stop an evaluation run."),
+    "download": ("osmosis_ai.cli.runs_cmd", "eval_download", "Download an evaluation run's outputs."),
 }
 
 

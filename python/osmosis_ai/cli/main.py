@@ -23,7 +23,11 @@ COMMANDS: LazyCommands = {
         "test_command",
         "Run an agent loop on dataset rows (batch or --interactive).",
     ),
-    "eval": ("osmosis_ai.cli.eval_group", "eval_group", "Evaluate agents and judges locally; submit evals."),
+    "eval": (
+        "osmosis_ai.cli.eval_group",
+        "eval_group",
+        "Evaluate agents and judges locally; submit and follow evals on the platform.",
+    ),
     "preview": (
         "osmosis_ai.cli.preview",
         "preview",
@@ -32,7 +36,7 @@ COMMANDS: LazyCommands = {
     "dataset": (
         "osmosis_ai.cli.dataset",
         "dataset_group",
-        "Check dataset files (JSONL, JSON, CSV, Parquet).",
+        "Check dataset files; upload and manage platform datasets.",
     ),
     "eval-rubric": (
         "osmosis_ai.cli.eval_rubric",
@@ -45,7 +49,11 @@ COMMANDS: LazyCommands = {
         "check_command",
         "Check a local-rollout repository: MCP tools, reward/rubric functions, dataset.",
     ),
-    "train": ("osmosis_ai.cli.train_group", "train_group", "Submit training runs."),
+    "train": (
+        "osmosis_ai.cli.train_group",
+        "train_group",
+        "Submit, list, inspect and stop training runs on the platform.",
+    ),
     "init": (
         "osmosis_ai.cli.init_cmd",
         "init_command",
@@ -53,7 +61,28 @@ COMMANDS: LazyCommands = {
     ),
     "serve": ("osmosis_ai.cli.serve", "serve", "Serve an agent loop to TrainGate (remote rollout server)."),
     "validate": ("osmosis_ai.cli.validate", "validate", "Validate an agent loop (name, tools, async run)."),
+    "auth": (
+        "osmosis_ai.cli.auth_cmd",
+        "auth_group",
+        "Log in to the Osmosis platform, log out, show who you are.",
+    ),
+    "login": ("osmosis_ai.cli.auth_cmd", "login_alias", "Log in to the Osmosis platform (= auth login)."),
+    "logout": ("osmosis_ai.cli.auth_cmd", "logout_alias", "Log out (= auth logout)."),
+    "whoami": ("osmosis_ai.cli.auth_cmd", "whoami_alias", "Show the logged-in account (= auth whoami)."),
+    "workspace": (
+        "osmosis_ai.cli.workspace_cmd",
+        "workspace_group",
+        "Show the platform workspace of this repository; list your workspaces.",
+    ),
+    "secret": ("osmosis_ai.cli.secret_cmd", "secret_group", "Manage platform secrets (provider keys)."),
+    "model": ("osmosis_ai.cli.model_cmd", "model_group", "List, inspect and deploy platform models."),
+    "rollout": ("osmosis_ai.cli.model_cmd", "rollout_group", "List the rollouts the platform knows."),
 }
+
+# Root options that take a value (skipped when looking for the command's name).
+_ROOT_VALUE_OPTIONS = {"--platform", "--env-file"}
+# Commands with a `--json` of their own (their established report shape); it is not hoisted for them.
+_OWN_JSON = {("dataset", "validate"), ("config", "validate")}
 
 
 class LazyGroup(click.Group):
@@ -110,22 +139,118 @@ def _debug_enabled() -> bool:
     help="Show the version and exit.",
 )
 @click.option("--debug", is_flag=True, help="Show full tracebacks on errors (or set OSMOSIS_DEBUG=1).")
+@click.option(
+    "--json", "json_mode", is_flag=True, help="Platform commands: one JSON envelope (anywhere on the line)."
+)
+@click.option(
+    "--plain", "plain_mode", is_flag=True, help="Platform commands: tab-separated, script-friendly text."
+)
+@click.option("--platform", metavar="URL", default=None, help="Platform URL (else OSMOSIS_PLATFORM_URL).")
+@click.option(
+    "--env-file",
+    metavar="PATH",
+    envvar="OSMOSIS_ENV_FILE",
+    default=None,
+    help="dotenv file for platform commands (else the nearest .env).",
+)
 @click.pass_context
-def cli(ctx: click.Context, debug: bool) -> None:
+def cli(
+    ctx: click.Context,
+    debug: bool,
+    json_mode: bool,
+    plain_mode: bool,
+    platform: str | None,
+    env_file: str | None,
+) -> None:
     """osmosis: rewards, rubric judges, agent evals and pass@k for LLM post-training."""
+    from osmosis_ai.cli.output import STATE
+
     if debug:
         os.environ["OSMOSIS_DEBUG"] = "1"
+    if json_mode and plain_mode:
+        raise click.UsageError("--json and --plain cannot be used together.")
+    STATE.mode = "json" if json_mode else "plain" if plain_mode else "rich"
+    STATE.platform, STATE.env_file = platform, env_file
     if ctx.invoked_subcommand is None:
         click.echo(ctx.get_help())
         ctx.exit(1)
 
 
+def _command_words(args: Sequence[str]) -> list[str]:
+    """The command path's words in ``args`` (``["eval", "list"]``), skipping options and their values."""
+    words: list[str] = []
+    skip = False
+    for token in args:
+        if token == "--":
+            break
+        if skip:
+            skip = False
+        elif token in _ROOT_VALUE_OPTIONS:
+            skip = True
+        elif token.startswith("-"):
+            if words:  # options of the command itself: its name is complete
+                break
+        else:
+            words.append(token)
+            if len(words) == 2:
+                break
+    return words
+
+
+def hoist_root_flags(args: Sequence[str]) -> list[str]:
+    """Moves ``--json`` / ``--plain`` from anywhere (before a literal ``--``) to the front.
+
+    Example:
+        >>> hoist_root_flags(["eval", "list", "--json"])
+        ['--json', 'eval', 'list']
+    """
+    if tuple(_command_words(args)) in _OWN_JSON:
+        return list(args)
+    end = list(args).index("--") if "--" in args else len(args)
+    flags = [a for a in args[:end] if a in ("--json", "--plain")]
+    rest = [a for a in args[:end] if a not in ("--json", "--plain")]
+    return [*dict.fromkeys(flags), *rest, *args[end:]]
+
+
+def _command_name(args: Sequence[str]) -> str:
+    words = _command_words(args)
+    if words and words[0] not in COMMANDS:
+        return "<root>"
+    return " ".join(words) or "<root>"
+
+
+def _report_error(exc: BaseException, args: Sequence[str], code: str | None = None) -> None:
+    from osmosis_ai.cli.output import STATE, error_envelope
+
+    if _debug_enabled():
+        import traceback
+
+        traceback.print_exc()
+    if STATE.mode == "json":
+        details = getattr(exc, "details", None)
+        click.echo(
+            error_envelope(
+                _command_name(args),
+                code or getattr(exc, "code", "VALIDATION"),
+                str(exc) if code != "INTERNAL" else f"Unexpected internal error ({type(exc).__name__}).",
+                details if isinstance(details, dict) else {"exception_type": type(exc).__name__},
+            ),
+            err=True,
+        )
+    else:
+        click.echo(f"Error: {exc}", err=True)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the CLI and returns its exit code (the console scripts pass it to ``sys.exit``)."""
+    from osmosis_ai.cli.output import STATE
     from osmosis_ai.errors import OsmosisError
 
+    STATE.reset()
+    args = hoist_root_flags(list(sys.argv[1:] if argv is None else argv))
+    if "--json" in args[:2]:  # known before click parses, so even a usage error gets an envelope
+        STATE.mode = "json"
     try:
-        args = list(argv) if argv is not None else None
         result = cli.main(args=args, prog_name="osmosis", standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("Aborted.", err=True)
@@ -134,14 +259,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         click.echo("Interrupted.", err=True)
         return 130
     except click.ClickException as exc:
-        exc.show()
+        if STATE.mode == "json":
+            _report_error(exc, args, code="VALIDATION")
+        else:
+            exc.show()
         return exc.exit_code
     except (OsmosisError, OSError) as exc:
-        if _debug_enabled():
-            import traceback
-
-            traceback.print_exc()
-        click.echo(f"Error: {exc}", err=True)
+        _report_error(exc, args)
+        return 1
+    except Exception as exc:
+        if STATE.mode != "json":
+            raise
+        _report_error(exc, args, code="INTERNAL")
         return 1
     return result if isinstance(result, int) else 0
 

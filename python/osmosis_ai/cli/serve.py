@@ -53,10 +53,17 @@ def serve(
 ) -> int:
     """Serve an agent loop to TrainGate: /v1/rollout/init, /health, /platform/health.
 
-    Platform registration is not available yet: use --skip-register (API key auth) or --local.
+    The server registers with the Osmosis platform once it is up (log in first with `osmosis auth login`);
+    --skip-register serves without registering (API key auth), --local serves on loopback without auth.
     """
     from osmosis_ai.rollout.loader import load_agent_loop
     from osmosis_ai.rollout.serve import serve_agent_loop
+
+    platform_url = None
+    if not (skip_register or local_debug):
+        from osmosis_ai.cli.platform_context import platform_settings
+
+        platform_url = platform_settings().url  # the root --platform / --env-file options apply here too
 
     click.echo(f"Loading agent: {module_path}")
     agent_loop = load_agent_loop(module_path)
@@ -74,6 +81,7 @@ def serve(
             local_debug=local_debug,
             debug_dir=log_dir,
             module_path=module_path,
+            platform_url=platform_url,
         )
     except ImportError as exc:
         raise CLIError(str(exc)) from exc

@@ -1,10 +1,11 @@
-"""`osmosis eval submit CONFIG` / `osmosis train submit CONFIG`: the local pre-flight of a cloud run.
+"""`osmosis eval submit CONFIG` / `osmosis train submit CONFIG`: check a run locally, then submit it.
 
-Everything the established CLI checks before its first network call runs here, in its order: config
+Everything the established CLI checks before its first network call runs first, in its order: config
 location, config contents, workspace layout, rollout directory and entrypoint (imported in a child
-process), the pinned commit (locally), and the secrets' per-run values. ``--dry-run`` then prints the exact
-request that would be sent, with secret names and without secret values. Sending it needs a platform
-client, which this version does not have yet: without ``--dry-run`` the command says so and exits 1.
+process), the pinned commit (locally), and the secrets' per-run values. ``--dry-run`` stops there and
+prints the exact request, with secret names and without secret values. Otherwise the command logs in,
+checks which secrets the platform already holds, warns about code the platform cannot see (uncommitted
+or unpushed), asks for confirmation, and sends the run once.
 """
 
 from __future__ import annotations
@@ -21,17 +22,13 @@ from typing import Any
 import click
 
 from osmosis_ai._version import __version__
+from osmosis_ai.cli.output import confirm, emit_operation, is_interactive, status, warn
 from osmosis_ai.errors import CLIError
 
 REDACTED = "[REDACTED]"
 ENDPOINTS = {"eval": "/api/cli/eval-runs", "training": "/api/cli/training-runs"}
 COMMANDS = {"eval": "osmosis eval submit", "training": "osmosis train submit"}
 _DOTENV_LINE = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$")
-_GITHUB_URL = re.compile(
-    r"^(?:https?://(?:[^@/]+@)?github\.com/|ssh://git@github\.com/|git@github\.com:)"
-    r"(?P<owner>[A-Za-z0-9][A-Za-z0-9-]*)/(?P<repo>[A-Za-z0-9._-]+?)(?:\.git)?/?$",
-    re.IGNORECASE,
-)
 
 
 def parse_secrets_file(text: str, label: str) -> dict[str, str]:
@@ -69,11 +66,14 @@ def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str] | None:
 
 def git_identity(root: Path) -> str | None:
     """``owner/repo`` (lower-case) of the workspace's GitHub ``origin`` remote, if it has one."""
-    proc = _git(root, "remote", "get-url", "origin")
-    if proc is None or proc.returncode != 0:
+    from osmosis_ai.platform.errors import PlatformError
+    from osmosis_ai.platform.workspace import origin_identity
+
+    try:
+        identity = origin_identity(root)
+    except PlatformError:
         return None
-    match = _GITHUB_URL.match(proc.stdout.strip())
-    return f"{match['owner']}/{match['repo']}".lower() if match else None
+    return identity.identity if identity else None
 
 
 @dataclass
@@ -87,6 +87,10 @@ class Preflight:
     headers: dict[str, str]
     secret_sources: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    config: Any = None
+    # Per-run secret values found locally (file, environment); the body holds "[REDACTED]" in their place.
+    provided_values: dict[str, str] = field(default_factory=dict, repr=False)
+    file_values: dict[str, str] = field(default_factory=dict, repr=False)
 
     def request(self) -> dict[str, Any]:
         return {"method": "POST", "path": ENDPOINTS[self.kind], "headers": self.headers, "json": self.body}
@@ -151,12 +155,113 @@ def run_preflight(kind: str, config_arg: str, secrets_file: str | None) -> Prefl
             else:
                 sources[name] = "stored platform secret (checked by the platform)"
                 continue
-            # The value would travel once in the request; it is never printed.
+            # The value travels once in the request; it is never printed.
             provided[name] = REDACTED
         body["secrets"] = {"required": list(config.secrets)}
         if provided:
             body["secrets"]["provided"] = provided
-    return Preflight(kind, path, root, body, headers, sources, warnings)
+    else:
+        file_values = {}
+    return Preflight(kind, path, root, body, headers, sources, warnings, config, {}, file_values)
+
+
+def _summary(preflight: Preflight) -> dict[str, Any]:
+    experiment = preflight.body["experiment_config"]
+    summary = {
+        "Rollout": experiment.get("rollout"),
+        "Entrypoint": experiment.get("entrypoint"),
+        "Model": experiment.get("model_path"),
+        "Dataset": experiment.get("dataset"),
+        "Branch": experiment.get("branch"),
+        "Commit": experiment.get("commit_sha"),
+    }
+    return {k: v for k, v in summary.items() if v is not None}
+
+
+def submit_for_real(preflight: Preflight, yes: bool) -> None:
+    """Logs in, settles the secrets, warns, confirms and sends the run; prints the outcome."""
+    from osmosis_ai.cli.platform_context import platform_session
+    from osmosis_ai.platform.errors import PlatformError
+    from osmosis_ai.platform.runs import EVAL, TRAINING, submit_run
+    from osmosis_ai.platform.secrets import redact, resolve_submit_secrets
+    from osmosis_ai.platform.workspace import resolve_workspace, source_warnings
+
+    kind = EVAL if preflight.kind == "eval" else TRAINING
+    workspace = resolve_workspace(preflight.workspace, check_layout=False)  # checked by the pre-flight
+    body = json.loads(json.dumps(preflight.body))
+    with platform_session(scoped=False) as session:
+        session.client.git_identity = workspace.git.identity
+        session.workspace = workspace
+        provided: dict[str, str] = {}
+        summary = _summary(preflight)
+        required = list(body.get("secrets", {}).get("required", []))
+        if required:
+            prompt = (
+                (lambda n: click.prompt(f"Value for {n}", hide_input=True, default="", show_default=False))
+                if (is_interactive())
+                else None
+            )
+            resolved = resolve_submit_secrets(
+                session.client, required, preflight.file_values, os.environ, prompt=prompt
+            )
+            provided = resolved.provided
+            body["secrets"] = {"required": required}
+            if provided:
+                body["secrets"]["provided"] = dict(provided)
+            summary.update({f"secret.{n}": source for n, source in resolved.sources.items()})
+        pinned = bool(body["experiment_config"].get("commit_sha"))
+        for text in source_warnings(workspace.directory, pinned=pinned):
+            warn("SOURCE_NOT_PUSHED", text)
+        if not pinned:
+            status(
+                "The platform takes the rollout code from the connected repository's branch; config values "
+                "come from this local file."
+            )
+        for label, value in summary.items():
+            status(f"  {label}: {value}")
+        if not confirm(f"Submit this {kind.label} run?", yes=yes, summary=summary, default=True):
+            emit_operation(f"{kind.command}.submit", status_="cancelled", message="Cancelled.")
+            return
+        try:
+            created = submit_run(session.client, kind, body)
+        except PlatformError as exc:
+            raise redact(exc, provided.values()) from None
+    experiment = body["experiment_config"]
+    resource = {
+        "id": created["id"],
+        "name": created["name"],
+        "status": created["status"],
+        "model_name": experiment.get("model_path"),
+        "dataset_name": experiment.get("dataset"),
+        "created_at": created.get("created_at"),
+        "url": created.get("platform_url"),
+        **workspace.as_dict(),
+        "config": {
+            "rollout": experiment.get("rollout"),
+            "entrypoint": experiment.get("entrypoint"),
+            "model": experiment.get("model_path"),
+            "dataset": experiment.get("dataset"),
+            "branch": experiment.get("branch"),
+            "commit_sha": experiment.get("commit_sha"),
+        },
+    }
+    group = kind.command
+    steps = [
+        (f"osmosis {group} info {created['name']}", {"action": f"{group}_info", "name": created["name"]}),
+        (f"osmosis {group} list", {"action": f"{group}_list"}),
+    ]
+    if created.get("platform_url"):
+        steps.append(
+            (f"open {created['platform_url']}", {"action": "open_url", "url": created["platform_url"]})
+        )
+    noun = "Evaluation" if kind is EVAL else "Training"
+    emit_operation(
+        f"{group}.submit",
+        message=f"{noun} run submitted: {created['name']}",
+        resource=resource,
+        lines=[("Status", created["status"]), ("URL", created.get("platform_url"))],
+        next_steps=steps,
+    )
 
 
 def make_submit_command(kind: str) -> click.Command:
@@ -176,8 +281,8 @@ def make_submit_command(kind: str) -> click.Command:
     )
     def submit(config_path: str, dry_run: bool, yes: bool, secrets_file: str | None) -> None:
         preflight = run_preflight(kind, config_path, secrets_file)
-        for warning in preflight.warnings:
-            click.echo(f"warning: {warning}", err=True)
+        for text in preflight.warnings:
+            warn("PREFLIGHT", text)
         if dry_run:
             out = {
                 "dry_run": True,
@@ -189,14 +294,9 @@ def make_submit_command(kind: str) -> click.Command:
             }
             click.echo(json.dumps(out, indent=2, ensure_ascii=False))
             return
-        raise CLIError(
-            f"Pre-flight passed, but no platform is configured: this version of osmosis-ai cannot submit "
-            f"{label} runs yet. Run with --dry-run to see the exact request that would be sent."
-        )
+        submit_for_real(preflight, yes)
 
-    submit.help = (
-        f"Check a {label} config and its workspace, then submit the run (use --dry-run to print the request)."
-    )
+    submit.help = f"Check a {label} config and its workspace, then submit the run (--dry-run prints the request instead)."
     return submit
 
 

@@ -1,4 +1,4 @@
-"""`osmosis train ...`: training runs on the platform (`train submit` for now)."""
+"""`osmosis train ...`: training runs on the platform (submit, list, info, logs, stop)."""
 
 from __future__ import annotations
 
@@ -9,13 +9,17 @@ from osmosis_ai.cli.main import LazyCommands, LazyGroup
 # Subcommands of `osmosis train`, imported on first use: name -> (module, attribute, one-line help).
 TRAIN_COMMANDS: LazyCommands = {
     "submit": ("osmosis_ai.cli.submit", "train_submit", "Check a training config and submit the run."),
+    "list": ("osmosis_ai.cli.runs_cmd", "train_list", "List the workspace's training runs."),
+    "info": ("osmosis_ai.cli.runs_cmd", "train_info", "Show a training run: status, checkpoints, metrics."),
+    "logs": ("osmosis_ai.cli.runs_cmd", "train_logs", "Show a training run's log entries."),
+    "stop": ("osmosis_ai.cli.runs_cmd", "train_stop", "Stop a training run."),
 }
 
 
 @click.group("train", cls=LazyGroup, lazy_commands=TRAIN_COMMANDS, invoke_without_command=True)
 @click.pass_context
 def train_group(ctx: click.Context) -> None:
-    """Submit training runs."""
+    """Submit and follow training runs on the platform."""
     if ctx.invoked_subcommand is None:
         click.echo(ctx.get_help())
         ctx.exit(1)

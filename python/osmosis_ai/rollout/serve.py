@@ -2,8 +2,8 @@
 
 Secure by default: the server binds 127.0.0.1 unless a host is given, and requires an API key (one is
 generated and printed when none is given). ``local_debug`` turns auth off and is only allowed on a
-loopback address. Platform registration is not available yet: serving needs ``skip_register`` (or
-``local_debug``), and TrainGate is pointed at the server by hand.
+loopback address. Unless ``skip_register`` (or ``local_debug``), the server registers with the Osmosis
+platform once it is up, which needs a login (``osmosis auth login`` or ``OSMOSIS_TOKEN``).
 """
 
 from __future__ import annotations
@@ -118,12 +118,6 @@ def _check_options(host: str, skip_register: bool, api_key: str | None, local_de
                 f"--local (no auth) only binds a loopback address such as 127.0.0.1, not '{host}'; "
                 "to serve on other interfaces, drop --local and use an API key"
             )
-    elif not skip_register:
-        raise ServeError(
-            "Registering with the Osmosis platform is not available in this version of osmosis-ai. "
-            "Start it with --skip-register (an API key protects it; give TrainGate the key) or with --local "
-            "(loopback only, no auth, for development)."
-        )
     if api_key is not None and not api_key.strip():
         raise ServeError("--api-key must not be empty")
 
@@ -143,6 +137,64 @@ def _check_port_free(host: str, port: int) -> None:
             raise ServeError(
                 f"cannot listen on {host}:{port}: {exc.strerror or exc} (choose another port with -p)"
             ) from None
+
+
+def _platform_login(platform_url: str | None) -> Any:
+    """The platform URL and login registration will use; a clear error naming both ways forward if none."""
+    from osmosis_ai.platform.credentials import resolve_login
+    from osmosis_ai.platform.errors import PlatformError
+    from osmosis_ai.platform.settings import resolve_settings
+
+    try:
+        url = resolve_settings(platform_url).url
+        return url, resolve_login(url)
+    except PlatformError as exc:
+        raise ServeError(
+            f"{exc} Registration with the platform needs a login. To serve without registering, add "
+            "--skip-register (an API key protects the server; give TrainGate the key) or --local (loopback "
+            "only, no auth, for development)."
+        ) from None
+
+
+def _register_when_up(platform: Any, host: str, port: int, name: str, key: str | None) -> threading.Thread:
+    """Registers with the platform from a background thread once the server answers ``/health``.
+
+    A failed registration is reported and the server keeps serving: it still works for a TrainGate that
+    is pointed at it by hand.
+    """
+    from osmosis_ai.platform.client import PlatformClient
+    from osmosis_ai.platform.errors import PlatformError
+    from osmosis_ai.platform.registration import register_rollout_server, reported_host, wait_until_healthy
+
+    url, login = platform
+
+    def run() -> None:
+        if not wait_until_healthy(port):
+            click.echo("Registration skipped: the server did not become healthy within 10 s.", err=True)
+            return
+        address = reported_host(host)
+        try:
+            with PlatformClient(url, token=login.token, env_token=login.source == "environment") as client:
+                result = register_rollout_server(
+                    client, host=address, port=port, agent_loop_name=name, api_key=key
+                )
+        except PlatformError as exc:
+            click.echo(f"Registration with {url} failed: {exc} The server keeps running.", err=True)
+            return
+        if result.healthy:
+            click.echo(
+                f"[OK] Registered with the Osmosis platform as {address}:{port} (id {result.server_id})."
+            )
+        else:
+            click.echo(
+                f"Registered with the Osmosis platform, but its health check of {address}:{port} failed"
+                f" ({result.detail or 'unreachable'}): make sure the platform can reach this address.",
+                err=True,
+            )
+
+    thread = threading.Thread(target=run, name="osmosis-register", daemon=True)
+    thread.start()
+    return thread
 
 
 def _debug_dir(log_dir: str | None) -> str | None:
@@ -179,6 +231,7 @@ def serve_agent_loop(
     local_debug: bool = False,
     debug_dir: str | None = None,
     module_path: str | None = None,
+    platform_url: str | None = None,
 ) -> None:
     """Validates the agent loop and serves it with uvicorn until interrupted.
 
@@ -190,19 +243,21 @@ def serve_agent_loop(
         log_level: uvicorn log level; ``debug`` also logs every request.
         reload: Restart on code changes (needs ``module_path``).
         settings: Rollout settings; the process-wide ones when omitted.
-        skip_register: Serve without platform registration (required for now, unless ``local_debug``).
+        skip_register: Serve without registering with the platform (``local_debug`` implies it).
         api_key: The key TrainGate must send; generated and printed when omitted.
         local_debug: No auth; only on a loopback host.
         debug_dir: Base directory for per-rollout event logs (a ``<unix time>/`` subdirectory is made).
         module_path: ``module:attribute`` of the agent, for ``reload``.
+        platform_url: The platform to register with (default: ``OSMOSIS_PLATFORM_URL`` or the hosted one).
 
     Raises:
-        ServeError: Options that cannot work together, missing server dependencies, registration asked for.
+        ServeError: Options that cannot work together, missing server dependencies, no login to register.
         AgentLoopValidationError: The agent loop is invalid.
     """
     if log_level not in LOG_LEVELS:
         raise ServeError(f"log level must be one of {', '.join(LOG_LEVELS)}, got '{log_level}'")
     _check_options(host, skip_register, api_key, local_debug)
+    platform = None if (skip_register or local_debug) else _platform_login(platform_url)
     if settings is None:
         from osmosis_ai.rollout.settings import get_settings
 
@@ -222,7 +277,10 @@ def serve_agent_loop(
         key = generate_api_key()
         key_note = f"{key}\n                (generated; TrainGate must send 'Authorization: Bearer <key>')"
     run_dir = _debug_dir(debug_dir)
-    registration = "skipped (local debug)" if local_debug else "skipped (--skip-register)"
+    if platform is not None:
+        registration = f"with {platform[0]} once the server is up"
+    else:
+        registration = "skipped (local debug)" if local_debug else "skipped (--skip-register)"
     _print_panel(agent_loop.name, host, port, key_note, registration, run_dir)
 
     options: dict[str, Any] = {
@@ -232,6 +290,8 @@ def serve_agent_loop(
         "access_log": log_level == "debug",
         "timeout_graceful_shutdown": HTTP_SHUTDOWN_TIMEOUT_SECONDS,
     }
+    if platform is not None:
+        _register_when_up(platform, host, port, agent_loop.name, key)
     with _stopped_by_signals():
         _run_uvicorn(agent_loop, settings, key, run_dir, module_path if reload else None, options)
     click.echo("RolloutServer stopped.")

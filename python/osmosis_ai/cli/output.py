@@ -1,0 +1,225 @@
+"""How platform commands print: human text (default), ``--json`` envelopes, or ``--plain`` lines.
+
+Commands hand this module plain data (a list page, a detail record, an operation's outcome); it renders
+it for the chosen mode. JSON mode writes exactly one object to stdout on success and JSON Lines (error and
+warning envelopes, all with ``schema_version: 1``) to stderr, so scripts can parse both streams.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import click
+
+from osmosis_ai._version import __version__
+
+__all__ = [
+    "STATE",
+    "confirm",
+    "emit_detail",
+    "emit_list",
+    "emit_operation",
+    "emit_sectioned",
+    "error_envelope",
+    "is_interactive",
+    "status",
+    "warn",
+]
+
+SCHEMA_VERSION = 1
+
+
+@dataclass
+class OutputState:
+    """Root options of this invocation (reset by ``main`` for every run)."""
+
+    mode: str = "rich"
+    platform: str | None = None
+    env_file: str | None = None
+
+    def reset(self) -> None:
+        self.mode, self.platform, self.env_file = "rich", None, None
+
+
+STATE = OutputState()
+
+
+def _dumps(data: Any) -> str:
+    def check(value: Any) -> None:
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ValueError("non-finite number")
+        if isinstance(value, dict):
+            for item in value.values():
+                check(item)
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                check(item)
+
+    check(data)
+    return json.dumps(data, ensure_ascii=False, allow_nan=False, default=str)
+
+
+def is_interactive() -> bool:
+    """Prompts are allowed: default output mode and a terminal on stdin."""
+    return STATE.mode == "rich" and sys.stdin.isatty()
+
+
+def status(message: str) -> None:
+    """A progress line on stderr (silent in JSON mode)."""
+    if STATE.mode != "json":
+        click.echo(message, err=True)
+
+
+def warn(code: str, message: str) -> None:
+    """A warning on stderr: an envelope in JSON mode, ``warning: ...`` otherwise."""
+    if STATE.mode == "json":
+        envelope = {"schema_version": SCHEMA_VERSION, "cli_version": __version__}
+        click.echo(_dumps({**envelope, "warning": {"code": code, "message": message}}), err=True)
+    else:
+        click.echo(f"warning: {message}", err=True)
+
+
+def error_envelope(command: str, code: str, message: str, details: dict[str, Any] | None) -> str:
+    """The one-line JSON error envelope (details that cannot be encoded are replaced by a note)."""
+    envelope: dict[str, Any] = {
+        "schema_version": SCHEMA_VERSION,
+        "command": command,
+        "cli_version": __version__,
+        "error": {"code": code, "message": message, "details": details or {}},
+    }
+    try:
+        return _dumps(envelope)
+    except (TypeError, ValueError):
+        envelope["error"]["details"] = {"details_omitted": "unencodable"}
+        return _dumps(envelope)
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value).replace("\t", " ").replace("\n", " ")
+
+
+def emit_list(
+    items: Sequence[dict[str, Any]],
+    columns: Sequence[tuple[str, str]],
+    *,
+    total_count: int | None = None,
+    has_more: bool = False,
+    next_offset: int | None = None,
+    extra: dict[str, Any] | None = None,
+    empty: str = "Nothing found.",
+    more_hint: str | None = None,
+) -> None:
+    """A list result. ``columns`` are ``(key, label)`` pairs shown in text modes."""
+    if STATE.mode == "json":
+        reserved = {"schema_version", "items", "total_count", "has_more", "next_offset"}
+        body = {k: v for k, v in (extra or {}).items() if k not in reserved}
+        envelope = {
+            "schema_version": SCHEMA_VERSION,
+            "items": list(items),
+            "total_count": len(items) if total_count is None else total_count,
+            "has_more": has_more,
+            "next_offset": next_offset,
+            **body,
+        }
+        click.echo(_dumps(envelope))
+        return
+    rows = [[_cell(item.get(key)) for key, _ in columns] for item in items]
+    if STATE.mode == "plain":
+        for row in rows:
+            click.echo("\t".join(row))
+        return
+    if not rows:
+        click.echo(empty)
+        return
+    header = [label for _, label in columns]
+    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+    click.echo("  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip())
+    for row in rows:
+        click.echo("  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+    shown = f"{len(rows)} of {total_count}" if total_count is not None else str(len(rows))
+    click.echo(f"\n{shown} shown." + (f" {more_hint}" if has_more and more_hint else ""))
+
+
+def emit_sectioned(sections: dict[str, Any], extra: dict[str, Any] | None = None) -> None:
+    """JSON only: a sectioned list (``{name: {items, total_count, has_more, next_offset}}``)."""
+    click.echo(_dumps({"schema_version": SCHEMA_VERSION, **sections, **(extra or {})}))
+
+
+def emit_detail(data: dict[str, Any], lines: Iterable[tuple[str, Any]], sections: Iterable[str] = ()) -> None:
+    """A detail result: ``{"data": ...}`` in JSON mode, ``Label: value`` lines otherwise."""
+    if STATE.mode == "json":
+        click.echo(_dumps({"schema_version": SCHEMA_VERSION, "data": data}))
+        return
+    pairs = [(label, value) for label, value in lines if value is not None]
+    width = max((len(label) for label, _ in pairs), default=0) + 1
+    for label, value in pairs:
+        text = _cell(value)
+        click.echo(f"{label}: {text}" if STATE.mode == "plain" else f"{(label + ':').ljust(width)} {text}")
+    for section in sections:
+        click.echo(section)
+
+
+def emit_operation(
+    operation: str,
+    *,
+    status_: str = "success",
+    message: str | None = None,
+    resource: dict[str, Any] | None = None,
+    next_steps: Sequence[tuple[str, dict[str, Any]]] = (),
+    lines: Iterable[tuple[str, Any]] = (),
+) -> None:
+    """An operation's outcome. ``next_steps`` are ``(command text, structured step)`` pairs."""
+    if STATE.mode == "json":
+        envelope: dict[str, Any] = {
+            "schema_version": SCHEMA_VERSION,
+            "status": status_,
+            "operation": operation,
+        }
+        if resource is not None:
+            envelope["resource"] = resource
+        if message:
+            envelope["message"] = message
+        if next_steps:
+            envelope["next_steps_structured"] = [step for _, step in next_steps]
+        click.echo(_dumps(envelope))
+        return
+    click.echo(message or f"{operation}: {status_}")
+    for label, value in lines:
+        if value is not None:
+            click.echo(f"{label}: {value}" if STATE.mode == "plain" else f"  {label}: {value}")
+    if next_steps:
+        if STATE.mode == "rich":
+            click.echo("\nNext:")
+        for text, _ in next_steps:
+            click.echo(f"  {text}" if STATE.mode == "rich" else text)
+
+
+def confirm(prompt: str, *, yes: bool, summary: dict[str, Any] | None = None, default: bool = False) -> bool:
+    """``True`` to go on. ``--yes`` skips the question; without a terminal the command must be given ``--yes``.
+
+    Raises:
+        InteractiveRequiredError: Not interactive and no ``--yes``.
+    """
+    if yes:
+        return True
+    if not is_interactive():
+        from osmosis_ai.platform.errors import InteractiveRequiredError
+
+        if STATE.mode == "plain":
+            click.echo(f"Confirmation required: {prompt}", err=True)
+            for label, value in (summary or {}).items():
+                click.echo(f"  {label}: {value}", err=True)
+        raise InteractiveRequiredError(
+            f"{prompt} Pass --yes to confirm when not interactive.",
+            details={"prompt": prompt, "summary": summary or {}},
+        )
+    return click.confirm(prompt, default=default)

@@ -1,0 +1,219 @@
+"""Presigned transfers to and from storage: uploads (PUT) and resumable, size-checked downloads (GET).
+
+Presigned URLs carry their own authorisation, so these requests never send the platform token. They must
+be HTTPS unless they point at a loopback address (a local test server). Retries use the package's one
+:class:`~osmosis_ai.llm.client.RetryPolicy`: a transfer is idempotent, so 429/5xx and dropped connections
+are retried.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from osmosis_ai.llm.client import RETRYABLE_STATUS, RetryPolicy
+from osmosis_ai.platform.client import USER_AGENT
+from osmosis_ai.platform.errors import PlatformError
+from osmosis_ai.platform.settings import is_loopback_host
+
+__all__ = [
+    "DownloadItem",
+    "DownloadReport",
+    "check_presigned_url",
+    "download_all",
+    "put_bytes",
+    "safe_relative",
+]
+
+TRANSFER_RETRY = RetryPolicy(max_retries=4, base_delay=1.0, max_delay=8.0, max_retry_after=60.0)
+_RETRY_STATUS = RETRYABLE_STATUS - {409}
+CHUNK = 1 << 20
+
+
+def check_presigned_url(url: str) -> str:
+    """Refuses a storage URL that is not HTTPS (loopback hosts excepted).
+
+    Example:
+        >>> check_presigned_url("https://bucket.example/x?sig=1")
+        'https://bucket.example/x?sig=1'
+    """
+    parts = urlsplit(url)
+    if parts.scheme == "https" or (parts.scheme == "http" and is_loopback_host(parts.hostname or "")):
+        return url
+    raise PlatformError(
+        f"The platform sent a storage URL that is not HTTPS ({parts.scheme}://{parts.hostname})."
+    )
+
+
+def _retry(
+    action: Callable[[], httpx.Response],
+    what: str,
+    policy: RetryPolicy,
+    sleep: Callable[[float], None],
+) -> httpx.Response:
+    attempt = 0
+    while True:
+        retry_after = None
+        try:
+            response = action()
+        except httpx.TransportError as exc:
+            failure = f"{what}: connection failed ({type(exc).__name__})"
+        else:
+            if response.status_code < 400:
+                return response
+            failure = f"{what}: storage answered HTTP {response.status_code}"
+            if response.status_code not in _RETRY_STATUS:
+                raise PlatformError(failure, status_code=response.status_code)
+            header = response.headers.get("retry-after")
+            retry_after = float(header) if header and header.replace(".", "", 1).isdigit() else None
+        if attempt >= policy.max_retries:
+            raise PlatformError(f"{failure} (after {attempt + 1} attempts)")
+        sleep(policy.delay(attempt, retry_after))
+        attempt += 1
+
+
+def put_bytes(
+    http: httpx.Client,
+    url: str,
+    data: bytes | Path,
+    *,
+    headers: dict[str, str] | None = None,
+    timeout: float = 300.0,
+    what: str = "upload",
+    policy: RetryPolicy = TRANSFER_RETRY,
+    sleep: Callable[[float], None] = time.sleep,
+) -> httpx.Response:
+    """PUTs ``data`` (bytes, or a whole file streamed from disk) to a presigned URL, retrying transient
+    failures; returns the storage's answer."""
+    check_presigned_url(url)
+    size = data.stat().st_size if isinstance(data, Path) else len(data)
+    sent_headers = {**(headers or {}), "Content-Length": str(size)}
+
+    def send() -> httpx.Response:
+        if isinstance(data, Path):
+            with open(data, "rb") as handle:  # reopened per attempt: a retry starts from the first byte
+                return http.put(url, content=_chunks(handle), headers=sent_headers, timeout=timeout)
+        return http.put(url, content=data, headers=sent_headers, timeout=timeout)
+
+    return _retry(send, what, policy, sleep)
+
+
+def _chunks(handle: Any) -> Any:
+    while chunk := handle.read(CHUNK):
+        yield chunk
+
+
+def safe_relative(path: str) -> PurePosixPath:
+    """A storage path as a relative path that stays inside the output directory.
+
+    Raises:
+        PlatformError: For absolute paths or ``..`` components.
+    """
+    relative = PurePosixPath(path)
+    if relative.is_absolute() or not relative.parts or ".." in relative.parts:
+        raise PlatformError(f"The platform listed an unsafe file path {path!r}; refusing to write it.")
+    return relative
+
+
+@dataclass(frozen=True)
+class DownloadItem:
+    """One file to fetch: where it goes (relative), its presigned URL and its expected size."""
+
+    path: str
+    url: str
+    size: int | None
+
+
+@dataclass
+class DownloadReport:
+    """What :func:`download_all` did."""
+
+    downloaded: list[str]
+    skipped: list[str]
+    failed: dict[str, str]
+    bytes: int = 0
+
+
+def _fetch_one(
+    http: httpx.Client, item: DownloadItem, root: Path, overwrite: bool, policy: RetryPolicy, sleep: Any
+) -> tuple[str, int]:
+    """Downloads one file via ``<name>.partial`` (resumed with a Range request), then renames it."""
+    target = root / safe_relative(item.path)
+    if target.exists() and not overwrite and (item.size is None or target.stat().st_size == item.size):
+        return "skipped", 0
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_name(target.name + ".partial")
+    check_presigned_url(item.url)
+    attempt = 0
+    while True:
+        have = partial.stat().st_size if partial.exists() else 0
+        headers = {"User-Agent": USER_AGENT}
+        if have and item.size and have < item.size:
+            headers["Range"] = f"bytes={have}-"
+        try:
+            with http.stream("GET", item.url, headers=headers, timeout=300.0) as response:
+                if response.status_code >= 400:
+                    raise httpx.HTTPStatusError("storage error", request=response.request, response=response)
+                mode = "ab" if response.status_code == 206 else "wb"  # a server that ignores Range restarts
+                with open(partial, mode) as handle:
+                    for chunk in response.iter_bytes(CHUNK):
+                        handle.write(chunk)
+            break
+        except (httpx.TransportError, httpx.HTTPStatusError) as exc:
+            status = exc.response.status_code if isinstance(exc, httpx.HTTPStatusError) else None
+            if (status is not None and status not in _RETRY_STATUS) or attempt >= policy.max_retries:
+                raise PlatformError(
+                    f"{item.path}: download failed ({status or type(exc).__name__})"
+                ) from None
+            sleep(policy.delay(attempt, None))
+            attempt += 1
+    size = partial.stat().st_size
+    if item.size is not None and size != item.size:
+        partial.unlink()
+        raise PlatformError(f"{item.path}: got {size} bytes, expected {item.size}; the file was discarded.")
+    os.replace(partial, target)
+    return "downloaded", size
+
+
+def download_all(
+    items: list[DownloadItem],
+    root: Path,
+    *,
+    overwrite: bool = False,
+    concurrency: int = 8,
+    policy: RetryPolicy = TRANSFER_RETRY,
+    sleep: Callable[[float], None] = time.sleep,
+) -> DownloadReport:
+    """Downloads ``items`` under ``root``, ``concurrency`` at a time; failures are reported, not raised.
+
+    A file already present with the expected size is skipped unless ``overwrite``. Each file is written
+    to ``<name>.partial`` and renamed only after its size matches, so an interrupted download never leaves
+    a truncated file under the real name (and the next run resumes the ``.partial``).
+    """
+    report = DownloadReport([], [], {})
+    # Storage may redirect; every hop must meet the same HTTPS-or-loopback rule as the first URL.
+    hooks = {"request": [lambda request: check_presigned_url(str(request.url))]}
+    with (
+        httpx.Client(follow_redirects=True, event_hooks=hooks) as http,
+        ThreadPoolExecutor(max_workers=concurrency) as pool,
+    ):
+        futures = {
+            pool.submit(_fetch_one, http, item, root, overwrite, policy, sleep): item for item in items
+        }
+        for future, item in futures.items():
+            try:
+                outcome, size = future.result()
+            except PlatformError as exc:
+                report.failed[item.path] = str(exc)
+                continue
+            (report.downloaded if outcome == "downloaded" else report.skipped).append(item.path)
+            report.bytes += size
+    return report
