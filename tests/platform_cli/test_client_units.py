@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from osmosis_ai.llm.client import RetryPolicy
+from osmosis_ai.llm.retry import RetryPolicy
 from osmosis_ai.platform.client import PlatformClient
 from osmosis_ai.platform.errors import PlatformError
 from osmosis_ai.platform.responses import error_from_response

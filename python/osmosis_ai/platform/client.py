@@ -1,7 +1,7 @@
 """THE platform HTTP client: one connection pool, the package's one retry policy, the platform's headers.
 
 Only idempotent calls (GET, PUT, DELETE, or a POST the caller marks idempotent) are retried, on 429, 5xx
-and transport errors, with :class:`osmosis_ai.llm.client.RetryPolicy` (the package's only backoff).
+and transport errors, with :class:`osmosis_ai.llm.retry.RetryPolicy` (the package's only backoff).
 Non-idempotent calls (submitting a run, creating a dataset) are sent once: a retry could create two.
 """
 
@@ -16,7 +16,7 @@ from urllib.parse import quote
 import httpx
 
 from osmosis_ai._version import __version__
-from osmosis_ai.llm.client import RETRYABLE_STATUS, RetryPolicy
+from osmosis_ai.llm.retry import RETRYABLE_STATUS, RetryPolicy
 from osmosis_ai.platform.errors import PlatformError
 from osmosis_ai.platform.responses import error_from_response
 

@@ -2,7 +2,7 @@
 
 Presigned URLs carry their own authorisation, so these requests never send the platform token. They must
 be HTTPS unless they point at a loopback address (a local test server). Retries use the package's one
-:class:`~osmosis_ai.llm.client.RetryPolicy`: a transfer is idempotent, so 429/5xx and dropped connections
+:class:`~osmosis_ai.llm.retry.RetryPolicy`: a transfer is idempotent, so 429/5xx and dropped connections
 are retried.
 """
 
@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from osmosis_ai.llm.client import RETRYABLE_STATUS, RetryPolicy
+from osmosis_ai.llm.retry import RETRYABLE_STATUS, RetryPolicy
 from osmosis_ai.platform.client import USER_AGENT
 from osmosis_ai.platform.errors import PlatformError
 from osmosis_ai.platform.settings import is_loopback_host
