@@ -8,12 +8,14 @@ established ones, so payloads stay interchangeable with the established package.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from enum import Enum
 from typing import Any, TypedDict
 from urllib.parse import urlsplit
 
+import orjson
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 __all__ = [
@@ -99,7 +101,9 @@ def _check_rollout_id(value: str) -> str:
     return value
 
 
+@functools.lru_cache(maxsize=64)
 def _check_http_url(value: str, field: str) -> str:
+    # Cached: every request of an eval carries the same server_url, and urlsplit is a real share of a run.
     try:
         parts = urlsplit(value)
     except ValueError as exc:
@@ -283,7 +287,8 @@ class RolloutRequest(BaseModel):
     @classmethod
     def _metadata_size(cls, value: dict[str, Any]) -> dict[str, Any]:
         try:
-            encoded = json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+            # orjson writes the same compact UTF-8 JSON as json.dumps(ensure_ascii=False) at a fraction of the CPU.
+            encoded = orjson.dumps(value, option=orjson.OPT_NON_STR_KEYS)
         except (TypeError, ValueError) as exc:
             raise ValueError(f"metadata must be JSON-serialisable: {exc}") from None
         limit = get_max_metadata_size_bytes()
