@@ -4,10 +4,9 @@
 
 use crate::dataset::{
     count_rows as core_count_rows, validate_file, Batch, ColumnBatch, ColumnValues, Contract,
-    DatasetError, DatasetErrorKind, DatasetReader, PositionUnit, PrefetchReader, Row, Utf8Bytes,
+    DatasetErrorKind, DatasetReader, PositionUnit, PrefetchReader, Row, Utf8Bytes,
 };
 use crate::error::CoreError;
-use pyo3::exceptions::{PyFileNotFoundError, PyIsADirectoryError, PyOSError, PyPermissionError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyModule, PyString};
 use serde_json::{Map, Value};
@@ -27,30 +26,6 @@ fn parse_contract(name: &str) -> PyResult<Contract> {
         ))
         .into()
     })
-}
-
-/// `DatasetError` → `FileNotFoundError` / `OSError` / `osmosis_ai.errors.Dataset*Error(path=, line=, ...)`.
-pub(super) fn dataset_error_to_py(py: Python<'_>, err: &DatasetError) -> PyResult<PyErr> {
-    let message = err.to_string();
-    let class_name = match err.kind {
-        DatasetErrorKind::NotFound => return Ok(PyFileNotFoundError::new_err(message)),
-        DatasetErrorKind::Io(std::io::ErrorKind::PermissionDenied) => {
-            return Ok(PyPermissionError::new_err(message))
-        }
-        DatasetErrorKind::IsDirectory => return Ok(PyIsADirectoryError::new_err(message)),
-        DatasetErrorKind::Io(_) => return Ok(PyOSError::new_err(message)),
-        DatasetErrorKind::Unsupported | DatasetErrorKind::Parse | DatasetErrorKind::Empty => {
-            "DatasetParseError"
-        }
-        DatasetErrorKind::Validation => "DatasetValidationError",
-    };
-    let class = py.import("osmosis_ai.errors")?.getattr(class_name)?;
-    let kw = PyDict::new(py);
-    kw.set_item("path", &err.path)?;
-    kw.set_item("line", err.line)?;
-    kw.set_item("row", err.row)?;
-    kw.set_item("field", err.field.as_deref())?;
-    Ok(PyErr::from_value(class.call((message,), Some(&kw))?))
 }
 
 /// Python strings for the keys of the previous row, by position: rows of one file nearly always share
