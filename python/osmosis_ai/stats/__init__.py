@@ -67,4 +67,8 @@ __all__ = [
 
 # The examples live in the submodules; listing them here lets `doctest.testmod(osmosis_ai.stats)` run
 # them with this package's names in scope.
-__test__ = {name: obj for name in __all__ if isinstance(obj := globals()[name], type) or callable(obj) and hasattr(obj, "__code__")}
+__test__ = {
+    name: obj
+    for name in __all__
+    if isinstance(obj := globals()[name], type) or (callable(obj) and hasattr(obj, "__code__"))
+}
