@@ -27,12 +27,11 @@ fn osmosis_error<'py>(
     Ok(PyErr::from_value(instance))
 }
 
-/// `FileNotFoundError` / `PermissionError` / `IsADirectoryError` / `OSError` by the failure's kind.
+/// `FileNotFoundError` / `PermissionError` / `OSError` by the failure's kind.
 fn io_error(kind: ErrorKind, message: String) -> PyErr {
     match kind {
         ErrorKind::NotFound => PyFileNotFoundError::new_err(message),
         ErrorKind::PermissionDenied => PyPermissionError::new_err(message),
-        ErrorKind::IsADirectory => PyIsADirectoryError::new_err(message),
         _ => PyOSError::new_err(message),
     }
 }
@@ -41,7 +40,8 @@ fn io_error(kind: ErrorKind, message: String) -> PyErr {
 fn dataset_error(py: Python<'_>, err: &DatasetError, message: String) -> PyResult<PyErr> {
     let class_name = match err.kind {
         DatasetErrorKind::NotFound => return Ok(io_error(ErrorKind::NotFound, message)),
-        DatasetErrorKind::IsDirectory => return Ok(io_error(ErrorKind::IsADirectory, message)),
+        // `ErrorKind::IsADirectory` is newer than the crate's MSRV; the reader tells this case apart itself.
+        DatasetErrorKind::IsDirectory => return Ok(PyIsADirectoryError::new_err(message)),
         DatasetErrorKind::Io(kind) => return Ok(io_error(kind, message)),
         DatasetErrorKind::Unsupported | DatasetErrorKind::Parse | DatasetErrorKind::Empty => {
             "DatasetParseError"

@@ -59,7 +59,7 @@ pub struct Meta {
 }
 
 impl Meta {
-    fn from_config(&mut self, config: &Value) {
+    fn read_config(&mut self, config: &Value) {
         let Some(object) = config.as_object() else {
             return;
         };
@@ -126,7 +126,7 @@ pub fn detect(path: &Path) -> CoreResult<(Layout, Meta)> {
                 .and_then(Value::as_str)
                 .map(str::to_string);
             if let Some(config) = first.get("config") {
-                meta.from_config(config);
+                meta.read_config(config);
                 meta.config = Some(config.clone());
             }
             return Ok((Layout::Log, meta));
@@ -270,7 +270,7 @@ impl<'de> Visitor<'de> for Document<'_, '_> {
                 "config" => {
                     let config: Value = map.next_value()?;
                     let mut state = self.0.borrow_mut();
-                    state.meta.from_config(&config);
+                    state.meta.read_config(&config);
                     state.meta.config = Some(config);
                 }
                 "rubric_id" => {
