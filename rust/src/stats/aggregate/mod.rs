@@ -71,6 +71,8 @@ pub struct Aggregator {
     /// Per threshold: rows with 0 < c < n.
     mixed: Vec<u64>,
     store: Option<RowStore>,
+    /// A row's pass counts per threshold, reused so a row costs no allocation.
+    scratch: Vec<u32>,
 }
 
 fn check_threshold(value: f64, name: &'static str) -> Result<(), StatsError> {
@@ -166,6 +168,7 @@ impl Aggregator {
             min_nominal: u64::MAX,
             short_row: None,
             store,
+            scratch: Vec::new(),
         })
     }
 
@@ -223,8 +226,9 @@ impl Aggregator {
             ))
             .at_row(label));
         }
-        let width = self.thresholds.len();
-        let mut c = vec![0u32; width];
+        let mut c = std::mem::take(&mut self.scratch);
+        c.clear();
+        c.resize(self.thresholds.len(), 0);
         let policy = self.failed_policy;
         // What an attempt adds to mean / std / min / max: its score, 0.0 or nothing.
         let included = move |score: Option<f64>| match (score, policy) {
@@ -274,6 +278,7 @@ impl Aggregator {
         if let Some(store) = &mut self.store {
             store.push(label, n, errors, sum, count, &c);
         }
+        self.scratch = c;
         Ok(())
     }
 

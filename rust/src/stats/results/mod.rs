@@ -15,8 +15,9 @@ mod tally;
 pub use source::{Layout, Meta};
 pub use tally::{ModelTally, NameTally};
 
-use crate::error::CoreResult;
+use crate::error::{CoreError, CoreResult};
 use crate::stats::{AggregatorOptions, FailedPolicy};
+use attempt::{NewName, RawAttempt, RubricRun};
 use std::path::Path;
 
 /// The results log formats this version reads (the header's `format`), newest last.
@@ -49,28 +50,59 @@ fn push_name(names: &mut Vec<String>, name: &str) {
     }
 }
 
-/// Summarises a results file: see the module documentation.
-pub fn summarize_results_file(path: &Path, options: &ResultsOptions) -> CoreResult<ResultsSummary> {
-    let (mut layout, mut meta) = source::detect(path)?;
-    let mut names: Vec<String> = Vec::new();
-    let mut collect = |attempt: attempt::Attempt| -> CoreResult<()> {
+/// Pass 1: every score name, in the order first seen.
+#[derive(Default)]
+struct Names(Vec<String>);
+
+impl source::Sink for Names {
+    fn raw(&mut self, attempt: RawAttempt<'_>, _: u64, _: &dyn Fn() -> String) -> CoreResult<bool> {
         for name in attempt.names() {
-            push_name(&mut names, name);
+            push_name(&mut self.0, name);
         }
-        Ok(())
-    };
-    if matches!(layout, Layout::Log | Layout::Records) {
-        source::for_each_line_attempt(path, layout, &mut collect)?;
-    } else {
-        meta = source::for_each_document_attempt(path, None, &mut collect)?;
-        if meta.kind.as_deref() == Some("rubric") {
-            layout = Layout::RubricJson;
+        Ok(true)
+    }
+
+    fn rubric(&mut self, _: RubricRun, _: u64) -> CoreResult<bool> {
+        Ok(true)
+    }
+}
+
+/// Pass 2: attempts resolved against the names and grouped into the tally. With `stop_on_new_name`
+/// a name outside the list stops the pass (the single-pass try); otherwise it cannot happen.
+struct Grouping<'n> {
+    names: &'n [String],
+    tally: tally::Tally,
+    stop_on_new_name: bool,
+}
+
+impl source::Sink for Grouping<'_> {
+    fn raw(
+        &mut self,
+        attempt: RawAttempt<'_>,
+        row: u64,
+        where_: &dyn Fn() -> String,
+    ) -> CoreResult<bool> {
+        match attempt.resolve(row, self.names, where_)? {
+            Ok(attempt) => {
+                self.tally.add(attempt)?;
+                Ok(true)
+            }
+            Err(NewName) if self.stop_on_new_name => Ok(false),
+            Err(NewName) => Err(CoreError::Protocol(format!(
+                "{}: a score name appeared that the first pass did not see",
+                where_()
+            ))),
         }
     }
-    let mut ordered = Vec::new();
-    for name in meta.declared.iter().chain(&names) {
-        push_name(&mut ordered, name);
+
+    fn rubric(&mut self, run: RubricRun, row: u64) -> CoreResult<bool> {
+        self.tally.add(run.into_attempt(row))?;
+        Ok(true)
     }
+}
+
+/// The options after filling in what the caller left to the file.
+fn resolve_options(options: &ResultsOptions, meta: &Meta) -> AggregatorOptions {
     let rubric = meta.kind.as_deref() == Some("rubric");
     let mut resolved = options.base.clone();
     resolved.pass_threshold = options
@@ -83,20 +115,67 @@ pub fn summarize_results_file(path: &Path, options: &ResultsOptions) -> CoreResu
     } else {
         FailedPolicy::Zero
     });
-    let mut tally = tally::Tally::new(ordered, resolved.clone())?;
-    let mut add = |attempt: attempt::Attempt| -> CoreResult<()> { Ok(tally.add(attempt)?) };
-    if matches!(layout, Layout::Log | Layout::Records) {
-        source::for_each_line_attempt(path, layout, &mut add)?;
-    } else {
-        let rubric_name = meta.declared.first().cloned();
-        source::for_each_document_attempt(path, rubric_name, &mut add)?;
-    }
+    resolved
+}
+
+fn summary(
+    layout: Layout,
+    meta: Meta,
+    options: AggregatorOptions,
+    tally: tally::Tally,
+) -> CoreResult<ResultsSummary> {
     Ok(ResultsSummary {
         layout,
         meta,
-        options: resolved,
+        options,
         models: tally.finish()?,
     })
+}
+
+/// Summarises a results file: see the module documentation.
+pub fn summarize_results_file(path: &Path, options: &ResultsOptions) -> CoreResult<ResultsSummary> {
+    let (mut layout, mut meta) = source::detect(path)?;
+    // A log whose header declares its score names usually needs one pass: try that first.
+    if layout == Layout::Log && !meta.declared.is_empty() {
+        let names = meta.declared.clone();
+        let resolved = resolve_options(options, &meta);
+        let mut grouping = Grouping {
+            names: &names,
+            tally: tally::Tally::new(names.clone(), resolved.clone())?,
+            stop_on_new_name: true,
+        };
+        if source::for_each_line_attempt(path, layout, &mut grouping)? {
+            return summary(layout, meta, resolved, grouping.tally);
+        }
+    }
+    let mut seen = Names::default();
+    if matches!(layout, Layout::Log | Layout::Records) {
+        source::for_each_line_attempt(path, layout, &mut seen)?;
+    } else {
+        meta = source::for_each_document_attempt(path, &mut seen)?;
+        if meta.kind.as_deref() == Some("rubric") {
+            layout = Layout::RubricJson;
+        }
+    }
+    let mut names = Vec::new();
+    for name in meta.declared.iter().chain(&seen.0) {
+        push_name(&mut names, name);
+    }
+    if layout == Layout::RubricJson && names.is_empty() {
+        names.push("score".to_string()); // a rubric document without its rubric_id
+    }
+    let resolved = resolve_options(options, &meta);
+    let mut grouping = Grouping {
+        names: &names,
+        tally: tally::Tally::new(names.clone(), resolved.clone())?,
+        stop_on_new_name: false,
+    };
+    if matches!(layout, Layout::Log | Layout::Records) {
+        source::for_each_line_attempt(path, layout, &mut grouping)?;
+    } else {
+        source::for_each_document_attempt(path, &mut grouping)?;
+    }
+    summary(layout, meta, resolved, grouping.tally)
 }
 
 #[cfg(test)]

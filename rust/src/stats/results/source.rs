@@ -7,7 +7,7 @@
 //!   `-o` JSON (`rubric_id`, `number`, `records: [{record_index, runs: [...]}]`), one document read
 //!   with a streaming visitor so only one row is in memory at a time.
 
-use super::attempt::{Attempt, RubricRun, RunRecord};
+use super::attempt::{RawAttempt, RubricRun};
 use super::LOG_FORMATS;
 use crate::error::{CoreError, CoreResult};
 use crate::stats::StatsError;
@@ -19,6 +19,18 @@ use std::fmt;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
+
+/// Where the attempts of a file go. A `false` return stops the reading early.
+pub(crate) trait Sink {
+    fn raw(
+        &mut self,
+        attempt: RawAttempt<'_>,
+        row: u64,
+        where_: &dyn Fn() -> String,
+    ) -> CoreResult<bool>;
+    /// A run of an eval-rubric document, whose one score name is the rubric's.
+    fn rubric(&mut self, run: RubricRun, row: u64) -> CoreResult<bool>;
+}
 
 /// Which layout a file is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,7 +97,7 @@ impl Meta {
 
 fn open(path: &Path) -> CoreResult<BufReader<File>> {
     File::open(path)
-        .map(BufReader::new)
+        .map(|f| BufReader::with_capacity(1 << 16, f))
         .map_err(|e| CoreError::io(path, e))
 }
 
@@ -145,25 +157,36 @@ pub fn detect(path: &Path) -> CoreResult<(Layout, Meta)> {
     Ok((Layout::Records, meta))
 }
 
-/// Calls `sink` with every attempt of a JSONL layout, in file order.
-pub fn for_each_line_attempt(
+/// Hands every attempt of a JSONL layout to `sink`, in file order; `Ok(false)` when the sink stopped.
+pub(crate) fn for_each_line_attempt(
     path: &Path,
     layout: Layout,
-    sink: &mut dyn FnMut(Attempt) -> CoreResult<()>,
-) -> CoreResult<()> {
+    sink: &mut dyn Sink,
+) -> CoreResult<bool> {
     let mut header_pending = layout == Layout::Log;
-    for (i, line) in open(path)?.lines().enumerate() {
-        let line_no = i + 1;
-        let line = line.map_err(|e| CoreError::io(path, e))?;
-        if line.trim().is_empty() {
+    let mut reader = open(path)?;
+    // One buffer for every line: parsing borrows from it, so a line costs no allocation of its own.
+    let mut buffer = Vec::with_capacity(4096);
+    let mut line_no = 0usize;
+    loop {
+        buffer.clear();
+        let read = reader
+            .read_until(b'\n', &mut buffer)
+            .map_err(|e| CoreError::io(path, e))?;
+        if read == 0 {
+            return Ok(true);
+        }
+        line_no += 1;
+        let line = buffer.trim_ascii();
+        if line.is_empty() {
             continue;
         }
         if header_pending {
             header_pending = false;
             continue;
         }
-        let record: RunRecord =
-            serde_json::from_str(&line).map_err(|e| record_error(path, line_no, &e))?;
+        let record: RawAttempt<'_> =
+            serde_json::from_slice(line).map_err(|e| record_error(path, line_no, &e))?;
         let Some(row) = record.row_index else {
             return Err(StatsError::new(format!(
                 "{}:{line_no}: not a results record (missing field `row_index`); expected {{\"row_index\": int, \"run_index\": int, \"scores\": {{name: number}}}}",
@@ -173,38 +196,46 @@ pub fn for_each_line_attempt(
             .into());
         };
         let where_ = || format!("{}:{line_no}", path.display());
-        sink(record.into_attempt(row, &where_)?)?;
+        if !sink.raw(record, row, &where_)? {
+            return Ok(false);
+        }
     }
-    Ok(())
 }
 
 /// Where a document visit stands: what it learnt and the first error the sink raised.
 struct DocState<'a> {
     path: &'a Path,
     meta: Meta,
-    rubric_name: Option<String>,
     failure: Option<CoreError>,
-    sink: &'a mut dyn FnMut(Attempt) -> CoreResult<()>,
+    sink: &'a mut dyn Sink,
 }
 
 impl DocState<'_> {
-    /// Hands an attempt on; a sink error is kept and surfaces as a serde error (which adds the line).
-    fn emit<E: de::Error>(&mut self, attempt: Attempt) -> Result<(), E> {
-        (self.sink)(attempt).map_err(|e| {
-            let text = e.to_string();
-            self.failure = Some(e);
-            E::custom(text)
-        })
+    /// Keeps a sink error (it surfaces as a serde error, which adds the line) or an early stop.
+    fn keep<E: de::Error>(&mut self, outcome: CoreResult<bool>) -> Result<(), E> {
+        match outcome {
+            Ok(true) => Ok(()),
+            Ok(false) => {
+                let stop = CoreError::Protocol("a document pass cannot stop early".into());
+                self.failure = Some(stop);
+                Err(E::custom("stopped"))
+            }
+            Err(e) => {
+                let text = e.to_string();
+                self.failure = Some(e);
+                Err(E::custom(text))
+            }
+        }
     }
 }
 
 struct Document<'s, 'a>(&'s RefCell<DocState<'a>>);
 
 #[derive(Deserialize)]
-struct EvalRow {
+struct EvalRow<'a> {
     row_index: u64,
-    #[serde(default)]
-    runs: Vec<RunRecord>,
+    #[serde(borrow, default)]
+    runs: Vec<RawAttempt<'a>>,
 }
 
 #[derive(Deserialize)]
@@ -237,20 +268,18 @@ impl<'de> Visitor<'de> for Rows<'_, '_> {
         if self.rubric {
             while let Some(record) = seq.next_element::<RubricRecord>()? {
                 let mut state = self.state.borrow_mut();
-                let name = state.rubric_name.clone().unwrap_or_else(|| "score".into());
                 for run in record.runs {
-                    state.emit(run.into_attempt(record.record_index, &name))?;
+                    let outcome = state.sink.rubric(run, record.record_index);
+                    state.keep(outcome)?;
                 }
             }
         } else {
-            while let Some(row) = seq.next_element::<EvalRow>()? {
+            while let Some(row) = seq.next_element::<EvalRow<'de>>()? {
                 let mut state = self.state.borrow_mut();
+                let where_ = || format!("row_index {}", row.row_index);
                 for run in row.runs {
-                    let where_ = || format!("row_index {}", row.row_index);
-                    let attempt = run
-                        .into_attempt(row.row_index, &where_)
-                        .map_err(|e| de::Error::custom(e.to_string()))?;
-                    state.emit(attempt)?;
+                    let outcome = state.sink.raw(run, row.row_index, &where_);
+                    state.keep(outcome)?;
                 }
             }
         }
@@ -277,10 +306,7 @@ impl<'de> Visitor<'de> for Document<'_, '_> {
                     let id: Option<String> = map.next_value()?;
                     let mut state = self.0.borrow_mut();
                     state.meta.kind = Some("rubric".into());
-                    state.meta.declared.extend(id.clone());
-                    if state.rubric_name.is_none() {
-                        state.rubric_name = id;
-                    }
+                    state.meta.declared.extend(id);
                 }
                 "number" => {
                     let number: Option<i64> = map.next_value()?;
@@ -310,17 +336,11 @@ impl<'de> DeserializeSeed<'de> for Document<'_, '_> {
     }
 }
 
-/// Streams a `-o` JSON document: calls `sink` per attempt and returns what the document declares.
-/// `rubric_name` names the scores of a rubric document (its `rubric_id`, known after a first pass).
-pub fn for_each_document_attempt(
-    path: &Path,
-    rubric_name: Option<String>,
-    sink: &mut dyn FnMut(Attempt) -> CoreResult<()>,
-) -> CoreResult<Meta> {
+/// Streams a `-o` JSON document: hands `sink` every attempt and returns what the document declares.
+pub(crate) fn for_each_document_attempt(path: &Path, sink: &mut dyn Sink) -> CoreResult<Meta> {
     let state = RefCell::new(DocState {
         path,
         meta: Meta::default(),
-        rubric_name,
         failure: None,
         sink,
     });
@@ -333,7 +353,15 @@ pub fn for_each_document_attempt(
         // A sink error (a StatsError from the aggregator) keeps its own kind; a parse error names the
         // position serde reports.
         if let Some(failure) = state.failure {
-            return Err(failure);
+            // A record's own error names its row; the file and the line (where the row ends) go first.
+            return Err(match failure {
+                CoreError::Stats(mut stats) => {
+                    stats.message =
+                        format!("{}:{}: {}", state.path.display(), e.line(), stats.message);
+                    CoreError::Stats(stats)
+                }
+                other => other,
+            });
         }
         if e.is_io() {
             return Err(CoreError::Io {

@@ -145,19 +145,21 @@ impl Tally {
 /// One complete row into a model's counters and aggregators.
 fn flush(tally: &mut ModelTally, row_index: u64, row: PendingRow) -> Result<(), StatsError> {
     let runs: Vec<Attempt> = row.runs.into_values().collect();
-    for name in &mut tally.names {
-        let scores: Vec<Score> = runs.iter().map(|a| a.score(&name.name)).collect();
-        let errors = scores.iter().filter(|s| **s == Score::Errored).count();
-        let attempts = scores.iter().filter_map(|s| match s {
-            Score::Scored(x) => Some(Some(*x)),
+    for (i, name) in tally.names.iter_mut().enumerate() {
+        let errors = runs
+            .iter()
+            .filter(|a| a.scores[i] == Score::Errored)
+            .count();
+        let attempts = runs.iter().filter_map(|a| match a.scores[i] {
+            Score::Scored(x) => Some(Some(x)),
             Score::Failed => Some(None),
             Score::Errored => None,
         });
         name.aggregator
             .push_row_with_errors(attempts, errors as u32, row_index)?;
         for attempt in &runs {
-            for (n, message) in &attempt.eval_errors {
-                if *n == name.name && name.messages.len() < KEPT_MESSAGES {
+            for (n, message) in &attempt.messages {
+                if *n == i && name.messages.len() < KEPT_MESSAGES {
                     name.messages.push(message.clone());
                 }
             }
@@ -167,7 +169,7 @@ fn flush(tally: &mut ModelTally, row_index: u64, row: PendingRow) -> Result<(), 
     for attempt in &runs {
         tally.runs += 1;
         tally.failed += u64::from(!attempt.success);
-        tally.eval_error_runs += u64::from(attempt.success && !attempt.eval_errors.is_empty());
+        tally.eval_error_runs += u64::from(!attempt.messages.is_empty());
         tally.tokens += attempt.tokens;
         tally.duration_ms += attempt.duration_ms;
     }

@@ -263,3 +263,25 @@ fn errors_name_path_line_and_field() {
         Err(CoreError::Io { .. })
     ));
 }
+
+#[test]
+fn a_name_the_header_does_not_declare_is_still_counted_from_the_first_row() {
+    // The one-pass read stops at `late` and the file is read again in two passes.
+    let path = write(
+        "late.jsonl",
+        r#"{"format": "osmosis-eval-log/1", "config": {"eval_fns": ["acc"]}}
+{"row_index": 0, "run_index": 0, "success": true, "scores": {"acc": 1.0}}
+{"row_index": 1, "run_index": 0, "success": true, "scores": {"acc": 0.0, "late": 1.0}}
+"#,
+    );
+    let out = summarize_results_file(&path, &options()).unwrap();
+    let names: Vec<&str> = out.models[0]
+        .names
+        .iter()
+        .map(|n| n.name.as_str())
+        .collect();
+    assert_eq!(names, ["acc", "late"]);
+    let late = summary(&out.models[0], "late");
+    assert_eq!((late.rows, late.failed, late.mean), (2, 1, Some(0.5)));
+    assert_eq!(out.models[0].runs, 2);
+}
