@@ -184,6 +184,9 @@ def test_a_rubric_style_log_is_read(tmp_path: Path) -> None:
     assert summarize_results(log, failed="zero")["helpful"].mean == pytest.approx(1.5 / 4)
     result = summarize_results_by_model(log)
     assert (result.kind, result.layout, result.models["primary"].failed_runs) == ("rubric", "log", 1)
+    frame, header = load_results(log)
+    assert (header["kind"], frame.height) == ("rubric", 4) and "format" not in frame.columns
+    assert frame["scores"].struct.field("helpful").to_list() == [0.5, None, 1.0, 0.0]
     with pytest.raises(StatsError, match=r"bad\.jsonl:1: unknown results log format"):
         summarize_results(_lines(tmp_path / "bad.jsonl", [{"format": "someone-else/2"}]))
 

@@ -24,6 +24,10 @@ pub enum CoreError {
         source: std::io::Error,
     },
 
+    /// A long read was stopped by its caller (Ctrl+C in Python).
+    #[error("interrupted")]
+    Interrupted,
+
     /// Input handed over from Python was not of the agreed shape (a bug on the Python side, not user input).
     #[error("invalid input to the core: {0}")]
     Protocol(String),

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import json
 import os
 from collections.abc import Iterator
@@ -52,6 +51,14 @@ def _document_runs(doc: dict[str, Any]) -> Iterator[dict[str, Any]]:
             yield {**run, "row_index": row.get("row_index"), "model_tag": "" if tag == "primary" else tag}
 
 
+def _only_header(name: str) -> bool:
+    """Whether a log holds its header and nothing else (polars cannot drop the header of such a file)."""
+    with open(name, "rb") as handle:
+        lines = (raw for raw in handle if raw.strip())
+        next(lines, None)
+        return next(lines, None) is None
+
+
 def load_results(path: str | os.PathLike[str]) -> LoadedResults:
     """Loads a results file (any layout :func:`summarize_results` reads) as a polars DataFrame.
 
@@ -88,21 +95,31 @@ def load_results(path: str | os.PathLike[str]) -> LoadedResults:
 
     name = os.fspath(path)
     with open(name, "rb") as handle:
-        data = handle.read()
-    first = data.lstrip().split(b"\n", 1)[0]
+        first = b""
+        for raw in handle:
+            if raw.strip():
+                first = raw
+                break
     try:
-        head = json.loads(first)
+        head = json.loads(first) if first else {"row_index": None}
     except ValueError:
         head = None
     if isinstance(head, dict) and ("format" in head or "row_index" in head):
-        if "format" in head:
-            header = {"layout": "log", "kind": head.get("kind"), "config": head.get("config") or {}}
-            body = data.lstrip().split(b"\n", 1)[1] if b"\n" in data.lstrip() else b""
-        else:
-            header, body = {"layout": "records", "kind": None, "config": {}}, data
-        if not body.strip():
+        is_log = "format" in head
+        header = {
+            "layout": "log" if is_log else "records",
+            "kind": head.get("kind") if is_log else None,
+            "config": (head.get("config") or {}) if is_log else {},
+        }
+        if not first or (is_log and _only_header(name)):
             return LoadedResults(pl.DataFrame(), header)
-        return LoadedResults(pl.read_ndjson(io.BytesIO(body), infer_schema_length=None), header)
+        # polars reads the file itself (no copy through Python); the header is its first row.
+        frame = pl.read_ndjson(name, infer_schema_length=None)
+        if is_log:
+            frame = frame.slice(1).drop([c for c in ("format", "kind", "config") if c in frame.columns])
+        return LoadedResults(frame, header)
+    with open(name, "rb") as handle:
+        data = handle.read()
     try:
         doc = json.loads(data)
     except ValueError as exc:

@@ -4,8 +4,8 @@
 use crate::dataset::{DatasetError, DatasetErrorKind};
 use crate::error::CoreError;
 use pyo3::exceptions::{
-    PyFileNotFoundError, PyIsADirectoryError, PyOSError, PyPermissionError, PyRuntimeError,
-    PyValueError,
+    PyFileNotFoundError, PyIsADirectoryError, PyKeyboardInterrupt, PyOSError, PyPermissionError,
+    PyRuntimeError, PyValueError,
 };
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -90,6 +90,7 @@ impl From<CoreError> for PyErr {
                 })(),
                 CoreError::Dataset(d) => dataset_error(py, d, message.clone()),
                 CoreError::Io { source, .. } => Ok(io_error(source.kind(), message.clone())),
+                CoreError::Interrupted => Ok(PyKeyboardInterrupt::new_err(message.clone())),
                 CoreError::Protocol(_) => Ok(PyRuntimeError::new_err(message.clone())),
             };
             // If the errors module itself cannot be imported, still raise something that says what went wrong.

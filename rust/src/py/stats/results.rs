@@ -68,7 +68,23 @@ pub(super) fn summarize_results_file<'py>(
         n_runs,
         failed: failed.map(parse_failed).transpose()?,
     };
-    let summary = py.detach(|| crate::stats::summarize_results_file(&path, &options))?;
+    // The read runs without the GIL; now and then it takes the GIL back to let Ctrl+C through.
+    let mut signal: Option<PyErr> = None;
+    let mut interrupted = || {
+        Python::attach(|py| py.check_signals()).map_or_else(
+            |err| {
+                signal = Some(err);
+                true
+            },
+            |()| false,
+        )
+    };
+    let summary =
+        py.detach(|| crate::stats::summarize_results_file(&path, &options, &mut interrupted));
+    if let Some(err) = signal {
+        return Err(err);
+    }
+    let summary = summary?;
     let out = PyDict::new(py);
     out.set_item("layout", summary.layout.name())?;
     out.set_item("kind", summary.meta.kind.as_deref())?;

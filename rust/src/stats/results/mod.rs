@@ -132,8 +132,13 @@ fn summary(
     })
 }
 
-/// Summarises a results file: see the module documentation.
-pub fn summarize_results_file(path: &Path, options: &ResultsOptions) -> CoreResult<ResultsSummary> {
+/// Summarises a results file: see the module documentation. `interrupted` is asked now and then
+/// during the read; `true` stops it with `CoreError::Interrupted`.
+pub fn summarize_results_file(
+    path: &Path,
+    options: &ResultsOptions,
+    interrupted: &mut dyn FnMut() -> bool,
+) -> CoreResult<ResultsSummary> {
     let (mut layout, mut meta) = source::detect(path)?;
     // A log whose header declares its score names usually needs one pass: try that first.
     if layout == Layout::Log && !meta.declared.is_empty() {
@@ -144,15 +149,15 @@ pub fn summarize_results_file(path: &Path, options: &ResultsOptions) -> CoreResu
             tally: tally::Tally::new(names.clone(), resolved.clone())?,
             stop_on_new_name: true,
         };
-        if source::for_each_line_attempt(path, layout, &mut grouping)? {
+        if source::for_each_line_attempt(path, layout, &mut grouping, interrupted)? {
             return summary(layout, meta, resolved, grouping.tally);
         }
     }
     let mut seen = Names::default();
     if matches!(layout, Layout::Log | Layout::Records) {
-        source::for_each_line_attempt(path, layout, &mut seen)?;
+        source::for_each_line_attempt(path, layout, &mut seen, interrupted)?;
     } else {
-        meta = source::for_each_document_attempt(path, &mut seen)?;
+        meta = source::for_each_document_attempt(path, &mut seen, interrupted)?;
         if meta.kind.as_deref() == Some("rubric") {
             layout = Layout::RubricJson;
         }
@@ -171,9 +176,9 @@ pub fn summarize_results_file(path: &Path, options: &ResultsOptions) -> CoreResu
         stop_on_new_name: false,
     };
     if matches!(layout, Layout::Log | Layout::Records) {
-        source::for_each_line_attempt(path, layout, &mut grouping)?;
+        source::for_each_line_attempt(path, layout, &mut grouping, interrupted)?;
     } else {
-        source::for_each_document_attempt(path, &mut grouping)?;
+        source::for_each_document_attempt(path, &mut grouping, interrupted)?;
     }
     summary(layout, meta, resolved, grouping.tally)
 }

@@ -157,11 +157,16 @@ pub fn detect(path: &Path) -> CoreResult<(Layout, Meta)> {
     Ok((Layout::Records, meta))
 }
 
+/// Lines (or rows of a document) between two calls of the caller's interruption check.
+const CHECK_EVERY: usize = 1 << 16;
+
 /// Hands every attempt of a JSONL layout to `sink`, in file order; `Ok(false)` when the sink stopped.
+/// `interrupted` is asked every [`CHECK_EVERY`] lines; `true` ends the read with `CoreError::Interrupted`.
 pub(crate) fn for_each_line_attempt(
     path: &Path,
     layout: Layout,
     sink: &mut dyn Sink,
+    interrupted: &mut dyn FnMut() -> bool,
 ) -> CoreResult<bool> {
     let mut header_pending = layout == Layout::Log;
     let mut reader = open(path)?;
@@ -177,6 +182,9 @@ pub(crate) fn for_each_line_attempt(
             return Ok(true);
         }
         line_no += 1;
+        if line_no % CHECK_EVERY == 0 && interrupted() {
+            return Err(CoreError::Interrupted);
+        }
         let line = buffer.trim_ascii();
         if line.is_empty() {
             continue;
@@ -208,9 +216,21 @@ struct DocState<'a> {
     meta: Meta,
     failure: Option<CoreError>,
     sink: &'a mut dyn Sink,
+    interrupted: &'a mut dyn FnMut() -> bool,
+    rows: usize,
 }
 
 impl DocState<'_> {
+    /// Counts a row; every [`CHECK_EVERY`] rows asks whether to stop.
+    fn row<E: de::Error>(&mut self) -> Result<(), E> {
+        self.rows += 1;
+        if self.rows % CHECK_EVERY == 0 && (self.interrupted)() {
+            self.failure = Some(CoreError::Interrupted);
+            return Err(E::custom("interrupted"));
+        }
+        Ok(())
+    }
+
     /// Keeps a sink error (it surfaces as a serde error, which adds the line) or an early stop.
     fn keep<E: de::Error>(&mut self, outcome: CoreResult<bool>) -> Result<(), E> {
         match outcome {
@@ -268,6 +288,7 @@ impl<'de> Visitor<'de> for Rows<'_, '_> {
         if self.rubric {
             while let Some(record) = seq.next_element::<RubricRecord>()? {
                 let mut state = self.state.borrow_mut();
+                state.row()?;
                 for run in record.runs {
                     let outcome = state.sink.rubric(run, record.record_index);
                     state.keep(outcome)?;
@@ -276,6 +297,7 @@ impl<'de> Visitor<'de> for Rows<'_, '_> {
         } else {
             while let Some(row) = seq.next_element::<EvalRow<'de>>()? {
                 let mut state = self.state.borrow_mut();
+                state.row()?;
                 let where_ = || format!("row_index {}", row.row_index);
                 for run in row.runs {
                     let outcome = state.sink.raw(run, row.row_index, &where_);
@@ -337,12 +359,18 @@ impl<'de> DeserializeSeed<'de> for Document<'_, '_> {
 }
 
 /// Streams a `-o` JSON document: hands `sink` every attempt and returns what the document declares.
-pub(crate) fn for_each_document_attempt(path: &Path, sink: &mut dyn Sink) -> CoreResult<Meta> {
+pub(crate) fn for_each_document_attempt(
+    path: &Path,
+    sink: &mut dyn Sink,
+    interrupted: &mut dyn FnMut() -> bool,
+) -> CoreResult<Meta> {
     let state = RefCell::new(DocState {
         path,
         meta: Meta::default(),
         failure: None,
         sink,
+        interrupted,
+        rows: 0,
     });
     let mut de = serde_json::Deserializer::from_reader(open(path)?);
     let result = Document(&state)

@@ -12,6 +12,10 @@ fn write(name: &str, text: &str) -> std::path::PathBuf {
     path
 }
 
+fn never() -> bool {
+    false
+}
+
 fn options() -> ResultsOptions {
     ResultsOptions {
         base: AggregatorOptions::default(),
@@ -38,7 +42,7 @@ fn bare_records_group_attempts_by_row_in_any_order() {
 {"row_index": 1, "run_index": 1, "scores": {"acc": 1.0, "len": 1.0}}
 "#,
     );
-    let out = summarize_results_file(&path, &options()).unwrap();
+    let out = summarize_results_file(&path, &options(), &mut never).unwrap();
     assert_eq!(out.layout, Layout::Records);
     let model = &out.models[0];
     let names: Vec<&str> = model.names.iter().map(|n| n.name.as_str()).collect();
@@ -67,6 +71,7 @@ fn complete_rows_are_flushed_and_n_runs_pads() {
             n_runs: Some(2),
             ..options()
         },
+        &mut never,
     )
     .unwrap();
     let s = summary(&out.models[0], "acc");
@@ -85,7 +90,7 @@ const EVAL_LOG: &str = r#"{"format": "osmosis-eval-log/1", "config": {"eval_fns"
 #[test]
 fn the_eval_log_is_summarised_per_model_with_errors_excluded() {
     let path = write("eval.jsonl", EVAL_LOG);
-    let out = summarize_results_file(&path, &options()).unwrap();
+    let out = summarize_results_file(&path, &options(), &mut never).unwrap();
     assert_eq!(out.layout, Layout::Log);
     assert_eq!(out.meta.config.as_ref().unwrap()["model"], "x");
     let tags: Vec<&str> = out.models.iter().map(|m| m.tag.as_str()).collect();
@@ -135,7 +140,7 @@ fn the_newer_format_name_and_rubric_logs_are_read() {
 {"row_index": 1, "run_index": 0, "success": true, "scores": {"helpful": 1.0}}
 "#,
     );
-    let out = summarize_results_file(&path, &options()).unwrap();
+    let out = summarize_results_file(&path, &options(), &mut never).unwrap();
     assert_eq!(out.meta.kind.as_deref(), Some("rubric"));
     let s = summary(&out.models[0], "helpful");
     // Rubric results leave unscored judgements out of the mean (they are not zeros).
@@ -145,7 +150,7 @@ fn the_newer_format_name_and_rubric_logs_are_read() {
         "future.jsonl",
         "{\"format\": \"osmosis-results/9\", \"config\": {}}\n",
     );
-    let err = summarize_results_file(&path, &options()).unwrap_err();
+    let err = summarize_results_file(&path, &options(), &mut never).unwrap_err();
     assert!(
         err.to_string()
             .contains("future.jsonl:1: unknown results log format \"osmosis-results/9\""),
@@ -173,7 +178,7 @@ fn the_eval_output_json_is_read_with_its_config() {
   "model_summaries": []
 }"#,
     );
-    let out = summarize_results_file(&path, &options()).unwrap();
+    let out = summarize_results_file(&path, &options(), &mut never).unwrap();
     assert_eq!(out.layout, Layout::EvalJson);
     assert_eq!(
         (out.options.n_runs, out.options.pass_threshold),
@@ -206,7 +211,7 @@ fn the_rubric_output_json_is_read() {
               {"run_index": 2, "status": "error", "error": "HTTP 500"}]}
   ]}"#,
     );
-    let out = summarize_results_file(&path, &options()).unwrap();
+    let out = summarize_results_file(&path, &options(), &mut never).unwrap();
     assert_eq!(out.layout, Layout::RubricJson);
     assert_eq!(out.options.failed, FailedPolicy::Exclude);
     let model = &out.models[0];
@@ -225,7 +230,7 @@ fn errors_name_path_line_and_field() {
         "bad.jsonl",
         "{\"row_index\": 0, \"run_index\": 0, \"scores\": {\"acc\": 1}}\n{\"row_index\": 0}\n",
     );
-    let Err(CoreError::Stats(e)) = summarize_results_file(&path, &options()) else {
+    let Err(CoreError::Stats(e)) = summarize_results_file(&path, &options(), &mut never) else {
         panic!("expected a record error");
     };
     assert!(
@@ -238,7 +243,7 @@ fn errors_name_path_line_and_field() {
         "type.jsonl",
         "{\"row_index\": 0, \"run_index\": 0, \"scores\": {\"acc\": \"high\"}}\n",
     );
-    let Err(CoreError::Stats(e)) = summarize_results_file(&path, &options()) else {
+    let Err(CoreError::Stats(e)) = summarize_results_file(&path, &options(), &mut never) else {
         panic!("expected a score error");
     };
     assert!(
@@ -251,7 +256,7 @@ fn errors_name_path_line_and_field() {
         "type.json",
         "{\"rows\": [\n  {\"row_index\": 4, \"runs\": [{\"run_index\": 0, \"success\": true, \"scores\": {\"acc\": []}}]}\n]}",
     );
-    let Err(CoreError::Stats(e)) = summarize_results_file(&path, &options()) else {
+    let Err(CoreError::Stats(e)) = summarize_results_file(&path, &options(), &mut never) else {
         panic!("expected a score error");
     };
     assert!(e.message.contains("type.json:3:"), "{e}");
@@ -259,7 +264,7 @@ fn errors_name_path_line_and_field() {
 
     let missing = std::env::temp_dir().join("osmosis-results-missing/none.jsonl");
     assert!(matches!(
-        summarize_results_file(&missing, &options()),
+        summarize_results_file(&missing, &options(), &mut never),
         Err(CoreError::Io { .. })
     ));
 }
@@ -274,7 +279,7 @@ fn a_name_the_header_does_not_declare_is_still_counted_from_the_first_row() {
 {"row_index": 1, "run_index": 0, "success": true, "scores": {"acc": 0.0, "late": 1.0}}
 "#,
     );
-    let out = summarize_results_file(&path, &options()).unwrap();
+    let out = summarize_results_file(&path, &options(), &mut never).unwrap();
     let names: Vec<&str> = out.models[0]
         .names
         .iter()
@@ -284,4 +289,23 @@ fn a_name_the_header_does_not_declare_is_still_counted_from_the_first_row() {
     let late = summary(&out.models[0], "late");
     assert_eq!((late.rows, late.failed, late.mean), (2, 1, Some(0.5)));
     assert_eq!(out.models[0].runs, 2);
+}
+
+#[test]
+fn the_caller_can_interrupt_a_long_read() {
+    let mut text = String::new();
+    for row in 0..70_000 {
+        text.push_str(&format!(
+            "{{\"row_index\": {row}, \"run_index\": 0, \"scores\": {{\"a\": 1}}}}\n"
+        ));
+    }
+    let path = write("long.jsonl", &text);
+    let mut asked = 0;
+    let mut stop = || {
+        asked += 1;
+        true
+    };
+    let err = summarize_results_file(&path, &options(), &mut stop).unwrap_err();
+    assert!(matches!(err, CoreError::Interrupted), "{err}");
+    assert_eq!(asked, 1);
 }
