@@ -16,6 +16,7 @@ import pytest
 import osmosis_ai
 from osmosis_ai.errors import StatsError
 from osmosis_ai.stats import (
+    RESULTS_LOG_FORMATS,
     Aggregator,
     load_results,
     score_statistics,
@@ -187,6 +188,7 @@ def test_a_rubric_style_log_is_read(tmp_path: Path) -> None:
     frame, header = load_results(log)
     assert (header["kind"], frame.height) == ("rubric", 4) and "format" not in frame.columns
     assert frame["scores"].struct.field("helpful").to_list() == [0.5, None, 1.0, 0.0]
+    assert RESULTS_LOG_FORMATS == ("osmosis-eval-log/1", "osmosis-results/1")
     with pytest.raises(StatsError, match=r"bad\.jsonl:1: unknown results log format"):
         summarize_results(_lines(tmp_path / "bad.jsonl", [{"format": "someone-else/2"}]))
 

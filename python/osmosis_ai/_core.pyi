@@ -49,6 +49,9 @@ def row_interval(
     """(estimate, low, high) of ``sum(values) / sum(weights or 1)`` over rows, by "bootstrap" or
     "normal" (``estimate ± z·se``); None with fewer than 2 rows."""
 
+RESULTS_LOG_FORMATS: list[str]
+"""The results log header formats ``summarize_results_file`` reads, newest last."""
+
 def summarize_results_file(
     path: str,
     pass_threshold: float | None = None,

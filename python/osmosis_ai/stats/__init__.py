@@ -33,6 +33,7 @@ from osmosis_ai.stats._estimators import pass_at_k, pass_at_k_many, pass_hat_k, 
 from osmosis_ai.stats._frame import LoadedResults, load_results
 from osmosis_ai.stats._intervals import IntervalMethod, compare, confidence_interval
 from osmosis_ai.stats._results import (
+    RESULTS_LOG_FORMATS,
     ModelResults,
     ResultsSummary,
     summarize_results,
@@ -41,6 +42,7 @@ from osmosis_ai.stats._results import (
 
 __all__ = [
     "DEFAULT_KS",
+    "RESULTS_LOG_FORMATS",
     "Aggregator",
     "Comparison",
     "FailedPolicy",

@@ -20,7 +20,17 @@ from osmosis_ai.errors import StatsError
 from osmosis_ai.stats._aggregator import Aggregator, FailedPolicy, NonFinitePolicy
 from osmosis_ai.stats._intervals import IntervalMethod
 
-__all__ = ["ModelResults", "ResultsSummary", "summarize_results", "summarize_results_by_model"]
+__all__ = [
+    "RESULTS_LOG_FORMATS",
+    "ModelResults",
+    "ResultsSummary",
+    "summarize_results",
+    "summarize_results_by_model",
+]
+
+#: The results log header ``format`` values the reader accepts, newest last (one list, in the Rust core:
+#: a writer puts ``RESULTS_LOG_FORMATS[-1]`` in its header).
+RESULTS_LOG_FORMATS: tuple[str, ...] = tuple(_core.RESULTS_LOG_FORMATS)
 
 _PRIMARY = ("", "primary")
 

@@ -19,6 +19,8 @@ pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(intervals::row_interval, m)?)?;
     m.add_function(wrap_pyfunction!(results::summarize_results_file, m)?)?;
     m.add_class::<aggregator::StatsAggregator>()?;
+    // The log formats the reader accepts, newest last: the writer takes its header's from here.
+    m.add("RESULTS_LOG_FORMATS", crate::stats::LOG_FORMATS.to_vec())?;
     Ok(())
 }
 
