@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from osmosis_ai.rewards import osmosis_reward, osmosis_rubric
+    from osmosis_ai.stats import load_results, summarize_results
 
 # public name -> module that defines it
 _LAZY: dict[str, str] = {
@@ -38,6 +39,9 @@ _LAZY: dict[str, str] = {
     "evaluate_rubric": "osmosis_ai.rubric",
     "aevaluate_rubric": "osmosis_ai.rubric",
     "RubricResult": "osmosis_ai.rubric",
+    # Statistics over results files (the Rust core); load_results imports polars when called.
+    "summarize_results": "osmosis_ai.stats",
+    "load_results": "osmosis_ai.stats",
     # The rollout names load pydantic (and, for the client and server, httpx / FastAPI).
     **dict.fromkeys(
         [
@@ -88,9 +92,11 @@ __all__ = [
     "evaluate_rubric",
     "get_agent_loop",
     "list_agent_loops",
+    "load_results",
     "osmosis_reward",
     "osmosis_rubric",
     "register_agent_loop",
+    "summarize_results",
 ]
 
 

@@ -49,18 +49,24 @@ def row_interval(
     """(estimate, low, high) of ``sum(values) / sum(weights or 1)`` over rows, by "bootstrap" or
     "normal" (``estimate ± z·se``); None with fewer than 2 rows."""
 
-def aggregate_results_file(
+RESULTS_LOG_FORMATS: list[str]
+"""The results log header formats ``summarize_results_file`` reads, newest last."""
+
+def summarize_results_file(
     path: str,
-    pass_threshold: float = 1.0,
+    pass_threshold: float | None = None,
     thresholds: list[float] = ...,
     ks: list[int] | None = None,
     n_runs: int | None = None,
-    failed: str = "zero",
+    failed: str | None = None,
     nonfinite: str = "error",
-) -> list[tuple[str, StatsAggregator]]:
-    """One aggregator per score name of a results log (JSONL: row_index, run_index, success?,
-    scores), in the order names first appear. Raises ``FileNotFoundError`` / ``OSError`` on I/O
-    failures and ``StatsError`` naming path, line and field on a bad record."""
+    keep_rows: bool = True,
+) -> dict[str, Any]:
+    """A results file in any layout (results log, bare records, eval or eval-rubric ``-o`` JSON):
+    ``{layout, kind, config_json, pass_threshold, n_runs, failed, models: [(tag, counters,
+    [(name, StatsAggregator, first error messages)])]}``, primary model (tag "") first. ``None``
+    options are taken from the file. Raises ``FileNotFoundError`` / ``PermissionError`` / ``OSError``
+    on I/O failures and ``StatsError`` naming path, line and field on a bad record."""
 
 class StatsAggregator:
     """The streaming aggregator behind ``osmosis_ai.stats.Aggregator``."""
@@ -73,19 +79,24 @@ class StatsAggregator:
         n_runs: int | None = None,
         failed: str = "zero",
         nonfinite: str = "error",
+        keep_rows: bool = True,
     ) -> None: ...
     def push(
-        self, scores: list[float | None] | tuple[float | None, ...], row_index: int | None = None
+        self,
+        scores: list[float | None] | tuple[float | None, ...],
+        row_index: int | None = None,
+        errors: int = 0,
     ) -> None:
-        """Adds one row of attempt scores (None = failed attempt)."""
+        """Adds one row of attempt scores (None = failed attempt) and ``errors`` attempts whose scorer raised."""
     def push_matrix(self, data: bytes, code: str, rows: int, cols: int) -> None:
         """Adds ``rows`` rows of ``cols`` attempts from a packed row-major matrix."""
     def __len__(self) -> int: ...
     def mixed_rows(self, threshold: float) -> list[int]:
         """Row indices with 0 < c < n at a tracked threshold."""
     def finish(self) -> dict[str, object]:
-        """rows, count, failed, padded, mean, std, min, max, min_attempts, max_attempts, pass_threshold,
-        ks, pass_at_k, pass_hat_k (lists aligned with ks), mixed_fraction ([(threshold, share)])."""
+        """rows, count, failed, padded, errors, mean, variance, std, min, max, min_attempts, max_attempts,
+        pass_threshold, ks, pass_at_k, pass_hat_k, pass_rows (lists aligned with ks), mixed_fraction
+        ([(threshold, share)])."""
     def compare(
         self,
         other: StatsAggregator,

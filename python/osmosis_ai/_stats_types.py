@@ -78,6 +78,12 @@ class Summary:
             give a group-relative RL update (GRPO-style) a non-zero advantage.
         intervals: Confidence intervals over rows by statistic name (``"mean"``, ``"pass_at_3"``,
             ``"pass_hat_3"``, ...), when asked for.
+        errors: Attempts whose scorer raised (an eval function's exception): they are in no
+            statistic above, neither as a score nor as a failure.
+        variance: Population variance of the scores (``std`` squared).
+        error_messages: The first messages of those errors (from a results file).
+        pass_at_k_rows: ``{k: rows in pass@k}``: fewer than :attr:`rows` when errors left a row with
+            fewer than k attempts that count (such a row is left out at that k).
     """
 
     mean: float | None
@@ -96,6 +102,10 @@ class Summary:
     pass_hat_k: dict[int, float]
     mixed_fraction: dict[float, float]
     intervals: dict[str, Interval] = field(default_factory=dict)
+    errors: int = 0
+    variance: float | None = None
+    error_messages: tuple[str, ...] = ()
+    pass_at_k_rows: dict[int, int] = field(default_factory=dict)
 
     @property
     def ks(self) -> tuple[int, ...]:
@@ -127,6 +137,10 @@ class Summary:
             "pass_hat_k": {str(k): v for k, v in self.pass_hat_k.items()},
             "mixed_fraction": {repr(t): v for t, v in self.mixed_fraction.items()},
             "intervals": {name: iv.to_dict() for name, iv in self.intervals.items()},
+            "errors": self.errors,
+            "variance": self.variance,
+            "error_messages": list(self.error_messages),
+            "pass_at_k_rows": {str(k): v for k, v in self.pass_at_k_rows.items()},
         }
 
     def to_established_dict(self) -> dict[str, float]:

@@ -16,9 +16,31 @@ pub enum CoreError {
     #[error("{0}")]
     Dataset(#[from] crate::dataset::DatasetError),
 
+    /// A file the core was asked to read could not be opened or read.
+    #[error("{path}: {source}")]
+    Io {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// A long read was stopped by its caller (Ctrl+C in Python).
+    #[error("interrupted")]
+    Interrupted,
+
     /// Input handed over from Python was not of the agreed shape (a bug on the Python side, not user input).
     #[error("invalid input to the core: {0}")]
     Protocol(String),
 }
 
 pub type CoreResult<T> = Result<T, CoreError>;
+
+impl CoreError {
+    /// An I/O failure on `path`.
+    pub fn io(path: &std::path::Path, source: std::io::Error) -> Self {
+        CoreError::Io {
+            path: path.display().to_string(),
+            source,
+        }
+    }
+}

@@ -261,16 +261,14 @@ def _finish(
 ) -> int:
     from osmosis_ai.eval.report import format_duration, format_results_table, format_tokens
     from osmosis_ai.eval.summary import build_report
-    from osmosis_ai.runs.log import iter_runs
 
     models = {tag: ep.model for tag, ep in endpoints.items()} if len(endpoints) > 1 else None
     report = build_report(
-        iter_runs(log_path),
+        log_path,
         eval_fns=list(o["eval_fns"]),
         n_runs=o["n_runs"],
         pass_threshold=o["pass_threshold"],
         models=models,
-        keep_rows=bool(o["output"]),
     )
     if not quiet:
         click.echo()
@@ -286,12 +284,12 @@ def _finish(
         click.echo(f"  Duration: {format_duration(duration_ms)}")
         click.echo(f"  Total tokens: {format_tokens(report.total_tokens)}")
         click.echo()
-        for line in format_results_table(report.summaries):
+        for line in format_results_table(report.summaries, report.eval_fn_errors):
             click.echo(line)
         for summary in report.model_summaries:
             click.echo()
             click.echo(f"Model {summary['model']} ({summary['model_tag']}):")
-            for line in format_results_table(summary["eval_fns"]):
+            for line in format_results_table(summary["eval_fns"], summary.get("eval_fn_errors")):
                 click.echo(line)
         if outcome.stopped_early:
             click.echo(f"\nStopped early: {outcome.stop_reason}")
@@ -314,8 +312,6 @@ def _finish(
 
 
 def _write_output(path: Path, report: Any, o: dict[str, Any], duration_ms: float, outcome: Any) -> None:
-    from osmosis_ai._files import write_json_atomic
-
     config: dict[str, Any] = {
         "model": o["model"],
         "n_runs": o["n_runs"],
@@ -324,12 +320,13 @@ def _write_output(path: Path, report: Any, o: dict[str, Any], duration_ms: float
     }
     if o["baseline_model"]:
         config["baseline_model"] = o["baseline_model"]
-    data = report.to_json(
+    if path.is_dir():
+        raise CLIError(f"Output path {path} is a directory; give a file name such as {path / 'results.json'}")
+    # The rows are streamed from the log to the file: memory does not grow with the rows.
+    report.write_json(
+        path,
         config=config,
         duration_ms=duration_ms,
         stopped_early=outcome.stopped_early,
         stop_reason=outcome.stop_reason,
     )
-    if path.is_dir():
-        raise CLIError(f"Output path {path} is a directory; give a file name such as {path / 'results.json'}")
-    write_json_atomic(path, data)

@@ -60,20 +60,39 @@ def _pass_ks(summaries: Mapping[str, Mapping[str, Any]]) -> list[int]:
     return sorted(ks)
 
 
-def format_results_table(summaries: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """The score table: one line per eval function, pass@k columns only when they were computed."""
+def format_results_table(
+    summaries: Mapping[str, Mapping[str, Any]], errors: Mapping[str, Mapping[str, Any]] | None = None
+) -> list[str]:
+    """The score table: one line per eval function, pass@k columns only when they were computed.
+
+    With ``errors`` (``{name: {"count", "messages", ...}}`` of the functions that raised) an ``Errors``
+    column is added, and a note under the table says those runs are left out of the statistics and shows
+    each function's first message.
+    """
     if not summaries:
         return ["  No eval results."]
+    errors = errors or {}
     ks = _pass_ks(summaries)
     width = max(20, *(len(name) for name in summaries))
     header = ["Eval Function".ljust(width), "  Mean", "   Min", "   Max", "   Std"] + [
         f"pass@{k}".rjust(7) for k in ks
     ]
+    if errors:
+        header.append("Errors")
     lines = [" | ".join(header), "-" * len(" | ".join(header))]
     for name, summary in summaries.items():
         cells = [name.ljust(width)] + [f"{float(summary[key]):6.3f}" for key in ("mean", "min", "max", "std")]
         for k in ks:
             value = summary.get(f"pass_at_{k}")
             cells.append("    N/A" if value is None else f"{100 * float(value):6.1f}%")
+        if errors:
+            cells.append(f"{int(errors.get(name, {}).get('count', 0)):6d}")
         lines.append(" | ".join(cells))
+    if errors:
+        lines.append("Errors: runs where the eval function raised; they are not scores and are left out of")
+        lines.append("its Mean, Min, Max, Std and pass@k.")
+        for name, info in errors.items():
+            messages = info.get("messages") or []
+            if messages:
+                lines.append(f"  {name}: {_flatten(str(messages[0]), 100)}")
     return lines

@@ -1,30 +1,88 @@
 """From the results log to the established results JSON (`-o FILE`) and per-function summaries.
 
 The log is the single source of truth: an interrupted and resumed eval summarises exactly like one that
-ran straight through. Statistics come from the Rust core (:mod:`osmosis_ai.stats`): per eval function,
-mean / population std / min / max over all attempts with failed attempts and missing scores as 0.0 (the
-established convention), and pass@k per row with ``n = max(attempts logged, n_runs)``.
+ran straight through. The statistics come from the Rust core reading the log
+(:func:`osmosis_ai.stats.summarize_results_by_model`), so memory does not grow with the log; the ``rows`` of
+the ``-o`` file are streamed from the log to disk.
+
+Per eval function: mean / population std / min / max over the attempts, and pass@k per row with
+``n = max(attempts logged, n_runs)``. Two kinds of run that have no score are told apart:
+
+* a failed run (the agent failed or timed out: ``success`` false) keeps the established convention: a
+  0.0 in the aggregates and never a pass;
+* a run where the eval function raised (``eval_errors``) is not a score at all: it is counted as an error
+  for that function (shown with its first messages) and left out of that function's mean, std, min, max
+  and pass@k (the row's n shrinks by it).
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+import json
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from osmosis_ai.stats import Aggregator
+from osmosis_ai._stats_types import Summary
+from osmosis_ai.runs.log import iter_runs
+from osmosis_ai.stats import ModelResults, summarize_results_by_model
 
-__all__ = ["EvalReport", "build_report"]
+__all__ = ["EvalReport", "build_report", "iter_rows"]
 
-_PRIMARY_TAGS = ("", "primary")
+_PRIMARY = "primary"
+
+
+def _established(summary: Summary, n_runs: int) -> dict[str, float]:
+    """``mean``, ``std``, ``min``, ``max`` (0.0 without scores, as established) and, when rows have more
+    than one attempt, ``pass_at_<k>``."""
+    out = {
+        "mean": summary.mean or 0.0,
+        "std": summary.std or 0.0,
+        "min": summary.min or 0.0,
+        "max": summary.max or 0.0,
+    }
+    if n_runs > 1:
+        out.update({f"pass_at_{k}": v for k, v in summary.pass_at_k.items()})
+    return out
+
+
+def _errors(name: str, summary: Summary) -> dict[str, Any]:
+    runs = "run" if summary.errors == 1 else "runs"
+    return {
+        "count": summary.errors,
+        "messages": list(summary.error_messages),
+        "excluded": f"{summary.errors} {runs} where {name} raised are left out of its mean, std, min, max "
+        "and pass@k",
+    }
+
+
+def _function_tables(
+    model: ModelResults | None, eval_fns: Sequence[str], n_runs: int
+) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, Any]]]:
+    """Per eval function: the established summary, and the errors of the functions that raised."""
+    if model is None:
+        return {}, {}
+    summaries, errors = {}, {}
+    for name in [*eval_fns, *(n for n in model.summaries if n not in eval_fns)]:
+        summary = model.summaries.get(name)
+        if summary is None or summary.rows == 0:
+            continue
+        summaries[name] = _established(summary, n_runs)
+        if summary.errors:
+            errors[name] = _errors(name, summary)
+    return summaries, errors
 
 
 @dataclass
 class EvalReport:
-    """Everything the terminal report and the output JSON need."""
+    """Everything the terminal report and the output JSON need.
 
-    rows: list[dict[str, Any]]
+    ``total_runs``, ``failed_runs``, ``eval_error_runs`` and ``total_tokens`` count every model's runs
+    (rows x n x models, as the established output); ``total_rows`` and ``summaries`` are the primary
+    model's, and ``model_summaries`` has each model's own.
+    """
+
     summaries: dict[str, dict[str, float]]
     model_summaries: list[dict[str, Any]]
     total_rows: int
@@ -32,16 +90,12 @@ class EvalReport:
     failed_runs: int
     eval_error_runs: int
     total_tokens: int
+    eval_fn_errors: dict[str, dict[str, Any]] = field(default_factory=dict)
+    log_path: Path | None = None
+    n_runs: int = 1
+    with_tags: bool = False
 
-    def to_json(
-        self,
-        *,
-        config: Mapping[str, Any],
-        duration_ms: float,
-        stopped_early: bool = False,
-        stop_reason: str | None = None,
-    ) -> dict[str, Any]:
-        """The established `-o` layout: ``config``, ``summary``, ``rows`` (+ ``model_summaries``)."""
+    def _summary(self, duration_ms: float, stopped_early: bool, stop_reason: str | None) -> dict[str, Any]:
         summary: dict[str, Any] = {
             "total_rows": self.total_rows,
             "total_runs": self.total_runs,
@@ -51,13 +105,66 @@ class EvalReport:
             "failed_runs": self.failed_runs,
             "eval_error_runs": self.eval_error_runs,
         }
+        if self.eval_fn_errors:
+            summary["eval_fn_errors"] = self.eval_fn_errors
         if stopped_early:
             summary["stopped_early"] = True
             summary["stop_reason"] = stop_reason
-        out: dict[str, Any] = {"config": dict(config), "summary": summary, "rows": self.rows}
+        return summary
+
+    def rows(self) -> Iterator[dict[str, Any]]:
+        """The ``rows`` of the output JSON, streamed from the log (nothing without one)."""
+        if self.log_path is None:
+            return iter(())
+        return iter_rows(self.log_path, self.n_runs * max(1, len(self.model_summaries)), self.with_tags)
+
+    def to_json(
+        self,
+        *,
+        config: Mapping[str, Any],
+        duration_ms: float,
+        stopped_early: bool = False,
+        stop_reason: str | None = None,
+    ) -> dict[str, Any]:
+        """The established `-o` layout in memory: ``config``, ``summary``, ``rows`` (+ ``model_summaries``).
+        :meth:`write_json` writes the same document without holding the rows."""
+        out: dict[str, Any] = {
+            "config": dict(config),
+            "summary": self._summary(duration_ms, stopped_early, stop_reason),
+            "rows": list(self.rows()),
+        }
         if self.model_summaries:
             out["model_summaries"] = self.model_summaries
         return out
+
+    def write_json(
+        self,
+        path: Path,
+        *,
+        config: Mapping[str, Any],
+        duration_ms: float,
+        stopped_early: bool = False,
+        stop_reason: str | None = None,
+    ) -> None:
+        """Writes :meth:`to_json`'s document (indented, ASCII) one row at a time, via a temporary file and a
+        rename so a crash never leaves half a file."""
+
+        def block(value: Any) -> str:
+            return json.dumps(value, indent=2, default=str).replace("\n", "\n  ")
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        with tmp.open("w", encoding="utf-8") as out:
+            out.write('{\n  "config": ' + block(dict(config)))
+            out.write(',\n  "summary": ' + block(self._summary(duration_ms, stopped_early, stop_reason)))
+            out.write(',\n  "rows": [')
+            for i, row in enumerate(self.rows()):
+                out.write(("\n    " if i == 0 else ",\n    ") + block(row).replace("\n", "\n  "))
+            out.write("\n  ]")
+            if self.model_summaries:
+                out.write(',\n  "model_summaries": ' + block(self.model_summaries))
+            out.write("\n}\n")
+        os.replace(tmp, path)
 
 
 def _public_run(record: Mapping[str, Any], with_tag: bool) -> dict[str, Any]:
@@ -73,115 +180,93 @@ def _public_run(record: Mapping[str, Any], with_tag: bool) -> dict[str, Any]:
     if record.get("eval_errors"):
         run["eval_errors"] = record["eval_errors"]
     if with_tag:
-        run["model_tag"] = record.get("model_tag") or "primary"
+        run["model_tag"] = record.get("model_tag") or _PRIMARY
     return run
 
 
-class _Tally:
-    """The running summary of one model tag: an aggregator per eval function and run counters."""
+def iter_rows(log_path: Path, runs_per_row: int, with_tags: bool) -> Iterator[dict[str, Any]]:
+    """``{"row_index", "runs"}`` per row of a results log, in the order the log first mentions the rows.
 
-    def __init__(self, eval_fns: Sequence[str], n_runs: int, threshold: float) -> None:
-        self.aggregators = {
-            name: Aggregator(pass_threshold=threshold, n_runs=n_runs, nonfinite="fail") for name in eval_fns
-        }
-        self.n_runs = n_runs
-        self.runs = self.failed = self.eval_errors = self.tokens = 0
-        self.duration_ms = 0.0
+    A row is handed out once it has ``runs_per_row`` runs and every row mentioned before it has been;
+    rows still incomplete at the end of the log follow. Memory holds the rows between the oldest
+    incomplete row and the newest, which the run engine's bounded concurrency keeps small.
+    """
+    pending: dict[int, dict[tuple[str, int], dict[str, Any]]] = {}
+    order: list[int] = []
+    head = 0
 
-    def add_row(self, row_index: int, runs: Sequence[Mapping[str, Any]]) -> None:
-        for run in runs:
-            self.runs += 1
-            self.failed += not run["success"]
-            self.eval_errors += bool(run.get("eval_errors"))
-            self.tokens += int(run.get("tokens", 0))
-            self.duration_ms += float(run.get("duration_ms", 0.0))
-        for name, agg in self.aggregators.items():
-            # A failed run or a missing score is a failed attempt: 0.0 in the aggregates, never a pass.
-            agg.push(
-                [(run.get("scores") or {}).get(name) if run["success"] else None for run in runs],
-                row_index=row_index,
-            )
+    def row(index: int) -> dict[str, Any]:
+        runs = sorted(pending.pop(index).items())
+        return {"row_index": index, "runs": [_public_run(run, with_tags) for _, run in runs]}
 
-    def summaries(self) -> dict[str, dict[str, float]]:
-        out: dict[str, dict[str, float]] = {}
-        for name, agg in self.aggregators.items():
-            if len(agg) == 0:
-                continue
-            established = agg.finish().to_established_dict()
-            if self.n_runs <= 1:
-                established = {k: v for k, v in established.items() if not k.startswith("pass_at_")}
-            out[name] = established
-        return out
+    for record in iter_runs(log_path):
+        index = int(record["row_index"])
+        if index not in pending:
+            pending[index] = {}
+            order.append(index)
+        pending[index][(record.get("model_tag") or "", int(record["run_index"]))] = record
+        while head < len(order) and len(pending[order[head]]) >= runs_per_row:
+            yield row(order[head])
+            head += 1
+        if head > 1024:  # keep the list of handed-out rows from growing with the log
+            del order[:head]
+            head = 0
+    for index in order[head:]:
+        yield row(index)
 
 
 def build_report(
-    records: Iterable[Mapping[str, Any]],
+    log_path: Path,
     *,
     eval_fns: Sequence[str],
     n_runs: int,
     pass_threshold: float,
     models: Mapping[str, str] | None = None,
-    keep_rows: bool = True,
 ) -> EvalReport:
-    """Summarises logged runs as they stream past.
-
-    A row goes into the aggregators as soon as it has ``n_runs`` runs (rows the eval did not finish go in at
-    the end), so memory follows the rows still incomplete, not the log; per-row output is kept only with
-    ``keep_rows`` (the ``-o`` file needs it).
+    """Summarises a results log through the Rust statistics core.
 
     Args:
-        records: Run records from the results log (any order; a repeated run replaces the earlier one).
+        log_path: The results log (any order of runs; a repeated run replaces the earlier one).
         eval_fns: Eval function names, in report order.
         n_runs: Attempts per row the eval asked for.
         pass_threshold: Score at or above which an attempt passes.
         models: ``model_tag -> model`` when a baseline was compared (adds ``model_summaries``).
-        keep_rows: Keep every run for the ``rows`` of the output JSON.
+
+    Example:
+        >>> report = build_report(Path(log), eval_fns=["m:f"], n_runs=1, pass_threshold=1.0)  # doctest: +SKIP
     """
-    compare = bool(models)
-    tallies: dict[str, _Tally] = {}
-    pending: dict[tuple[str, int], dict[int, Mapping[str, Any]]] = defaultdict(dict)
-    rows_out: dict[int, list[dict[str, Any]]] = defaultdict(list)
-    rows_seen: dict[str, int] = defaultdict(int)  # per tag: a count, not a set, so memory stays flat
-
-    def flush(tag: str, row_index: int) -> None:
-        runs = [run for _, run in sorted(pending.pop((tag, row_index)).items())]
-        if tag not in tallies:
-            tallies[tag] = _Tally(eval_fns, n_runs, pass_threshold)
-        tallies[tag].add_row(row_index, runs)
-        rows_seen[tag] += 1
-        if keep_rows:
-            rows_out[row_index].extend(_public_run(run, compare) for run in runs)
-
-    for record in records:
-        tag, row_index = record.get("model_tag") or "", int(record["row_index"])
-        pending[(tag, row_index)][int(record["run_index"])] = record
-        if len(pending[(tag, row_index)]) >= n_runs:
-            flush(tag, row_index)
-    for tag, row_index in sorted(pending):
-        flush(tag, row_index)
-
-    primary_tag = next((t for t in _PRIMARY_TAGS if t in tallies), "")
-    primary = tallies.get(primary_tag) or _Tally(eval_fns, n_runs, pass_threshold)
-    model_summaries = [
-        {
+    result = summarize_results_by_model(
+        log_path, pass_threshold=pass_threshold, n_runs=n_runs, failed="zero", nonfinite="fail"
+    )
+    by_tag = result.models
+    primary = by_tag.get(_PRIMARY)
+    summaries, errors = _function_tables(primary, eval_fns, n_runs)
+    model_summaries = []
+    for tag, model in (models or {}).items():
+        found = by_tag.get(tag or _PRIMARY)
+        tables = _function_tables(found, eval_fns, n_runs)
+        entry: dict[str, Any] = {
             "model": model,
-            "model_tag": tag,
-            "total_runs": tallies[tag].runs if tag in tallies else 0,
-            "total_tokens": tallies[tag].tokens if tag in tallies else 0,
-            "total_duration_ms": tallies[tag].duration_ms if tag in tallies else 0.0,
-            "eval_fns": tallies[tag].summaries() if tag in tallies else {},
+            "model_tag": tag or _PRIMARY,
+            "total_runs": found.runs if found else 0,
+            "total_tokens": found.tokens if found else 0,
+            "total_duration_ms": found.duration_ms if found else 0.0,
+            "eval_fns": tables[0],
         }
-        for tag, model in (models or {}).items()
-    ]
-    for runs in rows_out.values():
-        runs.sort(key=lambda r: (r.get("model_tag", ""), r["run_index"]))
+        if tables[1]:
+            entry["eval_fn_errors"] = tables[1]
+        model_summaries.append(entry)
+    everything = list(by_tag.values())
     return EvalReport(
-        rows=[{"row_index": i, "runs": runs} for i, runs in sorted(rows_out.items())],
-        summaries=primary.summaries(),
+        summaries=summaries,
         model_summaries=model_summaries,
-        total_rows=rows_seen[primary_tag],
-        total_runs=primary.runs,
-        failed_runs=primary.failed,
-        eval_error_runs=primary.eval_errors,
-        total_tokens=sum(t.tokens for t in tallies.values()),
+        total_rows=primary.rows if primary else 0,
+        total_runs=sum(m.runs for m in everything),
+        failed_runs=sum(m.failed_runs for m in everything),
+        eval_error_runs=sum(m.eval_error_runs for m in everything),
+        total_tokens=sum(m.tokens for m in everything),
+        eval_fn_errors=errors,
+        log_path=log_path,
+        n_runs=n_runs,
+        with_tags=bool(models),
     )

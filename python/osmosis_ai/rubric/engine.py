@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import datetime as _dt
 import inspect
-import statistics
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
@@ -115,16 +114,17 @@ class JudgeHealth:
 
 
 def calculate_statistics(scores: list[float], total_runs: int, unscored: int = 0) -> dict[str, Any]:
-    """Population statistics of the successful scores, plus run counters (unscored runs are not zeros)."""
+    """Population statistics of the successful scores, plus run counters (unscored runs are not zeros).
+
+    The numbers come from the Rust statistics core (:func:`osmosis_ai.stats.score_statistics`), the
+    same aggregator as eval's summaries.
+    """
+    from osmosis_ai.stats import score_statistics
+
     base = {"average": 0.0, "variance": 0.0, "stdev": 0.0, "min": 0.0, "max": 0.0}
     if scores:
-        base = {
-            "average": float(statistics.fmean(scores)),
-            "variance": float(statistics.pvariance(scores)),
-            "stdev": float(statistics.pstdev(scores)),
-            "min": float(min(scores)),
-            "max": float(max(scores)),
-        }
+        s = score_statistics(scores)
+        base = {"average": s.mean, "variance": s.variance, "stdev": s.std, "min": s.min, "max": s.max}
     return {
         **base,
         "total_runs": total_runs,

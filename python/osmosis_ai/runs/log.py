@@ -30,6 +30,7 @@ from typing import Any
 import orjson
 
 from osmosis_ai.errors import CLIError
+from osmosis_ai.stats import RESULTS_LOG_FORMATS
 
 __all__ = [
     "LOG_FORMAT",
@@ -42,9 +43,9 @@ __all__ = [
     "row_key",
 ]
 
-LOG_FORMAT = "osmosis-results/1"
-# Every header format this reader accepts (the first is the eval-only log of earlier releases).
-LOG_FORMATS = ("osmosis-eval-log/1", LOG_FORMAT)
+# Every header format the readers accept, in one place (the Rust results reader's list); the last is written.
+LOG_FORMATS = RESULTS_LOG_FORMATS
+LOG_FORMAT = LOG_FORMATS[-1]
 
 RunKey = tuple[int, str, int, str]
 """(row_index, row_key, run_index, model_tag): what identifies a finished item across resumes.

@@ -9,6 +9,7 @@ pub mod position;
 pub mod rules;
 pub mod schema;
 mod sections;
+mod values;
 
 use position::LineIndex;
 pub use schema::Kind;

@@ -1,16 +1,22 @@
-//! `CoreError` → the exception classes of `osmosis_ai.errors`, in one place.
+//! `CoreError` → the exception classes of `osmosis_ai.errors` and the builtin I/O errors: the one
+//! mapping from the core's errors to Python's.
 
+use crate::dataset::{DatasetError, DatasetErrorKind};
 use crate::error::CoreError;
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{
+    PyFileNotFoundError, PyIsADirectoryError, PyKeyboardInterrupt, PyOSError, PyPermissionError,
+    PyRuntimeError, PyValueError,
+};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
+use std::io::ErrorKind;
 
 /// Instantiates `osmosis_ai.errors.<class_name>(message, **kwargs)` as a `PyErr`.
-fn osmosis_error(
-    py: Python<'_>,
+fn osmosis_error<'py>(
+    py: Python<'py>,
     class_name: &str,
     message: &str,
-    kwargs: &[(&str, Option<&str>)],
+    kwargs: &[(&str, Bound<'py, PyAny>)],
 ) -> PyResult<PyErr> {
     let class = py.import("osmosis_ai.errors")?.getattr(class_name)?;
     let kw = PyDict::new(py);
@@ -21,31 +27,70 @@ fn osmosis_error(
     Ok(PyErr::from_value(instance))
 }
 
+/// `FileNotFoundError` / `PermissionError` / `OSError` by the failure's kind.
+fn io_error(kind: ErrorKind, message: String) -> PyErr {
+    match kind {
+        ErrorKind::NotFound => PyFileNotFoundError::new_err(message),
+        ErrorKind::PermissionDenied => PyPermissionError::new_err(message),
+        _ => PyOSError::new_err(message),
+    }
+}
+
+/// A dataset error: the I/O kinds as builtin errors, the rest as `Dataset*Error(path=, line=, ...)`.
+fn dataset_error(py: Python<'_>, err: &DatasetError, message: String) -> PyResult<PyErr> {
+    let class_name = match err.kind {
+        DatasetErrorKind::NotFound => return Ok(io_error(ErrorKind::NotFound, message)),
+        // `ErrorKind::IsADirectory` is newer than the crate's MSRV; the reader tells this case apart itself.
+        DatasetErrorKind::IsDirectory => return Ok(PyIsADirectoryError::new_err(message)),
+        DatasetErrorKind::Io(kind) => return Ok(io_error(kind, message)),
+        DatasetErrorKind::Unsupported | DatasetErrorKind::Parse | DatasetErrorKind::Empty => {
+            "DatasetParseError"
+        }
+        DatasetErrorKind::Validation => "DatasetValidationError",
+    };
+    osmosis_error(
+        py,
+        class_name,
+        &message,
+        &[
+            ("path", err.path.as_str().into_pyobject(py)?.into_any()),
+            ("line", err.line.into_pyobject(py)?.into_any()),
+            ("row", err.row.into_pyobject(py)?.into_any()),
+            ("field", err.field.as_deref().into_pyobject(py)?.into_any()),
+        ],
+    )
+}
+
 impl From<CoreError> for PyErr {
     fn from(err: CoreError) -> PyErr {
         Python::attach(|py| {
             let message = err.to_string();
+            let text = |s: Option<&str>| s.into_pyobject(py).map(Bound::into_any);
             let built = match &err {
-                CoreError::Signature(v) => osmosis_error(
-                    py,
-                    "SignatureError",
-                    &message,
-                    &[
-                        ("function", Some(&v.function)),
-                        ("parameter", v.parameter.as_deref()),
-                        ("expected", Some(&v.expected)),
-                    ],
-                ),
-                CoreError::Stats(e) => {
+                CoreError::Signature(v) => (|| {
+                    osmosis_error(
+                        py,
+                        "SignatureError",
+                        &message,
+                        &[
+                            ("function", text(Some(&v.function))?),
+                            ("parameter", text(v.parameter.as_deref())?),
+                            ("expected", text(Some(&v.expected))?),
+                        ],
+                    )
+                })(),
+                CoreError::Stats(e) => (|| {
                     let row = e.row.map(|r| r.to_string());
                     osmosis_error(
                         py,
                         "StatsError",
                         &message,
-                        &[("row", row.as_deref()), ("field", e.field)],
+                        &[("row", text(row.as_deref())?), ("field", text(e.field)?)],
                     )
-                }
-                CoreError::Dataset(d) => super::dataset::dataset_error_to_py(py, d),
+                })(),
+                CoreError::Dataset(d) => dataset_error(py, d, message.clone()),
+                CoreError::Io { source, .. } => Ok(io_error(source.kind(), message.clone())),
+                CoreError::Interrupted => Ok(PyKeyboardInterrupt::new_err(message.clone())),
                 CoreError::Protocol(_) => Ok(PyRuntimeError::new_err(message.clone())),
             };
             // If the errors module itself cannot be imported, still raise something that says what went wrong.

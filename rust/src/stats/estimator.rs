@@ -146,6 +146,7 @@ pub struct ManyEstimate {
 /// Precomputed estimates for c = 0..=n, so a million rows cost a million lookups. Tables are built
 /// only where building is cheaper than what they save; the table of the last n is kept at hand so
 /// rows with the same n as the previous one cost no hashing.
+#[derive(Debug, Clone)]
 pub(crate) struct TableCache {
     estimator: Estimator,
     k: u64,

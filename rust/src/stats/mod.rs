@@ -7,18 +7,22 @@
 mod aggregate;
 mod bootstrap;
 mod estimator;
+mod options;
 mod results;
 
-pub use aggregate::{
-    Aggregator, AggregatorOptions, FailedPolicy, IntervalColumns, NonFinitePolicy, Summary,
-    DEFAULT_KS,
-};
+pub use aggregate::Aggregator;
 pub use bootstrap::{normal_difference, normal_interval, percentile, Bootstrap, Interval, Rng};
 pub use estimator::{
     estimate, estimate_many, estimate_many_iter, pass_at_k, pass_hat_k, validate, Counts,
     Estimator, ManyEstimate,
 };
-pub use results::{aggregate_results_file, ResultsError};
+pub use options::{
+    AggregatorOptions, FailedPolicy, IntervalColumns, NonFinitePolicy, Summary, DEFAULT_KS,
+};
+pub use results::{
+    summarize_results_file, Layout, ModelTally, NameTally, ResultsOptions, ResultsSummary,
+    LOG_FORMATS,
+};
 
 use std::fmt;
 

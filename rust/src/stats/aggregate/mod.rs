@@ -1,117 +1,52 @@
 //! A streaming aggregator: rows of attempt scores go in one at a time; the summary (mean, population
 //! std, min, max, pass@k, pass^k, share of mixed rows) and intervals over rows come out.
 //!
-//! Memory is a few numbers per row (attempts, passes per threshold, score sum), never the scores.
+//! The summary is accumulated as rows arrive (running sums per k and threshold), so its memory does not
+//! grow with the rows; the per-row numbers intervals and comparisons need are kept only with
+//! `keep_rows` (see `rows.rs`).
+//!
+//! Three kinds of attempt: scored, failed (`None`: counts as 0.0 or is left out of the mean per
+//! [`FailedPolicy`], never passes) and errored (the scorer raised: not an attempt for any statistic,
+//! counted in `errors`). A row whose errors leave it fewer than k counting attempts is left out of
+//! pass@k at that k.
+
+mod rows;
 
 use super::estimator::TableCache;
+use super::options::{AggregatorOptions, FailedPolicy, NonFinitePolicy, Summary, DEFAULT_KS};
 use super::{CompensatedSum, Estimator, StatsError};
-use std::collections::HashMap;
+use rows::RowStore;
 
-/// What a failed attempt (no score) contributes to mean / std / min / max. It never passes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FailedPolicy {
-    /// Counts as a score of 0.0: the established eval's rule.
-    Zero,
-    /// Left out of mean / std / min / max; still an attempt that did not pass.
-    Exclude,
-}
-
-impl FailedPolicy {
-    pub fn parse(name: &str) -> Option<Self> {
-        match name {
-            "zero" => Some(Self::Zero),
-            "exclude" => Some(Self::Exclude),
-            _ => None,
-        }
-    }
-}
-
-/// What a NaN or infinite score does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NonFinitePolicy {
-    /// Refused with an error naming the row and attempt.
-    Error,
-    /// Treated as a failed attempt.
-    Fail,
-}
-
-impl NonFinitePolicy {
-    pub fn parse(name: &str) -> Option<Self> {
-        match name {
-            "error" => Some(Self::Error),
-            "fail" => Some(Self::Fail),
-            _ => None,
-        }
-    }
-}
-
+/// The running pass@k and pass^k sums of one k, over the rows with at least k counting attempts.
 #[derive(Debug, Clone)]
-pub struct AggregatorOptions {
-    /// An attempt passes when its score is >= this.
-    pub pass_threshold: f64,
-    /// More thresholds for which the share of mixed rows is reported.
-    pub extra_thresholds: Vec<f64>,
-    /// The k values; `None` = 1, 3, 5, 10 up to the smallest row's attempts.
-    pub ks: Option<Vec<i64>>,
-    /// Attempts every row should have; missing ones count as failed (`n = max(len(row), n_runs)`).
-    pub n_runs: Option<i64>,
-    pub failed: FailedPolicy,
-    pub nonfinite: NonFinitePolicy,
+struct KSums {
+    k: u64,
+    at: CompensatedSum,
+    hat: CompensatedSum,
+    rows: u64,
+    at_table: TableCache,
+    hat_table: TableCache,
 }
 
-impl Default for AggregatorOptions {
-    fn default() -> Self {
+impl KSums {
+    fn new(k: u64) -> Self {
         Self {
-            pass_threshold: 1.0,
-            extra_thresholds: Vec::new(),
-            ks: None,
-            n_runs: None,
-            failed: FailedPolicy::Zero,
-            nonfinite: NonFinitePolicy::Error,
+            k,
+            at: CompensatedSum::default(),
+            hat: CompensatedSum::default(),
+            rows: 0,
+            at_table: TableCache::new(Estimator::PassAtK, k),
+            hat_table: TableCache::new(Estimator::PassHatK, k),
         }
     }
-}
-
-/// The k values of the established eval: 1, 3, 5, 10, stopping at the first k above n.
-pub const DEFAULT_KS: [u64; 4] = [1, 3, 5, 10];
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Summary {
-    pub rows: u64,
-    /// Scores that entered mean / std / min / max.
-    pub count: u64,
-    /// Attempts that failed (no score, or a non-finite one under `NonFinitePolicy::Fail`).
-    pub failed: u64,
-    /// Attempts added to reach `n_runs` (failures for pass@k, absent from the mean).
-    pub padded: u64,
-    pub mean: Option<f64>,
-    /// Population standard deviation (divide by N).
-    pub std: Option<f64>,
-    pub min: Option<f64>,
-    pub max: Option<f64>,
-    pub min_attempts: u64,
-    pub max_attempts: u64,
-    pub pass_threshold: f64,
-    pub ks: Vec<u64>,
-    pub pass_at_k: Vec<f64>,
-    pub pass_hat_k: Vec<f64>,
-    /// Per threshold: the share of rows with 0 < c < n (rows that give a group-relative update signal).
-    pub mixed_fraction: Vec<(f64, f64)>,
-}
-
-/// Per-row columns of the statistics an interval can be asked for, ready for `Bootstrap` or
-/// `normal_interval`: `mean` (score sums weighted by scored attempts), then pass@k and pass^k per k.
-#[derive(Debug, Clone)]
-pub struct IntervalColumns {
-    pub names: Vec<String>,
-    pub values: Vec<Vec<f64>>,
-    pub weights: Vec<Option<Vec<f64>>>,
 }
 
 #[derive(Debug, Clone)]
 pub struct Aggregator {
     thresholds: Vec<f64>,
-    ks: Option<Vec<u64>>,
+    /// Whether the ks were asked for (a row with fewer attempts is then an error).
+    explicit_ks: bool,
+    sums: Vec<KSums>,
     n_runs: u64,
     failed_policy: FailedPolicy,
     nonfinite: NonFinitePolicy,
@@ -125,12 +60,19 @@ pub struct Aggregator {
     max: f64,
     failed: u64,
     padded: u64,
-    labels: Vec<u64>,
-    row_n: Vec<u32>,
-    row_sum: Vec<f64>,
-    row_count: Vec<u32>,
-    /// rows × thresholds, row-major.
-    row_c: Vec<u32>,
+    errors: u64,
+    rows: u64,
+    min_n: u64,
+    max_n: u64,
+    /// The fewest attempts of a row counting errored ones: what the default ks stop at.
+    min_nominal: u64,
+    /// The first row with fewer attempts than an explicit k: `(label, k, attempts)`.
+    short_row: Option<(u64, u64, u64)>,
+    /// Per threshold: rows with 0 < c < n.
+    mixed: Vec<u64>,
+    store: Option<RowStore>,
+    /// A row's pass counts per threshold, reused so a row costs no allocation.
+    scratch: Vec<u32>,
 }
 
 fn check_threshold(value: f64, name: &'static str) -> Result<(), StatsError> {
@@ -139,6 +81,40 @@ fn check_threshold(value: f64, name: &'static str) -> Result<(), StatsError> {
     } else {
         Err(StatsError::new(format!("{name} must be a finite number, got {value}")).field(name))
     }
+}
+
+fn parse_ks(ks: Option<Vec<i64>>) -> Result<Option<Vec<u64>>, StatsError> {
+    let Some(ks) = ks else { return Ok(None) };
+    if ks.is_empty() {
+        return Err(StatsError::new("ks must list at least one k").field("ks"));
+    }
+    let mut out = Vec::with_capacity(ks.len());
+    for k in ks {
+        if k < 1 {
+            return Err(StatsError::new(format!("every k must be >= 1, got {k}")).field("ks"));
+        }
+        out.push(k as u64);
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(Some(out))
+}
+
+fn k_name(estimator: Estimator, k: u64) -> String {
+    match estimator {
+        Estimator::PassAtK => format!("pass@{k}"),
+        Estimator::PassHatK => format!("pass^{k}"),
+    }
+}
+
+/// The error for a row with fewer attempts than an asked-for k.
+fn short_row_error(estimator: Estimator, label: u64, k: u64, n: u64) -> StatsError {
+    StatsError::new(format!(
+        "{} needs at least {k} attempts per row, this row has {n} (give n_runs to count missing attempts as failures, or smaller ks)",
+        k_name(estimator, k)
+    ))
+    .field("ks")
+    .at_row(label)
 }
 
 impl Aggregator {
@@ -151,26 +127,7 @@ impl Aggregator {
                 thresholds.push(t);
             }
         }
-        let ks = match options.ks {
-            None => None,
-            Some(ks) => {
-                if ks.is_empty() {
-                    return Err(StatsError::new("ks must list at least one k").field("ks"));
-                }
-                let mut out = Vec::with_capacity(ks.len());
-                for k in ks {
-                    if k < 1 {
-                        return Err(
-                            StatsError::new(format!("every k must be >= 1, got {k}")).field("ks")
-                        );
-                    }
-                    out.push(k as u64);
-                }
-                out.sort_unstable();
-                out.dedup();
-                Some(out)
-            }
-        };
+        let ks = parse_ks(options.ks)?;
         let n_runs = match options.n_runs {
             None => 0,
             Some(n) if (0..=i64::from(u32::MAX)).contains(&n) => n as u64,
@@ -181,9 +138,18 @@ impl Aggregator {
                 .field("n_runs"))
             }
         };
+        let explicit_ks = ks.is_some();
+        let sums = ks
+            .unwrap_or_else(|| DEFAULT_KS.to_vec())
+            .into_iter()
+            .map(KSums::new)
+            .collect();
+        let store = options.keep_rows.then(|| RowStore::new(thresholds.len()));
         Ok(Self {
+            mixed: vec![0; thresholds.len()],
             thresholds,
-            ks,
+            explicit_ks,
+            sums,
             n_runs,
             failed_policy: options.failed,
             nonfinite: options.nonfinite,
@@ -195,26 +161,44 @@ impl Aggregator {
             max: f64::NEG_INFINITY,
             failed: 0,
             padded: 0,
-            labels: Vec::new(),
-            row_n: Vec::new(),
-            row_sum: Vec::new(),
-            row_count: Vec::new(),
-            row_c: Vec::new(),
+            errors: 0,
+            rows: 0,
+            min_n: u64::MAX,
+            max_n: 0,
+            min_nominal: u64::MAX,
+            short_row: None,
+            store,
+            scratch: Vec::new(),
         })
     }
 
     pub fn rows(&self) -> u64 {
-        self.row_n.len() as u64
+        self.rows
     }
 
     /// The label the next row gets when the caller gives none: its 0-based position.
     pub fn next_label(&self) -> u64 {
-        self.rows()
+        self.rows
     }
 
     /// Adds one row: its attempts' scores, `None` for a failed attempt. `label` names the row in errors.
     /// A row that is refused leaves the aggregator unchanged.
     pub fn push_row<I>(&mut self, scores: I, label: u64) -> Result<(), StatsError>
+    where
+        I: IntoIterator<Item = Option<f64>>,
+        I::IntoIter: Clone,
+    {
+        self.push_row_with_errors(scores, 0, label)
+    }
+
+    /// As [`Self::push_row`], plus `errors` attempts whose scorer raised: they are no attempt for any
+    /// statistic (and are not padded back by `n_runs`), only counted.
+    pub fn push_row_with_errors<I>(
+        &mut self,
+        scores: I,
+        errors: u32,
+        label: u64,
+    ) -> Result<(), StatsError>
     where
         I: IntoIterator<Item = Option<f64>>,
         I::IntoIter: Clone,
@@ -233,16 +217,18 @@ impl Aggregator {
                 }
             }
         }
-        let n = len.max(self.n_runs);
-        let n = u32::try_from(n).map_err(|_| {
-            StatsError::new(format!(
-                "{n} attempts is more than this aggregator supports"
+        let errors = u64::from(errors);
+        let n = len.max(self.n_runs.saturating_sub(errors));
+        if u32::try_from(n + errors).is_err() {
+            return Err(StatsError::new(format!(
+                "{} attempts is more than this aggregator supports",
+                n + errors
             ))
-            .at_row(label)
-        })?;
-        let width = self.thresholds.len();
-        let base = self.row_c.len();
-        self.row_c.resize(base + width, 0);
+            .at_row(label));
+        }
+        let mut c = std::mem::take(&mut self.scratch);
+        c.clear();
+        c.resize(self.thresholds.len(), 0);
         let policy = self.failed_policy;
         // What an attempt adds to mean / std / min / max: its score, 0.0 or nothing.
         let included = move |score: Option<f64>| match (score, policy) {
@@ -257,7 +243,7 @@ impl Aggregator {
                 Some(x) => {
                     for (t, threshold) in self.thresholds.iter().enumerate() {
                         if x >= *threshold {
-                            self.row_c[base + t] += 1;
+                            c[t] += 1;
                         }
                     }
                 }
@@ -286,85 +272,78 @@ impl Aggregator {
             self.count += u64::from(count);
             self.total.add(sum);
         }
-        self.padded += u64::from(n) - len;
-        self.labels.push(label);
-        self.row_n.push(n);
-        self.row_sum.push(sum);
-        self.row_count.push(count);
+        self.add_counts(label, n, errors, &c);
+        self.padded += n - len;
+        self.errors += errors;
+        if let Some(store) = &mut self.store {
+            store.push(label, n, errors, sum, count, &c);
+        }
+        self.scratch = c;
         Ok(())
+    }
+
+    /// Adds a row's pass counts to the running pass@k / pass^k sums and mixed-row counts.
+    fn add_counts(&mut self, label: u64, n: u64, errors: u64, c: &[u32]) {
+        let nominal = n + errors;
+        self.rows += 1;
+        self.min_n = self.min_n.min(n);
+        self.max_n = self.max_n.max(n);
+        self.min_nominal = self.min_nominal.min(nominal);
+        for sums in &mut self.sums {
+            if sums.k > nominal {
+                if self.explicit_ks && self.short_row.is_none() {
+                    self.short_row = Some((label, sums.k, nominal));
+                }
+                continue;
+            }
+            if sums.k > n {
+                continue; // errors left too few attempts that count: not in pass@k at this k
+            }
+            let passed = u64::from(c[0]);
+            sums.at.add(sums.at_table.get(n, passed));
+            sums.hat.add(sums.hat_table.get(n, passed));
+            sums.rows += 1;
+        }
+        for (t, &ct) in c.iter().enumerate() {
+            if ct > 0 && u64::from(ct) < n {
+                self.mixed[t] += 1;
+            }
+        }
     }
 
     /// The k values in use: the ones asked for, or 1, 3, 5, 10 up to the smallest row.
     pub fn ks(&self) -> Vec<u64> {
-        match &self.ks {
-            Some(ks) => ks.clone(),
-            None => {
-                let min_n = self.row_n.iter().copied().min().map_or(0, u64::from);
-                DEFAULT_KS
-                    .iter()
-                    .copied()
-                    .take_while(|&k| k <= min_n)
-                    .collect()
-            }
+        if self.explicit_ks {
+            return self.sums.iter().map(|s| s.k).collect();
         }
-    }
-
-    /// Each row's estimate at the pass threshold.
-    pub fn row_estimates(&self, estimator: Estimator, k: u64) -> Result<Vec<f64>, StatsError> {
-        let width = self.thresholds.len();
-        let mut cache = TableCache::new(estimator, k);
-        let mut out = Vec::with_capacity(self.row_n.len());
-        for (row, &n) in self.row_n.iter().enumerate() {
-            let n = u64::from(n);
-            if k > n {
-                let name = match estimator {
-                    Estimator::PassAtK => format!("pass@{k}"),
-                    Estimator::PassHatK => format!("pass^{k}"),
-                };
-                return Err(StatsError::new(format!(
-                    "{name} needs at least {k} attempts per row, this row has {n} (give n_runs to count missing attempts as failures, or smaller ks)"
-                ))
-                .field("ks")
-                .at_row(self.labels[row]));
-            }
-            out.push(cache.get(n, u64::from(self.row_c[row * width])));
-        }
-        Ok(out)
-    }
-
-    fn mean_over_rows(values: &[f64]) -> f64 {
-        let mut sum = CompensatedSum::default();
-        values.iter().for_each(|v| sum.add(*v));
-        sum.total() / values.len() as f64
+        let min_nominal = if self.rows == 0 { 0 } else { self.min_nominal };
+        DEFAULT_KS
+            .iter()
+            .copied()
+            .take_while(|&k| k <= min_nominal)
+            .collect()
     }
 
     pub fn finish(&self) -> Result<Summary, StatsError> {
-        let rows = self.row_n.len();
-        // Without rows there is no pass@k for any k, asked for or not.
-        let ks = if rows == 0 { Vec::new() } else { self.ks() };
-        let (mut pass_at_k, mut pass_hat_k) = (Vec::new(), Vec::new());
-        if rows > 0 {
-            for &k in &ks {
-                pass_at_k.push(Self::mean_over_rows(
-                    &self.row_estimates(Estimator::PassAtK, k)?,
-                ));
-                pass_hat_k.push(Self::mean_over_rows(
-                    &self.row_estimates(Estimator::PassHatK, k)?,
-                ));
-            }
+        let rows = self.rows;
+        if let Some((label, k, n)) = self.short_row {
+            return Err(short_row_error(Estimator::PassAtK, label, k, n));
         }
-        let width = self.thresholds.len();
+        // Without rows there is no pass@k for any k, asked for or not; nor for a k no row reaches.
+        let ks = if rows == 0 { Vec::new() } else { self.ks() };
+        let (mut used, mut pass_at_k, mut pass_hat_k, mut pass_rows) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for sums in self.sums.iter().filter(|s| ks.contains(&s.k) && s.rows > 0) {
+            used.push(sums.k);
+            pass_at_k.push(sums.at.total() / sums.rows as f64);
+            pass_hat_k.push(sums.hat.total() / sums.rows as f64);
+            pass_rows.push(sums.rows);
+        }
         let mixed_fraction = self
             .thresholds
             .iter()
-            .enumerate()
-            .map(|(t, &threshold)| {
-                let mixed = (0..rows)
-                    .filter(|&r| {
-                        let c = self.row_c[r * width + t];
-                        c > 0 && c < self.row_n[r]
-                    })
-                    .count();
+            .zip(&self.mixed)
+            .map(|(&threshold, &mixed)| {
                 let share = if rows == 0 {
                     0.0
                 } else {
@@ -374,111 +353,36 @@ impl Aggregator {
             })
             .collect();
         let scored = self.count > 0;
+        let variance = (self.m2 / self.count as f64).max(0.0);
         Ok(Summary {
-            rows: rows as u64,
+            rows,
             count: self.count,
             failed: self.failed,
             padded: self.padded,
+            errors: self.errors,
             mean: scored.then(|| self.total.total() / self.count as f64),
-            std: scored.then(|| (self.m2 / self.count as f64).max(0.0).sqrt()),
+            variance: scored.then_some(variance),
+            std: scored.then(|| variance.sqrt()),
             min: scored.then_some(self.min),
             max: scored.then_some(self.max),
-            min_attempts: self.row_n.iter().copied().min().map_or(0, u64::from),
-            max_attempts: self.row_n.iter().copied().max().map_or(0, u64::from),
+            min_attempts: if rows == 0 { 0 } else { self.min_n },
+            max_attempts: self.max_n,
             pass_threshold: self.thresholds[0],
-            ks,
+            ks: used,
             pass_at_k,
             pass_hat_k,
+            pass_rows,
             mixed_fraction,
         })
     }
 
-    /// The labels of rows whose pass count at `threshold` (one the aggregator tracks) is strictly
-    /// between 0 and their attempts: the prompts worth keeping for group-relative RL training.
-    /// `None` when the threshold is not tracked.
-    pub fn mixed_rows(&self, threshold: f64) -> Option<Vec<u64>> {
-        let t = self.thresholds.iter().position(|&x| x == threshold)?;
-        let width = self.thresholds.len();
-        Some(
-            (0..self.row_n.len())
-                .filter(|&r| {
-                    let c = self.row_c[r * width + t];
-                    c > 0 && c < self.row_n[r]
-                })
-                .map(|r| self.labels[r])
-                .collect(),
-        )
-    }
-
-    /// Row label → position; a label pushed twice is an error (pairing would be ambiguous).
-    fn label_positions(&self) -> Result<HashMap<u64, usize>, StatsError> {
-        let mut positions = HashMap::with_capacity(self.labels.len());
-        for (i, &label) in self.labels.iter().enumerate() {
-            if positions.insert(label, i).is_some() {
-                return Err(StatsError::new(
-                    "pushed twice; rows are paired by row_index, which must be unique",
-                )
-                .field("row_index")
-                .at_row(label));
-            }
-        }
-        Ok(positions)
-    }
-
-    /// The columns of [`Self::interval_columns`] for the rows both aggregators hold (matched by row
-    /// label), `self`'s first, in `self`'s row order. Returns the two sides.
-    pub fn paired_columns(
-        &self,
-        other: &Aggregator,
-        ks: &[u64],
-    ) -> Result<(IntervalColumns, IntervalColumns), StatsError> {
-        self.label_positions()?;
-        let theirs_at = other.label_positions()?;
-        let pairs: Vec<(usize, usize)> = self
-            .labels
-            .iter()
-            .enumerate()
-            .filter_map(|(i, label)| theirs_at.get(label).map(|&j| (i, j)))
-            .collect();
-        let select = |cols: IntervalColumns, side: usize| -> IntervalColumns {
-            let pick = |v: &Vec<f64>| -> Vec<f64> {
-                pairs
-                    .iter()
-                    .map(|p| v[if side == 0 { p.0 } else { p.1 }])
-                    .collect()
-            };
-            IntervalColumns {
-                values: cols.values.iter().map(pick).collect(),
-                weights: cols.weights.iter().map(|w| w.as_ref().map(pick)).collect(),
-                names: cols.names,
-            }
-        };
-        Ok((
-            select(self.interval_columns(ks)?, 0),
-            select(other.interval_columns(ks)?, 1),
-        ))
-    }
-
-    /// Per-row columns for intervals over rows: `mean`, then `pass_at_{k}` and `pass_hat_{k}` for `ks`.
-    pub fn interval_columns(&self, ks: &[u64]) -> Result<IntervalColumns, StatsError> {
-        let mut names = vec!["mean".to_string()];
-        let mut values = vec![self.row_sum.clone()];
-        let mut weights = vec![Some(self.row_count.iter().map(|&c| f64::from(c)).collect())];
-        for &k in ks {
-            if k < 1 {
-                return Err(StatsError::new(format!("every k must be >= 1, got {k}")).field("ks"));
-            }
-            names.push(format!("pass_at_{k}"));
-            values.push(self.row_estimates(Estimator::PassAtK, k)?);
-            weights.push(None);
-            names.push(format!("pass_hat_{k}"));
-            values.push(self.row_estimates(Estimator::PassHatK, k)?);
-            weights.push(None);
-        }
-        Ok(IntervalColumns {
-            names,
-            values,
-            weights,
+    /// The per-row numbers, or an error saying they were not kept.
+    fn store(&self) -> Result<&RowStore, StatsError> {
+        self.store.as_ref().ok_or_else(|| {
+            StatsError::new(
+                "this aggregator was built without keep_rows; it has no per-row numbers",
+            )
+            .field("keep_rows")
         })
     }
 }
@@ -594,9 +498,9 @@ mod tests {
         push(&mut a, &[Some(1.0), Some(1.0)]);
         let s = a.finish().unwrap();
         assert_eq!(s.mixed_fraction, vec![(1.0, 0.25), (0.5, 0.25)]);
-        assert_eq!(a.mixed_rows(1.0), Some(vec![0]));
-        assert_eq!(a.mixed_rows(0.5), Some(vec![2]));
-        assert_eq!(a.mixed_rows(0.7), None);
+        assert_eq!(a.mixed_rows(1.0).unwrap(), Some(vec![0]));
+        assert_eq!(a.mixed_rows(0.5).unwrap(), Some(vec![2]));
+        assert_eq!(a.mixed_rows(0.7).unwrap(), None);
     }
 
     #[test]
@@ -652,5 +556,80 @@ mod tests {
         assert_eq!(cols.weights[0], Some(vec![2.0, 2.0]));
         assert_eq!(cols.values[3], vec![1.0, 1.0]);
         assert_eq!(cols.values[4], vec![0.0, 1.0]);
+    }
+
+    #[test]
+    fn errored_attempts_are_in_no_statistic() {
+        // Five runs per row; row 0's scorer raised once. Every scored run passed.
+        let mut a = agg(AggregatorOptions {
+            n_runs: Some(5),
+            ..Default::default()
+        });
+        a.push_row_with_errors([Some(1.0); 4], 1, 0).unwrap();
+        a.push_row([Some(1.0); 5], 1).unwrap();
+        let s = a.finish().unwrap();
+        assert_eq!((s.errors, s.failed, s.padded, s.count), (1, 0, 0, 9));
+        assert_eq!((s.mean, s.min, s.max), (Some(1.0), Some(1.0), Some(1.0)));
+        // The default ks still go up to the runs asked for; row 0 has 4 attempts that count, so it
+        // is in pass@1 and pass@3 but not pass@5.
+        assert_eq!(s.ks, vec![1, 3, 5]);
+        assert_eq!(s.pass_at_k, vec![1.0, 1.0, 1.0]);
+        assert_eq!(s.pass_rows, vec![2, 2, 1]);
+        let cols = a.interval_columns(&[5]).unwrap();
+        assert_eq!(cols.weights[1], Some(vec![0.0, 1.0]));
+        assert_eq!(cols.weights[0], Some(vec![4.0, 5.0]));
+
+        // A function that raised on every run of a row leaves the row out of pass@k entirely.
+        let mut a = agg(AggregatorOptions::default());
+        a.push_row_with_errors(std::iter::empty(), 2, 0).unwrap();
+        a.push_row([Some(0.0), Some(1.0)], 1).unwrap();
+        let s = a.finish().unwrap();
+        assert_eq!((s.rows, s.errors, s.mean), (2, 2, Some(0.5)));
+        assert_eq!((s.pass_at_k, s.pass_rows), (vec![0.5], vec![1]));
+        // Versus the old rule (a raising run as a failed 0.0): errors are not failures.
+        let mut b = agg(AggregatorOptions::default());
+        b.push_row([None, None], 0).unwrap();
+        b.push_row([Some(0.0), Some(1.0)], 1).unwrap();
+        assert_eq!(b.finish().unwrap().mean, Some(0.25));
+    }
+
+    #[test]
+    fn without_rows_kept_the_summary_is_the_same() {
+        let rows: Vec<Vec<Option<f64>>> = (0..200)
+            .map(|r| {
+                (0..4)
+                    .map(|i| ((r * 7 + i * 3) % 5 != 0).then_some(((r + i) % 3) as f64 / 2.0))
+                    .collect()
+            })
+            .collect();
+        let options = AggregatorOptions {
+            extra_thresholds: vec![0.5],
+            n_runs: Some(5),
+            ..Default::default()
+        };
+        let mut kept = agg(options.clone());
+        let mut lean = agg(AggregatorOptions {
+            keep_rows: false,
+            ..options
+        });
+        for (i, row) in rows.iter().enumerate() {
+            kept.push_row_with_errors(row.iter().copied(), (i % 2) as u32, i as u64)
+                .unwrap();
+            lean.push_row_with_errors(row.iter().copied(), (i % 2) as u32, i as u64)
+                .unwrap();
+        }
+        assert_eq!(kept.finish().unwrap(), lean.finish().unwrap());
+        // The per-row means agree with the running ones.
+        let (values, included) = kept.row_estimates(Estimator::PassAtK, 3).unwrap();
+        let inside: Vec<f64> = values
+            .iter()
+            .zip(&included)
+            .filter(|(_, &i)| i)
+            .map(|(v, _)| *v)
+            .collect();
+        let mean = inside.iter().sum::<f64>() / inside.len() as f64;
+        assert!((kept.finish().unwrap().pass_at_k[1] - mean).abs() < 1e-12);
+        let err = lean.interval_columns(&[1]).unwrap_err();
+        assert_eq!(err.field, Some("keep_rows"));
     }
 }

@@ -1,0 +1,196 @@
+//! Bindings for the dataset readers: batches of rows as Python dicts, the row count, the validation pass.
+//!
+//! Parsing happens with the GIL released; only turning a parsed batch into Python objects holds it.
+mod columns;
+mod rows;
+
+use crate::dataset::{
+    count_rows as core_count_rows, validate_file, Batch, Contract, DatasetErrorKind, DatasetReader,
+    PositionUnit, PrefetchReader,
+};
+use crate::error::CoreError;
+use columns::{columns_to_py, ColumnCache};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyModule};
+use rows::{rows_to_py, Carried, KeyCache};
+use std::sync::Mutex;
+
+pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<DatasetBatches>()?;
+    m.add_function(wrap_pyfunction!(count_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(validate_dataset, m)?)?;
+    Ok(())
+}
+
+fn parse_contract(name: &str) -> PyResult<Contract> {
+    Contract::parse(name).ok_or_else(|| {
+        CoreError::Protocol(format!(
+            "unknown row contract '{name}' (expected eval, rubric or any)"
+        ))
+        .into()
+    })
+}
+/// Keeps Python's cyclic garbage collector off while one batch's objects are built, and puts it back
+/// as it was after.
+///
+/// Building a batch allocates thousands of dicts and lists that are all alive at the end; the collector
+/// would otherwise run several times per batch, walk them without freeing anything, and promote them
+/// into ever larger older-generation passes (a quarter of a Parquet read's time). Deferred, it runs once
+/// after the batch. No Python code runs while the batch is built (only dicts, lists, strings and numbers
+/// are made, with the GIL held throughout), so no other code can see the collector off.
+struct GcPause<'py> {
+    gc: Option<Bound<'py, PyModule>>,
+}
+
+impl<'py> GcPause<'py> {
+    fn start(py: Python<'py>) -> PyResult<Self> {
+        let gc = py.import("gc")?;
+        if !gc.call_method0("isenabled")?.is_truthy()? {
+            return Ok(GcPause { gc: None });
+        }
+        gc.call_method0("disable")?;
+        Ok(GcPause { gc: Some(gc) })
+    }
+}
+
+impl Drop for GcPause<'_> {
+    fn drop(&mut self) {
+        if let Some(gc) = &self.gc {
+            // `gc.enable()` cannot fail short of a broken interpreter; there is no caller to tell.
+            let _ = gc.call_method0("enable");
+        }
+    }
+}
+
+/// An iterator over batches (lists of dicts) of the rows of a dataset file.
+///
+/// Usable from any Python thread (an asyncio runner may iterate it from a worker thread).
+#[pyclass(module = "osmosis_ai._core")]
+pub struct DatasetBatches {
+    reader: Mutex<PrefetchReader>,
+    format: &'static str,
+    cache: KeyCache,
+    carried: Carried,
+    columns: ColumnCache,
+}
+
+#[pymethods]
+impl DatasetBatches {
+    #[new]
+    #[pyo3(signature = (path, contract = "eval", offset = 0, limit = None, batch_size = 1024))]
+    fn new(
+        py: Python<'_>,
+        path: &str,
+        contract: &str,
+        offset: u64,
+        limit: Option<u64>,
+        batch_size: usize,
+    ) -> PyResult<Self> {
+        let contract = parse_contract(contract)?;
+        if batch_size == 0 {
+            return Err(CoreError::Protocol("batch_size must be at least 1".to_owned()).into());
+        }
+        let reader = py
+            .detach(|| DatasetReader::open(path, contract, offset, limit))
+            .map_err(CoreError::from)?;
+        let format = reader.format().name();
+        let reader = PrefetchReader::start(reader, batch_size)?;
+        Ok(DatasetBatches {
+            reader: Mutex::new(reader),
+            format,
+            cache: KeyCache::default(),
+            carried: Carried::new(),
+            columns: ColumnCache::default(),
+        })
+    }
+
+    /// The file format read: "jsonl", "json", "csv" or "parquet".
+    #[getter]
+    fn format(&self) -> &'static str {
+        self.format
+    }
+
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyList>>> {
+        // `&mut self` already excludes other callers; the lock only makes the class `Sync`.
+        let reader = self
+            .reader
+            .get_mut()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let batch = py.detach(|| reader.next_batch()).map_err(CoreError::from)?;
+        if batch.is_empty() {
+            return Ok(None);
+        }
+        let list = {
+            let _pause = GcPause::start(py)?;
+            match &batch {
+                Batch::Rows(rows) => rows_to_py(py, rows, &mut self.cache, &mut self.carried)?,
+                Batch::Columns(columns) => columns_to_py(py, columns, &mut self.columns)?,
+            }
+        };
+        // Freeing a batch of parsed rows is real work: the reader thread does it.
+        reader.recycle(batch);
+        Ok(Some(list))
+    }
+}
+
+/// The number of rows in a dataset file (footer metadata for Parquet, a newline scan for JSONL).
+#[pyfunction]
+fn count_rows(py: Python<'_>, path: &str) -> PyResult<u64> {
+    Ok(py
+        .detach(|| core_count_rows(path))
+        .map_err(CoreError::from)?)
+}
+
+/// Checks every row; returns a dict with rows, columns, problems (dicts) and counts.
+#[pyfunction]
+#[pyo3(signature = (path, contract = "eval", max_problems = 100))]
+fn validate_dataset<'py>(
+    py: Python<'py>,
+    path: &str,
+    contract: &str,
+    max_problems: usize,
+) -> PyResult<Bound<'py, PyDict>> {
+    let contract = parse_contract(contract)?;
+    let report = py
+        .detach(|| validate_file(path, contract, max_problems))
+        .map_err(CoreError::from)?;
+    let out = PyDict::new(py);
+    out.set_item("path", &report.path)?;
+    out.set_item("format", report.format.name())?;
+    out.set_item("rows", report.rows)?;
+    out.set_item("columns", &report.columns)?;
+    out.set_item("total_problems", report.total_problems)?;
+    out.set_item("bad_rows", report.bad_rows)?;
+    let problems = PyList::empty(py);
+    for p in &report.problems {
+        let d = PyDict::new(py);
+        d.set_item("line", p.line)?;
+        d.set_item(
+            "unit",
+            if p.unit == PositionUnit::Row {
+                "row"
+            } else {
+                "line"
+            },
+        )?;
+        d.set_item("row", p.row)?;
+        d.set_item("field", p.field.as_deref())?;
+        d.set_item("message", &p.message)?;
+        d.set_item("location", p.location())?;
+        d.set_item(
+            "kind",
+            match p.kind {
+                DatasetErrorKind::Validation => "validation",
+                DatasetErrorKind::Empty => "empty",
+                _ => "parse",
+            },
+        )?;
+        problems.append(d)?;
+    }
+    out.set_item("problems", problems)?;
+    Ok(out)
+}

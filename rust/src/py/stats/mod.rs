@@ -1,0 +1,89 @@
+//! Bindings for `crate::stats`. Arrays come in as `(bytes, code)` pairs packed by `osmosis_ai.stats`
+//! (the buffer protocol is not in the 3.10 limited API), scalars as ints; loops run without the GIL.
+
+mod aggregator;
+mod intervals;
+mod packed;
+mod results;
+
+use crate::error::CoreError;
+use crate::stats::{estimate_many as core_estimate_many, estimate_many_iter, Counts, Estimator};
+use packed::{check_packed, decode_counts, f64_bytes, fixed, Code, Column};
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(pass_at_k, m)?)?;
+    m.add_function(wrap_pyfunction!(pass_hat_k, m)?)?;
+    m.add_function(wrap_pyfunction!(estimate_many, m)?)?;
+    m.add_function(wrap_pyfunction!(intervals::row_interval, m)?)?;
+    m.add_function(wrap_pyfunction!(results::summarize_results_file, m)?)?;
+    m.add_class::<aggregator::StatsAggregator>()?;
+    // The log formats the reader accepts, newest last: the writer takes its header's from here.
+    m.add("RESULTS_LOG_FORMATS", crate::stats::LOG_FORMATS.to_vec())?;
+    Ok(())
+}
+
+pub(super) fn protocol(message: String) -> PyErr {
+    CoreError::Protocol(message).into()
+}
+
+/// pass@k of one row: `1 - C(n-c, k) / C(n, k)`.
+#[pyfunction]
+fn pass_at_k(n: i64, c: i64, k: i64) -> PyResult<f64> {
+    Ok(crate::stats::pass_at_k(n, c, k).map_err(CoreError::from)?)
+}
+
+/// pass^k of one row: `C(c, k) / C(n, k)`.
+#[pyfunction]
+fn pass_hat_k(n: i64, c: i64, k: i64) -> PyResult<f64> {
+    Ok(crate::stats::pass_hat_k(n, c, k).map_err(CoreError::from)?)
+}
+
+/// The estimator over rows: `(sum over rows, rows, per-row values as packed f64 or None)`.
+/// `row_offset` numbers the rows in errors when the caller hands over one chunk of a larger input.
+#[pyfunction]
+#[pyo3(signature = (estimator, n, c, k, per_row=false, row_offset=0))]
+fn estimate_many(
+    py: Python<'_>,
+    estimator: &str,
+    n: Column<'_>,
+    c: Column<'_>,
+    k: i64,
+    per_row: bool,
+    row_offset: u64,
+) -> PyResult<(f64, usize, Option<Py<PyBytes>>)> {
+    let estimator = Estimator::parse(estimator)
+        .ok_or_else(|| protocol(format!("unknown estimator '{estimator}'")))?;
+    let Column::Packed(c_bytes, c_code) = c else {
+        return Err(protocol("c must be packed".into()));
+    };
+    let c_raw = c_bytes.as_bytes();
+    let n_raw = match &n {
+        Column::Scalar(v) => Err(*v),
+        Column::Packed(b, code) => Ok((b.as_bytes(), code.as_str())),
+    };
+    let (result, rows) = py.detach(|| -> PyResult<_> {
+        let ns;
+        let counts = match n_raw {
+            Err(v) => Counts::Same(v),
+            Ok((bytes, code)) => {
+                ns = decode_counts(bytes, code, "n", row_offset)?;
+                Counts::PerRow(&ns)
+            }
+        };
+        let result = if check_packed(c_raw, &c_code)? == Code::I8 {
+            // The common case (int64 arrays, lists) is read in place, without a decoded copy.
+            let cs = c_raw.chunks_exact(8).map(|b| i64::from_ne_bytes(fixed(b)));
+            estimate_many_iter(estimator, counts, cs, k, per_row)
+        } else {
+            let cs = decode_counts(c_raw, &c_code, "c", row_offset)?;
+            core_estimate_many(estimator, counts, &cs, k, per_row)
+        };
+        let result = result.map_err(|e| CoreError::from(e.shifted(row_offset)))?;
+        let rows = c_raw.len() / Code::parse(&c_code).map_or(1, Code::size);
+        Ok((result, rows))
+    })?;
+    let values = result.values.map(|v| f64_bytes(py, &v)).transpose()?;
+    Ok((result.sum, rows, values))
+}

@@ -1,0 +1,107 @@
+//! `summarize_results_file`: a results file in any layout → per model, run counters and one
+//! `StatsAggregator` per score name (see `crate::stats::results`).
+
+use super::aggregator::{aggregator_options, parse_failed, StatsAggregator};
+use crate::error::CoreError;
+use crate::stats::{ModelTally, ResultsOptions};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+use std::path::PathBuf;
+
+type NameEntry = (String, StatsAggregator, Vec<String>);
+type ModelEntry<'py> = (String, Bound<'py, PyDict>, Vec<NameEntry>);
+
+fn model_entry(py: Python<'_>, model: ModelTally) -> PyResult<ModelEntry<'_>> {
+    let counters = PyDict::new(py);
+    counters.set_item("rows", model.rows)?;
+    counters.set_item("runs", model.runs)?;
+    counters.set_item("failed", model.failed)?;
+    counters.set_item("eval_error_runs", model.eval_error_runs)?;
+    counters.set_item("tokens", model.tokens)?;
+    counters.set_item("duration_ms", model.duration_ms)?;
+    let names = model
+        .names
+        .into_iter()
+        .map(|n| {
+            (
+                n.name,
+                StatsAggregator {
+                    inner: n.aggregator,
+                },
+                n.messages,
+            )
+        })
+        .collect();
+    Ok((model.tag, counters, names))
+}
+
+/// `{layout, kind, config_json, pass_threshold, n_runs, failed, models: [(tag, counters,
+/// [(name, aggregator, first error messages)])]}`; `None` options are taken from the file.
+#[pyfunction]
+#[pyo3(signature = (path, pass_threshold=None, thresholds=Vec::new(), ks=None, n_runs=None, failed=None, nonfinite="error", keep_rows=true))]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn summarize_results_file<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    pass_threshold: Option<f64>,
+    thresholds: Vec<f64>,
+    ks: Option<Vec<i64>>,
+    n_runs: Option<i64>,
+    failed: Option<&str>,
+    nonfinite: &str,
+    keep_rows: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let base = aggregator_options(
+        pass_threshold.unwrap_or(1.0),
+        thresholds,
+        ks,
+        n_runs,
+        failed.unwrap_or("zero"),
+        nonfinite,
+        keep_rows,
+    )?;
+    // Validates the options before reading anything.
+    crate::stats::Aggregator::new(base.clone()).map_err(CoreError::from)?;
+    let options = ResultsOptions {
+        base,
+        pass_threshold,
+        n_runs,
+        failed: failed.map(parse_failed).transpose()?,
+    };
+    // The read runs without the GIL; now and then it takes the GIL back to let Ctrl+C through.
+    let mut signal: Option<PyErr> = None;
+    let mut interrupted = || {
+        Python::attach(|py| py.check_signals()).map_or_else(
+            |err| {
+                signal = Some(err);
+                true
+            },
+            |()| false,
+        )
+    };
+    let summary =
+        py.detach(|| crate::stats::summarize_results_file(&path, &options, &mut interrupted));
+    if let Some(err) = signal {
+        return Err(err);
+    }
+    let summary = summary?;
+    let out = PyDict::new(py);
+    out.set_item("layout", summary.layout.name())?;
+    out.set_item("kind", summary.meta.kind.as_deref())?;
+    let config = summary.meta.config.as_ref().map(|c| c.to_string());
+    out.set_item("config_json", config)?;
+    out.set_item("pass_threshold", summary.options.pass_threshold)?;
+    out.set_item("n_runs", summary.options.n_runs)?;
+    let failed = match summary.options.failed {
+        crate::stats::FailedPolicy::Zero => "zero",
+        crate::stats::FailedPolicy::Exclude => "exclude",
+    };
+    out.set_item("failed", failed)?;
+    let models = summary
+        .models
+        .into_iter()
+        .map(|m| model_entry(py, m))
+        .collect::<PyResult<Vec<_>>>()?;
+    out.set_item("models", models)?;
+    Ok(out)
+}

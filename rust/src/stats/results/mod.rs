@@ -1,0 +1,187 @@
+//! Summaries straight from a results file, in any layout the package writes (see `source.rs`): per
+//! model, one aggregator per score name, plus run counters and the first scorer error messages.
+//!
+//! Two streaming passes: the first finds the layout, the header and every score name (so a name first
+//! seen late still counts the earlier rows' attempts), the second groups attempts by row (`tally.rs`).
+//!
+//! Per score name an attempt is scored, failed (the run failed, or no score / `null`: a failed attempt
+//! under the aggregator's `FailedPolicy`) or errored (named in `eval_errors`: the scorer raised, so the
+//! attempt is in no statistic of that name and is counted as an error).
+
+mod attempt;
+mod source;
+mod tally;
+
+pub use source::{Layout, Meta};
+pub use tally::{ModelTally, NameTally};
+
+use crate::error::{CoreError, CoreResult};
+use crate::stats::{AggregatorOptions, FailedPolicy};
+use attempt::{NewName, RawAttempt, RubricRun};
+use std::path::Path;
+
+/// The results log formats this version reads (the header's `format`), newest last.
+pub const LOG_FORMATS: &[&str] = &["osmosis-eval-log/1", "osmosis-results/1"];
+
+/// What the caller leaves to the file: `None` takes the file's own value (header config, `-o` JSON
+/// config or rubric `number`), then the default.
+#[derive(Debug, Clone)]
+pub struct ResultsOptions {
+    pub base: AggregatorOptions,
+    pub pass_threshold: Option<f64>,
+    pub n_runs: Option<i64>,
+    /// `None`: "exclude" for rubric results (an unscored judgement is not a 0), else "zero".
+    pub failed: Option<FailedPolicy>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ResultsSummary {
+    pub layout: Layout,
+    pub meta: Meta,
+    /// The options the file was summarised with, after filling in the file's own values.
+    pub options: AggregatorOptions,
+    /// Primary model first.
+    pub models: Vec<ModelTally>,
+}
+
+fn push_name(names: &mut Vec<String>, name: &str) {
+    if !names.iter().any(|n| n == name) {
+        names.push(name.to_string());
+    }
+}
+
+/// Pass 1: every score name, in the order first seen.
+#[derive(Default)]
+struct Names(Vec<String>);
+
+impl source::Sink for Names {
+    fn raw(&mut self, attempt: RawAttempt<'_>, _: u64, _: &dyn Fn() -> String) -> CoreResult<bool> {
+        for name in attempt.names() {
+            push_name(&mut self.0, name);
+        }
+        Ok(true)
+    }
+
+    fn rubric(&mut self, _: RubricRun, _: u64) -> CoreResult<bool> {
+        Ok(true)
+    }
+}
+
+/// Pass 2: attempts resolved against the names and grouped into the tally. With `stop_on_new_name`
+/// a name outside the list stops the pass (the single-pass try); otherwise it cannot happen.
+struct Grouping<'n> {
+    names: &'n [String],
+    tally: tally::Tally,
+    stop_on_new_name: bool,
+}
+
+impl source::Sink for Grouping<'_> {
+    fn raw(
+        &mut self,
+        attempt: RawAttempt<'_>,
+        row: u64,
+        where_: &dyn Fn() -> String,
+    ) -> CoreResult<bool> {
+        match attempt.resolve(row, self.names, where_)? {
+            Ok(attempt) => {
+                self.tally.add(attempt)?;
+                Ok(true)
+            }
+            Err(NewName) if self.stop_on_new_name => Ok(false),
+            Err(NewName) => Err(CoreError::Protocol(format!(
+                "{}: a score name appeared that the first pass did not see",
+                where_()
+            ))),
+        }
+    }
+
+    fn rubric(&mut self, run: RubricRun, row: u64) -> CoreResult<bool> {
+        self.tally.add(run.into_attempt(row))?;
+        Ok(true)
+    }
+}
+
+/// The options after filling in what the caller left to the file.
+fn resolve_options(options: &ResultsOptions, meta: &Meta) -> AggregatorOptions {
+    let rubric = meta.kind.as_deref() == Some("rubric");
+    let mut resolved = options.base.clone();
+    resolved.pass_threshold = options
+        .pass_threshold
+        .or(meta.pass_threshold)
+        .unwrap_or(1.0);
+    resolved.n_runs = options.n_runs.or(meta.n_runs);
+    resolved.failed = options.failed.unwrap_or(if rubric {
+        FailedPolicy::Exclude
+    } else {
+        FailedPolicy::Zero
+    });
+    resolved
+}
+
+fn summary(
+    layout: Layout,
+    meta: Meta,
+    options: AggregatorOptions,
+    tally: tally::Tally,
+) -> CoreResult<ResultsSummary> {
+    Ok(ResultsSummary {
+        layout,
+        meta,
+        options,
+        models: tally.finish()?,
+    })
+}
+
+/// Summarises a results file: see the module documentation. `interrupted` is asked now and then
+/// during the read; `true` stops it with `CoreError::Interrupted`.
+pub fn summarize_results_file(
+    path: &Path,
+    options: &ResultsOptions,
+    interrupted: &mut dyn FnMut() -> bool,
+) -> CoreResult<ResultsSummary> {
+    let (mut layout, mut meta) = source::detect(path)?;
+    // A log whose header declares its score names usually needs one pass: try that first.
+    if layout == Layout::Log && !meta.declared.is_empty() {
+        let names = meta.declared.clone();
+        let resolved = resolve_options(options, &meta);
+        let mut grouping = Grouping {
+            names: &names,
+            tally: tally::Tally::new(names.clone(), resolved.clone())?,
+            stop_on_new_name: true,
+        };
+        if source::for_each_line_attempt(path, layout, &mut grouping, interrupted)? {
+            return summary(layout, meta, resolved, grouping.tally);
+        }
+    }
+    let mut seen = Names::default();
+    if matches!(layout, Layout::Log | Layout::Records) {
+        source::for_each_line_attempt(path, layout, &mut seen, interrupted)?;
+    } else {
+        meta = source::for_each_document_attempt(path, &mut seen, interrupted)?;
+        if meta.kind.as_deref() == Some("rubric") {
+            layout = Layout::RubricJson;
+        }
+    }
+    let mut names = Vec::new();
+    for name in meta.declared.iter().chain(&seen.0) {
+        push_name(&mut names, name);
+    }
+    if layout == Layout::RubricJson && names.is_empty() {
+        names.push("score".to_string()); // a rubric document without its rubric_id
+    }
+    let resolved = resolve_options(options, &meta);
+    let mut grouping = Grouping {
+        names: &names,
+        tally: tally::Tally::new(names.clone(), resolved.clone())?,
+        stop_on_new_name: false,
+    };
+    if matches!(layout, Layout::Log | Layout::Records) {
+        source::for_each_line_attempt(path, layout, &mut grouping, interrupted)?;
+    } else {
+        source::for_each_document_attempt(path, &mut grouping, interrupted)?;
+    }
+    summary(layout, meta, resolved, grouping.tally)
+}
+
+#[cfg(test)]
+mod tests;
