@@ -232,7 +232,8 @@ def test_baseline_model_adds_model_summaries(scripted, three_rows, tmp_path) -> 
     assert {r["model_tag"] for row in out["rows"] for r in row["runs"]} == {"primary", "baseline"}
 
 
-def test_resume_after_a_killed_process_gives_the_same_summary(scripted, tmp_path) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL])
+def test_resume_after_a_killed_process_gives_the_same_summary(scripted, tmp_path, sig) -> None:
     prompts = [(f"q-{i}", str(i % 3)) for i in range(12)]
     dataset = write_rows(tmp_path / "data.jsonl", prompts)
     plan = {"by_prompt": {f"q-{i}": [{"content": str(i % 2), "delay": 0.05}] for i in range(12)}}
@@ -256,11 +257,14 @@ def test_resume_after_a_killed_process_gives_the_same_summary(scripted, tmp_path
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and (not log.exists() or len(log.read_text().splitlines()) < 6):
         time.sleep(0.02)
-    proc.send_signal(signal.SIGINT)
+    proc.send_signal(sig)
     stderr = proc.communicate(timeout=60)[1]
-    assert proc.returncode == 130, stderr
-    assert f"--resume {log}" in stderr
-    logged = len(log.read_text().splitlines()) - 1
+    if sig == signal.SIGINT:
+        assert proc.returncode == 130, stderr
+        assert f"--resume {log}" in stderr
+    else:
+        assert proc.returncode == -signal.SIGKILL
+    logged = len([line for line in log.read_text().splitlines()[1:] if line.endswith("}")])
     assert 5 <= logged < 24
 
     resumed_args = [a for a in args if a not in ("--log", str(log))] + ["--resume", str(log)]
@@ -270,6 +274,9 @@ def test_resume_after_a_killed_process_gives_the_same_summary(scripted, tmp_path
     out = json.loads((part / "out.json").read_text())
     assert out["summary"]["eval_fns"] == expected
     assert out["summary"]["total_runs"] == 24
+    records = [json.loads(line) for line in log.read_text().splitlines()[1:]]
+    keys = [(r["row_index"], r["run_index"]) for r in records]
+    assert len(keys) == 24 and len(set(keys)) == 24  # nothing lost, nothing run twice
 
 
 def test_resume_with_a_different_config_is_refused(scripted, three_rows, tmp_path) -> None:
