@@ -6,7 +6,7 @@ floors send the same requests at the same concurrency: ``floor_client.py`` (a ba
 ``raw_floor_client.py`` (hand-written HTTP/1.1 over asyncio streams, no HTTP library). Figures are
 *marginal* CPU per run: the CPU of 10k rows minus that of 1k rows, over the 9k rows between, so process
 start-up (imports, the preflight) is charged to neither side. The server runs in its own process, so its CPU is charged to neither. Peak RSS is compared
-between 10k and 100k rows at batch 64 (memory must not grow with the dataset).
+between 10k and OSMOSIS_BENCH_BIG_ROWS (default 100k) rows at batch 64 (memory must not grow with the dataset).
 """
 
 from __future__ import annotations

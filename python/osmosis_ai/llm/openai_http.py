@@ -1,8 +1,7 @@
-"""``POST {base_url}/chat/completions`` over one pooled aiohttp session, bodies in and out with orjson.
+"""``POST {base_url}/chat/completions`` over pooled keep-alive connections, bodies in and out with orjson.
 
 Any vLLM / SGLang / Ollama / llama.cpp server and every provider that speaks the OpenAI wire format goes
-through here. aiohttp rather than httpx: at 64 connections httpx's pool scan cost more CPU per request than
-the rest of the eval harness together.
+through here, on :mod:`osmosis_ai.llm.http1` (see there why not a general-purpose HTTP client).
 """
 
 from __future__ import annotations
@@ -13,6 +12,7 @@ from typing import Any
 
 import orjson
 
+from osmosis_ai.llm.http1 import ConnectFailed, Http1Pool
 from osmosis_ai.llm.providers import Endpoint
 from osmosis_ai.llm.retry import Failure, ProviderCallError, RetryPolicy, call_with_retries, classify_status
 from osmosis_ai.llm.transport import DEFAULT_POLICY, Reply
@@ -44,25 +44,19 @@ class OpenAICompatTransport:
             raise ValueError("OpenAICompatTransport needs an endpoint with a base URL")
         self.endpoint = endpoint
         self.policy = policy or DEFAULT_POLICY
-        self._headers = {"content-type": "application/json"}
+        self._headers: dict[str, str] = {}
         if endpoint.api_key:
-            self._headers["authorization"] = f"Bearer {endpoint.api_key}"
+            self._headers["Authorization"] = f"Bearer {endpoint.api_key}"
+        self._base = endpoint.base_url
         self._url = endpoint.base_url.rstrip("/") + "/chat/completions"
         self._max_connections = max_connections
-        self._session: Any = None
+        self._pool: Http1Pool | None = None
 
-    def _client(self) -> Any:
-        # Created lazily: an aiohttp session must be made inside the running event loop.
-        if self._session is None:
-            import aiohttp
-
-            timeout = self.endpoint.timeout
-            self._session = aiohttp.ClientSession(
-                headers=self._headers,
-                timeout=aiohttp.ClientTimeout(total=timeout, connect=min(timeout, 10.0)),
-                connector=aiohttp.TCPConnector(limit=self._max_connections),
-            )
-        return self._session
+    def _client(self) -> Http1Pool:
+        # Created lazily: its semaphore must belong to the running event loop.
+        if self._pool is None:
+            self._pool = Http1Pool(self._base, limit=self._max_connections, headers=self._headers)
+        return self._pool
 
     async def complete(
         self,
@@ -84,29 +78,32 @@ class OpenAICompatTransport:
         )
 
     async def _send(self, body: bytes) -> Reply:
-        import aiohttp
-
+        timeout = self.endpoint.timeout
         try:
-            async with self._client().post(self._url, data=body) as response:
-                status, content, headers = response.status, await response.read(), response.headers
-        except aiohttp.ClientConnectorError as exc:
+            response = await self._client().post(
+                "/chat/completions", body, timeout=timeout, connect_timeout=min(timeout, 10.0)
+            )
+        except ConnectFailed as exc:
+            detail = str(exc)
             raise ProviderCallError(
-                f"Cannot connect to {self.endpoint.base_url}", Failure("connect", f"cannot connect ({exc})")
+                f"Cannot connect to {self.endpoint.base_url}", Failure("connect", detail)
             ) from exc
         except (TimeoutError, asyncio.TimeoutError) as exc:  # distinct classes before Python 3.11
-            detail = f"timed out after {self.endpoint.timeout:g}s"
+            detail = f"timed out after {timeout:g}s"
             raise ProviderCallError(detail, Failure("retryable", detail)) from exc
-        except aiohttp.ClientError as exc:
-            detail = f"{type(exc).__name__}: {exc}"
+        except (OSError, asyncio.IncompleteReadError, ValueError) as exc:
+            detail = f"connection failed: {type(exc).__name__}: {exc}"
             raise ProviderCallError(detail, Failure("retryable", detail)) from exc
-        if status >= 300:
-            failure = classify_status(status, _error_detail(content), headers)
+        if response.status >= 300:
+            failure = classify_status(response.status, _error_detail(response.body), response.headers)
             if failure.kind == "not_found":
                 failure = Failure(
-                    "not_found", f"model '{self.endpoint.wire_model}' not found: {failure.detail}", status
+                    "not_found",
+                    f"model '{self.endpoint.wire_model}' not found: {failure.detail}",
+                    response.status,
                 )
             raise ProviderCallError(failure.detail, failure)
-        return self._parse(content)
+        return self._parse(response.body)
 
     def _parse(self, content: bytes) -> Reply:
         try:
@@ -128,6 +125,6 @@ class OpenAICompatTransport:
         )
 
     async def aclose(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        if self._pool is not None:
+            await self._pool.aclose()
+            self._pool = None

@@ -1,0 +1,184 @@
+"""A small HTTP/1.1 client for JSON POSTs to model servers: pooled keep-alive connections over asyncio streams.
+
+Why not aiohttp or httpx: a chat request to a local server is one POST with a JSON body and a JSON reply,
+and at thousands of requests per second the general-purpose clients spend more CPU per request (request
+and response objects, header multidicts, tracing hooks) than the rest of the eval harness together. This
+client does only what that needs: ``Content-Length`` and ``chunked`` bodies, keep-alive, TLS for https, a
+total timeout per request, and one transparent retry when a pooled connection turns out to have been closed
+by the server while idle (before any byte of the answer arrived).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ssl
+from collections import deque
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+__all__ = ["ConnectFailed", "Http1Pool", "HttpResponse", "StaleConnection"]
+
+_MAX_HEADER_BYTES = 64 * 1024
+
+
+class ConnectFailed(OSError):
+    """No connection could be opened (nothing listening, DNS, TLS handshake)."""
+
+
+class StaleConnection(ConnectionError):
+    """A pooled connection was closed by the server before it answered."""
+
+
+@dataclass(frozen=True)
+class HttpResponse:
+    """Status, lower-cased headers and the whole body."""
+
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+
+class _Connection:
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.reader = reader
+        self.writer = writer
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+class Http1Pool:
+    """Keep-alive connections to one origin, at most ``limit`` open at once.
+
+    Example:
+        >>> pool = Http1Pool("http://127.0.0.1:8000/v1", limit=8)  # doctest: +SKIP
+        >>> response = await pool.post("/chat/completions", b"{}", timeout=30)  # doctest: +SKIP
+    """
+
+    def __init__(self, base_url: str, *, limit: int = 64, headers: dict[str, str] | None = None) -> None:
+        parts = urlsplit(base_url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise ValueError(f"not an http(s) URL: {base_url!r}")
+        self._tls = parts.scheme == "https"
+        self._host = parts.hostname
+        self._port = parts.port or (443 if self._tls else 80)
+        self._prefix = parts.path.rstrip("/")
+        default_port = self._port == (443 if self._tls else 80)
+        host_header = self._host if default_port else f"{self._host}:{self._port}"
+        if ":" in self._host and not default_port:  # an IPv6 literal needs its brackets back
+            host_header = f"[{self._host}]:{self._port}"
+        extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
+        self._head = f"Host: {host_header}\r\n{extra}".encode("latin-1")
+        self._idle: deque[_Connection] = deque()
+        self._slots = asyncio.Semaphore(limit) if limit > 0 else None
+        self._ssl: ssl.SSLContext | None = ssl.create_default_context() if self._tls else None
+
+    async def _open(self, connect_timeout: float) -> _Connection:
+        try:
+            reader, writer = await asyncio.wait_for(
+                asyncio.open_connection(self._host, self._port, ssl=self._ssl, limit=_MAX_HEADER_BYTES * 16),
+                connect_timeout,
+            )
+        except (OSError, asyncio.TimeoutError, TimeoutError) as exc:
+            raise ConnectFailed(
+                f"cannot connect to {self._host}:{self._port} ({exc or type(exc).__name__})"
+            ) from exc
+        return _Connection(reader, writer)
+
+    async def post(
+        self, path: str, body: bytes, *, timeout: float, connect_timeout: float = 10.0
+    ) -> HttpResponse:
+        """POSTs ``body`` (JSON) to ``prefix + path``; raises OSError/TimeoutError subclasses on failure."""
+        request = (
+            b"POST " + (self._prefix + path).encode("latin-1") + b" HTTP/1.1\r\n" + self._head
+            + b"Content-Type: application/json\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n"
+            + body
+        )  # fmt: skip
+        if self._slots is None:
+            return await asyncio.wait_for(self._exchange(request, connect_timeout), timeout)
+        async with self._slots:
+            return await asyncio.wait_for(self._exchange(request, connect_timeout), timeout)
+
+    async def _exchange(self, request: bytes, connect_timeout: float) -> HttpResponse:
+        while self._idle:
+            connection = self._idle.pop()
+            if connection.reader.at_eof():
+                connection.close()
+                continue
+            try:
+                return await self._round_trip(connection, request)
+            except StaleConnection:
+                continue  # the server closed it while idle; nothing was processed, so try another
+        return await self._round_trip(await self._open(connect_timeout), request, fresh=True)
+
+    async def _round_trip(self, connection: _Connection, request: bytes, fresh: bool = False) -> HttpResponse:
+        keep = False
+        try:
+            connection.writer.write(request)
+            await connection.writer.drain()
+            try:
+                head = await connection.reader.readuntil(b"\r\n\r\n")
+            except asyncio.IncompleteReadError as exc:
+                if not exc.partial and not fresh:
+                    raise StaleConnection("pooled connection closed by the server") from exc
+                raise ConnectionResetError("the server closed the connection without an answer") from exc
+            except ConnectionResetError as exc:
+                if not fresh:
+                    raise StaleConnection("pooled connection reset by the server") from exc
+                raise
+            status, headers, keep = _parse_head(head)
+            response = HttpResponse(status, headers, await _read_body(connection.reader, headers, keep))
+            return response
+        except BaseException:
+            keep = False
+            raise
+        finally:
+            if keep:
+                self._idle.append(connection)
+            else:
+                connection.close()
+
+    async def aclose(self) -> None:
+        while self._idle:
+            connection = self._idle.pop()
+            connection.close()
+            with contextlib.suppress(OSError, ssl.SSLError):  # already gone; nothing to release
+                await connection.writer.wait_closed()
+
+
+def _parse_head(head: bytes) -> tuple[int, dict[str, str], bool]:
+    lines = head.decode("latin-1").split("\r\n")
+    version, _, rest = lines[0].partition(" ")
+    try:
+        status = int(rest.split(" ", 1)[0])
+    except ValueError:
+        raise ConnectionError(f"not an HTTP response: {lines[0][:80]!r}") from None
+    headers: dict[str, str] = {}
+    for line in lines[1:]:
+        if line:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+    connection = headers.get("connection", "").lower()
+    keep = (version == "HTTP/1.1" and connection != "close") or connection == "keep-alive"
+    return status, headers, keep
+
+
+async def _read_body(reader: asyncio.StreamReader, headers: dict[str, str], keep: bool) -> bytes:
+    if headers.get("transfer-encoding", "").lower() == "chunked":
+        chunks = []
+        while True:
+            size_line = await reader.readuntil(b"\r\n")
+            size = int(size_line.split(b";", 1)[0].strip() or b"0", 16)
+            if size == 0:
+                while (await reader.readuntil(b"\r\n")) != b"\r\n":  # trailers, if any
+                    pass
+                return b"".join(chunks)
+            chunks.append(await reader.readexactly(size))
+            await reader.readexactly(2)
+    length = headers.get("content-length")
+    if length is not None:
+        return await reader.readexactly(int(length))
+    if keep:
+        return b""  # a keep-alive answer with neither length nor chunks has no body
+    return await reader.read()
