@@ -198,7 +198,7 @@ def _status(exc: BaseException) -> int | None:
 
 
 def classify_failure(exc: BaseException) -> Failure:
-    """Sorts an exception raised by a client library (LiteLLM, httpx, aiohttp) into a :class:`Failure`."""
+    """Sorts an exception raised by a client library (LiteLLM, httpx, asyncio streams) into a :class:`Failure`."""
     if isinstance(exc, ProviderCallError):
         return exc.failure
     names = {cls.__name__ for cls in type(exc).__mro__}
