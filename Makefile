@@ -12,7 +12,7 @@ export VIRTUAL_ENV := $(VENV_ABS)
 export PATH := $(BIN):$(PATH)
 STAMP := $(VENV)/.setup-stamp
 
-.PHONY: setup build build-release demo lint test test-rust test-python bench wheel-check clean
+.PHONY: setup build build-release demo lint test test-rust test-python bench bench-ci bench-ci-update wheel-check clean
 
 setup: $(STAMP)
 
@@ -40,8 +40,8 @@ lint: setup
 	cargo fmt --all --check
 	cargo clippy --locked --all-targets -- -D warnings
 	cargo clippy --locked --all-targets --features python -- -D warnings
-	$(BIN)/ruff check python tests benches examples
-	$(BIN)/ruff format --check python tests benches examples
+	$(BIN)/ruff check python tests benches examples scripts
+	$(BIN)/ruff format --check python tests benches examples scripts
 
 test-rust:
 	cargo test --locked
@@ -53,6 +53,15 @@ test: test-rust test-python
 
 bench: build-release
 	$(BIN)/python -m pytest benches --benchmark-only --benchmark-columns=min,mean,median,rounds -q
+
+# Every bench in a short mode; fails when a ratio to its same-run baseline is worse than the committed
+# reference (benches/reference_ratios.json) by more than its tolerance.
+bench-ci: build-release
+	$(BIN)/python scripts/bench_ci.py
+
+# Rewrites the references from a fresh run (median of three): commit the result as its own reviewed change.
+bench-ci-update: build-release
+	$(BIN)/python scripts/bench_ci.py --update --runs 3
 
 # Builds the release wheel and installs it into fresh venvs of two other interpreters.
 wheel-check: setup

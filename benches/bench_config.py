@@ -18,6 +18,7 @@ from typing import Annotated, Any
 import pytest
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, ValidationError, model_validator
 
+from benchutil import scaled
 from osmosis_ai import _core
 from osmosis_ai.config import validate_files
 
@@ -29,7 +30,7 @@ else:  # pragma: no cover
 if _core.build_profile() != "release":
     pytest.exit("benches need a release build of the core: run `make bench` (or `make build-release`)", 1)
 
-FILES = 1000
+FILES = scaled(1000, 200)
 INVALID_EVERY = 10
 
 # --- the pydantic-only baseline ---------------------------------------------------------------------------

@@ -21,9 +21,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from benchutil import scaled
 from osmosis_ai.datasets import read_dataset, validate_dataset
 
-ROWS = 100_000
+ROWS = scaled(100_000, 20_000)
 REQUIRED = ("system_prompt", "user_prompt", "ground_truth")
 _VOCABULARY = (
     "the model should answer concisely and cite the relevant passage from the context before giving "

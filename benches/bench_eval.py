@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from benchutil import NOTES
+from benchutil import NOTES, scaled
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -29,8 +29,8 @@ OSMOSIS = str(Path(sys.executable).parent / "osmosis")
 SERVER = ROOT / "tests" / "servers" / "scripted_openai.py"
 FLOOR = Path(__file__).with_name("floor_client.py")
 RAW_FLOOR = Path(__file__).with_name("raw_floor_client.py")
-ROWS = 10_000
-SMALL = 1_000
+ROWS = scaled(10_000, 3_000)
+SMALL = scaled(1_000, 500)
 
 
 def _write_rows(path: Path, count: int) -> Path:
@@ -55,7 +55,7 @@ def data(tmp_path_factory):
     root = tmp_path_factory.mktemp("bench-eval")
     return {
         "root": root,
-        10_000: _write_rows(root / "rows10k.jsonl", 10_000),
+        ROWS: _write_rows(root / "rows-main.jsonl", ROWS),
         SMALL: _write_rows(root / "rows1k.jsonl", SMALL),
     }
 
@@ -143,7 +143,7 @@ BIG = int(os.environ.get("OSMOSIS_BENCH_BIG_ROWS", "100000"))  # 1000000 for the
 def test_eval_memory_is_flat_in_rows(benchmark, server, data) -> None:
     big = _write_rows(data["root"] / "rows-big.jsonl", BIG)
     small_log, big_log = data["root"] / "mem-small.jsonl", data["root"] / "mem-big.jsonl"
-    small = _measured(_eval_argv(server, data[10_000], small_log, 64), EXAMPLES)
+    small = _measured(_eval_argv(server, data[ROWS], small_log, 64), EXAMPLES)
     large: dict[str, float] = {}
     benchmark.group = f"eval {BIG} rows, batch=64"
     benchmark.pedantic(

@@ -10,10 +10,10 @@ from typing import Any
 import orjson
 import pytest
 
-from benchutil import compare
+from benchutil import compare, scaled
 from osmosis_ai.stats import Aggregator, summarize_results_by_model
 
-ROWS = 100_000
+ROWS = scaled(100_000, 20_000)
 N = 4
 NAMES = ("m:acc", "m:fmt")
 GROUP = f"summary of a results log, {ROWS:,} rows x n={N}, 2 eval functions"

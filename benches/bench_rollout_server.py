@@ -16,7 +16,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from benchutil import compare
+from benchutil import compare, scaled
 from osmosis_ai.rollout import OsmosisLLMClient
 from osmosis_ai.rollout.client import create_http_client
 from osmosis_ai.rollout.config import RolloutSettings
@@ -72,11 +72,19 @@ async def rounds(url: str, shared: bool) -> None:
 
 def test_rollout_client_baseline_client_per_rollout(benchmark, trainer_url: str) -> None:
     compare(
-        benchmark, "rollout client", "baseline", lambda: asyncio.run(rounds(trainer_url, False)), rounds=8
+        benchmark,
+        "rollout client",
+        "baseline",
+        lambda: asyncio.run(rounds(trainer_url, False)),
+        rounds=scaled(8, 3),
     )
 
 
 def test_rollout_client_shared_pool(benchmark, trainer_url: str) -> None:
     compare(
-        benchmark, "rollout client", "shared pool", lambda: asyncio.run(rounds(trainer_url, True)), rounds=8
+        benchmark,
+        "rollout client",
+        "shared pool",
+        lambda: asyncio.run(rounds(trainer_url, True)),
+        rounds=scaled(8, 3),
     )

@@ -33,13 +33,13 @@ if _core.build_profile() != "release":
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from benchutil import NOTES
+from benchutil import NOTES, scaled
 from osmosis_ai.cli.main import main
 from osmosis_ai.rubric.judge import prepare
 from servers import ScriptedServer
 
-RECORDS = 1000
-ROUNDS = 3
+RECORDS = scaled(1000, 300)
+ROUNDS = scaled(3, 2)
 CONCURRENCY = 16
 
 

@@ -4,7 +4,7 @@ import pathlib
 import subprocess
 import sys
 
-from benchutil import compare
+from benchutil import compare, scaled
 
 PYTHON = sys.executable
 OSMOSIS = str(pathlib.Path(PYTHON).parent / "osmosis")
@@ -15,16 +15,25 @@ def run(*argv: str) -> None:
 
 
 def test_startup_baseline(benchmark) -> None:
-    compare(benchmark, "startup", "baseline", run, PYTHON, "-c", "pass", rounds=30)
+    compare(benchmark, "startup", "baseline", run, PYTHON, "-c", "pass", rounds=scaled(30, 10))
 
 
 def test_startup_osmosis_help(benchmark) -> None:
-    compare(benchmark, "startup", "osmosis --help", run, OSMOSIS, "--help", rounds=30)
+    compare(benchmark, "startup", "osmosis --help", run, OSMOSIS, "--help", rounds=scaled(30, 10))
 
 
 def test_startup_osmosis_version(benchmark) -> None:
-    compare(benchmark, "startup", "osmosis --version", run, OSMOSIS, "--version", rounds=30)
+    compare(benchmark, "startup", "osmosis --version", run, OSMOSIS, "--version", rounds=scaled(30, 10))
 
 
 def test_startup_import_package(benchmark) -> None:
-    compare(benchmark, "startup", "import osmosis_ai", run, PYTHON, "-c", "import osmosis_ai", rounds=30)
+    compare(
+        benchmark,
+        "startup",
+        "import osmosis_ai",
+        run,
+        PYTHON,
+        "-c",
+        "import osmosis_ai",
+        rounds=scaled(30, 10),
+    )

@@ -11,13 +11,14 @@ import math
 import numpy as np
 import pytest
 
+from benchutil import scaled
 from osmosis_ai import _core
 from osmosis_ai.stats import Aggregator, pass_at_k_many
 
 if _core.build_profile() != "release":
     pytest.exit("benches measure release builds only: run `make bench` (or `make build-release` first)", 2)
 
-ROWS = 1_000_000
+ROWS = scaled(1_000_000, 200_000)
 N = 10
 KS = (1, 3, 5, 10)
 RESULTS: dict[str, float] = {}
@@ -107,7 +108,7 @@ SUMMARY_GROUP = "summary (mean, std, min, max, pass@1,3,5,10) of 200k rows x n=1
 
 @pytest.fixture(scope="module")
 def scores() -> np.ndarray:
-    return np.random.default_rng(1).random((200_000, N))
+    return np.random.default_rng(1).random((scaled(200_000, 50_000), N))
 
 
 def python_summary(rows: list[list[float]], threshold: float) -> dict[str, float]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -33,3 +34,12 @@ def compare(
 
 # Free-form result lines (CPU per run, peak memory, ...) printed after the ratios.
 NOTES: list[str] = []
+
+# `make bench-ci` runs every bench in a short mode: smaller inputs, fewer rounds (ratios only, never absolute
+# times, are compared with the committed references).
+SHORT = os.environ.get("OSMOSIS_BENCH_SHORT") == "1"
+
+
+def scaled(full: int, short: int) -> int:
+    """``full`` normally, ``short`` under ``make bench-ci``."""
+    return short if SHORT else full

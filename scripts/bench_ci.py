@@ -1,0 +1,127 @@
+"""`make bench-ci`: every bench in its short mode, each result a ratio to a baseline measured in the same run,
+compared with the committed references in benches/reference_ratios.json.
+
+A ratio here is a cost ratio, ours / baseline (time or CPU): lower is better. A ratio worse than its reference
+by more than the file's tolerance fails the run, naming the bench and both ratios. ``--update`` rewrites the
+references from this run (an explicit, reviewed change). Writes the table as JSON too (``--json-out``).
+
+Usage: python scripts/bench_ci.py [--update] [--json-out bench-ci.json] [--runs N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as _dt
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from statistics import median
+
+ROOT = Path(__file__).resolve().parents[1]
+REFERENCE = ROOT / "benches" / "reference_ratios.json"
+DEFAULT_TOLERANCE = 0.30
+# Skipped in the short mode: the long memory probes (10k vs 1M rows) and the pure-Python loops that only
+# put our speed in context.
+DESELECT = "not peak_memory and not memory_is_flat and not python_loop and not gc_off and not stdlib"
+
+# metric -> (ours, baseline): a bench's full name, or (full name, extra_info key) for CPU figures a bench
+# measured itself.
+METRICS: dict[str, tuple[object, object]] = {
+    "startup: osmosis --help / python -c pass": ("bench_startup.py::test_startup_osmosis_help", "bench_startup.py::test_startup_baseline"),
+    "startup: import osmosis_ai / python -c pass": ("bench_startup.py::test_startup_import_package", "bench_startup.py::test_startup_baseline"),
+    "stats: pass@k / numpy": ("bench_stats.py::test_ours", "bench_stats.py::test_numpy"),
+    "stats: summary / plain Python": ("bench_stats.py::test_summary_ours", "bench_stats.py::test_summary_python"),
+    "config: core reports / pydantic-only": ("bench_config.py::test_ours_core_reports_only", "bench_config.py::test_baseline_pydantic_only"),
+    "datasets: read JSONL / orjson": ("bench_datasets.py::test_read_jsonl_osmosis", "bench_datasets.py::test_read_jsonl_orjson"),
+    "datasets: validate JSONL / orjson": ("bench_datasets.py::test_validate_osmosis", "bench_datasets.py::test_validate_orjson"),
+    "datasets: read Parquet / pyarrow": ("bench_datasets.py::test_read_parquet_osmosis", "bench_datasets.py::test_read_parquet_pyarrow"),
+    "results: summarize_results / previous path": ("bench_results.py::test_rust_reader", "bench_results.py::test_previous_path"),
+    "rollout client: shared pool / client per rollout": ("bench_rollout_server.py::test_rollout_client_shared_pool", "bench_rollout_server.py::test_rollout_client_baseline_client_per_rollout"),
+    "eval harness, batch 64: CPU per run / aiohttp loop": (("bench_eval.py::test_eval_harness[64]", "ours_marginal_cpu_ms"), ("bench_eval.py::test_eval_harness[64]", "aiohttp_floor_ms")),
+    "eval-rubric: CPU per record / httpx loop": (("bench_rubric.py::test_eval_rubric_vs_floors", "ours, base_url CPU-ms/record"), ("bench_rubric.py::test_eval_rubric_vs_floors", "httpx floor CPU-ms/record")),
+}  # fmt: skip
+
+
+def _value(index: dict[str, dict], spec: object) -> float | None:
+    if isinstance(spec, tuple):
+        name, key = spec
+        entry = index.get(name)
+        return float(entry["extra_info"][key]) if entry and key in entry.get("extra_info", {}) else None
+    entry = index.get(str(spec))
+    return float(entry["stats"]["median"]) if entry else None
+
+
+def run_once() -> dict[str, float]:
+    """One short-mode run of every bench; returns metric -> cost ratio."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "bench.json"
+        env = {**os.environ, "OSMOSIS_BENCH_SHORT": "1"}
+        command = [sys.executable, "-m", "pytest", "benches", "--benchmark-only", "-q", "-p", "no:randomly",
+                   "-k", DESELECT, f"--benchmark-json={out}"]  # fmt: skip
+        done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
+        if done.returncode != 0:
+            sys.stdout.write(done.stdout[-4000:] + done.stderr[-2000:])
+            raise SystemExit(f"bench-ci: the benches themselves failed (pytest exit {done.returncode})")
+        data = json.loads(out.read_text())
+    index = {b["fullname"].split("/")[-1]: b for b in data["benchmarks"]}
+    ratios: dict[str, float] = {}
+    for metric, (ours, baseline) in METRICS.items():
+        mine, theirs = _value(index, ours), _value(index, baseline)
+        if mine is None or not theirs:
+            raise SystemExit(f"bench-ci: no figure for '{metric}' (a bench was renamed or skipped?)")
+        ratios[metric] = mine / theirs
+    return ratios
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--update", action="store_true", help="rewrite the references from this run")
+    parser.add_argument("--runs", type=int, default=1, help="median of this many short runs")
+    parser.add_argument("--json-out", type=Path, default=ROOT / "bench-ci.json")
+    args = parser.parse_args()
+    runs = [run_once() for _ in range(max(1, args.runs))]
+    ratios = {metric: median(run[metric] for run in runs) for metric in METRICS}
+    reference = json.loads(REFERENCE.read_text()) if REFERENCE.exists() else {"ratios": {}}
+    if args.update:
+        REFERENCE.write_text(
+            json.dumps(
+                {
+                    "created": _dt.date.today().isoformat(),
+                    "command": f"python scripts/bench_ci.py --update --runs {args.runs} (after make build-release)",
+                    "tolerance": reference.get("tolerance", DEFAULT_TOLERANCE),
+                    "ratios": {k: round(v, 4) for k, v in ratios.items()},
+                },
+                indent=2,
+            )
+            + "\n"
+        )
+        print(f"bench-ci: wrote {len(ratios)} references to {REFERENCE.relative_to(ROOT)}")
+        return 0
+    tolerance = float(reference.get("tolerance", DEFAULT_TOLERANCE))
+    rows, failed = [], []
+    for metric, ratio in ratios.items():
+        ref = reference["ratios"].get(metric)
+        verdict = "new" if ref is None else ("ok" if ratio <= ref * (1 + tolerance) else "SLOWER")
+        rows.append({"bench": metric, "ratio": round(ratio, 4), "reference": ref, "verdict": verdict})
+        if verdict == "SLOWER":
+            failed.append(
+                f"{metric}: {ratio:.3f}x the baseline, reference {ref:.3f}x (tolerance {tolerance:.0%})"
+            )
+    width = max(len(r["bench"]) for r in rows)
+    print(f"{'bench (cost ratio ours/baseline, lower is better)':<{width}}  ratio  reference  verdict")
+    for r in rows:
+        ref = "-" if r["reference"] is None else f"{r['reference']:.3f}"
+        print(f"{r['bench']:<{width}}  {r['ratio']:5.3f}  {ref:>9}  {r['verdict']}")
+    args.json_out.write_text(json.dumps({"tolerance": tolerance, "results": rows}, indent=2) + "\n")
+    if failed:
+        print("bench-ci: speed regression:\n  " + "\n  ".join(failed))
+        return 1
+    print(f"bench-ci: {len(rows)} ratios within {tolerance:.0%} of their references")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
