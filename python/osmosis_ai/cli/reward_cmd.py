@@ -145,3 +145,75 @@ def probe_command(
             )
     if failures:
         click.get_current_context().exit(GATE_EXIT)
+
+
+def _render_diff(data: dict[str, Any], echo: Any) -> None:
+    def num(value: float | None, signed: bool = False) -> str:
+        return "-" if value is None else f"{value:+.4f}" if signed else f"{value:.4f}"
+
+    echo(f"Re-scored {data['compared']} of {data['runs']} saved run(s): {data['old']} -> {data['new']}")
+    flips = data["flips"]
+    echo(
+        f"  flips at >= {data['pass_threshold']:g}: {flips['total']} "
+        f"({flips['fail_to_pass']} fail->pass, {flips['pass_to_fail']} pass->fail); "
+        f"{data['changed_scores']} score(s) changed"
+    )
+    old, new, delta = data["old_summary"], data["new_summary"], data["delta"]
+    echo(f"  mean: {num(old.get('mean'))} -> {num(new.get('mean'))} ({num(delta['mean'], True)})")
+    for k, value in (new.get("pass_at_k") or {}).items():
+        before = (old.get("pass_at_k") or {}).get(k)
+        echo(f"  pass@{k}: {num(before)} -> {num(value)} ({num(delta.get(f'pass_at_{k}'), True)})")
+    adv = data["advantage"]
+    echo(
+        f"  advantage signs change in {adv['groups_sign_changed']} of {adv['groups']} row group(s) "
+        f"({adv['runs_sign_changed']} run(s)); {adv['groups_skipped']} group(s) not comparable"
+    )
+    for ex in flips["examples"][:3]:
+        echo(
+            f"    flip: row {ex['row_index']} run {ex['run_index']}: {ex['output']!r} {ex['old']:g} -> {ex['new']:g}"
+        )
+    for side, count in data["errors"].items():
+        if count:
+            echo(f"  {count} run(s) the {side} version could not score")
+
+
+@reward_group.command("diff")
+@click.argument("old")
+@click.argument("new")
+@click.option(
+    "--log",
+    "log_path",
+    required=True,
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    metavar="RESULTS",
+    help="The results log whose saved runs are re-scored.",
+)
+@click.option(
+    "--pass-threshold", type=float, default=1.0, show_default=True, help="A run passes at score >= this."
+)
+@click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True)
+def diff_command(old: str, new: str, log_path: Path, pass_threshold: float, concurrency: int) -> None:
+    """Re-score a results log's saved runs with two versions of an eval function (MODULE:FN or GRADER.json):
+    flips, mean and pass@k change, and GRPO advantage-sign changes per row group."""
+    from osmosis_ai.cli.output import STATE, emit_detail
+    from osmosis_ai.eval.functions import load_eval_function
+    from osmosis_ai.probes.diff import diff_log
+
+    if old == new:
+        raise CLIError("OLD and NEW are the same eval function.")
+    report = diff_log(
+        load_eval_function(old),
+        load_eval_function(new),
+        log_path,
+        pass_threshold=pass_threshold,
+        concurrency=concurrency,
+    )
+    if report.runs == 0:
+        raise CLIError(f"{log_path} holds no saved runs.")
+    data = report.as_json()
+    if STATE.mode == "json":
+        emit_detail(data, [])
+    else:
+        _render_diff(data, click.echo)
+    if report.compared == 0:
+        raise CLIError("No saved run could be scored by both versions (see the errors above).")

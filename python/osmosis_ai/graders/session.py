@@ -113,7 +113,10 @@ def log_samples(path: Path) -> Iterator[WorkItem]:
     rows = dict(enumerate(read_dataset(dataset["path"], contract="any")))
     for run in iter_runs(path):
         row = rows.get(int(run["row_index"]), {})
-        payload = {"output": output_of(run), "item": row}
+        messages = next(
+            (run[k] for k in ("messages", "final_messages") if isinstance(run.get(k), list)), None
+        )
+        payload = {"output": output_of(run), "item": row, "messages": messages}
         yield WorkItem(
             int(run["row_index"]), payload, run["row_key"], int(run["run_index"]), run.get("model_tag") or ""
         )
