@@ -149,3 +149,39 @@ def test_report_from_records() -> None:
     assert (report.too_strict[fn].rows, report.too_strict[fn].hits) == (3, 1)
     assert report.failures(0.3) == [(fn, "echo", pytest.approx(1 / 3))]
     assert report.failures(0.5) == []
+
+
+RUBRIC_CONFIG = """\
+version: 1
+default_score_min: 0.0
+default_score_max: 1.0
+default_model_info:
+  provider: openai
+  model: judge-1
+  api_key: sk-test
+rubrics:
+  - id: lenient
+    rubric: Give 1.0 to anything.
+"""
+
+
+def test_rubric_judge_is_probed_like_a_function(
+    workspace: Path, scripted, judge_env: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A judge that pays everything: every control passes, the empty one is an error (nothing to judge).
+    server = scripted({"default": {"score": 1.0, "explanation": "fine"}})
+    (workspace / "rubric_configs.yaml").write_text(RUBRIC_CONFIG)
+    code, data = run_probe(
+        capsys, "--rubric", "lenient", "--base-url", server.base_url, "--fail-above", "0.5"
+    )
+    assert code == 1
+    found = {f["probe"]: f for f in data["functions"]["rubric:lenient"]["gameable"]}
+    assert found["buried"]["fraction"] == 1.0 and found["all_numbers"]["fraction"] == 1.0
+    assert found["empty"]["rows"] == 0 and found["empty"]["skipped"] == len(ROWS)
+    bodies = [json.dumps(b) for b in server.requests()]
+    assert any("0 1 2 3 4 5" in b for b in bodies)
+
+
+def test_probe_needs_something_to_probe(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["reward", "probe", "-d", "data.jsonl"]) == 1
+    assert "at least one --eval-fn" in capsys.readouterr().err

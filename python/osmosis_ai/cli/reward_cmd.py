@@ -29,6 +29,22 @@ def _load_functions(paths: tuple[str, ...]) -> list[Any]:
     return load_eval_functions(list(paths))
 
 
+def _load_rubrics(ids: tuple[str, ...], data: Path, config: Path | None, base_url: str | None) -> list[Any]:
+    if not ids:
+        return []
+    from osmosis_ai.probes.rubric_fn import rubric_eval_function
+    from osmosis_ai.rubric.config import find_config, load_rubric_configs
+
+    entries = load_rubric_configs(find_config(data, config))
+    missing = [rubric_id for rubric_id in ids if rubric_id not in entries]
+    if missing:
+        raise CLIError(
+            f"Rubric(s) {', '.join(missing)} not in the config (available: {', '.join(sorted(entries))})"
+        )
+    overrides = {"base_url": base_url} if base_url else {}
+    return [rubric_eval_function(entries[rubric_id], rubric_id, overrides) for rubric_id in ids]
+
+
 def _render_probe(report: Any, echo: Any) -> None:
     from osmosis_ai.probes.controls import PROBE_HELP
 
@@ -62,10 +78,21 @@ def _render_probe(report: Any, echo: Any) -> None:
     "--eval-fn",
     "eval_fns",
     multiple=True,
-    required=True,
     metavar="MODULE:FN|GRADER.json",
     help="Eval function to probe (repeatable).",
 )
+@click.option(
+    "--rubric", "rubric_ids", multiple=True, metavar="ID", help="Rubric (LLM judge) to probe (repeatable)."
+)
+@click.option(
+    "-c",
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Rubric YAML for --rubric (default: rubric_configs.yaml next to the data, in ., or in ./examples).",
+)
+@click.option("--base-url", default=None, help="OpenAI-compatible endpoint of the --rubric judge.")
 @click.option(
     "-d",
     "--dataset",
@@ -93,6 +120,9 @@ def _render_probe(report: Any, echo: Any) -> None:
 @log_options
 def probe_command(
     eval_fns: tuple[str, ...],
+    rubric_ids: tuple[str, ...],
+    config_path: Path | None,
+    base_url: str | None,
     dataset: Path,
     threshold: float,
     fail_above: float | None,
@@ -110,7 +140,10 @@ def probe_command(
     from osmosis_ai.runs.progress import Progress
 
     check_log_options(log_path, resume_path)
-    functions = _load_functions(eval_fns)
+    if not eval_fns and not rubric_ids:
+        raise CLIError("Give at least one --eval-fn MODULE:FN (or grader JSON) or --rubric ID to probe.")
+    functions = _load_functions(eval_fns) if eval_fns else []
+    functions += _load_rubrics(rubric_ids, dataset, config_path, base_url)
     quiet = STATE.mode == "json"
     echo = (lambda _m: None) if quiet else click.echo
     answers = read_answers(dataset)

@@ -134,8 +134,15 @@ def run_probes(
     """
     engine = RunEngine(ProbeExecutor(eval_fns, others), log, concurrency=concurrency, on_record=on_record)
     items = work_items(rows, 1, ("",), log.done, engine.outcome)
+    from osmosis_ai.llm.pool import TransportPool
+
+    async def main() -> RunOutcome:
+        # One connection pool for every judge / grader model call of the session.
+        async with TransportPool(max_connections=concurrency):
+            return await engine.run(items)
+
     try:
-        return asyncio.run(engine.run(items))
+        return asyncio.run(main())
     except KeyboardInterrupt:  # a second Ctrl+C: what finished is in the log
         engine.outcome.interrupted = True
         return engine.outcome
