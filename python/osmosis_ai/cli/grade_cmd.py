@@ -97,7 +97,6 @@ def grade_command(
     from osmosis_ai.datasets import read_dataset
     from osmosis_ai.graders import ModelSettings, load_grader
     from osmosis_ai.graders.session import log_samples, run_grading, sample_items
-    from osmosis_ai.runs.progress import Progress
 
     check_log_options(log_path, resume_path)
     if (data_path is None) == (source_log is None):
@@ -118,9 +117,8 @@ def grade_command(
         items = log_samples(source_log)
     else:
         items = sample_items(enumerate(read_dataset(source, contract="any")))
-    progress = Progress(0, unit="samples", quiet=True)
     try:
-        outcome = run_grading(grader, items, log, concurrency=concurrency, on_record=progress)
+        outcome = run_grading(grader, items, log, concurrency=concurrency)
     finally:
         log.close()
     if outcome.interrupted:

@@ -8,5 +8,6 @@
 
 from osmosis_ai.graders.core import GRADER_TYPES, Grader, GradeResult, load_grader
 from osmosis_ai.graders.models import ModelSettings
+from osmosis_ai.graders.session import grade
 
-__all__ = ["GRADER_TYPES", "GradeResult", "Grader", "ModelSettings", "load_grader"]
+__all__ = ["GRADER_TYPES", "GradeResult", "Grader", "ModelSettings", "grade", "load_grader"]
