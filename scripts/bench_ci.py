@@ -51,7 +51,8 @@ def _value(index: dict[str, dict], spec: object) -> float | None:
         entry = index.get(name)
         return float(entry["extra_info"][key]) if entry and key in entry.get("extra_info", {}) else None
     entry = index.get(str(spec))
-    return float(entry["stats"]["median"]) if entry else None
+    # The fastest round: on a shared machine, load only ever adds time, so the minimum is the least noisy.
+    return float(entry["stats"]["min"]) if entry else None
 
 
 def run_once() -> dict[str, float]:
@@ -92,6 +93,7 @@ def main() -> int:
                     "created": _dt.date.today().isoformat(),
                     "command": f"python scripts/bench_ci.py --update --runs {args.runs} (after make build-release)",
                     "tolerance": reference.get("tolerance", DEFAULT_TOLERANCE),
+                    "tolerances": reference.get("tolerances", {}),
                     "ratios": {k: round(v, 4) for k, v in ratios.items()},
                 },
                 indent=2,
@@ -101,25 +103,30 @@ def main() -> int:
         print(f"bench-ci: wrote {len(ratios)} references to {REFERENCE.relative_to(ROOT)}")
         return 0
     tolerance = float(reference.get("tolerance", DEFAULT_TOLERANCE))
+    # Wider tolerances where the measured noise needs them (the README gives the noise per bench).
+    tolerances = {m: float(t) for m, t in reference.get("tolerances", {}).items()}
     rows, failed = [], []
     for metric, ratio in ratios.items():
         ref = reference["ratios"].get(metric)
-        verdict = "new" if ref is None else ("ok" if ratio <= ref * (1 + tolerance) else "SLOWER")
+        allowed = tolerances.get(metric, tolerance)
+        verdict = "new" if ref is None else ("ok" if ratio <= ref * (1 + allowed) else "SLOWER")
         rows.append({"bench": metric, "ratio": round(ratio, 4), "reference": ref, "verdict": verdict})
         if verdict == "SLOWER":
             failed.append(
                 f"{metric}: {ratio:.3f}x the baseline, reference {ref:.3f}x (tolerance {tolerance:.0%})"
             )
     width = max(len(r["bench"]) for r in rows)
-    print(f"{'bench (cost ratio ours/baseline, lower is better)':<{width}}  ratio  reference  verdict")
+    print(
+        f"{'bench (cost ratio ours/baseline, lower is better)':<{width}}  ratio  reference  allowed  verdict"
+    )
     for r in rows:
         ref = "-" if r["reference"] is None else f"{r['reference']:.3f}"
-        print(f"{r['bench']:<{width}}  {r['ratio']:5.3f}  {ref:>9}  {r['verdict']}")
+        print(f"{r['bench']:<{width}}  {r['ratio']:5.3f}  {ref:>9}  {r['tolerance']:>6.0%}  {r['verdict']}")
     args.json_out.write_text(json.dumps({"tolerance": tolerance, "results": rows}, indent=2) + "\n")
     if failed:
         print("bench-ci: speed regression:\n  " + "\n  ".join(failed))
         return 1
-    print(f"bench-ci: {len(rows)} ratios within {tolerance:.0%} of their references")
+    print(f"bench-ci: {len(rows)} ratios within their tolerances of the references")
     return 0
 
 

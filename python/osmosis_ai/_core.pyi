@@ -52,6 +52,17 @@ def row_interval(
 RESULTS_LOG_FORMATS: list[str]
 """The results log header formats ``summarize_results_file`` reads, newest last."""
 
+def advantage_sign_changes(
+    old: list[float], new: list[float], lengths: list[int]
+) -> tuple[int, int, int, list[int]]:
+    """Groups of runs (``lengths`` consecutive scores each) whose group-relative advantage signs differ
+    between two scorings: ``(groups, groups_changed, runs_changed, changed group indices)``. Raises
+    ``StatsError`` on mismatched lengths or a non-finite score."""
+
+def agreement(judge: list[float], gold: list[float], threshold: float) -> dict[str, Any]:
+    """``{count, mae, bias, spearman, kappa}`` of judge scores against gold labels (kappa of
+    ``score >= threshold``; spearman / kappa None when undefined). Raises ``StatsError`` on bad input."""
+
 def summarize_results_file(
     path: str,
     pass_threshold: float | None = None,

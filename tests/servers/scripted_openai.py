@@ -19,6 +19,9 @@ A spec is a dict with any of: ``status`` (default 200), ``headers``, ``delay`` (
 ``body`` (a verbatim JSON body, e.g. an error object), ``usage``, ``tool_calls`` (the reply asks for these
 calls: a list of ``{"name", "arguments"}``).
 
+``POST /v1/embeddings`` answers from the plan's ``"embeddings": {"<text>": [floats]}`` (a text missing
+from it is a 400), so cosine-similarity graders get vectors chosen by the test.
+
 Usage: ``python scripted_openai.py --plan plan.json [--port 0]``; prints ``READY <port>`` when listening.
 """
 
@@ -133,6 +136,19 @@ def make_handler(state: _State) -> type[BaseHTTPRequestHandler]:
             raw = self.rfile.read(length) if length else b"{}"
             return json.loads(raw or b"{}")
 
+        def _embeddings(self, body: dict[str, Any]) -> None:
+            with state.lock:
+                state.requests.append(body)
+                table = state.plan.get("embeddings", {})
+            texts = body.get("input")
+            texts = [texts] if isinstance(texts, str) else list(texts or [])
+            missing = [t for t in texts if t not in table]
+            if missing:
+                self._send(400, {"error": {"message": f"no scripted embedding for {missing[0]!r}"}})
+                return
+            data = [{"object": "embedding", "index": i, "embedding": table[t]} for i, t in enumerate(texts)]
+            self._send(200, {"object": "list", "data": data, "model": body.get("model", "")})
+
         def do_GET(self) -> None:
             if self.path == "/_requests":
                 with state.lock:
@@ -148,6 +164,9 @@ def make_handler(state: _State) -> type[BaseHTTPRequestHandler]:
                 with state.lock:
                     state.set_plan(body)
                 self._send(200, {"ok": True})
+                return
+            if self.path.rstrip("/").endswith("/embeddings"):
+                self._embeddings(body)
                 return
             if not self.path.rstrip("/").endswith("/chat/completions"):
                 self._send(404, {"error": {"message": f"no route {self.path}"}})

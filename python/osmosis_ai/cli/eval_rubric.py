@@ -192,6 +192,27 @@ def _finish(state: Any, output_path: Path | None, echo: Callable[[str], None]) -
     default=None,
     help="MODULE:ATTR of an @osmosis_rubric function to score with instead of the config's judge.",
 )
+@click.option(
+    "--repeat",
+    type=click.IntRange(min=2),
+    default=None,
+    metavar="K",
+    help="Judge each record K times and report the judge's self-disagreement (per-record variance).",
+)
+@click.option(
+    "--gold",
+    "gold_path",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    default=None,
+    help='Human labels (JSONL of {"id", "score"}): report MAE, bias, Spearman and kappa against them.',
+)
+@click.option(
+    "--gold-threshold",
+    type=float,
+    default=0.5,
+    show_default=True,
+    help="Pass/fail threshold of both sides for Cohen's kappa with --gold.",
+)
 @_common_judge_options
 def eval_rubric(
     rubric_id: str,
@@ -209,6 +230,9 @@ def eval_rubric(
     seed: int | None,
     log_path: str | None,
     resume_path: str | None,
+    repeat: int | None = None,
+    gold_path: Path | None = None,
+    gold_threshold: float = 0.5,
 ) -> None:
     """Score JSONL records against a rubric from a YAML config with an LLM judge."""
     from osmosis_ai.cli.run_log import check_log_options
@@ -228,6 +252,10 @@ def eval_rubric(
     from osmosis_ai.rubric.session import log_config
 
     check_log_options(log_path, resume_path)
+    if repeat is not None:
+        if number not in (1, repeat):
+            raise CLIError(f"--repeat {repeat} and --number {number} disagree: give one of them.")
+        number = repeat
     rubric_id = rubric_id.strip()
     if not rubric_id:
         raise CLIError("Rubric identifier cannot be empty.")
@@ -255,6 +283,11 @@ def eval_rubric(
     if not records:
         raise CLIError(f"No records in '{data_path}' reference rubric '{rubric_id}'.")
     baseline = load_baseline(baseline_path) if baseline_path else None
+    gold = None
+    if gold_path is not None:
+        from osmosis_ai.rubric.calibration import load_gold
+
+        gold = load_gold(gold_path)
     out, identifier = resolve_output_path(output_path, rubric_id)
 
     echo = click.echo
@@ -298,7 +331,20 @@ def eval_rubric(
         payload["baseline_comparison"] = baseline_comparison(
             baseline_path, baseline, payload["overall_statistics"]
         )
+    noise = gold_figures = None
+    if repeat is not None or gold is not None:
+        from osmosis_ai.rubric.calibration import gold_agreement, judge_noise, lines
+
+        if repeat is not None:
+            noise = payload["judge_noise"] = judge_noise(records, state.runs_of)
+        if gold is not None:
+            gold_figures = payload["gold_agreement"] = gold_agreement(
+                records, state.runs_of, gold, threshold=gold_threshold
+            )
     write_json(out, payload)
     print_report(payload, echo)
     echo(state.health.line())
+    if noise is not None or gold_figures is not None:
+        for line in lines(noise, gold_figures):
+            echo(line)
     _finish(state, out, echo)

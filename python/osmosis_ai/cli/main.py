@@ -44,6 +44,16 @@ COMMANDS: LazyCommands = {
         "Score JSONL records against a YAML rubric with an LLM judge.",
     ),
     "config": ("osmosis_ai.cli.config_cmd", "config_group", "Check eval and training configs."),
+    "grade": (
+        "osmosis_ai.cli.grade_cmd",
+        "grade_command",
+        "Run an OpenAI grader config (JSON) locally on samples or a results log.",
+    ),
+    "reward": (
+        "osmosis_ai.cli.reward_cmd",
+        "reward_group",
+        "Will this reward train? Probe rewards with negative controls; diff two versions on a log.",
+    ),
     "check": (
         "osmosis_ai.cli.check_cmd",
         "check_command",

@@ -97,7 +97,7 @@ def load_eval_function(path: str, *, root: Path | None = None) -> EvalFunction:
     """Imports ``module:function`` (resolved from ``root``, default the current directory) and checks it.
 
     Args:
-        path: ``"package.module:function"``.
+        path: ``"package.module:function"``, or the path of an OpenAI grader config (``*.json``).
         root: The directory module paths are resolved from.
 
     Returns:
@@ -111,6 +111,16 @@ def load_eval_function(path: str, *, root: Path | None = None) -> EvalFunction:
         >>> load_eval_function("reward_fn.compute_reward:numbers_match_reward").mode  # doctest: +SKIP
         'simple'
     """
+    if path.endswith(".json"):
+        # An OpenAI grader config: the same reward, graded locally (osmosis_ai.graders).
+        from osmosis_ai.errors import ConfigError
+        from osmosis_ai.graders.session import grader_eval_function
+
+        grader_path = Path(path) if root is None or Path(path).is_absolute() else root / path
+        try:
+            return grader_eval_function(str(grader_path) if root is not None else path)
+        except (ConfigError, OSError) as exc:
+            raise EvalFnError(f"Grader config '{path}' cannot be used: {exc}") from exc
     func = import_object(
         path, what="eval function", example=_EXAMPLE, root=root, error=EvalFnError, keep_root_on_path=False
     )

@@ -114,6 +114,8 @@ class AgentExecutor:
             record["error"] = result.error_message or f"Agent returned status {result.status}"
             return
         record["success"] = True
+        # The conversation is kept so the run can be re-scored later (`reward diff`, `grade --from-log`).
+        record["final_messages"] = list(result.final_messages)
         errors: dict[str, str] = {}
         for fn in self.eval_fns:
             try:

@@ -77,11 +77,40 @@ class OpenAICompatTransport:
             policy or self.policy, lambda: self._send(body), where=self._url, stats=stats
         )
 
+    async def embed(
+        self,
+        texts: Sequence[str],
+        *,
+        stats: CallStats | None = None,
+        policy: RetryPolicy | None = None,
+    ) -> list[list[float]]:
+        """Embeds ``texts`` with the endpoint's model (``POST /embeddings``), one vector per text, in order."""
+        url = self.endpoint.base_url.rstrip("/") + "/embeddings"  # type: ignore[union-attr]
+        body = orjson.dumps({"model": self.endpoint.wire_model, "input": list(texts)})
+
+        async def send() -> list[list[float]]:
+            content = await self._post("/embeddings", body)
+            try:
+                items = sorted(orjson.loads(content)["data"], key=lambda d: d.get("index", 0))
+                vectors = [[float(x) for x in item["embedding"]] for item in items]
+            except (orjson.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
+                detail = f"the reply is not an embeddings list ({type(exc).__name__}: {exc})"
+                raise ProviderCallError(detail, Failure("bad_reply", detail)) from exc
+            if len(vectors) != len(texts):
+                detail = f"asked for {len(texts)} embedding(s), got {len(vectors)}"
+                raise ProviderCallError(detail, Failure("bad_reply", detail))
+            return vectors
+
+        return await call_with_retries(policy or self.policy, send, where=url, stats=stats)
+
     async def _send(self, body: bytes) -> Reply:
+        return self._parse(await self._post("/chat/completions", body))
+
+    async def _post(self, path: str, body: bytes) -> bytes:
         timeout = self.endpoint.timeout
         try:
             response = await self._client().post(
-                "/chat/completions", body, timeout=timeout, connect_timeout=min(timeout, 10.0)
+                path, body, timeout=timeout, connect_timeout=min(timeout, 10.0)
             )
         except ConnectFailed as exc:
             detail = str(exc)
@@ -103,7 +132,7 @@ class OpenAICompatTransport:
                     response.status,
                 )
             raise ProviderCallError(failure.detail, failure)
-        return self._parse(response.body)
+        return response.body
 
     def _parse(self, content: bytes) -> Reply:
         try:

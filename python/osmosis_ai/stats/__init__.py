@@ -29,6 +29,7 @@ from osmosis_ai.stats._aggregator import (
     score_statistics,
     summarize,
 )
+from osmosis_ai.stats._agreement import Agreement, SignChanges, advantage_sign_changes, agreement
 from osmosis_ai.stats._estimators import pass_at_k, pass_at_k_many, pass_hat_k, pass_hat_k_many
 from osmosis_ai.stats._frame import LoadedResults, load_results
 from osmosis_ai.stats._intervals import IntervalMethod, compare, confidence_interval
@@ -44,6 +45,7 @@ __all__ = [
     "DEFAULT_KS",
     "RESULTS_LOG_FORMATS",
     "Aggregator",
+    "Agreement",
     "Comparison",
     "FailedPolicy",
     "Interval",
@@ -53,7 +55,10 @@ __all__ = [
     "ModelResults",
     "NonFinitePolicy",
     "ResultsSummary",
+    "SignChanges",
     "Summary",
+    "advantage_sign_changes",
+    "agreement",
     "compare",
     "confidence_interval",
     "load_results",

@@ -4,13 +4,17 @@
 //! Rows are prompts; a row's attempts are its runs. `n` is the number of attempts of a row and `c` the
 //! number that passed. Everything here is plain Rust; `py/stats.rs` binds it.
 
+mod advantage;
 mod aggregate;
+mod agreement;
 mod bootstrap;
 mod estimator;
 mod options;
 mod results;
 
+pub use advantage::{advantage_sign_changes, advantage_signs, SignChanges};
 pub use aggregate::Aggregator;
+pub use agreement::{agreement, cohen_kappa, ranks, spearman, Agreement};
 pub use bootstrap::{normal_difference, normal_interval, percentile, Bootstrap, Interval, Rng};
 pub use estimator::{
     estimate, estimate_many, estimate_many_iter, pass_at_k, pass_hat_k, validate, Counts,

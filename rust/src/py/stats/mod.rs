@@ -2,6 +2,7 @@
 //! (the buffer protocol is not in the 3.10 limited API), scalars as ints; loops run without the GIL.
 
 mod aggregator;
+mod agreement;
 mod intervals;
 mod packed;
 mod results;
@@ -18,6 +19,8 @@ pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(estimate_many, m)?)?;
     m.add_function(wrap_pyfunction!(intervals::row_interval, m)?)?;
     m.add_function(wrap_pyfunction!(results::summarize_results_file, m)?)?;
+    m.add_function(wrap_pyfunction!(agreement::advantage_sign_changes, m)?)?;
+    m.add_function(wrap_pyfunction!(agreement::agreement, m)?)?;
     m.add_class::<aggregator::StatsAggregator>()?;
     // The log formats the reader accepts, newest last: the writer takes its header's from here.
     m.add("RESULTS_LOG_FORMATS", crate::stats::LOG_FORMATS.to_vec())?;

@@ -1,0 +1,137 @@
+"""`osmosis grade` and `--eval-fn grader.json`: OpenAI grader configs from the command line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from osmosis_ai.cli.main import main
+from osmosis_ai.runs.log import ResultsLog, dataset_fingerprint, row_key
+
+EXACT = {
+    "type": "string_check",
+    "name": "exact",
+    "input": "{{sample.output_text}}",
+    "reference": "{{item.ground_truth}}",
+    "operation": "eq",
+    "pass_threshold": 1,
+}
+CONTAINS = {**EXACT, "name": "contains", "operation": "ilike"}
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_grade_samples_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    grader = tmp_path / "g.json"
+    grader.write_text(json.dumps(EXACT))
+    data = write_jsonl(
+        tmp_path / "s.jsonl",
+        [
+            {"ground_truth": "4", "output_text": "4"},
+            {"ground_truth": "9", "output_text": "9"},
+            {"ground_truth": "5", "messages": [{"role": "assistant", "content": "6"}]},
+        ],
+    )
+    code = main(
+        ["--json", "grade", "--grader", str(grader), "-d", str(data), "--log", str(tmp_path / "l.jsonl")]
+    )
+    summary = json.loads(capsys.readouterr().out)["data"]
+    assert code == 0
+    assert (summary["graded"], summary["passed"], summary["errors"]) == (3, 2, 0)
+    assert summary["mean"] == pytest.approx(2 / 3)
+    records = [json.loads(line) for line in (tmp_path / "l.jsonl").read_text().splitlines()]
+    assert records[0]["kind"] == "grade" and [r["scores"]["exact"] for r in records[1:]] == [1.0, 1.0, 0.0]
+    # Resuming the finished log grades nothing again.
+    code = main(
+        ["--json", "grade", "--grader", str(grader), "-d", str(data), "--resume", str(tmp_path / "l.jsonl")]
+    )
+    assert code == 0 and len((tmp_path / "l.jsonl").read_text().splitlines()) == 4
+
+
+def test_grade_saved_runs_of_a_results_log(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = [{"user_prompt": "2+2?", "ground_truth": "4"}, {"user_prompt": "3+3?", "ground_truth": "6"}]
+    data = write_jsonl(tmp_path / "d.jsonl", rows)
+    source = tmp_path / "eval.jsonl"
+    with ResultsLog.create(source, {}, kind="eval", dataset=dataset_fingerprint(data)) as log:
+        for index, (row, answers) in enumerate(zip(rows, (["4", "5"], ["6", "6"]), strict=True)):
+            for run_index, answer in enumerate(answers):
+                log.append(
+                    {
+                        "row_key": row_key(row),
+                        "row_index": index,
+                        "run_index": run_index,
+                        "model_tag": "",
+                        "success": True,
+                        "scores": {},
+                        "final_messages": [
+                            {"role": "user", "content": row["user_prompt"]},
+                            {"role": "assistant", "content": answer},
+                        ],
+                    }
+                )
+    grader = tmp_path / "g.json"
+    grader.write_text(json.dumps(EXACT))
+    out_log = tmp_path / "graded.jsonl"
+    code = main(
+        ["--json", "grade", "--grader", str(grader), "--from-log", str(source), "--log", str(out_log)]
+    )
+    summary = json.loads(capsys.readouterr().out)["data"]
+    assert code == 0 and (summary["graded"], summary["passed"]) == (4, 3)
+    graded = [json.loads(line) for line in out_log.read_text().splitlines()[1:]]
+    keyed = {(r["row_index"], r["run_index"]): r["scores"]["exact"] for r in graded}
+    assert keyed == {(0, 0): 1.0, (0, 1): 0.0, (1, 0): 1.0, (1, 1): 1.0}
+
+
+def test_grade_reports_errors_with_a_non_zero_exit(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    grader = tmp_path / "g.json"
+    grader.write_text(
+        json.dumps({"type": "python", "name": "p", "source": "def grade(s, i):\n    return i['x']\n"})
+    )
+    data = write_jsonl(tmp_path / "s.jsonl", [{"x": 0.5, "output_text": "a"}, {"output_text": "b"}])
+    code = main(["grade", "--grader", str(grader), "-d", str(data), "--log", str(tmp_path / "l.jsonl")])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert "mean 0.5000" in captured.out and "KeyError" in captured.err
+
+
+def test_eval_fn_accepts_a_grader_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "contains.json").write_text(json.dumps(CONTAINS))
+    (tmp_path / "exact.json").write_text(json.dumps(EXACT))
+    write_jsonl(
+        tmp_path / "d.jsonl",
+        [
+            {"user_prompt": "Capital of France?", "ground_truth": "Paris"},
+            {"user_prompt": "Capital of Peru?", "ground_truth": "Lima"},
+        ],
+    )
+    code = main(
+        [
+            "--json",
+            "reward",
+            "probe",
+            "-d",
+            "d.jsonl",
+            "--eval-fn",
+            "contains.json",
+            "--eval-fn",
+            "exact.json",
+            "--fail-above",
+            "0.5",
+        ]
+    )
+    data = json.loads(capsys.readouterr().out)["data"]
+    assert code == 1
+    contains = {f["probe"]: f["fraction"] for f in data["functions"]["contains.json"]["gameable"]}
+    assert contains["buried"] == 1.0 and contains["repeated"] == 1.0 and contains["empty"] == 0.0
+    assert all(f["fraction"] == 0.0 for f in data["functions"]["exact.json"]["gameable"])
+    assert {f["function"] for f in data["failed"]} == {"contains.json"}

@@ -1,0 +1,285 @@
+"""OpenAI grader configs run locally: every grader type against scores computed by hand."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from osmosis_ai.errors import ConfigError, EvalFnError
+from osmosis_ai.graders import Grader, ModelSettings, load_grader
+from osmosis_ai.graders.session import grade
+from osmosis_ai.graders.template import make_sample, render
+from osmosis_ai.graders.text import lcs_length, similarity, string_check
+
+
+def run(grader: Grader, output: str, item: dict[str, Any]) -> float:
+    return asyncio.run(grader.grade(output, item)).score
+
+
+def text_grader(metric: str) -> Grader:
+    return Grader(
+        {
+            "type": "text_similarity",
+            "name": metric,
+            "input": "{{sample.output_text}}",
+            "reference": "{{item.reference}}",
+            "evaluation_metric": metric,
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    ("operation", "value", "reference", "expected"),
+    [
+        ("eq", "Paris", "Paris", 1.0),
+        ("eq", "paris", "Paris", 0.0),
+        ("ne", "Lyon", "Paris", 1.0),
+        ("like", "It is Paris.", "Paris", 1.0),
+        ("like", "It is paris.", "Paris", 0.0),
+        ("ilike", "It is PARIS.", "paris", 1.0),
+        ("ilike", "Lyon", "paris", 0.0),
+    ],
+)
+def test_string_check(operation: str, value: str, reference: str, expected: float) -> None:
+    assert string_check(value, reference, operation) == expected
+    grader = Grader(
+        {
+            "type": "string_check",
+            "name": "s",
+            "input": "{{sample.output_text}}",
+            "reference": "{{item.answer}}",
+            "operation": operation,
+        }
+    )
+    assert run(grader, value, {"answer": reference}) == expected
+
+
+def _lcs_reference(a: str, b: str) -> int:
+    table = [[0] * (len(b) + 1) for _ in range(len(a) + 1)]
+    for i, x in enumerate(a):
+        for j, y in enumerate(b):
+            table[i + 1][j + 1] = table[i][j] + 1 if x == y else max(table[i][j + 1], table[i + 1][j])
+    return table[-1][-1]
+
+
+@given(st.text(alphabet="abcd", max_size=40), st.text(alphabet="abcd", max_size=40))
+def test_bit_parallel_lcs_matches_the_dynamic_programme(a: str, b: str) -> None:
+    assert lcs_length(a, b) == _lcs_reference(a, b)
+
+
+def test_text_similarity_by_hand() -> None:
+    # kitten / sitting: LCS "ittn" = 4 characters; 2 * 4 / (6 + 7).
+    assert run(text_grader("fuzzy_match"), "kitten", {"reference": "sitting"}) == pytest.approx(8 / 13)
+    # "the cat sat" vs "the cat sat down": p1 = 3/3, p2..p4 smoothed (2+1)/(2+1), (1+1)/(1+1), (0+1)/(0+1);
+    # brevity penalty exp(1 - 4/3).
+    assert similarity("bleu", "the cat sat", "the cat sat down") == pytest.approx(math.exp(-1 / 3))
+    assert similarity("bleu", "The cat sat on the mat", "the cat sat on the mat") == pytest.approx(1.0)
+    assert similarity("bleu", "dog", "the cat") == 0.0
+    # the cat sat / the cat ran: unigrams 2 of 3 each, bigrams 1 of 2 each, trigrams 0 of 1.
+    assert similarity("rouge_1", "the cat sat", "the cat ran") == pytest.approx(2 / 3)
+    assert similarity("rouge_2", "the cat sat", "the cat ran") == pytest.approx(0.5)
+    assert similarity("rouge_3", "the cat sat", "the cat ran") == 0.0
+    assert similarity("rouge_l", "the cat sat", "a cat sat the") == pytest.approx(
+        2 * (2 / 3) * 0.5 / (2 / 3 + 0.5)
+    )
+    # GLEU: matched 2 + 1 + 0 n-grams of 3 + 2 + 1 on each side.
+    assert similarity("gleu", "the cat sat", "the cat ran") == pytest.approx(0.5)
+
+
+def test_templates() -> None:
+    sample = make_sample('{"answer": 4}')
+    item = {"q": {"parts": ["a", "b"]}, "n": 3}
+    assert render("{{ sample.output_json.answer }}|{{item.q.parts.1}}|{{item.n}}", sample, item) == "4|b|3"
+    with pytest.raises(EvalFnError, match="names nothing"):
+        render("{{item.missing}}", sample, item)
+
+
+def test_python_grader_runs_in_a_subprocess_with_a_time_limit() -> None:
+    source = (
+        "def grade(sample, item):\n    print('noise')\n    return len(sample['output_text']) / item['n']\n"
+    )
+    assert run(Grader({"type": "python", "name": "p", "source": source}), "abcd", {"n": 8}) == 0.5
+    slow = Grader(
+        {"type": "python", "name": "slow", "source": "def grade(s, i):\n    while True: pass\n"},
+        time_limit=0.5,
+    )
+    with pytest.raises(EvalFnError, match="time limit"):
+        run(slow, "x", {})
+    failing = Grader({"type": "python", "name": "f", "source": "def grade(s, i):\n    return 1 / 0\n"})
+    with pytest.raises(EvalFnError, match="ZeroDivisionError"):
+        run(failing, "x", {})
+    boolean = Grader({"type": "python", "name": "b", "source": "def grade(s, i):\n    return True\n"})
+    with pytest.raises(EvalFnError, match="bool"):
+        run(boolean, "x", {})
+
+
+def test_multi_grader_formula() -> None:
+    config = {
+        "type": "multi",
+        "name": "combo",
+        "calculate_output": "0.5 * exact + 0.5 * fuzzy ^ 2",
+        "graders": {
+            "exact": {
+                "type": "string_check",
+                "name": "e",
+                "input": "{{sample.output_text}}",
+                "reference": "{{item.reference}}",
+                "operation": "eq",
+            },
+            "fuzzy": {
+                "type": "text_similarity",
+                "name": "f",
+                "input": "{{sample.output_text}}",
+                "reference": "{{item.reference}}",
+                "evaluation_metric": "fuzzy_match",
+            },
+        },
+    }
+    result = asyncio.run(Grader(config).grade("kitten", {"reference": "sitting"}))
+    assert result.sub_scores == {"exact": 0.0, "fuzzy": pytest.approx(8 / 13)}
+    assert result.score == pytest.approx(0.5 * (8 / 13) ** 2)
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        ({"type": "regex"}, "unknown grader type"),
+        ({"type": "string_check", "input": "", "reference": ""}, "lacks operation"),
+        ({"type": "string_check", "input": "", "reference": "", "operation": "contains"}, "not one of"),
+        (
+            {"type": "text_similarity", "input": "", "reference": "", "evaluation_metric": "meteor"},
+            "not supported",
+        ),
+        ({"type": "python", "source": "def grade(:"}, "does not compile"),
+        (
+            {"type": "label_model", "input": [], "model": "m", "labels": ["a"], "passing_labels": ["b"]},
+            "subset",
+        ),
+        (
+            {
+                "type": "multi",
+                "graders": {"a": {"type": "python", "source": "x=1"}},
+                "calculate_output": "a + b",
+            },
+            "not a sub-grader",
+        ),
+        (
+            {
+                "type": "multi",
+                "graders": {"a": {"type": "python", "source": "x=1"}},
+                "calculate_output": "__import__('os')",
+            },
+            "not allowed",
+        ),
+    ],
+)
+def test_bad_configs_are_refused_when_loaded(config: dict[str, Any], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_grader(config)
+
+
+def test_score_and_label_models_through_the_llm_layer(scripted: Any, judge_env: None) -> None:
+    server = scripted(
+        {
+            "by_prompt": {
+                "SCORE-A": [{"content": '{"result": 0.8}'}],
+                "SCORE-B": [{"content": '{"result": 7}'}],
+                "LABEL-A": [{"content": '{"result": "correct"}'}],
+                "LABEL-B": [{"content": '{"result": "wrong"}'}],
+                "LABEL-C": [{"content": '{"result": "maybe"}'}],
+            },
+        }
+    )
+    settings = ModelSettings(base_url=server.base_url)
+    score = Grader(
+        {
+            "type": "score_model",
+            "name": "s",
+            "model": "judge",
+            "range": [0, 5],
+            "sampling_params": {"seed": 3, "max_completions_tokens": 50},
+            "input": [
+                {"role": "developer", "content": "Grade 0-5."},
+                {"role": "user", "content": "{{item.tag}}: {{sample.output_text}}"},
+            ],
+        },
+        settings=settings,
+    )
+    assert run(score, "Paris", {"tag": "SCORE-A"}) == 0.8
+    clamped = asyncio.run(score.grade("Paris", {"tag": "SCORE-B"}))
+    assert clamped.score == 5.0 and clamped.detail == {"raw_result": 7, "clamped": True}
+    body = server.requests()[0]
+    assert body["messages"] == [
+        {"role": "system", "content": "Grade 0-5."},
+        {"role": "user", "content": "SCORE-A: Paris"},
+    ]
+    assert body["seed"] == 3 and body["max_tokens"] == 50 and body["temperature"] == 0
+    assert body["response_format"]["json_schema"]["schema"]["properties"]["result"] == {"type": "number"}
+    label = Grader(
+        {
+            "type": "label_model",
+            "name": "l",
+            "model": "judge",
+            "labels": ["correct", "wrong"],
+            "passing_labels": ["correct"],
+            "input": [{"role": "user", "content": "{{item.tag}}"}],
+        },
+        settings=settings,
+    )
+    assert run(label, "x", {"tag": "LABEL-A"}) == 1.0
+    assert run(label, "x", {"tag": "LABEL-B"}) == 0.0
+    with pytest.raises(EvalFnError, match="not one of"):
+        run(label, "x", {"tag": "LABEL-C"})
+
+
+def test_cosine_similarity_with_scripted_embeddings(scripted: Any, judge_env: None) -> None:
+    server = scripted({"embeddings": {"yes": [1.0, 0.0], "yeah": [1.0, 1.0], "no": [0.0, 2.0]}})
+    settings = ModelSettings(base_url=server.base_url, embedding_model="embedder")
+    grader = text_grader("cosine")
+    grader.settings = settings
+    assert run(grader, "yes", {"reference": "yeah"}) == pytest.approx(1 / math.sqrt(2))
+    assert run(grader, "yes", {"reference": "no"}) == pytest.approx(0.0)
+    assert server.requests()[0] == {"model": "embedder", "input": ["yes", "yeah"]}
+    with pytest.raises(EvalFnError, match="embedding call failed"):
+        run(grader, "unknown text", {"reference": "yes"})
+
+
+def test_grade_library_function_keeps_order_and_errors() -> None:
+    config = {
+        "type": "string_check",
+        "name": "exact",
+        "input": "{{sample.output_text}}",
+        "reference": "{{item.answer}}",
+        "operation": "eq",
+        "pass_threshold": 1,
+    }
+    samples = [
+        {"answer": "4", "output_text": "4"},
+        {
+            "answer": "4",
+            "messages": [{"role": "user", "content": "2+2"}, {"role": "assistant", "content": "5"}],
+        },
+        {"answer": "4"},
+    ]
+    records = grade(config, samples)
+    assert [r["scores"] for r in records] == [{"exact": 1.0}, {"exact": 0.0}, {}]
+    assert [r.get("passed") for r in records] == [True, False, None]
+    assert "no model output" in records[2]["error"]
+
+
+def test_load_grader_from_file_accepts_the_fine_tuning_shape(tmp_path: Path) -> None:
+    path = tmp_path / "g.json"
+    path.write_text(
+        json.dumps({"grader": {"type": "python", "name": "p", "source": "def grade(s, i): return 1.0"}})
+    )
+    assert load_grader(path).name == "p"
+    path.write_text("{not json")
+    with pytest.raises(ConfigError, match=r"g\.json:1"):
+        load_grader(path)
