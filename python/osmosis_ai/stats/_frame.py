@@ -20,7 +20,8 @@ class LoadedResults(NamedTuple):
 
     Attributes:
         frame: One row per run record.
-        header: ``{"layout": ..., "kind": ..., "config": {...}}`` of the file.
+        header: ``{"layout": ..., "kind": ..., "config": {...}}`` of the file (a log's also carries its
+            ``dataset``, ``created_at`` and ``osmosis_version``).
     """
 
     frame: pl.DataFrame
@@ -110,6 +111,10 @@ def load_results(path: str | os.PathLike[str]) -> LoadedResults:
             "layout": "log" if is_log else "records",
             "kind": head.get("kind") if is_log else None,
             "config": (head.get("config") or {}) if is_log else {},
+            # What a report shows about the run; absent (None) in earlier logs.
+            "dataset": head.get("dataset") if is_log else None,
+            "created_at": head.get("created_at") if is_log else None,
+            "osmosis_version": head.get("osmosis_version") if is_log else None,
         }
         if not first or (is_log and _only_header(name)):
             return LoadedResults(pl.DataFrame(), header)

@@ -1,0 +1,34 @@
+"""Pages for results: :func:`report` (one results file or several) and :func:`compare` (two runs, paired).
+
+Both return plain data and, given ``output``, also write one self-contained HTML page (inline SVG
+plots from Vega-Lite, no network). The statistics come from the Rust core via :mod:`osmosis_ai.stats`;
+the plotting libraries (altair, vl-convert) and polars are imported on use (``osmosis-ai[report]``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__all__ = ["Report", "RunComparison", "RunReport", "compare", "report"]
+
+_LAZY = {
+    "Report": "osmosis_ai.report._api",
+    "report": "osmosis_ai.report._api",
+    "RunReport": "osmosis_ai.report._run",
+    "RunComparison": "osmosis_ai.report._compare",
+    "compare": "osmosis_ai.report._compare",
+}
+
+if TYPE_CHECKING:
+    from osmosis_ai.report._api import Report, report
+    from osmosis_ai.report._compare import RunComparison, compare
+    from osmosis_ai.report._run import RunReport
+
+
+def __getattr__(name: str) -> Any:
+    # polars, altair and vl-convert load only when a report is made, not on `import osmosis_ai`.
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'osmosis_ai.report' has no attribute {name!r}")
