@@ -17,7 +17,7 @@ th{background:#f6f6f6}.kv th{width:170px}.num{text-align:right;font-variant-nume
 .note{color:#555;background:#fffbe6;border:1px solid #f0e0a0;padding:6px 10px;margin:8px 0}
 .controls{margin:8px 0;display:flex;gap:8px;align-items:center}
 .rows tbody tr.row{cursor:pointer}.rows tbody tr.row:hover{background:#f3f7ff}
-.st-passed{color:#2a7d2a}.st-failed{color:#b03030}.st-errored{color:#a05a00;font-weight:bold}
+.st-passed,.st-improved{color:#2a7d2a}.st-failed,.st-regressed{color:#b03030}.st-errored{color:#a05a00;font-weight:bold}
 .detail td{background:#fafafa}.run{border-left:3px solid #ccc;margin:6px 0;padding:4px 8px}
 .run.ok{border-color:#54a24b}.run.bad{border-color:#e45756}
 .msg{white-space:pre-wrap;margin:2px 0;padding:4px;background:#fff;border:1px solid #eee}

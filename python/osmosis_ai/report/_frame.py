@@ -49,11 +49,13 @@ def attempt_table(frame: pl.DataFrame, model_tag: str, metric: str | None, thres
     success = pl.col("success").fill_null(False) if "success" in frame.columns else pl.lit(True)
     has_error = pl.col("error").is_not_null() if "error" in frame.columns else pl.lit(False)
     key = pl.col("row_key").cast(pl.String) if "row_key" in frame.columns else pl.lit(None, pl.String)
+    # A failed run's score (if any) is not a score, as in the statistics.
+    score = pl.when(success).then(score.cast(pl.Float64)).otherwise(None)
     return frame.select(
         pl.col("row_index").cast(pl.Int64),
         key.alias("row_key"),
         pl.col("run_index").cast(pl.Int64),
-        score.cast(pl.Float64).alias("score"),
+        score.alias("score"),
         (~raised).alias("counts"),
         (success & score.is_not_null() & (score >= threshold) & ~raised).alias("passed"),
         (has_error | raised).alias("errored"),

@@ -59,7 +59,15 @@ def figures(specs: list[tuple[str, dict[str, Any]]]) -> str:
     ) + "</div>"
 
 
-def rows_section(section_id: str, rows: list[dict[str, Any]], total: int, title: str) -> str:
+def rows_section(
+    section_id: str,
+    rows: list[dict[str, Any]],
+    total: int,
+    title: str,
+    *,
+    columns: list[str] = ROW_COLUMNS,
+    statuses: tuple[str, ...] = ("passed", "failed", "errored"),
+) -> str:
     """The searchable, sortable row table; clicking a row shows its runs."""
     note = ""
     if len(rows) < total:
@@ -67,15 +75,15 @@ def rows_section(section_id: str, rows: list[dict[str, Any]], total: int, title:
             f"<p class='note'>This page embeds {len(rows)} of {total} rows (errored and failed rows first); the plots "
             "and statistics above cover every row.</p>"
         )
-    head = "".join(f"<th>{html.escape(c.replace('_', ' '))}</th>" for c in ROW_COLUMNS)
-    listed = [{k: r.get(k) for k in (*ROW_COLUMNS, "runs")} for r in rows]
+    head = "".join(f"<th>{html.escape(c.replace('_', ' '))}</th>" for c in columns)
+    listed = [{k: r.get(k) for k in (*columns, "runs")} for r in rows]
+    options = "".join(f"<option value='{s}'>{s}</option>" for s in statuses)
     return (
         f"<section id='{section_id}'><h2>{html.escape(title)}</h2>{note}"
         "<div class='controls'><input class='search' type='search' placeholder='search rows and runs'>"
-        "<select class='filter'><option value='all'>all</option><option value='passed'>passed</option>"
-        "<option value='failed'>failed</option><option value='errored'>errored</option></select>"
+        f"<select class='filter'><option value='all'>all</option>{options}</select>"
         "<span class='shown'></span></div>"
-        f"<table class='rows' data-source='{section_id}-data' data-columns='{html.escape(json.dumps(ROW_COLUMNS))}'>"
+        f"<table class='rows' data-source='{section_id}-data' data-columns='{html.escape(json.dumps(columns))}'>"
         f"<thead><tr>{head}</tr></thead><tbody></tbody></table>"
         f"{embedded_json(section_id + '-data', listed)}</section>"
     )
