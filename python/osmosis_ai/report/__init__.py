@@ -7,6 +7,8 @@ the plotting libraries (altair, vl-convert) and polars are imported on use (``os
 
 from __future__ import annotations
 
+import sys
+import types
 from typing import TYPE_CHECKING, Any
 
 __all__ = ["Report", "RunComparison", "RunReport", "compare", "report"]
@@ -32,3 +34,13 @@ def __getattr__(name: str) -> Any:
 
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'osmosis_ai.report' has no attribute {name!r}")
+
+
+class _CallableModule(types.ModuleType):
+    """``osmosis_ai.report`` is this package once anything imported it; calling it calls :func:`report`."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return getattr(self, "report")(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule

@@ -184,10 +184,10 @@ def compare(
     shared = sorted(set(rows_a) & set(rows_b), key=lambda k: rows_a[k]["row_index"])
     if not allow_partial and (len(shared) != len(rows_a) or len(shared) != len(rows_b)):
         raise StatsError(
-            f"{path_a} and {path_b} were run on different rows: {len(shared)} of A's {len(rows_a)} rows and of "
-            f"B's {len(rows_b)} rows match by {'content' if by_content else 'row index'}. Compare runs of the "
-            "same dataset, or allow a partial comparison (allow_partial=True, --allow-partial) of the "
-            f"{len(shared)} shared rows.",
+            f"{path_a} and {path_b} were run on different datasets: {len(shared)} rows match by "
+            f"{'content' if by_content else 'row index'} (A has {len(rows_a)} rows, B has {len(rows_b)}). Compare "
+            "runs of the same dataset, or allow a partial comparison (allow_partial=True, --allow-partial) of "
+            f"the {len(shared)} shared rows.",
             field="rows",
         )
     if len(shared) < 2:
