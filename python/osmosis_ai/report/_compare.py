@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from osmosis_ai.errors import StatsError
+from osmosis_ai.stats import IntervalMethod
 from osmosis_ai.report._run import _BOOTSTRAP_WORK_LIMIT, _ks
 
 __all__ = ["RunComparison", "compare"]
@@ -133,6 +134,7 @@ def compare(
     metric: str | None = None,
     allow_partial: bool = False,
     level: float = 0.95,
+    method: IntervalMethod | None = None,
     resamples: int = 1000,
     seed: int = 0,
     output: PathLike | None = None,
@@ -149,6 +151,8 @@ def compare(
         metric: The score name; default the first one A declares.
         allow_partial: Compare the shared rows when the runs hold different rows (else refuse).
         level: Confidence level of the intervals.
+        method: ``"bootstrap"`` (paired, over rows) or ``"normal"``; default the bootstrap, or the normal
+            interval when rows x statistics is large (it is as good there and costs no resampling).
         resamples: Bootstrap resamples.
         seed: Bootstrap seed.
         output: Write the comparison page here as well.
@@ -194,7 +198,8 @@ def compare(
         raise StatsError(f"{path_a} and {path_b} share {len(shared)} rows; a comparison needs at least 2", field="rows")
     n = min(max(len(rows_a[k]["score"]) for k in shared), max(len(rows_b[k]["score"]) for k in shared))
     ks = _ks(n)
-    method = "bootstrap" if len(shared) * (2 * len(ks) + 1) <= _BOOTSTRAP_WORK_LIMIT else "normal"
+    if method is None:
+        method = "bootstrap" if len(shared) * (2 * len(ks) + 1) <= _BOOTSTRAP_WORK_LIMIT else "normal"
     threshold = sum_a.pass_threshold
     agg_a = Aggregator(pass_threshold=threshold, ks=ks, n_runs=n, failed=sum_a.failed_policy)
     agg_b = Aggregator(pass_threshold=threshold, ks=ks, n_runs=n, failed=sum_a.failed_policy)
