@@ -67,6 +67,17 @@ def _ks(n: int) -> list[int]:
     return sorted(ks)
 
 
+def _attempts_per_row(frame: Any) -> tuple[int, int]:
+    """(fewest, most) run records of a row of one model; (1, 1) for an empty file."""
+    import polars as pl
+
+    if frame.height == 0:
+        return 1, 1
+    keys = ["row_index", "model_tag"] if "model_tag" in frame.columns else ["row_index"]
+    counts = frame.group_by(keys).agg(pl.col("run_index").n_unique().alias("runs"))["runs"]
+    return max(1, int(counts.min())), max(1, int(counts.max()))  # type: ignore[arg-type]
+
+
 def _sum_column(frame: Any, name: str) -> float | None:
     if name not in frame.columns:
         return None
@@ -138,9 +149,10 @@ def build_run_report(path: str | os.PathLike[str], *, max_rows: int = DEFAULT_MA
 
     name = os.fspath(path)
     frame, meta = load_results(name)
-    n = int(frame["run_index"].max()) + 1 if frame.height and "run_index" in frame.columns else 1  # type: ignore[operator]
+    n_min, n = _attempts_per_row(frame)
     rows_guess = frame["row_index"].n_unique() if frame.height else 0
-    ks = _ks(n)
+    # pass@k is defined up to the fewest attempts of a row (an interrupted run leaves rows short).
+    ks = _ks(n_min)
     method = "bootstrap" if rows_guess * (2 * len(ks) + 1) <= _BOOTSTRAP_WORK_LIMIT else "normal"
     summary = summarize_results_by_model(name, ks=ks, confidence=0.95, method=method, seed=seed)
     metrics = {

@@ -28,6 +28,20 @@ class LoadedResults(NamedTuple):
     header: dict[str, Any]
 
 
+_RUBRIC_RUN_FIELDS = (
+    "status",
+    "explanation",
+    "preview",
+    "raw_score",
+    "clamped",
+    "unscored_reason",
+    "attempts",
+    "retries",
+    "parse_failures",
+    "usage",
+)
+
+
 def _document_runs(doc: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """The runs of an eval or eval-rubric ``-o`` JSON, in the log's record layout."""
     rubric_id = doc.get("rubric_id")
@@ -44,6 +58,8 @@ def _document_runs(doc: dict[str, Any]) -> Iterator[dict[str, Any]]:
                     "scores": {name: run.get("score") if scored else None},
                     "error": run.get("error"),
                     "duration_ms": float(run.get("duration_seconds") or 0.0) * 1000.0,
+                    # The judge's own fields, as a rubric log record holds them.
+                    **{k: run[k] for k in _RUBRIC_RUN_FIELDS if k in run},
                 }
         return
     for row in doc.get("rows") or []:
