@@ -33,7 +33,9 @@ def log(tmp_path_factory: pytest.TempPathFactory) -> Path:
                     "run_index": run,
                     "model_tag": "",
                     "success": ok,
-                    "scores": {"m:acc": float((row * 7 + run) % 3 == 0), "m:fmt": ((row + run) % 10) / 10} if ok else {},
+                    "scores": {"m:acc": float((row * 7 + run) % 3 == 0), "m:fmt": ((row + run) % 10) / 10}
+                    if ok
+                    else {},
                     "error": None if ok else "Agent returned status ERROR",
                     "tokens": 60 + (row * 13 + run) % 200,
                     "duration_ms": 1.5 + (row * 31 + run) % 900,

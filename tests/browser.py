@@ -8,6 +8,7 @@ evaluate script, and take a screenshot. Nothing here reaches the network: pages 
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
 import shutil
@@ -32,6 +33,7 @@ class Browser:
         self._profile = tempfile.mkdtemp(prefix="osmosis-chromium-")
         to_browser_r, self._to_browser = os.pipe()
         self._from_browser, from_browser_w = os.pipe()
+
         # The child sees our pipe ends as fd 3 (commands in) and fd 4 (replies out).
         def child_fds() -> None:
             os.dup2(to_browser_r, 3)
@@ -76,20 +78,16 @@ class Browser:
 
     def close(self) -> None:
         """Stops this browser (only the process this object started) and removes its profile."""
-        try:
+        with contextlib.suppress(Exception):
             self.call("Browser.close", timeout=5)
-        except Exception:  # noqa: BLE001 - the process may already be gone
-            pass
         try:
             self._process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             self._process.kill()
             self._process.wait(timeout=10)
         for fd in (self._to_browser, self._from_browser):
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
         shutil.rmtree(self._profile, ignore_errors=True)
 
     def _read_message(self, deadline: float) -> dict[str, Any]:
@@ -106,7 +104,9 @@ class Browser:
         raw, self._buffer = self._buffer.split(b"\0", 1)
         return json.loads(raw)
 
-    def call(self, method: str, *, session: bool = False, timeout: float = 30, **params: Any) -> dict[str, Any]:
+    def call(
+        self, method: str, *, session: bool = False, timeout: float = 30, **params: Any
+    ) -> dict[str, Any]:
         """Sends one command and returns its result; events that arrive meanwhile are kept in :attr:`events`."""
         self._next_id += 1
         message: dict[str, Any] = {"id": self._next_id, "method": method, "params": params}
@@ -155,7 +155,9 @@ class Browser:
         metrics = self.call("Page.getLayoutMetrics", session=True)
         size = metrics.get("cssContentSize") or metrics["contentSize"]
         clip = {"x": 0, "y": 0, "width": size["width"], "height": min(size["height"], 12000), "scale": 1}
-        data = self.call("Page.captureScreenshot", session=True, format="png", clip=clip, captureBeyondViewport=True)
+        data = self.call(
+            "Page.captureScreenshot", session=True, format="png", clip=clip, captureBeyondViewport=True
+        )
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(base64.b64decode(data["data"]))
         return path

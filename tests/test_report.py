@@ -83,6 +83,7 @@ def test_mcnemar_matches_the_exact_rational_reference(b: int, c: int) -> None:
 
 def _reference(a_rows: list[list[float | None]], b_rows: list[list[float | None]], k: int) -> dict[str, Any]:
     """B - A of pass@k per row, flips on run 0, the paired normal interval: all in plain Python."""
+
     def count(scores: list[float | None]) -> tuple[int, int]:
         return len(scores), sum(1 for s in scores if s is not None and s >= 1.0)
 
@@ -107,7 +108,9 @@ def _runs(rng: random.Random, rows: int, n: int) -> list[list[float | None]]:
 
 @settings(max_examples=15, deadline=None)
 @given(st.integers(0, 10_000), st.integers(3, 40), st.integers(1, 5))
-def test_compare_matches_a_pure_python_reference(tmp_path_factory: pytest.TempPathFactory, seed: int, rows: int, n: int) -> None:
+def test_compare_matches_a_pure_python_reference(
+    tmp_path_factory: pytest.TempPathFactory, seed: int, rows: int, n: int
+) -> None:
     rng = random.Random(seed)
     a_rows, b_rows = _runs(rng, rows, n), _runs(rng, rows, n)
     folder = tmp_path_factory.mktemp("cmp")
@@ -124,7 +127,10 @@ def test_compare_matches_a_pure_python_reference(tmp_path_factory: pytest.TempPa
         got = result.differences[f"pass_at_{k}"]
         assert got["estimate"] == pytest.approx(ref["estimate"], abs=1e-12)
         if ref["high"] > ref["low"]:
-            assert (got["low"], got["high"]) == (pytest.approx(ref["low"], abs=1e-9), pytest.approx(ref["high"], abs=1e-9))
+            assert (got["low"], got["high"]) == (
+                pytest.approx(ref["low"], abs=1e-9),
+                pytest.approx(ref["high"], abs=1e-9),
+            )
     assert (result.flips["a_only"], result.flips["b_only"]) == (ref["a_only"], ref["b_only"])
     assert result.mcnemar_p == pytest.approx(mcnemar_reference(ref["a_only"], ref["b_only"]), rel=1e-9)
     assert sum(result.flips.values()) == rows
@@ -150,7 +156,9 @@ def test_paired_bootstrap_is_seeded_and_covers_a_real_difference(tmp_path: Path)
 def test_compare_refuses_different_datasets_and_says_how_many_rows_match(tmp_path: Path) -> None:
     a = write_log(tmp_path / "a.jsonl", [(f"k{i}", [1.0, 0.0]) for i in range(10)])
     b = write_log(tmp_path / "b.jsonl", [(f"k{i}", [1.0, 1.0]) for i in range(7, 20)])
-    with pytest.raises(StatsError, match=r"different datasets: 3 rows match by content \(A has 10 rows, B has 13\)"):
+    with pytest.raises(
+        StatsError, match=r"different datasets: 3 rows match by content \(A has 10 rows, B has 13\)"
+    ):
         osmosis_ai.compare(a, b)
     partial = osmosis_ai.compare(a, b, allow_partial=True)
     assert partial.rows_matched == 3 and partial.differences["pass_at_1"]["estimate"] == pytest.approx(0.5)
@@ -164,19 +172,25 @@ def test_compare_refuses_different_datasets_and_says_how_many_rows_match(tmp_pat
 def test_report_data_and_a_bounded_page(tmp_path: Path) -> None:
     rng = random.Random(5)
     rows = [(f"k{i}", runs) for i, runs in enumerate(_runs(rng, 50, 4))]
-    log = write_log(tmp_path / "log.jsonl", rows, extra={"messages": [{"role": "assistant", "content": "hi"}]})
+    log = write_log(
+        tmp_path / "log.jsonl", rows, extra={"messages": [{"role": "assistant", "content": "hi"}]}
+    )
     result = osmosis_ai.report(log, output=tmp_path / "page.html", max_rows=7)
     run = result.runs[0]
     passed = sum(all(s == 1.0 for s in scores) for _, scores in rows)
     errored = sum(any(s is None for s in scores) for _, scores in rows)
-    assert run.rows_total == 50 and run.row_counts == {"passed": passed, "errored": errored, "failed": 50 - passed - errored}
+    assert run.rows_total == 50 and run.row_counts == {
+        "passed": passed,
+        "errored": errored,
+        "failed": 50 - passed - errored,
+    }
     scored = sum(s is not None for _, scores in rows for s in scores)
     assert sum(b["count"] for b in run.histograms["score:acc"]) == scored
     assert sum(b["count"] for b in run.histograms["latency_ms"]) == 200
     s = run.metrics["primary"]["acc"]
     ref = statistics.fmean(pass_at_k_reference(4, sum(x == 1.0 for x in sc), 2) for _, sc in rows)
     assert s["pass_at_k"]["2"] == pytest.approx(ref) and s["intervals"]["pass_at_2"]["low"] <= ref
-    assert [r["status"] for r in run.rows][:errored if errored < 7 else 7] == ["errored"] * min(errored, 7)
+    assert [r["status"] for r in run.rows][: errored if errored < 7 else 7] == ["errored"] * min(errored, 7)
     assert len(run.rows) == 7 and run.header["dataset"]["fingerprint"] == "f"
     page = (tmp_path / "page.html").read_text()
     assert "embeds 7 of 50 rows" in page and result.html_bytes == len(page.encode())

@@ -20,7 +20,9 @@ from tests.test_eval_cli import EXAMPLES, eval_args, osmosis, write_rows
 from tests.test_report import write_log
 from tests.test_results_summary import HALF_RAISING, PICKY
 
-ARTIFACTS = Path(os.environ.get("OSMOSIS_TEST_ARTIFACTS") or Path(__file__).resolve().parents[1] / "test-artifacts")
+ARTIFACTS = Path(
+    os.environ.get("OSMOSIS_TEST_ARTIFACTS") or Path(__file__).resolve().parents[1] / "test-artifacts"
+)
 
 
 @pytest.fixture(scope="module")
@@ -29,7 +31,9 @@ def browser() -> Browser:
     if path is None:
         if os.environ.get("OSMOSIS_REQUIRE_BROWSER") == "1":
             pytest.fail("chromium is not installed; `make browser` installs it (apt-get install chromium)")
-        pytest.skip("chromium is not installed: run `make browser` (apt-get install chromium) to run the page tests")
+        pytest.skip(
+            "chromium is not installed: run `make browser` (apt-get install chromium) to run the page tests"
+        )
     with Browser(path) as b:
         yield b
 
@@ -60,7 +64,13 @@ def check_page(browser: Browser, page: Path, expected_plots: set[str], status: s
     names = {p[0] for p in plots}
     assert expected_plots <= names, f"missing plots: {expected_plots - names}"
     for name, width, height, elements, marks in plots:
-        assert width > 100 and height > 100 and elements > 10 and marks > 0, (name, width, height, elements, marks)
+        assert width > 100 and height > 100 and elements > 10 and marks > 0, (
+            name,
+            width,
+            height,
+            elements,
+            marks,
+        )
     assert browser.evaluate("document.querySelectorAll('table.rows tbody tr.row').length") > 0
     detail = browser.evaluate(OPEN_FAILING_ROW % status)
     assert detail is not None, f"no {status} row in the table"
@@ -77,7 +87,11 @@ def test_the_browser_sees_console_errors(browser: Browser, tmp_path: Path) -> No
     browser.events.clear()
     browser.open(page)
     errors = browser.errors()
-    assert len(errors) >= 2 and any("boom" in e for e in errors) and any("undefinedFunction" in e for e in errors)
+    assert (
+        len(errors) >= 2
+        and any("boom" in e for e in errors)
+        and any("undefinedFunction" in e for e in errors)
+    )
 
 
 def test_eval_report_in_chromium(browser: Browser, scripted, tmp_path: Path) -> None:
@@ -94,7 +108,10 @@ def test_eval_report_in_chromium(browser: Browser, scripted, tmp_path: Path) -> 
     made = osmosis_ai.report([tmp_path / "log.jsonl", tmp_path / "out.json"], output=page)
     assert [r.header["layout"] for r in made.runs] == ["log", "eval-json"]
     detail = check_page(
-        browser, page, {f"score:{PICKY}", f"pass-curve:{PICKY}", "latency_ms", "tokens", "row-pass-rate"}, "errored"
+        browser,
+        page,
+        {f"score:{PICKY}", f"pass-curve:{PICKY}", "latency_ms", "tokens", "row-pass-rate"},
+        "errored",
     )
     assert "cannot judge" in detail["text"]  # the eval function's error text, visible after the click
 
@@ -107,9 +124,13 @@ def test_rubric_report_in_chromium(browser: Browser, scripted, tmp_path: Path, m
     monkeypatch.setenv("OSMOSIS_EVAL_RESULT_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     (tmp_path / "rubric_configs.yaml").write_text(CONFIG, encoding="utf-8")
-    write_records(tmp_path / "data.jsonl", [{"rubric_id": "polite", "solution_str": f"answer {i}"} for i in range(4)])
+    write_records(
+        tmp_path / "data.jsonl", [{"rubric_id": "polite", "solution_str": f"answer {i}"} for i in range(4)]
+    )
     server = scripted({"default": {"score": 0.5}})
-    server.set_plan({"by_model": {}, "responses": [{"score": 0.25}, {"content": "not json"}] * 3, "default": {"score": 1}})
+    server.set_plan(
+        {"by_model": {}, "responses": [{"score": 0.25}, {"content": "not json"}] * 3, "default": {"score": 1}}
+    )
     assert main(["eval-rubric", "-r", "polite", "-d", "data.jsonl", "-o", "rubric.json", "--base-url",
                  server.base_url, "--concurrency", "1", "--number", "2"]) == 0  # fmt: skip
     # A rubric-kind results log as the engine writes it, with the judge's health fields.
@@ -128,7 +149,9 @@ def test_rubric_report_in_chromium(browser: Browser, scripted, tmp_path: Path, m
     made = osmosis_ai.report([log, tmp_path / "rubric.json"], output=page)
     assert made.runs[0].judge == {"parse_failures": 5, "clamped": 2, "retries": 8, "unscored": 5, "errors": 0}
     assert made.runs[1].judge["parse_failures"] == 3  # the -o JSON's judge fields reach the page too
-    detail = check_page(browser, page, {"judge-health", "score:polite", "pass-curve:polite", "tokens"}, "errored")
+    detail = check_page(
+        browser, page, {"judge-health", "score:polite", "pass-curve:polite", "tokens"}, "errored"
+    )
     assert "judge reply was not JSON" in detail["text"]
 
 
@@ -149,11 +172,15 @@ def test_eval_run_report_and_comparison_in_chromium(browser: Browser, tmp_path: 
     b = write_log(tmp_path / "eval-run-b.jsonl", rows_b, kind="eval-run", extra=extra)
     page = tmp_path / "eval-run-report.html"
     osmosis_ai.report(a, output=page)
-    detail = check_page(browser, page, {"score:acc", "pass-curve:acc", "row-pass-rate", "latency_ms"}, "failed")
+    detail = check_page(
+        browser, page, {"score:acc", "pass-curve:acc", "row-pass-rate", "latency_ms"}, "failed"
+    )
     assert detail["messages"] >= 5 and "The answer is 41." in detail["text"] and '"a": 6' in detail["text"]
 
     compare_page = tmp_path / "comparison.html"
     result = osmosis_ai.compare(a, b, output=compare_page)
     assert result.rows_matched == 30
     detail = check_page(browser, compare_page, {"difference", "pass-curves"}, "improved")
-    assert "run 0 [A]" in detail["text"] and "run 0 [B]" in detail["text"] and "What is 6 x 7?" in detail["text"]
+    assert (
+        "run 0 [A]" in detail["text"] and "run 0 [B]" in detail["text"] and "What is 6 x 7?" in detail["text"]
+    )

@@ -26,8 +26,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from osmosis_ai.rewards import osmosis_reward, osmosis_rubric
     from osmosis_ai.report import compare, report
+    from osmosis_ai.rewards import osmosis_reward, osmosis_rubric
     from osmosis_ai.stats import load_results, summarize_results
 
 # public name -> module that defines it

@@ -31,7 +31,7 @@ def _text(result: Any) -> list[str]:
         verdict = ("B better" if iv["estimate"] > 0 else "B worse") if real else "no clear difference"
         lines.append(
             f"{_label(name):<12}{result.a_values[name]:>9.4f}{result.b_values[name]:>9.4f}{iv['estimate']:>+10.4f}  "
-            f"{'[%+.4f, %+.4f]' % (iv['low'], iv['high']):<22}{verdict}"
+            f"{'[{:+.4f}, {:+.4f}]'.format(iv['low'], iv['high']):<22}{verdict}"
         )
     lines += [
         "",
@@ -51,12 +51,22 @@ def _text(result: Any) -> list[str]:
 @click.argument("a", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.argument("b", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @click.option("--metric", default=None, help="The score name to compare (default: the first A declares).")
-@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Also write an HTML page.")
 @click.option(
-    "--allow-partial", is_flag=True, help="Compare the shared rows when the runs hold different rows (else refuse)."
+    "-o",
+    "--output",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Also write an HTML page.",
+)
+@click.option(
+    "--allow-partial",
+    is_flag=True,
+    help="Compare the shared rows when the runs hold different rows (else refuse).",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
-def compare_command(a: Path, b: Path, metric: str | None, output: Path | None, allow_partial: bool, seed: int) -> None:
+def compare_command(
+    a: Path, b: Path, metric: str | None, output: Path | None, allow_partial: bool, seed: int
+) -> None:
     """Is run B better than run A on the same rows, or is it noise?
 
     Rows are matched by content. Prints the difference B - A of the mean score and of pass@k / pass^k

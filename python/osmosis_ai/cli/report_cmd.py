@@ -12,7 +12,9 @@ __all__ = ["report_command"]
 
 
 @click.command("report")
-@click.argument("results", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.argument(
+    "results", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+)
 @click.option(
     "-o",
     "--output",
@@ -58,7 +60,12 @@ def report_command(results: tuple[Path, ...], output: Path | None, max_rows: int
             "output": str(target),
             "html_bytes": made.html_bytes,
             "runs": [
-                {"path": r.path, "rows": r.rows_total, "rows_embedded": len(r.rows), "row_counts": r.row_counts}
+                {
+                    "path": r.path,
+                    "rows": r.rows_total,
+                    "rows_embedded": len(r.rows),
+                    "row_counts": r.row_counts,
+                }
                 for r in made.runs
             ],
         },

@@ -40,7 +40,7 @@ class _CallableModule(types.ModuleType):
     """``osmosis_ai.report`` is this package once anything imported it; calling it calls :func:`report`."""
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return getattr(self, "report")(*args, **kwargs)
+        return self.report(*args, **kwargs)
 
 
 sys.modules[__name__].__class__ = _CallableModule

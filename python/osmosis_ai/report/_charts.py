@@ -57,8 +57,12 @@ def pass_curve(points: list[dict[str, Any]], title: str) -> dict[str, Any]:
         x=alt.X("k:Q", title="k", axis=alt.Axis(tickMinStep=1)),
         color=alt.Color("statistic:N", title=None),
     )
-    band = base.mark_area(opacity=0.2).encode(y=alt.Y("low:Q", title="rate", scale=alt.Scale(domain=[0, 1])), y2="high:Q")
-    line = base.mark_line(point=True).encode(y="value:Q", tooltip=["statistic:N", "k:Q", "value:Q", "low:Q", "high:Q"])
+    band = base.mark_area(opacity=0.2).encode(
+        y=alt.Y("low:Q", title="rate", scale=alt.Scale(domain=[0, 1])), y2="high:Q"
+    )
+    line = base.mark_line(point=True).encode(
+        y="value:Q", tooltip=["statistic:N", "k:Q", "value:Q", "low:Q", "high:Q"]
+    )
     return _spec(band + line)
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from osmosis_ai.errors import StatsError
-from osmosis_ai.stats import IntervalMethod
 from osmosis_ai.report._run import _BOOTSTRAP_WORK_LIMIT, _ks
+from osmosis_ai.stats import IntervalMethod
 
 __all__ = ["RunComparison", "compare"]
 
@@ -64,7 +64,6 @@ class RunComparison:
 
 def _keyed(path: str, metric: str | None) -> tuple[Any, Any, Any, str]:
     """(frame, attempts with a ``key`` column, summary, metric) of one run's primary model."""
-    import polars as pl
 
     from osmosis_ai.report._frame import attempt_table, score_names
     from osmosis_ai.stats import load_results, summarize_results_by_model
@@ -75,7 +74,9 @@ def _keyed(path: str, metric: str | None) -> tuple[Any, Any, Any, str]:
     names = score_names(frame, list(primary.summaries) if primary else [])
     chosen = metric or (names[0] if names else None)
     if chosen is None or chosen not in names:
-        raise StatsError(f"{path}: no score named {chosen!r}; it holds {', '.join(names) or 'no scores'}", field="metric")
+        raise StatsError(
+            f"{path}: no score named {chosen!r}; it holds {', '.join(names) or 'no scores'}", field="metric"
+        )
     attempts = attempt_table(frame, "", chosen, summary.pass_threshold)
     return frame, attempts, summary, chosen
 
@@ -93,12 +94,16 @@ def _with_keys(attempts: Any, by_content: bool) -> Any:
 def _per_row(attempts: Any) -> dict[str, dict[str, Any]]:
     import polars as pl
 
-    grouped = attempts.sort("run_index").group_by("key").agg(
-        pl.col("row_index").first(),
-        pl.col("score"),
-        pl.col("counts"),
-        pl.col("passed"),
-        pl.col("run_index"),
+    grouped = (
+        attempts.sort("run_index")
+        .group_by("key")
+        .agg(
+            pl.col("row_index").first(),
+            pl.col("score"),
+            pl.col("counts"),
+            pl.col("passed"),
+            pl.col("run_index"),
+        )
     )
     return {row["key"]: row for row in grouped.to_dicts()}
 
@@ -124,7 +129,88 @@ def _runs(frame: Any, row_index: int, tag: str) -> list[dict[str, Any]]:
     picked = frame.filter(pl.col("row_index") == row_index)
     if "model_tag" in frame.columns:
         picked = picked.filter(pl.col("model_tag").fill_null("") == "")
-    return [_bounded({**run, "model_tag": tag}) for run in picked.select(columns).sort("run_index").to_dicts()]
+    return [
+        _bounded({**run, "model_tag": tag}) for run in picked.select(columns).sort("run_index").to_dicts()
+    ]
+
+
+def _values(summary: Any) -> dict[str, float]:
+    return {
+        "mean": summary.mean or 0.0,
+        **{f"pass_at_{k}": v for k, v in summary.pass_at_k.items()},
+        **{f"pass_hat_{k}": v for k, v in summary.pass_hat_k.items()},
+    }
+
+
+def _paired_statistics(
+    pairs: list[tuple[dict[str, Any], dict[str, Any]]],
+    summary_a: Any,
+    *,
+    level: float,
+    method: IntervalMethod | None,
+    resamples: int,
+    seed: int,
+) -> tuple[dict[str, float], dict[str, float], dict[str, dict[str, Any]], str]:
+    """(A's values, B's values, intervals of B - A, method) from the Rust aggregators, rows paired by label."""
+    from osmosis_ai.stats import Aggregator
+    from osmosis_ai.stats import compare as paired
+
+    # Both runs at the same n (the smaller), so pass@k means the same thing on both sides.
+    n = min(max(len(ra["score"]) for ra, _ in pairs), max(len(rb["score"]) for _, rb in pairs))
+    ks = _ks(n)
+    if method is None:
+        method = "bootstrap" if len(pairs) * (2 * len(ks) + 1) <= _BOOTSTRAP_WORK_LIMIT else "normal"
+    options = {
+        "pass_threshold": summary_a.pass_threshold,
+        "ks": ks,
+        "n_runs": n,
+        "failed": summary_a.failed_policy,
+    }
+    agg_a, agg_b = Aggregator(**options), Aggregator(**options)
+    for label, (ra, rb) in enumerate(pairs):
+        _push(agg_a, {k: v[:n] if isinstance(v, list) else v for k, v in ra.items()}, label)
+        _push(agg_b, {k: v[:n] if isinstance(v, list) else v for k, v in rb.items()}, label)
+    result = paired(agg_b, agg_a, ks=ks, level=level, method=method, resamples=resamples, seed=seed)
+    differences = {k: iv.to_dict() for k, iv in result.differences.items()}
+    return _values(agg_a.finish()), _values(agg_b.finish()), differences, method
+
+
+_FLIP = {(True, False): "a_only", (False, True): "b_only", (True, True): "both", (False, False): "neither"}
+
+
+def _flips(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, int]:
+    flips = dict.fromkeys(_FLIP.values(), 0)
+    for ra, rb in pairs:
+        fa, fb = _first_attempt(ra), _first_attempt(rb)
+        if fa is not None and fb is not None:
+            flips[_FLIP[(fa, fb)]] += 1
+    return flips
+
+
+def _changed_rows(
+    pairs: list[tuple[dict[str, Any], dict[str, Any]]], frame_a: Any, frame_b: Any, by_content: bool
+) -> list[dict[str, Any]]:
+    """The rows whose pass rate moved most, with both runs' attempts (tagged A and B)."""
+    changes = []
+    for ra, rb in pairs:
+        rate_a = sum(ra["passed"]) / max(1, sum(ra["counts"]))
+        rate_b = sum(rb["passed"]) / max(1, sum(rb["counts"]))
+        if rate_a != rate_b:
+            changes.append((rate_b - rate_a, rate_a, rate_b, ra, rb))
+    changes.sort(key=lambda c: (-abs(c[0]), c[3]["row_index"]))
+    return [
+        {
+            "row_key": ra["key"].rsplit("#", 1)[0] if by_content else None,
+            "row_index": ra["row_index"],
+            "row_index_b": rb["row_index"],
+            "status": "improved" if delta > 0 else "regressed",
+            "pass_rate_a": rate_a,
+            "pass_rate_b": rate_b,
+            "change": delta,
+            "runs": _runs(frame_a, ra["row_index"], "A") + _runs(frame_b, rb["row_index"], "B"),
+        }
+        for delta, rate_a, rate_b, ra, rb in changes[:_CHANGED_ROWS]
+    ]
 
 
 def compare(
@@ -177,13 +263,12 @@ def compare(
         >>> (result.flips["b_only"], round(result.differences["pass_at_1"]["estimate"], 2), round(result.mcnemar_p, 4))
         (5, 0.5, 0.0625)
     """
-    from osmosis_ai.stats import Aggregator, mcnemar_exact
-    from osmosis_ai.stats import compare as paired
+    from osmosis_ai.stats import mcnemar_exact
 
     path_a, path_b = os.fspath(a), os.fspath(b)
     frame_a, att_a, sum_a, name = _keyed(path_a, metric)
-    frame_b, att_b, sum_b, _ = _keyed(path_b, name)
-    by_content = bool(att_a.height and att_b.height and att_a["row_key"].null_count() == 0 and att_b["row_key"].null_count() == 0)
+    frame_b, att_b, _, _ = _keyed(path_b, name)
+    by_content = all(t.height and t["row_key"].null_count() == 0 for t in (att_a, att_b))
     rows_a, rows_b = _per_row(_with_keys(att_a, by_content)), _per_row(_with_keys(att_b, by_content))
     shared = sorted(set(rows_a) & set(rows_b), key=lambda k: rows_a[k]["row_index"])
     if not allow_partial and (len(shared) != len(rows_a) or len(shared) != len(rows_b)):
@@ -195,44 +280,14 @@ def compare(
             field="rows",
         )
     if len(shared) < 2:
-        raise StatsError(f"{path_a} and {path_b} share {len(shared)} rows; a comparison needs at least 2", field="rows")
-    n = min(max(len(rows_a[k]["score"]) for k in shared), max(len(rows_b[k]["score"]) for k in shared))
-    ks = _ks(n)
-    if method is None:
-        method = "bootstrap" if len(shared) * (2 * len(ks) + 1) <= _BOOTSTRAP_WORK_LIMIT else "normal"
-    threshold = sum_a.pass_threshold
-    agg_a = Aggregator(pass_threshold=threshold, ks=ks, n_runs=n, failed=sum_a.failed_policy)
-    agg_b = Aggregator(pass_threshold=threshold, ks=ks, n_runs=n, failed=sum_a.failed_policy)
-    flips = {"a_only": 0, "b_only": 0, "both": 0, "neither": 0}
-    changes = []
-    for label, key in enumerate(shared):
-        ra, rb = rows_a[key], rows_b[key]
-        _push(agg_a, {k: v[:n] if isinstance(v, list) else v for k, v in ra.items()}, label)
-        _push(agg_b, {k: v[:n] if isinstance(v, list) else v for k, v in rb.items()}, label)
-        fa, fb = _first_attempt(ra), _first_attempt(rb)
-        if fa is not None and fb is not None:
-            flips[{(True, False): "a_only", (False, True): "b_only", (True, True): "both"}.get((fa, fb), "neither")] += 1
-        rate_a = sum(ra["passed"]) / max(1, sum(ra["counts"]))
-        rate_b = sum(rb["passed"]) / max(1, sum(rb["counts"]))
-        changes.append((abs(rate_b - rate_a), rate_b - rate_a, key, rate_a, rate_b))
-    result = paired(agg_b, agg_a, ks=ks, level=level, method=method, resamples=resamples, seed=seed)
-    fin_a, fin_b = agg_a.finish(), agg_b.finish()
-    values = lambda s: {"mean": s.mean or 0.0, **{f"pass_at_{k}": v for k, v in s.pass_at_k.items()}, **{f"pass_hat_{k}": v for k, v in s.pass_hat_k.items()}}  # noqa: E731
-    changes.sort(key=lambda c: (-c[0], rows_a[c[2]]["row_index"]))
-    changed = [
-        {
-            "row_key": key.rsplit("#", 1)[0] if by_content else None,
-            "row_index": rows_a[key]["row_index"],
-            "row_index_b": rows_b[key]["row_index"],
-            "status": "improved" if delta > 0 else "regressed",
-            "pass_rate_a": rate_a,
-            "pass_rate_b": rate_b,
-            "change": delta,
-            "runs": _runs(frame_a, rows_a[key]["row_index"], "A") + _runs(frame_b, rows_b[key]["row_index"], "B"),
-        }
-        for size, delta, key, rate_a, rate_b in changes[:_CHANGED_ROWS]
-        if size > 0
-    ]
+        raise StatsError(
+            f"{path_a} and {path_b} share {len(shared)} rows; a comparison needs at least 2", field="rows"
+        )
+    pairs = [(rows_a[k], rows_b[k]) for k in shared]
+    a_values, b_values, differences, method = _paired_statistics(
+        pairs, sum_a, level=level, method=method, resamples=resamples, seed=seed
+    )
+    flips = _flips(pairs)
     comparison = RunComparison(
         a=path_a,
         b=path_b,
@@ -241,13 +296,13 @@ def compare(
         rows_a=len(rows_a),
         rows_b=len(rows_b),
         rows_matched=len(shared),
-        pass_threshold=threshold,
-        a_values=values(fin_a),
-        b_values=values(fin_b),
-        differences={k: iv.to_dict() for k, iv in result.differences.items()},
+        pass_threshold=sum_a.pass_threshold,
+        a_values=a_values,
+        b_values=b_values,
+        differences=differences,
         flips=flips,
         mcnemar_p=mcnemar_exact(flips["a_only"], flips["b_only"]),
-        changed_rows=changed,
+        changed_rows=_changed_rows(pairs, frame_a, frame_b, by_content),
         interval_method=method,
     )
     if output is not None:

@@ -33,7 +33,8 @@ def _differences_table(c: RunComparison) -> str:
             f"[{iv['low']:+.4f}, {iv['high']:+.4f}]",
         ]
         body.append(
-            "<tr>" + "".join(f"<td class='num'>{html.escape(x)}</td>" for x in cells)
+            "<tr>"
+            + "".join(f"<td class='num'>{html.escape(x)}</td>" for x in cells)
             + f"<td class='{css}'>{verdict}</td></tr>"
         )
     return f"<table>{head}{''.join(body)}</table>"
@@ -45,7 +46,9 @@ def _curves(c: RunComparison) -> list[dict[str, Any]]:
         for name, value in values.items():
             if name.startswith("pass_at_"):
                 k = int(name.rsplit("_", 1)[1])
-                points.append({"statistic": f"{run} pass@k", "k": k, "value": value, "low": value, "high": value})
+                points.append(
+                    {"statistic": f"{run} pass@k", "k": k, "value": value, "low": value, "high": value}
+                )
     return points
 
 

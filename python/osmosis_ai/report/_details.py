@@ -41,7 +41,11 @@ _MAX_ITEMS = 60
 def _bounded(value: Any, depth: int = 0) -> Any:
     """A JSON value with long strings cut and long lists shortened, so one row cannot blow up a page."""
     if isinstance(value, str):
-        return value if len(value) <= _MAX_TEXT else value[:_MAX_TEXT] + f"... [{len(value) - _MAX_TEXT} more chars]"
+        return (
+            value
+            if len(value) <= _MAX_TEXT
+            else value[:_MAX_TEXT] + f"... [{len(value) - _MAX_TEXT} more chars]"
+        )
     if isinstance(value, dict):
         return {k: _bounded(v, depth + 1) for k, v in value.items() if v is not None}
     if isinstance(value, list):
@@ -61,7 +65,9 @@ def row_details(frame: pl.DataFrame, rows: pl.DataFrame, max_rows: int) -> list[
     if rows.height == 0 or max_rows <= 0:
         return []
     order = pl.col("status").replace_strict({"errored": 0, "failed": 1, "passed": 2}, default=3)
-    chosen = rows.with_columns(order.alias("_order")).sort(["_order", "pass_rate", "row_index"]).head(max_rows)
+    chosen = (
+        rows.with_columns(order.alias("_order")).sort(["_order", "pass_rate", "row_index"]).head(max_rows)
+    )
     columns = ["row_index", *(c for c in RUN_FIELDS if c in frame.columns)]
     picked = frame.filter(pl.col("row_index").is_in(chosen["row_index"].implode())).select(columns)
     runs: dict[int, list[dict[str, Any]]] = {}

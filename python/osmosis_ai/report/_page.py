@@ -35,7 +35,9 @@ def document(title: str, body: str) -> str:
 def kv_table(pairs: list[tuple[str, Any]]) -> str:
     """A two-column table of the pairs whose value is known."""
     cells = "".join(
-        f"<tr><th>{html.escape(k)}</th><td>{html.escape(_text(v))}</td></tr>" for k, v in pairs if v not in (None, "", [])
+        f"<tr><th>{html.escape(k)}</th><td>{html.escape(_text(v))}</td></tr>"
+        for k, v in pairs
+        if v not in (None, "", [])
     )
     return f"<table class='kv'>{cells}</table>"
 
@@ -53,10 +55,14 @@ def _text(value: Any) -> str:
 def figures(specs: list[tuple[str, dict[str, Any]]]) -> str:
     """Each ``(name, spec)`` rendered to an inline SVG inside a figure the tests can find by name."""
     svgs = charts.to_svg([spec for _, spec in specs])
-    return "<div class='plots'>" + "".join(
-        f"<figure class='plot' data-plot='{html.escape(name)}'>{svg}</figure>"
-        for (name, _), svg in zip(specs, svgs, strict=True)
-    ) + "</div>"
+    return (
+        "<div class='plots'>"
+        + "".join(
+            f"<figure class='plot' data-plot='{html.escape(name)}'>{svg}</figure>"
+            for (name, _), svg in zip(specs, svgs, strict=True)
+        )
+        + "</div>"
+    )
 
 
 def rows_section(
@@ -95,7 +101,13 @@ def _curve_points(summary: dict[str, Any]) -> list[dict[str, Any]]:
         for k, value in summary[key].items():
             iv = summary["intervals"].get(f"{prefix}_{k}") or {}
             points.append(
-                {"statistic": statistic, "k": int(k), "value": value, "low": iv.get("low", value), "high": iv.get("high", value)}
+                {
+                    "statistic": statistic,
+                    "k": int(k),
+                    "value": value,
+                    "low": iv.get("low", value),
+                    "high": iv.get("high", value),
+                }
             )
     return points
 
@@ -107,8 +119,20 @@ def _metrics_table(report: RunReport) -> str:
         for name, s in metrics.items():
             ks = list(s["pass_at_k"])
             mixed = next(iter(s["mixed_fraction"].values()), None)
-            cells = [tag, name, s["mean"], s["pass_at_k"].get("1"), s["pass_at_k"].get(ks[-1]) if ks else None, mixed, s["errors"]]
-            body.append("<tr>" + "".join(f"<td>{html.escape(_text(c) if c is not None else '-')}</td>" for c in cells) + "</tr>")
+            cells = [
+                tag,
+                name,
+                s["mean"],
+                s["pass_at_k"].get("1"),
+                s["pass_at_k"].get(ks[-1]) if ks else None,
+                mixed,
+                s["errors"],
+            ]
+            body.append(
+                "<tr>"
+                + "".join(f"<td>{html.escape(_text(c) if c is not None else '-')}</td>" for c in cells)
+                + "</tr>"
+            )
     return f"<table>{head}{''.join(body)}</table>"
 
 
@@ -145,7 +169,12 @@ def _run_section(index: int, report: RunReport) -> str:
             specs.append((name, charts.bar_histogram(bins, unit, unit)))
     for name, summary in primary.items():
         if summary["pass_at_k"]:
-            specs.append((f"pass-curve:{name}", charts.pass_curve(_curve_points(summary), f"pass@k and pass^k: {name}")))
+            specs.append(
+                (
+                    f"pass-curve:{name}",
+                    charts.pass_curve(_curve_points(summary), f"pass@k and pass^k: {name}"),
+                )
+            )
     if report.row_pass_rates:
         title = f"per-row pass rate (sorted): {report.primary_metric}"
         specs.append(("row-pass-rate", charts.sorted_rates(report.row_pass_rates, title)))

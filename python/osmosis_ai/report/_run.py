@@ -138,7 +138,9 @@ def _header(path: str, meta: dict[str, Any], summary: Any, frame: Any, n: int) -
     }
 
 
-def build_run_report(path: str | os.PathLike[str], *, max_rows: int = DEFAULT_MAX_ROWS, seed: int = 0) -> RunReport:
+def build_run_report(
+    path: str | os.PathLike[str], *, max_rows: int = DEFAULT_MAX_ROWS, seed: int = 0
+) -> RunReport:
     """Reads one results file (any layout the package writes) and summarises it for a page.
 
     The file is read twice: once by the Rust statistics (every number on the page) and once by polars
@@ -156,7 +158,8 @@ def build_run_report(path: str | os.PathLike[str], *, max_rows: int = DEFAULT_MA
     method = "bootstrap" if rows_guess * (2 * len(ks) + 1) <= _BOOTSTRAP_WORK_LIMIT else "normal"
     summary = summarize_results_by_model(name, ks=ks, confidence=0.95, method=method, seed=seed)
     metrics = {
-        tag: {metric: s.to_dict() for metric, s in model.summaries.items()} for tag, model in summary.models.items()
+        tag: {metric: s.to_dict() for metric, s in model.summaries.items()}
+        for tag, model in summary.models.items()
     }
     primary = next(iter(summary.models.values()), None)
     declared = list(primary.summaries) if primary else []
@@ -164,14 +167,17 @@ def build_run_report(path: str | os.PathLike[str], *, max_rows: int = DEFAULT_MA
     metric = names[0] if names else None
     attempts = tables.attempt_table(frame, "", metric, summary.pass_threshold)
     rows = tables.row_table(attempts)
-    histograms = {f"score:{m}": tables.histogram(tables.attempt_table(frame, "", m, 0.0)["score"]) for m in names}
+    histograms = {
+        f"score:{m}": tables.histogram(tables.attempt_table(frame, "", m, 0.0)["score"]) for m in names
+    }
     if "duration_ms" in frame.columns:
         histograms["latency_ms"] = tables.histogram(frame["duration_ms"])
     histograms["tokens"] = tables.histogram(_usage_tokens(frame))
     rates = rows["pass_rate"].drop_nulls().sort()
     step = max(1, rates.len() // _CURVE_POINTS)
     curve = [
-        {"rank": i / max(1, rates.len() - 1), "pass_rate": float(rates[i])} for i in range(0, rates.len(), step)
+        {"rank": i / max(1, rates.len() - 1), "pass_rate": float(rates[i])}
+        for i in range(0, rates.len(), step)
     ]
     counts = dict(zip(*rows["status"].value_counts().to_dict(as_series=False).values(), strict=True))
     kind = summary.kind or meta.get("kind")

@@ -32,5 +32,7 @@ def mcnemar_exact(first_only: int, second_only: int) -> float:
     """
     b, c = as_int(first_only, "first_only"), as_int(second_only, "second_only")
     if b < 0 or c < 0:
-        raise StatsError(f"counts must be >= 0, got {b} and {c}", field="first_only" if b < 0 else "second_only")
+        raise StatsError(
+            f"counts must be >= 0, got {b} and {c}", field="first_only" if b < 0 else "second_only"
+        )
     return _core.mcnemar_exact(b, c)
