@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from osmosis_ai.errors import StatsError
-from osmosis_ai.report._run import _BOOTSTRAP_WORK_LIMIT, _ks
+from osmosis_ai.report._run import _ks
 from osmosis_ai.stats import IntervalMethod
 
 __all__ = ["RunComparison", "compare"]
@@ -38,7 +38,7 @@ class RunComparison:
             ``both``, ``neither``.
         mcnemar_p: McNemar's exact two-sided p-value on those flips.
         changed_rows: The rows whose pass rate changed most, with both runs' attempts.
-        interval_method: ``"bootstrap"`` (paired, over rows) or ``"normal"`` (large runs).
+        interval_method: ``"bootstrap"`` (paired, over rows) or ``"normal"``.
     """
 
     a: str
@@ -147,7 +147,7 @@ def _paired_statistics(
     summary_a: Any,
     *,
     level: float,
-    method: IntervalMethod | None,
+    method: IntervalMethod,
     resamples: int,
     seed: int,
 ) -> tuple[dict[str, float], dict[str, float], dict[str, dict[str, Any]], str]:
@@ -158,8 +158,6 @@ def _paired_statistics(
     # Both runs at the same n (the smaller), so pass@k means the same thing on both sides.
     n = min(max(len(ra["score"]) for ra, _ in pairs), max(len(rb["score"]) for _, rb in pairs))
     ks = _ks(n)
-    if method is None:
-        method = "bootstrap" if len(pairs) * (2 * len(ks) + 1) <= _BOOTSTRAP_WORK_LIMIT else "normal"
     options = {
         "pass_threshold": summary_a.pass_threshold,
         "ks": ks,
@@ -220,7 +218,7 @@ def compare(
     metric: str | None = None,
     allow_partial: bool = False,
     level: float = 0.95,
-    method: IntervalMethod | None = None,
+    method: IntervalMethod = "bootstrap",
     resamples: int = 1000,
     seed: int = 0,
     output: PathLike | None = None,
@@ -237,8 +235,7 @@ def compare(
         metric: The score name; default the first one A declares.
         allow_partial: Compare the shared rows when the runs hold different rows (else refuse).
         level: Confidence level of the intervals.
-        method: ``"bootstrap"`` (paired, over rows) or ``"normal"``; default the bootstrap, or the normal
-            interval when rows x statistics is large (it is as good there and costs no resampling).
+        method: ``"bootstrap"`` (paired, over rows) or ``"normal"`` (the paired normal interval).
         resamples: Bootstrap resamples.
         seed: Bootstrap seed.
         output: Write the comparison page here as well.
