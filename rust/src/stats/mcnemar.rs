@@ -30,7 +30,9 @@ fn log_add(a: f64, b: f64) -> f64 {
 pub fn mcnemar_exact(b: u64, c: u64) -> McNemar {
     let n = b + c;
     let k = b.min(c);
-    let p_value = if n == 0 || b == c {
+    // With |b - c| <= 1 the lower tail holds at least half the mass, so p is exactly 1 (summing would give
+    // 0.9999999999999998).
+    let p_value = if b.abs_diff(c) <= 1 {
         1.0
     } else {
         // ln C(n, i) by the recurrence C(n, i+1) = C(n, i) (n - i) / (i + 1); terms are summed in log space.
