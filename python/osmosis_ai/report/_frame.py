@@ -91,7 +91,8 @@ def histogram(values: pl.Series, bins: int = 20) -> list[dict[str, Any]]:
         return []
     low, high = float(values.min()), float(values.max())  # type: ignore[arg-type]
     if high == low:
-        return [{"low": low, "high": high, "count": values.len()}]
+        # One value: a bar of unit width around it (a zero-width bin would draw as a hairline).
+        return [{"low": low - 0.5, "high": high + 0.5, "count": values.len()}]
     width = (high - low) / bins
     index = ((values - low) / width).floor().clip(0, bins - 1).cast(pl.Int64)
     counts = index.value_counts().sort(index.name)
