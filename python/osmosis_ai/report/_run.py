@@ -62,7 +62,7 @@ def _ks(n: int) -> list[int]:
         return list(range(1, n + 1))
     # Geometric spacing keeps the curve's shape with a bounded number of statistics.
     ks = {1, n}
-    step = (n / 1) ** (1 / (_MAX_KS - 1))
+    step = n ** (1 / (_MAX_KS - 1))
     ks.update(max(1, round(step**i)) for i in range(_MAX_KS))
     return sorted(ks)
 
