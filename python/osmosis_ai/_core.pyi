@@ -36,6 +36,9 @@ def estimate_many(
     values when ``per_row``). Raises ``StatsError`` naming the first bad row, numbered from
     ``row_offset``."""
 
+def mcnemar_exact(b: int, c: int) -> float:
+    """McNemar's exact two-sided p-value for ``b`` first-only and ``c`` second-only passes."""
+
 def row_interval(
     values: bytes,
     code: str,

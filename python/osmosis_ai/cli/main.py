@@ -43,6 +43,16 @@ COMMANDS: LazyCommands = {
         "eval_rubric",
         "Score JSONL records against a YAML rubric with an LLM judge.",
     ),
+    "report": (
+        "osmosis_ai.cli.report_cmd",
+        "report_command",
+        "Write one self-contained HTML page with plots for results files.",
+    ),
+    "compare": (
+        "osmosis_ai.cli.compare_cmd",
+        "compare_command",
+        "Compare two runs on the same rows: paired intervals, flips, McNemar.",
+    ),
     "config": ("osmosis_ai.cli.config_cmd", "config_group", "Check eval and training configs."),
     "grade": (
         "osmosis_ai.cli.grade_cmd",

@@ -33,6 +33,7 @@ from osmosis_ai.stats._agreement import Agreement, SignChanges, advantage_sign_c
 from osmosis_ai.stats._estimators import pass_at_k, pass_at_k_many, pass_hat_k, pass_hat_k_many
 from osmosis_ai.stats._frame import LoadedResults, load_results
 from osmosis_ai.stats._intervals import IntervalMethod, compare, confidence_interval
+from osmosis_ai.stats._paired import mcnemar_exact
 from osmosis_ai.stats._results import (
     RESULTS_LOG_FORMATS,
     ModelResults,
@@ -62,6 +63,7 @@ __all__ = [
     "compare",
     "confidence_interval",
     "load_results",
+    "mcnemar_exact",
     "pass_at_k",
     "pass_at_k_many",
     "pass_hat_k",

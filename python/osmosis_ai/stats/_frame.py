@@ -20,11 +20,26 @@ class LoadedResults(NamedTuple):
 
     Attributes:
         frame: One row per run record.
-        header: ``{"layout": ..., "kind": ..., "config": {...}}`` of the file.
+        header: ``{"layout": ..., "kind": ..., "config": {...}}`` of the file (a log's also carries its
+            ``dataset``, ``created_at`` and ``osmosis_version``).
     """
 
     frame: pl.DataFrame
     header: dict[str, Any]
+
+
+_RUBRIC_RUN_FIELDS = (
+    "status",
+    "explanation",
+    "preview",
+    "raw_score",
+    "clamped",
+    "unscored_reason",
+    "attempts",
+    "retries",
+    "parse_failures",
+    "usage",
+)
 
 
 def _document_runs(doc: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -43,6 +58,8 @@ def _document_runs(doc: dict[str, Any]) -> Iterator[dict[str, Any]]:
                     "scores": {name: run.get("score") if scored else None},
                     "error": run.get("error"),
                     "duration_ms": float(run.get("duration_seconds") or 0.0) * 1000.0,
+                    # The judge's own fields, as a rubric log record holds them.
+                    **{k: run[k] for k in _RUBRIC_RUN_FIELDS if k in run},
                 }
         return
     for row in doc.get("rows") or []:
@@ -110,6 +127,10 @@ def load_results(path: str | os.PathLike[str]) -> LoadedResults:
             "layout": "log" if is_log else "records",
             "kind": head.get("kind") if is_log else None,
             "config": (head.get("config") or {}) if is_log else {},
+            # What a report shows about the run; absent (None) in earlier logs.
+            "dataset": head.get("dataset") if is_log else None,
+            "created_at": head.get("created_at") if is_log else None,
+            "osmosis_version": head.get("osmosis_version") if is_log else None,
         }
         if not first or (is_log and _only_header(name)):
             return LoadedResults(pl.DataFrame(), header)

@@ -9,6 +9,7 @@ mod aggregate;
 mod agreement;
 mod bootstrap;
 mod estimator;
+mod mcnemar;
 mod options;
 mod results;
 
@@ -20,6 +21,7 @@ pub use estimator::{
     estimate, estimate_many, estimate_many_iter, pass_at_k, pass_hat_k, validate, Counts,
     Estimator, ManyEstimate,
 };
+pub use mcnemar::{mcnemar_exact, McNemar};
 pub use options::{
     AggregatorOptions, FailedPolicy, IntervalColumns, NonFinitePolicy, Summary, DEFAULT_KS,
 };

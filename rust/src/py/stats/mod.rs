@@ -21,6 +21,7 @@ pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(results::summarize_results_file, m)?)?;
     m.add_function(wrap_pyfunction!(agreement::advantage_sign_changes, m)?)?;
     m.add_function(wrap_pyfunction!(agreement::agreement, m)?)?;
+    m.add_function(wrap_pyfunction!(mcnemar_exact, m)?)?;
     m.add_class::<aggregator::StatsAggregator>()?;
     // The log formats the reader accepts, newest last: the writer takes its header's from here.
     m.add("RESULTS_LOG_FORMATS", crate::stats::LOG_FORMATS.to_vec())?;
@@ -35,6 +36,13 @@ pub(super) fn protocol(message: String) -> PyErr {
 #[pyfunction]
 fn pass_at_k(n: i64, c: i64, k: i64) -> PyResult<f64> {
     Ok(crate::stats::pass_at_k(n, c, k).map_err(CoreError::from)?)
+}
+
+/// McNemar's exact two-sided p-value for `b` first-only and `c` second-only passes.
+#[pyfunction]
+fn mcnemar_exact(py: Python<'_>, b: u64, c: u64) -> f64 {
+    // A table of millions of discordant rows is a loop of that length: run it without the GIL.
+    py.detach(|| crate::stats::mcnemar_exact(b, c).p_value)
 }
 
 /// pass^k of one row: `C(c, k) / C(n, k)`.
