@@ -92,7 +92,9 @@ class LLMBridge:
             body = orjson.loads(await request.read())
             messages = body["messages"]
         except (orjson.JSONDecodeError, KeyError, TypeError) as exc:
-            return _error(web, 400, f"the body must be a chat-completions request ({exc})", "invalid_request_error")
+            return _error(
+                web, 400, f"the body must be a chat-completions request ({exc})", "invalid_request_error"
+            )
         if body.get("stream"):
             return _error(web, 400, "streaming is not supported by the local bridge", "invalid_request_error")
         params = {k: v for k, v in body.items() if k not in _OWN_KEYS}

@@ -57,14 +57,18 @@ class RolloutContext:
     _token: contextvars.Token[RolloutContext | None] | None = field(default=None, repr=False, init=False)
 
     def __post_init__(self) -> None:
-        self.chat_completions_url = self.chat_completions_url or os.environ.get("OSMOSIS_CHAT_COMPLETIONS_URL")
+        self.chat_completions_url = self.chat_completions_url or os.environ.get(
+            "OSMOSIS_CHAT_COMPLETIONS_URL"
+        )
         self.api_key = self.api_key or os.environ.get("OSMOSIS_API_KEY")
         self.rollout_id = self.rollout_id or os.environ.get("OSMOSIS_ROLLOUT_ID")
 
     def set_sample_source(self, source: SampleSource) -> None:
         """Registers where the sample comes from; a rollout has one sample, so a second call is an error."""
         if self.sample_source is not None:
-            raise ValueError("a sample source is already registered for this rollout (one sample per rollout)")
+            raise ValueError(
+                "a sample source is already registered for this rollout (one sample per rollout)"
+            )
         self.sample_source = source
 
     async def get_sample(self) -> RolloutSample | None:
@@ -117,4 +121,10 @@ class GraderContext:
         """Attaches the reward to the sample; it must be a finite number (else a ValueError)."""
         if self.sample is None:
             raise ValueError("there is no sample to reward (the workflow produced none)")
-        self.sample.reward = reward  # validated on assignment: NaN, inf, bool or text raise
+        from pydantic import ValidationError
+
+        try:
+            self.sample.reward = reward  # validated on assignment: NaN, inf, bool or text raise
+        except ValidationError as exc:
+            # Still a ValueError (a validation_error failure), with the one line that says what was wrong.
+            raise ValueError(f"set_reward: {exc.errors()[0]['msg'].removeprefix('Value error, ')}") from None

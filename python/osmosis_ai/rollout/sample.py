@@ -24,8 +24,8 @@ __all__ = [
     "RolloutErrorCategory",
     "RolloutSample",
     "RolloutStatus",
-    "classify_exception",
     "check_rollout_id",
+    "classify_exception",
 ]
 
 

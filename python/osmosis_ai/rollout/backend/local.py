@@ -19,7 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from osmosis_ai.rollout.backend.base import ExecutionBackend
-from osmosis_ai.rollout.context import AgentWorkflowContext, GraderContext, RolloutContext, get_rollout_context
+from osmosis_ai.rollout.context import (
+    AgentWorkflowContext,
+    GraderContext,
+    RolloutContext,
+    get_rollout_context,
+)
 from osmosis_ai.rollout.sample import (
     ExecutionRequest,
     ExecutionResult,
@@ -221,7 +226,9 @@ class LocalBackend(ExecutionBackend):
     async def _grade(
         self, request: ExecutionRequest, sample: RolloutSample | None, artifacts: Path | None
     ) -> ExecutionResult:
-        ctx = GraderContext(label=request.label, sample=sample, metadata=request.metadata, artifacts_dir=artifacts)
+        ctx = GraderContext(
+            label=request.label, sample=sample, metadata=request.metadata, artifacts_dir=artifacts
+        )
         grader = self.grader
         if isinstance(grader, type):
             grader = grader(self.grader_config) if self.grader_config is not None else grader()
@@ -229,7 +236,9 @@ class LocalBackend(ExecutionBackend):
         try:
             await asyncio.wait_for(grader.grade(ctx), None if budget is None else max(budget, 0.0))
             if ctx.sample is None:
-                raise ValueError("no sample to grade; the workflow must return messages or register a sample source")
+                raise ValueError(
+                    "no sample to grade; the workflow must return messages or register a sample source"
+                )
             if not ctx.sample.remove_sample and ctx.sample.reward is None:
                 raise ValueError("sample has no reward after grading; the grader must call ctx.set_reward(x)")
         except (TimeoutError, asyncio.TimeoutError):
@@ -272,4 +281,6 @@ def _failure(exc: Exception, step: str) -> ExecutionResult:
 
 def _bare_failure(workflow: ExecutionResult) -> ExecutionResult:
     # Nothing was graded: the workflow failed, or there is no grader or nothing to grade against.
-    return ExecutionResult(status=RolloutStatus.FAILURE, extra_fields={"workflow_status": workflow.status.value})
+    return ExecutionResult(
+        status=RolloutStatus.FAILURE, extra_fields={"workflow_status": workflow.status.value}
+    )
