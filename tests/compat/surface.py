@@ -113,12 +113,10 @@ ROWS: list[tuple[int, str, str, str]] = [
 DEFERRED: dict[int, str] = {
     80: "0.3 CLI console class: platform/CLI output issue (#15)",
     81: "0.3 platform credentials: platform issue (#15)",
-    88: "0.3 create_rollout_server: issue #16",
     89: "needs the harbor extra: issue #16",
     90: "needs the strands extra: issue #16",
     91: "needs the openai-agents extra: issue #16",
     98: "needs the strands extra: issue #16",
-    99: "0.3 ControllerAuth (of create_rollout_server): issue #16",
     100: "needs the harbor extra: issue #16",
 }
 
