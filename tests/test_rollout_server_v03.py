@@ -124,7 +124,7 @@ def test_rollout_protocol_with_auth(rollout_server: str, callbacks: tuple[str, l
 
 
 def test_cancel_and_bad_requests(rollout_server: str, callbacks: tuple[str, list[dict[str, Any]]]) -> None:
-    callback_url, received = callbacks
+    callback_url, _ = callbacks
     auth = {"Authorization": f"Bearer {KEY}"}
     body = {
         "rollout_id": "slow-1",

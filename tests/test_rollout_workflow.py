@@ -133,4 +133,13 @@ def test_module_attr_strings_resolve(tmp_path: Any, monkeypatch: pytest.MonkeyPa
     backend = LocalBackend(workflow="my_rollout:W", artifact_root=tmp_path / "art")
     workflow, graded = execute(backend)
     assert workflow.status is RolloutStatus.SUCCESS and graded.status is RolloutStatus.FAILURE
-    assert (tmp_path / "art" / "r1" / "artifacts").is_dir()
+    assert not (tmp_path / "art").exists()  # created only when a workflow asks for it
+
+
+def test_artifacts_dir_is_created_on_first_use(tmp_path: Any) -> None:
+    from osmosis_ai.rollout import AgentWorkflowContext
+
+    target = tmp_path / "r1" / "artifacts"
+    ctx = AgentWorkflowContext(prompt=[], artifacts_dir=target)
+    assert not target.exists()
+    assert ctx.artifacts_dir == target and target.is_dir()

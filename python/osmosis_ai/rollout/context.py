@@ -90,18 +90,46 @@ def get_rollout_context() -> RolloutContext | None:
     return _CURRENT.get()
 
 
-@dataclass
-class AgentWorkflowContext:
-    """What ``AgentWorkflow.run`` gets: the initial messages, its config copy, the row's metadata."""
+class _Artifacts:
+    """``artifacts_dir``, created on first use: most rollouts write no artifact, and a directory per rollout
+    made up front was the largest CPU cost per item of a local run."""
 
-    prompt: list[dict[str, Any]]
-    config: Any = None
-    metadata: dict[str, Any] | None = None
-    artifacts_dir: Path | None = None
+    _artifacts: Path | None
+
+    @property
+    def artifacts_dir(self) -> Path | None:
+        """This rollout's artifact directory (created when first asked for), or None when there is none."""
+        path = self._artifacts
+        if path is not None and not path.is_dir():
+            try:
+                path.mkdir(parents=True, exist_ok=True)
+            except OSError:
+                self._artifacts = None  # artifacts are optional; an unwritable root must not fail the rollout
+        return self._artifacts
 
 
-@dataclass
-class GraderContext:
+class AgentWorkflowContext(_Artifacts):
+    """What ``AgentWorkflow.run`` gets: the initial messages, its config copy, the row's metadata.
+
+    Example:
+        >>> AgentWorkflowContext(prompt=[{"role": "user", "content": "hi"}]).metadata is None
+        True
+    """
+
+    def __init__(
+        self,
+        prompt: list[dict[str, Any]],
+        config: Any = None,
+        metadata: dict[str, Any] | None = None,
+        artifacts_dir: Path | None = None,
+    ) -> None:
+        self.prompt = prompt
+        self.config = config
+        self.metadata = metadata
+        self._artifacts = artifacts_dir
+
+
+class GraderContext(_Artifacts):
     """What ``Grader.grade`` gets: the label (ground truth), the sample, the row's metadata.
 
     Example:
@@ -111,11 +139,19 @@ class GraderContext:
         1.0
     """
 
-    label: str | None = None
-    sample: RolloutSample | None = None
-    project_path: str | None = None
-    metadata: dict[str, Any] | None = None
-    artifacts_dir: Path | None = None
+    def __init__(
+        self,
+        label: str | None = None,
+        sample: RolloutSample | None = None,
+        project_path: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        artifacts_dir: Path | None = None,
+    ) -> None:
+        self.label = label
+        self.sample = sample
+        self.project_path = project_path
+        self.metadata = metadata
+        self._artifacts = artifacts_dir
 
     def set_reward(self, reward: float) -> None:
         """Attaches the reward to the sample; it must be a finite number (else a ValueError)."""

@@ -177,14 +177,8 @@ class LocalBackend(ExecutionBackend):
             self._limiter.release()
 
     def _artifacts_dir(self, rollout_id: str) -> Path | None:
-        if self.artifact_root is None:
-            return None
-        path = self.artifact_root / rollout_id / "artifacts"
-        try:
-            path.mkdir(parents=True, exist_ok=True)
-        except OSError:
-            return None  # artifacts are optional; a read-only root must not fail the rollout
-        return path
+        # Not created here: the contexts create it when the user's code first asks for it.
+        return None if self.artifact_root is None else self.artifact_root / rollout_id / "artifacts"
 
     def _workflow_instance(self) -> Any:
         if isinstance(self.workflow, type):
