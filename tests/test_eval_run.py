@@ -145,3 +145,40 @@ def test_retry_failed_reruns_only_failed_items(tmp_path: Path, scripted: Any) ->
     assert code == 1 and envelope["resource"]["dispatched"] == 1
     log = (ws / ".osmosis/evals/r1/results.jsonl").read_text().splitlines()
     assert len(log) == 1 + 4  # header, three items, one retry appended
+
+
+LOOP_MAIN = """
+from osmosis_ai import osmosis_reward
+from osmosis_ai.rollout import RolloutAgentLoop
+
+
+class CalcLoop(RolloutAgentLoop):
+    name = "calc-loop"
+
+    def get_tools(self, request):
+        return []
+
+    async def run(self, ctx):
+        reply = await ctx.chat(ctx.request.messages)
+        return ctx.complete([*ctx.request.messages, reply.message])
+
+
+agent_loop = CalcLoop()
+
+
+@osmosis_reward
+def exact(solution_str: str, ground_truth: str, extra_info: dict = None) -> float:
+    return float(solution_str.strip() == ground_truth)
+"""
+
+
+def test_a_0_2_agent_loop_runs_with_an_eval_fn(tmp_path: Path, scripted: Any) -> None:
+    server = scripted({"default": {"content": "4"}})
+    ws = make_workspace(tmp_path / "ws", calc_rows(4))
+    (ws / "rollouts/calc/main.py").write_text(LOOP_MAIN)
+    code, _, stderr = osmosis_run(ws, server)
+    assert code != 0 and "--eval-fn" in stderr
+    code, envelope, stderr = osmosis_run(ws, server, "--eval-fn", "rollouts/calc/main.py:exact")
+    assert code == 0, stderr
+    assert [r["reward"] for r in index(ws)] == [1.0, 0.0, 1.0, 0.0]
+    assert envelope["resource"]["metrics"]["tokens_used"] > 0

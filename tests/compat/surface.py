@@ -115,7 +115,6 @@ DEFERRED: dict[int, str] = {
     81: "0.3 platform credentials: platform issue (#15)",
     89: "needs the harbor extra: issue #16",
     90: "needs the strands extra: issue #16",
-    91: "needs the openai-agents extra: issue #16",
     98: "needs the strands extra: issue #16",
     100: "needs the harbor extra: issue #16",
 }
