@@ -95,9 +95,8 @@ class LLMBridge:
             return _error(
                 web, 400, f"the body must be a chat-completions request ({exc})", "invalid_request_error"
             )
-        if body.get("stream"):
-            return _error(web, 400, "streaming is not supported by the local bridge", "invalid_request_error")
-        params = {k: v for k, v in body.items() if k not in _OWN_KEYS}
+        stream = bool(body.get("stream"))
+        params = {k: v for k, v in body.items() if k not in _OWN_KEYS and k != "stream_options"}
         try:
             reply = await self.transport.complete(messages, body.get("tools"), params)
         except ProviderCallError as exc:
@@ -108,6 +107,10 @@ class LLMBridge:
         rollout_id = request.match_info["rollout_id"]
         used = reply.usage.get("prompt_tokens", 0) + reply.usage.get("completion_tokens", 0)
         self.tokens_by_rollout[rollout_id] = self.tokens_by_rollout.get(rollout_id, 0) + used
+        if stream:
+            return await _stream(
+                web, request, reply, bool((body.get("stream_options") or {}).get("include_usage"))
+            )
         return web.Response(body=orjson.dumps(_body(reply)), content_type="application/json")
 
 
@@ -119,6 +122,38 @@ def _body(reply: Any) -> Mapping[str, Any]:
     usage["total_tokens"] = usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
     choice = {"index": 0, "message": reply.message, "finish_reason": reply.finish_reason}
     return {"object": "chat.completion", "choices": [choice], "usage": usage}
+
+
+async def _stream(web: Any, request: Any, reply: Any, include_usage: bool) -> Any:
+    """A streamed answer for clients that only stream (Strands): the whole reply in one delta, then the end.
+
+    The transport asks the model without streaming (one retry policy, usage counted the same way); the
+    workflow gets the standard ``chat.completion.chunk`` events and ``[DONE]``.
+    """
+    message = reply.message
+    delta: dict[str, Any] = {"role": "assistant", "content": message.get("content")}
+    if message.get("tool_calls"):
+        delta["tool_calls"] = [{**call, "index": i} for i, call in enumerate(message["tool_calls"])]
+    base = {
+        "id": reply.raw.get("id", "chatcmpl-bridge"),
+        "object": "chat.completion.chunk",
+        "model": reply.raw.get("model", ""),
+    }
+    events = [
+        {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+        {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": reply.finish_reason}]},
+    ]
+    if include_usage:
+        usage = dict(reply.usage)
+        usage["total_tokens"] = usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
+        events.append({**base, "choices": [], "usage": usage})
+    response = web.StreamResponse(headers={"content-type": "text/event-stream", "cache-control": "no-cache"})
+    await response.prepare(request)
+    for event in events:
+        await response.write(b"data: " + orjson.dumps(event) + b"\n\n")
+    await response.write(b"data: [DONE]\n\n")
+    await response.write_eof()
+    return response
 
 
 def _error(web: Any, status: int, message: str, kind: str) -> Any:
