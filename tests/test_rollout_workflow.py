@@ -143,3 +143,31 @@ def test_artifacts_dir_is_created_on_first_use(tmp_path: Any) -> None:
     ctx = AgentWorkflowContext(prompt=[], artifacts_dir=target)
     assert not target.exists()
     assert ctx.artifacts_dir == target and target.is_dir()
+
+
+def test_no_sample_is_a_validation_failure_and_the_grader_never_runs() -> None:
+    class Nothing(AgentWorkflow):
+        async def run(self, ctx: Any) -> None:
+            return None
+
+    class Boom(Grader):
+        async def grade(self, ctx: Any) -> None:
+            raise AssertionError("must not run")
+
+    workflow, graded = execute(LocalBackend(workflow=Nothing, grader=Boom, artifact_root=False))
+    assert workflow.status is RolloutStatus.SUCCESS and graded.status is RolloutStatus.FAILURE
+    assert graded.err_category.value == "validation_error" and "no sample" in graded.err_message
+
+
+def test_bad_output_metrics_are_one_line_validation_failures() -> None:
+    class BadMetrics(AgentWorkflow):
+        async def run(self, ctx: Any) -> Any:
+            return AgentWorkflowOutput(messages=[], metrics={"x": math.nan})
+
+    workflow, _ = execute(LocalBackend(workflow=BadMetrics, grader=Exact, artifact_root=False))
+    assert workflow.err_category.value == "validation_error"
+    assert "\n" not in workflow.err_message and "metrics.x" in workflow.err_message
+
+
+def test_max_concurrent_overrides_the_default() -> None:
+    assert LocalBackend(workflow=Echo, artifact_root=False, max_concurrent=None).max_concurrent is None

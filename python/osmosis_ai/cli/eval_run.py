@@ -239,6 +239,10 @@ def _execute(
         mean = outcome.running_mean()
         return [f"failed {outcome.failed}"] + ([f"mean reward {mean:.3f}"] if mean is not None else [])
 
+    if show:
+        from osmosis_ai.cli.output import status
+
+        status(f"running up to {concurrency} work items in flight")
     progress = Progress(total, unit="rollouts", extra=extra, quiet=not show)
     try:
         return asyncio.run(_run_engine(entry, endpoint, settings, log, rows, concurrency, progress, o))

@@ -61,7 +61,10 @@ def load_rollout_entry(entry_file: Path, *, artifact_root: Path | None) -> Rollo
         )
     if workflows:
         grader = graders[0] if graders else None
-        backend = LocalBackend(workflow=workflows[0], grader=grader, artifact_root=artifact_root or False)
+        # No backend of the user's to say how many may run at once: --max-in-flight / batch_size decide.
+        backend = LocalBackend(
+            workflow=workflows[0], grader=grader, artifact_root=artifact_root or False, max_concurrent=None
+        )
         text = f"{workflows[0].__name__} + {grader.__name__ if grader else 'no grader'}"
         return RolloutEntry(backend=backend, description=text)
     for name, obj in vars(module).items():

@@ -43,6 +43,13 @@ ARTIFACT_ROOT_ENV = "_OSMOSIS_ROLLOUT_ARTIFACT_ROOT"
 Callback = Callable[[ExecutionResult], Awaitable[Any] | Any]
 
 
+class _Unset:
+    """Marks an argument not given (``None`` is a meaningful value: no limit)."""
+
+
+_UNSET = _Unset()
+
+
 def _resolve(value: Any, what: str) -> Any:
     if isinstance(value, str):
         from osmosis_ai.importer import import_object
@@ -99,6 +106,8 @@ class LocalBackend(ExecutionBackend):
         grader_config: The grader's ``GraderConfig``.
         artifact_root: Where per-rollout artifact directories go (default ``$_OSMOSIS_ROLLOUT_ARTIFACT_ROOT``
             or ``~/.osmosis``); ``False`` for none.
+        max_concurrent: Overrides the limit the config implies (``None``: no limit); for callers that
+            bound concurrency themselves, as ``osmosis eval run`` does.
 
     Example:
         >>> backend = LocalBackend(workflow="my_rollout.main:MyWorkflow", grader="my_rollout.main:MyGrader")  # doctest: +SKIP
@@ -112,12 +121,15 @@ class LocalBackend(ExecutionBackend):
         grader: Any = None,
         grader_config: Any = None,
         artifact_root: str | os.PathLike[str] | bool | None = None,
+        max_concurrent: int | _Unset | None = _UNSET,
     ) -> None:
         self.workflow = _resolve(workflow, "workflow")
         self.workflow_config = _resolve(workflow_config, "workflow config")
         self.grader = _resolve(grader, "grader")
         self.grader_config = _resolve(grader_config, "grader config")
-        if workflow_config is not None:
+        if not isinstance(max_concurrent, _Unset):
+            limit = max_concurrent
+        elif workflow_config is not None:
             limit = self.workflow_config.concurrency.max_concurrent
         else:
             limit = DEFAULT_MAX_CONCURRENT
@@ -227,6 +239,12 @@ class LocalBackend(ExecutionBackend):
         if isinstance(grader, type):
             grader = grader(self.grader_config) if self.grader_config is not None else grader()
         budget = request.grader_timeout_sec
+        if sample is None:
+            return ExecutionResult(
+                status=RolloutStatus.FAILURE,
+                err_message="no sample to grade; the workflow must return messages or register a sample source",
+                err_category=RolloutErrorCategory.VALIDATION_ERROR,
+            )
         try:
             await asyncio.wait_for(grader.grade(ctx), None if budget is None else max(budget, 0.0))
             if ctx.sample is None:
@@ -265,10 +283,19 @@ async def _sample_of(output: Any, request: ExecutionRequest, rollout: RolloutCon
     return sample
 
 
+def _describe(exc: Exception) -> str:
+    from pydantic import ValidationError
+
+    if isinstance(exc, ValidationError):  # one line per field, not pydantic's multi-line report
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors())
+        return f"{exc.title}: {problems}"
+    return str(exc)
+
+
 def _failure(exc: Exception, step: str) -> ExecutionResult:
     return ExecutionResult(
         status=RolloutStatus.FAILURE,
-        err_message=f"{step} raised {type(exc).__name__}: {exc}",
+        err_message=f"{step} raised {type(exc).__name__}: {_describe(exc)}",
         err_category=classify_exception(exc),
     )
 
