@@ -82,18 +82,29 @@ def _settings(config: Any) -> dict[str, Any]:
     }
 
 
-def _dataset(config: Any, dataset_file: str | None) -> Path:
+def _dataset(config: Any, dataset_file: str | None) -> tuple[Path, str]:
+    """The dataset file and its source: ``explicit`` (--dataset-file, no login) or the platform's."""
     if dataset_file is None:
-        raise CLIError(
-            f"{config.where('experiment.dataset')}: experiment.dataset '{config.experiment.dataset}' is a platform "
-            "dataset; local runs read a file: pass --dataset-file PATH (no login needed for a local file)"
-        )
+        from osmosis_ai.cli.output import status
+        from osmosis_ai.cli.platform_context import platform_session
+        from osmosis_ai.eval.run_dataset import resolve_platform_dataset
+
+        name = config.experiment.dataset
+        with platform_session() as session:
+            path, source = resolve_platform_dataset(session.client, name)
+        status(f"dataset cache hit for '{name}'" if source == "cache" else f"downloaded dataset '{name}'")
+        _check_extension(path, path.name)
+        return path.resolve(), source
     path = Path(dataset_file).expanduser()
     if not path.is_file():
         raise CLIError(f"--dataset-file {dataset_file}: no such file")
+    _check_extension(path, f"--dataset-file {dataset_file}")
+    return path.resolve(), "explicit"
+
+
+def _check_extension(path: Path, what: str) -> None:
     if path.suffix.lower() not in DATASET_EXTENSIONS:
-        raise CLIError(f"--dataset-file {dataset_file}: expected one of {', '.join(DATASET_EXTENSIONS)}")
-    return path.resolve()
+        raise CLIError(f"{what}: expected one of {', '.join(DATASET_EXTENSIONS)}")
 
 
 def _environment(config: Any, secrets_file: str | None) -> None:
@@ -160,7 +171,7 @@ def run(o: dict[str, Any]) -> int:
     config = load_eval_config(path)
     _rollout_dir, entry_file = check_rollout(root, config)
     settings = _settings(config)
-    dataset = _dataset(config, o["dataset_file"])
+    dataset, o["dataset_source"] = _dataset(config, o["dataset_file"])
     indices, selected, total_rows = _selection(dataset, o["rows"], settings["limit"])
     if selected == 0:
         raise CLIError(f"{dataset}: no rows selected")

@@ -110,25 +110,19 @@ def report(
         if outcome and outcome.stopped_early:
             click.echo(f"\nStopped early: {outcome.stop_reason}", err=True)
     steps = []
+    again = f"osmosis eval run {o['config_path']}"
+    if o.get("dataset_file"):
+        again += f" --dataset-file {o['dataset_file']}"
+    again += f" --name {run_dir.name}"
     if incomplete:
-        steps.append(
-            (
-                f"osmosis eval run {o['config_path']} --dataset-file {o['dataset_file']} --name {run_dir.name}",
-                {"action": "resume", "run_name": run_dir.name},
-            )
-        )
+        steps.append((again, {"action": "resume", "run_name": run_dir.name}))
     elif counts["failed"]:
-        steps.append(
-            (
-                f"osmosis eval run {o['config_path']} --dataset-file {o['dataset_file']} --name {run_dir.name} --retry-failed",
-                {"action": "retry_failed", "run_name": run_dir.name},
-            )
-        )
+        steps.append((f"{again} --retry-failed", {"action": "retry_failed", "run_name": run_dir.name}))
     resource = {
         "run_name": run_dir.name,
         "output_path": str(run_dir.path),
         "results_log": str(run_dir.log_path),
-        "dataset_source": "explicit",
+        "dataset_source": o.get("dataset_source", "explicit"),
         "total_work_items": total,
         "dispatched": outcome.executed if outcome else 0,
         **{k: counts[k] for k in ("succeeded", "failed", "skipped")},
