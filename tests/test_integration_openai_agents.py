@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import importlib.util
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-pytest.importorskip("agents", reason="needs the openai-agents extra")
+# find_spec, not importorskip: importing the SDK here would put its top-level package name in
+# sys.modules for the whole session (openai-agents is called `agents`, a name user projects use too).
+if importlib.util.find_spec("agents") is None:
+    pytest.skip("needs the openai-agents extra", allow_module_level=True)
 
 from tests.eval_run_workspace import calc_rows, make_workspace
 from tests.test_eval_run import index, osmosis_run

@@ -207,16 +207,17 @@ def run(o: dict[str, Any]) -> int:
         status(f"{max(pending, 0)} of {work} work items pending ({entry.description}; run {run_dir.name})")
         carried_ids = {r["rollout_id"] for r in run_dir.latest_records()} if opened.carried else set()
         outcome = None
-        if pending > 0:
-            if not confirm(
-                f"{pending} rollouts x model {config.experiment.model_path} - continue?", yes=o["yes"]
-            ):
-                opened.log.close()
-                status("Cancelled")
-                return 0
-            rows = _normalized(dataset, indices, settings["limit"])
-            outcome = _execute(o, config, settings, entry, opened.log, rows, work, STATE.mode == "rich")
-        opened.log.close()
+        try:
+            if pending > 0:
+                if not confirm(
+                    f"{pending} rollouts x model {config.experiment.model_path} - continue?", yes=o["yes"]
+                ):
+                    status("Cancelled")
+                    return 0
+                rows = _normalized(dataset, indices, settings["limit"])
+                outcome = _execute(o, config, settings, entry, opened.log, rows, work, STATE.mode == "rich")
+        finally:
+            opened.log.close()  # fsync what finished, whatever ended the run
         return report(run_dir, config, settings, dataset, outcome, carried_ids, selected, total_rows, o)
     finally:
         run_dir.unlock()
