@@ -15,23 +15,23 @@ OSMOSIS = str(Path(sys.executable).with_name("osmosis"))
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    (tmp_path / "agents").mkdir()
-    (tmp_path / "agents" / "__init__.py").write_text("")
-    (tmp_path / "agents" / "loop.py").write_text("def make_loop():\n    return 'loop'\n\nvalue = 3\n")
+    (tmp_path / "my_agents").mkdir()
+    (tmp_path / "my_agents" / "__init__.py").write_text("")
+    (tmp_path / "my_agents" / "loop.py").write_text("def make_loop():\n    return 'loop'\n\nvalue = 3\n")
     (tmp_path / "broken.py").write_text("import os\n\nCONFIG = {}\nMODEL = CONFIG['model']\n")
     (tmp_path / "needs_missing.py").write_text("import not_installed_pkg_xyz\n")
     return tmp_path
 
 
 def test_module_and_file_path_forms_give_the_same_object(project: Path) -> None:
-    by_module = import_object("agents.loop:make_loop", root=project)
+    by_module = import_object("my_agents.loop:make_loop", root=project)
     assert by_module() == "loop"
-    assert import_object("agents/loop.py:value", root=project) == 3
+    assert import_object("my_agents/loop.py:value", root=project) == 3
 
 
 def test_a_missing_file_or_module_says_where_it_looked(project: Path) -> None:
-    with pytest.raises(ImportTargetError, match=r"file 'agents/nope.py' does not exist \(looked in "):
-        import_object("agents/nope.py:x", root=project)
+    with pytest.raises(ImportTargetError, match=r"file 'my_agents/nope.py' does not exist \(looked in "):
+        import_object("my_agents/nope.py:x", root=project)
     with pytest.raises(ImportTargetError, match="no module named 'agent'"):
         import_object("agent:make_loop", root=project)
 
@@ -51,9 +51,9 @@ def test_an_error_inside_the_users_module_points_at_their_line(project: Path) ->
 
 def test_a_missing_attribute_suggests_close_names(project: Path) -> None:
     with pytest.raises(ImportTargetError, match=r"no attribute 'make_lop'\. Did you mean: make_loop\?"):
-        import_object("agents.loop:make_lop", root=project)
+        import_object("my_agents.loop:make_lop", root=project)
     with pytest.raises(ImportTargetError, match=r"Expected format: 'module\.path:attribute_name'"):
-        import_object("agents.loop", root=project)
+        import_object("my_agents.loop", root=project)
 
 
 def test_eval_accepts_a_file_path_for_the_agent(project: Path) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 
 from osmosis_ai.errors import OsmosisError
 
-__all__ = ["ImportTargetError", "import_object", "split_spec"]
+__all__ = ["ImportTargetError", "import_module_file", "import_object", "split_spec"]
 
 
 class ImportTargetError(OsmosisError, ValueError):
@@ -96,6 +96,17 @@ def _import(module_name: str, root: Path, error: type[Exception], what: str) -> 
         raise error(
             f"Cannot import module '{module_name}': {type(exc).__name__}: {exc}{_user_frame(exc)}"
         ) from exc
+
+
+def import_module_file(
+    file: Path, *, what: str = "module", error: type[Exception] = ImportTargetError
+) -> ModuleType:
+    """Imports a Python source file as a module (its directory first on ``sys.path``), errors as below.
+
+    Example:
+        >>> module = import_module_file(Path("rollouts/demo/main.py"), what="rollout entrypoint")  # doctest: +SKIP
+    """
+    return _import(str(file.resolve()), file.parent.resolve(), error, what)
 
 
 def import_object(

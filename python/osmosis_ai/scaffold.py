@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-__all__ = ["NAME_PATTERN", "scaffold_files", "validate_rollout_name"]
+__all__ = ["NAME_PATTERN", "rollout_scaffold_files", "scaffold_files", "validate_rollout_name"]
 
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9-]*$")
 
@@ -158,6 +158,104 @@ def scaffold_files(name: str) -> dict[Path, str]:
         Path("rollouts", name, "main.py"): _MAIN_PY.format(**fill),
         Path("rollouts", name, "pyproject.toml"): _PYPROJECT.format(**fill),
         Path("rollouts", name, "README.md"): _README.format(**fill),
+        Path("configs", "eval", f"{name}.toml"): _EVAL_TOML.format(**fill),
+        Path("configs", "training", f"{name}.toml"): _TRAINING_TOML.format(**fill),
+        Path("data", f"{name}.jsonl"): _dataset(),
+    }
+
+
+# --- `osmosis rollout init`: a 0.3 rollout (AgentWorkflow + Grader) in an existing workspace. ---
+
+_WORKFLOW_MAIN_PY = '''"""Rollout `{name}`: an AgentWorkflow that asks the model once and a Grader that checks the answer.
+
+`osmosis eval run configs/eval/{name}.toml --dataset-file data/{name}.jsonl` runs it locally; run this file
+to serve it over the rollout protocol (`python main.py`, port $_OSMOSIS_ROLLOUT_PORT or 8000).
+"""
+
+import os
+
+import httpx
+
+from osmosis_ai.rollout import AgentWorkflow, AgentWorkflowOutput, Grader, LocalBackend, get_rollout_context
+
+
+class {cls}Workflow(AgentWorkflow):
+    """One model call per row. Grow it into your agent: tools, several turns, an agent framework."""
+
+    async def run(self, ctx):
+        rollout = get_rollout_context()
+        headers = {{"Authorization": f"Bearer {{rollout.api_key}}"}} if rollout.api_key else {{}}
+        async with httpx.AsyncClient(timeout=120.0) as client:
+            response = await client.post(
+                rollout.chat_completions_url.rstrip("/") + "/chat/completions",
+                json={{"model": "default", "messages": ctx.prompt}},
+                headers=headers,
+            )
+        response.raise_for_status()
+        reply = response.json()["choices"][0]["message"]
+        return AgentWorkflowOutput(messages=[*ctx.prompt, reply])
+
+
+class {cls}Grader(Grader):
+    """Reward 1.0 when the expected answer appears in the final reply, else 0.0."""
+
+    async def grade(self, ctx):
+        answer = str(ctx.sample.messages[-1].get("content") or "")
+        ctx.set_reward(1.0 if ctx.label is not None and ctx.label.strip() in answer else 0.0)
+
+
+backend = LocalBackend(workflow={cls}Workflow, grader={cls}Grader)
+
+
+if __name__ == "__main__":
+    import uvicorn
+
+    from osmosis_ai.rollout.server import create_rollout_server
+
+    port = int(os.environ.get("_OSMOSIS_ROLLOUT_PORT", "8000"))
+    uvicorn.run(create_rollout_server(backend), host="0.0.0.0", port=port)
+'''
+
+_WORKFLOW_PYPROJECT = """[project]
+name = "{name}"
+version = "0.1.0"
+requires-python = ">=3.10"
+dependencies = ["osmosis-ai[server]>=0.3.0rc1,<0.4"]
+
+[build-system]
+requires = ["setuptools>=68"]
+build-backend = "setuptools.build_meta"
+"""
+
+_WORKFLOW_README = """# {name}
+
+`main.py` defines `{cls}Workflow` (an `AgentWorkflow`: one model call per row through the rollout
+context's chat-completions URL) and `{cls}Grader` (a `Grader`: `ctx.set_reward(...)` against the row's
+`ground_truth`), and serves them with `create_rollout_server` when run as a script.
+
+- Run it locally: `osmosis eval run configs/eval/{name}.toml --dataset-file data/{name}.jsonl`
+  (add `--base-url URL` for any OpenAI-compatible server; `--name RUN` to be able to resume).
+- Check the workspace: `osmosis config validate configs/eval/{name}.toml configs/training/{name}.toml`
+- Submit: `osmosis eval submit configs/eval/{name}.toml`, `osmosis train submit configs/training/{name}.toml`
+"""
+
+
+def rollout_scaffold_files(name: str) -> dict[Path, str]:
+    """The files `osmosis rollout init NAME` writes (a 0.3 rollout), relative to the workspace root.
+
+    The rollout directory and the two configs are the scaffold's own; ``data/NAME.jsonl`` is sample data,
+    written only where no such file exists.
+
+    Example:
+        >>> sorted(str(p) for p in rollout_scaffold_files("demo"))[0]
+        'configs/eval/demo.toml'
+    """
+    cls = "".join(part.capitalize() for part in name.split("-"))
+    fill = {"name": name, "cls": cls}
+    return {
+        Path("rollouts", name, "main.py"): _WORKFLOW_MAIN_PY.format(**fill),
+        Path("rollouts", name, "pyproject.toml"): _WORKFLOW_PYPROJECT.format(**fill),
+        Path("rollouts", name, "README.md"): _WORKFLOW_README.format(**fill),
         Path("configs", "eval", f"{name}.toml"): _EVAL_TOML.format(**fill),
         Path("configs", "training", f"{name}.toml"): _TRAINING_TOML.format(**fill),
         Path("data", f"{name}.jsonl"): _dataset(),

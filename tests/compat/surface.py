@@ -113,21 +113,9 @@ ROWS: list[tuple[int, str, str, str]] = [
 DEFERRED: dict[int, str] = {
     80: "0.3 CLI console class: platform/CLI output issue (#15)",
     81: "0.3 platform credentials: platform issue (#15)",
-    84: "0.3 AgentWorkflow: 0.3 rollout API issue (#16)",
-    85: "0.3 Grader: 0.3 rollout API issue (#16)",
-    86: "0.3 LocalBackend runs AgentWorkflow/Grader: issue #16",
-    87: "0.3 SampleSource: issue #16",
-    88: "0.3 create_rollout_server: issue #16",
     89: "needs the harbor extra: issue #16",
-    90: "needs the strands extra: issue #16",
-    91: "needs the openai-agents extra: issue #16",
-    93: "0.3 get_rollout_context: issue #16",
-    94: "0.3 AgentWorkflowConfig: issue #16",
-    95: "0.3 AgentWorkflowContext: issue #16",
-    96: "0.3 GraderConfig: issue #16",
-    97: "0.3 GraderContext: issue #16",
-    98: "needs the strands extra: issue #16",
-    99: "0.3 ControllerAuth (of create_rollout_server): issue #16",
+    90: "needs the strands extra (importable with it; not in the dev group: strands-agents pins mcp<2.2)",
+    98: "needs the strands extra (importable with it; not in the dev group: strands-agents pins mcp<2.2)",
     100: "needs the harbor extra: issue #16",
 }
 

@@ -22,6 +22,11 @@ EVAL_COMMANDS: LazyCommands = {
         "eval_rubric_inline",
         "Score JSONL conversations against a rubric with an LLM judge.",
     ),
+    "run": (
+        "osmosis_ai.cli.eval_run",
+        "eval_run",
+        "Run an eval config (AgentWorkflow + Grader) locally over a dataset file; --name resumes.",
+    ),
     "submit": ("osmosis_ai.cli.submit", "eval_submit", "Check an eval config and submit the run."),
     "list": ("osmosis_ai.cli.runs_cmd", "eval_list", "List the workspace's evaluation runs."),
     "info": ("osmosis_ai.cli.runs_cmd", "eval_info", "Show an evaluation run: status, metrics, pass@k."),

@@ -79,6 +79,16 @@ COMMANDS: LazyCommands = {
         "init_command",
         "Create a workspace with a rollout, configs and data.",
     ),
+    "doctor": (
+        "osmosis_ai.cli.doctor_cmd",
+        "doctor_command",
+        "Check a workspace (layout, guide files, configs); --fix adds what is missing.",
+    ),
+    "template": (
+        "osmosis_ai.cli.template_cmd",
+        "template_group",
+        "List the bundled example rollouts; apply one to this workspace.",
+    ),
     "serve": ("osmosis_ai.cli.serve", "serve", "Serve an agent loop to TrainGate (remote rollout server)."),
     "validate": ("osmosis_ai.cli.validate", "validate", "Validate an agent loop (name, tools, async run)."),
     "auth": (

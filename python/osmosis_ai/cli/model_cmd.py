@@ -163,3 +163,13 @@ def rollout_list(branch: str | None, limit: int, every: bool) -> None:
         extra=session.context(),
         empty="No rollouts synced yet: push the repository connected to the platform.",
     )
+
+
+def _add_rollout_init() -> None:
+    # `rollout init` is local scaffolding; it lives in its own module and only hangs from this group.
+    from osmosis_ai.cli.rollout_init import rollout_init
+
+    rollout_group.add_command(rollout_init)
+
+
+_add_rollout_init()

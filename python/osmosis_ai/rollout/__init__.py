@@ -1,4 +1,9 @@
-"""The remote-rollout SDK: the agent contract, protocol schemas, helpers, and (lazily) the server.
+"""The remote-rollout SDK: the 0.2 agent loop and the 0.3 AgentWorkflow/Grader API, protocol schemas, servers.
+
+0.2 and 0.3 both name a ``RolloutContext`` and a ``RolloutStatus``; here they stay the 0.2 ones (the agent
+loop's context and protocol enum, which existing code imports). The 0.3 ones live at
+``osmosis_ai.rollout.context.RolloutContext`` (usually reached through ``get_rollout_context()``) and
+``osmosis_ai.rollout.sample.RolloutStatus``.
 
 ``import osmosis_ai.rollout`` loads pydantic only; the TrainGate client (httpx) and the server (FastAPI,
 uvicorn) load on first use of ``OsmosisLLMClient``, ``create_app`` or ``serve_agent_loop``. ``__all__`` is
@@ -29,6 +34,8 @@ from osmosis_ai.rollout.agent_loop import (
     RolloutContext,
     RolloutResult,
 )
+from osmosis_ai.rollout.backend import ExecutionBackend, LocalBackend
+from osmosis_ai.rollout.context import AgentWorkflowContext, GraderContext, SampleSource, get_rollout_context
 from osmosis_ai.rollout.loader import AgentLoopLoadError, load_agent_loop
 from osmosis_ai.rollout.messages import (
     count_messages_by_role,
@@ -55,6 +62,13 @@ from osmosis_ai.rollout.registry import (
     unregister_agent_loop,
 )
 from osmosis_ai.rollout.requests import dataset_row_to_request
+from osmosis_ai.rollout.sample import (
+    ExecutionRequest,
+    ExecutionResult,
+    GraderStatus,
+    RolloutErrorCategory,
+    RolloutSample,
+)
 from osmosis_ai.rollout.schemas import (
     DEFAULT_MAX_METADATA_SIZE_BYTES,
     CompletionsChoice,
@@ -94,6 +108,15 @@ from osmosis_ai.rollout.validator import (
     ValidationResult,
     validate_agent_loop,
 )
+from osmosis_ai.rollout.workflow import (
+    AgentWorkflow,
+    AgentWorkflowConfig,
+    AgentWorkflowOutput,
+    BaseConfig,
+    ConcurrencyConfig,
+    Grader,
+    GraderConfig,
+)
 
 # name -> module; imported on first attribute access (httpx / FastAPI / uvicorn stay unloaded until then).
 _LAZY = {
@@ -131,13 +154,27 @@ __all__ = [
     "AgentLoopNotFoundError",
     "AgentLoopRegistry",
     "AgentLoopValidationError",
+    "AgentWorkflow",
+    "AgentWorkflowConfig",
+    "AgentWorkflowContext",
+    "AgentWorkflowOutput",
+    "BaseConfig",
     "CompletionUsage",
     "CompletionsChoice",
     "CompletionsRequest",
     "CompletionsResponse",
     "CompletionsResult",
+    "ConcurrencyConfig",
+    "ExecutionBackend",
+    "ExecutionRequest",
+    "ExecutionResult",
+    "Grader",
+    "GraderConfig",
+    "GraderContext",
+    "GraderStatus",
     "InitResponse",
     "LLMClientProtocol",
+    "LocalBackend",
     "MessageDict",
     "OpenAIFunctionCallSchema",
     "OpenAIFunctionParametersSchema",
@@ -156,13 +193,16 @@ __all__ = [
     "RolloutAgentLoop",
     "RolloutClientSettings",
     "RolloutContext",
+    "RolloutErrorCategory",
     "RolloutMetrics",
     "RolloutRequest",
     "RolloutResponse",
     "RolloutResult",
+    "RolloutSample",
     "RolloutServerSettings",
     "RolloutSettings",
     "RolloutStatus",
+    "SampleSource",
     "SamplingParamsDict",
     "ServeError",
     "ToolArgumentError",
@@ -183,6 +223,7 @@ __all__ = [
     "get_max_metadata_size_bytes",
     "get_message_content",
     "get_message_role",
+    "get_rollout_context",
     "get_settings",
     "get_tool_call_info",
     "is_assistant_message",

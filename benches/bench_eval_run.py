@@ -1,0 +1,157 @@
+"""`osmosis eval run` on a 0.3 workspace against an instantly answering scripted server, next to the floor.
+
+1k and 10k rows (n=1, 16 in flight) through the real CLI: the engine, LocalBackend, the workflow's call to
+the LLM bridge and the bridge's call to the model, the grader, the results log and the run directory files.
+The workflow posts with one shared aiohttp session (the cheapest a user's workflow can be, so the figure is
+the harness's cost). Floors in the same run send the same number of requests at the same concurrency:
+``raw_floor_client.py`` (hand-written HTTP/1.1 over asyncio streams) and ``floor_client.py`` (bare aiohttp).
+CPU is user + system of each process (``wait4``); per item = CPU / rows at each size, and the marginal
+figure between the sizes (start-up charged to neither side). An eval-run item makes two HTTP requests
+(workflow -> bridge -> model) where a floor request makes one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from benchutil import NOTES
+
+ROOT = Path(__file__).resolve().parents[1]
+OSMOSIS = str(Path(sys.executable).parent / "osmosis")
+SERVER = ROOT / "tests" / "servers" / "scripted_openai.py"
+FLOOR = Path(__file__).with_name("floor_client.py")
+RAW_FLOOR = Path(__file__).with_name("raw_floor_client.py")
+SIZES = (1_000, 10_000)
+CONCURRENCY = 16
+
+MAIN = """
+import aiohttp
+
+from osmosis_ai.rollout import AgentWorkflow, AgentWorkflowOutput, Grader, get_rollout_context
+
+_SESSION = None
+
+
+class BenchWorkflow(AgentWorkflow):
+    async def run(self, ctx):
+        global _SESSION
+        if _SESSION is None:
+            _SESSION = aiohttp.ClientSession()
+        rollout = get_rollout_context()
+        async with _SESSION.post(
+            rollout.chat_completions_url + "/chat/completions",
+            json={"model": "bench", "messages": ctx.prompt},
+            headers={"Authorization": "Bearer " + rollout.api_key},
+        ) as response:
+            reply = (await response.json())["choices"][0]["message"]
+        return AgentWorkflowOutput(messages=[*ctx.prompt, reply])
+
+
+class BenchGrader(Grader):
+    async def grade(self, ctx):
+        ctx.set_reward(1.0 if ctx.sample.messages[-1].get("content") == ctx.label else 0.0)
+"""
+
+TOML = """[experiment]
+rollout = "bench"
+entrypoint = "main.py"
+model_path = "openai/bench-model"
+dataset = "bench"
+
+[evaluation]
+batch_size = %d
+agent_workflow_timeout_s = 60
+grader_timeout_s = 60
+
+[secrets]
+required = []
+"""
+
+
+@pytest.fixture(scope="module")
+def server():
+    proc = subprocess.Popen([sys.executable, str(SERVER)], stdout=subprocess.PIPE, text=True)
+    port = int(proc.stdout.readline().split()[1])
+    yield f"http://127.0.0.1:{port}/v1"
+    proc.terminate()
+    proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory):
+    root = tmp_path_factory.mktemp("bench-eval-run")
+    for folder in ("rollouts/bench", "configs/eval", "configs/training", "data"):
+        (root / folder).mkdir(parents=True)
+    (root / "rollouts/bench/main.py").write_text(MAIN)
+    (root / "configs/eval/bench.toml").write_text(TOML % CONCURRENCY)
+    for rows in SIZES:
+        with (root / f"data/rows{rows}.jsonl").open("w") as out:
+            for i in range(rows):
+                row = {"system_prompt": "Answer with a number.", "user_prompt": f"row {i}: what is {i} + 1?"}
+                out.write(json.dumps({**row, "ground_truth": str(i + 1)}) + "\n")
+    return root
+
+
+def _cpu(argv: list[str], cwd: Path) -> tuple[float, float]:
+    """(CPU seconds, wall seconds) of one process run to the end."""
+    started = time.perf_counter()
+    proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - started
+    stderr = proc.stderr.read().decode() if proc.stderr else ""
+    code = os.waitstatus_to_exitcode(status)
+    assert code == 0, stderr
+    return usage.ru_utime + usage.ru_stime, wall
+
+
+def test_eval_run_cpu_per_item(benchmark, server, workspace) -> None:
+    def floor(script: Path, rows: int) -> tuple[float, float]:
+        return _cpu([sys.executable, str(script), server, "bench-model", str(rows), str(CONCURRENCY)], ROOT)
+
+    def ours(rows: int) -> tuple[float, float]:
+        argv = [
+            OSMOSIS, "eval", "run", "configs/eval/bench.toml", "--dataset-file", f"data/rows{rows}.jsonl",
+            "--name", f"bench-{rows}-{time.monotonic_ns()}", "-y", "--base-url", server, "--plain",
+        ]  # fmt: skip
+        return _cpu(argv, workspace)
+
+    figures: dict[str, dict[int, tuple[float, float]]] = {"raw": {}, "aiohttp": {}, "ours": {}}
+    for rows in SIZES:
+        figures["raw"][rows] = floor(RAW_FLOOR, rows)
+        figures["aiohttp"][rows] = floor(FLOOR, rows)
+    benchmark.group = "eval run"
+    benchmark.pedantic(
+        lambda: figures["ours"].update({rows: ours(rows) for rows in SIZES}), rounds=1, iterations=1
+    )
+    small, big = SIZES
+
+    def per_item(name: str, rows: int) -> float:
+        return 1000 * figures[name][rows][0] / rows
+
+    def marginal(name: str) -> float:
+        return 1000 * (figures[name][big][0] - figures[name][small][0]) / (big - small)
+
+    for rows in SIZES:
+        NOTES.append(
+            f"eval run {rows} rows: {per_item('ours', rows):.3f} CPU-ms/item "
+            f"({rows / figures['ours'][rows][1]:.0f} items/s); raw floor {per_item('raw', rows):.3f} CPU-ms/req; "
+            f"aiohttp floor {per_item('aiohttp', rows):.3f} CPU-ms/req"
+        )
+    NOTES.append(
+        f"eval run marginal {small}->{big}: {marginal('ours'):.3f} CPU-ms/item; raw floor {marginal('raw'):.3f} "
+        f"({marginal('ours') / marginal('raw'):.1f}x), aiohttp floor {marginal('aiohttp'):.3f} "
+        f"({marginal('ours') / marginal('aiohttp'):.1f}x); flatness (10k vs 1k per item) "
+        f"{per_item('ours', big) / per_item('ours', small):.2f}"
+    )
+    benchmark.extra_info.update(
+        ours_marginal_cpu_ms=marginal("ours"),
+        raw_floor_ms=marginal("raw"),
+        aiohttp_floor_ms=marginal("aiohttp"),
+    )

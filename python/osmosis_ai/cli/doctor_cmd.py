@@ -1,0 +1,41 @@
+"""`osmosis doctor [PATH] [--fix]`: check a workspace; ``--fix`` adds missing directories and guide files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from osmosis_ai.errors import CLIError
+
+
+@click.command("doctor")
+@click.argument("path", default=".", type=click.Path(path_type=Path))
+@click.option(
+    "--fix", is_flag=True, help="Create missing directories (.gitkeep) and guide files; never overwrites."
+)
+def doctor_command(path: Path, fix: bool) -> None:
+    """Check the workspace at PATH: layout, guide files, configs, the origin remote."""
+    from osmosis_ai.cli.output import emit_operation
+    from osmosis_ai.doctor import diagnose
+
+    report = diagnose(path, fix=fix)
+    data = report.to_dict()
+    if not report.valid:
+        lines = [f"  - missing {m}" for m in report.missing] + [f"  - {p}" for p in report.config_problems]
+        hint = "" if fix or not report.missing else "\nRun `osmosis doctor --fix` to add the missing paths."
+        raise CLIError(
+            f"Workspace {report.workspace_directory} has problems:\n" + "\n".join(lines) + hint,
+            code="VALIDATION",
+            details=data,
+        )
+    git = report.git or {}
+    emit_operation(
+        "doctor",
+        message=f"Workspace {report.workspace_directory} is ready.",
+        resource=data,
+        lines=[
+            ("Fixed", ", ".join(report.fixed) or None),
+            ("Git", git.get("identity") or git.get("warning")),
+        ],
+    )

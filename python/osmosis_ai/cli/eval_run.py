@@ -1,0 +1,315 @@
+"""`osmosis eval run configs/eval/NAME.toml`: a 0.3 workspace's evaluation, locally, on the run engine.
+
+In this process, no rollout server and no login for a local ``--dataset-file``: the rollout's workflow and
+grader run through :class:`~osmosis_ai.rollout.LocalBackend` (or a 0.2 agent loop with ``--eval-fn``),
+their model calls go through the LLM bridge, every finished item is appended to the run's results log,
+and ``--name`` resumes it (see :mod:`osmosis_ai.eval.run_dir`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import click
+
+from osmosis_ai.errors import CLIError
+
+DATASET_EXTENSIONS = (".jsonl", ".json", ".csv", ".parquet")
+
+
+@click.command("run")
+@click.argument("config_path")
+@click.option("--name", default=None, help="Run name; running the same name again resumes it.")
+@click.option(
+    "-o", "--output", default=None, metavar="DIR", help="Output root (default <workspace>/.osmosis/evals)."
+)
+@click.option(
+    "--dataset-file", default=None, metavar="FILE", help="Local dataset (.jsonl/.json/.csv/.parquet)."
+)
+@click.option(
+    "--secrets-file", default=None, help="dotenv file (or - for stdin) with [secrets] and provider keys."
+)
+@click.option(
+    "--rows", default=None, metavar="SEL", help="Source rows to run, e.g. 3,7,10-20 (overrides limit)."
+)
+@click.option("--fresh", is_flag=True, help="Archive this name's existing run and start over.")
+@click.option(
+    "--retry-failed", is_flag=True, help="Also re-run items whose latest result failed or was skipped."
+)
+@click.option("--max-in-flight", type=int, default=None, help="Items in flight at once (else batch_size).")
+@click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option(
+    "--eval-fn", "eval_fns", multiple=True, metavar="MODULE:FN", help="0.2 agent loops: the scorer."
+)
+@click.option("--base-url", default=None, metavar="URL", help="OpenAI-compatible server for model_path.")
+@click.option("--api-key", default=None, help="API key for the model (else the provider's variable).")
+@click.pass_context
+def eval_run(ctx: click.Context, **o: Any) -> None:
+    """Run an eval config locally against a dataset file; the same --name resumes.
+
+    \b
+    osmosis eval run configs/eval/calc.toml --dataset-file data/calc.jsonl --name calc-1 -y
+    """
+    ctx.exit(run(o))
+
+
+def _number(config: Any, field: str) -> float | None:
+    value = getattr(config.evaluation, field)
+    if value is None:
+        return None
+    if not math.isfinite(float(value)):
+        raise CLIError(f"{config.where('evaluation.' + field)}: evaluation.{field} must be finite")
+    return float(value)
+
+
+def _settings(config: Any) -> dict[str, Any]:
+    ev = config.evaluation
+    n = 1 if ev.n is None else ev.n
+    if n < 1:
+        raise CLIError(f"{config.where('evaluation.n')}: evaluation.n must be a positive integer, got {n}")
+    threshold = _number(config, "pass_threshold")
+    return {
+        "n": n,
+        "limit": ev.limit,
+        "batch_size": ev.batch_size,
+        "pass_threshold": 1.0 if threshold is None else threshold,
+        "agent_timeout": _number(config, "agent_workflow_timeout_s"),
+        "grader_timeout": _number(config, "grader_timeout_s"),
+    }
+
+
+def _dataset(config: Any, dataset_file: str | None) -> tuple[Path, str]:
+    """The dataset file and its source: ``explicit`` (--dataset-file, no login) or the platform's."""
+    if dataset_file is None:
+        from osmosis_ai.cli.output import status
+        from osmosis_ai.cli.platform_context import platform_session
+        from osmosis_ai.eval.run_dataset import resolve_platform_dataset
+
+        name = config.experiment.dataset
+        with platform_session() as session:
+            path, source = resolve_platform_dataset(session.client, name)
+        status(f"dataset cache hit for '{name}'" if source == "cache" else f"downloaded dataset '{name}'")
+        _check_extension(path, path.name)
+        return path.resolve(), source
+    path = Path(dataset_file).expanduser()
+    if not path.is_file():
+        raise CLIError(f"--dataset-file {dataset_file}: no such file")
+    _check_extension(path, f"--dataset-file {dataset_file}")
+    return path.resolve(), "explicit"
+
+
+def _check_extension(path: Path, what: str) -> None:
+    if path.suffix.lower() not in DATASET_EXTENSIONS:
+        raise CLIError(f"{what}: expected one of {', '.join(DATASET_EXTENSIONS)}")
+
+
+def _environment(config: Any, secrets_file: str | None) -> None:
+    """``[env]`` and the secrets file into this process's environment, never overriding what is set."""
+    from osmosis_ai.cli.submit import parse_secrets_file
+
+    values: dict[str, str] = dict(config.env)
+    if secrets_file == "-":
+        values.update(parse_secrets_file(click.get_text_stream("stdin").read(), "<stdin>"))
+    elif secrets_file is not None:
+        if not Path(secrets_file).is_file():
+            raise CLIError(f"--secrets-file {secrets_file}: no such file")
+        values.update(parse_secrets_file(Path(secrets_file).read_text(encoding="utf-8"), secrets_file))
+    for key, value in values.items():
+        os.environ.setdefault(key, value)
+    missing = [name for name in config.secrets if not os.environ.get(name)]
+    if missing:
+        from osmosis_ai.cli.output import warn
+
+        warn(
+            "SECRETS", f"[secrets] not set locally: {', '.join(missing)} (pass --secrets-file or export them)"
+        )
+
+
+def _selection(path: Path, rows: str | None, limit: int | None) -> tuple[list[int] | None, int, int]:
+    from osmosis_ai.datasets import count_rows
+    from osmosis_ai.eval.run_rows import parse_rows_selector
+
+    total = count_rows(path)
+    if rows is None:
+        selected = min(limit, total) if limit is not None and limit > 0 else total
+        return None, selected, total
+    try:
+        indices = parse_rows_selector(rows)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from exc
+    beyond = [i for i in indices if i >= total]
+    if beyond:
+        raise CLIError(
+            f"--rows: {', '.join(map(str, beyond[:10]))} out of range (the file has rows 0-{total - 1})"
+        )
+    return indices, len(indices), total
+
+
+def _normalized(path: Path, indices: list[int] | None, limit: int | None) -> Any:
+    from osmosis_ai.eval.run_rows import normalize_row, select_rows
+
+    for position, (source, row) in enumerate(select_rows(path, indices, limit)):
+        yield position, normalize_row(path, source, row).as_item()
+
+
+def run(o: dict[str, Any]) -> int:
+    """Runs the command; returns the exit code (1 when the run is partial)."""
+    from osmosis_ai.cli.eval_run_report import report
+    from osmosis_ai.cli.output import STATE, confirm, status
+    from osmosis_ai.config import load_eval_config
+    from osmosis_ai.eval.run_dir import RunDirectory, default_run_name
+    from osmosis_ai.eval.run_entry import load_rollout_entry
+    from osmosis_ai.eval.run_rows import compact_selector
+    from osmosis_ai.workspace import check_config_location, check_rollout, resolve_config_path
+
+    path = resolve_config_path(o["config_path"])
+    root = check_config_location(path, "eval", "eval run")
+    config = load_eval_config(path)
+    _rollout_dir, entry_file = check_rollout(root, config)
+    settings = _settings(config)
+    dataset, o["dataset_source"] = _dataset(config, o["dataset_file"])
+    indices, selected, total_rows = _selection(dataset, o["rows"], settings["limit"])
+    if selected == 0:
+        raise CLIError(f"{dataset}: no rows selected")
+    for _ in _normalized(dataset, indices, settings["limit"]):
+        pass  # the whole selection is checked before any run directory exists
+    _environment(config, o["secrets_file"])
+
+    out_root = Path(o["output"]).expanduser().resolve() if o["output"] else root / ".osmosis" / "evals"
+    run_dir = RunDirectory(out_root, o["name"] or default_run_name(path))
+    entry = load_rollout_entry(entry_file, artifact_root=run_dir.path / "rollout_trials")
+    if entry.loop is not None and not o["eval_fns"]:
+        raise CLIError(f"{entry_file}: a 0.2 RolloutAgentLoop needs --eval-fn MODULE:FN to score its runs")
+    run_config = {
+        "model_path": config.experiment.model_path,
+        "base_url": o["base_url"],
+        "rollout": config.experiment.rollout,
+        "entrypoint": config.experiment.entrypoint,
+        "n": settings["n"],
+        "rows": compact_selector(indices) if indices is not None else f"first {selected}",
+        "timeouts": [settings["agent_timeout"], settings["grader_timeout"]],
+        "eval_fns": list(o["eval_fns"]),
+        "env": dict(sorted(config.env.items())),
+    }
+    run_dir.lock()
+    try:
+        if o["fresh"]:
+            archived = run_dir.archive()
+            if archived is not None:
+                status(f"Archived the earlier run to {archived}")
+        opened = run_dir.open_log(run_config, dataset, retry_failed=o["retry_failed"])
+        work = selected * settings["n"]
+        pending = work - len(opened.log.done)
+        status(f"{max(pending, 0)} of {work} work items pending ({entry.description}; run {run_dir.name})")
+        carried_ids = {r["rollout_id"] for r in run_dir.latest_records()} if opened.carried else set()
+        outcome = None
+        try:
+            if pending > 0:
+                if not confirm(
+                    f"{pending} rollouts x model {config.experiment.model_path} - continue?", yes=o["yes"]
+                ):
+                    status("Cancelled")
+                    return 0
+                rows = _normalized(dataset, indices, settings["limit"])
+                outcome = _execute(o, config, settings, entry, opened.log, rows, work, STATE.mode == "rich")
+        finally:
+            opened.log.close()  # fsync what finished, whatever ended the run
+        return report(run_dir, config, settings, dataset, outcome, carried_ids, selected, total_rows, o)
+    finally:
+        run_dir.unlock()
+
+
+def _execute(
+    o: dict[str, Any],
+    config: Any,
+    settings: dict[str, Any],
+    entry: Any,
+    log: Any,
+    rows: Any,
+    total: int,
+    show: bool,
+) -> Any:
+    from osmosis_ai.errors import MissingAPIKeyError
+    from osmosis_ai.llm.providers import resolve_endpoint
+    from osmosis_ai.runs.progress import Progress
+
+    try:
+        endpoint = resolve_endpoint(
+            config.experiment.model_path, base_url=o["base_url"], api_key=o["api_key"]
+        )
+    except MissingAPIKeyError as exc:
+        raise CLIError(str(exc)) from exc
+    wanted = next((v for v in (o["max_in_flight"], settings["batch_size"]) if v and v > 0), None)
+    capacity = entry.backend.max_concurrent if entry.backend is not None else None
+    concurrency = min(wanted, capacity) if wanted and capacity else (wanted or capacity or 1)
+
+    def extra(outcome: Any) -> list[str]:
+        mean = outcome.running_mean()
+        return [f"failed {outcome.failed}"] + ([f"mean reward {mean:.3f}"] if mean is not None else [])
+
+    if show:
+        from osmosis_ai.cli.output import status
+
+        status(f"running up to {concurrency} work items in flight")
+    progress = Progress(total, unit="rollouts", extra=extra, quiet=not show)
+    try:
+        return asyncio.run(_run_engine(entry, endpoint, settings, log, rows, concurrency, progress, o))
+    finally:
+        progress.close()
+
+
+async def _run_engine(
+    entry: Any,
+    endpoint: Any,
+    settings: dict[str, Any],
+    log: Any,
+    rows: Any,
+    concurrency: int,
+    progress: Any,
+    o: dict[str, Any],
+) -> Any:
+    from osmosis_ai.llm.bridge import LLMBridge
+    from osmosis_ai.llm.chat import ExternalLLMClient
+    from osmosis_ai.llm.transport import make_transport
+    from osmosis_ai.runs.engine import RunEngine, work_items
+
+    transport = make_transport(endpoint, max_connections=concurrency)
+    try:
+        if entry.backend is not None:
+            from osmosis_ai.eval.workflow_executor import WorkflowExecutor
+
+            bridge = await LLMBridge(transport).start()
+            executor: Any = WorkflowExecutor(
+                entry.backend,
+                bridge,
+                agent_timeout=settings["agent_timeout"],
+                grader_timeout=settings["grader_timeout"],
+            )
+            # The backend enforces both budgets; the engine's limit only catches what ignores cancellation.
+            budgets = [t for t in (settings["agent_timeout"], settings["grader_timeout"]) if t is not None]
+            item_timeout = sum(budgets) + 60.0 if len(budgets) == 2 else None
+        else:
+            from osmosis_ai.eval.functions import load_eval_functions
+            from osmosis_ai.eval.workflow_executor import LoopExecutor
+
+            bridge = None
+            executor = LoopExecutor(
+                entry.loop,
+                load_eval_functions(list(o["eval_fns"]))[:1],
+                lambda _tag: ExternalLLMClient(transport),
+            )
+            item_timeout = settings["agent_timeout"]
+        engine = RunEngine(
+            executor, log, concurrency=concurrency, item_timeout=item_timeout, on_record=progress
+        )
+        try:
+            return await engine.run(work_items(rows, settings["n"], ("",), log.done, engine.outcome))
+        finally:
+            if bridge is not None:
+                await bridge.aclose()
+    finally:
+        await transport.aclose()

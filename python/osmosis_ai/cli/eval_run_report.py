@@ -1,0 +1,150 @@
+"""The end of ``osmosis eval run``: refresh the run directory's files, print the table, the ``--json`` envelope."""
+
+from __future__ import annotations
+
+import datetime as _dt
+from pathlib import Path
+from typing import Any
+
+import click
+
+
+def _table(
+    summary: dict[str, Any], counts: dict[str, int], duration_ms: float, out: Path, incomplete: bool
+) -> list[str]:
+    done = counts["succeeded"] + counts["failed"] + counts["skipped"]
+    work = f"{done}/{counts['total']} complete · {counts['succeeded']} ok · {counts['failed']} failed"
+    if counts["skipped"]:
+        work += f" · {counts['skipped']} skipped"
+    rate = (
+        f"{summary['pass_rate'] * 100:.1f}% ({summary['passed']}/{summary['completed_samples']} scored, "
+        f"threshold {summary['pass_threshold']:g})"
+    )
+    lines = [
+        f"Results{' (incomplete)' if incomplete else ''}",
+        f"  Work Items:  {work}",
+        f"  Pass Rate:   {rate}",
+    ]
+    stats = summary.get("reward_stats")
+    if stats:
+        lines.append(
+            f"  Reward:      mean {stats['mean']:.3f} · std {stats['std']:.3f} · min {stats['min']:.3f} · max {stats['max']:.3f}"
+        )
+    if summary.get("pass_at_k"):
+        lines.append(
+            "  pass@k:      " + " · ".join(f"k={p['k']} {p['value']:.2f}" for p in summary["pass_at_k"])
+        )
+    lines += [
+        f"  Tokens Used: {summary['tokens_used']}",
+        f"  Duration:    {duration_ms / 1000:.1f}s",
+        f"  Output:      {out}",
+    ]
+    return lines
+
+
+def report(
+    run_dir: Any,
+    config: Any,
+    settings: dict[str, Any],
+    dataset: Path,
+    outcome: Any,
+    carried_ids: set[str],
+    selected: int,
+    total_rows: int,
+    o: dict[str, Any],
+) -> int:
+    """Writes index/summary/progress/metrics from the log, prints the outcome; returns the exit code."""
+    from osmosis_ai.cli.output import STATE, emit_operation
+    from osmosis_ai.eval.run_metrics import aggregate_metrics
+
+    records = run_dir.latest_records()
+    summary = aggregate_metrics(records, settings["pass_threshold"])
+    total = selected * settings["n"]
+    counts = {
+        "total": total,
+        "succeeded": sum(r.get("status") == "success" for r in records),
+        "failed": sum(r.get("status") == "failed" for r in records),
+        "skipped": sum(r.get("status") == "skipped" for r in records),
+    }
+    interrupted = bool(outcome and (outcome.interrupted or outcome.stopped_early))
+    incomplete = interrupted or len(records) < total
+    duration_ms = outcome.duration_ms if outcome else 0.0
+    now = _dt.datetime.now(_dt.timezone.utc).isoformat()
+    eval_run = {
+        "name": run_dir.name,
+        "status": "incomplete" if incomplete else "finished",
+        "dataset_name": dataset.name,
+        "model_name": config.experiment.model_path,
+        "rollout_name": config.experiment.rollout,
+        "duration_ms": duration_ms,
+        **({} if incomplete else {"completed_at": now}),
+    }
+    files = {
+        "progress.json": {"total_runs": total, "sampled_rows": selected, "total_dataset_rows": total_rows},
+        "metrics.json": {"eval_run": eval_run, "summary": summary},
+    }
+    run_dir.write_outputs(records, carried_ids, files)
+    failed_rows = [
+        {
+            "row_index": r["row_index"],
+            "source_row_index": r.get("source_row_index"),
+            "run_index": r["run_index"],
+            "rollout_id": r.get("rollout_id"),
+            "error_type": r.get("error_type"),
+            "error": r.get("error"),
+        }
+        for r in records
+        if r.get("status") != "success"
+    ]
+    if STATE.mode == "rich":
+        if failed_rows:
+            click.echo("\nFailed rows")
+            for f in failed_rows:
+                click.echo(
+                    f"  row {f['row_index']} (source {f['source_row_index']}) run {f['run_index']}: "
+                    f"error_type={f['error_type'] or 'unknown'} -> {f['error']}"
+                )
+        click.echo()
+        for line in _table(summary, counts, duration_ms, run_dir.path, incomplete):
+            click.echo(line)
+        if outcome and outcome.stopped_early:
+            click.echo(f"\nStopped early: {outcome.stop_reason}", err=True)
+    steps = []
+    again = f"osmosis eval run {o['config_path']}"
+    if o.get("dataset_file"):
+        again += f" --dataset-file {o['dataset_file']}"
+    again += f" --name {run_dir.name}"
+    if incomplete:
+        steps.append((again, {"action": "resume", "run_name": run_dir.name}))
+    elif counts["failed"]:
+        steps.append((f"{again} --retry-failed", {"action": "retry_failed", "run_name": run_dir.name}))
+    resource = {
+        "run_name": run_dir.name,
+        "output_path": str(run_dir.path),
+        "results_log": str(run_dir.log_path),
+        "dataset_source": o.get("dataset_source", "explicit"),
+        "total_work_items": total,
+        "dispatched": outcome.executed if outcome else 0,
+        **{k: counts[k] for k in ("succeeded", "failed", "skipped")},
+        "resumed": len(carried_ids),
+        "cancelled": bool(outcome and outcome.interrupted),
+        "duration_ms": duration_ms,
+        "metrics": summary,
+        "failed_rows": failed_rows,
+    }
+    # Failed items make the run partial too (issue #16): a run whose items crashed is not a clean result.
+    partial = incomplete or counts["failed"] > 0
+    if incomplete:
+        message = f"Evaluation run interrupted: {run_dir.path}"
+    elif counts["failed"]:
+        message = f"Evaluation run finished with {counts['failed']} failed work items: {run_dir.path}"
+    else:
+        message = f"Evaluation run finished: {run_dir.path}"
+    emit_operation(
+        "eval.run",
+        status_="partial" if partial else "success",
+        message=message,
+        resource=resource,
+        next_steps=steps,
+    )
+    return 1 if partial else 0

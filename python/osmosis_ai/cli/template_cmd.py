@@ -1,0 +1,58 @@
+"""`osmosis template list` / `osmosis template apply NAME [--force]`: example rollouts bundled with the SDK."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from osmosis_ai.errors import CLIError
+
+
+@click.group("template", invoke_without_command=True)
+@click.pass_context
+def template_group(ctx: click.Context) -> None:
+    """List the bundled example rollouts, or apply one to this workspace."""
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help())
+        ctx.exit(1)
+
+
+@template_group.command("list")
+def template_list() -> None:
+    """List the templates."""
+    from osmosis_ai.cli.output import emit_list
+    from osmosis_ai.templates import CATALOG
+
+    items = [{"name": name, "summary": recipe.summary} for name, recipe in CATALOG.items()]
+    emit_list(items, [("name", "NAME"), ("summary", "SUMMARY")], total_count=len(items), has_more=False)
+
+
+@template_group.command("apply")
+@click.argument("name")
+@click.option("-f", "--force", is_flag=True, help="Replace the template's own files if they exist.")
+def template_apply(name: str, force: bool) -> None:
+    """Write template NAME (rollouts/NAME/, its configs, data/multiply.jsonl) into this workspace."""
+    from osmosis_ai.cli.output import emit_operation
+    from osmosis_ai.platform.workspace import git_toplevel
+    from osmosis_ai.templates import apply_template
+    from osmosis_ai.workspace import find_workspace_root
+
+    root = git_toplevel(Path.cwd()) or find_workspace_root(Path.cwd())
+    if root is None:
+        raise CLIError(
+            "Run this inside a workspace (a Git repository, or a directory with rollouts/ and configs/)."
+        )
+    result = apply_template(root, name, force=force)
+    steps = [
+        f"pip install -e rollouts/{name}",
+        f"osmosis eval run configs/eval/{name}.toml --dataset-file data/multiply.jsonl",
+        f"osmosis eval submit configs/eval/{name}.toml",
+        f"osmosis train submit configs/training/{name}.toml",
+    ]
+    emit_operation(
+        "template.apply",
+        message=f"Applied template '{name}' to {root}.",
+        resource={"name": result.name, "destinations": result.destinations, "files": result.files},
+        next_steps=[(s, {"command": s}) for s in steps],
+    )

@@ -1,0 +1,178 @@
+"""The run directory of ``osmosis eval run``: its name, its lock, its results log, the files users read.
+
+``<output root>/<run name>/`` holds ``results.jsonl`` (the run engine's log, the resume authority) and,
+refreshed at the end of every invocation from that log, ``index.jsonl`` (one line per work item, latest
+attempt wins, sorted by row then run; ``summary.jsonl`` is a byte-identical copy), ``progress.json`` and
+``metrics.json``. The same ``--name`` resumes; ``--fresh`` renames the old directory to
+``<name>.archive-<UTC stamp>`` (never deleted). A lock under ``<root>/.locks/`` (outside the run directory,
+so the rename cannot drop it) keeps two invocations off one run.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import re
+import secrets
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from osmosis_ai.errors import CLIError
+
+__all__ = ["RunDirectory", "default_run_name", "validate_run_name"]
+
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+INDEX_KEYS = (
+    "row_index",
+    "run_index",
+    "source_row_index",
+    "rollout_id",
+    "status",
+    "reward",
+    "tokens",
+    "duration_ms",
+    "error_type",
+    "resumed",
+)
+
+
+def validate_run_name(name: str) -> str:
+    """A run name is one path segment of at most 96 characters: letters, digits, ``. _ -``."""
+    if not name or len(name) > 96 or name == ".locks" or not _NAME.match(name):
+        raise CLIError(
+            f"Invalid run name {name!r}: use 1-96 letters, digits, '.', '_' or '-', starting with a letter or digit."
+        )
+    return name
+
+
+def _stamp() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+
+
+def default_run_name(config_path: Path) -> str:
+    """``<config stem>-<UTC stamp>-<8 random hex>`` (a one-off run; pass ``--name`` to be able to resume)."""
+    stem = re.sub(r"[^A-Za-z0-9._-]", "-", config_path.stem).strip("-._") or "eval"
+    return f"{stem[:60]}-{_stamp()}-{secrets.token_hex(4)}"
+
+
+@dataclass
+class Resumed:
+    """What a reopened log already holds."""
+
+    log: Any
+    carried: int
+    retried: int
+
+
+class RunDirectory:
+    """One run's directory under ``root``; see the module docstring."""
+
+    def __init__(self, root: Path, name: str) -> None:
+        self.root = root
+        self.name = validate_run_name(name)
+        self.path = root / name
+        self.log_path = self.path / "results.jsonl"
+        self._lock: Any = None
+
+    def lock(self) -> None:
+        """Takes the run's lock, or fails saying another invocation holds it."""
+        import fcntl
+
+        locks = self.root / ".locks"
+        locks.mkdir(parents=True, exist_ok=True)
+        path = locks / f"{self.name}.lock"
+        handle = path.open("a")
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as exc:
+            handle.close()
+            raise CLIError(
+                f"Another `osmosis eval run` already holds {path}; wait for it or use a different --name."
+            ) from exc
+        self._lock = handle
+
+    def unlock(self) -> None:
+        if self._lock is not None:
+            self._lock.close()
+            self._lock = None
+
+    def archive(self) -> Path | None:
+        """Renames an existing run directory out of the way (``--fresh``); returns the new path."""
+        if not self.path.exists():
+            return None
+        base = self.root / f"{self.name}.archive-{_stamp()}"
+        target, n = base, 1
+        while target.exists():
+            n += 1
+            target = Path(f"{base}-{n}")
+        self.path.rename(target)
+        return target
+
+    def open_log(self, config: Mapping[str, Any], dataset: Path, *, retry_failed: bool) -> Resumed:
+        """Creates the results log, or reopens it (same config and dataset) and returns what it holds."""
+        from osmosis_ai.runs.log import ResultsLog, dataset_fingerprint, iter_runs
+
+        fingerprint = dataset_fingerprint(dataset)
+        if not self.log_path.exists():
+            self.path.mkdir(parents=True, exist_ok=True)
+            log = ResultsLog.create(self.log_path, config, kind="eval-run", dataset=fingerprint)
+            return Resumed(log, 0, 0)
+        try:
+            log = ResultsLog.resume(self.log_path, config, kind="eval-run", dataset=fingerprint)
+        except CLIError as exc:
+            raise CLIError(f"{exc} (run '{self.name}': pass --fresh to archive it and start over)") from exc
+        retried = 0
+        if retry_failed:
+            latest = {}
+            for record in iter_runs(self.log_path):
+                key = (
+                    record["row_index"],
+                    record["row_key"],
+                    record["run_index"],
+                    record.get("model_tag") or "",
+                )
+                latest[key] = record.get("status")
+            for key, status in latest.items():
+                if status in ("failed", "skipped"):
+                    log.done.discard(key)
+                    retried += 1
+        return Resumed(log, len(log.done), retried)
+
+    def latest_records(self) -> list[dict[str, Any]]:
+        """The latest record per (row, run), in row then run order (what ``index.jsonl`` holds)."""
+        from osmosis_ai.runs.log import iter_runs
+
+        latest: dict[tuple[int, int], dict[str, Any]] = {}
+        for record in iter_runs(self.log_path):
+            latest[(int(record["row_index"]), int(record["run_index"]))] = record
+        return [latest[key] for key in sorted(latest)]
+
+    def write_outputs(
+        self, records: list[dict[str, Any]], resumed_ids: set[str], files: Mapping[str, Any]
+    ) -> None:
+        """Writes ``index.jsonl`` / ``summary.jsonl`` and the given JSON files (atomically)."""
+        from osmosis_ai._files import write_json_atomic
+
+        lines = b"".join(orjson.dumps(_index_row(r, resumed_ids)) + b"\n" for r in records)
+        for name in ("index.jsonl", "summary.jsonl"):
+            tmp = self.path / f".{name}.tmp"
+            tmp.write_bytes(lines)
+            os.replace(tmp, self.path / name)
+        for name, payload in files.items():
+            write_json_atomic(self.path / name, payload)
+
+
+def _index_row(record: Mapping[str, Any], resumed_ids: set[str]) -> dict[str, Any]:
+    row = {key: record.get(key) for key in INDEX_KEYS if record.get(key) is not None}
+    if record.get("rollout_id") in resumed_ids:
+        row["resumed"] = True
+    return row
+
+
+def rollout_ids(records: Iterator[Mapping[str, Any]] | list[dict[str, Any]]) -> set[str]:
+    """The rollout ids of records (to mark which results an invocation carried over)."""
+    return {r["rollout_id"] for r in records if r.get("rollout_id")}

@@ -1,0 +1,155 @@
+"""The work of one ``osmosis eval run`` item on the run engine, for either rollout style.
+
+:class:`WorkflowExecutor` runs a 0.3 ``AgentWorkflow`` + ``Grader`` through an execution backend in this
+process, inside a rollout context whose chat-completions URL is the run's :class:`~osmosis_ai.llm.bridge.
+LLMBridge`. :class:`LoopExecutor` runs a 0.2 ``RolloutAgentLoop`` scored by an ``--eval-fn`` (the eval
+command's executor, with the eval-run fields added). Both write the same record: ``status``
+(``success|failed|skipped``), ``reward`` (only what a grader set), ``error_type`` (the failure's category),
+``rollout_id``, ``source_row_index``, ``tokens``. A failure is never a score.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from osmosis_ai.eval.run_rows import item_prompt
+from osmosis_ai.eval.runner import AgentExecutor
+from osmosis_ai.llm.bridge import LLMBridge
+from osmosis_ai.rollout.backend.base import ExecutionBackend
+from osmosis_ai.rollout.context import RolloutContext
+from osmosis_ai.rollout.sample import ExecutionRequest, ExecutionResult, RolloutStatus
+from osmosis_ai.runs.engine import RunControl, WorkItem
+
+__all__ = ["LoopExecutor", "WorkflowExecutor", "base_record"]
+
+
+def base_record(item: WorkItem) -> dict[str, Any]:
+    """The fields every eval-run record starts with (a crash or timeout of the item leaves it failed)."""
+    return {
+        "row_key": item.key,
+        "row_index": item.row_index,
+        "run_index": item.run_index,
+        "model_tag": item.model_tag,
+        "source_row_index": item.row.get("source_row_index"),
+        "rollout_id": uuid.uuid4().hex,
+        "success": False,
+        "status": "failed",
+        "scores": {},
+        "error": None,
+    }
+
+
+def _category(result: ExecutionResult | None) -> str | None:
+    return result.err_category.value if result is not None and result.err_category is not None else None
+
+
+def classify(
+    record: dict[str, Any], workflow: ExecutionResult | None, grader: ExecutionResult | None
+) -> None:
+    """Fills ``status``, ``reward``, ``error_type`` and ``error`` from the two step results."""
+    if grader is None:
+        record["error_type"] = "missing_grader_callback"
+        record["error"] = "the backend reported no grading result"
+        return
+    sample = grader.sample
+    if grader.status is not RolloutStatus.SUCCESS:
+        if workflow is not None and workflow.status is not RolloutStatus.SUCCESS:
+            # The grader never ran: say why the workflow failed rather than a bare "grader failed".
+            record["error_type"] = _category(workflow) or "workflow_failed"
+            record["error"] = workflow.err_message or "the workflow failed"
+        else:
+            record["error_type"] = _category(grader) or "grader_failed"
+            record["error"] = (
+                grader.err_message or "grading failed (no grader, or no label or metadata to grade)"
+            )
+        return
+    if sample is not None and sample.remove_sample:
+        record["status"] = "skipped"
+        return
+    reward = sample.reward if sample is not None else None
+    record.update(status="success", success=True, reward=reward, scores={"reward": reward})
+
+
+class WorkflowExecutor:
+    """Runs one item through ``backend`` (workflow, then grader) with the bridge as its model endpoint.
+
+    Args:
+        backend: The execution backend (a :class:`~osmosis_ai.rollout.LocalBackend` for ``eval run``).
+        bridge: The started LLM bridge the workflow's model calls go to.
+        agent_timeout: The workflow's budget in seconds (None: unbounded).
+        grader_timeout: The grader's budget in seconds (None: unbounded).
+    """
+
+    def __init__(
+        self,
+        backend: ExecutionBackend,
+        bridge: LLMBridge,
+        *,
+        agent_timeout: float | None = None,
+        grader_timeout: float | None = None,
+    ) -> None:
+        self.backend = backend
+        self.bridge = bridge
+        self.agent_timeout = agent_timeout
+        self.grader_timeout = grader_timeout
+
+    def new_record(self, item: WorkItem) -> dict[str, Any]:
+        return base_record(item)
+
+    async def execute(self, item: WorkItem, record: dict[str, Any], control: RunControl) -> None:
+        rollout_id = record["rollout_id"]
+        row = item.row
+        request = ExecutionRequest(
+            id=rollout_id,
+            prompt=item_prompt(row),
+            label=row.get("ground_truth"),
+            metadata=row.get("metadata"),
+            agent_timeout_sec=self.agent_timeout,
+            grader_timeout_sec=self.grader_timeout,
+        )
+        steps: dict[str, ExecutionResult] = {}
+        context = RolloutContext(
+            chat_completions_url=self.bridge.url_for(rollout_id),
+            api_key=self.bridge.token,
+            rollout_id=rollout_id,
+        )
+        with context:
+            await self.backend.execute(
+                request, lambda r: steps.__setitem__("workflow", r), lambda r: steps.__setitem__("grader", r)
+            )
+        classify(record, steps.get("workflow"), steps.get("grader"))
+        if self.bridge.systemic_error is not None:
+            control.stop_early(self.bridge.systemic_error)
+
+    def finish(self, item: WorkItem, record: dict[str, Any]) -> None:
+        record["tokens"] = self.bridge.take_tokens(record["rollout_id"])
+        if record.get("error") and not record.get("error_type"):
+            # The engine's own timeout or an error of this executor, not of the user's code.
+            record["error_type"] = "timeout" if "timed out" in record["error"] else "agent_error"
+
+
+class LoopExecutor(AgentExecutor):
+    """A 0.2 ``RolloutAgentLoop`` scored by one eval function: its score is the item's reward."""
+
+    def new_record(self, item: WorkItem) -> dict[str, Any]:
+        record = super().new_record(item)
+        return {**base_record(item), **record}
+
+    def finish(self, item: WorkItem, record: dict[str, Any]) -> None:
+        super().finish(item, record)
+        scores = record.get("scores") or {}
+        if record.get("success") and scores:
+            record["status"] = "success"
+            record["reward"] = next(iter(scores.values()))
+            return
+        record["success"] = False
+        record["status"] = "failed"
+        record.pop("reward", None)  # an agent's own reward on a failed run is not a grade
+        if record.get("eval_errors"):
+            record["error_type"] = "grader_failed"
+            record["error"] = "; ".join(f"{k}: {v}" for k, v in record["eval_errors"].items())
+        else:
+            error = record.get("error") or "the agent loop failed"
+            record["error_type"] = "timeout" if "timed out" in error else "agent_error"
+            record["error"] = error

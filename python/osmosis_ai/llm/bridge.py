@@ -1,0 +1,161 @@
+"""A local OpenAI-compatible endpoint for 0.3 workflows, forwarding every call through this LLM layer.
+
+A workflow is handed a chat-completions URL (as on the platform), not a client object. ``osmosis eval
+run`` gives each rollout ``http://127.0.0.1:<port>/v1/rollouts/<rollout_id>`` (clients append
+``/chat/completions``): the bridge checks the per-run bearer token, sends the request with the run's
+:class:`~osmosis_ai.llm.transport.Transport` (one retry policy, one connection pool, provider keys that
+never reach the workflow) and counts the tokens served per rollout.
+"""
+
+from __future__ import annotations
+
+import hmac
+import secrets
+from collections.abc import Mapping
+from typing import Any
+
+import orjson
+
+from osmosis_ai.llm.retry import ProviderCallError, SystemicProviderCallError
+
+__all__ = ["LLMBridge"]
+
+# Request keys the transport sets itself; everything else (temperature, tools' choice...) passes through.
+_OWN_KEYS = frozenset({"model", "messages", "tools", "stream"})
+
+
+class LLMBridge:
+    """Serves ``POST /v1/rollouts/{rollout_id}/chat/completions`` on 127.0.0.1 through ``transport``.
+
+    Args:
+        transport: Where the calls go (see :func:`osmosis_ai.llm.transport.make_transport`).
+        token: The bearer token workflows must send (default: a new random one).
+
+    Example:
+        >>> async def main(transport):  # doctest: +SKIP
+        ...     async with LLMBridge(transport) as bridge:
+        ...         url = bridge.url_for("r1")
+    """
+
+    def __init__(self, transport: Any, *, token: str | None = None) -> None:
+        self.transport = transport
+        self.token = token or secrets.token_hex(16)
+        self.tokens_by_rollout: dict[str, int] = {}
+        self.port: int | None = None
+        # Set when a call failed in a way every further call would repeat (bad key, nothing listening).
+        self.systemic_error: str | None = None
+        self._runner: Any = None
+
+    def url_for(self, rollout_id: str) -> str:
+        """The base URL one rollout's workflow uses (append ``/chat/completions``)."""
+        if self.port is None:
+            raise RuntimeError("the bridge is not started")
+        return f"http://127.0.0.1:{self.port}/v1/rollouts/{rollout_id}"
+
+    def take_tokens(self, rollout_id: str) -> int:
+        """The tokens served to ``rollout_id`` (forgotten afterwards: memory stays bounded by work in flight)."""
+        return self.tokens_by_rollout.pop(rollout_id, 0)
+
+    async def start(self) -> LLMBridge:
+        from aiohttp import web
+
+        app = web.Application(client_max_size=64 * 1024 * 1024)
+        app.router.add_post("/v1/rollouts/{rollout_id}/chat/completions", self._handle)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        return self
+
+    async def aclose(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def __aenter__(self) -> LLMBridge:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def _authorized(self, header: str | None) -> bool:
+        scheme, _, value = (header or "").partition(" ")
+        return scheme.lower() == "bearer" and hmac.compare_digest(value.strip().encode(), self.token.encode())
+
+    async def _handle(self, request: Any) -> Any:
+        from aiohttp import web
+
+        if not self._authorized(request.headers.get("authorization")):
+            return _error(web, 401, "invalid or missing bearer token", "authentication_error")
+        try:
+            body = orjson.loads(await request.read())
+            messages = body["messages"]
+        except (orjson.JSONDecodeError, KeyError, TypeError) as exc:
+            return _error(
+                web, 400, f"the body must be a chat-completions request ({exc})", "invalid_request_error"
+            )
+        stream = bool(body.get("stream"))
+        params = {k: v for k, v in body.items() if k not in _OWN_KEYS and k != "stream_options"}
+        try:
+            reply = await self.transport.complete(messages, body.get("tools"), params)
+        except ProviderCallError as exc:
+            if isinstance(exc, SystemicProviderCallError):
+                self.systemic_error = str(exc)
+            status = exc.failure.status or 502
+            return _error(web, status, str(exc), exc.failure.kind)
+        rollout_id = request.match_info["rollout_id"]
+        used = reply.usage.get("prompt_tokens", 0) + reply.usage.get("completion_tokens", 0)
+        self.tokens_by_rollout[rollout_id] = self.tokens_by_rollout.get(rollout_id, 0) + used
+        if stream:
+            return await _stream(
+                web, request, reply, bool((body.get("stream_options") or {}).get("include_usage"))
+            )
+        return web.Response(body=orjson.dumps(_body(reply)), content_type="application/json")
+
+
+def _body(reply: Any) -> Mapping[str, Any]:
+    # LiteLLM replies carry no raw wire body; build the standard shape from what the transport parsed.
+    if reply.raw.get("choices"):
+        return reply.raw
+    usage = dict(reply.usage)
+    usage["total_tokens"] = usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
+    choice = {"index": 0, "message": reply.message, "finish_reason": reply.finish_reason}
+    return {"object": "chat.completion", "choices": [choice], "usage": usage}
+
+
+async def _stream(web: Any, request: Any, reply: Any, include_usage: bool) -> Any:
+    """A streamed answer for clients that only stream (Strands): the whole reply in one delta, then the end.
+
+    The transport asks the model without streaming (one retry policy, usage counted the same way); the
+    workflow gets the standard ``chat.completion.chunk`` events and ``[DONE]``.
+    """
+    message = reply.message
+    delta: dict[str, Any] = {"role": "assistant", "content": message.get("content")}
+    if message.get("tool_calls"):
+        delta["tool_calls"] = [{**call, "index": i} for i, call in enumerate(message["tool_calls"])]
+    base = {
+        "id": reply.raw.get("id", "chatcmpl-bridge"),
+        "object": "chat.completion.chunk",
+        "model": reply.raw.get("model", ""),
+    }
+    events = [
+        {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+        {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": reply.finish_reason}]},
+    ]
+    if include_usage:
+        usage = dict(reply.usage)
+        usage["total_tokens"] = usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
+        events.append({**base, "choices": [], "usage": usage})
+    response = web.StreamResponse(headers={"content-type": "text/event-stream", "cache-control": "no-cache"})
+    await response.prepare(request)
+    for event in events:
+        await response.write(b"data: " + orjson.dumps(event) + b"\n\n")
+    await response.write(b"data: [DONE]\n\n")
+    await response.write_eof()
+    return response
+
+
+def _error(web: Any, status: int, message: str, kind: str) -> Any:
+    payload = {"error": {"message": message, "type": kind}}
+    return web.Response(status=status, body=orjson.dumps(payload), content_type="application/json")

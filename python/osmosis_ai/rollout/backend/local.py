@@ -1,0 +1,307 @@
+"""``LocalBackend``: runs an ``AgentWorkflow`` and then a ``Grader`` in this process, one call per rollout.
+
+One execution has two steps, each reported through a callback: the workflow (its own time budget, minus
+the time the rollout waited for a slot) and the grading (an independent budget). Every way a user's code
+can go wrong (a wrong return type, an exception, a hang, a grader that never sets a reward or sets a NaN)
+becomes a FAILURE with a category from :func:`~osmosis_ai.rollout.sample.classify_exception`; it is never
+turned into a score.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import inspect
+import os
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from osmosis_ai.rollout.backend.base import ExecutionBackend
+from osmosis_ai.rollout.context import (
+    AgentWorkflowContext,
+    GraderContext,
+    RolloutContext,
+    get_rollout_context,
+)
+from osmosis_ai.rollout.sample import (
+    ExecutionRequest,
+    ExecutionResult,
+    RolloutErrorCategory,
+    RolloutSample,
+    RolloutStatus,
+    classify_exception,
+)
+from osmosis_ai.rollout.workflow import AgentWorkflowOutput
+
+__all__ = ["DEFAULT_MAX_CONCURRENT", "LocalBackend"]
+
+DEFAULT_MAX_CONCURRENT = 4
+ARTIFACT_ROOT_ENV = "_OSMOSIS_ROLLOUT_ARTIFACT_ROOT"
+
+Callback = Callable[[ExecutionResult], Awaitable[Any] | Any]
+
+
+class _Unset:
+    """Marks an argument not given (``None`` is a meaningful value: no limit)."""
+
+
+_UNSET = _Unset()
+
+
+def _resolve(value: Any, what: str) -> Any:
+    if isinstance(value, str):
+        from osmosis_ai.importer import import_object
+
+        return import_object(value, what=what, example="my_rollout.main:MyWorkflow")
+    return value
+
+
+async def _call(callback: Callback | None, result: ExecutionResult) -> None:
+    if callback is not None:
+        outcome = callback(result)
+        if inspect.isawaitable(outcome):
+            await outcome
+
+
+class _Limiter:
+    """A semaphore that also counts who waits and who runs (for ``health()``)."""
+
+    def __init__(self, limit: int | None) -> None:
+        self.limit = limit
+        self.queued = 0
+        self.running = 0
+        self._semaphore = asyncio.Semaphore(limit) if limit else None
+
+    async def acquire(self) -> None:
+        self.queued += 1
+        try:
+            if self._semaphore is not None:
+                await self._semaphore.acquire()
+        finally:
+            self.queued -= 1
+        self.running += 1
+
+    def release(self) -> None:
+        self.running -= 1
+        if self._semaphore is not None:
+            self._semaphore.release()
+
+
+def _deadline_message(budget: float, queued: float) -> str:
+    spent = f" ({queued:.1f}s of it spent queued)" if queued >= 0.05 else ""
+    return f"workflow exceeded its {budget:g}s deadline{spent}"
+
+
+class LocalBackend(ExecutionBackend):
+    """Runs the workflow and grader in-process (each may be given as an object or a ``"module:attr"`` string).
+
+    Args:
+        workflow: An ``AgentWorkflow`` subclass (instantiated per rollout with a copy of the config) or
+            an instance (shared by every rollout).
+        workflow_config: The workflow's ``AgentWorkflowConfig``; its ``concurrency.max_concurrent`` limits
+            rollouts in flight (None: no limit). Without a config the limit is 4.
+        grader: A ``Grader`` subclass or instance, or None (no grading).
+        grader_config: The grader's ``GraderConfig``.
+        artifact_root: Where per-rollout artifact directories go (default ``$_OSMOSIS_ROLLOUT_ARTIFACT_ROOT``
+            or ``~/.osmosis``); ``False`` for none.
+        max_concurrent: Overrides the limit the config implies (``None``: no limit); for callers that
+            bound concurrency themselves, as ``osmosis eval run`` does.
+
+    Example:
+        >>> backend = LocalBackend(workflow="my_rollout.main:MyWorkflow", grader="my_rollout.main:MyGrader")  # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        *,
+        workflow: Any,
+        workflow_config: Any = None,
+        grader: Any = None,
+        grader_config: Any = None,
+        artifact_root: str | os.PathLike[str] | bool | None = None,
+        max_concurrent: int | _Unset | None = _UNSET,
+    ) -> None:
+        self.workflow = _resolve(workflow, "workflow")
+        self.workflow_config = _resolve(workflow_config, "workflow config")
+        self.grader = _resolve(grader, "grader")
+        self.grader_config = _resolve(grader_config, "grader config")
+        if not isinstance(max_concurrent, _Unset):
+            limit = max_concurrent
+        elif workflow_config is not None:
+            limit = self.workflow_config.concurrency.max_concurrent
+        else:
+            limit = DEFAULT_MAX_CONCURRENT
+        self._limiter = _Limiter(limit)
+        if artifact_root is False:
+            self.artifact_root: Path | None = None
+        elif artifact_root is None or artifact_root is True:
+            env = os.environ.get(ARTIFACT_ROOT_ENV, "").strip()
+            self.artifact_root = Path(env) if env else Path.home() / ".osmosis"
+        else:
+            self.artifact_root = Path(artifact_root)
+
+    @property
+    def max_concurrent(self) -> int | None:
+        """Rollouts this backend runs at once (None: no limit)."""
+        return self._limiter.limit
+
+    def health(self) -> dict[str, Any]:
+        limiter = self._limiter
+        return {
+            "status": "ok",
+            "concurrency": {
+                "max_concurrent": limiter.limit,
+                "queued": limiter.queued,
+                "running": limiter.running,
+            },
+        }
+
+    def has_capacity(self) -> bool:
+        return True  # rollouts beyond the limit wait for a slot (their wait counts against their budget)
+
+    async def execute(
+        self,
+        request: ExecutionRequest,
+        on_workflow_complete: Callback,
+        on_grader_complete: Callback | None = None,
+    ) -> None:
+        arrived = time.monotonic()
+        await self._limiter.acquire()
+        try:
+            queued = time.monotonic() - arrived
+            artifacts = self._artifacts_dir(request.id)
+            result = await self._run_workflow(request, queued, artifacts)
+            await _call(on_workflow_complete, result)
+            if on_grader_complete is None:
+                return
+            gradable = (
+                self.grader is not None
+                and (request.label is not None or request.metadata is not None)
+                and result.status is RolloutStatus.SUCCESS
+            )
+            if not gradable:
+                await _call(on_grader_complete, _bare_failure(result))
+                return
+            await _call(on_grader_complete, await self._grade(request, result.sample, artifacts))
+        finally:
+            self._limiter.release()
+
+    def _artifacts_dir(self, rollout_id: str) -> Path | None:
+        # Not created here: the contexts create it when the user's code first asks for it.
+        return None if self.artifact_root is None else self.artifact_root / rollout_id / "artifacts"
+
+    def _workflow_instance(self) -> Any:
+        if isinstance(self.workflow, type):
+            config = copy.deepcopy(self.workflow_config)
+            return self.workflow(config) if config is not None else self.workflow()
+        return self.workflow
+
+    async def _run_workflow(
+        self, request: ExecutionRequest, queued: float, artifacts: Path | None
+    ) -> ExecutionResult:
+        budget = request.agent_timeout_sec
+        remaining = None if budget is None else max(budget - queued, 0.0)
+        ctx = AgentWorkflowContext(
+            prompt=copy.deepcopy(request.prompt),
+            config=copy.deepcopy(self.workflow_config),
+            metadata=copy.deepcopy(request.metadata),
+            artifacts_dir=artifacts,
+        )
+        ambient = get_rollout_context()
+        rollout = ambient if ambient is not None else RolloutContext(rollout_id=request.id)
+        started = time.monotonic()
+        try:
+            with rollout:
+                # wait_for (not asyncio.timeout, 3.11+) copies the context, so the workflow sees `rollout`.
+                output = await asyncio.wait_for(self._workflow_instance().run(ctx), remaining)
+                if remaining is not None and time.monotonic() - started > remaining:
+                    # The workflow swallowed the cancellation or blocked the loop past its deadline.
+                    raise TimeoutError
+                sample = await _sample_of(output, request, rollout)
+        except (TimeoutError, asyncio.TimeoutError):  # distinct classes before Python 3.11
+            message = _deadline_message(budget or 0.0, queued)
+            return ExecutionResult(
+                status=RolloutStatus.FAILURE, err_message=message, err_category=RolloutErrorCategory.TIMEOUT
+            )
+        except Exception as exc:  # the user's workflow: any failure is this rollout's, classified
+            return _failure(exc, "workflow")
+        return ExecutionResult(status=RolloutStatus.SUCCESS, sample=sample)
+
+    async def _grade(
+        self, request: ExecutionRequest, sample: RolloutSample | None, artifacts: Path | None
+    ) -> ExecutionResult:
+        ctx = GraderContext(
+            label=request.label, sample=sample, metadata=request.metadata, artifacts_dir=artifacts
+        )
+        grader = self.grader
+        if isinstance(grader, type):
+            grader = grader(self.grader_config) if self.grader_config is not None else grader()
+        budget = request.grader_timeout_sec
+        if sample is None:
+            return ExecutionResult(
+                status=RolloutStatus.FAILURE,
+                err_message="no sample to grade; the workflow must return messages or register a sample source",
+                err_category=RolloutErrorCategory.VALIDATION_ERROR,
+            )
+        try:
+            await asyncio.wait_for(grader.grade(ctx), None if budget is None else max(budget, 0.0))
+            if ctx.sample is None:
+                raise ValueError(
+                    "no sample to grade; the workflow must return messages or register a sample source"
+                )
+            if not ctx.sample.remove_sample and ctx.sample.reward is None:
+                raise ValueError("sample has no reward after grading; the grader must call ctx.set_reward(x)")
+        except (TimeoutError, asyncio.TimeoutError):
+            return ExecutionResult(
+                status=RolloutStatus.FAILURE,
+                sample=ctx.sample,
+                err_message=f"grader exceeded its {budget:g}s deadline",
+                err_category=RolloutErrorCategory.TIMEOUT,
+            )
+        except Exception as exc:  # the user's grader
+            result = _failure(exc, "grader")
+            result.sample = ctx.sample
+            return result
+        return ExecutionResult(status=RolloutStatus.SUCCESS, sample=ctx.sample)
+
+
+async def _sample_of(output: Any, request: ExecutionRequest, rollout: RolloutContext) -> RolloutSample | None:
+    if isinstance(output, list):
+        output = AgentWorkflowOutput(messages=output)
+    elif output is not None and not isinstance(output, AgentWorkflowOutput):
+        raise TypeError(
+            "AgentWorkflow.run must return AgentWorkflowOutput, a message list, or None; "
+            f"got {type(output).__name__}"
+        )
+    if output is not None and output.messages is not None:
+        return RolloutSample(messages=output.messages, label=request.label, metrics=output.metrics)
+    sample = await rollout.get_sample()
+    if sample is not None and sample.label is None:
+        sample.label = request.label
+    return sample
+
+
+def _describe(exc: Exception) -> str:
+    from pydantic import ValidationError
+
+    if isinstance(exc, ValidationError):  # one line per field, not pydantic's multi-line report
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'value'}: {e['msg']}" for e in exc.errors())
+        return f"{exc.title}: {problems}"
+    return str(exc)
+
+
+def _failure(exc: Exception, step: str) -> ExecutionResult:
+    return ExecutionResult(
+        status=RolloutStatus.FAILURE,
+        err_message=f"{step} raised {type(exc).__name__}: {_describe(exc)}",
+        err_category=classify_exception(exc),
+    )
+
+
+def _bare_failure(workflow: ExecutionResult) -> ExecutionResult:
+    # Nothing was graded: the workflow failed, or there is no grader or nothing to grade against.
+    return ExecutionResult(
+        status=RolloutStatus.FAILURE, extra_fields={"workflow_status": workflow.status.value}
+    )

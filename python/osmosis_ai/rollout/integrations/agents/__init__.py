@@ -1,0 +1,1 @@
+"""Integrations with agent frameworks: ``openai_agents`` (extra ``openai-agents``), ``strands`` (extra ``strands``)."""

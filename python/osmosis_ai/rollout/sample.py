@@ -1,0 +1,187 @@
+"""The 0.3 rollout data types: the sample a rollout produces, its status, and how failures are classified.
+
+``RolloutStatus`` here is the 0.3 enum (``queued`` ... ``unknown``); ``osmosis_ai.rollout.RolloutStatus``
+stays the 0.2 protocol enum that ``RolloutAgentLoop`` users import, so this one is reached as
+``osmosis_ai.rollout.sample.RolloutStatus``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import math
+import numbers
+from collections.abc import Mapping, Sequence
+from enum import Enum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+__all__ = [
+    "ExecutionRequest",
+    "ExecutionResult",
+    "GraderStatus",
+    "RolloutErrorCategory",
+    "RolloutSample",
+    "RolloutStatus",
+    "check_rollout_id",
+    "classify_exception",
+]
+
+
+class RolloutStatus(str, Enum):
+    """Where one rollout is in its life."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    GRADING = "grading"
+    SUCCESS = "success"
+    FAILURE = "failure"
+    CANCELLED = "cancelled"
+    UNKNOWN = "unknown"
+
+
+class RolloutErrorCategory(str, Enum):
+    """Why a rollout failed: what an exception of the workflow or grader maps to."""
+
+    TIMEOUT = "timeout"
+    VALIDATION_ERROR = "validation_error"
+    HTTP_ERROR = "http_error"
+    AGENT_ERROR = "agent_error"
+
+
+class GraderStatus(str, Enum):
+    """The grading step's outcome."""
+
+    PENDING = "pending"
+    SUCCESS = "success"
+    FAILURE = "failure"
+
+
+def classify_exception(exc: BaseException) -> RolloutErrorCategory:
+    """The category of a failure: timeouts, bad values (ValueError/TypeError/AssertionError), or the agent.
+
+    Example:
+        >>> classify_exception(TypeError("x")).value
+        'validation_error'
+    """
+    if isinstance(exc, (TimeoutError, asyncio.TimeoutError)):  # distinct classes before Python 3.11
+        return RolloutErrorCategory.TIMEOUT
+    if isinstance(exc, (ValueError, TypeError, AssertionError)):
+        return RolloutErrorCategory.VALIDATION_ERROR
+    return RolloutErrorCategory.AGENT_ERROR
+
+
+_UNSET: Any = object()
+
+
+class RolloutSample(BaseModel):
+    """What one rollout produced: the conversation, the label, and (after grading) the reward.
+
+    ``trajectory_messages`` defaults to a deep copy of ``messages`` when not given; pass ``None``
+    explicitly to keep no trajectory. ``reward`` must be a finite number (checked on assignment too).
+
+    Example:
+        >>> s = RolloutSample(messages=[{"role": "assistant", "content": "4"}], label="4")
+        >>> s.reward = 1.0
+        >>> s.trajectory_messages == s.messages
+        True
+    """
+
+    model_config = ConfigDict(validate_assignment=True, ser_json_inf_nan="null", allow_inf_nan=False)
+
+    messages: Sequence[Mapping[str, Any]] = Field(default_factory=list)
+    trajectory_messages: Sequence[Mapping[str, Any]] | None = None
+    label: str | None = None
+    reward: float | None = None
+    remove_sample: bool = False
+    metrics: dict[str, Any] = Field(default_factory=dict)
+    extra_fields: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _default_trajectory(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "trajectory_messages" not in data:
+            data = {**data, "trajectory_messages": copy.deepcopy(list(data.get("messages") or []))}
+        return data
+
+    @field_validator("reward", mode="before")
+    @classmethod
+    def _finite_reward(cls, value: Any) -> Any:
+        # bool is an int to Python; a reward of True is a bug in the grader, not 1.0.
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise ValueError(f"reward must be a finite number, got {type(value).__name__} {value!r}")
+        if not math.isfinite(float(value)):
+            raise ValueError(f"reward must be a finite number, got {value!r}")
+        return float(value)
+
+    def json_safe_copy(self) -> RolloutSample:
+        """A copy whose ``metrics`` and ``extra_fields`` hold only JSON-encodable, finite values."""
+        return self.model_copy(
+            update={"metrics": _json_safe(self.metrics), "extra_fields": _json_safe(self.extra_fields)}
+        )
+
+
+def _json_safe(values: Mapping[str, Any]) -> dict[str, Any]:
+    import orjson
+
+    kept: dict[str, Any] = {}
+    for key, value in values.items():
+        if hasattr(value, "item") and callable(value.item):  # numpy-like scalars
+            value = value.item()
+        if isinstance(value, float) and not math.isfinite(value):
+            continue
+        try:
+            orjson.dumps(value)
+        except TypeError:
+            continue
+        kept[key] = value
+    return kept
+
+
+def check_rollout_id(value: str) -> str:
+    """A rollout id is one path segment (it names a directory): non-empty, not ``.``/``..``, no separators."""
+    if not value or value in (".", "..") or any(ch in value for ch in ("/", "\\", "\0")):
+        raise ValueError(f"rollout id must be a single path segment, got {value!r}")
+    return value
+
+
+class ExecutionRequest(BaseModel):
+    """One rollout for a backend to execute (the prompt, the label, and the two time budgets)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    prompt: list[dict[str, Any]]
+    label: str | None = None
+    metadata: dict[str, Any] | None = None
+    agent_timeout_sec: float | None = None
+    grader_timeout_sec: float | None = None
+
+    @field_validator("id")
+    @classmethod
+    def _segment(cls, value: str) -> str:
+        return check_rollout_id(value)
+
+    @field_validator("agent_timeout_sec", "grader_timeout_sec")
+    @classmethod
+    def _finite(cls, value: float | None) -> float | None:
+        # 0 or negative is allowed: the budget is already spent (queued too long upstream).
+        if value is not None and not math.isfinite(value):
+            raise ValueError("timeouts must be finite numbers of seconds")
+        return value
+
+
+class ExecutionResult(BaseModel):
+    """What a backend reports after the workflow step and after the grading step."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    status: RolloutStatus
+    sample: RolloutSample | None = None
+    err_message: str | None = None
+    err_category: RolloutErrorCategory | None = None
+    # Diagnostics for logs and the run directory; never sent over the wire.
+    extra_fields: dict[str, Any] = Field(default_factory=dict, exclude=True)

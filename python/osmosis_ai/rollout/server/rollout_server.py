@@ -1,0 +1,293 @@
+"""``create_rollout_server(backend)``: the 0.3 rollout HTTP protocol over an :class:`ExecutionBackend`.
+
+Routes: ``GET /health`` (open), ``POST /rollout`` (202, scheduled before answering; 429 + Retry-After when
+the backend has no capacity), ``GET /rollout/{id}/status``, ``POST /rollout/cancel``. Like our 0.2 server,
+every route but ``/health`` needs ``Authorization: Bearer <key>`` unless auth is explicitly disabled; the
+bearer check runs before the body is read. Results go back through the request's completion and grader
+callback URLs (with the controller key as bearer), retried on transport errors, 429 and 5xx.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import secrets
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from fastapi import FastAPI, Request, Response
+from pydantic import ValidationError
+
+from osmosis_ai.rollout.backend.base import ExecutionBackend
+from osmosis_ai.rollout.context import RolloutContext
+from osmosis_ai.rollout.sample import ExecutionRequest, ExecutionResult, RolloutStatus
+
+# app.py is the one place that checks bearer keys and turns a missing FastAPI into an install hint.
+from osmosis_ai.rollout.server.app import _json, _key_matches
+from osmosis_ai.rollout.server.protocol import CancelRequest, RolloutInitRequest
+
+__all__ = ["API_KEY_ENV", "ControllerAuth", "create_rollout_server"]
+
+logger = logging.getLogger("osmosis_ai.rollout.server")
+API_KEY_ENV = "OSMOSIS_ROLLOUT_API_KEY"
+INSTANCE_ENV = "_OSMOSIS_ROLLOUT_INSTANCE_ID"
+_UNAUTHORIZED = b'{"detail":"Invalid or missing API key"}'
+_RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+_FINISHED_KEPT = 10_000  # finished rollouts whose status stays queryable (memory stays bounded)
+
+
+@dataclass(frozen=True)
+class ControllerAuth:
+    """The bearer key callers of the rollout server must send; ``api_key=None`` disables auth (explicitly).
+
+    Example:
+        >>> ControllerAuth.from_environment().api_key is not None  # a key from the env, or a new one
+        True
+    """
+
+    api_key: str | None
+
+    @classmethod
+    def from_environment(cls) -> ControllerAuth:
+        """``$OSMOSIS_ROLLOUT_API_KEY``, else a new random key (logged once, so the caller can use it)."""
+        key = os.environ.get(API_KEY_ENV, "").strip()
+        if key:
+            return cls(key)
+        key = secrets.token_urlsafe(24)
+        logger.warning("rollout server API key (set %s to choose one): %s", API_KEY_ENV, key)
+        return cls(key)
+
+    @classmethod
+    def disabled(cls) -> ControllerAuth:
+        """No authentication (only for a server reachable by trusted callers)."""
+        return cls(None)
+
+    def allows(self, header: str | None) -> bool:
+        return self.api_key is None or _key_matches(self.api_key, header)
+
+
+class _Rollouts:
+    """The server's rollouts: running tasks (for cancel) and recent statuses (for status queries)."""
+
+    def __init__(self) -> None:
+        self.tasks: dict[str, asyncio.Task[None]] = {}
+        self.status: OrderedDict[str, dict[str, Any]] = OrderedDict()
+
+    def set(self, rollout_id: str, status: RolloutStatus, **fields: Any) -> None:
+        self.status[rollout_id] = {"rollout_id": rollout_id, "status": status.value, **fields}
+        self.status.move_to_end(rollout_id)
+        while len(self.status) > _FINISHED_KEPT + len(self.tasks):
+            self.status.popitem(last=False)
+
+
+async def _post(http: Any, url: str, body: dict[str, Any], key: str | None) -> None:
+    """POSTs a callback: up to 5 attempts, backoff 0.5 s doubling to 8 s, on transport errors and 429/5xx."""
+    import httpx
+
+    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    delay = 0.5
+    for attempt in range(5):
+        try:
+            response = await http.post(url, json=body, headers=headers)
+            if response.status_code not in _RETRY_STATUSES:
+                return
+        except httpx.TransportError as exc:
+            logger.warning("callback %s failed (%s); attempt %d of 5", url, exc, attempt + 1)
+        await asyncio.sleep(delay)
+        delay = min(delay * 2, 8.0)
+    logger.error("callback %s was not delivered after 5 attempts", url)
+
+
+def _sample_body(result: ExecutionResult) -> dict[str, Any] | None:
+    if result.sample is None:
+        return None
+    sample = result.sample.json_safe_copy().model_dump(mode="json", exclude={"trajectory_messages"})
+    if result.status is not RolloutStatus.SUCCESS or sample.get("remove_sample"):
+        sample["reward"] = None  # a reward only counts from a successful, kept sample
+    return sample
+
+
+def _category(result: ExecutionResult) -> str | None:
+    return result.err_category.value if result.err_category is not None else None
+
+
+async def _run(
+    backend: ExecutionBackend, body: RolloutInitRequest, rollout_id: str, http: Any, rollouts: _Rollouts
+) -> None:
+    key = body.controller_api_key
+    posted = {"completion": False, "grader": False}
+
+    async def completed(result: ExecutionResult) -> None:
+        posted["completion"] = True
+        rollouts.set(
+            rollout_id,
+            RolloutStatus.GRADING if body.grader_callback_url else result.status,
+            err_message=result.err_message,
+        )
+        await _post(http, body.completion_callback_url, {
+            "status": result.status.value, "rollout_id": rollout_id, "extra_fields": None,
+            "err_message": result.err_message, "err_category": _category(result),
+        }, key)  # fmt: skip
+
+    async def graded(result: ExecutionResult) -> None:
+        posted["grader"] = True
+        sample = _sample_body(result)
+        ok = result.status is RolloutStatus.SUCCESS
+        rollouts.set(
+            rollout_id,
+            RolloutStatus.SUCCESS if ok else RolloutStatus.FAILURE,
+            reward=sample.get("reward") if sample else None,
+            err_message=result.err_message,
+        )
+        await _post(http, body.grader_callback_url or "", {
+            "status": "success" if ok else "failure", "rollout_id": rollout_id, "sample": sample,
+            "err_message": result.err_message, "err_category": _category(result),
+        }, key)  # fmt: skip
+
+    request = ExecutionRequest(
+        id=rollout_id, prompt=body.initial_messages, label=body.label, metadata=body.metadata,
+        agent_timeout_sec=body.agent_timeout_sec, grader_timeout_sec=body.grader_timeout_sec,
+    )  # fmt: skip
+    context = RolloutContext(
+        chat_completions_url=body.chat_completions_url, api_key=body.llm_api_key or key, rollout_id=rollout_id
+    )
+    try:
+        rollouts.set(rollout_id, RolloutStatus.RUNNING)
+        with context:
+            await backend.execute(request, completed, graded if body.grader_callback_url else None)
+    except asyncio.CancelledError:
+        rollouts.set(rollout_id, RolloutStatus.CANCELLED)
+        raise
+    except Exception:  # the backend itself failed: the controller must still hear of this rollout, once
+        logger.exception("rollout %s failed inside the server", rollout_id)
+        failure = ExecutionResult(status=RolloutStatus.FAILURE, err_message="Internal server error")
+        if not posted["completion"]:
+            await completed(failure)
+        if body.grader_callback_url and not posted["grader"]:
+            await graded(failure)
+    finally:
+        rollouts.tasks.pop(rollout_id, None)
+
+
+def create_rollout_server(
+    backend: ExecutionBackend,
+    lifespan: Callable[[Any], contextlib.AbstractAsyncContextManager[Any]] | None = None,
+    configure_logging: bool = True,
+    *,
+    auth: ControllerAuth | None = None,
+) -> Any:
+    """The FastAPI app speaking the 0.3 rollout protocol for ``backend`` (serve it with uvicorn).
+
+    Args:
+        backend: Runs the rollouts (e.g. ``LocalBackend(workflow=..., grader=...)``).
+        lifespan: The app's own lifespan, run around the server's.
+        configure_logging: Install basic INFO logging when the root logger has no handlers.
+        auth: Who may call; default :meth:`ControllerAuth.from_environment` (auth on).
+
+    Example:
+        >>> app = create_rollout_server(LocalBackend(workflow=MyWorkflow, grader=MyGrader))  # doctest: +SKIP
+        >>> uvicorn.run(app, host="127.0.0.1", port=8000)  # doctest: +SKIP
+    """
+    if configure_logging and not logging.getLogger().handlers:
+        logging.basicConfig(level=logging.INFO)
+    auth = auth or ControllerAuth.from_environment()
+    rollouts = _Rollouts()
+    holder: dict[str, Any] = {}
+
+    @contextlib.asynccontextmanager
+    async def _lifespan(app: Any) -> AsyncIterator[None]:
+        import httpx
+
+        holder["http"] = httpx.AsyncClient(timeout=10.0)
+        try:
+            if lifespan is not None:
+                async with lifespan(app):
+                    yield
+            else:
+                yield
+        finally:
+            tasks = list(rollouts.tasks.values())
+            if tasks:
+                _, pending = await asyncio.wait(tasks, timeout=10.0)  # drain, then cancel what is left
+                for task in pending:
+                    task.cancel()
+            await holder["http"].aclose()
+
+    app = FastAPI(
+        title="Osmosis rollout server", lifespan=_lifespan, docs_url=None, redoc_url=None, openapi_url=None
+    )
+
+    def denied(request: Request) -> Response | None:
+        if auth.allows(request.headers.get("authorization")):
+            return None
+        return _json(_UNAUTHORIZED, 401, {"WWW-Authenticate": "Bearer"})
+
+    async def parse(request: Request, model: Any) -> Any:
+        try:
+            return model.model_validate_json(await request.body())
+        except ValidationError as exc:
+            return _json({"detail": exc.errors(include_url=False, include_context=False)}, 422)
+
+    @app.get("/health")
+    async def health() -> Response:
+        body = dict(backend.health())
+        if os.environ.get(INSTANCE_ENV):
+            body["instance_id"] = os.environ[INSTANCE_ENV]
+        return _json(body)
+
+    @app.post("/rollout")
+    async def start(request: Request) -> Response:
+        if (refusal := denied(request)) is not None:
+            return refusal
+        body = await parse(request, RolloutInitRequest)
+        if isinstance(body, Response):
+            return body
+        if not backend.has_capacity():
+            return _json({"detail": "at capacity"}, 429, {"Retry-After": "5"})
+        rollout_id = body.rollout_id or secrets.token_hex(16)
+        try:
+            rollouts.set(rollout_id, RolloutStatus.QUEUED)
+            rollouts.tasks[rollout_id] = asyncio.create_task(
+                _run(backend, body, rollout_id, holder["http"], rollouts)
+            )
+        except Exception as exc:  # scheduling itself failed
+            return _json({"detail": f"could not schedule the rollout: {exc}"}, 500)
+        return _json({}, 202)
+
+    @app.get("/rollout/{rollout_id}/status")
+    async def status(rollout_id: str, request: Request) -> Response:
+        if (refusal := denied(request)) is not None:
+            return refusal
+        known = rollouts.status.get(rollout_id)
+        body = known or {"rollout_id": rollout_id, "status": await backend.rollout_status(rollout_id)}
+        return _json({k: v for k, v in body.items() if v is not None})
+
+    @app.post("/rollout/cancel")
+    async def cancel(request: Request) -> Response:
+        if (refusal := denied(request)) is not None:
+            return refusal
+        body = await parse(request, CancelRequest)
+        if isinstance(body, Response):
+            return body
+        if body.all:
+            ids = list(rollouts.tasks)
+        elif body.prefix is not None:
+            ids = [i for i in rollouts.tasks if i.startswith(body.prefix)]
+        else:
+            ids = list(body.ids or [])
+        dispositions: dict[str, str] = {}
+        for rollout_id in ids:
+            task = rollouts.tasks.get(rollout_id)
+            if task is None:
+                dispositions[rollout_id] = "not_found"
+                continue
+            queued = rollouts.status.get(rollout_id, {}).get("status") == RolloutStatus.QUEUED.value
+            task.cancel()
+            dispositions[rollout_id] = "cancelled_queued" if queued else "cancelled_running"
+        return _json({"dispositions": dispositions})
+
+    return app

@@ -1,0 +1,56 @@
+"""`osmosis eval run` without --dataset-file: the platform dataset, downloaded once, then from the cache."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+from tests.eval_run_workspace import MAIN, calc_rows
+
+Run = Any
+
+
+def test_platform_dataset_needs_login_then_is_cached(
+    workspace: Path, platform: Any, osmosis: Run, home: Path, scripted: Any
+) -> None:
+    (workspace / "rollouts/calc").mkdir(parents=True)
+    (workspace / "rollouts/calc/main.py").write_text(MAIN)
+    shutil.copy(workspace / "configs/eval/demo.toml", workspace / "configs/eval/calc.toml")
+    text = (workspace / "configs/eval/calc.toml").read_text()
+    text = text.replace('rollout = "demo"', 'rollout = "calc"').replace(
+        'dataset = "demo"', 'dataset = "calc-rows"'
+    )
+    (workspace / "configs/eval/calc.toml").write_text(
+        text.replace('required = ["OPENAI_API_KEY"]', "required = []")
+    )
+    server = scripted({"default": {"content": "4"}})
+    args = (
+        "--json",
+        "eval",
+        "run",
+        "configs/eval/calc.toml",
+        "--name",
+        "p",
+        "-y",
+        "--base-url",
+        server.base_url,
+    )
+    code, _, err = osmosis(*args)
+    assert code != 0 and "auth login" in err  # a platform dataset needs a login; a local file does not
+    platform.seed_token("tok-x", token_id="tok-1")
+    assert osmosis("auth", "login", "--token", "tok-x", "--token-store", "file")[0] == 0
+    content = "".join(json.dumps(row) + "\n" for row in calc_rows(4))
+    record = {"id": "ds-7", "file_name": "calc-rows", "file_format": "jsonl", "file_size": len(content),
+              "status": "uploaded", "updated_at": "2026-11-01T00:00:00Z"}  # fmt: skip
+    platform.update(datasets=[record], blobs={"datasets/ds-7/download": content})
+    code, out, err = osmosis(*args)
+    assert code == 0, err
+    result = json.loads(out)["resource"]
+    assert result["dataset_source"] == "download" and result["metrics"]["passed"] == 2
+    code, out, err = osmosis(*args, "--fresh")
+    assert code == 0, err
+    assert json.loads(out)["resource"]["dataset_source"] == "cache"
+    assert len(platform.requests("/api/cli/datasets/calc-rows/download")) == 1
+    assert (home / ".cache/osmosis/datasets/ds-7/metadata.json").is_file()

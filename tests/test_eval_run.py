@@ -1,0 +1,184 @@
+"""`osmosis eval run` end to end: our own 0.3 workspace, the real CLI in a subprocess, a scripted model server."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from tests.eval_run_workspace import calc_rows, make_workspace
+
+OSMOSIS = str(Path(sys.executable).with_name("osmosis"))
+MODES = ("wrong_type", "hang", "raise", "no_reward", "nan", "grader_raise")
+
+
+def _env() -> dict[str, str]:
+    return {k: v for k, v in os.environ.items() if not k.endswith(("_API_KEY", "_BASE_URL", "_API_BASE"))}
+
+
+def run_args(server: Any, *extra: str, name: str = "r1") -> list[str]:
+    return [
+        OSMOSIS, "--json", "eval", "run", "configs/eval/calc.toml", "--dataset-file", "data/calc.jsonl",
+        "--name", name, "-y", "--base-url", server.base_url, *extra,
+    ]  # fmt: skip
+
+
+def osmosis_run(ws: Path, server: Any, *extra: str, name: str = "r1") -> tuple[int, dict[str, Any], str]:
+    proc = subprocess.run(
+        run_args(server, *extra, name=name), cwd=ws, capture_output=True, text=True, timeout=120, env=_env()
+    )
+    envelope = json.loads(proc.stdout) if proc.stdout.strip().startswith("{") else {}
+    return proc.returncode, envelope, proc.stderr
+
+
+def index(ws: Path, name: str = "r1") -> list[dict[str, Any]]:
+    text = (ws / ".osmosis/evals" / name / "index.jsonl").read_text()
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def test_workspace_runs_and_grades_against_ground_truth(tmp_path: Path, scripted: Any) -> None:
+    server = scripted({"default": {"content": "4", "usage": {"prompt_tokens": 7, "completion_tokens": 3}}})
+    ws = make_workspace(tmp_path / "ws", calc_rows(6), n=2)
+    code, envelope, stderr = osmosis_run(ws, server)
+    assert code == 0, stderr
+    assert envelope["status"] == "success"
+    metrics = envelope["resource"]["metrics"]
+    # Rows with ground truth "4" pass, those with "5" fail: half the items, as graded, none failed.
+    assert (metrics["total_samples"], metrics["passed"], metrics["failed"]) == (12, 6, 0)
+    assert metrics["pass_rate"] == 0.5
+    assert metrics["tokens_used"] == 12 * 10
+    assert [p["k"] for p in metrics["pass_at_k"]] == [1, 2]
+    rows = index(ws)
+    assert [(r["row_index"], r["run_index"]) for r in rows] == [(i, k) for i in range(6) for k in range(2)]
+    assert [r["reward"] for r in rows[::2]] == [1.0, 0.0, 1.0, 0.0, 1.0, 0.0]
+    run_dir = ws / ".osmosis/evals/r1"
+    assert (run_dir / "summary.jsonl").read_bytes() == (run_dir / "index.jsonl").read_bytes()
+    assert json.loads((run_dir / "progress.json").read_text()) == {
+        "total_runs": 12, "sampled_rows": 6, "total_dataset_rows": 6,
+    }  # fmt: skip
+    assert json.loads((run_dir / "metrics.json").read_text())["eval_run"]["status"] == "finished"
+    # Every model call went through the bridge with the workflow's own messages.
+    sent = server.requests()
+    assert len(sent) == 12 and sent[0]["messages"][0] == {
+        "role": "system",
+        "content": "Answer with a number.",
+    }
+
+
+def test_bad_workflows_and_graders_become_classified_failures(tmp_path: Path, scripted: Any) -> None:
+    server = scripted({"default": {"content": "4"}})
+    rows = calc_rows(2) + [{"user_prompt": "x", "ground_truth": "4", "metadata": {"mode": m}} for m in MODES]
+    ws = make_workspace(tmp_path / "ws", rows, agent_timeout=1)
+    code, envelope, stderr = osmosis_run(ws, server)
+    assert code == 1, stderr  # partial: some items failed
+    assert envelope["status"] == "partial"
+    by_mode = {MODES[r["row_index"] - 2]: r for r in index(ws) if r["row_index"] >= 2}
+    assert {mode: r["error_type"] for mode, r in by_mode.items()} == {
+        "wrong_type": "validation_error",
+        "hang": "timeout",
+        "raise": "agent_error",
+        "no_reward": "validation_error",
+        "nan": "validation_error",
+        "grader_raise": "agent_error",
+    }
+    assert all(r["status"] == "failed" and "reward" not in r for r in by_mode.values())  # never a 0 score
+    metrics = envelope["resource"]["metrics"]
+    assert (metrics["failed"], metrics["graded"], metrics["passed"]) == (6, 2, 1)
+    failed = {f["row_index"]: f["error"] for f in envelope["resource"]["failed_rows"]}
+    assert (
+        "deadline" in failed[3]
+        and "set_reward" in failed[6]
+        and "must return AgentWorkflowOutput" in failed[2]
+    )
+
+
+def test_kill_9_then_the_same_command_resumes_without_loss_or_repeats(tmp_path: Path, scripted: Any) -> None:
+    server = scripted({"default": {"content": "4", "delay": 0.2}})
+    ws = make_workspace(tmp_path / "ws", calc_rows(40))
+    log = ws / ".osmosis/evals/r1/results.jsonl"
+    proc = subprocess.Popen(
+        run_args(server), cwd=ws, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=_env()
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (not log.exists() or len(log.read_text().splitlines()) < 9):
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    before = len(log.read_bytes().split(b"\n")) - 2  # header, and the final (possibly torn) fragment
+    assert 8 <= before < 40
+    code, envelope, stderr = osmosis_run(ws, server)
+    assert code == 0, stderr
+    records = [json.loads(line) for line in log.read_text().splitlines()[1:]]
+    keys = [(r["row_index"], r["run_index"]) for r in records]
+    assert sorted(keys) == [(i, 0) for i in range(40)]  # each item exactly once
+    assert envelope["resource"]["resumed"] + envelope["resource"]["dispatched"] == 40
+    assert envelope["resource"]["dispatched"] == 40 - envelope["resource"]["resumed"]
+    assert len(server.requests()) >= 40
+
+
+def test_fresh_archives_and_rows_selects(tmp_path: Path, scripted: Any) -> None:
+    server = scripted({"default": {"content": "4"}})
+    ws = make_workspace(tmp_path / "ws", calc_rows(10))
+    assert osmosis_run(ws, server, "--rows", "1,3-4")[0] == 0
+    assert [r["source_row_index"] for r in index(ws)] == [1, 3, 4]
+    # A different selection under the same name is refused, not mixed in.
+    code, _, stderr = osmosis_run(ws, server, "--rows", "2")
+    assert code != 0 and "--fresh" in stderr
+    assert osmosis_run(ws, server, "--rows", "2", "--fresh")[0] == 0
+    assert [r["source_row_index"] for r in index(ws)] == [2]
+    assert len(list((ws / ".osmosis/evals").glob("r1.archive-*"))) == 1
+    code, _, stderr = osmosis_run(ws, server, "--rows", "3-1")
+    assert code != 0 and "1-3" in stderr
+
+
+def test_retry_failed_reruns_only_failed_items(tmp_path: Path, scripted: Any) -> None:
+    server = scripted({"default": {"content": "4"}})
+    rows = [*calc_rows(2), {"user_prompt": "x", "ground_truth": "4", "metadata": {"mode": "raise"}}]
+    ws = make_workspace(tmp_path / "ws", rows)
+    assert osmosis_run(ws, server)[0] == 1
+    code, envelope, _ = osmosis_run(ws, server, "--retry-failed")
+    assert code == 1 and envelope["resource"]["dispatched"] == 1
+    log = (ws / ".osmosis/evals/r1/results.jsonl").read_text().splitlines()
+    assert len(log) == 1 + 4  # header, three items, one retry appended
+
+
+LOOP_MAIN = """
+from osmosis_ai import osmosis_reward
+from osmosis_ai.rollout import RolloutAgentLoop
+
+
+class CalcLoop(RolloutAgentLoop):
+    name = "calc-loop"
+
+    def get_tools(self, request):
+        return []
+
+    async def run(self, ctx):
+        reply = await ctx.chat(ctx.request.messages)
+        return ctx.complete([*ctx.request.messages, reply.message])
+
+
+agent_loop = CalcLoop()
+
+
+@osmosis_reward
+def exact(solution_str: str, ground_truth: str, extra_info: dict = None) -> float:
+    return float(solution_str.strip() == ground_truth)
+"""
+
+
+def test_a_0_2_agent_loop_runs_with_an_eval_fn(tmp_path: Path, scripted: Any) -> None:
+    server = scripted({"default": {"content": "4"}})
+    ws = make_workspace(tmp_path / "ws", calc_rows(4))
+    (ws / "rollouts/calc/main.py").write_text(LOOP_MAIN)
+    code, _, stderr = osmosis_run(ws, server)
+    assert code != 0 and "--eval-fn" in stderr
+    code, envelope, stderr = osmosis_run(ws, server, "--eval-fn", "rollouts/calc/main.py:exact")
+    assert code == 0, stderr
+    assert [r["reward"] for r in index(ws)] == [1.0, 0.0, 1.0, 0.0]
+    assert envelope["resource"]["metrics"]["tokens_used"] > 0
