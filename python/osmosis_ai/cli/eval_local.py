@@ -209,7 +209,12 @@ async def _evaluate(
     )
     progress = _progress(total, quiet)
     engine = RunEngine(
-        executor, log, concurrency=o["batch_size"], item_timeout=o["run_timeout"], on_record=progress
+        executor,
+        log,
+        concurrency=o["batch_size"],
+        item_timeout=o["run_timeout"],
+        on_record=progress,
+        isolate=True,
     )
     runs_text = f" x{o['n_runs']} runs" if o["n_runs"] > 1 else ""
     batch_text = f", batch_size={o['batch_size']}" if o["batch_size"] > 1 else ""

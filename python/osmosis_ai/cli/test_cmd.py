@@ -142,7 +142,7 @@ async def _batch(
         completion_params=params,
         mode="test",
     )
-    engine = RunEngine(executor, sink, item_timeout=o["run_timeout"], on_record=show)
+    engine = RunEngine(executor, sink, item_timeout=o["run_timeout"], on_record=show, isolate=True)
     if not quiet:
         click.echo(f"\nRunning {len(rows)} row(s)...")
     started = time.monotonic()
