@@ -1,4 +1,4 @@
-"""User code cannot hold the process hostage (issue #22 item 3): the real CLI in a subprocess.
+"""Runs survive misbehaving user code, bad rows and crashes (issue #22 items 1-3): the real CLI in a subprocess.
 
 The subprocess timeouts below are hang guards, not timing assertions: before the fix these commands never
 exited at all.
@@ -142,3 +142,18 @@ def test_a_bad_row_mid_run_stops_cleanly_and_keeps_every_finished_run(
     assert len(indices) == len(set(indices))
     assert set(indices) == set(range(len(indices)))
     assert len(indices) == 1099
+
+
+def test_a_torn_last_line_is_dropped_and_reported_on_resume(scripted, tmp_path) -> None:
+    dataset = write_rows(tmp_path / "data.jsonl", [("q-one", "1"), ("q-two", "1")])
+    server = scripted({"default": {"content": "1"}})
+    args = eval_args(server, dataset, tmp_path, "--no-preflight", "--limit", "1")
+    assert osmosis(*args).returncode == 0
+    log = tmp_path / "log.jsonl"
+    with log.open("ab") as handle:
+        handle.write(b'{"row_key": "abc", "run_in')  # a crash mid-write
+    resumed = [a for a in args if a not in ("--log", str(log))] + ["--resume", str(log)]
+    result = osmosis(*resumed)
+    assert result.returncode == 0, result.stderr
+    assert f"{log}:3: dropped an incomplete last line" in result.stderr
+    assert len(_records(log)) == 1 and log.read_bytes().endswith(b"}\n")
