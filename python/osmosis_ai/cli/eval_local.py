@@ -61,16 +61,18 @@ def _endpoint(model: str, base_url: str | None, api_key: str | None) -> Any:
 
 def _log_config(o: dict[str, Any]) -> dict[str, Any]:
     """What makes logged runs comparable; a resume with any of it changed is refused."""
+    from osmosis_ai.redact import safe_url
+
     params = {k: o[k] for k in ("temperature", "max_tokens") if o[k] is not None}
     return {
         "agent": o["module"] or f"mcp:{Path(o['mcp_dir']).resolve()}",
         "model": o["model"],
-        "base_url": o["base_url"],
+        "base_url": safe_url(o["base_url"]),
         "eval_fns": list(o["eval_fns"]),
         "max_turns": o["max_turns"],
         "completion_params": params,
         "baseline_model": o["baseline_model"],
-        "baseline_base_url": o["baseline_base_url"],
+        "baseline_base_url": safe_url(o["baseline_base_url"]),
         "n_runs": o["n_runs"],
         "offset": o["offset"],
         "limit": o["limit"],
@@ -96,7 +98,9 @@ def run_local_eval(**o: Any) -> int:
     quiet = o["quiet"]
     _echo(quiet, f"osmosis-eval v{__version__}")
     if o["base_url"]:
-        _echo(quiet, f"Endpoint: {o['base_url']}")
+        from osmosis_ai.redact import safe_url
+
+        _echo(quiet, f"Endpoint: {safe_url(o['base_url'])}")
     _echo(quiet, f"Model: {o['model']}")
     _echo(quiet)
     return asyncio.run(_run(o, quiet))

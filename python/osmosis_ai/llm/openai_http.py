@@ -17,6 +17,7 @@ from osmosis_ai.llm.providers import Endpoint
 from osmosis_ai.llm.retry import Failure, ProviderCallError, RetryPolicy, call_with_retries, classify_status
 from osmosis_ai.llm.transport import DEFAULT_POLICY, Reply
 from osmosis_ai.llm.usage import CallStats
+from osmosis_ai.redact import safe_url
 
 __all__ = ["OpenAICompatTransport"]
 
@@ -48,6 +49,7 @@ class OpenAICompatTransport:
         if endpoint.api_key:
             self._headers["authorization"] = f"Bearer {endpoint.api_key}"
         self._url = endpoint.base_url.rstrip("/") + "/chat/completions"
+        self._shown_url = safe_url(self._url)  # messages name the URL without its credentials
         self._max_connections = max_connections
         self._session: Any = None
 
@@ -80,7 +82,7 @@ class OpenAICompatTransport:
             payload["tools"] = list(tools)
         body = orjson.dumps(payload)
         return await call_with_retries(
-            policy or self.policy, lambda: self._send(body), where=self._url, stats=stats
+            policy or self.policy, lambda: self._send(body), where=self._shown_url, stats=stats
         )
 
     async def _send(self, body: bytes) -> Reply:
@@ -91,7 +93,8 @@ class OpenAICompatTransport:
                 status, content, headers = response.status, await response.read(), response.headers
         except aiohttp.ClientConnectorError as exc:
             raise ProviderCallError(
-                f"Cannot connect to {self.endpoint.base_url}", Failure("connect", f"cannot connect ({exc})")
+                f"Cannot connect to {safe_url(self.endpoint.base_url)}",
+                Failure("connect", f"cannot connect ({exc})"),
             ) from exc
         except (TimeoutError, asyncio.TimeoutError) as exc:  # distinct classes before Python 3.11
             detail = f"timed out after {self.endpoint.timeout:g}s"

@@ -30,6 +30,7 @@ from typing import Any
 import orjson
 
 from osmosis_ai.errors import CLIError
+from osmosis_ai.redact import redact
 
 __all__ = [
     "LOG_FORMAT",
@@ -226,7 +227,9 @@ class ResultsLog:
         return log
 
     def _write(self, record: Mapping[str, Any]) -> None:
-        self._handle.write(orjson.dumps(record, default=str, option=orjson.OPT_NON_STR_KEYS) + b"\n")
+        line = orjson.dumps(record, default=str, option=orjson.OPT_NON_STR_KEYS).decode()
+        # An error message may quote a key or a URL with credentials; the log must not.
+        self._handle.write(redact(line).encode() + b"\n")
         self._handle.flush()
 
     def append(self, record: Mapping[str, Any]) -> None:
