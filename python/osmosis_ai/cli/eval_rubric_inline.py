@@ -237,4 +237,4 @@ def _print_chat_report(payload: dict[str, Any], echo: Callable[[str], None]) -> 
     stats = payload["overall_statistics"]
     echo("Overall Statistics:")
     for key in ("average", "stdev", "min", "max"):
-        echo(f"  {key}: {stats[key]:.4f}")
+        echo(f"  {key}: {'n/a' if stats[key] is None else format(stats[key], '.4f')}")

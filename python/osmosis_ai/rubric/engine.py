@@ -115,8 +115,17 @@ class JudgeHealth:
 
 
 def calculate_statistics(scores: list[float], total_runs: int, unscored: int = 0) -> dict[str, Any]:
-    """Population statistics of the successful scores, plus run counters (unscored runs are not zeros)."""
-    base = {"average": 0.0, "variance": 0.0, "stdev": 0.0, "min": 0.0, "max": 0.0}
+    """Population statistics of the successful scores, plus run counters (unscored runs are not zeros).
+
+    With no score at all the statistics are null: the established 0.0 read as "everything scored 0".
+    """
+    base: dict[str, float | None] = {
+        "average": None,
+        "variance": None,
+        "stdev": None,
+        "min": None,
+        "max": None,
+    }
     if scores:
         base = {
             "average": float(statistics.fmean(scores)),
