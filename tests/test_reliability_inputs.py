@@ -59,3 +59,47 @@ def test_sigterm_on_eval_rubric_writes_the_results_file(rubric_dir, scripted) ->
     assert "Traceback" not in err
     partial = json.loads((rubric_dir / "partial.json").read_text())
     assert partial["interrupted"] is True and 3 <= partial["completed_runs"] < 40
+
+
+EVAL = ["eval", "-m", "math_agent:agent_loop", "-d", "missing.jsonl", "--model", "m", "--eval-fn", "a:f"]
+TEST = ["test", "-m", "math_agent:agent_loop", "-d", "missing.jsonl", "--model", "m"]
+RUBRIC = ["eval-rubric", "-r", "polite", "-d", "missing.jsonl"]
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        ([*EVAL, "--batch-size", "1000000000"], "--batch-size"),
+        ([*EVAL, "--n", "9223372036854775807"], "--n"),
+        ([*EVAL, "--run-timeout", "nan"], "--run-timeout"),
+        ([*EVAL, "--run-timeout", "1e308"], "--run-timeout"),
+        ([*EVAL, "--temperature", "nan"], "--temperature"),
+        ([*EVAL, "--temperature", "inf"], "--temperature"),
+        ([*EVAL, "--pass-threshold", "nan"], "--pass-threshold"),
+        ([*EVAL, "--max-tokens", "0"], "--max-tokens"),
+        ([*EVAL, "--mcp-tool-timeout", "-1"], "--mcp-tool-timeout"),
+        ([*TEST, "--run-timeout", "nan"], "--run-timeout"),
+        ([*TEST, "--temperature", "-0.5"], "--temperature"),
+        ([*RUBRIC, "--concurrency", "100000"], "--concurrency"),
+        ([*RUBRIC, "--timeout", "inf"], "--timeout"),
+        ([*RUBRIC, "-n", "9223372036854775807"], "--number"),
+    ],
+)
+def test_numeric_options_are_finite_and_bounded(args, option) -> None:
+    result = osmosis(*args)
+    assert result.returncode == 2, result.stderr  # a usage error, before anything is read or run
+    assert option in result.stderr and "Traceback" not in result.stderr
+
+
+def test_an_output_path_that_is_a_directory_is_refused_before_the_run(tmp_path) -> None:
+    result = osmosis(*EVAL, "-o", str(tmp_path))
+    assert result.returncode == 1
+    assert f"{tmp_path} is a directory" in result.stderr
+    assert "missing.jsonl" not in result.stderr  # refused before the dataset is even opened
+
+
+def test_an_output_path_that_cannot_be_created_is_refused_before_the_run(tmp_path) -> None:
+    (tmp_path / "a-file").write_text("")
+    result = osmosis(*EVAL, "-o", str(tmp_path / "a-file" / "out.json"))
+    assert result.returncode == 1
+    assert "a-file is not a directory" in result.stderr and "missing.jsonl" not in result.stderr

@@ -35,6 +35,9 @@ def _check_arguments(o: dict[str, Any]) -> None:
     from osmosis_ai.cli.run_log import check_log_options
 
     check_log_options(o["log_path"], o["resume_path"])
+    from osmosis_ai.cli.bounds import check_output_file
+
+    check_output_file(o["output"])  # before the run: a bad -o must not cost the whole eval
 
     check_agent_source(o["module"], o["mcp_dir"], o["tool_timeout"])
     missing = [flag for key, flag in (("dataset", "-d/--dataset"), ("model", "--model")) if not o[key]]
