@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from test_eval_cli import eval_args, osmosis, write_rows
 
 OK = {"content": "1"}

@@ -11,7 +11,8 @@ import time
 from pathlib import Path
 
 import pytest
-from test_eval_cli import osmosis
+
+from test_eval_cli import EXAMPLES, OSMOSIS, osmosis
 
 RUBRICS = (
     "version: 1\npolite:\n  id: polite\n  rubric: Is it polite?\n"
@@ -103,3 +104,25 @@ def test_an_output_path_that_cannot_be_created_is_refused_before_the_run(tmp_pat
     result = osmosis(*EVAL, "-o", str(tmp_path / "a-file" / "out.json"))
     assert result.returncode == 1
     assert "a-file is not a directory" in result.stderr and "missing.jsonl" not in result.stderr
+
+
+def test_a_link_to_a_device_is_refused_not_read_forever(tmp_path) -> None:
+    link = tmp_path / "zero.jsonl"
+    link.symlink_to("/dev/zero")
+    for args in (["dataset", "validate", str(link)], [*EVAL[:4], str(link), *EVAL[5:]]):
+        result = osmosis(*args, timeout=60)  # before the fix: grew until the kernel killed it, or hung
+        assert result.returncode != 0
+        assert "is not a regular file" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_file_without_line_breaks_stops_at_the_line_limit(tmp_path) -> None:
+    blob = tmp_path / "blob.jsonl"
+    blob.write_bytes(b'{"a": 1}\n' + b"x" * 600_000)  # longer than a validation block (256 KiB)
+    env = {**os.environ, "OSMOSIS_MAX_LINE_BYTES": "100000"}
+    for args in (["dataset", "validate", str(blob)], [*EVAL[:4], str(blob), *EVAL[5:]]):
+        result = subprocess.run(
+            [OSMOSIS, *args], capture_output=True, text=True, timeout=60, env=env, cwd=EXAMPLES
+        )
+        assert result.returncode != 0
+        assert f"{blob}, line 2" in result.stderr and "longer than 100000 bytes" in result.stderr
+        assert "OSMOSIS_MAX_LINE_BYTES" in result.stderr and "Traceback" not in result.stderr
