@@ -126,3 +126,25 @@ def test_a_file_without_line_breaks_stops_at_the_line_limit(tmp_path) -> None:
         assert result.returncode != 0
         assert f"{blob}, line 2" in result.stderr and "longer than 100000 bytes" in result.stderr
         assert "OSMOSIS_MAX_LINE_BYTES" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("row", "validate_says", "eval_says"),
+    [
+        ('{"system_prompt": "s", "user_prompt": "u", "ground_truth": "1", "ground_truth": "2"}',
+         "given twice", "given twice"),
+        ('{"system_prompt": "s", "user_prompt": "u", "ground_truth": "1", "x": ' + "[" * 5000 + "]" * 5000 + "}",
+         "recursion limit", "recursion limit"),
+    ],
+)  # fmt: skip
+def test_dataset_validate_and_eval_give_one_verdict(tmp_path, row, validate_says, eval_says) -> None:
+    data = tmp_path / "data.jsonl"
+    data.write_text(row + "\n")
+    validated = osmosis("dataset", "validate", str(data))
+    evaluated = osmosis(
+        *EVAL[:4], str(data), "--model", "m", "--eval-fn", "reward_fn.compute_reward:numbers_match_reward",
+        "--base-url", "http://127.0.0.1:1/v1", "--no-preflight", "--log", str(tmp_path / "log.jsonl"),
+    )  # fmt: skip
+    assert validated.returncode != 0 and validate_says in validated.stdout + validated.stderr
+    assert evaluated.returncode != 0 and eval_says in evaluated.stderr
+    assert "Traceback" not in validated.stderr + evaluated.stderr

@@ -1,6 +1,7 @@
 //! JSONL: one JSON value per line; blank lines are skipped and do not count as rows.
 
 use super::error::{json_error_text, DatasetError, DatasetErrorKind, DatasetResult, PositionUnit};
+use super::row_value::RowValue;
 use super::{RawRow, RowSource};
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
@@ -193,8 +194,8 @@ impl RowSource for JsonlSource {
         };
         self.index += 1;
         let path = &self.path;
-        match serde_json::from_str(line_text(path, line, index, bytes)?) {
-            Ok(value) => Ok(Some(RawRow { line, index, value })),
+        match serde_json::from_str::<RowValue>(line_text(path, line, index, bytes)?) {
+            Ok(RowValue(value)) => Ok(Some(RawRow { line, index, value })),
             Err(err) => Err(parse_error(path, line, index, &err)),
         }
     }

@@ -13,6 +13,7 @@ mod json_array;
 mod jsonl;
 mod parquet_source;
 mod prefetch;
+mod row_value;
 mod scan;
 mod shape;
 mod validate;
