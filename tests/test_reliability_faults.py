@@ -21,7 +21,10 @@ FAULTS = {
     "q-truncated": ([{"fault": "truncate"}, OK], True),
     "q-empty-choices": ([{"fault": "empty_choices"}], False),
     "q-not-json": ([{"fault": "not_json"}], False),
-    "q-bad-tool-args": ([{"tool_calls": [{"name": "calculator", "arguments": '{"expression": '}]}], False),
+    "q-bad-tool-args": (
+        [{"tool_calls": [{"name": "calculator", "raw_arguments": '{"expression": '}]}],
+        False,
+    ),
     "q-never-finishes": ([{"fault": "stall"}], False),
     "q-always-500": ([{"status": 500}], False),
 }

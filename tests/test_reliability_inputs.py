@@ -78,7 +78,7 @@ RUBRIC = ["eval-rubric", "-r", "polite", "-d", "missing.jsonl"]
         ([*EVAL, "--temperature", "inf"], "--temperature"),
         ([*EVAL, "--pass-threshold", "nan"], "--pass-threshold"),
         ([*EVAL, "--max-tokens", "0"], "--max-tokens"),
-        ([*EVAL, "--mcp-tool-timeout", "-1"], "--mcp-tool-timeout"),
+        ([*EVAL, "--mcp-tool-timeout", "nan"], "--mcp-tool-timeout"),
         ([*TEST, "--run-timeout", "nan"], "--run-timeout"),
         ([*TEST, "--temperature", "-0.5"], "--temperature"),
         ([*RUBRIC, "--concurrency", "100000"], "--concurrency"),

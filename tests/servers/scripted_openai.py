@@ -17,8 +17,8 @@ Plan (JSON)::
 A spec is a dict with any of: ``status`` (default 200), ``headers``, ``delay`` (seconds before answering),
 ``score`` + ``explanation`` (reply content becomes that JSON object), ``content`` (verbatim reply content),
 ``body`` (a verbatim JSON body, e.g. an error object), ``usage``, ``tool_calls`` (the reply asks for these
-calls: a list of ``{"name", "arguments"}``; a string ``arguments`` is sent verbatim, so it may be invalid
-JSON), ``fault`` (a broken reply instead of an answer: ``"reset"`` sends half the body then resets the
+calls: a list of ``{"name", "arguments"}``, or ``{"name", "raw_arguments"}`` to send an arguments string
+verbatim, e.g. invalid JSON), ``fault`` (a broken reply instead of an answer: ``"reset"`` sends half the body then resets the
 connection, ``"truncate"`` sends half the body and closes, ``"stall"`` sends the headers and half the body,
 then nothing more until the client leaves, ``"empty_choices"`` answers 200 with ``"choices": []``,
 ``"not_json"`` answers 200 with a body that is not JSON).
@@ -82,7 +82,9 @@ def _completion_body(spec: dict[str, Any], model: str) -> dict[str, Any]:
                 "type": "function",
                 "function": {
                     "name": c["name"],
-                    "arguments": a if isinstance(a := c.get("arguments", {}), str) else json.dumps(a),
+                    "arguments": c["raw_arguments"]
+                    if "raw_arguments" in c
+                    else json.dumps(c.get("arguments", {})),
                 },
             }
             for i, c in enumerate(spec["tool_calls"])

@@ -31,7 +31,7 @@ def agent_options(command: F) -> F:
         click.option(
             "--mcp-tool-timeout",
             "tool_timeout",
-            type=bounds.timeout_seconds(),
+            type=bounds.finite(max=bounds.MAX_TIMEOUT_S),  # "> 0" is worded by check_agent_source
             metavar="SECONDS",
             help="With --mcp: seconds one tool call may take (default $OSMOSIS_MCP_TOOL_TIMEOUT, else 60).",
         ),
