@@ -85,7 +85,7 @@ def test_statistics_are_population_and_skip_unscored():
     stats = calculate_statistics([0.0, 1.0, 0.5], total_runs=4, unscored=1)
     assert stats["average"] == 0.5 and stats["variance"] == pytest.approx(1 / 6)
     assert (stats["success_count"], stats["failure_count"], stats["unscored_count"]) == (3, 1, 1)
-    assert calculate_statistics([], 0)["average"] == 0.0
+    assert calculate_statistics([], 0)["average"] is None  # no score is not a 0.0 (issue #22)
 
 
 def test_output_path_rules(tmp_path, monkeypatch):

@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from osmosis_ai.redact import redact
+
 __all__ = ["write_json_atomic"]
 
 
@@ -21,7 +23,7 @@ def write_json_atomic(path: Path, payload: Any, *, ensure_ascii: bool = True) ->
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(
-        json.dumps(payload, indent=2, ensure_ascii=ensure_ascii, default=str) + "\n", encoding="utf-8"
-    )
+    text = json.dumps(payload, indent=2, ensure_ascii=ensure_ascii, default=str)
+    # Masking in the JSON text cannot break it: a secret becomes ``***`` inside the same string.
+    tmp.write_text(redact(text) + "\n", encoding="utf-8")
     os.replace(tmp, path)

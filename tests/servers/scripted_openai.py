@@ -17,7 +17,11 @@ Plan (JSON)::
 A spec is a dict with any of: ``status`` (default 200), ``headers``, ``delay`` (seconds before answering),
 ``score`` + ``explanation`` (reply content becomes that JSON object), ``content`` (verbatim reply content),
 ``body`` (a verbatim JSON body, e.g. an error object), ``usage``, ``tool_calls`` (the reply asks for these
-calls: a list of ``{"name", "arguments"}``).
+calls: a list of ``{"name", "arguments"}``, or ``{"name", "raw_arguments"}`` to send an arguments string
+verbatim, e.g. invalid JSON), ``fault`` (a broken reply instead of an answer: ``"reset"`` sends half the body then resets the
+connection, ``"truncate"`` sends half the body and closes, ``"stall"`` sends the headers and half the body,
+then nothing more until the client leaves, ``"empty_choices"`` answers 200 with ``"choices": []``,
+``"not_json"`` answers 200 with a body that is not JSON).
 
 ``POST /v1/embeddings`` answers from the plan's ``"embeddings": {"<text>": [floats]}`` (a text missing
 from it is a 400), so cosine-similarity graders get vectors chosen by the test.
@@ -31,6 +35,7 @@ import argparse
 import contextlib
 import json
 import socket
+import struct
 import sys
 import threading
 import time
@@ -78,7 +83,12 @@ def _completion_body(spec: dict[str, Any], model: str) -> dict[str, Any]:
             {
                 "id": f"call_{i}",
                 "type": "function",
-                "function": {"name": c["name"], "arguments": json.dumps(c.get("arguments", {}))},
+                "function": {
+                    "name": c["name"],
+                    "arguments": c["raw_arguments"]
+                    if "raw_arguments" in c
+                    else json.dumps(c.get("arguments", {})),
+                },
             }
             for i, c in enumerate(spec["tool_calls"])
         ]
@@ -131,6 +141,33 @@ def make_handler(state: _State) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             self.wfile.write(data)
 
+        def _fault(self, fault: str, model: str) -> None:
+            data = json.dumps(_completion_body({"content": "1"}, model)).encode()
+            if fault == "empty_choices":
+                self._send(200, {"id": "x", "object": "chat.completion", "model": model, "choices": []})
+                return
+            if fault == "not_json":
+                data = b"<html>502 Bad Gateway</html>"
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            if fault == "not_json":
+                self.wfile.write(data)
+                return
+            self.wfile.write(data[: len(data) // 2])
+            self.wfile.flush()
+            if fault == "reset":
+                # SO_LINGER 0: close() sends RST instead of FIN.
+                self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+                self.connection.close()
+            elif fault == "stall":
+                while not self.server.stopping.wait(0.2):  # type: ignore[attr-defined]
+                    with contextlib.suppress(OSError):
+                        if self.connection.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b"":
+                            return  # the client gave up
+            self.close_connection = True
+
         def _body(self) -> dict[str, Any]:
             length = int(self.headers.get("Content-Length") or 0)
             raw = self.rfile.read(length) if length else b"{}"
@@ -174,6 +211,10 @@ def make_handler(state: _State) -> type[BaseHTTPRequestHandler]:
             spec = state.next_spec(body)
             if spec.get("delay"):
                 time.sleep(float(spec["delay"]))
+            if spec.get("fault"):
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    self._fault(str(spec["fault"]), str(body.get("model", "")))
+                return
             status = int(spec.get("status", 200))
             if "body" in spec:
                 payload = spec["body"]
@@ -191,6 +232,7 @@ def make_handler(state: _State) -> type[BaseHTTPRequestHandler]:
 class _Server(ThreadingHTTPServer):
     # The default backlog of 5 drops connections when a client opens 16 at once.
     request_queue_size = 256
+    stopping = threading.Event()  # ends stalled replies on shutdown
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -210,6 +252,7 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:
         pass
     finally:
+        server.stopping.set()
         server.server_close()
 
 

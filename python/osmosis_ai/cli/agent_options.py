@@ -11,6 +11,8 @@ from typing import Any, TypeVar
 
 import click
 
+from osmosis_ai.cli import bounds
+
 __all__ = ["agent_options"]
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -29,7 +31,7 @@ def agent_options(command: F) -> F:
         click.option(
             "--mcp-tool-timeout",
             "tool_timeout",
-            type=float,
+            type=bounds.finite(max=bounds.MAX_TIMEOUT_S),  # "> 0" is worded by check_agent_source
             metavar="SECONDS",
             help="With --mcp: seconds one tool call may take (default $OSMOSIS_MCP_TOOL_TIMEOUT, else 60).",
         ),

@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from osmosis_ai.cli import bounds
 from osmosis_ai.cli.agent_options import agent_options
 from osmosis_ai.cli.main import LazyCommands, LazyGroup
 from osmosis_ai.cli.run_log import log_options
@@ -47,15 +48,37 @@ EVAL_COMMANDS: LazyCommands = {
 @click.option("-d", "--dataset", metavar="FILE", help="Dataset: .jsonl, .json, .csv or .parquet.")
 @click.option("--model", metavar="MODEL", help="LiteLLM model (provider/model) or the endpoint's model name.")
 @click.option("--eval-fn", "eval_fns", multiple=True, metavar="MODULE:FN", help="Eval function (repeatable).")
-@click.option("--n", "n_runs", type=int, default=1, show_default=True, help="Runs per row (for pass@k).")
 @click.option(
-    "--pass-threshold", type=float, default=1.0, show_default=True, help="Score that counts as a pass."
+    "--n",
+    "n_runs",
+    type=bounds.capped(bounds.MAX_RUNS),
+    default=1,
+    show_default=True,
+    help="Runs per row (for pass@k).",
 )
 @click.option(
-    "--max-turns", type=int, default=10, show_default=True, help="Turn limit put into each request."
+    "--pass-threshold",
+    type=bounds.finite(),
+    default=1.0,
+    show_default=True,
+    help="Score that counts as a pass.",
 )
-@click.option("--temperature", type=float, default=None, help="Sampling temperature for the agent's calls.")
-@click.option("--max-tokens", type=int, default=None, help="Max tokens per LLM call.")
+@click.option(
+    "--max-turns",
+    type=bounds.capped(bounds.MAX_TURNS),
+    default=10,
+    show_default=True,
+    help="Turn limit put into each request.",
+)
+@click.option(
+    "--temperature",
+    type=bounds.temperature(),
+    default=None,
+    help="Sampling temperature for the agent's calls.",
+)
+@click.option(
+    "--max-tokens", type=bounds.capped(bounds.MAX_TOKENS, 1), default=None, help="Max tokens per LLM call."
+)
 @click.option("--api-key", default=None, help="API key (else the provider's environment variable).")
 @click.option(
     "--base-url",
@@ -68,12 +91,24 @@ EVAL_COMMANDS: LazyCommands = {
 @click.option("-q", "--quiet", is_flag=True, help="No progress or report.")
 @click.option("--limit", type=int, default=None, help="At most this many rows.")
 @click.option("--offset", type=int, default=0, show_default=True, help="Skip this many rows first.")
-@click.option("--batch-size", type=int, default=1, show_default=True, help="Runs in flight at once.")
+@click.option(
+    "--batch-size",
+    type=bounds.capped(bounds.MAX_CONCURRENCY),
+    default=1,
+    show_default=True,
+    help="Runs in flight at once.",
+)
 @click.option("--baseline-model", default=None, help="Also run every row against this model and compare.")
 @click.option("--baseline-base-url", default=None, help="Base URL for the baseline model.")
 @click.option("--baseline-api-key", default=None, help="API key for the baseline model.")
 @log_options
-@click.option("--run-timeout", type=float, default=600.0, show_default=True, help="Seconds one run may take.")
+@click.option(
+    "--run-timeout",
+    type=bounds.timeout_seconds(),
+    default=600.0,
+    show_default=True,
+    help="Seconds one run may take.",
+)
 @click.option(
     "--max-failure-rate",
     type=click.FloatRange(0.0, 1.0),

@@ -35,6 +35,9 @@ def _check_arguments(o: dict[str, Any]) -> None:
     from osmosis_ai.cli.run_log import check_log_options
 
     check_log_options(o["log_path"], o["resume_path"])
+    from osmosis_ai.cli.bounds import check_output_file
+
+    check_output_file(o["output"])  # before the run: a bad -o must not cost the whole eval
 
     check_agent_source(o["module"], o["mcp_dir"], o["tool_timeout"])
     missing = [flag for key, flag in (("dataset", "-d/--dataset"), ("model", "--model")) if not o[key]]
@@ -61,16 +64,18 @@ def _endpoint(model: str, base_url: str | None, api_key: str | None) -> Any:
 
 def _log_config(o: dict[str, Any]) -> dict[str, Any]:
     """What makes logged runs comparable; a resume with any of it changed is refused."""
+    from osmosis_ai.redact import safe_url
+
     params = {k: o[k] for k in ("temperature", "max_tokens") if o[k] is not None}
     return {
         "agent": o["module"] or f"mcp:{Path(o['mcp_dir']).resolve()}",
         "model": o["model"],
-        "base_url": o["base_url"],
+        "base_url": safe_url(o["base_url"]),
         "eval_fns": list(o["eval_fns"]),
         "max_turns": o["max_turns"],
         "completion_params": params,
         "baseline_model": o["baseline_model"],
-        "baseline_base_url": o["baseline_base_url"],
+        "baseline_base_url": safe_url(o["baseline_base_url"]),
         "n_runs": o["n_runs"],
         "offset": o["offset"],
         "limit": o["limit"],
@@ -96,7 +101,9 @@ def run_local_eval(**o: Any) -> int:
     quiet = o["quiet"]
     _echo(quiet, f"osmosis-eval v{__version__}")
     if o["base_url"]:
-        _echo(quiet, f"Endpoint: {o['base_url']}")
+        from osmosis_ai.redact import safe_url
+
+        _echo(quiet, f"Endpoint: {safe_url(o['base_url'])}")
     _echo(quiet, f"Model: {o['model']}")
     _echo(quiet)
     return asyncio.run(_run(o, quiet))
@@ -209,7 +216,12 @@ async def _evaluate(
     )
     progress = _progress(total, quiet)
     engine = RunEngine(
-        executor, log, concurrency=o["batch_size"], item_timeout=o["run_timeout"], on_record=progress
+        executor,
+        log,
+        concurrency=o["batch_size"],
+        item_timeout=o["run_timeout"],
+        on_record=progress,
+        isolate=True,
     )
     runs_text = f" x{o['n_runs']} runs" if o["n_runs"] > 1 else ""
     batch_text = f", batch_size={o['batch_size']}" if o["batch_size"] > 1 else ""

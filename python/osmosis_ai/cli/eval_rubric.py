@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from osmosis_ai.cli import bounds
 from osmosis_ai.cli.run_log import log_options
 from osmosis_ai.errors import CLIError
 
@@ -25,7 +26,7 @@ def _common_judge_options(func: Callable[..., Any]) -> Callable[..., Any]:
     options = [
         click.option(
             "--concurrency",
-            type=click.IntRange(min=1),
+            type=click.IntRange(min=1, max=bounds.MAX_CONCURRENCY),
             default=8,
             show_default=True,
             help="Judge calls in flight at once.",
@@ -37,17 +38,19 @@ def _common_judge_options(func: Callable[..., Any]) -> Callable[..., Any]:
         ),
         click.option(
             "--timeout",
-            type=click.FloatRange(min=0, min_open=True),
+            type=bounds.timeout_seconds(),
             default=None,
             help="Seconds per judge request (default per provider, 30 for most).",
         ),
         click.option(
             "--max-retries",
-            type=click.IntRange(min=0),
+            type=click.IntRange(min=0, max=100),
             default=None,
             help="Retries on 429/5xx/timeouts per call (default 3, honouring Retry-After).",
         ),
-        click.option("--temperature", type=float, default=None, help="Judge temperature (default 0)."),
+        click.option(
+            "--temperature", type=bounds.temperature(), default=None, help="Judge temperature (default 0)."
+        ),
         click.option("--seed", type=int, default=None, help="Judge seed, where the provider accepts one."),
     ]
     for option in reversed(options):
@@ -160,7 +163,14 @@ def _finish(state: Any, output_path: Path | None, echo: Callable[[str], None]) -
     type=click.Path(path_type=Path),
     help="JSONL records (rubric_id, solution_str, ...).",
 )
-@click.option("-n", "--number", type=int, default=1, show_default=True, help="Runs per record.")
+@click.option(
+    "-n",
+    "--number",
+    type=bounds.capped(bounds.MAX_RUNS),
+    default=1,
+    show_default=True,
+    help="Runs per record.",
+)
 @click.option(
     "-c",
     "--config",
@@ -289,6 +299,9 @@ def eval_rubric(
 
         gold = load_gold(gold_path)
     out, identifier = resolve_output_path(output_path, rubric_id)
+    from osmosis_ai.cli.bounds import check_output_file
+
+    check_output_file(out)  # an unwritable results file is refused before any judge call
 
     echo = click.echo
     echo(

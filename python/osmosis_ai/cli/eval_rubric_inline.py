@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from osmosis_ai.cli import bounds
 from osmosis_ai.cli.eval_rubric import _common_judge_options, _finish, _judge_records, _overrides
 from osmosis_ai.errors import CLIError
 
@@ -80,7 +81,14 @@ def _chat_output_path(raw: str | None) -> Path | None:
     "-r", "--rubric", "rubric_text", required=True, help="Rubric text, or @FILE to read it from a file."
 )
 @click.option("--model", required=True, help="Judge model in LiteLLM form, e.g. openai/gpt-4o-mini.")
-@click.option("-n", "--number", type=int, default=1, show_default=True, help="Runs per record.")
+@click.option(
+    "-n",
+    "--number",
+    type=bounds.capped(bounds.MAX_RUNS),
+    default=1,
+    show_default=True,
+    help="Runs per record.",
+)
 @click.option(
     "-o",
     "--output",
@@ -90,8 +98,8 @@ def _chat_output_path(raw: str | None) -> Path | None:
     help="Results JSON file, or a directory for rubric_eval_result.json.",
 )
 @click.option("--api-key", default=None, help="Deprecated: set the provider's API key variable instead.")
-@click.option("--score-min", type=float, default=0.0, show_default=True)
-@click.option("--score-max", type=float, default=1.0, show_default=True)
+@click.option("--score-min", type=bounds.finite(), default=0.0, show_default=True)
+@click.option("--score-max", type=bounds.finite(), default=1.0, show_default=True)
 @_common_judge_options
 def eval_rubric_inline(
     data_path: Path,
@@ -237,4 +245,4 @@ def _print_chat_report(payload: dict[str, Any], echo: Callable[[str], None]) -> 
     stats = payload["overall_statistics"]
     echo("Overall Statistics:")
     for key in ("average", "stdev", "min", "max"):
-        echo(f"  {key}: {stats[key]:.4f}")
+        echo(f"  {key}: {'n/a' if stats[key] is None else format(stats[key], '.4f')}")

@@ -271,12 +271,26 @@ def _report_error(exc: BaseException, args: Sequence[str], code: str | None = No
         click.echo(f"Error: {exc}", err=True)
 
 
+def _redact_output() -> None:
+    """Everything the CLI prints (messages, warnings, tracebacks) passes the one redactor.
+
+    Left installed on purpose: a traceback of an unexpected error is printed after ``main`` returns.
+    """
+    from osmosis_ai.redact import RedactingStream
+
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is not None and not isinstance(stream, RedactingStream):
+            setattr(sys, name, RedactingStream(stream))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Runs the CLI and returns its exit code (the console scripts pass it to ``sys.exit``)."""
     from osmosis_ai.cli.output import STATE
     from osmosis_ai.errors import OsmosisError
 
     STATE.reset()
+    _redact_output()
     args = hoist_root_flags(list(sys.argv[1:] if argv is None else argv))
     if "--json" in args[:2]:  # known before click parses, so even a usage error gets an envelope
         STATE.mode = "json"

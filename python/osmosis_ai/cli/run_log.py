@@ -69,6 +69,13 @@ def open_log(
     if resume_path:
         log = ResultsLog.resume(Path(resume_path), config, kind=kind, dataset=fingerprint)
         echo(f"Resuming results log: {log.path} ({len(log.done)} runs already done)")
+        if log.dropped_line is not None:
+            # Always shown (also with --quiet): the file was changed.
+            click.echo(
+                f"Note: {log.path}:{log.dropped_line}: dropped an incomplete last line (a write cut off by "
+                "the previous session's end); that run runs again.",
+                err=True,
+            )
         return log
     path = Path(log_path) if log_path else default_log_path(kind)
     log = ResultsLog.create(path, config, kind=kind, dataset=fingerprint)

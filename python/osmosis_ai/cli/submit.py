@@ -205,6 +205,9 @@ def submit_for_real(preflight: Preflight, yes: bool) -> None:
                 session.client, required, preflight.file_values, os.environ, prompt=prompt
             )
             provided = resolved.provided
+            from osmosis_ai.redact import remember
+
+            remember(provided.values())
             body["secrets"] = {"required": required}
             if provided:
                 body["secrets"]["provided"] = dict(provided)

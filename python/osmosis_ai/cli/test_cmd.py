@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from osmosis_ai._version import __version__
+from osmosis_ai.cli import bounds
 from osmosis_ai.cli.agent_options import agent_options
 from osmosis_ai.errors import CLIError
 
@@ -33,16 +34,28 @@ from osmosis_ai.errors import CLIError
 @click.option("--api-key", default=None, help="API key (else the provider's environment variable).")
 @click.option("--base-url", default=None, metavar="URL", help="Any OpenAI-compatible server.")
 @click.option(
-    "--max-turns", type=int, default=10, show_default=True, help="Turn limit put into each request."
+    "--max-turns",
+    type=bounds.capped(bounds.MAX_TURNS),
+    default=10,
+    show_default=True,
+    help="Turn limit put into each request.",
 )
-@click.option("--max-tokens", type=int, default=None, help="Max tokens per LLM call.")
-@click.option("--temperature", type=float, default=None, help="Sampling temperature.")
+@click.option(
+    "--max-tokens", type=bounds.capped(bounds.MAX_TOKENS, 1), default=None, help="Max tokens per LLM call."
+)
+@click.option("--temperature", type=bounds.temperature(), default=None, help="Sampling temperature.")
 @click.option("--debug", is_flag=True, help="Debug logging and tracebacks.")
 @click.option("-o", "--output", default=None, metavar="FILE", help="Write results JSON here.")
 @click.option("-q", "--quiet", is_flag=True, help="No progress or summary.")
 @click.option("-i", "--interactive", is_flag=True, help="Step through a row one LLM call at a time.")
 @click.option("--row", type=int, default=None, help="Interactive mode: the row to start with.")
-@click.option("--run-timeout", type=float, default=600.0, show_default=True, help="Seconds one row may take.")
+@click.option(
+    "--run-timeout",
+    type=bounds.timeout_seconds(),
+    default=600.0,
+    show_default=True,
+    help="Seconds one row may take.",
+)
 def test_command(**o: Any) -> None:
     """Run an agent loop on dataset rows against a model, without scoring."""
     from osmosis_ai.cli.agent_source import check_agent_source
@@ -142,7 +155,7 @@ async def _batch(
         completion_params=params,
         mode="test",
     )
-    engine = RunEngine(executor, sink, item_timeout=o["run_timeout"], on_record=show)
+    engine = RunEngine(executor, sink, item_timeout=o["run_timeout"], on_record=show, isolate=True)
     if not quiet:
         click.echo(f"\nRunning {len(rows)} row(s)...")
     started = time.monotonic()

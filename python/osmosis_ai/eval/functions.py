@@ -9,7 +9,6 @@ time is refused at load time instead of silently scoring 0.0 on every run.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -18,6 +17,7 @@ from typing import Any, Literal
 
 from osmosis_ai.errors import EvalFnError, SignatureError
 from osmosis_ai.importer import import_object
+from osmosis_ai.runs.user_code import call_sync
 from osmosis_ai.scoring import coerce_score
 from osmosis_ai.signatures import check_function
 
@@ -83,7 +83,7 @@ class EvalFunction:
             if self.is_async:
                 value = await self.func(**kwargs)
             else:
-                value = await asyncio.to_thread(self.func, **kwargs)
+                value = await call_sync(self.func, **kwargs)
         except Exception as exc:
             raise EvalFnError(f"{type(exc).__name__}: {exc}") from exc
         try:

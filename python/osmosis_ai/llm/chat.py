@@ -5,6 +5,7 @@ It counts calls, latency and tokens for the run's record; the transport does the
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -27,6 +28,12 @@ class ExternalLLMClient:
     def __init__(self, transport: Transport) -> None:
         self._transport = transport
         self._tools: list[dict[str, Any]] | None = None
+        # The transport's connections belong to the loop the client was made on; an agent isolated on
+        # another loop (runs.user_code.UserLoop) has its calls carried over to this one.
+        try:
+            self._home: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            self._home = None
         self.reset_metrics()
 
     @property
@@ -48,7 +55,7 @@ class ExternalLLMClient:
         """Sends the conversation; ``kwargs`` are sampling parameters (``temperature``, ``max_tokens``...)."""
         started = time.monotonic()
         try:
-            reply = await self._transport.complete(messages, self._tools, kwargs)
+            reply = await self._send(messages, kwargs)
         finally:
             self._calls += 1
             self._latency_ms += (time.monotonic() - started) * 1000.0
@@ -64,6 +71,14 @@ class ExternalLLMClient:
             },
             finish_reason=reply.finish_reason,
         )
+
+    async def _send(self, messages: list[dict[str, Any]], params: dict[str, Any]) -> Any:
+        call = self._transport.complete(messages, self._tools, params)
+        home = self._home
+        if home is None or home.is_closed() or home is asyncio.get_running_loop():
+            return await call
+        # Cancelling this await (a timeout) cancels the call on the home loop too.
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(call, home))
 
     def get_metrics(self) -> RolloutMetrics:
         return RolloutMetrics(

@@ -17,6 +17,7 @@ from osmosis_ai.llm.providers import Endpoint
 from osmosis_ai.llm.retry import Failure, ProviderCallError, RetryPolicy, call_with_retries, classify_status
 from osmosis_ai.llm.transport import DEFAULT_POLICY, Reply
 from osmosis_ai.llm.usage import CallStats
+from osmosis_ai.redact import safe_url
 
 __all__ = ["OpenAICompatTransport"]
 
@@ -49,6 +50,7 @@ class OpenAICompatTransport:
             self._headers["Authorization"] = f"Bearer {endpoint.api_key}"
         self._base = endpoint.base_url
         self._url = endpoint.base_url.rstrip("/") + "/chat/completions"
+        self._shown_url = safe_url(self._url)  # messages name the URL without its credentials
         self._max_connections = max_connections
         self._pool: Http1Pool | None = None
 
@@ -74,7 +76,7 @@ class OpenAICompatTransport:
             payload["tools"] = list(tools)
         body = orjson.dumps(payload)
         return await call_with_retries(
-            policy or self.policy, lambda: self._send(body), where=self._url, stats=stats
+            policy or self.policy, lambda: self._send(body), where=self._shown_url, stats=stats
         )
 
     async def embed(
@@ -115,7 +117,7 @@ class OpenAICompatTransport:
         except ConnectFailed as exc:
             detail = str(exc)
             raise ProviderCallError(
-                f"Cannot connect to {self.endpoint.base_url}", Failure("connect", detail)
+                f"Cannot connect to {safe_url(self.endpoint.base_url)}", Failure("connect", detail)
             ) from exc
         except (TimeoutError, asyncio.TimeoutError) as exc:  # distinct classes before Python 3.11
             detail = f"timed out after {timeout:g}s"

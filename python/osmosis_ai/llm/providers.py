@@ -139,6 +139,12 @@ class Endpoint:
     timeout: float = 120.0
     litellm_base: str | None = None
 
+    def __post_init__(self) -> None:
+        from osmosis_ai.redact import remember, url_secrets
+
+        # Every key an endpoint is given is known to the redactor before anything can print it.
+        remember([self.api_key, *url_secrets(self.base_url), *url_secrets(self.litellm_base)])
+
     @property
     def direct(self) -> bool:
         return self.base_url is not None
@@ -149,7 +155,9 @@ class Endpoint:
 
     @property
     def where(self) -> str:
-        return self.base_url or self.litellm_base or self.provider
+        from osmosis_ai.redact import safe_url
+
+        return safe_url(self.base_url or self.litellm_base) or self.provider
 
 
 def _key(provider: str, api_key: str | None, key_env: str | None, required: bool) -> str | None:

@@ -289,6 +289,10 @@ def serve_agent_loop(
         "log_level": log_level,
         "access_log": log_level == "debug",
         "timeout_graceful_shutdown": HTTP_SHUTDOWN_TIMEOUT_SECONDS,
+        # Idle keep-alive connections are closed, and open connections are capped: slow clients cannot
+        # pin the server (request bodies have their own size and read-time limits in the app).
+        "timeout_keep_alive": 5,
+        "limit_concurrency": settings.server.max_connections,
     }
     if platform is not None:
         _register_when_up(platform, host, port, agent_loop.name, key)

@@ -94,6 +94,13 @@ class RolloutServerSettings(_EnvSettings):
     env_prefix: ClassVar[str] = "OSMOSIS_ROLLOUT_SERVER_"
 
     max_concurrent_rollouts: int = Field(100, ge=1, le=10000)
+    # Rollouts accepted but waiting for a slot; beyond it /v1/rollout/init answers 429 with Retry-After.
+    max_queued_rollouts: int = Field(10000, ge=1, le=1_000_000)
+    max_request_body_bytes: int = Field(16 * 1024 * 1024, ge=1024, le=1024 * 1024 * 1024)
+    # Seconds without a byte of a request body before the request is answered 408.
+    body_read_timeout_seconds: float = Field(30.0, gt=0, le=3600)
+    # Open connections and requests at once (uvicorn's limit_concurrency); beyond it 503.
+    max_connections: int = Field(2048, ge=1, le=100_000)
     record_ttl_seconds: float = Field(3600.0, ge=1, le=86400)
     cleanup_interval_seconds: float = Field(60.0, ge=0.1, le=3600)
     # Wall-clock limit of one agent run; a run over it is reported to TrainGate as an ERROR.

@@ -117,11 +117,18 @@ def calculate_statistics(scores: list[float], total_runs: int, unscored: int = 0
     """Population statistics of the successful scores, plus run counters (unscored runs are not zeros).
 
     The numbers come from the Rust statistics core (:func:`osmosis_ai.stats.score_statistics`), the
-    same aggregator as eval's summaries.
+    same aggregator as eval's summaries. With no score at all the statistics are null: the established 0.0
+    read as "everything scored 0".
     """
     from osmosis_ai.stats import score_statistics
 
-    base = {"average": 0.0, "variance": 0.0, "stdev": 0.0, "min": 0.0, "max": 0.0}
+    base: dict[str, float | None] = {
+        "average": None,
+        "variance": None,
+        "stdev": None,
+        "min": None,
+        "max": None,
+    }
     if scores:
         s = score_statistics(scores)
         base = {"average": s.mean, "variance": s.variance, "stdev": s.std, "min": s.min, "max": s.max}

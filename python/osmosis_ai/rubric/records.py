@@ -47,16 +47,24 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yields ``(line_number, object)`` for every non-blank line of a JSONL file.
 
     Raises:
-        DatasetParseError: A line is not JSON, or not a JSON object.
+        DatasetParseError: A line is not UTF-8, not JSON, or not a JSON object.
 
     Example:
         >>> for line, row in read_jsonl(Path("records.jsonl")):  # doctest: +SKIP
         ...     print(line, row["solution_str"])
     """
-    with path.open("r", encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
                 continue
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DatasetParseError(
+                    f"{path}:{number}: not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})",
+                    path=str(path),
+                    line=number,
+                ) from None
             try:
                 value = json.loads(line)
             except json.JSONDecodeError as exc:

@@ -224,8 +224,8 @@ def report_lines(payload: dict[str, Any]) -> list[str]:
         lines.append(f"Baseline comparison (source: {comparison['source_path']}):")
         base, current = comparison["baseline_statistics"], payload["overall_statistics"]
         for key in COMPARED_KEYS:
-            if key not in base or key not in current:
-                continue
+            if base.get(key) is None or current.get(key) is None:
+                continue  # a side with no score has no statistics to compare
             if key in COUNT_KEYS:
                 b, c = int(base[key]), int(current[key])
                 lines.append(f"  {key:<12} baseline={b} current={c} delta={c - b:+d}")

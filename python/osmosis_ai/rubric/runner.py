@@ -6,7 +6,6 @@ Builds the per-record judge arguments from a config entry and a record (record v
 
 from __future__ import annotations
 
-import asyncio
 import copy
 import inspect
 from collections.abc import Awaitable, Callable
@@ -17,6 +16,7 @@ from osmosis_ai.rubric.config import RubricEntry
 from osmosis_ai.rubric.engine import preview_text
 from osmosis_ai.rubric.judge import DEFAULT_API_KEY_ENV, prepare, run_async
 from osmosis_ai.rubric.records import RubricRecord
+from osmosis_ai.runs.user_code import call_sync
 
 __all__ = ["build_evaluators", "enrich_extra_info", "judge_arguments", "prompt_metadata"]
 
@@ -120,8 +120,9 @@ def _function_evaluator(
         call = lambda: func(**chosen)  # noqa: E731
     if inspect.iscoroutinefunction(func):
         return call
-    # Blocking user code runs in a worker thread so other runs keep going.
-    return lambda: asyncio.to_thread(call)
+    # Blocking user code runs in a daemon thread so other runs keep going, and one that never returns
+    # cannot keep the process alive after its run is given up.
+    return lambda: call_sync(call)
 
 
 def build_evaluators(

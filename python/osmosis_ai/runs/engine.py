@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from osmosis_ai.runs.log import RunKey, row_key
+from osmosis_ai.runs.user_code import UserLoop
 
 __all__ = ["Executor", "MemorySink", "RunControl", "RunEngine", "RunOutcome", "WorkItem"]
 
@@ -139,6 +140,8 @@ class RunEngine:
         item_timeout: Seconds one item may take; None for no limit.
         on_record: Called after each record is logged (the progress display).
         handle_signals: Install the Ctrl+C / SIGTERM handlers (main thread only).
+        isolate: Run ``execute`` on a separate event loop (:class:`UserLoop`), for executors that run user
+            coroutines: one that blocks cannot stop the timeouts, signals and log of this loop.
     """
 
     def __init__(
@@ -150,6 +153,7 @@ class RunEngine:
         item_timeout: float | None = None,
         on_record: Callable[[dict[str, Any], RunOutcome], None] | None = None,
         handle_signals: bool = True,
+        isolate: bool = False,
     ) -> None:
         self.executor = executor
         self.log = log
@@ -157,11 +161,17 @@ class RunEngine:
         self.item_timeout = item_timeout
         self.on_record = on_record
         self.handle_signals = handle_signals
+        self.user_loop = UserLoop() if isolate else None
         self.outcome = RunOutcome()
         self.control = RunControl()
+        self._input_error: Exception | None = None
 
     async def run(self, items: Iterable[WorkItem]) -> RunOutcome:
-        """Runs every item; returns when all are logged, the run stopped early, or a signal stopped it."""
+        """Runs every item; returns when all are logged, the run stopped early, or a signal stopped it.
+
+        Raises:
+            Exception: Whatever the item iterator raised (a bad row), after every item before it is logged.
+        """
         started = time.monotonic()
         queue: asyncio.Queue[WorkItem | None] = asyncio.Queue(maxsize=self.concurrency * 2)
         workers = [asyncio.create_task(self._worker(queue)) for _ in range(self.concurrency)]
@@ -176,17 +186,26 @@ class RunEngine:
             finally:
                 for task in (feeder, *workers):
                     task.cancel()
+                if self.user_loop is not None:
+                    self.user_loop.close()
                 self.outcome.duration_ms = (time.monotonic() - started) * 1000.0
+        if self._input_error is not None and not self.outcome.interrupted:
+            raise self._input_error
         if self.control.stop_reason is not None:
             self.outcome.stopped_early = True
             self.outcome.stop_reason = self.control.stop_reason
         return self.outcome
 
     async def _feed(self, items: Iterable[WorkItem], queue: asyncio.Queue[WorkItem | None]) -> None:
-        for item in items:
-            if self.control.stop_event.is_set():
-                break
-            await queue.put(item)
+        try:
+            for item in items:
+                if self.control.stop_event.is_set():
+                    break
+                await queue.put(item)
+        except Exception as exc:
+            # A bad row mid-file: the items already queued or in flight still run and are logged, then
+            # run() raises this error (it names file, line and field) once no worker can write any more.
+            self._input_error = exc
         for _ in range(self.concurrency):
             await queue.put(None)
 
@@ -208,7 +227,9 @@ class RunEngine:
         record = self.executor.new_record(item)
         try:
             work = self.executor.execute(item, record, self.control)
-            if self.item_timeout is None:
+            if self.user_loop is not None:
+                await self.user_loop.run(work, self.item_timeout)
+            elif self.item_timeout is None:
                 await work
             else:
                 await asyncio.wait_for(work, self.item_timeout)

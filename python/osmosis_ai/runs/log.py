@@ -30,6 +30,7 @@ from typing import Any
 import orjson
 
 from osmosis_ai.errors import CLIError
+from osmosis_ai.redact import redact
 from osmosis_ai.stats import RESULTS_LOG_FORMATS
 
 __all__ = [
@@ -158,6 +159,8 @@ class ResultsLog:
         self.path = path
         self._handle = handle
         self.done = done
+        # Set by resume: the line number of an incomplete final line it dropped (the command reports it).
+        self.dropped_line: int | None = None
 
     @classmethod
     def create(
@@ -206,9 +209,9 @@ class ResultsLog:
             raise CLIError(f"Cannot resume: results log {path} does not exist")
         header: dict[str, Any] = {}
         done: set[RunKey] = set()
-        valid = 0
+        valid = lines = 0
         for number, offset, record in _records(path):
-            valid = offset
+            valid, lines = offset, number
             if number == 1:
                 header = record
             else:
@@ -217,12 +220,17 @@ class ResultsLog:
             raise CLIError(f"{path}: the results log has no header line")
         _check_resumable(path, header, config, kind, dataset)
         handle = path.open("r+b")
+        torn = handle.seek(0, os.SEEK_END) > valid
         handle.truncate(valid)  # drop a torn final line before appending
         handle.seek(valid)
-        return cls(path, handle, done)
+        log = cls(path, handle, done)
+        log.dropped_line = lines + 1 if torn else None
+        return log
 
     def _write(self, record: Mapping[str, Any]) -> None:
-        self._handle.write(orjson.dumps(record, default=str, option=orjson.OPT_NON_STR_KEYS) + b"\n")
+        line = orjson.dumps(record, default=str, option=orjson.OPT_NON_STR_KEYS).decode()
+        # An error message may quote a key or a URL with credentials; the log must not.
+        self._handle.write(redact(line).encode() + b"\n")
         self._handle.flush()
 
     def append(self, record: Mapping[str, Any]) -> None:

@@ -2,9 +2,9 @@
 //! holds one element (plus the read chunk), never the whole array.
 
 use super::error::{json_error_text, DatasetError, DatasetErrorKind, DatasetResult, PositionUnit};
+use super::row_value::RowValue;
 use super::{RawRow, RowSource};
 use serde::de::{DeserializeOwned, IgnoredAny};
-use serde_json::Value;
 use std::fs::File;
 use std::io::Read;
 
@@ -189,7 +189,7 @@ impl RowSource for JsonArraySource {
         }
         let index = self.index;
         self.index += 1;
-        let (line, value) = self.parse_element::<Value>().map_err(|mut e| {
+        let (line, RowValue(value)) = self.parse_element::<RowValue>().map_err(|mut e| {
             e.row = Some(index);
             e
         })?;

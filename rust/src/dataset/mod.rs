@@ -13,6 +13,7 @@ mod json_array;
 mod jsonl;
 mod parquet_source;
 mod prefetch;
+mod row_value;
 mod scan;
 mod shape;
 mod validate;
@@ -106,6 +107,16 @@ fn check_file(path: &str) -> DatasetResult<()> {
             DatasetErrorKind::IsDirectory,
             path,
             format!("{path} is a directory, not a dataset file"),
+        ));
+    }
+    // A device or a pipe (a link to /dev/zero) has no end to stream to; only regular files are read.
+    if !meta.is_file() {
+        return Err(DatasetError::new(
+            DatasetErrorKind::Io(std::io::ErrorKind::InvalidInput),
+            path,
+            format!(
+                "{path} is not a regular file (a device, a pipe or a socket); datasets are files"
+            ),
         ));
     }
     Ok(())

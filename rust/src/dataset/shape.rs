@@ -47,12 +47,14 @@ impl<'de> Visitor<'de> for KindVisitor {
     fn visit_none<E: de::Error>(self) -> Result<ValueKind, E> {
         Ok(ValueKind::Null)
     }
+    // Nested values go through `Kind` (deserialize_any), not `IgnoredAny`: serde_json skips ignored
+    // values without its recursion limit, so validation passed rows nested deeper than reading allows.
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<ValueKind, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        while seq.next_element::<Kind>()?.is_some() {}
         Ok(ValueKind::Array)
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ValueKind, A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        while map.next_entry::<IgnoredAny, Kind>()?.is_some() {}
         Ok(ValueKind::Object)
     }
 }
@@ -145,6 +147,16 @@ pub(crate) fn parse(text: &str) -> Result<Shape<'_>, serde_json::Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nesting_deeper_than_reading_allows_is_refused_here_too() {
+        let deep = |n: usize| format!("{{\"a\": {}{}}}", "[".repeat(n), "]".repeat(n));
+        assert!(parse(&deep(100)).is_ok());
+        let reading: Result<serde_json::Value, _> = serde_json::from_str(&deep(200_000));
+        let err = parse(&deep(200_000)).err().expect("too deep");
+        assert!(err.to_string().contains("recursion limit"), "{err}");
+        assert!(reading.is_err());
+    }
 
     #[test]
     fn shape_of_an_object_row() {

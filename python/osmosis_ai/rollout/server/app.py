@@ -18,6 +18,7 @@ from pydantic import ValidationError as PydanticValidationError
 from osmosis_ai.errors import ToolValidationError
 from osmosis_ai.rollout.agent_loop import RolloutAgentLoop
 from osmosis_ai.rollout.schemas import InitResponse, RolloutRequest
+from osmosis_ai.rollout.server.limits import BodyTimeout, BodyTooLarge, read_limited_body
 from osmosis_ai.rollout.server.state import AppState, RolloutRecord, logger
 from osmosis_ai.rollout.tools import tool_to_dict, validate_tools
 
@@ -175,8 +176,17 @@ def _add_routes(app: FastAPI, state: AppState, api_key: str | None) -> None:
         refusal = denied(request)
         if refusal is not None:
             return refusal
+        limits = state.settings.server
         try:
-            rollout_request = RolloutRequest.model_validate_json(await request.body())
+            body = await read_limited_body(
+                request, limits.max_request_body_bytes, limits.body_read_timeout_seconds
+            )
+        except BodyTooLarge as exc:
+            return _json({"detail": str(exc)}, 413, {"Connection": "close"})
+        except BodyTimeout as exc:
+            return _json({"detail": str(exc)}, 408, {"Connection": "close"})
+        try:
+            rollout_request = RolloutRequest.model_validate_json(body)
         except PydanticValidationError as exc:
             errors = exc.errors(include_url=False, include_input=False, include_context=False)
             return _json({"detail": errors}, 422)
@@ -188,6 +198,11 @@ async def _init(state: AppState, request: RolloutRequest) -> Response:
         return _json({"detail": "the rollout server is shutting down"}, 503, {"Retry-After": "5"})
     key = request.idempotency_key or request.rollout_id
     record = state.records.get(key)
+    if record is None and state.counts()["queued"] >= state.settings.server.max_queued_rollouts:
+        # Waiting rollouts cost memory and each would time out on TrainGate's side anyway.
+        return _json(
+            {"detail": "too many rollouts waiting for a slot; retry later"}, 429, {"Retry-After": "1"}
+        )
     if record is not None:
         # A repeat (TrainGate retrying): same answer, nothing started.
         try:

@@ -4,7 +4,7 @@
 use super::Collector;
 use crate::dataset::contract::ValueKind;
 use crate::dataset::error::{DatasetError, DatasetResult};
-use crate::dataset::jsonl::{is_blank, line_text, parse_error};
+use crate::dataset::jsonl::{is_blank, line_text, line_too_long, max_line_bytes, parse_error};
 use crate::dataset::scan::{self, Scanned};
 use crate::dataset::shape::{self, Shape};
 use std::fs::File;
@@ -47,7 +47,11 @@ pub(super) fn validate_jsonl(
     });
     let (mut line_offset, mut row_offset) = (0u64, 0u64);
     for result in results {
-        let (part, lines) = result?;
+        // A range's error counts lines from the range's start, like its problems before the merge.
+        let (part, lines) = result.map_err(|mut e| {
+            e.line = e.line.map(|l| l + line_offset);
+            e
+        })?;
         c.merge(part.report, line_offset, row_offset);
         line_offset += lines;
         row_offset = c.report.rows;
@@ -87,7 +91,12 @@ fn validate_jsonl_range(path: &str, c: &mut Collector, start: u64, end: u64) -> 
             match memchr::memrchr(b'\n', data) {
                 Some(p) => p + 1,
                 None => {
-                    // A line longer than the buffer: grow it and read on.
+                    // A line longer than the buffer: grow it and read on, up to the line-length limit
+                    // (checked per block: a shorter limit than one block is enforced by the readers).
+                    let limit = max_line_bytes();
+                    if filled as u64 > limit {
+                        return Err(line_too_long(path, line + 1, limit));
+                    }
                     buf.resize(buf.len() * 2, 0);
                     continue;
                 }

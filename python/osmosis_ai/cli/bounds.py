@@ -1,0 +1,95 @@
+"""Ranges of numeric options and checks of output paths, applied before anything runs.
+
+A NaN passes ``click.FloatRange`` (every comparison with NaN is false), and an unbounded count such as
+``--batch-size 1000000000`` starts no run but grows memory without end; both are usage errors here.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import click
+
+from osmosis_ai.errors import CLIError
+
+__all__ = [
+    "MAX_CONCURRENCY",
+    "MAX_RUNS",
+    "MAX_TIMEOUT_S",
+    "MAX_TOKENS",
+    "MAX_TURNS",
+    "FiniteFloat",
+    "capped",
+    "check_output_file",
+    "finite",
+    "temperature",
+    "timeout_seconds",
+]
+
+MAX_CONCURRENCY = 1024  # items in flight; each holds a connection and a run's messages
+MAX_RUNS = 10_000  # --n: pass@k needs tens, not millions
+MAX_TURNS = 10_000
+MAX_TOKENS = 10_000_000
+MAX_TIMEOUT_S = (
+    7 * 24 * 3600.0
+)  # a week: beyond it a timeout is a typo, and asyncio timers overflow far later
+
+
+class FiniteFloat(click.FloatRange):
+    """``FloatRange`` that also refuses NaN and infinities."""
+
+    name = "finite float"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return number
+
+
+def finite(min: float | None = None, max: float | None = None, *, min_open: bool = False) -> FiniteFloat:
+    """A finite float, optionally in ``[min, max]`` (``min`` excluded with ``min_open``)."""
+    return FiniteFloat(min=min, max=max, min_open=min_open)
+
+
+def timeout_seconds() -> FiniteFloat:
+    """Seconds: above 0, at most :data:`MAX_TIMEOUT_S`."""
+    return finite(0.0, MAX_TIMEOUT_S, min_open=True)
+
+
+def temperature() -> FiniteFloat:
+    """A sampling temperature: 0 to 2 (the OpenAI range; other providers allow less, none more)."""
+    return finite(0.0, 2.0)
+
+
+def capped(maximum: int, minimum: int | None = None) -> click.IntRange:
+    """An integer at most ``maximum`` (the lower bound is left to the command when it words its own)."""
+    return click.IntRange(min=minimum, max=maximum)
+
+
+def check_output_file(path: str | os.PathLike[str] | None, flag: str = "-o/--output") -> None:
+    """Refuses an output file that is a directory or cannot be created, before the run spends anything.
+
+    Example:
+        >>> check_output_file("/")  # doctest: +SKIP
+        Traceback (most recent call last):
+        CLIError: -o/--output: / is a directory; give a file name such as /results.json
+    """
+    if path is None:
+        return
+    target = Path(path)
+    if target.is_dir():
+        raise CLIError(f"{flag}: {target} is a directory; give a file name such as {target / 'results.json'}")
+    # The nearest existing ancestor decides: missing directories are created at write time.
+    folder = target.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise CLIError(f"{flag}: cannot create {target}: {folder} is not a directory")
+    if target.exists() and not os.access(target, os.W_OK):
+        raise CLIError(f"{flag}: {target} is not writable")
+    if not target.exists() and not os.access(folder, os.W_OK | os.X_OK):
+        raise CLIError(f"{flag}: cannot create {target}: {folder} is not writable")

@@ -1,0 +1,159 @@
+"""Runs survive misbehaving user code, bad rows and crashes (issue #22 items 1-3): the real CLI in a subprocess.
+
+The subprocess timeouts below are hang guards, not timing assertions: before the fix these commands never
+exited at all.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from test_eval_cli import EXAMPLES, OSMOSIS, eval_args, osmosis, write_rows
+
+BLOCKING = """
+import threading
+import time
+
+from osmosis_ai.rollout import RolloutAgentLoop
+
+
+class Blocking(RolloutAgentLoop):
+    name = "blocking"
+
+    def get_tools(self, request):
+        return []
+
+    async def run(self, ctx):
+        if "block" in ctx.request.messages[-1]["content"]:
+            time.sleep(3600)  # sync code inside an async agent: blocks whatever loop runs it
+        reply = await ctx.chat(ctx.request.messages)
+        return ctx.complete([*ctx.request.messages, reply.message])
+
+
+agent = Blocking()
+
+
+def never_returns(solution_str, ground_truth, extra_info=None):
+    threading.Event().wait()
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "blocking.py").write_text(BLOCKING)
+    (tmp_path / "reward_fn").symlink_to(EXAMPLES / "reward_fn")
+    return tmp_path
+
+
+def _records(log: Path) -> list[dict]:
+    return [json.loads(line) for line in log.read_text().splitlines()[1:]]
+
+
+def test_a_sync_eval_function_that_never_returns_does_not_keep_the_process_alive(scripted, project) -> None:
+    dataset = write_rows(project / "data.jsonl", [("q-one", "1")])
+    server = scripted({"default": {"content": "1"}})
+    args = eval_args(server, dataset, project, "--no-preflight", "--run-timeout", "1", agent="blocking:agent")
+    args[args.index("--eval-fn") + 1] = "blocking:never_returns"
+    result = osmosis(*args, cwd=project, timeout=60)  # a hang raises TimeoutExpired
+    assert result.returncode == 1, result.stderr
+    [record] = _records(project / "log.jsonl")
+    assert record["error"] == "Run timed out after 1s"
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("command", ["eval", "test"])
+def test_an_agent_that_blocks_its_loop_times_out_and_later_rows_still_run(scripted, project, command) -> None:
+    dataset = write_rows(project / "data.jsonl", [("please block", "1"), ("q-fast", "1")])
+    server = scripted({"default": {"content": "1"}})
+    if command == "eval":
+        args = eval_args(
+            server, dataset, project, "--no-preflight", "--run-timeout", "1", "--max-failure-rate", "0.5",
+            agent="blocking:agent",
+        )  # fmt: skip
+    else:
+        args = [
+            "test", "-m", "blocking:agent", "-d", str(dataset), "--model", "org/scripted-model",
+            "--base-url", server.base_url, "--run-timeout", "1",
+        ]  # fmt: skip
+    result = osmosis(*args, cwd=project, timeout=60)
+    if command == "eval":
+        assert result.returncode == 0, result.stderr
+        records = sorted(_records(project / "log.jsonl"), key=lambda r: r["row_index"])
+        assert [r["error"] for r in records] == ["Run timed out after 1s", None]
+        assert records[1]["success"]
+    else:
+        assert result.returncode == 1, result.stderr
+        assert "Row 0: FAILED" in result.stdout and "timed out after 1s" in result.stdout
+        assert "Row 1: OK" in result.stdout
+
+
+def test_sigterm_on_eval_keeps_finished_runs_and_exits_with_a_message(scripted, tmp_path) -> None:
+    dataset = write_rows(tmp_path / "data.jsonl", [(f"q-{i}", "1") for i in range(40)])
+    server = scripted({"default": {"content": "1", "delay": 0.05}})
+    args = eval_args(server, dataset, tmp_path, "--no-preflight")
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    proc = subprocess.Popen(
+        [OSMOSIS, *args], cwd=EXAMPLES, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+    )
+    log = tmp_path / "log.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (not log.exists() or len(log.read_text().splitlines()) < 4):
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGTERM)
+    stderr = proc.communicate(timeout=60)[1]
+    assert proc.returncode == 130, stderr
+    assert "Interrupted:" in stderr and f"--resume {log}" in stderr
+    assert "Traceback" not in stderr
+    assert 3 <= len(_records(log)) < 40
+
+
+@pytest.mark.parametrize(
+    ("bad_line", "expected"),
+    [
+        ("{not json", "line 1100"),
+        ('{"user_prompt": 5, "system_prompt": "s", "ground_truth": "1"}', "user_prompt"),
+        ("[1, 2]", "line 1100"),
+    ],
+)
+def test_a_bad_row_mid_run_stops_cleanly_and_keeps_every_finished_run(
+    scripted, tmp_path, bad_line, expected
+) -> None:
+    # More rows than one reader batch (1024), so the bad row is met while runs are in flight.
+    dataset = write_rows(tmp_path / "data.jsonl", [(f"q-{i}", "1") for i in range(1099)])
+    with dataset.open("a") as out:
+        out.write(bad_line + "\n")
+    server = scripted({"default": {"content": "1"}})
+    result = osmosis(
+        *eval_args(server, dataset, tmp_path, "--no-preflight", "--batch-size", "8"), timeout=300
+    )
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr and "never retrieved" not in result.stderr
+    assert f"{dataset}" in result.stderr and expected in result.stderr
+    records = _records(tmp_path / "log.jsonl")
+    # Every good row before the bad one ran and is logged, once.
+    indices = [r["row_index"] for r in records]
+    assert len(indices) == len(set(indices))
+    assert set(indices) == set(range(len(indices)))
+    assert len(indices) == 1099
+
+
+def test_a_torn_last_line_is_dropped_and_reported_on_resume(scripted, tmp_path) -> None:
+    dataset = write_rows(tmp_path / "data.jsonl", [("q-one", "1"), ("q-two", "1")])
+    server = scripted({"default": {"content": "1"}})
+    args = eval_args(server, dataset, tmp_path, "--no-preflight", "--limit", "1")
+    assert osmosis(*args).returncode == 0
+    log = tmp_path / "log.jsonl"
+    with log.open("ab") as handle:
+        handle.write(b'{"row_key": "abc", "run_in')  # a crash mid-write
+    resumed = [a for a in args if a not in ("--log", str(log))] + ["--resume", str(log)]
+    result = osmosis(*resumed)
+    assert result.returncode == 0, result.stderr
+    assert f"{log}:3: dropped an incomplete last line" in result.stderr
+    assert len(_records(log)) == 1 and log.read_bytes().endswith(b"}\n")
