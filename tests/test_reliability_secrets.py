@@ -31,6 +31,7 @@ def test_credentials_in_urls_flags_and_errors_reach_no_output_or_file(scripted, 
     # A failed run (the agent raises) and the unreachable endpoint below both produce error messages.
     dead = [a if a != url else f"http://planted-user:{URL_PASSWORD}@127.0.0.1:1/v1" for a in args]
     dead[dead.index("--log") + 1] = str(tmp_path / "dead-log.jsonl")
+    dead[dead.index("-o") + 1] = str(tmp_path / "dead-out.json")
     failed = osmosis(*dead, "--api-key", FLAG_KEY, cwd=tmp_path)
     assert failed.returncode != 0 and "Traceback" not in failed.stderr
     for output in (_everything(result, tmp_path), failed.stdout + failed.stderr):
