@@ -304,7 +304,7 @@ def test_argument_errors(extra: list[str], message: str, tmp_path: Path) -> None
     result = osmosis(
         "eval", "-m", "math_agent:agent_loop", "-d", "x.jsonl", "--model", "m", "--eval-fn", REWARD, *extra
     )
-    assert result.returncode == 1
+    assert result.returncode == 2  # a usage error, found before x.jsonl (which does not exist) is read
     assert message in result.stderr
     assert "Traceback" not in result.stderr
 
@@ -320,10 +320,11 @@ def test_input_errors_name_the_file_and_need_no_traceback(scripted, tmp_path) ->
     result = osmosis(*eval_args(server, bad, tmp_path, "--no-preflight"))
     assert result.returncode == 1
     assert "bad.jsonl, line 2" in result.stderr and "user_prompt" in result.stderr
+    good = write_rows(tmp_path / "good.jsonl", [("1+1?", "2")])
     wrong_fn = osmosis(
         *[
             a if a != REWARD else "reward_fn.compute_reward:nope"
-            for a in eval_args(server, bad, tmp_path, "--no-preflight")
+            for a in eval_args(server, good, tmp_path, "--no-preflight")
         ]
     )
     assert wrong_fn.returncode == 1 and "has no attribute 'nope'" in wrong_fn.stderr

@@ -29,9 +29,13 @@ def _expand(paths: tuple[str, ...], kind: str | None) -> list[str]:
     return files
 
 
-@click.group("config")
-def config_group() -> None:
+@click.group("config", invoke_without_command=True)
+@click.pass_context
+def config_group(ctx: click.Context) -> None:
     """Check eval and training configs (configs/eval/*.toml, configs/training/*.toml)."""
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help())
+        ctx.exit(0)
 
 
 @config_group.command("validate")

@@ -29,7 +29,7 @@ def dataset_group(ctx: click.Context) -> None:
     """Check dataset files (JSONL, JSON, CSV, Parquet); upload and manage datasets on the platform."""
     if ctx.invoked_subcommand is None:
         click.echo(ctx.get_help())
-        ctx.exit(1)
+        ctx.exit(0)
 
 
 @dataset_group.command("validate")

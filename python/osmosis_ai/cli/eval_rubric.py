@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from osmosis_ai.cli.output import emit_result, json_result
 from osmosis_ai.cli.run_log import log_options
 from osmosis_ai.errors import CLIError
 
@@ -154,13 +155,23 @@ def _finish(state: Any, output_path: Path | None, echo: Callable[[str], None]) -
 @click.option("-r", "--rubric", "rubric_id", required=True, help="Rubric id declared in the config.")
 @click.option(
     "-d",
+    "--dataset",
     "--data",
     "data_path",
     required=True,
     type=click.Path(path_type=Path),
     help="JSONL records (rubric_id, solution_str, ...).",
 )
-@click.option("-n", "--number", type=int, default=1, show_default=True, help="Runs per record.")
+@click.option(
+    "-n",
+    "--n",
+    "--number",
+    "number",
+    type=int,
+    default=1,
+    show_default=True,
+    help="Judge runs per record (as `osmosis eval --n`; not a record limit).",
+)
 @click.option(
     "-c",
     "--config",
@@ -193,6 +204,7 @@ def _finish(state: Any, output_path: Path | None, echo: Callable[[str], None]) -
     help="MODULE:ATTR of an @osmosis_rubric function to score with instead of the config's judge.",
 )
 @_common_judge_options
+@json_result
 def eval_rubric(
     rubric_id: str,
     data_path: Path,
@@ -230,9 +242,9 @@ def eval_rubric(
     check_log_options(log_path, resume_path)
     rubric_id = rubric_id.strip()
     if not rubric_id:
-        raise CLIError("Rubric identifier cannot be empty.")
+        raise click.UsageError("Rubric identifier cannot be empty.")
     if number < 1:
-        raise CLIError("Number of runs must be a positive integer.")
+        raise click.UsageError("Number of runs must be a positive integer.")
     if not data_path.exists():
         raise CLIError(f"Data path '{data_path}' does not exist.")
     if data_path.is_dir():
@@ -293,6 +305,7 @@ def eval_rubric(
         identifier=identifier,
         concurrency=concurrency,
         baseline=None,
+        rubric=entry.rubric,
     )
     if baseline is not None and baseline_path is not None:
         payload["baseline_comparison"] = baseline_comparison(
@@ -301,4 +314,5 @@ def eval_rubric(
     write_json(out, payload)
     print_report(payload, echo)
     echo(state.health.line())
+    emit_result(payload)
     _finish(state, out, echo)
