@@ -64,7 +64,7 @@ def validate_command(
     """
     from dataclasses import asdict
 
-    from osmosis_ai.config import validate_files
+    from osmosis_ai.config import rollout_target, validate_files
     from osmosis_ai.workspace import check_workspace
 
     files = _expand(paths, kind)
@@ -74,8 +74,10 @@ def validate_command(
     for report in reports:
         problems = [str(issue) for issue in report.issues]
         warnings: list[str] = []
-        if report.config is not None and not no_workspace:
-            check = check_workspace(report.config, import_entrypoint=not no_import, probe_cache=probes)
+        # An invalid file still names its rollout: check it too, so one pass reports every problem.
+        target = report.config or rollout_target(report)
+        if target is not None and not no_workspace:
+            check = check_workspace(target, import_entrypoint=not no_import, probe_cache=probes)  # type: ignore[arg-type]
             problems += check.problems
             warnings += check.warnings
         results.append(
@@ -91,7 +93,7 @@ def validate_command(
 
     invalid = [r for r in results if not r["valid"]]
     if as_json:
-        summary = {"valid": not invalid, "files": results}
+        summary = {"schema_version": 1, "valid": not invalid, "files": results}
         click.echo(json.dumps(summary, ensure_ascii=False))
     else:
         for result in results:
