@@ -386,7 +386,7 @@ def test_an_invalid_value_does_not_hide_a_missing_rollout_directory(
     config.write_text(
         config.read_text().replace("n = 1", "n = 0").replace('rollout = "demo"', 'rollout = "gone"')
     )
-    code, out, err = run(capsys, "config", "validate", "--json", str(config))
+    code, out, _ = run(capsys, "config", "validate", "--json", str(config))
     assert code == 1
     (report,) = json.loads(out)["files"]
     assert any("evaluation.n: must be a positive integer" in p for p in report["problems"])
