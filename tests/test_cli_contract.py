@@ -155,6 +155,11 @@ def test_a_missing_required_parameter_exits_2(
         ),
         (["test", "-d", "data.jsonl"], "--module (-m) or --mcp"),
         (["test", "-m", "a:b", "-d", "data.jsonl", "--row", "2"], "--interactive"),
+        (["test", "-m", "a:b", "-d", "data.jsonl", "-o", "."], "is a directory"),
+        (
+            ["eval", "-m", "a:b", "-d", "data.jsonl", "--model", "m", "--eval-fn", "a:b", "-o", "."],
+            "is a directory",
+        ),
     ],
 )
 def test_options_required_together_are_usage_errors_before_anything_loads(

@@ -388,3 +388,20 @@ def test_against_the_embedded_real_model(local_model, tmp_path) -> None:
     assert len(runs) == 4 and all(run["success"] for run in runs)
     assert all(run["tokens"] > 0 and set(run["scores"]) == {REWARD} for run in runs)
     assert set(out["summary"]["eval_fns"][REWARD]) == {"mean", "std", "min", "max", "pass_at_1"}
+
+
+def test_a_row_breaking_the_contract_is_refused_before_the_first_run(scripted, tmp_path) -> None:
+    server = scripted({"default": {"content": "2"}})
+    data = tmp_path / "ints.jsonl"
+    data.write_text(
+        '{"system_prompt": "s", "user_prompt": "1+1?", "ground_truth": "2"}\n'
+        '{"system_prompt": "s", "user_prompt": "2+2?", "ground_truth": 4}\n'
+        '{"system_prompt": "s", "user_prompt": "3+3?", "ground_truth": 6}\n'
+    )
+    result = osmosis(*eval_args(server, data, tmp_path))
+    assert result.returncode == 1
+    assert "ints.jsonl, line 2 (row 1): 'ground_truth' must be a string, got int" in result.stderr
+    assert "ints.jsonl, line 3 (row 2)" in result.stderr  # every problem, not only the first
+    assert "nothing was run" in result.stderr and '"ground_truth": "4"' in result.stderr
+    assert server.requests() == []  # refused before the preflight, too
+    assert not (tmp_path / "log.jsonl").exists()

@@ -58,6 +58,8 @@ def test_command(**o: Any) -> None:
         raise click.UsageError("--limit must be >= 1.")
     if o["max_turns"] < 1:
         raise click.UsageError("--max-turns must be >= 1.")
+    if o["output"] and Path(o["output"]).is_dir():
+        raise click.UsageError(f"-o {o['output']} is a directory; give a file name such as results.json")
     from dotenv import find_dotenv, load_dotenv
 
     load_dotenv(find_dotenv(usecwd=True))
