@@ -97,7 +97,7 @@ def test_init_refuses_to_overwrite_and_bad_names(tmp_path: Path, capsys: pytest.
     assert run(capsys, "init", str(tmp_path), "--name", "demo", "--force")[0] == 0
     for name in ("Demo", "default", "1x", "a_b"):
         code, _, err = run(capsys, "init", str(tmp_path), "--name", name)
-        assert code == 1 and err.startswith("Error: rollout name"), err
+        assert code == 2 and "Error: Invalid value for --name: rollout name" in err, err
 
 
 def test_validate_good_workspace_imports_entrypoint_in_a_child(

@@ -23,7 +23,7 @@ def init_command(directory: Path, name: str, force: bool) -> None:
 
     problem = validate_rollout_name(name)
     if problem:
-        raise CLIError(problem)
+        raise click.BadParameter(problem, param_hint="--name")
     root = directory.resolve()
     files = scaffold_files(name)
     existing = [str(path) for path in files if (root / path).exists() or (root / path).is_symlink()]
