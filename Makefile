@@ -39,16 +39,17 @@ $(DEV_STAMP): $(STAMP)
 	@$(STEP) "Installing test and lint tools (pip --group dev)" -- $(PIP) --group dev
 	@touch $(DEV_STAMP)
 
-# A stale, version-tagged extension would shadow the abi3 one; remove all before building.
+# A stale, version-tagged extension would shadow the abi3 one; remove all before building. maturin develop
+# installs the `dev` dependency group unless told which groups to install: `build` keeps the demo lean.
 build: setup
 	@rm -f python/osmosis_ai/_core*.so
 	@$(STEP) "Compiling the Rust core and installing osmosis-ai (maturin develop, dev profile)" -- \
-	  $(BIN)/maturin develop
+	  $(BIN)/maturin develop --group build
 
 build-release: setup
 	@rm -f python/osmosis_ai/_core*.so
 	@$(STEP) "Compiling the Rust core, release profile (maturin develop --release)" -- \
-	  $(BIN)/maturin develop --release
+	  $(BIN)/maturin develop --release --group build
 
 demo: build
 	@cd examples && $(BIN)/python demo.py
