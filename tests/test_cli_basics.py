@@ -27,8 +27,8 @@ def test_help_lists_commands() -> None:
     assert "eval" in result.output
 
 
-def test_no_subcommand_prints_help_and_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main([]) == 1
+def test_no_subcommand_prints_help_and_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 0
     assert "Usage:" in capsys.readouterr().out
 
 

@@ -231,8 +231,6 @@ def test_output_directory_and_baseline(workspace, scripted, capsys):
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["-r", " ", "-d", "data.jsonl"], "Rubric identifier cannot be empty."),
-        (["-r", "polite", "-d", "data.jsonl", "-n", "0"], "Number of runs must be a positive integer."),
         (["-r", "polite", "-d", "missing.jsonl"], "Data path 'missing.jsonl' does not exist."),
         (["-r", "polite", "-d", "."], "Expected a JSONL file but received directory"),
         (["-r", "nope", "-d", "data.jsonl"], "Available: elsewhere, polite, strict"),
@@ -248,10 +246,24 @@ def test_output_directory_and_baseline(workspace, scripted, capsys):
         ),
     ],
 )
-def test_argument_errors(workspace, capsys, args, message):
+def test_input_errors(workspace, capsys, args, message):
     assert run_cli("eval-rubric", *args) == 1
     err = capsys.readouterr().err
     assert err.startswith("Error: ") and message in err and "Traceback" not in err
+    assert not (workspace / "cache").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-r", " ", "-d", "data.jsonl"], "Rubric identifier cannot be empty."),
+        (["-r", "polite", "-d", "data.jsonl", "-n", "0"], "Number of runs must be a positive integer."),
+    ],
+)
+def test_usage_errors_exit_2(workspace, capsys, args, message):
+    assert run_cli("eval-rubric", *args) == 2
+    err = capsys.readouterr().err
+    assert f"Error: {message}" in err and "Traceback" not in err
     assert not (workspace / "cache").exists()
 
 
@@ -365,10 +377,22 @@ def test_eval_rubric_inline_spelling(workspace, scripted, capsys, monkeypatch):
     captured = capsys.readouterr()
     assert code == 0, captured.err
     assert "DEPRECATION" in captured.err
-    assert "Model: openai/judge-9" in captured.out and "Run 02: score=0.6000" in captured.out
-    data = json.loads((workspace / "res" / "rubric_eval_result.json").read_text())
-    assert [r["label"] for r in data["records"]] == ["a", "record[2]"]
-    assert data["records"][0]["scores"] == [0.6, 0.6] and data["overall_statistics"]["total_runs"] == 4
+    assert "Model: openai/judge-9" in captured.out and "Run 02 [SUCCESS]" in captured.out
+    # One layout for both rubric commands: the established eval-rubric document, in the same places.
+    (written,) = (workspace / "res").glob("rubric_eval_result_*.json")
+    data = json.loads(written.read_text())
+    assert list(data) == [
+        "generated_at", "rubric_id", "rubric_source", "provider", "model", "number", "config_path",
+        "data_path", "overall_statistics", "records", "output_identifier", "rubric", "judge_health",
+        "concurrency", "planned_runs", "completed_runs", "interrupted",
+    ]  # fmt: skip
+    assert (data["rubric_id"], data["rubric_source"], data["provider"], data["model"]) == (
+        "rubric", "--rubric", "openai", "judge-9",
+    )  # fmt: skip
+    assert data["rubric"] == "Judge helpfulness."
+    assert [r["conversation_id"] for r in data["records"]] == ["a", "record[2]"]
+    assert [run["score"] for run in data["records"][0]["runs"]] == [0.6, 0.6]
+    assert data["overall_statistics"]["total_runs"] == 4
     sent = server.requests()
     assert all(r["model"] == "judge-9" for r in sent)
     assert any("<<<BEGIN_CANDIDATE_OUTPUT>>>\nHello!" in r["messages"][1]["content"] for r in sent)

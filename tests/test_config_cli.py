@@ -97,7 +97,7 @@ def test_init_refuses_to_overwrite_and_bad_names(tmp_path: Path, capsys: pytest.
     assert run(capsys, "init", str(tmp_path), "--name", "demo", "--force")[0] == 0
     for name in ("Demo", "default", "1x", "a_b"):
         code, _, err = run(capsys, "init", str(tmp_path), "--name", name)
-        assert code == 1 and err.startswith("Error: rollout name"), err
+        assert code == 2 and "Error: Invalid value for --name: rollout name" in err, err
 
 
 def test_validate_good_workspace_imports_entrypoint_in_a_child(
@@ -376,3 +376,19 @@ def test_help_stays_light() -> None:
     assert proc.returncode == 0, proc.stderr
     for name in ("config", "init", "train"):
         assert f"  {name} " in proc.stdout
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="the partial read of an invalid file needs tomllib")
+def test_an_invalid_value_does_not_hide_a_missing_rollout_directory(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = workspace / "configs/eval/demo.toml"
+    config.write_text(
+        config.read_text().replace("n = 1", "n = 0").replace('rollout = "demo"', 'rollout = "gone"')
+    )
+    code, out, _ = run(capsys, "config", "validate", "--json", str(config))
+    assert code == 1
+    (report,) = json.loads(out)["files"]
+    assert any("evaluation.n: must be a positive integer" in p for p in report["problems"])
+    assert any("rollout directory rollouts/gone/ does not exist" in p for p in report["problems"])
+    assert json.loads(out)["schema_version"] == 1

@@ -311,7 +311,7 @@ def test_argument_errors(extra: list[str], message: str, tmp_path: Path) -> None
     result = osmosis(
         "eval", "-m", "math_agent:agent_loop", "-d", "x.jsonl", "--model", "m", "--eval-fn", REWARD, *extra
     )
-    assert result.returncode == 1
+    assert result.returncode == 2  # a usage error, found before x.jsonl (which does not exist) is read
     assert message in result.stderr
     assert "Traceback" not in result.stderr
 
@@ -327,10 +327,11 @@ def test_input_errors_name_the_file_and_need_no_traceback(scripted, tmp_path) ->
     result = osmosis(*eval_args(server, bad, tmp_path, "--no-preflight"))
     assert result.returncode == 1
     assert "bad.jsonl, line 2" in result.stderr and "user_prompt" in result.stderr
+    good = write_rows(tmp_path / "good.jsonl", [("1+1?", "2")])
     wrong_fn = osmosis(
         *[
             a if a != REWARD else "reward_fn.compute_reward:nope"
-            for a in eval_args(server, bad, tmp_path, "--no-preflight")
+            for a in eval_args(server, good, tmp_path, "--no-preflight")
         ]
     )
     assert wrong_fn.returncode == 1 and "has no attribute 'nope'" in wrong_fn.stderr
@@ -394,3 +395,20 @@ def test_against_the_embedded_real_model(local_model, tmp_path) -> None:
     assert len(runs) == 4 and all(run["success"] for run in runs)
     assert all(run["tokens"] > 0 and set(run["scores"]) == {REWARD} for run in runs)
     assert set(out["summary"]["eval_fns"][REWARD]) == {"mean", "std", "min", "max", "pass_at_1"}
+
+
+def test_a_row_breaking_the_contract_is_refused_before_the_first_run(scripted, tmp_path) -> None:
+    server = scripted({"default": {"content": "2"}})
+    data = tmp_path / "ints.jsonl"
+    data.write_text(
+        '{"system_prompt": "s", "user_prompt": "1+1?", "ground_truth": "2"}\n'
+        '{"system_prompt": "s", "user_prompt": "2+2?", "ground_truth": 4}\n'
+        '{"system_prompt": "s", "user_prompt": "3+3?", "ground_truth": 6}\n'
+    )
+    result = osmosis(*eval_args(server, data, tmp_path))
+    assert result.returncode == 1
+    assert "ints.jsonl, line 2 (row 1): 'ground_truth' must be a string, got int" in result.stderr
+    assert "ints.jsonl, line 3 (row 2)" in result.stderr  # every problem, not only the first
+    assert "nothing was run" in result.stderr and '"ground_truth": "4"' in result.stderr
+    assert server.requests() == []  # refused before the preflight, too
+    assert not (tmp_path / "log.jsonl").exists()

@@ -26,12 +26,14 @@ __all__ = [
     "EvalConfig",
     "EvaluationSection",
     "ExperimentSection",
+    "RolloutTarget",
     "SamplingSection",
     "TrainingConfig",
     "TrainingSection",
     "infer_kind",
     "load_eval_config",
     "load_training_config",
+    "rollout_target",
     "validate_config_text",
     "validate_files",
 ]
@@ -234,6 +236,8 @@ class ConfigReport:
     issues: list[ConfigIssue]
     config: EvalConfig | TrainingConfig | None = None
     io_error: str | None = None
+    # Where each value sits, also for an invalid file (see :func:`rollout_target`).
+    positions: dict[str, tuple[int, int]] | None = None
 
     @property
     def ok(self) -> bool:
@@ -260,7 +264,71 @@ def _build_report(raw: dict[str, Any], kind: ConfigKind) -> ConfigReport:
     config = None
     if not issues and raw.get("config") is not None:
         config = _construct(kind, raw["config"], path, raw.get("positions", {}))
-    return ConfigReport(path=path, kind=kind, issues=issues, config=config)  # type: ignore[arg-type]
+    positions = {key: tuple(value) for key, value in raw.get("positions", {}).items()}
+    return ConfigReport(
+        path=path,
+        kind=kind,
+        issues=issues,
+        config=config,  # type: ignore[arg-type]
+        positions=positions,  # type: ignore[arg-type]
+    )
+
+
+@dataclass(frozen=True)
+class _TargetExperiment:
+    rollout: str
+    entrypoint: str
+
+
+@dataclass(frozen=True)
+class RolloutTarget:
+    """The rollout an invalid config names: enough for the workspace checks (``check_workspace``)."""
+
+    path: Path
+    kind: ConfigKind
+    experiment: _TargetExperiment
+    positions: dict[str, tuple[int, int]]
+
+    def where(self, key: str) -> str:
+        """``path:line:column`` of a value (just the path when unknown)."""
+        line_col = self.positions.get(key)
+        return f"{self.path}:{line_col[0]}:{line_col[1]}" if line_col else str(self.path)
+
+
+def rollout_target(report: ConfigReport) -> RolloutTarget | None:
+    """The rollout named by a config that has problems elsewhere, so one pass can report both.
+
+    ``None`` when the file is valid (use ``report.config``), unreadable, or its ``experiment.rollout`` /
+    ``experiment.entrypoint`` are themselves wrong, and on Python 3.10 (no ``tomllib``).
+
+    Example:
+        >>> target = rollout_target(validate_files(["configs/eval/demo.toml"])[0])  # doctest: +SKIP
+        >>> target.experiment.rollout  # doctest: +SKIP
+        'demo'
+    """
+    keys = ("experiment.rollout", "experiment.entrypoint")
+    if report.config is not None or report.kind is None or report.io_error is not None:
+        return None
+    if any(issue.key in keys or issue.line == 0 for issue in report.issues):
+        return None
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10: the next pass reports the workspace
+        return None
+    try:
+        with open(report.path, "rb") as handle:
+            experiment = tomllib.load(handle).get("experiment", {})
+    except (OSError, ValueError):
+        return None
+    rollout, entrypoint = experiment.get("rollout"), experiment.get("entrypoint")
+    if not isinstance(rollout, str) or not isinstance(entrypoint, str):
+        return None
+    return RolloutTarget(
+        path=Path(report.path),
+        kind=report.kind,
+        experiment=_TargetExperiment(rollout, entrypoint),
+        positions=dict(report.positions or {}),
+    )
 
 
 def infer_kind(path: str | os.PathLike[str]) -> ConfigKind | None:

@@ -187,10 +187,13 @@ def test_root_options_anywhere_and_exit_codes(
     (workspace / "other.env").write_text("OSMOSIS_PLATFORM_URL=https://elsewhere.example.com\n")
     code, _, err = osmosis("--json", "--env-file", str(workspace / "other.env"), "eval", "list")
     assert code == 1 and json.loads(err)["error"]["code"] == "CONFLICT"
-    # `dataset validate --json` keeps its own report shape.
+    # `dataset validate --json` keeps its own report shape (not wrapped in an envelope; it carries the
+    # schema_version every JSON output has).
     data = workspace / "data" / "demo.jsonl"
     code, out, _ = osmosis("dataset", "validate", str(data), "--json")
-    assert "schema_version" not in json.loads(out)
+    report = json.loads(out)
+    assert "data" not in report and report["ok"] is True and report["rows"] >= 1
+    assert report["schema_version"] == 1
 
 
 def test_help_does_not_import_the_platform_stack() -> None:

@@ -23,10 +23,18 @@ def agent_options(command: F) -> F:
     ``tool_timeout``) to a click command."""
     options = [
         click.option(
-            "-m", "--module", "--agent", "module", metavar="MODULE:ATTR", help="The agent loop to run."
+            "-m",
+            "--module",
+            "--agent",
+            "module",
+            metavar="MODULE:ATTR",
+            help="The agent loop to run (MODULE:ATTR or path/to/file.py:ATTR).  [required: this or --mcp]",
         ),
         click.option(
-            "--mcp", "mcp_dir", metavar="DIR", help="Run the built-in agent with this MCP tool folder."
+            "--mcp",
+            "mcp_dir",
+            metavar="DIR",
+            help="Run the built-in agent with this MCP tool folder.  [required: this or -m]",
         ),
         click.option(
             "--mcp-tool-timeout",

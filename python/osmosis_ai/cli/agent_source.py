@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from osmosis_ai.errors import CLIError
+import click
+
 from osmosis_ai.rollout.agent_loop import RolloutAgentLoop
 
 __all__ = ["check_agent_source", "load_agent"]
@@ -11,13 +12,15 @@ __all__ = ["check_agent_source", "load_agent"]
 def check_agent_source(module: str | None, mcp_dir: str | None, tool_timeout: float | None = None) -> None:
     """The established messages when both or neither are given; a tool timeout needs ``--mcp``."""
     if module and mcp_dir:
-        raise CLIError("--module and --mcp are mutually exclusive.")
+        raise click.UsageError("--module and --mcp are mutually exclusive.")
     if not module and not mcp_dir:
-        raise CLIError("Either --module (-m) or --mcp is required.")
+        raise click.UsageError("Either --module (-m) or --mcp is required.")
     if tool_timeout is not None and not mcp_dir:
-        raise CLIError("--mcp-tool-timeout applies to the built-in MCP agent only; use it with --mcp.")
+        raise click.UsageError(
+            "--mcp-tool-timeout applies to the built-in MCP agent only; use it with --mcp."
+        )
     if tool_timeout is not None and not tool_timeout > 0:
-        raise CLIError("--mcp-tool-timeout must be > 0.")
+        raise click.UsageError("--mcp-tool-timeout must be > 0.")
 
 
 def load_agent(
@@ -30,8 +33,6 @@ def load_agent(
     """
     check_agent_source(module, mcp_dir, tool_timeout)
     if mcp_dir:
-        import click
-
         from osmosis_ai.rollout.mcp import load_mcp_agent
 
         if not quiet:

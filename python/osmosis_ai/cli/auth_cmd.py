@@ -18,7 +18,7 @@ def auth_group(ctx: click.Context) -> None:
     """Log in to the Osmosis platform, log out, and show the logged-in account."""
     if ctx.invoked_subcommand is None:
         click.echo(ctx.get_help())
-        ctx.exit(1)
+        ctx.exit(0)
 
 
 def _save_login(settings: Any, token: str, identity: Any, token_store: str) -> str:

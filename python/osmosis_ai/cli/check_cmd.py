@@ -14,6 +14,8 @@ from pathlib import Path
 
 import click
 
+from osmosis_ai.cli.output import emit_result, json_result
+
 __all__ = ["CheckReport", "check_command", "check_repository"]
 
 _MARK = {"ok": "OK  ", "warn": "WARN", "error": "FAIL", "skip": "-   "}
@@ -172,6 +174,7 @@ def check_repository(root: Path, mcp_dir: Path | None = None, dataset: Path | No
 @click.option(
     "-d", "--dataset", type=click.Path(path_type=Path), help="Dataset file (default ROOT/test_data.jsonl)."
 )
+@json_result
 def check_command(root: Path, mcp_dir: Path | None, dataset: Path | None) -> None:
     """Check a local-rollout repository (mcp/, reward_fn/, reward_rubric/, test_data.jsonl) before a run."""
     if not root.is_dir():
@@ -189,6 +192,11 @@ def check_command(root: Path, mcp_dir: Path | None, dataset: Path | None) -> Non
             for line in lines[1:]:
                 click.echo(f"       {line}")
     errors, warnings = report.count("error"), report.count("warn")
+    sections = [
+        {"title": title, "findings": [{"level": level, "text": text} for level, text in items]}
+        for title, items in report.sections.items()
+    ]
+    emit_result({"root": str(root.resolve()), "ok": not errors, "errors": errors, "sections": sections})
     click.echo()
     if errors:
         click.echo(f"Error: {errors} check(s) failed, {warnings} warning(s).", err=True)

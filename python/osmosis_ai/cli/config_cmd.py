@@ -29,9 +29,13 @@ def _expand(paths: tuple[str, ...], kind: str | None) -> list[str]:
     return files
 
 
-@click.group("config")
-def config_group() -> None:
+@click.group("config", invoke_without_command=True)
+@click.pass_context
+def config_group(ctx: click.Context) -> None:
     """Check eval and training configs (configs/eval/*.toml, configs/training/*.toml)."""
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help())
+        ctx.exit(0)
 
 
 @config_group.command("validate")
@@ -60,7 +64,7 @@ def validate_command(
     """
     from dataclasses import asdict
 
-    from osmosis_ai.config import validate_files
+    from osmosis_ai.config import rollout_target, validate_files
     from osmosis_ai.workspace import check_workspace
 
     files = _expand(paths, kind)
@@ -70,8 +74,10 @@ def validate_command(
     for report in reports:
         problems = [str(issue) for issue in report.issues]
         warnings: list[str] = []
-        if report.config is not None and not no_workspace:
-            check = check_workspace(report.config, import_entrypoint=not no_import, probe_cache=probes)
+        # An invalid file still names its rollout: check it too, so one pass reports every problem.
+        target = report.config or rollout_target(report)
+        if target is not None and not no_workspace:
+            check = check_workspace(target, import_entrypoint=not no_import, probe_cache=probes)  # type: ignore[arg-type]
             problems += check.problems
             warnings += check.warnings
         results.append(
@@ -87,7 +93,7 @@ def validate_command(
 
     invalid = [r for r in results if not r["valid"]]
     if as_json:
-        summary = {"valid": not invalid, "files": results}
+        summary = {"schema_version": 1, "valid": not invalid, "files": results}
         click.echo(json.dumps(summary, ensure_ascii=False))
     else:
         for result in results:

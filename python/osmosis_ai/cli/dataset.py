@@ -29,7 +29,7 @@ def dataset_group(ctx: click.Context) -> None:
     """Check dataset files (JSONL, JSON, CSV, Parquet); upload and manage datasets on the platform."""
     if ctx.invoked_subcommand is None:
         click.echo(ctx.get_help())
-        ctx.exit(1)
+        ctx.exit(0)
 
 
 @dataset_group.command("validate")
@@ -58,7 +58,8 @@ def validate(file: str, contract: str, max_problems: int, as_json: bool) -> int:
 
     report = validate_dataset(click.format_filename(file), contract=contract, max_problems=max_problems)  # type: ignore[arg-type]
     if as_json:
-        click.echo(json.dumps({**asdict(report), "ok": report.ok}, ensure_ascii=False, indent=2))
+        document = {"schema_version": 1, **asdict(report), "ok": report.ok}
+        click.echo(json.dumps(document, ensure_ascii=False, indent=2))
         return 0 if report.ok else 1
     click.echo(f"Dataset:  {report.path} ({report.format}, contract: {contract})")
     click.echo(f"Rows:     {report.rows}")

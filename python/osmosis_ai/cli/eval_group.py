@@ -14,6 +14,7 @@ import click
 from osmosis_ai.cli import bounds
 from osmosis_ai.cli.agent_options import agent_options
 from osmosis_ai.cli.main import LazyCommands, LazyGroup
+from osmosis_ai.cli.output import json_result
 from osmosis_ai.cli.run_log import log_options
 
 # Subcommands of `osmosis eval`, imported on first use: name -> (module, attribute, one-line help).
@@ -45,16 +46,32 @@ EVAL_COMMANDS: LazyCommands = {
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 @agent_options
-@click.option("-d", "--dataset", metavar="FILE", help="Dataset: .jsonl, .json, .csv or .parquet.")
-@click.option("--model", metavar="MODEL", help="LiteLLM model (provider/model) or the endpoint's model name.")
-@click.option("--eval-fn", "eval_fns", multiple=True, metavar="MODULE:FN", help="Eval function (repeatable).")
+# Required for a local eval but not for the subcommands, so click cannot enforce them: the help says so
+# and a missing one is a usage error (exit 2) before anything loads.
+@click.option(
+    "-d", "--dataset", "--data", metavar="FILE", help="Dataset: .jsonl, .json, .csv or .parquet.  [required]"
+)
+@click.option(
+    "--model",
+    metavar="MODEL",
+    help="LiteLLM model (provider/model) or the endpoint's model name.  [required]",
+)
+@click.option(
+    "--eval-fn",
+    "eval_fns",
+    multiple=True,
+    metavar="MODULE:FN",
+    help="Eval function (repeatable).  [required]",
+)
 @click.option(
     "--n",
+    "-n",
+    "--number",
     "n_runs",
     type=bounds.capped(bounds.MAX_RUNS),
     default=1,
     show_default=True,
-    help="Runs per row (for pass@k).",
+    help="Runs per row, the n of pass@k (not a row limit: see --limit).",
 )
 @click.option(
     "--pass-threshold",
@@ -118,6 +135,7 @@ EVAL_COMMANDS: LazyCommands = {
 )
 @click.option("--no-preflight", is_flag=True, help="Skip the 1-token reachability check before the run.")
 @click.pass_context
+@json_result
 def eval_group(ctx: click.Context, **options: Any) -> None:
     """Evaluate an agent loop over a dataset (with `--n` runs and pass@k), or run a subcommand.
 
@@ -129,7 +147,7 @@ def eval_group(ctx: click.Context, **options: Any) -> None:
         return
     if not any(options[name] for name in ("module", "mcp_dir", "dataset", "eval_fns", "resume_path")):
         click.echo(ctx.get_help())
-        ctx.exit(1)
+        ctx.exit(0)
     from osmosis_ai.cli.eval_local import run_local_eval
 
     ctx.exit(run_local_eval(**options))

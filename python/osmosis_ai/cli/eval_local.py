@@ -22,15 +22,16 @@ from osmosis_ai.errors import CLIError, ProviderError, SystemicProviderError
 
 
 def _check_arguments(o: dict[str, Any]) -> None:
+    """Command-line mistakes are usage errors (exit 2), found before anything is loaded."""
     for name, flag in (("n_runs", "--n"), ("batch_size", "--batch-size"), ("max_turns", "--max-turns")):
         if o[name] < 1:
-            raise CLIError(f"{flag} must be >= 1.")
+            raise click.UsageError(f"{flag} must be >= 1.")
     if o["offset"] < 0:
-        raise CLIError("--offset must be >= 0.")
+        raise click.UsageError("--offset must be >= 0.")
     if o["limit"] is not None and o["limit"] < 1:
-        raise CLIError("--limit must be >= 1.")
+        raise click.UsageError("--limit must be >= 1.")
     if o["run_timeout"] is not None and o["run_timeout"] <= 0:
-        raise CLIError("--run-timeout must be > 0.")
+        raise click.UsageError("--run-timeout must be > 0.")
     from osmosis_ai.cli.agent_source import check_agent_source
     from osmosis_ai.cli.run_log import check_log_options
 
@@ -42,13 +43,17 @@ def _check_arguments(o: dict[str, Any]) -> None:
     check_agent_source(o["module"], o["mcp_dir"], o["tool_timeout"])
     missing = [flag for key, flag in (("dataset", "-d/--dataset"), ("model", "--model")) if not o[key]]
     if missing:
-        raise CLIError(f"Missing required option(s): {', '.join(missing)}")
+        raise click.UsageError(f"Missing required option(s): {', '.join(missing)}")
     if not o["eval_fns"]:
-        raise CLIError(
+        raise click.UsageError(
             "At least one --eval-fn MODULE:FN is required (e.g. --eval-fn reward_fn.compute_reward:numbers_match_reward)"
         )
+    if o["output"] and Path(o["output"]).is_dir():
+        raise click.UsageError(
+            f"-o {o['output']} is a directory; give a file name such as {Path(o['output']) / 'results.json'}"
+        )
     if (o["baseline_base_url"] or o["baseline_api_key"]) and not o["baseline_model"]:
-        raise CLIError("--baseline-base-url and --baseline-api-key require --baseline-model.")
+        raise click.UsageError("--baseline-base-url and --baseline-api-key require --baseline-model.")
 
 
 def _endpoint(model: str, base_url: str | None, api_key: str | None) -> Any:
@@ -156,11 +161,16 @@ async def _preflight(transport: Any, endpoint: Any, quiet: bool) -> None:
 
 
 def _select_rows(o: dict[str, Any], quiet: bool) -> tuple[Any, int]:
-    from osmosis_ai.datasets import count_rows, read_dataset
+    from osmosis_ai.datasets import read_dataset, validate_dataset
 
     path = o["dataset"]
     _echo(quiet, f"Loading dataset: {path}")
-    total = count_rows(path)
+    # The whole file is checked before the first run: rows stream during the run, and a bad row found
+    # there (an integer ground_truth, say) would stop the eval half-way with a partial log.
+    report = validate_dataset(path, contract="eval", max_problems=_SHOWN_PROBLEMS)
+    if not report.ok:
+        raise CLIError(_dataset_problems(path, report))
+    total = report.rows
     available = max(total - o["offset"], 0)
     selected = available if o["limit"] is None else min(o["limit"], available)
     if selected == 0:
@@ -171,6 +181,24 @@ def _select_rows(o: dict[str, Any], quiet: bool) -> tuple[Any, int]:
         _echo(quiet, f"  Total rows: {selected}")
     rows = read_dataset(path, limit=selected, offset=o["offset"])
     return ((o["offset"] + i, row) for i, row in enumerate(rows)), selected
+
+
+_SHOWN_PROBLEMS = 10
+
+
+def _dataset_problems(path: str, report: Any) -> str:
+    lines = [
+        f"{path} does not meet the eval dataset contract ({report.total_problems} problem(s) in "
+        f"{report.bad_rows} row(s)); nothing was run:"
+    ]
+    lines += [f"  {problem}" for problem in report.problems]
+    if report.total_problems > len(report.problems):
+        lines.append(f"  ... and {report.total_problems - len(report.problems)} more")
+    lines.append(
+        "Each row needs system_prompt, user_prompt and ground_truth as non-empty strings "
+        '(write "ground_truth": "4", not 4); `osmosis dataset validate FILE` lists every problem.'
+    )
+    return "\n".join(lines)
 
 
 def _load_inputs(o: dict[str, Any], quiet: bool) -> tuple[Any, Any, int, list[Any]]:
@@ -309,6 +337,16 @@ def _finish(
     if o["output"]:
         _write_output(Path(o["output"]), report, o, duration_ms, outcome)
         _echo(quiet, f"Results written to: {o['output']}")
+    from osmosis_ai.cli.output import STATE, emit_result
+
+    if STATE.mode == "json":  # the envelope holds every row: built only when asked for
+        document = report.to_json(
+            config=_output_config(o),
+            duration_ms=duration_ms,
+            stopped_early=outcome.stopped_early,
+            stop_reason=outcome.stop_reason,
+        )
+        emit_result({**document, "results_log": str(log_path)})
     failed = report.failed_runs + report.eval_error_runs
     if outcome.stopped_early:
         click.echo(f"Error: evaluation stopped early: {outcome.stop_reason}", err=True)
@@ -323,7 +361,7 @@ def _finish(
     return 0
 
 
-def _write_output(path: Path, report: Any, o: dict[str, Any], duration_ms: float, outcome: Any) -> None:
+def _output_config(o: dict[str, Any]) -> dict[str, Any]:
     config: dict[str, Any] = {
         "model": o["model"],
         "n_runs": o["n_runs"],
@@ -332,12 +370,16 @@ def _write_output(path: Path, report: Any, o: dict[str, Any], duration_ms: float
     }
     if o["baseline_model"]:
         config["baseline_model"] = o["baseline_model"]
+    return config
+
+
+def _write_output(path: Path, report: Any, o: dict[str, Any], duration_ms: float, outcome: Any) -> None:
     if path.is_dir():
         raise CLIError(f"Output path {path} is a directory; give a file name such as {path / 'results.json'}")
     # The rows are streamed from the log to the file: memory does not grow with the rows.
     report.write_json(
         path,
-        config=config,
+        config=_output_config(o),
         duration_ms=duration_ms,
         stopped_early=outcome.stopped_early,
         stop_reason=outcome.stop_reason,

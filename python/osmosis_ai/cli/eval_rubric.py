@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from osmosis_ai.cli import bounds
+from osmosis_ai.cli.output import emit_result, json_result
 from osmosis_ai.cli.run_log import log_options
 from osmosis_ai.errors import CLIError
 
@@ -157,6 +158,7 @@ def _finish(state: Any, output_path: Path | None, echo: Callable[[str], None]) -
 @click.option("-r", "--rubric", "rubric_id", required=True, help="Rubric id declared in the config.")
 @click.option(
     "-d",
+    "--dataset",
     "--data",
     "data_path",
     required=True,
@@ -165,11 +167,13 @@ def _finish(state: Any, output_path: Path | None, echo: Callable[[str], None]) -
 )
 @click.option(
     "-n",
+    "--n",
     "--number",
+    "number",
     type=bounds.capped(bounds.MAX_RUNS),
     default=1,
     show_default=True,
-    help="Runs per record.",
+    help="Judge runs per record (as `osmosis eval --n`; not a record limit).",
 )
 @click.option(
     "-c",
@@ -224,6 +228,7 @@ def _finish(state: Any, output_path: Path | None, echo: Callable[[str], None]) -
     help="Pass/fail threshold of both sides for Cohen's kappa with --gold.",
 )
 @_common_judge_options
+@json_result
 def eval_rubric(
     rubric_id: str,
     data_path: Path,
@@ -268,9 +273,9 @@ def eval_rubric(
         number = repeat
     rubric_id = rubric_id.strip()
     if not rubric_id:
-        raise CLIError("Rubric identifier cannot be empty.")
+        raise click.UsageError("Rubric identifier cannot be empty.")
     if number < 1:
-        raise CLIError("Number of runs must be a positive integer.")
+        raise click.UsageError("Number of runs must be a positive integer.")
     if not data_path.exists():
         raise CLIError(f"Data path '{data_path}' does not exist.")
     if data_path.is_dir():
@@ -339,6 +344,7 @@ def eval_rubric(
         identifier=identifier,
         concurrency=concurrency,
         baseline=None,
+        rubric=entry.rubric,
     )
     if baseline is not None and baseline_path is not None:
         payload["baseline_comparison"] = baseline_comparison(
@@ -360,4 +366,5 @@ def eval_rubric(
     if noise is not None or gold_figures is not None:
         for line in lines(noise, gold_figures):
             echo(line)
+    emit_result(payload)
     _finish(state, out, echo)

@@ -1,12 +1,12 @@
 """``osmosis eval rubric``: the newer spelling, with an inline rubric and chat-style records.
 
-Shares the engine, options, Ctrl+C handling and exit rules of ``eval-rubric`` (see ``cli/eval_rubric.py``).
+Shares the engine, options, Ctrl+C handling, exit rules and the results layout (the established
+``eval-rubric`` JSON, written to the same places) of ``eval-rubric`` (see ``cli/eval_rubric.py``).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +14,7 @@ import click
 
 from osmosis_ai.cli import bounds
 from osmosis_ai.cli.eval_rubric import _common_judge_options, _finish, _judge_records, _overrides
+from osmosis_ai.cli.output import emit_result, json_result
 from osmosis_ai.errors import CLIError
 
 _INFERRED_PROVIDERS = (
@@ -57,20 +58,10 @@ def _read_rubric(text: str) -> str:
     return text
 
 
-def _chat_output_path(raw: str | None) -> Path | None:
-    if raw is None:
-        return None
-    output = Path(raw)  # Path() drops a trailing separator, which means "a directory" here
-    if raw.endswith(("/", os.sep)) or output.is_dir():
-        output.mkdir(parents=True, exist_ok=True)
-        return output / "rubric_eval_result.json"
-    output.parent.mkdir(parents=True, exist_ok=True)
-    return output
-
-
 @click.command("rubric")
 @click.option(
     "-d",
+    "--dataset",
     "--data",
     "data_path",
     required=True,
@@ -83,30 +74,33 @@ def _chat_output_path(raw: str | None) -> Path | None:
 @click.option("--model", required=True, help="Judge model in LiteLLM form, e.g. openai/gpt-4o-mini.")
 @click.option(
     "-n",
+    "--n",
     "--number",
+    "number",
     type=bounds.capped(bounds.MAX_RUNS),
     default=1,
     show_default=True,
-    help="Runs per record.",
+    help="Judge runs per record (as `osmosis eval --n`; not a record limit).",
 )
 @click.option(
     "-o",
     "--output",
     "output_path",
-    type=click.Path(),
+    type=click.Path(path_type=Path),
     default=None,
-    help="Results JSON file, or a directory for rubric_eval_result.json.",
+    help="Results file (with a suffix) or directory (default: ~/.cache/osmosis/eval_result/rubric/).",
 )
 @click.option("--api-key", default=None, help="Deprecated: set the provider's API key variable instead.")
 @click.option("--score-min", type=bounds.finite(), default=0.0, show_default=True)
 @click.option("--score-max", type=bounds.finite(), default=1.0, show_default=True)
 @_common_judge_options
+@json_result
 def eval_rubric_inline(
     data_path: Path,
     rubric_text: str,
     model: str,
     number: int,
-    output_path: str | None,
+    output_path: Path | None,
     api_key: str | None,
     score_min: float,
     score_max: float,
@@ -125,16 +119,16 @@ def eval_rubric_inline(
     from osmosis_ai.rubric.config import RubricEntry
     from osmosis_ai.rubric.judge import DEFAULT_API_KEY_ENV, ensure_api_key_available
     from osmosis_ai.rubric.records import load_chat_records
-    from osmosis_ai.rubric.report import write_json
+    from osmosis_ai.rubric.report import build_payload, print_report, resolve_output_path, write_json
     from osmosis_ai.rubric.runner import build_evaluators
     from osmosis_ai.rubric.session import log_config
 
     check_log_options(log_path, resume_path)
 
     if number < 1:
-        raise CLIError("Number of runs must be a positive integer.")
+        raise click.UsageError("Number of runs must be a positive integer.")
     if score_max <= score_min:
-        raise CLIError("--score-max must be greater than --score-min.")
+        raise click.UsageError("--score-max must be greater than --score-min.")
     if not data_path.exists():
         raise CLIError(f"Data path '{data_path}' does not exist.")
     if data_path.is_dir():
@@ -155,7 +149,7 @@ def eval_rubric_inline(
         records = load_chat_records(data_path)
     except DatasetFormatError as exc:
         raise CLIError(str(exc)) from None
-    out = _chat_output_path(output_path)
+    out, identifier = resolve_output_path(output_path, "rubric")
     entry = RubricEntry(
         id="rubric",
         rubric=rubric,
@@ -181,68 +175,21 @@ def eval_rubric_inline(
         log_path=log_path,
         resume_path=resume_path,
     )
-    payload = _chat_payload(f"{provider}/{name}", rubric, data_path, number, records, state)
-    if out is not None:
-        write_json(out, payload)
-    _print_chat_report(payload, echo)
+    payload = build_payload(
+        rubric_id="rubric",
+        source_label=entry.source_label,
+        model_info={**model_info, **{k: v for k, v in overrides.items() if v is not None}},
+        number=number,
+        config_path=None,
+        data_path=data_path,
+        records=records,
+        state=state,
+        identifier=identifier,
+        concurrency=concurrency,
+        rubric=rubric,
+    )
+    write_json(out, payload)
+    print_report(payload, echo)
     echo(state.health.line())
+    emit_result(payload)
     _finish(state, out, echo)
-
-
-def _chat_payload(
-    model: str, rubric: str, data_path: Path, number: int, records: list[Any], state: Any
-) -> dict[str, Any]:
-    import datetime as _dt
-
-    from osmosis_ai.rubric.engine import calculate_statistics
-
-    rows, all_scores, unscored_total = [], [], 0
-    for index, record in enumerate(records, start=1):
-        runs = state.runs_of(index)
-        scores = [r["score"] for r in runs if r["status"] == "success"]
-        unscored = sum(r["status"] == "unscored" for r in runs)
-        all_scores += scores
-        unscored_total += unscored
-        rows.append(
-            {
-                "index": index,
-                "label": record.label,
-                "scores": scores,
-                "explanations": [r["explanation"] for r in runs if r["status"] == "success"],
-                "errors": [r["error"] for r in runs if r["status"] != "success"],
-                "statistics": calculate_statistics(scores, len(runs), unscored),
-                "runs": [{k: v for k, v in r.items() if k != "raw"} for r in runs],
-            }
-        )
-    return {
-        "generated_at": _dt.datetime.now(_dt.timezone.utc).isoformat(),
-        "model": model,
-        "rubric": rubric,
-        "data_path": str(data_path),
-        "number": number,
-        "overall_statistics": calculate_statistics(all_scores, state.health.runs, unscored_total),
-        "records": rows,
-        "judge_health": state.health.as_json(),
-        "interrupted": state.interrupted,
-    }
-
-
-def _print_chat_report(payload: dict[str, Any], echo: Callable[[str], None]) -> None:
-    for row in payload["records"]:
-        echo(f"[{row['label']}]")
-        for run in row["runs"]:
-            if run["status"] == "success":
-                echo(f"  Run {run['run_index']:02d}: score={run['score']:.4f}")
-                echo(f"    explanation: {run['explanation'] or '(none)'}")
-            else:
-                echo(f"  Run {run['run_index']:02d}: ERROR: {run['error']}")
-        stats = row["statistics"]
-        if stats["success_count"] > 1:
-            echo(
-                f"  average={stats['average']:.4f} stdev={stats['stdev']:.4f} "
-                f"min={stats['min']:.4f} max={stats['max']:.4f}"
-            )
-    stats = payload["overall_statistics"]
-    echo("Overall Statistics:")
-    for key in ("average", "stdev", "min", "max"):
-        echo(f"  {key}: {'n/a' if stats[key] is None else format(stats[key], '.4f')}")

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from osmosis_ai.cli.output import emit_result, json_result
 from osmosis_ai.errors import CLIError
 
 
@@ -13,6 +14,7 @@ from osmosis_ai.errors import CLIError
 @click.argument("directory", default=".", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--name", default="demo", show_default=True, help="Rollout name (^[a-z][a-z0-9-]*$).")
 @click.option("-f", "--force", is_flag=True, help="Overwrite files the scaffold owns.")
+@json_result
 def init_command(directory: Path, name: str, force: bool) -> None:
     """Create a workspace in DIRECTORY: rollouts/NAME/, configs/eval/NAME.toml, configs/training/NAME.toml,
     data/NAME.jsonl. The configs pass `osmosis config validate` as written.
@@ -21,7 +23,7 @@ def init_command(directory: Path, name: str, force: bool) -> None:
 
     problem = validate_rollout_name(name)
     if problem:
-        raise CLIError(problem)
+        raise click.BadParameter(problem, param_hint="--name")
     root = directory.resolve()
     files = scaffold_files(name)
     existing = [str(path) for path in files if (root / path).exists() or (root / path).is_symlink()]
@@ -46,3 +48,4 @@ def init_command(directory: Path, name: str, force: bool) -> None:
         f"  osmosis config validate configs/eval/{name}.toml configs/training/{name}.toml\n"
         f"  osmosis eval submit configs/eval/{name}.toml --dry-run"
     )
+    emit_result({"root": str(root), "rollout": name, "created": [str(path) for path in files]})

@@ -199,11 +199,12 @@ def cli(
         os.environ["OSMOSIS_DEBUG"] = "1"
     if json_mode and plain_mode:
         raise click.UsageError("--json and --plain cannot be used together.")
-    STATE.mode = "json" if json_mode else "plain" if plain_mode else "rich"
+    if json_mode or plain_mode:  # else keep what main() saw: a command's own --json (config validate)
+        STATE.mode = "json" if json_mode else "plain"
     STATE.platform, STATE.env_file = platform, env_file
     if ctx.invoked_subcommand is None:
         click.echo(ctx.get_help())
-        ctx.exit(1)
+        ctx.exit(0)  # as every group does alone: help is what was asked for
 
 
 def _command_words(args: Sequence[str]) -> list[str]:
@@ -292,7 +293,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     STATE.reset()
     _redact_output()
     args = hoist_root_flags(list(sys.argv[1:] if argv is None else argv))
-    if "--json" in args[:2]:  # known before click parses, so even a usage error gets an envelope
+    options = args[: args.index("--")] if "--" in args else args
+    if "--json" in options:  # known before click parses, so even a usage error gets an envelope
         STATE.mode = "json"
     try:
         result = cli.main(args=args, prog_name="osmosis", standalone_mode=False)

@@ -24,7 +24,7 @@ def model_group(ctx: click.Context) -> None:
     """List, inspect and deploy the workspace's models."""
     if ctx.invoked_subcommand is None:
         click.echo(ctx.get_help())
-        ctx.exit(1)
+        ctx.exit(0)
 
 
 @model_group.command("list")
@@ -134,7 +134,7 @@ def rollout_group(ctx: click.Context) -> None:
     """Rollouts the platform synced from this workspace's repository."""
     if ctx.invoked_subcommand is None:
         click.echo(ctx.get_help())
-        ctx.exit(1)
+        ctx.exit(0)
 
 
 @rollout_group.command("list")

@@ -1,18 +1,23 @@
-"""How platform commands print: human text (default), ``--json`` envelopes, or ``--plain`` lines.
+"""How commands print: human text (default), ``--json`` envelopes, or ``--plain`` lines.
 
-Commands hand this module plain data (a list page, a detail record, an operation's outcome); it renders
-it for the chosen mode. JSON mode writes exactly one object to stdout on success and JSON Lines (error and
-warning envelopes, all with ``schema_version: 1``) to stderr, so scripts can parse both streams.
+Commands hand this module plain data (a list page, a detail record, an operation's outcome, a local
+command's result); it renders it for the chosen mode. JSON mode writes exactly one object to stdout on
+success and JSON Lines (error and warning envelopes, all with ``schema_version: 1``) to stderr, so scripts
+can parse both streams. Local commands (eval, test, the rubric commands, preview, check, validate, init)
+keep their human text in JSON mode but send it to stderr (:func:`json_result`), and their result is the
+detail envelope ``{"schema_version": 1, "data": ...}`` (:func:`emit_result`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import math
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TextIO, TypeVar
 
 import click
 
@@ -24,9 +29,11 @@ __all__ = [
     "emit_detail",
     "emit_list",
     "emit_operation",
+    "emit_result",
     "emit_sectioned",
     "error_envelope",
     "is_interactive",
+    "json_result",
     "status",
     "warn",
 ]
@@ -41,9 +48,12 @@ class OutputState:
     mode: str = "rich"
     platform: str | None = None
     env_file: str | None = None
+    # The real stdout while a local command's text is redirected to stderr (JSON mode only).
+    result_stream: TextIO | None = None
 
     def reset(self) -> None:
         self.mode, self.platform, self.env_file = "rich", None, None
+        self.result_stream = None
 
 
 STATE = OutputState()
@@ -166,6 +176,47 @@ def emit_detail(data: dict[str, Any], lines: Iterable[tuple[str, Any]], sections
         click.echo(f"{label}: {text}" if STATE.mode == "plain" else f"{(label + ':').ljust(width)} {text}")
     for section in sections:
         click.echo(section)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def json_result(command: F) -> F:
+    """For a local command's callback: in JSON mode its text goes to stderr, keeping stdout for the one
+    envelope :func:`emit_result` writes. Apply it below ``@click.command``."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if STATE.mode != "json":
+            return command(*args, **kwargs)
+        STATE.result_stream = sys.stdout
+        try:
+            with contextlib.redirect_stdout(sys.stderr):
+                return command(*args, **kwargs)
+        finally:
+            STATE.result_stream = None
+
+    return wrapper  # type: ignore[return-value]
+
+
+def emit_result(data: dict[str, Any]) -> None:
+    """A local command's result: the detail envelope on stdout in JSON mode; nothing otherwise (the
+    command printed its text already)."""
+    if STATE.mode != "json":
+        return
+    stream = STATE.result_stream or sys.stdout
+    click.echo(_dumps({"schema_version": SCHEMA_VERSION, "data": _finite(data)}), file=stream)
+
+
+def _finite(value: Any) -> Any:
+    # Strict JSON has no NaN/Infinity; a result that holds one (a score nobody could compute) says null.
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(item) for item in value]
+    return value
 
 
 def emit_operation(

@@ -14,6 +14,7 @@ from typing import Any
 
 import click
 
+from osmosis_ai.cli.output import emit_result, json_result
 from osmosis_ai.errors import CLIError
 
 _DATASET_LABELS = {
@@ -43,8 +44,13 @@ def _check_path(raw: str) -> Path:
 @click.command("preview")
 @click.option("-p", "--path", "path", required=True, help="A rubric config (.yaml/.yml) or dataset file.")
 @click.option(
-    "-n", "--limit", type=click.IntRange(min=0), default=None, help="Show at most this many records."
+    "-n",
+    "--limit",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Show at most this many records (here -n is a count of records, not runs).",
 )
+@json_result
 def preview(path: str, limit: int | None) -> None:
     """Show the rubric configs of a YAML file or the records of a JSONL/JSON/CSV/Parquet dataset."""
     file = _check_path(path)
@@ -65,13 +71,16 @@ def _preview_dataset(file: Path, label: str, limit: int | None) -> None:
             raise CLIError(f"No {noun} found in {file}")
         raise CLIError(str(problem))
     click.echo(f"Loaded {report.rows} {label}(s) from {file}")
+    records = []
     for i, record in enumerate(read_dataset(file, contract="any", limit=limit), start=1):
         click.echo("")
         click.echo(f"{label} #{i}")
         click.echo(json.dumps(record, indent=2, ensure_ascii=False))
+        records.append(record)
     if limit is not None and limit < report.rows:
         click.echo("")
         click.echo(f"... {report.rows - limit} more not shown")
+    emit_result({"path": str(file), "kind": "dataset", "total": report.rows, "records": records})
 
 
 # --- YAML rubric configs -----------------------------------------------------------------------------
@@ -87,6 +96,8 @@ def _preview_yaml(file: Path, limit: int | None) -> None:
         click.echo("")
         click.echo(f"Rubric config #{i} ({raw.label})")
         click.echo(_dump_yaml(raw.node).rstrip("\n"))
+    records = [{"label": raw.label, "config": raw.node} for raw in shown]
+    emit_result({"path": str(file), "kind": "rubric_configs", "total": len(entries), "records": records})
 
 
 def _dump_yaml(entry: dict[str, Any]) -> str:

@@ -13,8 +13,6 @@ from typing import Any
 
 import click
 
-from osmosis_ai.errors import CLIError
-
 __all__ = ["check_log_options", "default_log_path", "log_options", "open_log", "resume_command"]
 
 
@@ -50,7 +48,9 @@ def default_log_path(kind: str) -> Path:
 def check_log_options(log_path: str | None, resume_path: str | None) -> None:
     """Refuses ``--log`` with ``--resume`` (cheap: call it before anything slow)."""
     if log_path and resume_path:
-        raise CLIError("Use either --log (a new results log) or --resume (an existing one), not both.")
+        raise click.UsageError(
+            "Use either --log (a new results log) or --resume (an existing one), not both."
+        )
 
 
 def open_log(

@@ -22,7 +22,7 @@ def secret_group(ctx: click.Context) -> None:
     """Manage platform secrets (provider API keys and the like) for runs of this workspace."""
     if ctx.invoked_subcommand is None:
         click.echo(ctx.get_help())
-        ctx.exit(1)
+        ctx.exit(0)
 
 
 @secret_group.command("list")

@@ -18,6 +18,7 @@ import click
 from osmosis_ai._version import __version__
 from osmosis_ai.cli import bounds
 from osmosis_ai.cli.agent_options import agent_options
+from osmosis_ai.cli.output import json_result
 from osmosis_ai.errors import CLIError
 
 
@@ -56,19 +57,22 @@ from osmosis_ai.errors import CLIError
     show_default=True,
     help="Seconds one row may take.",
 )
+@json_result
 def test_command(**o: Any) -> None:
     """Run an agent loop on dataset rows against a model, without scoring."""
     from osmosis_ai.cli.agent_source import check_agent_source
 
     check_agent_source(o["module"], o["mcp_dir"], o["tool_timeout"])
     if o["row"] is not None and not o["interactive"]:
-        raise CLIError("--row can only be used with --interactive mode")
+        raise click.UsageError("--row can only be used with --interactive mode")
     if o["offset"] < 0:
-        raise CLIError("--offset must be >= 0.")
+        raise click.UsageError("--offset must be >= 0.")
     if o["limit"] is not None and o["limit"] < 1:
-        raise CLIError("--limit must be >= 1.")
+        raise click.UsageError("--limit must be >= 1.")
     if o["max_turns"] < 1:
-        raise CLIError("--max-turns must be >= 1.")
+        raise click.UsageError("--max-turns must be >= 1.")
+    if o["output"] and Path(o["output"]).is_dir():
+        raise click.UsageError(f"-o {o['output']} is a directory; give a file name such as results.json")
     from dotenv import find_dotenv, load_dotenv
 
     load_dotenv(find_dotenv(usecwd=True))
@@ -174,15 +178,26 @@ async def _batch(
         click.echo(f"  Total tokens: {format_tokens(tokens)}")
         if outcome.stopped_early:
             click.echo(f"  Stopped early: {outcome.stop_reason}")
+    document = _results_document(records, duration_ms, outcome)
     if o["output"]:
-        _write_results(Path(o["output"]), records, duration_ms, outcome)
+        path = Path(o["output"])
+        if path.is_dir():
+            raise CLIError(
+                f"Output path {path} is a directory; give a file name such as {path / 'results.json'}"
+            )
+        from osmosis_ai._files import write_json_atomic
+
+        write_json_atomic(path, document)
         if not quiet:
             click.echo(f"\nResults written to: {o['output']}")
+    from osmosis_ai.cli.output import emit_result
+
+    emit_result(document)
     return 1 if failed or outcome.stopped_early else 0
 
 
-def _write_results(path: Path, records: list[dict[str, Any]], duration_ms: float, outcome: Any) -> None:
-    from osmosis_ai._files import write_json_atomic
+def _results_document(records: list[dict[str, Any]], duration_ms: float, outcome: Any) -> dict[str, Any]:
+    """The established ``{"summary", "results"}`` document (``-o`` and the ``--json`` envelope's data)."""
 
     summary: dict[str, Any] = {
         "total": len(records),
@@ -212,6 +227,4 @@ def _write_results(path: Path, records: list[dict[str, Any]], duration_ms: float
         }
         for r in records
     ]
-    if path.is_dir():
-        raise CLIError(f"Output path {path} is a directory; give a file name such as {path / 'results.json'}")
-    write_json_atomic(path, {"summary": summary, "results": results})
+    return {"summary": summary, "results": results}

@@ -22,7 +22,7 @@ def workspace_group(ctx: click.Context) -> None:
     """Show this repository's platform workspace, or list your workspaces."""
     if ctx.invoked_subcommand is None:
         click.echo(ctx.get_help())
-        ctx.exit(1)
+        ctx.exit(0)
 
 
 def _workspaces(session: Any) -> list[dict[str, Any]]:

