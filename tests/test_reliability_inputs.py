@@ -94,7 +94,7 @@ def test_numeric_options_are_finite_and_bounded(args, option) -> None:
 
 def test_an_output_path_that_is_a_directory_is_refused_before_the_run(tmp_path) -> None:
     result = osmosis(*EVAL, "-o", str(tmp_path))
-    assert result.returncode == 1
+    assert result.returncode == 2  # a usage error (the CLI contract)
     assert f"{tmp_path} is a directory" in result.stderr
     assert "missing.jsonl" not in result.stderr  # refused before the dataset is even opened
 
@@ -102,7 +102,7 @@ def test_an_output_path_that_is_a_directory_is_refused_before_the_run(tmp_path) 
 def test_an_output_path_that_cannot_be_created_is_refused_before_the_run(tmp_path) -> None:
     (tmp_path / "a-file").write_text("")
     result = osmosis(*EVAL, "-o", str(tmp_path / "a-file" / "out.json"))
-    assert result.returncode == 1
+    assert result.returncode == 2
     assert "a-file is not a directory" in result.stderr and "missing.jsonl" not in result.stderr
 
 

@@ -122,10 +122,8 @@ def test_sigterm_on_eval_keeps_finished_runs_and_exits_with_a_message(scripted, 
         ("[1, 2]", "line 1100"),
     ],
 )
-def test_a_bad_row_mid_run_stops_cleanly_and_keeps_every_finished_run(
-    scripted, tmp_path, bad_line, expected
-) -> None:
-    # More rows than one reader batch (1024), so the bad row is met while runs are in flight.
+def test_a_bad_row_is_refused_before_any_run(scripted, tmp_path, bad_line, expected) -> None:
+    # eval checks the whole dataset before the first run: a bad row costs no request and no log.
     dataset = write_rows(tmp_path / "data.jsonl", [(f"q-{i}", "1") for i in range(1099)])
     with dataset.open("a") as out:
         out.write(bad_line + "\n")
@@ -136,12 +134,38 @@ def test_a_bad_row_mid_run_stops_cleanly_and_keeps_every_finished_run(
     assert result.returncode != 0
     assert "Traceback" not in result.stderr and "never retrieved" not in result.stderr
     assert f"{dataset}" in result.stderr and expected in result.stderr
-    records = _records(tmp_path / "log.jsonl")
-    # Every good row before the bad one ran and is logged, once.
-    indices = [r["row_index"] for r in records]
-    assert len(indices) == len(set(indices))
-    assert set(indices) == set(range(len(indices)))
-    assert len(indices) == 1099
+    assert not (tmp_path / "log.jsonl").exists() and server.requests() == []
+
+
+def test_a_bad_row_met_mid_run_keeps_every_finished_item() -> None:
+    # A file that changes under a run (or a reader error past the up-front check) is met while items are
+    # in flight: those still finish and are logged, then the run raises the reader's error.
+    import asyncio
+
+    from osmosis_ai.errors import DatasetFormatError
+    from osmosis_ai.runs.engine import MemorySink, RunEngine, WorkItem
+
+    class Echo:
+        def new_record(self, item):
+            return {"row_index": item.row_index, "success": False, "scores": {}}
+
+        async def execute(self, item, record, control):
+            await asyncio.sleep(0.001)
+            record["success"] = True
+
+        def finish(self, item, record):
+            pass
+
+    def items():
+        for i in range(50):
+            yield WorkItem(i, {"q": i}, f"k{i}", 0)
+        raise DatasetFormatError("data.jsonl:51: bad row")
+
+    sink = MemorySink()
+    engine = RunEngine(Echo(), sink, concurrency=8)
+    with pytest.raises(DatasetFormatError, match=r"data\.jsonl:51"):
+        asyncio.run(engine.run(items()))
+    assert sorted(r["row_index"] for r in sink.records) == list(range(50))
 
 
 def test_a_torn_last_line_is_dropped_and_reported_on_resume(scripted, tmp_path) -> None:

@@ -13,8 +13,6 @@ from typing import Any
 
 import click
 
-from osmosis_ai.errors import CLIError
-
 __all__ = [
     "MAX_CONCURRENCY",
     "MAX_RUNS",
@@ -71,25 +69,28 @@ def capped(maximum: int, minimum: int | None = None) -> click.IntRange:
 
 
 def check_output_file(path: str | os.PathLike[str] | None, flag: str = "-o/--output") -> None:
-    """Refuses an output file that is a directory or cannot be created, before the run spends anything.
+    """Refuses an output file that is a directory or cannot be created, before the run spends anything
+    (a usage error, exit 2).
 
     Example:
         >>> check_output_file("/")  # doctest: +SKIP
         Traceback (most recent call last):
-        CLIError: -o/--output: / is a directory; give a file name such as /results.json
+        UsageError: -o/--output: / is a directory; give a file name such as /results.json
     """
     if path is None:
         return
     target = Path(path)
     if target.is_dir():
-        raise CLIError(f"{flag}: {target} is a directory; give a file name such as {target / 'results.json'}")
+        raise click.UsageError(
+            f"{flag}: {target} is a directory; give a file name such as {target / 'results.json'}"
+        )
     # The nearest existing ancestor decides: missing directories are created at write time.
     folder = target.parent
     while not folder.exists() and folder != folder.parent:
         folder = folder.parent
     if not folder.is_dir():
-        raise CLIError(f"{flag}: cannot create {target}: {folder} is not a directory")
+        raise click.UsageError(f"{flag}: cannot create {target}: {folder} is not a directory")
     if target.exists() and not os.access(target, os.W_OK):
-        raise CLIError(f"{flag}: {target} is not writable")
+        raise click.UsageError(f"{flag}: {target} is not writable")
     if not target.exists() and not os.access(folder, os.W_OK | os.X_OK):
-        raise CLIError(f"{flag}: cannot create {target}: {folder} is not writable")
+        raise click.UsageError(f"{flag}: cannot create {target}: {folder} is not writable")

@@ -48,10 +48,6 @@ def _check_arguments(o: dict[str, Any]) -> None:
         raise click.UsageError(
             "At least one --eval-fn MODULE:FN is required (e.g. --eval-fn reward_fn.compute_reward:numbers_match_reward)"
         )
-    if o["output"] and Path(o["output"]).is_dir():
-        raise click.UsageError(
-            f"-o {o['output']} is a directory; give a file name such as {Path(o['output']) / 'results.json'}"
-        )
     if (o["baseline_base_url"] or o["baseline_api_key"]) and not o["baseline_model"]:
         raise click.UsageError("--baseline-base-url and --baseline-api-key require --baseline-model.")
 
@@ -374,8 +370,6 @@ def _output_config(o: dict[str, Any]) -> dict[str, Any]:
 
 
 def _write_output(path: Path, report: Any, o: dict[str, Any], duration_ms: float, outcome: Any) -> None:
-    if path.is_dir():
-        raise CLIError(f"Output path {path} is a directory; give a file name such as {path / 'results.json'}")
     # The rows are streamed from the log to the file: memory does not grow with the rows.
     report.write_json(
         path,

@@ -18,9 +18,13 @@ from osmosis_ai.errors import CLIError
 GATE_EXIT = 1
 
 
-@click.group("reward")
-def reward_group() -> None:
+@click.group("reward", invoke_without_command=True)
+@click.pass_context
+def reward_group(ctx: click.Context) -> None:
     """Check reward functions before training on them: negative-control probes, version diffs."""
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help())
+        ctx.exit(0)
 
 
 def _load_functions(paths: tuple[str, ...]) -> list[Any]:

@@ -15,7 +15,7 @@ def template_group(ctx: click.Context) -> None:
     """List the bundled example rollouts, or apply one to this workspace."""
     if ctx.invoked_subcommand is None:
         click.echo(ctx.get_help())
-        ctx.exit(1)
+        ctx.exit(0)
 
 
 @template_group.command("list")

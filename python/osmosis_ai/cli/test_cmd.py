@@ -71,8 +71,9 @@ def test_command(**o: Any) -> None:
         raise click.UsageError("--limit must be >= 1.")
     if o["max_turns"] < 1:
         raise click.UsageError("--max-turns must be >= 1.")
-    if o["output"] and Path(o["output"]).is_dir():
-        raise click.UsageError(f"-o {o['output']} is a directory; give a file name such as results.json")
+    from osmosis_ai.cli.bounds import check_output_file
+
+    check_output_file(o["output"])
     from dotenv import find_dotenv, load_dotenv
 
     load_dotenv(find_dotenv(usecwd=True))
@@ -181,10 +182,6 @@ async def _batch(
     document = _results_document(records, duration_ms, outcome)
     if o["output"]:
         path = Path(o["output"])
-        if path.is_dir():
-            raise CLIError(
-                f"Output path {path} is a directory; give a file name such as {path / 'results.json'}"
-            )
         from osmosis_ai._files import write_json_atomic
 
         write_json_atomic(path, document)
