@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from osmosis_ai.cli.agent_options import agent_options
+from osmosis_ai.cli.backend_options import backend_options
 from osmosis_ai.cli.main import LazyCommands, LazyGroup
 from osmosis_ai.cli.run_log import log_options
 
@@ -68,6 +69,7 @@ EVAL_COMMANDS: LazyCommands = {
 @click.option("--baseline-base-url", default=None, help="Base URL for the baseline model.")
 @click.option("--baseline-api-key", default=None, help="API key for the baseline model.")
 @log_options
+@backend_options
 @click.option("--run-timeout", type=float, default=600.0, show_default=True, help="Seconds one run may take.")
 @click.option(
     "--max-failure-rate",

@@ -35,6 +35,9 @@ def _check_arguments(o: dict[str, Any]) -> None:
     from osmosis_ai.cli.run_log import check_log_options
 
     check_log_options(o["log_path"], o["resume_path"])
+    from osmosis_ai.cli.backend_options import backend_from_options
+
+    o["backend_choice"] = backend_from_options(o["backend"], o["ray_address"], o["ray_workers"])
 
     check_agent_source(o["module"], o["mcp_dir"], o["tool_timeout"])
     missing = [flag for key, flag in (("dataset", "-d/--dataset"), ("model", "--model")) if not o[key]]
@@ -192,8 +195,10 @@ async def _evaluate(
     eval_fns: list[Any],
 ) -> int:
     from osmosis_ai.cli.run_log import resume_command
+    from osmosis_ai.eval.remote import AgentExecutorSpec
     from osmosis_ai.eval.runner import AgentExecutor
     from osmosis_ai.llm.chat import ExternalLLMClient
+    from osmosis_ai.runs.backends import BackendReport, start_backend
     from osmosis_ai.runs.engine import RunEngine, work_items
 
     log = _open_log(o, quiet)
@@ -216,11 +221,33 @@ async def _evaluate(
     _echo(quiet)
     _echo(quiet, f"Running evaluation ({selected} rows{runs_text}{batch_text})...")
     started = time.monotonic()
+    spec = AgentExecutorSpec(
+        o["module"],
+        o["mcp_dir"],
+        tuple(o["eval_fns"]),
+        endpoints,
+        max_connections=max(1, o["batch_size"] // len(endpoints)),
+        max_turns=o["max_turns"],
+        completion_params=params,
+        tool_timeout=o["tool_timeout"],
+    )
+    report = BackendReport()
     try:
-        outcome = await engine.run(work_items(rows, o["n_runs"], tags, log.done, engine.outcome))
+        async with start_backend(
+            o["backend_choice"],
+            spec,
+            concurrency=o["batch_size"],
+            item_timeout=o["run_timeout"],
+            report=report,
+        ) as backend:
+            if backend is not None:
+                engine.backend, engine.concurrency = backend, backend.slots()
+            outcome = await engine.run(work_items(rows, o["n_runs"], tags, log.done, engine.outcome))
     finally:
         progress.close()
         log.close()
+    if report.name != "local":
+        _echo(quiet, f"Backend {report.describe()}")
     if outcome.interrupted:
         click.echo(
             f"\nInterrupted: {outcome.executed + outcome.skipped} finished runs are saved in {log.path}.\n"

@@ -15,6 +15,7 @@ from typing import Any
 
 import click
 
+from osmosis_ai.cli.backend_options import backend_options
 from osmosis_ai.cli.run_log import log_options
 from osmosis_ai.errors import CLIError
 
@@ -52,7 +53,7 @@ def _common_judge_options(func: Callable[..., Any]) -> Callable[..., Any]:
     ]
     for option in reversed(options):
         func = option(func)
-    return log_options(func)
+    return backend_options(log_options(func))
 
 
 def _overrides(
@@ -83,10 +84,13 @@ def _judge_records(
     data_path: Path,
     log_path: str | None,
     resume_path: str | None,
+    backend: Any = None,
+    spec: Any = None,
 ) -> Any:
     """Runs the session on the engine with its results log; returns the session read back from the log."""
     from osmosis_ai.cli.run_log import open_log
     from osmosis_ai.rubric.session import RubricSession, run_session
+    from osmosis_ai.runs.backends import BackendReport
     from osmosis_ai.runs.progress import Progress
 
     log = open_log("rubric", kind_config, data_path, log_path, resume_path, click.echo)
@@ -96,6 +100,7 @@ def _judge_records(
         return [f"scored {outcome.executed + outcome.skipped - outcome.failed}"]
 
     progress = Progress(total, extra=extra)
+    report = BackendReport()
     try:
         outcome = run_session(
             rubric_id=rubric_id,
@@ -106,10 +111,15 @@ def _judge_records(
             log=log,
             concurrency=concurrency,
             progress=progress,
+            backend=backend,
+            spec=spec,
+            report=report,
         )
     finally:
         progress.close()
         log.close()
+    if report.name != "local":
+        click.echo(f"Backend {report.describe()}")
     return RubricSession.from_log(log.path, total, outcome)
 
 
@@ -209,13 +219,18 @@ def eval_rubric(
     seed: int | None,
     log_path: str | None,
     resume_path: str | None,
+    backend: str,
+    ray_address: str | None,
+    ray_workers: int | None,
 ) -> None:
     """Score JSONL records against a rubric from a YAML config with an LLM judge."""
+    from osmosis_ai.cli.backend_options import backend_from_options
     from osmosis_ai.cli.run_log import check_log_options
     from osmosis_ai.errors import DatasetFormatError
     from osmosis_ai.rubric.config import find_config, load_rubric_configs
     from osmosis_ai.rubric.judge import ensure_api_key_available
     from osmosis_ai.rubric.records import load_rubric_records
+    from osmosis_ai.rubric.remote import JudgeExecutorSpec
     from osmosis_ai.rubric.report import (
         baseline_comparison,
         build_payload,
@@ -228,6 +243,7 @@ def eval_rubric(
     from osmosis_ai.rubric.session import log_config
 
     check_log_options(log_path, resume_path)
+    backend_choice = backend_from_options(backend, ray_address, ray_workers)
     rubric_id = rubric_id.strip()
     if not rubric_id:
         raise CLIError("Rubric identifier cannot be empty.")
@@ -280,6 +296,8 @@ def eval_rubric(
         data_path=data_path,
         log_path=log_path,
         resume_path=resume_path,
+        backend=backend_choice,
+        spec=JudgeExecutorSpec(rubric_id, entry, records, overrides, function_spec, concurrency),
     )
     payload = build_payload(
         rubric_id=rubric_id,

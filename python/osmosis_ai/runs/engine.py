@@ -139,6 +139,9 @@ class RunEngine:
         item_timeout: Seconds one item may take; None for no limit.
         on_record: Called after each record is logged (the progress display).
         handle_signals: Install the Ctrl+C / SIGTERM handlers (main thread only).
+        backend: Where items run (:mod:`osmosis_ai.runs.backends`); None runs them in this process.
+            A backend returns each item's finished record (or None for an item it lost, which is then
+            not logged, so a resume re-runs it); everything else stays here.
     """
 
     def __init__(
@@ -150,6 +153,7 @@ class RunEngine:
         item_timeout: float | None = None,
         on_record: Callable[[dict[str, Any], RunOutcome], None] | None = None,
         handle_signals: bool = True,
+        backend: Any = None,
     ) -> None:
         self.executor = executor
         self.log = log
@@ -157,6 +161,7 @@ class RunEngine:
         self.item_timeout = item_timeout
         self.on_record = on_record
         self.handle_signals = handle_signals
+        self.backend = backend
         self.outcome = RunOutcome()
         self.control = RunControl()
 
@@ -197,11 +202,23 @@ class RunEngine:
                 return
             if self.control.stop_event.is_set():
                 continue  # drain: the feeder is stopping
-            record = await self._run_one(item)
+            if self.backend is None:
+                record = await self._run_one(item)
+            else:
+                record = await self.backend.run_item(item, self.control)
+                if record is None:
+                    continue
             self.log.append(record)
             self.outcome.account(record)
             if self.on_record is not None:
                 self.on_record(record, self.outcome)
+
+    async def run_item(self, item: WorkItem) -> dict[str, Any]:
+        """Runs one item with the executor, the timeout and the error rules, without logging it.
+
+        What a remote backend's worker calls for each item it was sent.
+        """
+        return await self._run_one(item)
 
     async def _run_one(self, item: WorkItem) -> dict[str, Any]:
         started = time.monotonic()
