@@ -40,6 +40,8 @@ _FORWARDED_SUFFIXES = ("_API_KEY", "_BASE_URL", "_API_BASE", "_API_VERSION")
 _FORWARDED_PREFIXES = ("OSMOSIS_", "LITELLM_")
 # A batch is sent once this many items wait, or after this pause (seconds) when fewer do.
 _LINGER = 0.002
+# An actor sends back what finished within this many seconds of the first record in one message.
+_COALESCE = 0.005
 
 
 def _forwarded_env() -> dict[str, str]:
@@ -113,8 +115,12 @@ class _Worker:
         loop = asyncio.get_running_loop()
         pending = {self._context.run(loop.create_task, one(i, item)) for i, item in enumerate(items)}
         while pending:
-            # Everything finished by now goes back in one message: instant items cost one round trip.
             done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+            if pending:
+                # What else finishes within a few ms goes back in the same message: each message is a
+                # Ray object, so instant items would otherwise cost one object each.
+                more, pending = await asyncio.wait(pending, timeout=_COALESCE)
+                done |= more
             yield [task.result() for task in done]
 
     async def stop(self) -> None:
@@ -177,7 +183,7 @@ class RayBackend:
         self.concurrency = max(1, concurrency)
         self.item_timeout = item_timeout
         # An actor holds two batches, so the next one is there when the running one ends.
-        self.batch = max(self.concurrency, 8)
+        self.batch = max(self.concurrency, 16)
         self.capacity = 2 * self.batch
         self.report = report if report is not None else BackendReport()
         self.report.name = "ray"

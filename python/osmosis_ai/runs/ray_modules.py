@@ -7,6 +7,7 @@ is expected to be installed on the cluster's nodes too; shipping it would upload
 
 from __future__ import annotations
 
+import importlib.machinery
 import importlib.util
 import os
 import site
@@ -33,10 +34,9 @@ def _top_level_path(module: str) -> Path | None:
     top = module.split(".")[0]
     if top == "osmosis_ai":
         return None  # installed with the [ray] extra on every node
-    if "" not in sys.path and os.getcwd() not in sys.path:
-        sys.path.insert(0, os.getcwd())  # the importer resolves user modules from the working directory
     try:
-        found = importlib.util.find_spec(top)
+        # The importer resolves user modules from the working directory first, like `python -m`.
+        found = importlib.machinery.PathFinder.find_spec(top, [os.getcwd()]) or importlib.util.find_spec(top)
     except (ImportError, ValueError):
         return None
     if found is None:
