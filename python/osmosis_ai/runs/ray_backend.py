@@ -290,13 +290,15 @@ class RayBackend:
                         pending.control.stop_early(stop_reason)
                     if not pending.future.done():
                         pending.future.set_result(record)
-        except RayError as exc:
+            if len(received) < len(batch):
+                raise RayError(f"a worker's batch ended after {len(received)} of {len(batch)} records")
+        except Exception as exc:  # a dead actor, or anything else: its items must not wait forever
             await self._lost(slot, [p for i, p in enumerate(batch) if i not in received], exc)
         finally:
             slot.in_flight -= len(batch)
             self._wake.set()
 
-    async def _lost(self, slot: _Slot, lost: list[_Pending], exc: RayError) -> None:
+    async def _lost(self, slot: _Slot, lost: list[_Pending], exc: Exception) -> None:
         replacement: _Slot | None = None
         if slot.alive:
             # Not only RayActorError: a dying actor's stream can also end in an object-lost error.
