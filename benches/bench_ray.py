@@ -87,6 +87,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def ray_head(workspace: Path) -> Any:
     os.environ["OSMOSIS_BENCH_SPIN"] = str(_spin_for(WORK_MS))
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"  # no usage report over the internet
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
     yield ray
     ray.shutdown()

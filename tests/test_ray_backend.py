@@ -64,9 +64,16 @@ def die_once(solution_str, ground_truth, extra_info=None):
 
 @pytest.fixture(scope="module")
 def ray_head() -> Any:
+    # Ray reports usage statistics over the internet unless told not to; tests never reach it.
+    saved = os.environ.get("RAY_USAGE_STATS_ENABLED")
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
     yield ray
     ray.shutdown()
+    if saved is None:
+        os.environ.pop("RAY_USAGE_STATS_ENABLED", None)
+    else:
+        os.environ["RAY_USAGE_STATS_ENABLED"] = saved
 
 
 @pytest.fixture
@@ -176,7 +183,7 @@ def test_resume_after_a_stopped_driver_continues_where_the_log_ends(ray_head, jo
     address = ray_head.get_runtime_context().gcs_address
     args = eval_args(job, "part", "--backend", "ray", "--ray-address", address, "--ray-workers", "1")
     log = job["dir"] / "ray.jsonl"
-    env = {**os.environ, "RAY_DISABLE_USAGE_STATS": "1"}
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
     proc = subprocess.Popen([OSMOSIS, *args, "--log", str(log)], cwd=job["dir"], env=env,
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
     deadline = time.monotonic() + 120
