@@ -196,31 +196,9 @@ async def _evaluate(
 ) -> int:
     from osmosis_ai.cli.run_log import resume_command
     from osmosis_ai.eval.remote import AgentExecutorSpec
-    from osmosis_ai.eval.runner import AgentExecutor
-    from osmosis_ai.llm.chat import ExternalLLMClient
     from osmosis_ai.runs.backends import BackendReport, start_backend
-    from osmosis_ai.runs.engine import RunEngine, work_items
 
-    log = _open_log(o, quiet)
-    tags = tuple(endpoints)
-    total = selected * o["n_runs"] * len(tags)
     params = {k: o[k] for k in ("temperature", "max_tokens") if o[k] is not None}
-    executor = AgentExecutor(
-        agent,
-        eval_fns,
-        lambda tag: ExternalLLMClient(transports[tag]),
-        max_turns=o["max_turns"],
-        completion_params=params,
-    )
-    progress = _progress(total, quiet)
-    engine = RunEngine(
-        executor, log, concurrency=o["batch_size"], item_timeout=o["run_timeout"], on_record=progress
-    )
-    runs_text = f" x{o['n_runs']} runs" if o["n_runs"] > 1 else ""
-    batch_text = f", batch_size={o['batch_size']}" if o["batch_size"] > 1 else ""
-    _echo(quiet)
-    _echo(quiet, f"Running evaluation ({selected} rows{runs_text}{batch_text})...")
-    started = time.monotonic()
     spec = AgentExecutorSpec(
         o["module"],
         o["mcp_dir"],
@@ -232,31 +210,73 @@ async def _evaluate(
         tool_timeout=o["tool_timeout"],
     )
     report = BackendReport()
-    try:
-        async with start_backend(
-            o["backend_choice"],
-            spec,
-            concurrency=o["batch_size"],
-            item_timeout=o["run_timeout"],
-            report=report,
-        ) as backend:
-            if backend is not None:
-                engine.backend, engine.concurrency = backend, backend.slots()
-            outcome = await engine.run(work_items(rows, o["n_runs"], tags, log.done, engine.outcome))
-    finally:
-        progress.close()
-        log.close()
+    # The backend first: an unreachable cluster or workers that cannot import the job's code stop the
+    # command before a results log exists.
+    async with start_backend(
+        o["backend_choice"], spec, concurrency=o["batch_size"], item_timeout=o["run_timeout"], report=report
+    ) as backend:
+        started = time.monotonic()
+        outcome, log_path = await _drive(
+            o, quiet, backend, transports, agent, rows, selected, eval_fns, params
+        )
     if report.name != "local":
         _echo(quiet, f"Backend {report.describe()}")
     if outcome.interrupted:
         click.echo(
-            f"\nInterrupted: {outcome.executed + outcome.skipped} finished runs are saved in {log.path}.\n"
-            f"Continue with: {resume_command(log.path)}",
+            f"\nInterrupted: {outcome.executed + outcome.skipped} finished runs are saved in {log_path}.\n"
+            f"Continue with: {resume_command(log_path)}",
             err=True,
         )
         return 130
     duration_ms = (time.monotonic() - started) * 1000.0
-    return _finish(o, quiet, log.path, outcome, duration_ms, endpoints)
+    return _finish(o, quiet, log_path, outcome, duration_ms, endpoints)
+
+
+async def _drive(
+    o: dict[str, Any],
+    quiet: bool,
+    backend: Any,
+    transports: dict[str, Any],
+    agent: Any,
+    rows: Any,
+    selected: int,
+    eval_fns: list[Any],
+    params: dict[str, Any],
+) -> tuple[Any, Path]:
+    """Opens the results log and runs the engine (on ``backend`` when given); returns the outcome."""
+    from osmosis_ai.eval.runner import AgentExecutor
+    from osmosis_ai.llm.chat import ExternalLLMClient
+    from osmosis_ai.runs.engine import RunEngine, work_items
+
+    log = _open_log(o, quiet)
+    tags = tuple(transports)
+    total = selected * o["n_runs"] * len(tags)
+    executor = AgentExecutor(
+        agent,
+        eval_fns,
+        lambda tag: ExternalLLMClient(transports[tag]),
+        max_turns=o["max_turns"],
+        completion_params=params,
+    )
+    progress = _progress(total, quiet)
+    engine = RunEngine(
+        executor,
+        log,
+        concurrency=backend.slots() if backend is not None else o["batch_size"],
+        item_timeout=o["run_timeout"],
+        on_record=progress,
+        backend=backend,
+    )
+    runs_text = f" x{o['n_runs']} runs" if o["n_runs"] > 1 else ""
+    batch_text = f", batch_size={o['batch_size']}" if o["batch_size"] > 1 else ""
+    _echo(quiet)
+    _echo(quiet, f"Running evaluation ({selected} rows{runs_text}{batch_text})...")
+    try:
+        outcome = await engine.run(work_items(rows, o["n_runs"], tags, log.done, engine.outcome))
+    finally:
+        progress.close()
+        log.close()
+    return outcome, log.path
 
 
 def _open_log(o: dict[str, Any], quiet: bool) -> Any:
