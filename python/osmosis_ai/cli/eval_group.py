@@ -13,6 +13,7 @@ import click
 
 from osmosis_ai.cli import bounds
 from osmosis_ai.cli.agent_options import agent_options
+from osmosis_ai.cli.backend_options import backend_options
 from osmosis_ai.cli.main import LazyCommands, LazyGroup
 from osmosis_ai.cli.output import json_result
 from osmosis_ai.cli.run_log import log_options
@@ -119,6 +120,7 @@ EVAL_COMMANDS: LazyCommands = {
 @click.option("--baseline-base-url", default=None, help="Base URL for the baseline model.")
 @click.option("--baseline-api-key", default=None, help="API key for the baseline model.")
 @log_options
+@backend_options
 @click.option(
     "--run-timeout",
     type=bounds.timeout_seconds(),

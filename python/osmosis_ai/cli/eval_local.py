@@ -40,6 +40,10 @@ def _check_arguments(o: dict[str, Any]) -> None:
 
     check_output_file(o["output"])  # before the run: a bad -o must not cost the whole eval
 
+    from osmosis_ai.cli.backend_options import backend_from_options
+
+    o["backend_choice"] = backend_from_options(o["backend"], o["ray_address"], o["ray_workers"])
+
     check_agent_source(o["module"], o["mcp_dir"], o["tool_timeout"])
     missing = [flag for key, flag in (("dataset", "-d/--dataset"), ("model", "--model")) if not o[key]]
     if missing:
@@ -223,14 +227,62 @@ async def _evaluate(
     eval_fns: list[Any],
 ) -> int:
     from osmosis_ai.cli.run_log import resume_command
+    from osmosis_ai.eval.remote import AgentExecutorSpec
+    from osmosis_ai.runs.backends import BackendReport, start_backend
+
+    params = {k: o[k] for k in ("temperature", "max_tokens") if o[k] is not None}
+    spec = AgentExecutorSpec(
+        o["module"],
+        o["mcp_dir"],
+        tuple(o["eval_fns"]),
+        endpoints,
+        max_connections=max(1, o["batch_size"] // len(endpoints)),
+        max_turns=o["max_turns"],
+        completion_params=params,
+        tool_timeout=o["tool_timeout"],
+    )
+    report = BackendReport()
+    # The backend first: an unreachable cluster or workers that cannot import the job's code stop the
+    # command before a results log exists.
+    async with start_backend(
+        o["backend_choice"], spec, concurrency=o["batch_size"], item_timeout=o["run_timeout"], report=report
+    ) as backend:
+        started = time.monotonic()
+        outcome, log_path = await _drive(
+            o, quiet, backend, transports, agent, rows, selected, eval_fns, params
+        )
+    if report.name != "local":
+        _echo(quiet, f"Backend {report.describe()}")
+    if outcome.interrupted:
+        click.echo(
+            f"\nInterrupted: {outcome.executed + outcome.skipped} finished runs are saved in {log_path}.\n"
+            f"Continue with: {resume_command(log_path)}",
+            err=True,
+        )
+        return 130
+    duration_ms = (time.monotonic() - started) * 1000.0
+    return _finish(o, quiet, log_path, outcome, duration_ms, endpoints)
+
+
+async def _drive(
+    o: dict[str, Any],
+    quiet: bool,
+    backend: Any,
+    transports: dict[str, Any],
+    agent: Any,
+    rows: Any,
+    selected: int,
+    eval_fns: list[Any],
+    params: dict[str, Any],
+) -> tuple[Any, Path]:
+    """Opens the results log and runs the engine (on ``backend`` when given); returns the outcome."""
     from osmosis_ai.eval.runner import AgentExecutor
     from osmosis_ai.llm.chat import ExternalLLMClient
     from osmosis_ai.runs.engine import RunEngine, work_items
 
     log = _open_log(o, quiet)
-    tags = tuple(endpoints)
+    tags = tuple(transports)
     total = selected * o["n_runs"] * len(tags)
-    params = {k: o[k] for k in ("temperature", "max_tokens") if o[k] is not None}
     executor = AgentExecutor(
         agent,
         eval_fns,
@@ -242,30 +294,22 @@ async def _evaluate(
     engine = RunEngine(
         executor,
         log,
-        concurrency=o["batch_size"],
+        concurrency=backend.slots() if backend is not None else o["batch_size"],
         item_timeout=o["run_timeout"],
         on_record=progress,
-        isolate=True,
+        isolate=backend is None,
+        backend=backend,
     )
     runs_text = f" x{o['n_runs']} runs" if o["n_runs"] > 1 else ""
     batch_text = f", batch_size={o['batch_size']}" if o["batch_size"] > 1 else ""
     _echo(quiet)
     _echo(quiet, f"Running evaluation ({selected} rows{runs_text}{batch_text})...")
-    started = time.monotonic()
     try:
         outcome = await engine.run(work_items(rows, o["n_runs"], tags, log.done, engine.outcome))
     finally:
         progress.close()
         log.close()
-    if outcome.interrupted:
-        click.echo(
-            f"\nInterrupted: {outcome.executed + outcome.skipped} finished runs are saved in {log.path}.\n"
-            f"Continue with: {resume_command(log.path)}",
-            err=True,
-        )
-        return 130
-    duration_ms = (time.monotonic() - started) * 1000.0
-    return _finish(o, quiet, log.path, outcome, duration_ms, endpoints)
+    return outcome, log.path
 
 
 def _open_log(o: dict[str, Any], quiet: bool) -> Any:

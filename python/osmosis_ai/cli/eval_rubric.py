@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from osmosis_ai.cli import bounds
+from osmosis_ai.cli.backend_options import backend_options
 from osmosis_ai.cli.output import emit_result, json_result
 from osmosis_ai.cli.run_log import log_options
 from osmosis_ai.errors import CLIError
@@ -56,7 +57,7 @@ def _common_judge_options(func: Callable[..., Any]) -> Callable[..., Any]:
     ]
     for option in reversed(options):
         func = option(func)
-    return log_options(func)
+    return backend_options(log_options(func))
 
 
 def _overrides(
@@ -87,10 +88,13 @@ def _judge_records(
     data_path: Path,
     log_path: str | None,
     resume_path: str | None,
+    backend: Any = None,
+    spec: Any = None,
 ) -> Any:
     """Runs the session on the engine with its results log; returns the session read back from the log."""
     from osmosis_ai.cli.run_log import open_log
     from osmosis_ai.rubric.session import RubricSession, run_session
+    from osmosis_ai.runs.backends import BackendReport
     from osmosis_ai.runs.progress import Progress
 
     log = open_log("rubric", kind_config, data_path, log_path, resume_path, click.echo)
@@ -100,6 +104,7 @@ def _judge_records(
         return [f"scored {outcome.executed + outcome.skipped - outcome.failed}"]
 
     progress = Progress(total, extra=extra)
+    report = BackendReport()
     try:
         outcome = run_session(
             rubric_id=rubric_id,
@@ -110,10 +115,15 @@ def _judge_records(
             log=log,
             concurrency=concurrency,
             progress=progress,
+            backend=backend,
+            spec=spec,
+            report=report,
         )
     finally:
         progress.close()
         log.close()
+    if report.name != "local":
+        click.echo(f"Backend {report.describe()}")
     return RubricSession.from_log(log.path, total, outcome)
 
 
@@ -245,16 +255,21 @@ def eval_rubric(
     seed: int | None,
     log_path: str | None,
     resume_path: str | None,
+    backend: str = "local",
+    ray_address: str | None = None,
+    ray_workers: int | None = None,
     repeat: int | None = None,
     gold_path: Path | None = None,
     gold_threshold: float = 0.5,
 ) -> None:
     """Score JSONL records against a rubric from a YAML config with an LLM judge."""
+    from osmosis_ai.cli.backend_options import backend_from_options
     from osmosis_ai.cli.run_log import check_log_options
     from osmosis_ai.errors import DatasetFormatError
     from osmosis_ai.rubric.config import find_config, load_rubric_configs
     from osmosis_ai.rubric.judge import ensure_api_key_available
     from osmosis_ai.rubric.records import load_rubric_records
+    from osmosis_ai.rubric.remote import JudgeExecutorSpec
     from osmosis_ai.rubric.report import (
         baseline_comparison,
         build_payload,
@@ -271,6 +286,7 @@ def eval_rubric(
         if number not in (1, repeat):
             raise CLIError(f"--repeat {repeat} and --number {number} disagree: give one of them.")
         number = repeat
+    backend_choice = backend_from_options(backend, ray_address, ray_workers)
     rubric_id = rubric_id.strip()
     if not rubric_id:
         raise click.UsageError("Rubric identifier cannot be empty.")
@@ -331,6 +347,8 @@ def eval_rubric(
         data_path=data_path,
         log_path=log_path,
         resume_path=resume_path,
+        backend=backend_choice,
+        spec=JudgeExecutorSpec(rubric_id, entry, records, overrides, function_spec, concurrency),
     )
     payload = build_payload(
         rubric_id=rubric_id,

@@ -112,18 +112,24 @@ def eval_rubric_inline(
     seed: int | None,
     log_path: str | None,
     resume_path: str | None,
+    backend: str,
+    ray_address: str | None,
+    ray_workers: int | None,
 ) -> None:
     """Score JSONL conversations against an inline rubric with an LLM judge."""
+    from osmosis_ai.cli.backend_options import backend_from_options
     from osmosis_ai.cli.run_log import check_log_options
     from osmosis_ai.errors import DatasetFormatError
     from osmosis_ai.rubric.config import RubricEntry
     from osmosis_ai.rubric.judge import DEFAULT_API_KEY_ENV, ensure_api_key_available
     from osmosis_ai.rubric.records import load_chat_records
+    from osmosis_ai.rubric.remote import JudgeExecutorSpec
     from osmosis_ai.rubric.report import build_payload, print_report, resolve_output_path, write_json
     from osmosis_ai.rubric.runner import build_evaluators
     from osmosis_ai.rubric.session import log_config
 
     check_log_options(log_path, resume_path)
+    backend_choice = backend_from_options(backend, ray_address, ray_workers)
 
     if number < 1:
         raise click.UsageError("Number of runs must be a positive integer.")
@@ -174,6 +180,8 @@ def eval_rubric_inline(
         data_path=data_path,
         log_path=log_path,
         resume_path=resume_path,
+        backend=backend_choice,
+        spec=JudgeExecutorSpec("rubric", entry, records, overrides, None, concurrency),
     )
     payload = build_payload(
         rubric_id="rubric",

@@ -5,4 +5,6 @@
 - :mod:`.log`: the one results log (a header, then one record per item; schema ``osmosis-results/1``)
   and ``--resume``.
 - :mod:`.progress`: the one progress display.
+- :mod:`.backends`: where items execute, ``local`` (in-process) or ``ray`` (:mod:`.ray_backend`: Ray actors
+  rebuild the command's executor from a picklable spec; :mod:`.ray_modules` ships the user's code).
 """

@@ -142,6 +142,9 @@ class RunEngine:
         handle_signals: Install the Ctrl+C / SIGTERM handlers (main thread only).
         isolate: Run ``execute`` on a separate event loop (:class:`UserLoop`), for executors that run user
             coroutines: one that blocks cannot stop the timeouts, signals and log of this loop.
+        backend: Where items run (:mod:`osmosis_ai.runs.backends`); None runs them in this process.
+            A backend returns each item's finished record (or None for an item it lost, which is then
+            not logged, so a resume re-runs it); everything else stays here.
     """
 
     def __init__(
@@ -154,6 +157,7 @@ class RunEngine:
         on_record: Callable[[dict[str, Any], RunOutcome], None] | None = None,
         handle_signals: bool = True,
         isolate: bool = False,
+        backend: Any = None,
     ) -> None:
         self.executor = executor
         self.log = log
@@ -162,6 +166,7 @@ class RunEngine:
         self.on_record = on_record
         self.handle_signals = handle_signals
         self.user_loop = UserLoop() if isolate else None
+        self.backend = backend
         self.outcome = RunOutcome()
         self.control = RunControl()
         self._input_error: Exception | None = None
@@ -216,11 +221,23 @@ class RunEngine:
                 return
             if self.control.stop_event.is_set():
                 continue  # drain: the feeder is stopping
-            record = await self._run_one(item)
+            if self.backend is None:
+                record = await self._run_one(item)
+            else:
+                record = await self.backend.run_item(item, self.control)
+                if record is None:
+                    continue
             self.log.append(record)
             self.outcome.account(record)
             if self.on_record is not None:
                 self.on_record(record, self.outcome)
+
+    async def run_item(self, item: WorkItem) -> dict[str, Any]:
+        """Runs one item with the executor, the timeout and the error rules, without logging it.
+
+        What a remote backend's worker calls for each item it was sent.
+        """
+        return await self._run_one(item)
 
     async def _run_one(self, item: WorkItem) -> dict[str, Any]:
         started = time.monotonic()

@@ -1,0 +1,153 @@
+"""Where the run engine's items execute: in this process (``local``) or on Ray actors (``ray``).
+
+A backend is not a second engine. The driver's :class:`~osmosis_ai.runs.engine.RunEngine` keeps the
+work items, the bounded queue, progress, Ctrl+C, early stop and the one results log; a backend only
+turns a work item into its finished record somewhere else. A remote worker cannot receive a live
+executor (it holds sockets, transports, loaded modules), so the command describes it with an
+:class:`ExecutorSpec`: plain, picklable data that each worker opens into its own executor.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from osmosis_ai.errors import OsmosisError
+from osmosis_ai.runs.engine import Executor, RunControl, WorkItem
+
+__all__ = [
+    "BACKENDS",
+    "Backend",
+    "BackendError",
+    "BackendOptions",
+    "BackendReport",
+    "ExecutorSpec",
+    "start_backend",
+]
+
+BACKENDS = ("local", "ray")
+
+
+class BackendError(OsmosisError, RuntimeError):
+    """The backend cannot run the session (Ray missing or unreachable, a worker cannot import user code)."""
+
+
+class ExecutorSpec(Protocol):
+    """How a worker rebuilds the command's executor: picklable data, never a live socket or transport.
+
+    ``open()`` runs on the worker and yields the executor for as long as the worker lives (it closes
+    transports and pools on exit). ``modules()`` names the user's code the executor imports
+    (``module.path`` or ``path/to/file.py``), which the backend ships to the workers.
+    """
+
+    def open(self) -> AbstractAsyncContextManager[Executor]: ...
+
+    def modules(self) -> list[str]: ...
+
+
+class Backend(Protocol):
+    """What the engine asks of a backend (see ``RunEngine(backend=...)``)."""
+
+    report: BackendReport
+
+    def slots(self) -> int:
+        """Items the driver's engine should keep in flight to keep every worker busy."""
+        ...
+
+    async def run_item(self, item: WorkItem, control: RunControl) -> dict[str, Any] | None:
+        """The item's finished record, or None when it was lost twice (not logged: a resume re-runs it)."""
+        ...
+
+
+@dataclass(frozen=True)
+class BackendOptions:
+    """The ``--backend`` choice and its Ray settings.
+
+    Args:
+        name: ``local`` or ``ray``.
+        ray_address: Ray cluster address; None means ``$RAY_ADDRESS``, else ``auto`` (a running
+            cluster). ``local`` starts a Ray head inside this process.
+        ray_workers: Actors to start; None means one per CPU of the cluster.
+
+    Example:
+        >>> BackendOptions("ray", ray_address="local").address()
+        'local'
+    """
+
+    name: str = "local"
+    ray_address: str | None = None
+    ray_workers: int | None = None
+
+    def address(self) -> str:
+        """The address to connect to, after the ``RAY_ADDRESS`` default."""
+        return self.ray_address or os.environ.get("RAY_ADDRESS", "").strip() or "auto"
+
+
+@dataclass
+class BackendReport:
+    """How a session's items were spread: for the summary (``workers`` is 1 for ``local``)."""
+
+    name: str = "local"
+    workers: int = 1
+    items_per_worker: dict[str, int] = field(default_factory=dict)
+    retried: int = 0
+    lost: int = 0
+    replaced_workers: int = 0
+
+    def describe(self) -> str:
+        """One line: ``ray: 2 workers, items per worker 10/11, 1 retried after a lost worker``."""
+        spread = "/".join(str(n) for n in self.items_per_worker.values()) or "0"
+        text = (
+            f"{self.name}: {self.workers} worker{'s' if self.workers != 1 else ''}, items per worker {spread}"
+        )
+        if self.retried:
+            text += f", {self.retried} retried after a lost worker"
+        if self.replaced_workers:
+            text += f", {self.replaced_workers} worker(s) replaced"
+        if self.lost:
+            text += f", {self.lost} lost twice (not logged; resume to re-run them)"
+        return text
+
+
+@contextlib.asynccontextmanager
+async def start_backend(
+    options: BackendOptions,
+    spec: ExecutorSpec,
+    *,
+    concurrency: int,
+    item_timeout: float | None,
+    report: BackendReport | None = None,
+) -> AsyncIterator[Backend | None]:
+    """Starts the chosen backend for one session; yields None for ``local`` (the engine runs in-process).
+
+    Each Ray worker runs its items with ``concurrency`` in flight and the ``item_timeout`` of the engine.
+    ``report``, when given, is filled in with how the items were spread (read it after the session).
+
+    Example:
+        async with start_backend(BackendOptions("ray"), spec, concurrency=8, item_timeout=600) as backend:
+            engine = RunEngine(None, log, concurrency=backend.slots(), backend=backend)
+    """
+    if options.name == "local":
+        yield None
+        return
+    if options.name != "ray":
+        raise BackendError(f"Unknown backend '{options.name}' (expected one of: {', '.join(BACKENDS)})")
+    from osmosis_ai.runs.ray_backend import RayBackend
+
+    backend = RayBackend(
+        spec,
+        address=options.address(),
+        workers=options.ray_workers,
+        concurrency=concurrency,
+        item_timeout=item_timeout,
+        report=report,
+    )
+    await backend.start()
+    try:
+        yield backend
+    finally:
+        await backend.close()

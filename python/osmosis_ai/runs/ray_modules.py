@@ -1,0 +1,85 @@
+"""Which of the user's files a Ray worker needs, as a Ray runtime environment (``py_modules``).
+
+Only the user's own code is shipped: the top-level package directory or single ``.py`` file of each
+module an executor imports. Anything installed (site-packages, the standard library, osmosis-ai itself)
+is expected to be installed on the cluster's nodes too; shipping it would upload whole environments.
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import importlib.util
+import os
+import site
+import sys
+import sysconfig
+from pathlib import Path
+from typing import Any
+
+__all__ = ["runtime_env_for", "user_code_paths"]
+
+
+def _installed_roots() -> list[Path]:
+    roots = {sysconfig.get_paths()[k] for k in ("stdlib", "platstdlib", "purelib", "platlib")}
+    roots.update(site.getsitepackages() if hasattr(site, "getsitepackages") else [])
+    roots.update([sys.prefix, sys.base_prefix])
+    return [Path(r).resolve() for r in roots if r]
+
+
+def _top_level_path(module: str) -> Path | None:
+    """The file or package directory of ``module``'s top-level package, if it is the user's own code."""
+    if module.endswith(".py") or os.sep in module:
+        path = Path(module).resolve()
+        return path if path.exists() else None
+    top = module.split(".")[0]
+    if top == "osmosis_ai":
+        return None  # installed with the [ray] extra on every node
+    try:
+        # The importer resolves user modules from the working directory first, like `python -m`.
+        found = importlib.machinery.PathFinder.find_spec(top, [os.getcwd()]) or importlib.util.find_spec(top)
+    except (ImportError, ValueError):
+        return None
+    if found is None:
+        return None
+    if found.submodule_search_locations:
+        locations = list(found.submodule_search_locations)
+        path = Path(locations[0]).resolve() if locations else None
+    elif found.origin and found.origin not in ("built-in", "frozen"):
+        path = Path(found.origin).resolve()
+    else:
+        return None
+    if path is None or any(path.is_relative_to(root) for root in _installed_roots()):
+        return None
+    return path
+
+
+def user_code_paths(modules: list[str]) -> list[str]:
+    """The distinct files / directories to ship for ``modules`` (``module.path``, or a ``file.py`` path).
+
+    Example:
+        >>> user_code_paths(["json"])  # installed with Python: nothing to ship
+        []
+    """
+    paths: list[str] = []
+    for module in modules:
+        path = _top_level_path(module.split(":")[0])
+        if path is not None and str(path) not in paths:
+            paths.append(str(path))
+    return paths
+
+
+def runtime_env_for(modules: list[str]) -> dict[str, Any]:
+    """The ``runtime_env`` that puts the user's modules on every worker's import path (Ray connected).
+
+    Ray uploads local paths itself only for a job's ``ray.init``; an actor's environment must name
+    packages already in the cluster's store, so they are uploaded here with Ray's own packager (the
+    same call ``ray.init`` makes; content-addressed, so an unchanged module is uploaded once).
+    """
+    paths = user_code_paths(modules)
+    if not paths:
+        return {}
+    from ray._private import worker
+    from ray._private.runtime_env.py_modules import upload_py_modules_if_needed
+
+    scratch = worker.global_worker.node.get_runtime_env_dir_path()
+    return upload_py_modules_if_needed({"py_modules": paths}, include_gitignore=True, scratch_dir=scratch)
