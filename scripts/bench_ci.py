@@ -110,10 +110,18 @@ def main() -> int:
         ref = reference["ratios"].get(metric)
         allowed = tolerances.get(metric, tolerance)
         verdict = "new" if ref is None else ("ok" if ratio <= ref * (1 + allowed) else "SLOWER")
-        rows.append({"bench": metric, "ratio": round(ratio, 4), "reference": ref, "verdict": verdict})
+        rows.append(
+            {
+                "bench": metric,
+                "ratio": round(ratio, 4),
+                "reference": ref,
+                "tolerance": allowed,
+                "verdict": verdict,
+            }
+        )
         if verdict == "SLOWER":
             failed.append(
-                f"{metric}: {ratio:.3f}x the baseline, reference {ref:.3f}x (tolerance {tolerance:.0%})"
+                f"{metric}: {ratio:.3f}x the baseline, reference {ref:.3f}x (tolerance {allowed:.0%})"
             )
     width = max(len(r["bench"]) for r in rows)
     print(

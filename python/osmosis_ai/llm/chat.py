@@ -75,6 +75,8 @@ class ExternalLLMClient:
     async def _send(self, messages: list[dict[str, Any]], params: dict[str, Any]) -> Any:
         call = self._transport.complete(messages, self._tools, params)
         home = self._home
+        if getattr(self._transport, "loop_safe", False):
+            return await call  # the direct transport keeps connections per loop: no hop between loops
         if home is None or home.is_closed() or home is asyncio.get_running_loop():
             return await call
         # Cancelling this await (a timeout) cancels the call on the home loop too.

@@ -7,6 +7,7 @@ through here, on :mod:`osmosis_ai.llm.http1` (see there why not a general-purpos
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -52,13 +53,23 @@ class OpenAICompatTransport:
         self._url = endpoint.base_url.rstrip("/") + "/chat/completions"
         self._shown_url = safe_url(self._url)  # messages name the URL without its credentials
         self._max_connections = max_connections
-        self._pool: Http1Pool | None = None
+        # One pool per event loop: connections and the pool's semaphore belong to the loop that made them,
+        # and an agent isolated on its own loop (runs.user_code.UserLoop) calls from there directly.
+        self._pools: dict[asyncio.AbstractEventLoop, Http1Pool] = {}
+
+    #: Calls may be made from any event loop (ExternalLLMClient then sends without a hop between loops).
+    loop_safe = True
 
     def _client(self) -> Http1Pool:
-        # Created lazily: its semaphore must belong to the running event loop.
-        if self._pool is None:
-            self._pool = Http1Pool(self._base, limit=self._max_connections, headers=self._headers)
-        return self._pool
+        loop = asyncio.get_running_loop()
+        pool = self._pools.get(loop)
+        if pool is None:
+            for gone in [other for other in self._pools if other.is_closed()]:
+                del self._pools[gone]  # an abandoned user loop: its sockets went with it
+            pool = self._pools[loop] = Http1Pool(
+                self._base, limit=self._max_connections, headers=self._headers
+            )
+        return pool
 
     async def complete(
         self,
@@ -156,6 +167,14 @@ class OpenAICompatTransport:
         )
 
     async def aclose(self) -> None:
-        if self._pool is not None:
-            await self._pool.aclose()
-            self._pool = None
+        here = asyncio.get_running_loop()
+        pools, self._pools = self._pools, {}
+        for loop, pool in pools.items():
+            if loop is here:
+                await pool.aclose()
+            elif not loop.is_closed() and loop.is_running():
+                # Another loop's sockets are closed on that loop; a stuck loop is not waited for long.
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(
+                        asyncio.wrap_future(asyncio.run_coroutine_threadsafe(pool.aclose(), loop)), 2
+                    )
