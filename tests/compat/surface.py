@@ -111,8 +111,6 @@ ROWS: list[tuple[int, str, str, str]] = [
 
 # row -> why this issue does not provide it (each belongs to another open issue of the project).
 DEFERRED: dict[int, str] = {
-    80: "0.3 CLI console class: platform/CLI output issue (#15)",
-    81: "0.3 platform credentials: platform issue (#15)",
     89: "needs the harbor extra: issue #16",
     90: "needs the strands extra (importable with it; not in the dev group: strands-agents pins mcp<2.2)",
     98: "needs the strands extra (importable with it; not in the dev group: strands-agents pins mcp<2.2)",

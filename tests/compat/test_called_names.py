@@ -281,3 +281,26 @@ def test_remaining_section_b_signatures() -> None:
         "c1", "add", {"a": 1},
     )  # fmt: skip
     assert params(osmosis_reward) == params(osmosis_rubric) == ["func"]
+
+
+def test_console_and_load_credentials_of_the_0_3_docs(tmp_path, monkeypatch) -> None:
+    import io
+
+    from osmosis_ai.cli.console import Console
+    from osmosis_ai.platform.auth import load_credentials
+
+    out = io.StringIO()
+    console = Console(file=out, no_color=True, width=20)
+    console.print("a", 1, style="green")
+    console.error("broken")
+    console.rule("x")
+    assert out.getvalue().splitlines() == ["a 1", "Error: broken", " x ".center(20, "-")]
+    assert "\x1b[" not in Console(file=io.StringIO(), force_terminal=False).file.getvalue()
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / ".config"))
+    monkeypatch.delenv("OSMOSIS_PLATFORM_URL", raising=False)
+    monkeypatch.setenv("OSMOSIS_TOKEN", "tok-env")
+    monkeypatch.delenv("OSMOSIS_TOKEN_PLATFORM_URL", raising=False)
+    creds = load_credentials()
+    assert creds is not None and creds.token == "tok-env" and creds.source == "environment"
+    assert load_credentials(include_env=False) is None

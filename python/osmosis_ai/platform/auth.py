@@ -16,13 +16,14 @@ from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from osmosis_ai.platform.client import PlatformClient, segment
-from osmosis_ai.platform.credentials import parse_expiry
+from osmosis_ai.platform.credentials import load_credentials, parse_expiry  # load_credentials: the 0.3 path
 from osmosis_ai.platform.errors import PlatformError
 
 __all__ = [
     "DeviceCode",
     "Identity",
     "TokenGrant",
+    "load_credentials",
     "poll_device_token",
     "revoke_token",
     "start_device_login",

@@ -381,3 +381,23 @@ def resolve_login(platform_url: str, environ: Mapping[str, str] | None = None) -
             f"Your login to {platform_url} expired on {creds.expires_at:%Y-%m-%d}. Run `osmosis auth login`."
         )
     return creds
+
+
+def load_credentials(*, include_env: bool = True) -> Credentials | None:
+    """The login this machine would use for the configured platform, or None (the 0.3 library call).
+
+    The platform is ``OSMOSIS_PLATFORM_URL`` or the default; ``OSMOSIS_TOKEN`` wins when ``include_env``.
+    Unlike :func:`resolve_login` this never raises for a missing login: it returns None. An expired
+    login is returned as it is (``Credentials.expired`` says so).
+
+    Example:
+        >>> load_credentials(include_env=False)  # doctest: +SKIP
+    """
+    from osmosis_ai.platform.settings import resolve_settings
+
+    platform_url = resolve_settings(None).url
+    if include_env:
+        creds = environment_credentials(platform_url)
+        if creds is not None:
+            return creds
+    return CredentialStore().load(platform_url)
