@@ -412,3 +412,13 @@ def test_a_row_breaking_the_contract_is_refused_before_the_first_run(scripted, t
     assert "nothing was run" in result.stderr and '"ground_truth": "4"' in result.stderr
     assert server.requests() == []  # refused before the preflight, too
     assert not (tmp_path / "log.jsonl").exists()
+
+
+def test_a_missing_dataset_is_reported_before_the_agent_loads(tmp_path) -> None:
+    # The agent module would fail too; the cheap local check (the dataset file) speaks first.
+    result = osmosis(
+        "eval", "-m", "no_such_agent_module:agent", "-d", str(tmp_path / "missing.jsonl"),
+        "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--eval-fn", REWARD,
+    )  # fmt: skip
+    assert result.returncode != 0
+    assert "missing.jsonl" in result.stderr and "no_such_agent_module" not in result.stderr

@@ -57,6 +57,7 @@ def test_a_missing_attribute_suggests_close_names(project: Path) -> None:
 
 
 def test_eval_accepts_a_file_path_for_the_agent(project: Path) -> None:
+    (project / "x.jsonl").write_text('{"system_prompt": "s", "user_prompt": "u", "ground_truth": "1"}\n')
     result = subprocess.run(
         [OSMOSIS, "eval", "-m", "broken.py:agent", "-d", "x.jsonl", "--model", "m", "--eval-fn", "a:b"],
         cwd=project,

@@ -1,6 +1,6 @@
 """`osmosis eval -m MODULE:ATTR -d DATA --model M --eval-fn MOD:FN`: the local evaluation command.
 
-Order: argument checks → header → load agent → load dataset → load eval functions → API key present →
+Order: argument checks → header → check and open the dataset → load agent → load eval functions → API key present →
 1-token preflight → run → report → write output (the established command checked the key and the model
 before loading anything local, so a typo in ``-m`` or ``-d`` cost a network round trip). Beyond the established
 command: runs are logged as they finish (``--log`` / ``--resume``), a run has a timeout, failed runs make
@@ -205,10 +205,12 @@ def _load_inputs(o: dict[str, Any], quiet: bool) -> tuple[Any, Any, int, list[An
     from osmosis_ai.cli.agent_source import load_agent
     from osmosis_ai.eval.functions import load_eval_functions
 
+    # The dataset first: it is the cheapest check, and a missing file should not be hidden behind an
+    # agent that cannot load (an MCP folder without the `mcp` extra, say).
+    rows, selected = _select_rows(o, quiet)
     _echo(quiet, f"Loading agent: {o['module'] or o['mcp_dir']}")
     agent = load_agent(o["module"], o["mcp_dir"], quiet=o["quiet"], tool_timeout=o["tool_timeout"])
     _echo(quiet, f"  Agent name: {agent.name}")
-    rows, selected = _select_rows(o, quiet)
     _echo(quiet, f"Loading eval functions: {', '.join(o['eval_fns'])}")
     eval_fns = load_eval_functions(list(o["eval_fns"]))
     for fn in eval_fns:
