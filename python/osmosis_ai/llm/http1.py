@@ -45,7 +45,9 @@ class _Connection:
         self.writer = writer
 
     def close(self) -> None:
-        self.writer.close()
+        # A loop already closed (an interrupted run's) has released the socket with it.
+        with contextlib.suppress(RuntimeError):
+            self.writer.close()
 
 
 class Http1Pool:

@@ -115,9 +115,25 @@ class UserLoop:
             self._loop = None  # the blocked thread is a daemon: it cannot keep the process alive
             self.abandoned += 1
 
-    def close(self) -> None:
-        """Stops the loop (coroutines still on it are left to the daemon thread's end)."""
+    def close(self, grace: float = 2.0) -> None:
+        """Cancels what still runs on the loop, waits up to ``grace`` seconds for it to unwind, then stops it.
+
+        Unwinding matters: a task left pending when the loop is collected runs its ``finally`` blocks on a
+        closed loop (sockets of an interrupted LLM call), which prints tracebacks after the run's message.
+        """
         loop, self._loop = self._loop, None
-        if loop is not None:
-            with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(loop.stop)
+        if loop is None or loop.is_closed():
+            return
+
+        async def unwind() -> None:
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            if tasks:
+                await asyncio.wait(tasks, timeout=grace)
+
+        # A loop that user code blocks cannot unwind: after the grace it is left to its daemon thread.
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(unwind(), loop).result(grace + 0.5)
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(loop.stop)
