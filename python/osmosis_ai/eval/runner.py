@@ -18,7 +18,7 @@ from osmosis_ai.llm.chat import ExternalLLMClient
 from osmosis_ai.rollout.agent_loop import RolloutAgentLoop, RolloutContext
 from osmosis_ai.rollout.requests import dataset_row_to_request
 from osmosis_ai.rollout.tools import validate_tools
-from osmosis_ai.runs.engine import RunControl, WorkItem
+from osmosis_ai.runs.engine import RunControl, WorkItem, new_item_record
 
 __all__ = ["AgentExecutor"]
 
@@ -57,15 +57,7 @@ class AgentExecutor:
 
     def new_record(self, item: WorkItem) -> dict[str, Any]:
         self._live[id(item)] = self.clients(item.model_tag)
-        return {
-            "row_key": item.key,
-            "row_index": item.row_index,
-            "run_index": item.run_index,
-            "model_tag": item.model_tag,
-            "success": False,
-            "scores": {},
-            "error": None,
-        }
+        return new_item_record(item)
 
     async def execute(self, item: WorkItem, record: dict[str, Any], control: RunControl) -> None:
         try:

@@ -19,7 +19,7 @@ from osmosis_ai.llm.bridge import LLMBridge
 from osmosis_ai.rollout.backend.base import ExecutionBackend
 from osmosis_ai.rollout.context import RolloutContext
 from osmosis_ai.rollout.sample import ExecutionRequest, ExecutionResult, RolloutStatus
-from osmosis_ai.runs.engine import RunControl, WorkItem
+from osmosis_ai.runs.engine import RunControl, WorkItem, new_item_record
 
 __all__ = ["LoopExecutor", "WorkflowExecutor", "base_record"]
 
@@ -27,16 +27,10 @@ __all__ = ["LoopExecutor", "WorkflowExecutor", "base_record"]
 def base_record(item: WorkItem) -> dict[str, Any]:
     """The fields every eval-run record starts with (a crash or timeout of the item leaves it failed)."""
     return {
-        "row_key": item.key,
-        "row_index": item.row_index,
-        "run_index": item.run_index,
-        "model_tag": item.model_tag,
+        **new_item_record(item),
         "source_row_index": item.row.get("source_row_index"),
         "rollout_id": uuid.uuid4().hex,
-        "success": False,
         "status": "failed",
-        "scores": {},
-        "error": None,
     }
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from osmosis_ai.errors import CLIError, EvalFnError
 from osmosis_ai.eval.functions import EvalFunction, final_assistant_text
 from osmosis_ai.graders.core import Grader, load_grader
-from osmosis_ai.runs.engine import MemorySink, RunControl, RunEngine, RunOutcome, WorkItem
+from osmosis_ai.runs.engine import MemorySink, RunControl, RunEngine, RunOutcome, WorkItem, new_item_record
 
 __all__ = ["GradeExecutor", "grade", "grader_eval_function", "log_samples", "output_of", "run_grading"]
 
@@ -40,15 +40,7 @@ class GradeExecutor:
         self.grader = grader
 
     def new_record(self, item: WorkItem) -> dict[str, Any]:
-        return {
-            "row_key": item.key,
-            "row_index": item.row_index,
-            "run_index": item.run_index,
-            "model_tag": item.model_tag,
-            "success": False,
-            "scores": {},
-            "error": None,
-        }
+        return new_item_record(item)
 
     async def execute(self, item: WorkItem, record: dict[str, Any], control: RunControl) -> None:
         output = item.row["output"]

@@ -18,7 +18,7 @@ from typing import Any
 from osmosis_ai.errors import EvalFnError
 from osmosis_ai.eval.functions import EvalFunction
 from osmosis_ai.probes.probe import conversation
-from osmosis_ai.runs.engine import MemorySink, RunControl, RunEngine, WorkItem
+from osmosis_ai.runs.engine import MemorySink, RunControl, RunEngine, WorkItem, new_item_record
 
 __all__ = ["DiffExecutor", "DiffReport", "build_diff", "diff_log"]
 
@@ -32,15 +32,7 @@ class DiffExecutor:
         self.versions = {"old": old, "new": new}
 
     def new_record(self, item: WorkItem) -> dict[str, Any]:
-        return {
-            "row_key": item.key,
-            "row_index": item.row_index,
-            "run_index": item.run_index,
-            "model_tag": item.model_tag,
-            "success": False,
-            "scores": {},
-            "error": None,
-        }
+        return new_item_record(item)
 
     async def execute(self, item: WorkItem, record: dict[str, Any], control: RunControl) -> None:
         payload = item.row

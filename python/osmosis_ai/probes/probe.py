@@ -16,7 +16,7 @@ from typing import Any
 from osmosis_ai.errors import EvalFnError
 from osmosis_ai.eval.functions import EvalFunction
 from osmosis_ai.probes.controls import build_controls, correct_answer
-from osmosis_ai.runs.engine import RunControl, RunEngine, RunOutcome, WorkItem, work_items
+from osmosis_ai.runs.engine import RunControl, RunEngine, RunOutcome, WorkItem, new_item_record, work_items
 
 __all__ = ["CORRECT", "ProbeExecutor", "log_config", "other_answers", "probe_key", "run_probes"]
 
@@ -73,15 +73,7 @@ class ProbeExecutor:
         self.others = others
 
     def new_record(self, item: WorkItem) -> dict[str, Any]:
-        return {
-            "row_key": item.key,
-            "row_index": item.row_index,
-            "run_index": item.run_index,
-            "model_tag": item.model_tag,
-            "success": False,
-            "scores": {},
-            "error": None,
-        }
+        return new_item_record(item)
 
     async def execute(self, item: WorkItem, record: dict[str, Any], control: RunControl) -> None:
         answers: dict[str, str] = {CORRECT: correct_answer(item.row)}

@@ -20,7 +20,7 @@ from osmosis_ai.errors import SignatureError
 from osmosis_ai.llm.retry import SYSTEMIC_KINDS
 from osmosis_ai.llm.usage import Usage
 from osmosis_ai.rubric.judge import JudgeOutcome
-from osmosis_ai.runs.engine import RunControl, WorkItem
+from osmosis_ai.runs.engine import RunControl, WorkItem, new_item_record
 from osmosis_ai.scoring import coerce_score
 
 __all__ = [
@@ -198,13 +198,7 @@ class JudgeExecutor:
     def new_record(self, item: WorkItem) -> dict[str, Any]:
         started = _now()
         self._clock[id(item)] = time.perf_counter()
-        record: dict[str, Any] = {
-            "row_key": item.key,
-            "row_index": item.row_index,
-            "model_tag": item.model_tag,
-            "success": False,
-            "scores": {},
-        }
+        record = new_item_record(item)
         record.update(dict.fromkeys(RUN_FIELDS))
         record.update(
             run_index=item.run_index,

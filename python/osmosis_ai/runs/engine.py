@@ -21,7 +21,7 @@ from typing import Any, Protocol
 from osmosis_ai.runs.log import RunKey, row_key
 from osmosis_ai.runs.user_code import UserLoop
 
-__all__ = ["Executor", "MemorySink", "RunControl", "RunEngine", "RunOutcome", "WorkItem"]
+__all__ = ["Executor", "MemorySink", "RunControl", "RunEngine", "RunOutcome", "WorkItem", "new_item_record"]
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,24 @@ class WorkItem:
     key: str
     run_index: int
     model_tag: str = ""
+
+
+def new_item_record(item: WorkItem) -> dict[str, Any]:
+    """The one shape every executor's record starts from: the item's keys, not yet a success, no scores.
+
+    Example:
+        >>> new_item_record(WorkItem(3, {}, "k", 0))["row_index"]
+        3
+    """
+    return {
+        "row_key": item.key,
+        "row_index": item.row_index,
+        "run_index": item.run_index,
+        "model_tag": item.model_tag,
+        "success": False,
+        "scores": {},
+        "error": None,
+    }
 
 
 class MemorySink:
