@@ -22,7 +22,7 @@ from statistics import median
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "benches" / "reference_ratios.json"
-DEFAULT_TOLERANCE = 0.30
+DEFAULT_TOLERANCE = 0.50
 # Skipped in the short mode: the long memory probes (10k vs 1M rows) and the pure-Python loops that only
 # put our speed in context, and the Ray backend bench (minutes of every core, a Ray head).
 DESELECT = "not peak_memory and not memory_is_flat and not python_loop and not gc_off and not stdlib and not ray_backend"
