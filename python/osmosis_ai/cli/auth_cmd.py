@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from osmosis_ai.cli.output import STATE, confirm, emit_detail, emit_operation, warn
+from osmosis_ai.cli.output import STATE, confirm, emit_detail, emit_operation, help_without_subcommand, warn
 from osmosis_ai.cli.platform_context import current_login, platform_settings
 
 
@@ -16,9 +16,7 @@ from osmosis_ai.cli.platform_context import current_login, platform_settings
 @click.pass_context
 def auth_group(ctx: click.Context) -> None:
     """Log in to the Osmosis platform, log out, and show the logged-in account."""
-    if ctx.invoked_subcommand is None:
-        click.echo(ctx.get_help())
-        ctx.exit(0)
+    help_without_subcommand(ctx)
 
 
 def _save_login(settings: Any, token: str, identity: Any, token_store: str) -> str:

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from osmosis_ai.cli.output import help_without_subcommand
 from osmosis_ai.errors import CLIError
 
 
@@ -33,9 +34,7 @@ def _expand(paths: tuple[str, ...], kind: str | None) -> list[str]:
 @click.pass_context
 def config_group(ctx: click.Context) -> None:
     """Check eval and training configs (configs/eval/*.toml, configs/training/*.toml)."""
-    if ctx.invoked_subcommand is None:
-        click.echo(ctx.get_help())
-        ctx.exit(0)
+    help_without_subcommand(ctx)
 
 
 @config_group.command("validate")

@@ -7,6 +7,7 @@ import json
 import click
 
 from osmosis_ai.cli.main import LazyCommands, LazyGroup
+from osmosis_ai.cli.output import help_without_subcommand
 
 # The platform subcommands, imported on first use: name -> (module, attribute, one-line help).
 DATASET_COMMANDS: LazyCommands = {
@@ -27,9 +28,7 @@ DATASET_COMMANDS: LazyCommands = {
 @click.pass_context
 def dataset_group(ctx: click.Context) -> None:
     """Check dataset files (JSONL, JSON, CSV, Parquet); upload and manage datasets on the platform."""
-    if ctx.invoked_subcommand is None:
-        click.echo(ctx.get_help())
-        ctx.exit(0)
+    help_without_subcommand(ctx)
 
 
 @dataset_group.command("validate")

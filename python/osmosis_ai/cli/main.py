@@ -193,7 +193,7 @@ def cli(
     env_file: str | None,
 ) -> None:
     """osmosis: rewards, rubric judges, agent evals and pass@k for LLM post-training."""
-    from osmosis_ai.cli.output import STATE
+    from osmosis_ai.cli.output import STATE, help_without_subcommand
 
     if debug:
         os.environ["OSMOSIS_DEBUG"] = "1"
@@ -202,9 +202,7 @@ def cli(
     if json_mode or plain_mode:  # else keep what main() saw: a command's own --json (config validate)
         STATE.mode = "json" if json_mode else "plain"
     STATE.platform, STATE.env_file = platform, env_file
-    if ctx.invoked_subcommand is None:
-        click.echo(ctx.get_help())
-        ctx.exit(0)  # as every group does alone: help is what was asked for
+    help_without_subcommand(ctx)
 
 
 def _command_words(args: Sequence[str]) -> list[str]:

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import click
 
-from osmosis_ai.cli.output import STATE, confirm, emit_detail, emit_list, emit_operation, emit_sectioned
+from osmosis_ai.cli.output import (
+    STATE,
+    confirm,
+    emit_detail,
+    emit_list,
+    emit_operation,
+    emit_sectioned,
+    help_without_subcommand,
+)
 from osmosis_ai.cli.platform_context import platform_session
 
 _LIMIT = click.IntRange(1, 50)
@@ -22,9 +30,7 @@ _LORA_COLUMNS = [
 @click.pass_context
 def model_group(ctx: click.Context) -> None:
     """List, inspect and deploy the workspace's models."""
-    if ctx.invoked_subcommand is None:
-        click.echo(ctx.get_help())
-        ctx.exit(0)
+    help_without_subcommand(ctx)
 
 
 @model_group.command("list")
@@ -132,9 +138,7 @@ model_group.add_command(_deploy_command(True))
 @click.pass_context
 def rollout_group(ctx: click.Context) -> None:
     """Rollouts the platform synced from this workspace's repository."""
-    if ctx.invoked_subcommand is None:
-        click.echo(ctx.get_help())
-        ctx.exit(0)
+    help_without_subcommand(ctx)
 
 
 @rollout_group.command("list")

@@ -274,3 +274,10 @@ def confirm(prompt: str, *, yes: bool, summary: dict[str, Any] | None = None, de
             details={"prompt": prompt, "summary": summary or {}},
         )
     return click.confirm(prompt, default=default)
+
+
+def help_without_subcommand(ctx: click.Context) -> None:
+    """A group called alone prints its help and exits 0 (help is what was asked for), for every group."""
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help())
+        ctx.exit(0)

@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from osmosis_ai.cli.output import help_without_subcommand
 from osmosis_ai.cli.run_log import log_options
 from osmosis_ai.errors import CLIError
 
@@ -22,9 +23,7 @@ GATE_EXIT = 1
 @click.pass_context
 def reward_group(ctx: click.Context) -> None:
     """Check reward functions before training on them: negative-control probes, version diffs."""
-    if ctx.invoked_subcommand is None:
-        click.echo(ctx.get_help())
-        ctx.exit(0)
+    help_without_subcommand(ctx)
 
 
 def _load_functions(paths: tuple[str, ...]) -> list[Any]:

@@ -10,7 +10,7 @@ import os
 
 import click
 
-from osmosis_ai.cli.output import confirm, emit_list, emit_operation, is_interactive
+from osmosis_ai.cli.output import confirm, emit_list, emit_operation, help_without_subcommand, is_interactive
 from osmosis_ai.cli.platform_context import platform_session
 
 _SCOPES = click.Choice(["personal", "workspace"])
@@ -20,9 +20,7 @@ _SCOPES = click.Choice(["personal", "workspace"])
 @click.pass_context
 def secret_group(ctx: click.Context) -> None:
     """Manage platform secrets (provider API keys and the like) for runs of this workspace."""
-    if ctx.invoked_subcommand is None:
-        click.echo(ctx.get_help())
-        ctx.exit(0)
+    help_without_subcommand(ctx)
 
 
 @secret_group.command("list")

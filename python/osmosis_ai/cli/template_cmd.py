@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from osmosis_ai.cli.output import help_without_subcommand
 from osmosis_ai.errors import CLIError
 
 
@@ -13,9 +14,7 @@ from osmosis_ai.errors import CLIError
 @click.pass_context
 def template_group(ctx: click.Context) -> None:
     """List the bundled example rollouts, or apply one to this workspace."""
-    if ctx.invoked_subcommand is None:
-        click.echo(ctx.get_help())
-        ctx.exit(0)
+    help_without_subcommand(ctx)
 
 
 @template_group.command("list")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from osmosis_ai.cli.main import LazyCommands, LazyGroup
+from osmosis_ai.cli.output import help_without_subcommand
 
 # Subcommands of `osmosis train`, imported on first use: name -> (module, attribute, one-line help).
 TRAIN_COMMANDS: LazyCommands = {
@@ -20,6 +21,4 @@ TRAIN_COMMANDS: LazyCommands = {
 @click.pass_context
 def train_group(ctx: click.Context) -> None:
     """Submit and follow training runs on the platform."""
-    if ctx.invoked_subcommand is None:
-        click.echo(ctx.get_help())
-        ctx.exit(0)
+    help_without_subcommand(ctx)

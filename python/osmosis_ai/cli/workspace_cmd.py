@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from osmosis_ai.cli.output import emit_detail, emit_list, emit_operation
+from osmosis_ai.cli.output import emit_detail, emit_list, emit_operation, help_without_subcommand
 from osmosis_ai.cli.platform_context import platform_session
 
 
@@ -20,9 +20,7 @@ from osmosis_ai.cli.platform_context import platform_session
 @click.pass_context
 def workspace_group(ctx: click.Context) -> None:
     """Show this repository's platform workspace, or list your workspaces."""
-    if ctx.invoked_subcommand is None:
-        click.echo(ctx.get_help())
-        ctx.exit(0)
+    help_without_subcommand(ctx)
 
 
 def _workspaces(session: Any) -> list[dict[str, Any]]:
