@@ -27,6 +27,16 @@ INTERRUPTED_EXIT = 130
 def _common_judge_options(func: Callable[..., Any]) -> Callable[..., Any]:
     options = [
         click.option(
+            "-n",
+            "--n",
+            "--number",
+            "number",
+            type=bounds.capped(bounds.MAX_RUNS),
+            default=1,
+            show_default=True,
+            help="Judge runs per record (as `osmosis eval --n`; not a record limit).",
+        ),
+        click.option(
             "--concurrency",
             type=click.IntRange(min=1, max=bounds.MAX_CONCURRENCY),
             default=8,
@@ -174,16 +184,6 @@ def _finish(state: Any, output_path: Path | None, echo: Callable[[str], None]) -
     required=True,
     type=click.Path(path_type=Path),
     help="JSONL records (rubric_id, solution_str, ...).",
-)
-@click.option(
-    "-n",
-    "--n",
-    "--number",
-    "number",
-    type=bounds.capped(bounds.MAX_RUNS),
-    default=1,
-    show_default=True,
-    help="Judge runs per record (as `osmosis eval --n`; not a record limit).",
 )
 @click.option(
     "-c",

@@ -73,16 +73,6 @@ def _read_rubric(text: str) -> str:
 )
 @click.option("--model", required=True, help="Judge model in LiteLLM form, e.g. openai/gpt-4o-mini.")
 @click.option(
-    "-n",
-    "--n",
-    "--number",
-    "number",
-    type=bounds.capped(bounds.MAX_RUNS),
-    default=1,
-    show_default=True,
-    help="Judge runs per record (as `osmosis eval --n`; not a record limit).",
-)
-@click.option(
     "-o",
     "--output",
     "output_path",
