@@ -16,7 +16,7 @@ from urllib.parse import quote
 import httpx
 
 from osmosis_ai._version import __version__
-from osmosis_ai.llm.retry import RETRYABLE_STATUS, RetryPolicy
+from osmosis_ai.llm.retry import RETRYABLE_STATUS, RetryPolicy, retry_after_from_headers
 from osmosis_ai.platform.errors import PlatformError
 from osmosis_ai.platform.responses import error_from_response
 
@@ -40,16 +40,6 @@ def segment(value: str) -> str:
         'my%20run%2F1'
     """
     return quote(str(value), safe="")
-
-
-def _retry_after(response: httpx.Response) -> float | None:
-    value = response.headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        return None
 
 
 class PlatformClient:
@@ -169,7 +159,7 @@ class PlatformClient:
                     return self._parse(response)
                 if response.status_code not in _RETRY_STATUS:
                     raise self._error(response)
-                error, retry_after = self._error(response), _retry_after(response)
+                error, retry_after = self._error(response), retry_after_from_headers(response.headers)
             if not retryable or attempt >= self.retry.max_retries:
                 raise error
             self.sleep(self.retry.delay(attempt, retry_after))

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from osmosis_ai.llm.retry import RETRYABLE_STATUS, RetryPolicy
+from osmosis_ai.llm.retry import RETRYABLE_STATUS, RetryPolicy, retry_after_from_headers
 from osmosis_ai.platform.client import USER_AGENT
 from osmosis_ai.platform.errors import PlatformError
 from osmosis_ai.platform.settings import is_loopback_host
@@ -72,8 +72,7 @@ def _retry(
             failure = f"{what}: storage answered HTTP {response.status_code}"
             if response.status_code not in _RETRY_STATUS:
                 raise PlatformError(failure, status_code=response.status_code)
-            header = response.headers.get("retry-after")
-            retry_after = float(header) if header and header.replace(".", "", 1).isdigit() else None
+            retry_after = retry_after_from_headers(response.headers)
         if attempt >= policy.max_retries:
             raise PlatformError(f"{failure} (after {attempt + 1} attempts)")
         sleep(policy.delay(attempt, retry_after))
