@@ -12,7 +12,47 @@ from typing import Any
 SCRIPT = Path(__file__).with_name("scripted_openai.py")
 
 
-class ScriptedServer:
+class _ServerProcess:
+    """A server script run as a subprocess that prints ``READY <port>`` once it listens; stopped on exit."""
+
+    name = "server"
+
+    def __init__(self) -> None:
+        self.proc: subprocess.Popen[str] | None = None
+        self.port = 0
+
+    def start(self) -> Any:
+        raise NotImplementedError  # each server builds its command line, then calls _spawn
+
+    def _spawn(self, args: list[str]) -> None:
+        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line.startswith("READY "):
+            self.stop()
+            raise RuntimeError(f"{self.name} did not start: {line!r}")
+        self.port = int(line.split()[1])
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+            if self.proc.stdout:
+                self.proc.stdout.close()
+            self.proc = None
+
+    def __enter__(self) -> Any:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class ScriptedServer(_ServerProcess):
     """The scripted OpenAI-compatible server (``scripted_openai.py``) in a subprocess.
 
     Example:
@@ -21,11 +61,12 @@ class ScriptedServer:
         'http://127.0.0.1:40123/v1'
     """
 
+    name = "scripted server"
+
     def __init__(self, plan: dict[str, Any] | None = None, plan_dir: Path | None = None) -> None:
         self.plan = plan or {}
         self.plan_dir = plan_dir
-        self.proc: subprocess.Popen[str] | None = None
-        self.port = 0
+        super().__init__()
 
     @property
     def base_url(self) -> str:
@@ -40,13 +81,7 @@ class ScriptedServer:
             plan_file = directory / "plan.json"
             plan_file.write_text(json.dumps(self.plan), encoding="utf-8")
             args += ["--plan", str(plan_file)]
-        self.proc = subprocess.Popen(args, stdout=subprocess.PIPE, text=True)
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        if not line.startswith("READY "):
-            self.stop()
-            raise RuntimeError(f"scripted server did not start: {line!r}")
-        self.port = int(line.split()[1])
+        self._spawn(args)
         return self
 
     def set_plan(self, plan: dict[str, Any]) -> None:
@@ -64,29 +99,11 @@ class ScriptedServer:
         with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/_requests", timeout=5) as response:
             return json.loads(response.read())
 
-    def stop(self) -> None:
-        if self.proc is not None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-            if self.proc.stdout:
-                self.proc.stdout.close()
-            self.proc = None
-
-    def __enter__(self) -> ScriptedServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
 
 PLATFORM_SCRIPT = Path(__file__).with_name("platform_server.py")
 
 
-class PlatformServer:
+class PlatformServer(_ServerProcess):
     """The platform stand-in (``platform_server.py``) in a subprocess on 127.0.0.1.
 
     Example:
@@ -96,24 +113,14 @@ class PlatformServer:
         'http://127.0.0.1:40123'
     """
 
-    def __init__(self) -> None:
-        self.proc: subprocess.Popen[str] | None = None
-        self.port = 0
+    name = "platform server"
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self) -> PlatformServer:
-        self.proc = subprocess.Popen(
-            [sys.executable, str(PLATFORM_SCRIPT)], stdout=subprocess.PIPE, text=True
-        )
-        assert self.proc.stdout is not None
-        line = self.proc.stdout.readline()
-        if not line.startswith("READY "):
-            self.stop()
-            raise RuntimeError(f"platform server did not start: {line!r}")
-        self.port = int(line.split()[1])
+        self._spawn([sys.executable, str(PLATFORM_SCRIPT)])
         return self
 
     def _call(self, path: str, body: Any = None) -> Any:
@@ -156,21 +163,3 @@ class PlatformServer:
     def requests(self, path: str | None = None) -> list[dict[str, Any]]:
         """Requests received (optionally those whose path starts with ``path``)."""
         return [r for r in self.state()["requests"] if path is None or r["path"].startswith(path)]
-
-    def stop(self) -> None:
-        if self.proc is not None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-            if self.proc.stdout:
-                self.proc.stdout.close()
-            self.proc = None
-
-    def __enter__(self) -> PlatformServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
