@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pytest
 
 from osmosis_ai.llm.retry import RetryPolicy
@@ -225,3 +226,30 @@ def test_downloads_refuse_a_redirect_to_plain_http(platform: Any, tmp_path: Path
     assert "not HTTPS" in report.failed["file"] and not (tmp_path / "file").exists()
     report = download_all([DownloadItem("file", f"{platform.url}/_storage/a/file", 4)], tmp_path)
     assert report.downloaded == ["file"] and (tmp_path / "file").read_text() == "data"
+
+
+def test_transfers_retry_transient_storage_failures_then_give_up_with_the_count(
+    platform: Any, tmp_path: Path
+) -> None:
+    from osmosis_ai.platform.transfer import DownloadItem, download_all, put_bytes
+
+    waits: list[float] = []
+    policy = RetryPolicy(max_retries=2, base_delay=0.01)
+    platform.update(blobs={"a/file": "data"})
+    platform.fail("/_storage/a/file", 503, method="GET", times=2, headers={"Retry-After": "0"})
+    report = download_all(
+        [DownloadItem("file", f"{platform.url}/_storage/a/file", 4)],
+        tmp_path,
+        policy=policy,
+        sleep=waits.append,
+    )
+    assert report.downloaded == ["file"] and waits == [0.0, 0.0]  # Retry-After wins over the backoff
+
+    platform.fail("/_storage/up/part", 502, method="PUT", times=3)
+    with httpx.Client() as http, pytest.raises(PlatformError, match=r"HTTP 502 \(after 3 attempts\)"):
+        put_bytes(http, f"{platform.url}/_storage/up/part", b"x", policy=policy, sleep=waits.append)
+    platform.fail("/_storage/up/part", 403, method="PUT", times=3)
+    waits.clear()
+    with httpx.Client() as http, pytest.raises(PlatformError, match=r"HTTP 403$"):
+        put_bytes(http, f"{platform.url}/_storage/up/part", b"x", policy=policy, sleep=waits.append)
+    assert waits == []  # a refused signature is final

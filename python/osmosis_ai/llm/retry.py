@@ -3,7 +3,9 @@
 :class:`RetryPolicy` says how long to wait; :func:`classify_failure` / :func:`classify_status` say whether
 to wait at all: only rate limits, 5xx, timeouts and connection errors are retried, and ``Retry-After``
 (seconds, HTTP date, or ``retry-after-ms``) wins over the backoff. :func:`call_with_retries` is the one
-loop that applies both, so attempts and waits land in the caller's :class:`~osmosis_ai.llm.usage.CallStats`.
+loop that applies both, so attempts and waits land in the caller's :class:`~osmosis_ai.llm.usage.CallStats`;
+:func:`retry_blocking` is its synchronous twin for blocking clients (the platform and storage transfers),
+whose attempts say what is retryable by raising :class:`RetryLater`.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ __all__ = [
     "RETRYABLE_STATUS",
     "Failure",
     "ProviderCallError",
+    "RetryLater",
     "RetryPolicy",
     "SystemicProviderCallError",
     "call_with_retries",
@@ -32,6 +35,7 @@ __all__ = [
     "error_detail",
     "raise_for_failure",
     "retry_after_from_headers",
+    "retry_blocking",
 ]
 
 T = TypeVar("T")
@@ -253,3 +257,50 @@ async def call_with_retries(
                 await asyncio.sleep(wait)
                 continue
             raise raise_for_failure(failure, where, attempts=stats.attempts) from exc
+
+
+class RetryLater(Exception):
+    """Raised by a :func:`retry_blocking` attempt that failed in a way another attempt may fix.
+
+    Attributes:
+        error: What to raise if no attempt is left.
+        retry_after: Seconds the server asked us to wait, when it said.
+    """
+
+    def __init__(self, error: BaseException, retry_after: float | None = None) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.retry_after = retry_after
+
+
+def retry_blocking(
+    policy: RetryPolicy,
+    attempt: Callable[[], T],
+    *,
+    sleep: Callable[[float], None] = time.sleep,
+    give_up: Callable[[BaseException, int], BaseException] | None = None,
+) -> T:
+    """Calls ``attempt()`` until it returns, waiting per ``policy`` each time it raises :class:`RetryLater`.
+
+    Any other exception ends the loop at once (the attempt decided it is final). When the retries are spent,
+    ``give_up(error, attempts)`` builds the exception raised (default: the last :attr:`RetryLater.error`).
+
+    Example:
+        >>> calls = []
+        >>> def attempt():
+        ...     calls.append(1)
+        ...     if len(calls) < 2:
+        ...         raise RetryLater(OSError("busy"), retry_after=0)
+        ...     return "ok"
+        >>> retry_blocking(RetryPolicy(), attempt, sleep=lambda s: None), len(calls)
+        ('ok', 2)
+    """
+    retries = 0
+    while True:
+        try:
+            return attempt()
+        except RetryLater as later:
+            if retries >= policy.max_retries:
+                raise (give_up(later.error, retries + 1) if give_up else later.error) from None
+            sleep(policy.delay(retries, later.retry_after))
+            retries += 1

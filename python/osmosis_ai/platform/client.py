@@ -16,7 +16,13 @@ from urllib.parse import quote
 import httpx
 
 from osmosis_ai._version import __version__
-from osmosis_ai.llm.retry import RETRYABLE_STATUS, RetryPolicy, retry_after_from_headers
+from osmosis_ai.llm.retry import (
+    RETRYABLE_STATUS,
+    RetryLater,
+    RetryPolicy,
+    retry_after_from_headers,
+    retry_blocking,
+)
 from osmosis_ai.platform.errors import PlatformError
 from osmosis_ai.platform.responses import error_from_response
 
@@ -134,8 +140,8 @@ class PlatformClient:
         url = self.base_url + path
         query = {k: v for k, v in (params or {}).items() if v is not None}
         content = None if json_body is None else json.dumps(json_body).encode()
-        attempt = 0
-        while True:
+
+        def attempt() -> dict[str, Any]:
             try:
                 response = self._http.request(
                     method,
@@ -147,23 +153,20 @@ class PlatformClient:
                 )
             except httpx.TimeoutException:
                 error = PlatformError(f"The platform at {self.base_url} did not answer in time (timed out).")
-                retry_after = None
+                raise (RetryLater(error) if retryable else error) from None
             except httpx.TransportError as exc:
                 error = PlatformError(
                     f"Connection error: cannot reach {self.base_url} ({type(exc).__name__})."
                 )
-                retry_after = None
-            else:
-                if response.status_code < 400:
-                    self._note_version(response)
-                    return self._parse(response)
-                if response.status_code not in _RETRY_STATUS:
-                    raise self._error(response)
-                error, retry_after = self._error(response), retry_after_from_headers(response.headers)
-            if not retryable or attempt >= self.retry.max_retries:
-                raise error
-            self.sleep(self.retry.delay(attempt, retry_after))
-            attempt += 1
+                raise (RetryLater(error) if retryable else error) from None
+            if response.status_code < 400:
+                self._note_version(response)
+                return self._parse(response)
+            if not retryable or response.status_code not in _RETRY_STATUS:
+                raise self._error(response)
+            raise RetryLater(self._error(response), retry_after_from_headers(response.headers))
+
+        return retry_blocking(self.retry, attempt, sleep=self.sleep)
 
     def get(self, path: str, **kwargs: Any) -> dict[str, Any]:
         """``request("GET", ...)``."""

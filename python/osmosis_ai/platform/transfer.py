@@ -19,7 +19,13 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from osmosis_ai.llm.retry import RETRYABLE_STATUS, RetryPolicy, retry_after_from_headers
+from osmosis_ai.llm.retry import (
+    RETRYABLE_STATUS,
+    RetryLater,
+    RetryPolicy,
+    retry_after_from_headers,
+    retry_blocking,
+)
 from osmosis_ai.platform.client import USER_AGENT
 from osmosis_ai.platform.errors import PlatformError
 from osmosis_ai.platform.settings import is_loopback_host
@@ -53,30 +59,28 @@ def check_presigned_url(url: str) -> str:
     )
 
 
-def _retry(
-    action: Callable[[], httpx.Response],
-    what: str,
-    policy: RetryPolicy,
-    sleep: Callable[[float], None],
-) -> httpx.Response:
-    attempt = 0
-    while True:
-        retry_after = None
+def _storage_attempt(action: Callable[[], httpx.Response], what: str) -> Callable[[], httpx.Response]:
+    """One storage request as a :func:`retry_blocking` attempt: 429/5xx and dropped connections retry."""
+
+    def attempt() -> httpx.Response:
         try:
             response = action()
         except httpx.TransportError as exc:
-            failure = f"{what}: connection failed ({type(exc).__name__})"
-        else:
-            if response.status_code < 400:
-                return response
-            failure = f"{what}: storage answered HTTP {response.status_code}"
-            if response.status_code not in _RETRY_STATUS:
-                raise PlatformError(failure, status_code=response.status_code)
-            retry_after = retry_after_from_headers(response.headers)
-        if attempt >= policy.max_retries:
-            raise PlatformError(f"{failure} (after {attempt + 1} attempts)")
-        sleep(policy.delay(attempt, retry_after))
-        attempt += 1
+            raise RetryLater(PlatformError(f"{what}: connection failed ({type(exc).__name__})")) from None
+        if response.status_code < 400:
+            return response
+        error = PlatformError(
+            f"{what}: storage answered HTTP {response.status_code}", status_code=response.status_code
+        )
+        if response.status_code not in _RETRY_STATUS:
+            raise error
+        raise RetryLater(error, retry_after_from_headers(response.headers))
+
+    return attempt
+
+
+def _after_attempts(error: BaseException, attempts: int) -> BaseException:
+    return PlatformError(f"{error} (after {attempts} attempts)")
 
 
 def put_bytes(
@@ -102,7 +106,7 @@ def put_bytes(
                 return http.put(url, content=_chunks(handle), headers=sent_headers, timeout=timeout)
         return http.put(url, content=data, headers=sent_headers, timeout=timeout)
 
-    return _retry(send, what, policy, sleep)
+    return retry_blocking(policy, _storage_attempt(send, what), sleep=sleep, give_up=_after_attempts)
 
 
 def _chunks(handle: Any) -> Any:
@@ -151,8 +155,8 @@ def _fetch_one(
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(target.name + ".partial")
     check_presigned_url(item.url)
-    attempt = 0
-    while True:
+
+    def attempt() -> None:
         have = partial.stat().st_size if partial.exists() else 0
         headers = {"User-Agent": USER_AGENT}
         if have and item.size and have < item.size:
@@ -160,20 +164,18 @@ def _fetch_one(
         try:
             with http.stream("GET", item.url, headers=headers, timeout=300.0) as response:
                 if response.status_code >= 400:
-                    raise httpx.HTTPStatusError("storage error", request=response.request, response=response)
+                    error = PlatformError(f"{item.path}: download failed ({response.status_code})")
+                    if response.status_code not in _RETRY_STATUS:
+                        raise error
+                    raise RetryLater(error, retry_after_from_headers(response.headers))
                 mode = "ab" if response.status_code == 206 else "wb"  # a server that ignores Range restarts
                 with open(partial, mode) as handle:
                     for chunk in response.iter_bytes(CHUNK):
                         handle.write(chunk)
-            break
-        except (httpx.TransportError, httpx.HTTPStatusError) as exc:
-            status = exc.response.status_code if isinstance(exc, httpx.HTTPStatusError) else None
-            if (status is not None and status not in _RETRY_STATUS) or attempt >= policy.max_retries:
-                raise PlatformError(
-                    f"{item.path}: download failed ({status or type(exc).__name__})"
-                ) from None
-            sleep(policy.delay(attempt, None))
-            attempt += 1
+        except httpx.TransportError as exc:
+            raise RetryLater(PlatformError(f"{item.path}: download failed ({type(exc).__name__})")) from None
+
+    retry_blocking(policy, attempt, sleep=sleep)
     size = partial.stat().st_size
     if item.size is not None and size != item.size:
         partial.unlink()
