@@ -17,7 +17,7 @@ import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import NoReturn, TypeVar
 
 from osmosis_ai.errors import ProviderError, SystemicProviderError
 from osmosis_ai.llm.usage import CallStats
@@ -35,6 +35,7 @@ __all__ = [
     "error_detail",
     "raise_for_failure",
     "retry_after_from_headers",
+    "retry_async",
     "retry_blocking",
 ]
 
@@ -242,7 +243,8 @@ async def call_with_retries(
         'ok'
     """
     stats = stats if stats is not None else CallStats()
-    while True:
+
+    async def attempt() -> T:
         stats.attempts += 1
         try:
             return await send()
@@ -250,13 +252,18 @@ async def call_with_retries(
             raise
         except Exception as exc:
             failure = classify_failure(exc)
-            if failure.retryable and stats.retries < policy.max_retries:
-                wait = policy.delay(stats.retries, failure.retry_after)
-                stats.retries += 1
-                stats.waits.append(wait)
-                await asyncio.sleep(wait)
-                continue
+            if failure.retryable:
+                raise RetryLater(exc, failure.retry_after) from exc
             raise raise_for_failure(failure, where, attempts=stats.attempts) from exc
+
+    def waited(_error: BaseException, seconds: float) -> None:
+        stats.retries += 1
+        stats.waits.append(seconds)
+
+    def give_up(error: BaseException, _attempts: int) -> BaseException:
+        return raise_for_failure(classify_failure(error), where, attempts=stats.attempts)
+
+    return await retry_async(policy, attempt, on_wait=waited, give_up=give_up)
 
 
 class RetryLater(Exception):
@@ -301,6 +308,38 @@ def retry_blocking(
             return attempt()
         except RetryLater as later:
             if retries >= policy.max_retries:
-                raise (give_up(later.error, retries + 1) if give_up else later.error) from None
+                _raise_final(later.error, retries + 1, give_up)
             sleep(policy.delay(retries, later.retry_after))
             retries += 1
+
+
+async def retry_async(
+    policy: RetryPolicy,
+    attempt: Callable[[], Awaitable[T]],
+    *,
+    on_wait: Callable[[BaseException, float], None] | None = None,
+    give_up: Callable[[BaseException, int], BaseException] | None = None,
+) -> T:
+    """The awaiting twin of :func:`retry_blocking`: ``on_wait(error, seconds)`` hears of each wait."""
+    retries = 0
+    while True:
+        try:
+            return await attempt()
+        except RetryLater as later:
+            if retries >= policy.max_retries:
+                _raise_final(later.error, retries + 1, give_up)
+            wait = policy.delay(retries, later.retry_after)
+            if on_wait is not None:
+                on_wait(later.error, wait)
+            await asyncio.sleep(wait)
+            retries += 1
+
+
+def _raise_final(
+    error: BaseException, attempts: int, give_up: Callable[[BaseException, int], BaseException] | None
+) -> NoReturn:
+    # Chained to the last attempt's error, never to the RetryLater that carried it.
+    final = give_up(error, attempts) if give_up else error
+    if final is error:
+        raise error from error.__cause__
+    raise final from error

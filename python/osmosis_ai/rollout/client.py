@@ -8,7 +8,6 @@ trainer are pooled instead of opened per rollout.
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -22,7 +21,7 @@ from osmosis_ai.errors import (
     OsmosisTransportError,
     OsmosisValidationError,
 )
-from osmosis_ai.llm.retry import RetryPolicy, retry_after_from_headers
+from osmosis_ai.llm.retry import RetryLater, RetryPolicy, retry_after_from_headers, retry_async
 from osmosis_ai.rollout.agent_loop import CompletionsResult
 from osmosis_ai.rollout.messages import normalize_stop
 from osmosis_ai.rollout.schemas import CompletionsRequest, RolloutMetrics, RolloutResponse, RolloutStatus
@@ -134,26 +133,30 @@ class OsmosisLLMClient:
         )
 
     async def _with_retries(self, what: str, retries: int, call: Callable[[], Awaitable[Any]]) -> Any:
-        # The LLM layer's retry policy (backoff with jitter, Retry-After honoured); the trainer's own
-        # error types are kept because users catch them.
+        # The LLM layer's retry driver and policy (backoff with jitter, Retry-After honoured); the
+        # trainer's own error types are kept because users catch them.
         policy = self._policy(retries)
-        attempt = 0
-        while True:
+        attempts = 0
+
+        async def attempt() -> Any:
+            nonlocal attempts
+            attempts += 1
             try:
                 return await call()
             except (OsmosisServerError, OsmosisTimeoutError, OsmosisTransportError) as exc:
-                if attempt >= policy.max_retries:
-                    raise
-                logger.warning(
-                    "%s for rollout %s failed (attempt %d of %d): %s",
-                    what,
-                    self.rollout_id,
-                    attempt + 1,
-                    policy.max_retries + 1,
-                    exc,
-                )
-                await asyncio.sleep(policy.delay(attempt, getattr(exc, "retry_after", None)))
-                attempt += 1
+                raise RetryLater(exc, getattr(exc, "retry_after", None)) from exc
+
+        def waited(error: BaseException, _seconds: float) -> None:
+            logger.warning(
+                "%s for rollout %s failed (attempt %d of %d): %s",
+                what,
+                self.rollout_id,
+                attempts,
+                policy.max_retries + 1,
+                error,
+            )
+
+        return await retry_async(policy, attempt, on_wait=waited)
 
     async def _post(self, path: str, body: dict[str, Any]) -> httpx.Response:
         url = f"{self.server_url}{path}"
