@@ -235,7 +235,7 @@ async def _evaluate(
     params = {k: o[k] for k in ("temperature", "max_tokens") if o[k] is not None}
     spec = AgentExecutorSpec(
         o["module"],
-        o["mcp_dir"],
+        str(Path(o["mcp_dir"]).resolve()) if o["mcp_dir"] else None,
         tuple(o["eval_fns"]),
         endpoints,
         max_connections=max(1, o["batch_size"] // len(endpoints)),
@@ -299,7 +299,7 @@ async def _drive(
         concurrency=backend.slots() if backend is not None else o["batch_size"],
         item_timeout=o["run_timeout"],
         on_record=progress,
-        isolate=backend is None,
+        isolate=backend is None,  # on Ray, the worker isolates (AgentExecutorSpec.isolate)
         backend=backend,
     )
     runs_text = f" x{o['n_runs']} runs" if o["n_runs"] > 1 else ""

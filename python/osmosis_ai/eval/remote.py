@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 __all__ = ["AgentExecutorSpec"]
 
@@ -20,7 +20,8 @@ class AgentExecutorSpec:
 
     Args:
         module: The agent as ``module:attr`` (or None with ``mcp_dir``).
-        mcp_dir: The MCP tool folder of the built-in agent (a path the workers can read).
+        mcp_dir: The MCP tool folder of the built-in agent (an absolute path on the driver; shipped to
+            the workers, which need not have it).
         eval_fns: Eval functions as ``module:function``.
         endpoints: ``model_tag -> Endpoint`` (resolved on the driver, keys included).
         max_connections: Connections per endpoint on each worker.
@@ -42,12 +43,18 @@ class AgentExecutorSpec:
     max_turns: int = 10
     completion_params: dict[str, Any] = field(default_factory=dict)
     tool_timeout: float | None = None
+    # As on one machine: agents and eval functions run on their own loop, so one that blocks is timed out.
+    isolate: ClassVar[bool] = True
 
     def modules(self) -> list[str]:
-        """The user's modules (and the MCP folder) a worker must be able to import."""
+        """The user's modules a worker must be able to import."""
         names = [self.module.rpartition(":")[0]] if self.module else []
         names += [path.rpartition(":")[0] for path in self.eval_fns]
         return names
+
+    def paths(self) -> list[str]:
+        """The MCP tool folder, when the built-in agent uses one."""
+        return [self.mcp_dir] if self.mcp_dir else []
 
     @contextlib.asynccontextmanager
     async def open(self) -> AsyncIterator[Any]:
@@ -57,8 +64,10 @@ class AgentExecutorSpec:
         from osmosis_ai.eval.runner import AgentExecutor
         from osmosis_ai.llm.chat import ExternalLLMClient
         from osmosis_ai.llm.transport import make_transport
+        from osmosis_ai.runs.backends import worker_path
 
-        agent = load_agent(self.module, self.mcp_dir, quiet=True, tool_timeout=self.tool_timeout)
+        mcp_dir = str(worker_path(self.mcp_dir)) if self.mcp_dir else None
+        agent = load_agent(self.module, mcp_dir, quiet=True, tool_timeout=self.tool_timeout)
         eval_fns = load_eval_functions(list(self.eval_fns))
         transports = {
             tag: make_transport(ep, max_connections=self.max_connections)
