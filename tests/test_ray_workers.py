@@ -1,27 +1,111 @@
-"""`--backend ray` beyond the basics: MCP tool folders shipped to the workers, and user code that blocks
-a worker's loop. A local Ray head (2 CPUs, the ``ray_head`` fixture); models are scripted servers on
-127.0.0.1.
+"""`--backend ray` beyond `eval`: `eval run` workspaces, MCP tool folders shipped to the workers, and user
+code that blocks a worker's loop. A local Ray head (2 CPUs, the ``ray_head`` fixture); models are
+scripted servers on 127.0.0.1.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from mcp_repo import REWARD, make_repo, write, write_rows
 from osmosis_ai.cli.main import main
+from tests.eval_run_workspace import calc_rows, make_workspace
 
 pytest.importorskip("ray")
+
+OSMOSIS = str(Path(sys.executable).parent / "osmosis")
 
 
 def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
     code = main(list(args))
     out, err = capsys.readouterr()
     return code, out + err
+
+
+# ---- eval run ----------------------------------------------------------------------------------------
+
+
+def eval_run_args(server: Any, name: str, *extra: str) -> list[str]:
+    return [
+        "eval", "run", "configs/eval/calc.toml", "--dataset-file", "data/calc.jsonl", "--name", name, "-y",
+        "--base-url", server.base_url, "--api-key", "sk-local", *extra,
+    ]  # fmt: skip
+
+
+def results_table(text: str) -> list[str]:
+    """The printed results table without wall-clock, path and backend lines."""
+    lines = text[text.index("Results") :].splitlines()
+    skip = ("Duration:", "Output:", "Backend:")
+    return [line for line in lines if line.startswith("  ") and not line.strip().startswith(skip)]
+
+
+def graded(run_dir: Path) -> list[tuple[Any, ...]]:
+    """Each item's outcome from the run's index, in row order (rollout ids and durations differ)."""
+    rows = [json.loads(line) for line in (run_dir / "index.jsonl").read_text().splitlines()]
+    keys = ("row_index", "run_index", "status", "reward", "tokens", "error_type")
+    return sorted(tuple(r.get(k) for k in keys) for r in rows)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scripted: Any) -> dict[str, Any]:
+    ws = make_workspace(tmp_path / "ws", calc_rows(12), n=2)
+    monkeypatch.chdir(ws)
+    usage = {"prompt_tokens": 7, "completion_tokens": 3}
+    server = scripted({"default": {"content": "4", "usage": usage, "delay": 0.05}})
+    return {"dir": ws, "server": server}
+
+
+def test_eval_run_on_ray_gives_the_local_summary_byte_for_byte(ray_head, workspace, capsys) -> None:
+    ws, server = workspace["dir"], workspace["server"]
+    code, local = run_cli(capsys, *eval_run_args(server, "local"))
+    assert code == 0, local
+    code, remote = run_cli(capsys, *eval_run_args(server, "ray", "--backend", "ray", "--ray-workers", "2"))
+    assert code == 0, remote
+    assert results_table(remote) == results_table(local)
+    evals = ws / ".osmosis/evals"
+    summary = lambda name: json.loads((evals / name / "metrics.json").read_text())["summary"]  # noqa: E731
+    assert summary("ray") == summary("local")
+    assert graded(evals / "ray") == graded(evals / "local")
+    line = next(x for x in remote.splitlines() if x.strip().startswith("Backend:"))
+    spread = [int(n) for n in line.split("items per worker ")[1].split(",")[0].split("/")]
+    assert "ray: 2 workers" in line and len(spread) == 2 and sum(spread) == 24 and min(spread) > 0
+
+
+def test_eval_run_resumes_on_ray_after_a_killed_driver(ray_head, workspace, capsys) -> None:
+    ws, server = workspace["dir"], workspace["server"]
+    address = ray_head.get_runtime_context().gcs_address
+    args = eval_run_args(server, "r", "--backend", "ray", "--ray-address", address, "--ray-workers", "1")
+    log = ws / ".osmosis/evals/r/results.jsonl"
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    proc = subprocess.Popen([OSMOSIS, *args], cwd=ws, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and (not log.exists() or len(log.read_text().splitlines()) < 5):
+        if proc.poll() is not None:
+            break
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=60)
+    before = len(log.read_bytes().split(b"\n")) - 2  # header, and a possibly torn last line
+    assert 4 <= before < 24
+
+    code, out = run_cli(capsys, *eval_run_args(server, "r", "--backend", "ray", "--ray-workers", "2"))
+    assert code == 0, out
+    records = [json.loads(line) for line in log.read_text().splitlines()[1:] if line.strip().endswith("}")]
+    keys = [(r["row_index"], r["run_index"]) for r in records]
+    assert sorted(set(keys)) == [(i, k) for i in range(12) for k in range(2)]
+    assert "24/24 complete" in out
 
 
 # ---- MCP tool folders --------------------------------------------------------------------------------
@@ -99,6 +183,7 @@ def test_a_worker_that_cannot_import_the_mcp_folder_says_which_folder_and_why(ra
 # while user code still blocked its loop or thread (a worker that waited for it would have let it finish).
 BLOCKING_AGENT = """
 import pathlib
+import time
 from osmosis_ai.rollout import RolloutAgentLoop
 
 class Blocker(RolloutAgentLoop):
@@ -119,6 +204,7 @@ agent = Blocker()
 
 BLOCKING_SCORE = """
 import pathlib
+import time
 
 def score(solution_str, ground_truth, extra_info=None):
     if ground_truth == "block-score":
