@@ -100,12 +100,15 @@ def test_eval_run_resumes_on_ray_after_a_killed_driver(ray_head, workspace, caps
     before = len(log.read_bytes().split(b"\n")) - 2  # header, and a possibly torn last line
     assert 4 <= before < 24
 
-    code, out = run_cli(capsys, *eval_run_args(server, "r", "--backend", "ray", "--ray-workers", "2"))
-    assert code == 0, out
+    code = main(["--json", *eval_run_args(server, "r", "--backend", "ray", "--ray-workers", "2")])
+    out, err = capsys.readouterr()
+    assert code == 0, out + err
+    resource = json.loads(out)["resource"]
+    assert resource["resumed"] == before and resource["dispatched"] == 24 - before
+    assert resource["backend"]["workers"] == 2 and sum(resource["backend"]["items_per_worker"]) == 24 - before
     records = [json.loads(line) for line in log.read_text().splitlines()[1:] if line.strip().endswith("}")]
     keys = [(r["row_index"], r["run_index"]) for r in records]
     assert sorted(set(keys)) == [(i, k) for i in range(12) for k in range(2)]
-    assert "24/24 complete" in out
 
 
 # ---- MCP tool folders --------------------------------------------------------------------------------
