@@ -20,7 +20,7 @@ import pytest
 
 from mcp_repo import REWARD, make_repo, write, write_rows
 from osmosis_ai.cli.main import main
-from tests.eval_run_workspace import calc_rows, make_workspace
+from tests.eval_run_workspace import LOOP_MAIN, calc_rows, make_workspace
 
 pytest.importorskip("ray")
 
@@ -66,11 +66,17 @@ def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scripted: Any) ->
     return {"dir": ws, "server": server}
 
 
-def test_eval_run_on_ray_gives_the_local_summary_byte_for_byte(ray_head, workspace, capsys) -> None:
+@pytest.mark.parametrize("style", ["workflow", "loop"], ids=["0.3-workflow", "0.2-loop-eval-fn"])
+def test_eval_run_on_ray_gives_the_local_summary_byte_for_byte(ray_head, workspace, capsys, style) -> None:
     ws, server = workspace["dir"], workspace["server"]
-    code, local = run_cli(capsys, *eval_run_args(server, "local"))
+    extra: list[str] = []
+    if style == "loop":  # the scorer is named by file: its folder travels to the workers, its name stays
+        (ws / "rollouts/calc/main.py").write_text(LOOP_MAIN)
+        extra = ["--eval-fn", "rollouts/calc/main.py:exact"]
+    code, local = run_cli(capsys, *eval_run_args(server, "local", *extra))
     assert code == 0, local
-    code, remote = run_cli(capsys, *eval_run_args(server, "ray", "--backend", "ray", "--ray-workers", "2"))
+    args = eval_run_args(server, "ray", *extra, "--backend", "ray", "--ray-workers", "2")
+    code, remote = run_cli(capsys, *args)
     assert code == 0, remote
     assert results_table(remote) == results_table(local)
     evals = ws / ".osmosis/evals"

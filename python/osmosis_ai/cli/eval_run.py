@@ -281,16 +281,18 @@ async def _run_engine(
     o: dict[str, Any],
 ) -> Any:
     """Runs the engine here or on the chosen backend's workers (each builds the executor itself)."""
+    from osmosis_ai.eval.functions import load_eval_functions
     from osmosis_ai.eval.run_remote import RunExecutorSpec, item_timeout, open_run_executor
     from osmosis_ai.runs.backends import BackendReport, start_backend
     from osmosis_ai.runs.engine import RunEngine, work_items
 
     timeouts = {"agent_timeout": settings["agent_timeout"], "grader_timeout": settings["grader_timeout"]}
-    options = {"max_connections": concurrency, "eval_fns": tuple(o["eval_fns"]), **timeouts}
+    options = {"max_connections": concurrency, **timeouts}
     spec = RunExecutorSpec(
         str(o["entry_file"]),
         str(o["rollout_dir"]),
         endpoint,
+        eval_fns=tuple(o["eval_fns"]),
         artifact_root=str(o["artifact_root"]),
         **options,
     )
@@ -304,7 +306,10 @@ async def _run_engine(
     ):
         executor = None
         if backend is None:
-            executor = await stack.enter_async_context(open_run_executor(entry, endpoint, **options))
+            scorers = load_eval_functions(list(o["eval_fns"])) if entry.loop is not None else []
+            executor = await stack.enter_async_context(
+                open_run_executor(entry, endpoint, scorers=scorers, **options)
+            )
         engine = RunEngine(
             executor,
             log,

@@ -10,8 +10,9 @@ plain data a worker rebuilds it from; the rollout directory travels with Ray's r
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
-from dataclasses import dataclass
+import os
+from collections.abc import AsyncIterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -43,9 +44,10 @@ async def open_run_executor(
     max_connections: int,
     agent_timeout: float | None,
     grader_timeout: float | None,
-    eval_fns: tuple[str, ...] = (),
+    scorers: Sequence[Any] = (),
 ) -> AsyncIterator[Any]:
-    """Yields the executor for ``entry``: a workflow behind its own bridge, or a 0.2 loop + eval fn."""
+    """Yields the executor for ``entry``: a workflow behind its own bridge, or a 0.2 loop scored by the
+    first of ``scorers`` (loaded eval functions)."""
     from osmosis_ai.llm.transport import make_transport
 
     transport = make_transport(endpoint, max_connections=max_connections)
@@ -59,12 +61,10 @@ async def open_run_executor(
                     entry.backend, bridge, agent_timeout=agent_timeout, grader_timeout=grader_timeout
                 )
         else:
-            from osmosis_ai.eval.functions import load_eval_functions
             from osmosis_ai.eval.workflow_executor import LoopExecutor
             from osmosis_ai.llm.chat import ExternalLLMClient
 
-            scorer = load_eval_functions(list(eval_fns))[:1]
-            yield LoopExecutor(entry.loop, scorer, lambda _tag: ExternalLLMClient(transport))
+            yield LoopExecutor(entry.loop, list(scorers)[:1], lambda _tag: ExternalLLMClient(transport))
     finally:
         await transport.aclose()
 
@@ -80,7 +80,7 @@ class RunExecutorSpec:
         max_connections: Connections to the model per worker.
         agent_timeout: The workflow's budget in seconds, or None.
         grader_timeout: The grader's budget in seconds, or None.
-        eval_fns: ``module:function`` scorers of a 0.2 loop.
+        eval_fns: Scorers of a 0.2 loop (``module:function`` or ``path/file.py:function``).
         artifact_root: Where a ``LocalBackend`` puts per-rollout artifacts (the same path on each node).
 
     Example:
@@ -97,20 +97,26 @@ class RunExecutorSpec:
     grader_timeout: float | None
     eval_fns: tuple[str, ...] = ()
     artifact_root: str | None = None
+    root: str = field(default_factory=os.getcwd)
     # As the local `eval run` engine: the rollout backend runs workflows on the engine's loop.
     isolate: ClassVar[bool] = False
 
     def modules(self) -> list[str]:
-        """The 0.2 scorer's module, if any (the rollout itself is read by path)."""
-        return [fn.rpartition(":")[0] for fn in self.eval_fns]
+        """The 0.2 scorer's module, if named by module (the rollout itself is read by path)."""
+        from osmosis_ai.eval.remote import eval_fn_modules
+
+        return eval_fn_modules(self.eval_fns)
 
     def paths(self) -> list[str]:
-        """The rollout directory (the entrypoint imports its siblings from there)."""
-        return [self.rollout_dir]
+        """The rollout directory (the entrypoint imports its siblings from there), scorers' files."""
+        from osmosis_ai.eval.remote import eval_fn_paths
+
+        return list(dict.fromkeys([self.rollout_dir, *eval_fn_paths(self.eval_fns, self.root)]))
 
     @contextlib.asynccontextmanager
     async def open(self) -> AsyncIterator[Any]:
         """Loads the entrypoint from the shipped rollout directory and yields its executor."""
+        from osmosis_ai.eval.remote import load_shipped_eval_functions
         from osmosis_ai.eval.run_entry import load_rollout_entry
         from osmosis_ai.runs.backends import worker_path
 
@@ -122,6 +128,6 @@ class RunExecutorSpec:
             max_connections=self.max_connections,
             agent_timeout=self.agent_timeout,
             grader_timeout=self.grader_timeout,
-            eval_fns=self.eval_fns,
+            scorers=load_shipped_eval_functions(self.eval_fns, self.root) if entry.loop is not None else (),
         ) as executor:
             yield executor
