@@ -114,7 +114,7 @@ def runtime_env_for(modules: list[str], paths: list[str] | None = None) -> dict[
         if paths:
             staging = Path(scratch_root) / STAGING
             staging.mkdir()
-            for path in paths:
+            for path in dict.fromkeys(paths):  # an eval function's folder may be the MCP folder too
                 source, target = Path(path), staging / shipped_key(path)
                 if source.is_dir():
                     shutil.copytree(source, target, ignore=_NOT_COPIED)
