@@ -56,3 +56,19 @@ def judge_env(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in list(os.environ):
         if name.endswith(("_API_KEY", "_BASE_URL", "_API_BASE")):
             monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(scope="module")
+def ray_head() -> Iterator[Any]:
+    """A Ray head in this process (2 CPUs, every Ray process on this machine), one per test module."""
+    ray = pytest.importorskip("ray")
+    # Ray reports usage statistics over the internet unless told not to; tests never reach it.
+    saved = os.environ.get("RAY_USAGE_STATS_ENABLED")
+    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    yield ray
+    ray.shutdown()
+    if saved is None:
+        os.environ.pop("RAY_USAGE_STATS_ENABLED", None)
+    else:
+        os.environ["RAY_USAGE_STATS_ENABLED"] = saved

@@ -62,6 +62,32 @@ class CalcGrader(Grader):
         ctx.set_reward(1.0 if answer == ctx.label else 0.0)
 """
 
+# A 0.2 agent loop as the entrypoint, with its scorer beside it (``--eval-fn rollouts/calc/main.py:exact``).
+LOOP_MAIN = """
+from osmosis_ai import osmosis_reward
+from osmosis_ai.rollout import RolloutAgentLoop
+
+
+class CalcLoop(RolloutAgentLoop):
+    name = "calc-loop"
+
+    def get_tools(self, request):
+        return []
+
+    async def run(self, ctx):
+        reply = await ctx.chat(ctx.request.messages)
+        return ctx.complete([*ctx.request.messages, reply.message])
+
+
+agent_loop = CalcLoop()
+
+
+@osmosis_reward
+def exact(solution_str: str, ground_truth: str, extra_info: dict = None) -> float:
+    return float(solution_str.strip() == ground_truth)
+"""
+
+
 EVAL_TOML = """[experiment]
 rollout = "calc"
 entrypoint = "main.py"

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.eval_run_workspace import calc_rows, make_workspace
+from tests.eval_run_workspace import LOOP_MAIN, calc_rows, make_workspace
 
 OSMOSIS = str(Path(sys.executable).with_name("osmosis"))
 MODES = ("wrong_type", "hang", "raise", "no_reward", "nan", "grader_raise")
@@ -145,31 +145,6 @@ def test_retry_failed_reruns_only_failed_items(tmp_path: Path, scripted: Any) ->
     assert code == 1 and envelope["resource"]["dispatched"] == 1
     log = (ws / ".osmosis/evals/r1/results.jsonl").read_text().splitlines()
     assert len(log) == 1 + 4  # header, three items, one retry appended
-
-
-LOOP_MAIN = """
-from osmosis_ai import osmosis_reward
-from osmosis_ai.rollout import RolloutAgentLoop
-
-
-class CalcLoop(RolloutAgentLoop):
-    name = "calc-loop"
-
-    def get_tools(self, request):
-        return []
-
-    async def run(self, ctx):
-        reply = await ctx.chat(ctx.request.messages)
-        return ctx.complete([*ctx.request.messages, reply.message])
-
-
-agent_loop = CalcLoop()
-
-
-@osmosis_reward
-def exact(solution_str: str, ground_truth: str, extra_info: dict = None) -> float:
-    return float(solution_str.strip() == ground_truth)
-"""
 
 
 def test_a_0_2_agent_loop_runs_with_an_eval_fn(tmp_path: Path, scripted: Any) -> None:

@@ -1,7 +1,7 @@
 """`--backend ray`: the same eval and rubric jobs on a local Ray head (2 CPUs) give the same summaries.
 
-One Ray head serves the whole module (starting one costs seconds). Every Ray process stays on this
-machine; the models are scripted servers on 127.0.0.1.
+One Ray head serves the whole module (the ``ray_head`` fixture; starting one costs seconds). Every Ray
+process stays on this machine; the models are scripted servers on 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -60,20 +60,6 @@ def die_once(solution_str, ground_truth, extra_info=None):
             os._exit(1)
     return 1.0 if solution_str.strip() == ground_truth else 0.0
 """
-
-
-@pytest.fixture(scope="module")
-def ray_head() -> Any:
-    # Ray reports usage statistics over the internet unless told not to; tests never reach it.
-    saved = os.environ.get("RAY_USAGE_STATS_ENABLED")
-    os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
-    yield ray
-    ray.shutdown()
-    if saved is None:
-        os.environ.pop("RAY_USAGE_STATS_ENABLED", None)
-    else:
-        os.environ["RAY_USAGE_STATS_ENABLED"] = saved
 
 
 @pytest.fixture

@@ -235,7 +235,7 @@ async def _evaluate(
     params = {k: o[k] for k in ("temperature", "max_tokens") if o[k] is not None}
     spec = AgentExecutorSpec(
         o["module"],
-        o["mcp_dir"],
+        str(Path(o["mcp_dir"]).resolve()) if o["mcp_dir"] else None,
         tuple(o["eval_fns"]),
         endpoints,
         max_connections=max(1, o["batch_size"] // len(endpoints)),
@@ -243,7 +243,7 @@ async def _evaluate(
         completion_params=params,
         tool_timeout=o["tool_timeout"],
     )
-    report = BackendReport()
+    o["backend_report"] = report = BackendReport()
     # The backend first: an unreachable cluster or workers that cannot import the job's code stop the
     # command before a results log exists.
     async with start_backend(
@@ -299,7 +299,7 @@ async def _drive(
         concurrency=backend.slots() if backend is not None else o["batch_size"],
         item_timeout=o["run_timeout"],
         on_record=progress,
-        isolate=backend is None,
+        isolate=backend is None,  # on Ray, the worker isolates (AgentExecutorSpec.isolate)
         backend=backend,
     )
     runs_text = f" x{o['n_runs']} runs" if o["n_runs"] > 1 else ""
@@ -388,7 +388,9 @@ def _finish(
             stopped_early=outcome.stopped_early,
             stop_reason=outcome.stop_reason,
         )
-        emit_result({**document, "results_log": str(log_path)})
+        backend = o.get("backend_report")
+        spread = {"backend": backend.as_dict()} if backend is not None and backend.name != "local" else {}
+        emit_result({**document, "results_log": str(log_path), **spread})
     failed = report.failed_runs + report.eval_error_runs
     if outcome.stopped_early:
         click.echo(f"Error: evaluation stopped early: {outcome.stop_reason}", err=True)

@@ -132,9 +132,11 @@ def _judge_records(
     finally:
         progress.close()
         log.close()
+    session = RubricSession.from_log(log.path, total, outcome)
     if report.name != "local":
         click.echo(f"Backend {report.describe()}")
-    return RubricSession.from_log(log.path, total, outcome)
+        session.backend = report.as_dict()
+    return session
 
 
 def _load_function(spec: str) -> Callable[..., Any]:
@@ -384,5 +386,5 @@ def eval_rubric(
     if noise is not None or gold_figures is not None:
         for line in lines(noise, gold_figures):
             echo(line)
-    emit_result(payload)
+    emit_result({**payload, **({"backend": state.backend} if state.backend else {})})
     _finish(state, out, echo)

@@ -189,5 +189,5 @@ def eval_rubric_inline(
     write_json(out, payload)
     print_report(payload, echo)
     echo(state.health.line())
-    emit_result(payload)
+    emit_result({**payload, **({"backend": state.backend} if state.backend else {})})
     _finish(state, out, echo)

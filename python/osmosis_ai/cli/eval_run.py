@@ -9,6 +9,7 @@ and ``--name`` resumes it (see :mod:`osmosis_ai.eval.run_dir`).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 import os
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any
 
 import click
 
+from osmosis_ai.cli.backend_options import backend_options
 from osmosis_ai.errors import CLIError
 
 DATASET_EXTENSIONS = (".jsonl", ".json", ".csv", ".parquet")
@@ -47,6 +49,7 @@ DATASET_EXTENSIONS = (".jsonl", ".json", ".csv", ".parquet")
 )
 @click.option("--base-url", default=None, metavar="URL", help="OpenAI-compatible server for model_path.")
 @click.option("--api-key", default=None, help="API key for the model (else the provider's variable).")
+@backend_options
 @click.pass_context
 def eval_run(ctx: click.Context, **o: Any) -> None:
     """Run an eval config locally against a dataset file; the same --name resumes.
@@ -158,6 +161,7 @@ def _normalized(path: Path, indices: list[int] | None, limit: int | None) -> Any
 
 def run(o: dict[str, Any]) -> int:
     """Runs the command; returns the exit code (1 when the run is partial)."""
+    from osmosis_ai.cli.backend_options import backend_from_options
     from osmosis_ai.cli.eval_run_report import report
     from osmosis_ai.cli.output import STATE, confirm, status
     from osmosis_ai.config import load_eval_config
@@ -166,10 +170,11 @@ def run(o: dict[str, Any]) -> int:
     from osmosis_ai.eval.run_rows import compact_selector
     from osmosis_ai.workspace import check_config_location, check_rollout, resolve_config_path
 
+    o["backend_choice"] = backend_from_options(o["backend"], o["ray_address"], o["ray_workers"])
     path = resolve_config_path(o["config_path"])
     root = check_config_location(path, "eval", "eval run")
     config = load_eval_config(path)
-    _rollout_dir, entry_file = check_rollout(root, config)
+    o["rollout_dir"], o["entry_file"] = check_rollout(root, config)
     settings = _settings(config)
     dataset, o["dataset_source"] = _dataset(config, o["dataset_file"])
     indices, selected, total_rows = _selection(dataset, o["rows"], settings["limit"])
@@ -181,9 +186,12 @@ def run(o: dict[str, Any]) -> int:
 
     out_root = Path(o["output"]).expanduser().resolve() if o["output"] else root / ".osmosis" / "evals"
     run_dir = RunDirectory(out_root, o["name"] or default_run_name(path))
-    entry = load_rollout_entry(entry_file, artifact_root=run_dir.path / "rollout_trials")
+    o["artifact_root"] = run_dir.path / "rollout_trials"
+    entry = load_rollout_entry(o["entry_file"], artifact_root=o["artifact_root"])
     if entry.loop is not None and not o["eval_fns"]:
-        raise CLIError(f"{entry_file}: a 0.2 RolloutAgentLoop needs --eval-fn MODULE:FN to score its runs")
+        raise CLIError(
+            f"{o['entry_file']}: a 0.2 RolloutAgentLoop needs --eval-fn MODULE:FN to score its runs"
+        )
     run_config = {
         "model_path": config.experiment.model_path,
         "base_url": o["base_url"],
@@ -272,44 +280,42 @@ async def _run_engine(
     progress: Any,
     o: dict[str, Any],
 ) -> Any:
-    from osmosis_ai.llm.bridge import LLMBridge
-    from osmosis_ai.llm.chat import ExternalLLMClient
-    from osmosis_ai.llm.transport import make_transport
+    """Runs the engine here or on the chosen backend's workers (each builds the executor itself)."""
+    from osmosis_ai.eval.functions import load_eval_functions
+    from osmosis_ai.eval.run_remote import RunExecutorSpec, item_timeout, open_run_executor
+    from osmosis_ai.runs.backends import BackendReport, start_backend
     from osmosis_ai.runs.engine import RunEngine, work_items
 
-    transport = make_transport(endpoint, max_connections=concurrency)
-    try:
-        if entry.backend is not None:
-            from osmosis_ai.eval.workflow_executor import WorkflowExecutor
-
-            bridge = await LLMBridge(transport).start()
-            executor: Any = WorkflowExecutor(
-                entry.backend,
-                bridge,
-                agent_timeout=settings["agent_timeout"],
-                grader_timeout=settings["grader_timeout"],
+    timeouts = {"agent_timeout": settings["agent_timeout"], "grader_timeout": settings["grader_timeout"]}
+    options = {"max_connections": concurrency, **timeouts}
+    spec = RunExecutorSpec(
+        str(o["entry_file"]),
+        str(o["rollout_dir"]),
+        endpoint,
+        eval_fns=tuple(o["eval_fns"]),
+        artifact_root=str(o["artifact_root"]),
+        **options,
+    )
+    limit = item_timeout(entry, **timeouts)
+    o["backend_report"] = report = BackendReport()
+    async with (
+        start_backend(
+            o["backend_choice"], spec, concurrency=concurrency, item_timeout=limit, report=report
+        ) as backend,
+        contextlib.AsyncExitStack() as stack,
+    ):
+        executor = None
+        if backend is None:
+            scorers = load_eval_functions(list(o["eval_fns"])) if entry.loop is not None else []
+            executor = await stack.enter_async_context(
+                open_run_executor(entry, endpoint, scorers=scorers, **options)
             )
-            # The backend enforces both budgets; the engine's limit only catches what ignores cancellation.
-            budgets = [t for t in (settings["agent_timeout"], settings["grader_timeout"]) if t is not None]
-            item_timeout = sum(budgets) + 60.0 if len(budgets) == 2 else None
-        else:
-            from osmosis_ai.eval.functions import load_eval_functions
-            from osmosis_ai.eval.workflow_executor import LoopExecutor
-
-            bridge = None
-            executor = LoopExecutor(
-                entry.loop,
-                load_eval_functions(list(o["eval_fns"]))[:1],
-                lambda _tag: ExternalLLMClient(transport),
-            )
-            item_timeout = settings["agent_timeout"]
         engine = RunEngine(
-            executor, log, concurrency=concurrency, item_timeout=item_timeout, on_record=progress
+            executor,
+            log,
+            concurrency=backend.slots() if backend is not None else concurrency,
+            item_timeout=limit,
+            on_record=progress,
+            backend=backend,
         )
-        try:
-            return await engine.run(work_items(rows, settings["n"], ("",), log.done, engine.outcome))
-        finally:
-            if bridge is not None:
-                await bridge.aclose()
-    finally:
-        await transport.aclose()
+        return await engine.run(work_items(rows, settings["n"], ("",), log.done, engine.outcome))

@@ -10,7 +10,12 @@ import click
 
 
 def _table(
-    summary: dict[str, Any], counts: dict[str, int], duration_ms: float, out: Path, incomplete: bool
+    summary: dict[str, Any],
+    counts: dict[str, int],
+    duration_ms: float,
+    out: Path,
+    incomplete: bool,
+    backend: Any = None,
 ) -> list[str]:
     done = counts["succeeded"] + counts["failed"] + counts["skipped"]
     work = f"{done}/{counts['total']} complete · {counts['succeeded']} ok · {counts['failed']} failed"
@@ -34,6 +39,8 @@ def _table(
         lines.append(
             "  pass@k:      " + " · ".join(f"k={p['k']} {p['value']:.2f}" for p in summary["pass_at_k"])
         )
+    if backend is not None:
+        lines.append(f"  Backend:     {backend.describe()}")
     lines += [
         f"  Tokens Used: {summary['tokens_used']}",
         f"  Duration:    {duration_ms / 1000:.1f}s",
@@ -67,6 +74,9 @@ def report(
         "skipped": sum(r.get("status") == "skipped" for r in records),
     }
     interrupted = bool(outcome and (outcome.interrupted or outcome.stopped_early))
+    # How the items were spread, when they ran on a remote backend (`local` says nothing new).
+    backend = o.get("backend_report")
+    backend = backend if backend is not None and backend.name != "local" else None
     incomplete = interrupted or len(records) < total
     duration_ms = outcome.duration_ms if outcome else 0.0
     now = _dt.datetime.now(_dt.timezone.utc).isoformat()
@@ -105,7 +115,7 @@ def report(
                     f"error_type={f['error_type'] or 'unknown'} -> {f['error']}"
                 )
         click.echo()
-        for line in _table(summary, counts, duration_ms, run_dir.path, incomplete):
+        for line in _table(summary, counts, duration_ms, run_dir.path, incomplete, backend):
             click.echo(line)
         if outcome and outcome.stopped_early:
             click.echo(f"\nStopped early: {outcome.stop_reason}", err=True)
@@ -131,6 +141,7 @@ def report(
         "duration_ms": duration_ms,
         "metrics": summary,
         "failed_rows": failed_rows,
+        **({"backend": backend.as_dict()} if backend is not None else {}),
     }
     # Failed items make the run partial too (issue #16): a run whose items crashed is not a clean result.
     partial = incomplete or counts["failed"] > 0

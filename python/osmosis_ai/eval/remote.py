@@ -2,16 +2,77 @@
 
 Picklable on purpose: no loaded module, socket or transport crosses to a worker. Each worker loads the
 agent and the eval functions itself and opens its own transports (closed when the worker stops).
+
+Eval functions named by module travel as modules; those named by file (``path/to/file.py:fn``, an
+OpenAI grader ``.json``) are read by path, so their folder (or the ``.json`` file) is shipped and found
+on the worker with :func:`~osmosis_ai.runs.backends.worker_path`, keeping the name the user gave (the
+key of their scores).
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+import dataclasses
+import os
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
-__all__ = ["AgentExecutorSpec"]
+__all__ = ["AgentExecutorSpec", "eval_fn_modules", "eval_fn_paths", "load_shipped_eval_functions"]
+
+
+def _file_part(target: str) -> str | None:
+    """The file an eval function target names (``x.py`` of ``x.py:fn``, or a ``.json``), else None."""
+    if target.endswith(".json"):
+        return target
+    module = target.rpartition(":")[0]
+    return module if module.endswith(".py") or "/" in module or os.sep in module else None
+
+
+def _on_driver(root: str, file: str) -> str:
+    # Lexical on both sides: the worker must compute the very key the driver shipped under.
+    return os.path.normpath(os.path.join(root, file))
+
+
+def eval_fn_modules(targets: Sequence[str]) -> list[str]:
+    """The modules of the targets named by module (shipped as py_modules).
+
+    Example:
+        >>> eval_fn_modules(["scores:exact", "rollouts/calc/main.py:exact"])
+        ['scores']
+    """
+    return [t.rpartition(":")[0] for t in targets if _file_part(t) is None]
+
+
+def eval_fn_paths(targets: Sequence[str], root: str) -> list[str]:
+    """What to ship for the targets named by file: the ``.py`` file's folder (its siblings import), or the ``.json``.
+
+    Example:
+        >>> eval_fn_paths(["scores:exact", "rollouts/calc/main.py:exact"], "/ws")
+        ['/ws/rollouts/calc']
+    """
+    paths = []
+    for target in targets:
+        file = _file_part(target)
+        if file is not None:
+            full = _on_driver(root, file)
+            paths.append(full if file.endswith(".json") else os.path.dirname(full))
+    return list(dict.fromkeys(paths))
+
+
+def load_shipped_eval_functions(targets: Sequence[str], root: str) -> list[Any]:
+    """Loads eval functions on a worker: file targets from where they were shipped, names as given."""
+    from osmosis_ai.eval.functions import load_eval_functions
+    from osmosis_ai.runs.backends import worker_path
+
+    here = []
+    for target in targets:
+        file = _file_part(target)
+        here.append(
+            target if file is None else str(worker_path(_on_driver(root, file))) + target[len(file) :]
+        )
+    loaded = load_eval_functions(here)
+    return [dataclasses.replace(fn, name=name) for fn, name in zip(loaded, targets, strict=True)]
 
 
 @dataclass(frozen=True)
@@ -20,13 +81,15 @@ class AgentExecutorSpec:
 
     Args:
         module: The agent as ``module:attr`` (or None with ``mcp_dir``).
-        mcp_dir: The MCP tool folder of the built-in agent (a path the workers can read).
-        eval_fns: Eval functions as ``module:function``.
+        mcp_dir: The MCP tool folder of the built-in agent (an absolute path on the driver; shipped to
+            the workers, which need not have it).
+        eval_fns: Eval functions as ``module:function`` (or ``path/file.py:function``, a grader ``.json``).
         endpoints: ``model_tag -> Endpoint`` (resolved on the driver, keys included).
         max_connections: Connections per endpoint on each worker.
         max_turns: Advisory turn limit put into each request.
         completion_params: Sampling parameters put into each request.
         tool_timeout: Seconds per MCP tool call, or None.
+        root: The driver's working directory, which relative file targets are read from.
 
     Example:
         >>> spec = AgentExecutorSpec("math_agent:agent_loop", None, ("reward_fn.compute_reward:f",), {})
@@ -42,24 +105,37 @@ class AgentExecutorSpec:
     max_turns: int = 10
     completion_params: dict[str, Any] = field(default_factory=dict)
     tool_timeout: float | None = None
+    root: str = field(default_factory=os.getcwd)
+    # As on one machine: agents and eval functions run on their own loop, so one that blocks is timed out.
+    isolate: ClassVar[bool] = True
 
     def modules(self) -> list[str]:
-        """The user's modules (and the MCP folder) a worker must be able to import."""
-        names = [self.module.rpartition(":")[0]] if self.module else []
-        names += [path.rpartition(":")[0] for path in self.eval_fns]
-        return names
+        """The user's modules a worker must be able to import."""
+        agent = [self.module] if self.module else []
+        return eval_fn_modules(agent) + eval_fn_modules(self.eval_fns)
+
+    def paths(self) -> list[str]:
+        """The MCP tool folder, when the built-in agent uses one, and eval functions named by file."""
+        agent = [self.module] if self.module else []
+        mcp = [self.mcp_dir] if self.mcp_dir else []
+        return mcp + eval_fn_paths([*agent, *self.eval_fns], self.root)
 
     @contextlib.asynccontextmanager
     async def open(self) -> AsyncIterator[Any]:
         """Loads the agent and eval functions, opens the transports, yields the executor."""
         from osmosis_ai.cli.agent_source import load_agent
-        from osmosis_ai.eval.functions import load_eval_functions
         from osmosis_ai.eval.runner import AgentExecutor
         from osmosis_ai.llm.chat import ExternalLLMClient
         from osmosis_ai.llm.transport import make_transport
+        from osmosis_ai.runs.backends import worker_path
 
-        agent = load_agent(self.module, self.mcp_dir, quiet=True, tool_timeout=self.tool_timeout)
-        eval_fns = load_eval_functions(list(self.eval_fns))
+        mcp_dir = str(worker_path(self.mcp_dir)) if self.mcp_dir else None
+        module = self.module
+        if module is not None and _file_part(module) is not None:
+            file = _file_part(module) or ""
+            module = str(worker_path(_on_driver(self.root, file))) + module[len(file) :]
+        agent = load_agent(module, mcp_dir, quiet=True, tool_timeout=self.tool_timeout)
+        eval_fns = load_shipped_eval_functions(self.eval_fns, self.root)
         transports = {
             tag: make_transport(ep, max_connections=self.max_connections)
             for tag, ep in self.endpoints.items()

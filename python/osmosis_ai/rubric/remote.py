@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from osmosis_ai.rubric.config import RubricEntry
 from osmosis_ai.rubric.records import RubricRecord
@@ -40,10 +40,16 @@ class JudgeExecutorSpec:
     overrides: dict[str, Any] | None = None
     function: str | None = None
     concurrency: int = 8
+    # As the local rubric engine: judge calls and @osmosis_rubric functions share the engine loop.
+    isolate: ClassVar[bool] = False
 
     def modules(self) -> list[str]:
         """The user's module the function comes from, if any."""
         return [self.function.rpartition(":")[0]] if self.function else []
+
+    def paths(self) -> list[str]:
+        """Nothing is read by path."""
+        return []
 
     @contextlib.asynccontextmanager
     async def open(self) -> AsyncIterator[Any]:

@@ -51,6 +51,8 @@ class RubricSession:
     session_error: str | None = None
     resumed: int = 0
     log_path: Path | None = None
+    # How a remote backend spread the runs (BackendReport.as_dict()), for the --json envelope.
+    backend: dict[str, Any] | None = None
 
     @classmethod
     def from_log(cls, path: Path, total: int, outcome: RunOutcome) -> RubricSession:

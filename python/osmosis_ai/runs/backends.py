@@ -14,6 +14,7 @@ import os
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 from osmosis_ai.errors import OsmosisError
@@ -27,6 +28,7 @@ __all__ = [
     "BackendReport",
     "ExecutorSpec",
     "start_backend",
+    "worker_path",
 ]
 
 BACKENDS = ("local", "ray")
@@ -41,12 +43,45 @@ class ExecutorSpec(Protocol):
 
     ``open()`` runs on the worker and yields the executor for as long as the worker lives (it closes
     transports and pools on exit). ``modules()`` names the user's code the executor imports
-    (``module.path`` or ``path/to/file.py``), which the backend ships to the workers.
+    (``module.path`` or ``path/to/file.py``), which the backend ships to the workers. ``paths()`` names
+    the folders the executor reads by (absolute) path, such as an MCP tool folder; they are shipped too,
+    and ``open()`` finds them with :func:`worker_path`. ``isolate`` says whether the engine runs the
+    executor on a separate event loop (``RunEngine(isolate=...)``), on a worker as on one machine.
     """
+
+    isolate: bool
 
     def open(self) -> AbstractAsyncContextManager[Executor]: ...
 
     def modules(self) -> list[str]: ...
+
+    def paths(self) -> list[str]: ...
+
+
+# Driver path -> where the backend put it on this worker (empty on the driver and for ``local``).
+_SHIPPED: dict[Path, Path] = {}
+
+
+def set_worker_paths(shipped: dict[str, str]) -> None:
+    """Called by a remote worker before it opens the spec: where each shipped path landed."""
+    _SHIPPED.clear()
+    _SHIPPED.update({Path(k): Path(v) for k, v in shipped.items()})
+
+
+def worker_path(path: str | Path) -> Path:
+    """Where a folder or file named on the driver is in this process (unchanged unless it was shipped).
+
+    A path inside a shipped folder maps into the shipped copy.
+
+    Example:
+        >>> worker_path("/data/repo/mcp")  # nothing shipped into this process
+        PosixPath('/data/repo/mcp')
+    """
+    path = Path(path)
+    for original, here in _SHIPPED.items():
+        if path == original or path.is_relative_to(original):
+            return here / path.relative_to(original)
+    return path
 
 
 class Backend(Protocol):
@@ -97,6 +132,17 @@ class BackendReport:
     retried: int = 0
     lost: int = 0
     replaced_workers: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        """The report for a ``--json`` envelope."""
+        return {
+            "name": self.name,
+            "workers": self.workers,
+            "items_per_worker": list(self.items_per_worker.values()),
+            "retried": self.retried,
+            "lost": self.lost,
+            "replaced_workers": self.replaced_workers,
+        }
 
     def describe(self) -> str:
         """One line: ``ray: 2 workers, items per worker 10/11, 1 retried after a lost worker``."""

@@ -20,9 +20,9 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from osmosis_ai.runs.backends import BackendError, BackendReport, ExecutorSpec
+from osmosis_ai.runs.backends import BackendError, BackendReport, ExecutorSpec, set_worker_paths
 from osmosis_ai.runs.engine import RunControl, RunEngine, WorkItem
-from osmosis_ai.runs.ray_modules import runtime_env_for
+from osmosis_ai.runs.ray_modules import find_shipped, runtime_env_for, shipped_key
 
 try:
     import ray
@@ -53,13 +53,24 @@ def _forwarded_env() -> dict[str, str]:
 
 
 class _Worker:
-    """One Ray actor: opens the executor once, then runs batches with the engine's rules."""
+    """One Ray actor: opens the executor once, then runs batches with the engine's rules.
+
+    User code runs as on one machine: with the spec's ``isolate``, on the engine's separate user loop
+    (:class:`~osmosis_ai.runs.user_code.UserLoop`), so an agent that blocks cannot stop this actor's
+    timeouts or its stream of records.
+    """
 
     def __init__(
-        self, spec: ExecutorSpec, concurrency: int, item_timeout: float | None, env: dict[str, str]
+        self,
+        spec: ExecutorSpec,
+        concurrency: int,
+        item_timeout: float | None,
+        env: dict[str, str],
+        paths: list[str],
     ) -> None:
         os.environ.update(env)
         self._spec = spec
+        self._paths = paths
         self._concurrency = concurrency
         self._item_timeout = item_timeout
         self._engine: RunEngine | None = None
@@ -85,6 +96,11 @@ class _Worker:
         import socket
 
         name = f"{socket.gethostname()}:{os.getpid()}"
+        found = {path: find_shipped(shipped_key(path)) for path in self._paths}
+        missing = [path for path, here in found.items() if here is None]
+        if missing:
+            return name, f"the runtime environment did not bring {', '.join(missing)}"
+        set_worker_paths({path: str(here) for path, here in found.items()})
         self._stop = asyncio.Event()
         ready: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
         self._holder = asyncio.create_task(self._hold(ready))
@@ -98,6 +114,7 @@ class _Worker:
             concurrency=self._concurrency,
             item_timeout=self._item_timeout,
             handle_signals=False,
+            isolate=self._spec.isolate,
         )
         self._slots = asyncio.Semaphore(self._concurrency)
         return name, None
@@ -124,6 +141,8 @@ class _Worker:
             yield [task.result() for task in done]
 
     async def stop(self) -> None:
+        if self._engine is not None and self._engine.user_loop is not None:
+            self._engine.user_loop.close()
         if self._stop is not None and self._holder is not None:
             self._stop.set()
             await self._holder
@@ -202,7 +221,8 @@ class RayBackend:
         """Connects to Ray, starts the actors and waits until each has opened its executor."""
         self._connect()
         workers = self.requested_workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
-        self._options = {"num_cpus": 1, "runtime_env": runtime_env_for(self.spec.modules())}
+        env = runtime_env_for(self.spec.modules(), self.spec.paths())
+        self._options = {"num_cpus": 1, "runtime_env": env}
         self._slots = [_Slot(self._new_actor()) for _ in range(workers)]
         await asyncio.gather(*(self._ready(slot) for slot in self._slots))
         self.report.workers = workers
@@ -223,7 +243,7 @@ class RayBackend:
     def _new_actor(self) -> Any:
         actor_class = ray.remote(_Worker)
         return actor_class.options(**self._options).remote(
-            self.spec, self.concurrency, self.item_timeout, self._env
+            self.spec, self.concurrency, self.item_timeout, self._env, self.spec.paths()
         )
 
     async def _ready(self, slot: _Slot) -> None:
@@ -232,10 +252,10 @@ class RayBackend:
         except RayError as exc:
             raise BackendError(f"A Ray worker could not start: {exc}") from exc
         if problem is not None:
-            modules = ", ".join(self.spec.modules()) or "none"
+            modules = ", ".join([*self.spec.modules(), *self.spec.paths()]) or "none"
             raise BackendError(
                 f"A Ray worker ({slot.name}) cannot load the job's code: {problem}. The workers receive "
-                f"these modules through Ray's runtime environment: {modules}; every other import "
+                f"these modules and folders through Ray's runtime environment: {modules}; every other import "
                 "(osmosis-ai[ray] itself, the modules' dependencies) must be installed on the cluster's nodes."
             )
         self.report.items_per_worker.setdefault(slot.name, 0)

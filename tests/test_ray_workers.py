@@ -1,0 +1,248 @@
+"""`--backend ray` beyond `eval`: `eval run` workspaces, MCP tool folders shipped to the workers, and user
+code that blocks a worker's loop. A local Ray head (2 CPUs, the ``ray_head`` fixture); models are
+scripted servers on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mcp_repo import REWARD, make_repo, write, write_rows
+from osmosis_ai.cli.main import main
+from tests.eval_run_workspace import LOOP_MAIN, calc_rows, make_workspace
+
+pytest.importorskip("ray")
+
+OSMOSIS = str(Path(sys.executable).parent / "osmosis")
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out + err
+
+
+# ---- eval run ----------------------------------------------------------------------------------------
+
+
+def eval_run_args(server: Any, name: str, *extra: str) -> list[str]:
+    return [
+        "eval", "run", "configs/eval/calc.toml", "--dataset-file", "data/calc.jsonl", "--name", name, "-y",
+        "--base-url", server.base_url, "--api-key", "sk-local", *extra,
+    ]  # fmt: skip
+
+
+def results_table(text: str) -> list[str]:
+    """The printed results table without wall-clock, path and backend lines."""
+    lines = text[text.index("Results") :].splitlines()
+    skip = ("Duration:", "Output:", "Backend:")
+    return [line for line in lines if line.startswith("  ") and not line.strip().startswith(skip)]
+
+
+def graded(run_dir: Path) -> list[tuple[Any, ...]]:
+    """Each item's outcome from the run's index, in row order (rollout ids and durations differ)."""
+    rows = [json.loads(line) for line in (run_dir / "index.jsonl").read_text().splitlines()]
+    keys = ("row_index", "run_index", "status", "reward", "tokens", "error_type")
+    return sorted(tuple(r.get(k) for k in keys) for r in rows)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scripted: Any) -> dict[str, Any]:
+    ws = make_workspace(tmp_path / "ws", calc_rows(12), n=2)
+    monkeypatch.chdir(ws)
+    usage = {"prompt_tokens": 7, "completion_tokens": 3}
+    server = scripted({"default": {"content": "4", "usage": usage, "delay": 0.05}})
+    return {"dir": ws, "server": server}
+
+
+@pytest.mark.parametrize("style", ["workflow", "loop"], ids=["0.3-workflow", "0.2-loop-eval-fn"])
+def test_eval_run_on_ray_gives_the_local_summary_byte_for_byte(ray_head, workspace, capsys, style) -> None:
+    ws, server = workspace["dir"], workspace["server"]
+    extra: list[str] = []
+    if style == "loop":  # the scorer is named by file: its folder travels to the workers, its name stays
+        (ws / "rollouts/calc/main.py").write_text(LOOP_MAIN)
+        extra = ["--eval-fn", "rollouts/calc/main.py:exact"]
+    code, local = run_cli(capsys, *eval_run_args(server, "local", *extra))
+    assert code == 0, local
+    args = eval_run_args(server, "ray", *extra, "--backend", "ray", "--ray-workers", "2")
+    code, remote = run_cli(capsys, *args)
+    assert code == 0, remote
+    assert results_table(remote) == results_table(local)
+    evals = ws / ".osmosis/evals"
+    summary = lambda name: json.loads((evals / name / "metrics.json").read_text())["summary"]  # noqa: E731
+    assert summary("ray") == summary("local")
+    assert graded(evals / "ray") == graded(evals / "local")
+    line = next(x for x in remote.splitlines() if x.strip().startswith("Backend:"))
+    spread = [int(n) for n in line.split("items per worker ")[1].split(",")[0].split("/")]
+    assert "ray: 2 workers" in line and len(spread) == 2 and sum(spread) == 24 and min(spread) > 0
+
+
+def test_eval_run_resumes_on_ray_after_a_killed_driver(ray_head, workspace, capsys) -> None:
+    ws, server = workspace["dir"], workspace["server"]
+    address = ray_head.get_runtime_context().gcs_address
+    args = eval_run_args(server, "r", "--backend", "ray", "--ray-address", address, "--ray-workers", "1")
+    log = ws / ".osmosis/evals/r/results.jsonl"
+    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0"}
+    proc = subprocess.Popen([OSMOSIS, *args], cwd=ws, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and (not log.exists() or len(log.read_text().splitlines()) < 5):
+        if proc.poll() is not None:
+            break
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=60)
+    before = len(log.read_bytes().split(b"\n")) - 2  # header, and a possibly torn last line
+    assert 4 <= before < 24
+
+    code = main(["--json", *eval_run_args(server, "r", "--backend", "ray", "--ray-workers", "2")])
+    out, err = capsys.readouterr()
+    assert code == 0, out + err
+    resource = json.loads(out)["resource"]
+    assert resource["resumed"] == before and resource["dispatched"] == 24 - before
+    assert resource["backend"]["workers"] == 2 and sum(resource["backend"]["items_per_worker"]) == 24 - before
+    records = [json.loads(line) for line in log.read_text().splitlines()[1:] if line.strip().endswith("}")]
+    keys = [(r["row_index"], r["run_index"]) for r in records]
+    assert sorted(set(keys)) == [(i, k) for i in range(12) for k in range(2)]
+
+
+# ---- MCP tool folders --------------------------------------------------------------------------------
+
+PROMPTS = [(f"row-{i:02d}: {i}+{i}?", str(2 * i)) for i in range(6)]
+
+
+def test_an_mcp_folder_reaches_the_workers_without_the_drivers_path(
+    ray_head, scripted, tmp_path, monkeypatch, capsys
+) -> None:
+    import osmosis_ai.runs.ray_backend as ray_backend
+
+    repo = make_repo(tmp_path / "repo")
+    monkeypatch.chdir(repo)
+    write_rows(repo / "test_data.jsonl", PROMPTS)
+    plan = {
+        prompt: [{"tool_calls": [{"name": "twice", "arguments": {"x": i}}]}, {"content": truth}]
+        for i, (prompt, truth) in enumerate(PROMPTS)
+    }
+
+    def base() -> list[str]:  # a server of its own per run: the plan's replies are used up in order
+        server = scripted({"by_prompt": json.loads(json.dumps(plan))})
+        return ["eval", "--mcp", "./mcp", "-d", "test_data.jsonl", "--eval-fn", REWARD, "--model", "scripted",
+                "--base-url", server.base_url, "--api-key", "sk-local", "--no-preflight", "--max-turns", "3"]  # fmt: skip
+
+    code, local = run_cli(capsys, *base(), "-o", "local.json", "--log", "local.jsonl")
+    assert code == 0, local
+
+    # Once Ray has the folder, it disappears from the driver's path: the workers must use their copy.
+    real = ray_backend.runtime_env_for
+
+    def upload_then_hide(modules: list[str], paths: list[str]) -> dict[str, Any]:
+        env = real(modules, paths)
+        shutil.move(repo / "mcp", tmp_path / "hidden-mcp")
+        return env
+
+    monkeypatch.setattr(ray_backend, "runtime_env_for", upload_then_hide)
+    args = [*base(), "-o", "ray.json", "--log", "ray.jsonl", "--backend", "ray", "--ray-workers", "2"]
+    code, remote = run_cli(capsys, *args)
+    assert code == 0, remote
+    assert not (repo / "mcp").exists()
+    block = lambda text: text[text.index("Evaluation Results:") : text.rindex("Results log:")]  # noqa: E731
+    strip = lambda text: [x for x in block(text).splitlines() if "Duration:" not in x]  # noqa: E731
+    assert strip(remote) == strip(local)
+    runs = [json.loads(line) for line in (repo / "ray.jsonl").read_text().splitlines()[1:]]
+    assert len(runs) == len(PROMPTS)
+    assert all(r["success"] and r["tool_calls"][0]["name"] == "twice" for r in runs), runs
+    assert sorted(r["tool_calls"][0]["result"] for r in runs) == sorted(t for _, t in PROMPTS)
+
+
+def test_a_worker_that_cannot_import_the_mcp_folder_says_which_folder_and_why(ray_head, tmp_path) -> None:
+    from osmosis_ai.eval.remote import AgentExecutorSpec
+    from osmosis_ai.runs.backends import BackendError, BackendOptions, start_backend
+
+    folder = tmp_path / "tools"
+    write(folder / "main.py", "import only_on_the_driver_xyz\n")
+    spec = AgentExecutorSpec(None, str(folder), (f"{REWARD}",), {})
+
+    async def start() -> None:
+        async with start_backend(
+            BackendOptions("ray", ray_workers=1), spec, concurrency=1, item_timeout=None
+        ):
+            pass
+
+    with pytest.raises(BackendError) as caught:
+        asyncio.run(start())
+    message = str(caught.value)
+    assert "cannot load the job's code" in message
+    assert "only_on_the_driver_xyz" in message and str(folder) in message
+
+
+# ---- user code that blocks a worker ------------------------------------------------------------------
+
+# Each blocking call leaves a file when it ends: none may exist when the run is over, so the run ended
+# while user code still blocked its loop or thread (a worker that waited for it would have let it finish).
+BLOCKING_AGENT = """
+import pathlib
+import time
+from osmosis_ai.rollout import RolloutAgentLoop
+
+class Blocker(RolloutAgentLoop):
+    name = "blocker"
+
+    def get_tools(self, request):
+        return []
+
+    async def run(self, ctx):
+        if "block-agent" in str(ctx.request.messages):
+            time.sleep(30)  # blocks the loop it runs on, as careless user code does
+            pathlib.Path("{marker}.agent").write_text("")
+        reply = await ctx.chat(ctx.request.messages, **ctx.request.completion_params)
+        return ctx.complete([*ctx.request.messages, reply.message])
+
+agent = Blocker()
+"""
+
+BLOCKING_SCORE = """
+import pathlib
+import time
+
+def score(solution_str, ground_truth, extra_info=None):
+    if ground_truth == "block-score":
+        time.sleep(30)
+        pathlib.Path("{marker}.score").write_text("")
+    return 1.0
+"""
+
+
+def test_user_code_that_blocks_a_worker_is_timed_out_per_item(
+    ray_head, scripted, tmp_path, monkeypatch, capsys
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    marker = tmp_path / "woke"
+    (tmp_path / "blocking_agent.py").write_text(BLOCKING_AGENT.replace("{marker}", str(marker)))
+    (tmp_path / "blocking_score.py").write_text(BLOCKING_SCORE.replace("{marker}", str(marker)))
+    rows = [("block-agent", "x"), ("fine-1", "x"), ("fine-2", "block-score"), ("fine-3", "x")]
+    write_rows(tmp_path / "data.jsonl", rows)
+    server = scripted({"default": {"content": "ok"}})
+    args = ["eval", "-m", "blocking_agent:agent", "-d", "data.jsonl", "--eval-fn", "blocking_score:score",
+            "--model", "scripted", "--base-url", server.base_url, "--api-key", "sk-local", "--no-preflight",
+            "--run-timeout", "2", "--batch-size", "1", "--max-failure-rate", "1", "--log", "ray.jsonl",
+            "-o", "ray.json", "--backend", "ray", "--ray-workers", "1"]  # fmt: skip
+    code, out = run_cli(capsys, *args)
+    assert code == 0, out
+    runs = {r["row_index"]: r for r in map(json.loads, (tmp_path / "ray.jsonl").read_text().splitlines()[1:])}
+    assert len(runs) == 4
+    assert runs[0]["error"] == "Run timed out after 2s" and not runs[0]["success"]
+    assert runs[2]["error"] == "Run timed out after 2s" and not runs[2]["success"]
+    # One item at a time: the items after a blocked one run on a fresh loop, as on one machine.
+    assert runs[1]["success"] and runs[3]["success"], runs
+    assert not list(tmp_path.glob("woke.*"))  # the run did not wait for the blocked calls to return
