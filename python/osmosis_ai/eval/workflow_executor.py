@@ -11,8 +11,10 @@ command's executor, with the eval-run fields added). Both write the same record:
 from __future__ import annotations
 
 import uuid
+from pathlib import Path
 from typing import Any
 
+from osmosis_ai.eval.run_files import write_trajectory
 from osmosis_ai.eval.run_rows import item_prompt
 from osmosis_ai.eval.runner import AgentExecutor
 from osmosis_ai.llm.bridge import LLMBridge
@@ -73,6 +75,7 @@ class WorkflowExecutor:
         bridge: The started LLM bridge the workflow's model calls go to.
         agent_timeout: The workflow's budget in seconds (None: unbounded).
         grader_timeout: The grader's budget in seconds (None: unbounded).
+        trials: Where each item's ``<rollout id>/trajectory.json`` goes (None: nowhere).
     """
 
     def __init__(
@@ -82,11 +85,14 @@ class WorkflowExecutor:
         *,
         agent_timeout: float | None = None,
         grader_timeout: float | None = None,
+        trials: Path | None = None,
     ) -> None:
         self.backend = backend
         self.bridge = bridge
         self.agent_timeout = agent_timeout
         self.grader_timeout = grader_timeout
+        self.trials = trials
+        self._messages: dict[str, Any] = {}  # rollout id -> the sample's conversation, until finish()
 
     def new_record(self, item: WorkItem) -> dict[str, Any]:
         return base_record(item)
@@ -113,6 +119,10 @@ class WorkflowExecutor:
                 request, lambda r: steps.__setitem__("workflow", r), lambda r: steps.__setitem__("grader", r)
             )
         classify(record, steps.get("workflow"), steps.get("grader"))
+        step = steps.get("grader") or steps.get("workflow")
+        sample = step.sample if step is not None else None
+        if sample is not None and self.trials is not None:
+            self._messages[rollout_id] = sample.trajectory_messages or sample.messages
         if self.bridge.systemic_error is not None:
             control.stop_early(self.bridge.systemic_error)
 
@@ -121,10 +131,15 @@ class WorkflowExecutor:
         if record.get("error") and not record.get("error_type"):
             # The engine's own timeout or an error of this executor, not of the user's code.
             record["error_type"] = "timeout" if "timed out" in record["error"] else "agent_error"
+        messages = self._messages.pop(record["rollout_id"], None)
+        if self.trials is not None:
+            write_trajectory(self.trials, record, messages)
 
 
 class LoopExecutor(AgentExecutor):
     """A 0.2 ``RolloutAgentLoop`` scored by one eval function: its score is the item's reward."""
+
+    trials: Path | None = None  # where each item's trajectory goes (set by the command)
 
     def new_record(self, item: WorkItem) -> dict[str, Any]:
         record = super().new_record(item)
@@ -132,18 +147,24 @@ class LoopExecutor(AgentExecutor):
 
     def finish(self, item: WorkItem, record: dict[str, Any]) -> None:
         super().finish(item, record)
-        scores = record.get("scores") or {}
-        if record.get("success") and scores:
-            record["status"] = "success"
-            record["reward"] = next(iter(scores.values()))
-            return
-        record["success"] = False
-        record["status"] = "failed"
-        record.pop("reward", None)  # an agent's own reward on a failed run is not a grade
-        if record.get("eval_errors"):
-            record["error_type"] = "grader_failed"
-            record["error"] = "; ".join(f"{k}: {v}" for k, v in record["eval_errors"].items())
-        else:
-            error = record.get("error") or "the agent loop failed"
-            record["error_type"] = "timeout" if "timed out" in error else "agent_error"
-            record["error"] = error
+        _classify_loop(record)
+        if self.trials is not None:
+            write_trajectory(self.trials, record, record.get("final_messages"))
+
+
+def _classify_loop(record: dict[str, Any]) -> None:
+    scores = record.get("scores") or {}
+    if record.get("success") and scores:
+        record["status"] = "success"
+        record["reward"] = next(iter(scores.values()))
+        return
+    record["success"] = False
+    record["status"] = "failed"
+    record.pop("reward", None)  # an agent's own reward on a failed run is not a grade
+    if record.get("eval_errors"):
+        record["error_type"] = "grader_failed"
+        record["error"] = "; ".join(f"{k}: {v}" for k, v in record["eval_errors"].items())
+    else:
+        error = record.get("error") or "the agent loop failed"
+        record["error_type"] = "timeout" if "timed out" in error else "agent_error"
+        record["error"] = error
