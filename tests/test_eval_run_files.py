@@ -52,19 +52,15 @@ def test_run_directory_holds_the_manifest_logs_trajectories_and_artifacts(
     assert any("4 of 4 work items pending" in line for line in lines)
 
     for row in index(ws):
-        assert row["trajectory_filename"] == "trajectory.json"
-        projected = run / "trajectories" / f"row_{row['row_index']}_run_{row['run_index']}.json"
-        trajectory = json.loads(projected.read_text())
+        name = f"row_{row['row_index']}_run_{row['run_index']}"
+        assert row["trajectory_filename"] == f"trajectories/{name}.json"
+        trajectory = json.loads((run / row["trajectory_filename"]).read_text())
         assert trajectory["session_id"] == row["rollout_id"]
         assert trajectory["extra"]["osmosis"]["request_extra_fields"] == {
             "row_index": row["row_index"],
             "run_index": 0,
         }
         assert trajectory["messages"][-1]["content"] == "4"
-        assert (
-            projected.read_bytes()
-            == (run / "rollout_trials" / row["rollout_id"] / "trajectory.json").read_bytes()
-        )
     assert (run / "artifacts/row_3_run_0/note.txt").read_text() == "kept"
 
 

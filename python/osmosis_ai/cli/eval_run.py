@@ -221,7 +221,7 @@ def run(o: dict[str, Any]) -> int:
                     return 0
                 rows = _normalized(dataset, indices, settings["limit"])
                 logs.capture()
-                outcome = _execute(o, config, settings, entry, opened.log, rows, work, logs, run_dir)
+                outcome = _execute(o, config, settings, entry, opened.log, rows, work, logs)
         finally:
             opened.log.close()  # fsync what finished, whatever ended the run
         return report(run_dir, config, settings, dataset, outcome, carried_ids, selected, total_rows, o, logs)
@@ -266,7 +266,6 @@ def _execute(
     rows: Any,
     total: int,
     logs: Any,
-    run_dir: Any,
 ) -> Any:
     from osmosis_ai.errors import MissingAPIKeyError
     from osmosis_ai.llm.providers import resolve_endpoint
@@ -301,11 +300,8 @@ def _execute(
             logs.line("WARNING", "item", f"{record.get('status')}: {record.get('error') or ''}", details)
         progress(record, outcome)
 
-    trials = run_dir.path / "rollout_trials"
     try:
-        return asyncio.run(
-            _run_engine(entry, endpoint, settings, log, rows, concurrency, on_record, o, trials)
-        )
+        return asyncio.run(_run_engine(entry, endpoint, settings, log, rows, concurrency, on_record, o))
     finally:
         progress.close()
 
@@ -319,7 +315,6 @@ async def _run_engine(
     concurrency: int,
     progress: Any,
     o: dict[str, Any],
-    trials: Path,
 ) -> Any:
     from osmosis_ai.llm.bridge import LLMBridge
     from osmosis_ai.llm.chat import ExternalLLMClient
@@ -337,7 +332,6 @@ async def _run_engine(
                 bridge,
                 agent_timeout=settings["agent_timeout"],
                 grader_timeout=settings["grader_timeout"],
-                trials=trials,
             )
             # The backend enforces both budgets; the engine's limit only catches what ignores cancellation.
             budgets = [t for t in (settings["agent_timeout"], settings["grader_timeout"]) if t is not None]
@@ -352,7 +346,6 @@ async def _run_engine(
                 load_eval_functions(list(o["eval_fns"]))[:1],
                 lambda _tag: ExternalLLMClient(transport),
             )
-            executor.trials = trials
             item_timeout = settings["agent_timeout"]
         engine = RunEngine(
             executor, log, concurrency=concurrency, item_timeout=item_timeout, on_record=progress

@@ -171,7 +171,7 @@ class RunDirectory:
         from osmosis_ai._files import fsync_dir, write_json_atomic
         from osmosis_ai.eval.run_files import project_items
 
-        project_items(self.path, records)
+        project_items(self.path, records, resumed_ids)
         lines = b"".join(orjson.dumps(_index_row(r, resumed_ids)) + b"\n" for r in records)
         for name in ("index.jsonl", "summary.jsonl"):
             tmp = self.path / f".{name}.tmp"

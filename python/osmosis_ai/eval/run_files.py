@@ -1,11 +1,13 @@
 """The per-item files of an ``osmosis eval run`` directory, and its ``logs.txt``.
 
-Each finished item's conversation goes to ``rollout_trials/<rollout id>/trajectory.json`` (written to a
-temporary name and renamed, so it is whole or absent) before the item's record reaches the results log;
-the record says ``trajectory: true``. A resume that finds a record without its file simply lists no
-trajectory for it. At the end of every invocation :func:`project_items` lays out the latest attempt of each
-item where users read it: ``trajectories/row_<r>_run_<k>.json`` and ``artifacts/row_<r>_run_<k>/`` (hard
-links to the attempt's files, copies where links fail); superseded attempts stay under ``rollout_trials/``.
+Each finished item's conversation is part of its record in the results log (``messages``), so the log
+stays the one thing a crash can leave half-written. At the end of every invocation :func:`project_items`
+lays out the latest attempt of each item where users read it: ``trajectories/row_<r>_run_<k>.json`` (each
+renamed into place whole; written for the items this invocation ran and for any whose file is missing)
+and ``artifacts/row_<r>_run_<k>/`` (hard links to what the attempt wrote under
+``rollout_trials/<rollout id>/artifacts/``, copies where links fail). A file per item written while the
+run goes would cost a directory and a file per rollout on the hot path; superseded attempts' artifacts
+stay under ``rollout_trials/``, their conversations in the log.
 
 ``logs.txt`` (mode 0600) holds the run's milestones, every failed item and what the user's code logged,
 one line each: ``<UTC time, microseconds, Z> <LEVEL> [<step>] <message>[ <sorted JSON details>]``, with
@@ -18,7 +20,7 @@ import datetime as _dt
 import logging
 import os
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,29 +28,20 @@ import orjson
 
 from osmosis_ai.redact import redact
 
-__all__ = ["RunLogText", "project_items", "trajectory_name", "write_trajectory"]
-
-TRAJECTORY = "trajectory.json"
+__all__ = ["RunLogText", "project_items", "trajectory_document"]
 
 
-def trajectory_name(row_index: int, run_index: int) -> str:
-    return f"row_{row_index}_run_{run_index}"
+def trajectory_document(record: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The trajectory file of one record, or None when it has no conversation.
 
-
-def write_trajectory(
-    trials: Path, record: dict[str, Any], messages: Sequence[Mapping[str, Any]] | None
-) -> None:
-    """Writes the item's conversation under ``trials/<rollout id>/`` and marks the record; no messages, no file.
-
-    The document names its rollout three ways readers look for it (``session_id``, ``trajectory_id``,
+    It names its rollout three ways readers look for it (``session_id``, ``trajectory_id``,
     ``extra.osmosis.rollout_id``) and carries the item's indices, outcome and token count.
     """
+    messages = record.get("messages") or record.get("final_messages")
     if not messages:
-        return
+        return None
     rollout_id = record["rollout_id"]
-    folder = trials / rollout_id
-    folder.mkdir(parents=True, exist_ok=True)
-    document = {
+    return {
         "session_id": rollout_id,
         "trajectory_id": f"{rollout_id}/0",
         "messages": list(messages),
@@ -63,10 +56,6 @@ def write_trajectory(
         },
         "final_metrics": {"total_tokens": record.get("tokens") or 0},
     }
-    tmp = folder / f".{TRAJECTORY}.tmp"
-    tmp.write_bytes(redact(orjson.dumps(document, default=str).decode()).encode())
-    os.replace(tmp, folder / TRAJECTORY)
-    record["trajectory"] = True
 
 
 def _link(source: Path, target: Path) -> None:
@@ -89,34 +78,34 @@ def _project_artifacts(source: Path, target: Path) -> None:
         _link(path, destination)
 
 
-def project_items(run_path: Path, records: Sequence[dict[str, Any]]) -> None:
-    """Lays out each latest attempt's trajectory and artifacts; sets ``trajectory_filename`` on its record."""
-    trials = run_path / "rollout_trials"
+def project_items(run_path: Path, records: Sequence[dict[str, Any]], carried: Collection[str]) -> None:
+    """Lays out each latest attempt's trajectory and artifacts; sets ``trajectory_filename`` on its record.
+
+    ``carried`` holds the rollout ids an earlier invocation finished (and projected, unless it died first).
+    """
     trajectories = run_path / "trajectories"
     trajectories.mkdir(exist_ok=True)
+    with_artifacts = set(os.listdir(run_path / "rollout_trials"))  # the rollouts that wrote any
     for record in records:
-        rollout_id = record.get("rollout_id")
-        if not rollout_id:
-            continue
-        name = trajectory_name(record["row_index"], record["run_index"])
+        name = f"row_{record['row_index']}_run_{record['run_index']}"
         target = trajectories / f"{name}.json"
-        source = trials / rollout_id / TRAJECTORY
-        if record.get("trajectory"):
-            try:
-                if not (target.exists() and os.path.samefile(source, target)):
-                    target.unlink(missing_ok=True)
-                    _link(source, target)
-                record["trajectory_filename"] = TRAJECTORY
-            except FileNotFoundError:  # the run died between the file and the record
+        document = trajectory_document(record)
+        if document is None:
+            if record.get("rollout_id") not in carried:
                 target.unlink(missing_ok=True)
         else:
-            target.unlink(missing_ok=True)
-        artifacts = trials / rollout_id / "artifacts"
+            record["trajectory_filename"] = f"trajectories/{name}.json"
+            if record["rollout_id"] not in carried or not target.exists():
+                tmp = trajectories / f".{name}.tmp"
+                tmp.write_bytes(redact(orjson.dumps(document, default=str).decode()).encode())
+                os.replace(tmp, target)
         projected = run_path / "artifacts" / name
-        if artifacts.is_dir() and not artifacts.is_symlink():
-            shutil.rmtree(projected, ignore_errors=True)
-            _project_artifacts(artifacts, projected)
-        elif projected.exists():
+        if record.get("rollout_id") in with_artifacts:
+            artifacts = run_path / "rollout_trials" / record["rollout_id"] / "artifacts"
+            if artifacts.is_dir() and not artifacts.is_symlink():
+                shutil.rmtree(projected, ignore_errors=True)
+                _project_artifacts(artifacts, projected)
+        elif record.get("rollout_id") not in carried:
             shutil.rmtree(projected, ignore_errors=True)
 
 

@@ -11,10 +11,8 @@ command's executor, with the eval-run fields added). Both write the same record:
 from __future__ import annotations
 
 import uuid
-from pathlib import Path
 from typing import Any
 
-from osmosis_ai.eval.run_files import write_trajectory
 from osmosis_ai.eval.run_rows import item_prompt
 from osmosis_ai.eval.runner import AgentExecutor
 from osmosis_ai.llm.bridge import LLMBridge
@@ -75,7 +73,6 @@ class WorkflowExecutor:
         bridge: The started LLM bridge the workflow's model calls go to.
         agent_timeout: The workflow's budget in seconds (None: unbounded).
         grader_timeout: The grader's budget in seconds (None: unbounded).
-        trials: Where each item's ``<rollout id>/trajectory.json`` goes (None: nowhere).
     """
 
     def __init__(
@@ -85,14 +82,11 @@ class WorkflowExecutor:
         *,
         agent_timeout: float | None = None,
         grader_timeout: float | None = None,
-        trials: Path | None = None,
     ) -> None:
         self.backend = backend
         self.bridge = bridge
         self.agent_timeout = agent_timeout
         self.grader_timeout = grader_timeout
-        self.trials = trials
-        self._messages: dict[str, Any] = {}  # rollout id -> the sample's conversation, until finish()
 
     def new_record(self, item: WorkItem) -> dict[str, Any]:
         return base_record(item)
@@ -113,6 +107,7 @@ class WorkflowExecutor:
             chat_completions_url=self.bridge.url_for(rollout_id),
             api_key=self.bridge.token,
             rollout_id=rollout_id,
+            in_process=self.bridge.chat_in_process,
         )
         with context:
             await self.backend.execute(
@@ -121,8 +116,9 @@ class WorkflowExecutor:
         classify(record, steps.get("workflow"), steps.get("grader"))
         step = steps.get("grader") or steps.get("workflow")
         sample = step.sample if step is not None else None
-        if sample is not None and self.trials is not None:
-            self._messages[rollout_id] = sample.trajectory_messages or sample.messages
+        if sample is not None:
+            # The log holds the conversation: trajectories/ is projected from it (run_files).
+            record["messages"] = sample.trajectory_messages or sample.messages
         if self.bridge.systemic_error is not None:
             control.stop_early(self.bridge.systemic_error)
 
@@ -131,15 +127,10 @@ class WorkflowExecutor:
         if record.get("error") and not record.get("error_type"):
             # The engine's own timeout or an error of this executor, not of the user's code.
             record["error_type"] = "timeout" if "timed out" in record["error"] else "agent_error"
-        messages = self._messages.pop(record["rollout_id"], None)
-        if self.trials is not None:
-            write_trajectory(self.trials, record, messages)
 
 
 class LoopExecutor(AgentExecutor):
     """A 0.2 ``RolloutAgentLoop`` scored by one eval function: its score is the item's reward."""
-
-    trials: Path | None = None  # where each item's trajectory goes (set by the command)
 
     def new_record(self, item: WorkItem) -> dict[str, Any]:
         record = super().new_record(item)
@@ -148,8 +139,6 @@ class LoopExecutor(AgentExecutor):
     def finish(self, item: WorkItem, record: dict[str, Any]) -> None:
         super().finish(item, record)
         _classify_loop(record)
-        if self.trials is not None:
-            write_trajectory(self.trials, record, record.get("final_messages"))
 
 
 def _classify_loop(record: dict[str, Any]) -> None:
