@@ -104,3 +104,21 @@ def test_logs_txt_masks_secrets_and_records_failures(tmp_path: Path, scripted: A
     for path in run.rglob("*"):
         if path.is_file():
             assert "tok-planted-98765" not in path.read_text(errors="replace"), path  # ...never its value
+
+
+def test_a_resume_projects_what_a_killed_run_left_out_and_keeps_the_rest(
+    tmp_path: Path, scripted: Any
+) -> None:
+    server = scripted({"default": {"content": "4"}})
+    ws = make_workspace(tmp_path / "ws", calc_rows(4))
+    assert osmosis_run(ws, server, "--rows", "0-1")[0] == 0  # a first invocation over two rows
+    run = ws / ".osmosis/evals/r1"
+    kept = run / "trajectories/row_0_run_0.json"
+    lost = run / "trajectories/row_1_run_0.json"
+    before = kept.stat().st_mtime_ns
+    lost.unlink()  # as if the process died between the log and the projection
+    code, envelope, stderr = osmosis_run(ws, server, "--rows", "0-1")
+    assert code == 0, stderr
+    assert envelope["resource"]["dispatched"] == 0 and envelope["resource"]["resumed"] == 2
+    assert lost.exists() and kept.stat().st_mtime_ns == before
+    assert all(row.get("resumed") for row in index(ws))

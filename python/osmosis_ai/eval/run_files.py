@@ -83,29 +83,32 @@ def project_items(run_path: Path, records: Sequence[dict[str, Any]], carried: Co
 
     ``carried`` holds the rollout ids an earlier invocation finished (and projected, unless it died first).
     """
-    trajectories = run_path / "trajectories"
-    trajectories.mkdir(exist_ok=True)
+    # Plain strings, not Path objects: this loop runs once per item of the run.
+    folder = f"{run_path}/trajectories"
+    os.makedirs(folder, exist_ok=True)
     with_artifacts = set(os.listdir(run_path / "rollout_trials"))  # the rollouts that wrote any
     for record in records:
         name = f"row_{record['row_index']}_run_{record['run_index']}"
-        target = trajectories / f"{name}.json"
+        target = f"{folder}/{name}.json"
+        rollout_id = record.get("rollout_id")
         document = trajectory_document(record)
         if document is None:
-            if record.get("rollout_id") not in carried:
-                target.unlink(missing_ok=True)
+            if rollout_id not in carried and os.path.lexists(target):
+                os.unlink(target)
         else:
             record["trajectory_filename"] = f"trajectories/{name}.json"
-            if record["rollout_id"] not in carried or not target.exists():
-                tmp = trajectories / f".{name}.tmp"
-                tmp.write_bytes(redact(orjson.dumps(document, default=str).decode()).encode())
+            if rollout_id not in carried or not os.path.exists(target):
+                tmp = f"{folder}/.{name}.tmp"
+                with open(tmp, "wb") as handle:
+                    handle.write(redact(orjson.dumps(document, default=str).decode()).encode())
                 os.replace(tmp, target)
         projected = run_path / "artifacts" / name
-        if record.get("rollout_id") in with_artifacts:
-            artifacts = run_path / "rollout_trials" / record["rollout_id"] / "artifacts"
+        if rollout_id in with_artifacts:
+            artifacts = run_path / "rollout_trials" / rollout_id / "artifacts"
             if artifacts.is_dir() and not artifacts.is_symlink():
                 shutil.rmtree(projected, ignore_errors=True)
                 _project_artifacts(artifacts, projected)
-        elif record.get("rollout_id") not in carried:
+        elif rollout_id not in carried and with_artifacts:
             shutil.rmtree(projected, ignore_errors=True)
 
 

@@ -192,7 +192,7 @@ class LocalBackend(ExecutionBackend):
 
     def _artifacts_dir(self, rollout_id: str) -> Path | None:
         # Not created here: the contexts create it when the user's code first asks for it.
-        return None if self.artifact_root is None else self.artifact_root / rollout_id / "artifacts"
+        return None if self.artifact_root is None else Path(f"{self.artifact_root}/{rollout_id}/artifacts")
 
     def _workflow_instance(self) -> Any:
         if isinstance(self.workflow, type):
@@ -229,7 +229,8 @@ class LocalBackend(ExecutionBackend):
             )
         except Exception as exc:  # the user's workflow: any failure is this rollout's, classified
             return _failure(exc, "workflow")
-        return ExecutionResult(status=RolloutStatus.SUCCESS, sample=sample)
+        # Both fields are already what the model holds (a validated sample or None): no second validation.
+        return ExecutionResult.model_construct(status=RolloutStatus.SUCCESS, sample=sample)
 
     async def _grade(
         self, request: ExecutionRequest, sample: RolloutSample | None, artifacts: Path | None
@@ -266,7 +267,7 @@ class LocalBackend(ExecutionBackend):
             result = _failure(exc, "grader")
             result.sample = ctx.sample
             return result
-        return ExecutionResult(status=RolloutStatus.SUCCESS, sample=ctx.sample)
+        return ExecutionResult.model_construct(status=RolloutStatus.SUCCESS, sample=ctx.sample)
 
 
 async def _sample_of(output: Any, request: ExecutionRequest, rollout: RolloutContext) -> RolloutSample | None:
