@@ -186,7 +186,7 @@ class RunDirectory:
 
 
 def _index_row(record: Mapping[str, Any], resumed_ids: set[str]) -> dict[str, Any]:
-    row = {key: record.get(key) for key in INDEX_KEYS if record.get(key) is not None}
+    row = {key: value for key in INDEX_KEYS if (value := record.get(key)) is not None}
     if record.get("rollout_id") in resumed_ids:
         row["resumed"] = True
     return row

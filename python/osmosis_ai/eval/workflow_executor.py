@@ -94,8 +94,7 @@ class WorkflowExecutor:
     async def execute(self, item: WorkItem, record: dict[str, Any], control: RunControl) -> None:
         rollout_id = record["rollout_id"]
         row = item.row
-        # Built from checked parts (a uuid4 hex id, a normalized row, timeouts checked as finite): no validation.
-        request = ExecutionRequest.model_construct(
+        request = ExecutionRequest(
             id=rollout_id,
             prompt=item_prompt(row),
             label=row.get("ground_truth"),

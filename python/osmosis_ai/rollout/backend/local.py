@@ -229,8 +229,7 @@ class LocalBackend(ExecutionBackend):
             )
         except Exception as exc:  # the user's workflow: any failure is this rollout's, classified
             return _failure(exc, "workflow")
-        # Both fields are already what the model holds (a validated sample or None): no second validation.
-        return ExecutionResult.model_construct(status=RolloutStatus.SUCCESS, sample=sample)
+        return ExecutionResult(status=RolloutStatus.SUCCESS, sample=sample)
 
     async def _grade(
         self, request: ExecutionRequest, sample: RolloutSample | None, artifacts: Path | None
@@ -267,7 +266,7 @@ class LocalBackend(ExecutionBackend):
             result = _failure(exc, "grader")
             result.sample = ctx.sample
             return result
-        return ExecutionResult.model_construct(status=RolloutStatus.SUCCESS, sample=ctx.sample)
+        return ExecutionResult(status=RolloutStatus.SUCCESS, sample=ctx.sample)
 
 
 async def _sample_of(output: Any, request: ExecutionRequest, rollout: RolloutContext) -> RolloutSample | None:
