@@ -1,13 +1,15 @@
 """`osmosis eval run` on a 0.3 workspace against an instantly answering scripted server, next to the floor.
 
-1k and 10k rows (n=1, 16 in flight) through the real CLI: the engine, LocalBackend, the workflow's call to
-the LLM bridge and the bridge's call to the model, the grader, the results log and the run directory files.
-The workflow posts with one shared aiohttp session (the cheapest a user's workflow can be, so the figure is
-the harness's cost). Floors in the same run send the same number of requests at the same concurrency:
+1k and 10k rows (n=1, 16 in flight) through the real CLI: the engine, LocalBackend, the workflow's model
+call, the grader, the results log and the run directory files (manifest, logs, one trajectory file per
+item, the projections). Two workflows: ``bench`` calls ``get_rollout_context().chat_completions(...)``
+(in ``eval run`` that is the LLM layer in this process: one HTTP request per item, to the model), and
+``bench_http`` posts to the rollout's URL with one shared aiohttp session, as a workflow with its own HTTP
+client does (two requests per item: workflow -> bridge -> model; the cheapest such workflow, so the extra
+is the harness's cost). Floors in the same run send the same number of requests at the same concurrency:
 ``raw_floor_client.py`` (hand-written HTTP/1.1 over asyncio streams) and ``floor_client.py`` (bare aiohttp).
 CPU is user + system of each process (``wait4``); per item = CPU / rows at each size, and the marginal
-figure between the sizes (start-up charged to neither side). An eval-run item makes two HTTP requests
-(workflow -> bridge -> model) where a floor request makes one.
+figure between the sizes (start-up charged to neither side).
 """
 
 from __future__ import annotations
@@ -32,6 +34,21 @@ SIZES = (1_000, 10_000)
 CONCURRENCY = 16
 
 MAIN = """
+from osmosis_ai.rollout import AgentWorkflow, AgentWorkflowOutput, Grader, get_rollout_context
+
+
+class BenchWorkflow(AgentWorkflow):
+    async def run(self, ctx):
+        reply = await get_rollout_context().chat_completions({"model": "bench", "messages": ctx.prompt})
+        return AgentWorkflowOutput(messages=[*ctx.prompt, reply["choices"][0]["message"]])
+
+
+class BenchGrader(Grader):
+    async def grade(self, ctx):
+        ctx.set_reward(1.0 if ctx.sample.messages[-1].get("content") == ctx.label else 0.0)
+"""
+
+MAIN_HTTP = """
 import aiohttp
 
 from osmosis_ai.rollout import AgentWorkflow, AgentWorkflowOutput, Grader, get_rollout_context
@@ -60,7 +77,7 @@ class BenchGrader(Grader):
 """
 
 TOML = """[experiment]
-rollout = "bench"
+rollout = "%s"
 entrypoint = "main.py"
 model_path = "openai/bench-model"
 dataset = "bench"
@@ -87,10 +104,12 @@ def server():
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory):
     root = tmp_path_factory.mktemp("bench-eval-run")
-    for folder in ("rollouts/bench", "configs/eval", "configs/training", "data"):
+    for folder in ("configs/eval", "configs/training", "data"):
         (root / folder).mkdir(parents=True)
-    (root / "rollouts/bench/main.py").write_text(MAIN)
-    (root / "configs/eval/bench.toml").write_text(TOML % CONCURRENCY)
+    for rollout, main in (("bench", MAIN), ("bench_http", MAIN_HTTP)):
+        (root / "rollouts" / rollout).mkdir(parents=True)
+        (root / "rollouts" / rollout / "main.py").write_text(main)
+        (root / f"configs/eval/{rollout}.toml").write_text(TOML % (rollout, CONCURRENCY))
     for rows in SIZES:
         with (root / f"data/rows{rows}.jsonl").open("w") as out:
             for i in range(rows):
@@ -115,20 +134,21 @@ def test_eval_run_cpu_per_item(benchmark, server, workspace) -> None:
     def floor(script: Path, rows: int) -> tuple[float, float]:
         return _cpu([sys.executable, str(script), server, "bench-model", str(rows), str(CONCURRENCY)], ROOT)
 
-    def ours(rows: int) -> tuple[float, float]:
+    def ours(rollout: str, rows: int) -> tuple[float, float]:
         argv = [
-            OSMOSIS, "eval", "run", "configs/eval/bench.toml", "--dataset-file", f"data/rows{rows}.jsonl",
-            "--name", f"bench-{rows}-{time.monotonic_ns()}", "-y", "--base-url", server, "--plain",
+            OSMOSIS, "eval", "run", f"configs/eval/{rollout}.toml", "--dataset-file", f"data/rows{rows}.jsonl",
+            "--name", f"{rollout}-{rows}-{time.monotonic_ns()}", "-y", "--base-url", server, "--plain",
         ]  # fmt: skip
         return _cpu(argv, workspace)
 
-    figures: dict[str, dict[int, tuple[float, float]]] = {"raw": {}, "aiohttp": {}, "ours": {}}
+    figures: dict[str, dict[int, tuple[float, float]]] = {"raw": {}, "aiohttp": {}, "ours": {}, "http": {}}
     for rows in SIZES:
         figures["raw"][rows] = floor(RAW_FLOOR, rows)
         figures["aiohttp"][rows] = floor(FLOOR, rows)
+        figures["http"][rows] = ours("bench_http", rows)
     benchmark.group = "eval run"
     benchmark.pedantic(
-        lambda: figures["ours"].update({rows: ours(rows) for rows in SIZES}), rounds=1, iterations=1
+        lambda: figures["ours"].update({rows: ours("bench", rows) for rows in SIZES}), rounds=1, iterations=1
     )
     small, big = SIZES
 
@@ -141,17 +161,20 @@ def test_eval_run_cpu_per_item(benchmark, server, workspace) -> None:
     for rows in SIZES:
         NOTES.append(
             f"eval run {rows} rows: {per_item('ours', rows):.3f} CPU-ms/item "
-            f"({rows / figures['ours'][rows][1]:.0f} items/s); raw floor {per_item('raw', rows):.3f} CPU-ms/req; "
+            f"({rows / figures['ours'][rows][1]:.0f} items/s), own-HTTP-client workflow "
+            f"{per_item('http', rows):.3f}; raw floor {per_item('raw', rows):.3f} CPU-ms/req; "
             f"aiohttp floor {per_item('aiohttp', rows):.3f} CPU-ms/req"
         )
-    NOTES.append(
-        f"eval run marginal {small}->{big}: {marginal('ours'):.3f} CPU-ms/item; raw floor {marginal('raw'):.3f} "
-        f"({marginal('ours') / marginal('raw'):.1f}x), aiohttp floor {marginal('aiohttp'):.3f} "
-        f"({marginal('ours') / marginal('aiohttp'):.1f}x); flatness (10k vs 1k per item) "
-        f"{per_item('ours', big) / per_item('ours', small):.2f}"
-    )
+    for name, label in (("ours", "eval run (context client)"), ("http", "eval run (own HTTP client)")):
+        NOTES.append(
+            f"{label} marginal {small}->{big}: {marginal(name):.3f} CPU-ms/item; raw floor "
+            f"{marginal('raw'):.3f} ({marginal(name) / marginal('raw'):.1f}x), aiohttp floor "
+            f"{marginal('aiohttp'):.3f} ({marginal(name) / marginal('aiohttp'):.1f}x); flatness (10k vs 1k "
+            f"per item) {per_item(name, big) / per_item(name, small):.2f}"
+        )
     benchmark.extra_info.update(
         ours_marginal_cpu_ms=marginal("ours"),
+        http_marginal_cpu_ms=marginal("http"),
         raw_floor_ms=marginal("raw"),
         aiohttp_floor_ms=marginal("aiohttp"),
     )

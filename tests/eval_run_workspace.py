@@ -37,6 +37,11 @@ class CalcWorkflow(AgentWorkflow):
             await asyncio.sleep(3600)
         if mode == "raise":
             raise RuntimeError("workflow exploded")
+        if mode == "artifact":
+            (ctx.artifacts_dir / "note.txt").write_text("kept")
+        if mode == "log_secret":
+            import logging, os
+            logging.getLogger("calc").warning("calling with %s", os.environ.get("CALC_TOKEN"))
         rollout = get_rollout_context()
         response = await _client().post(
             rollout.chat_completions_url + "/chat/completions",

@@ -9,7 +9,7 @@ from typing import Any
 
 from osmosis_ai.redact import redact
 
-__all__ = ["write_json_atomic"]
+__all__ = ["fsync_dir", "write_json_atomic"]
 
 
 def write_json_atomic(path: Path, payload: Any, *, ensure_ascii: bool = True) -> None:
@@ -25,5 +25,23 @@ def write_json_atomic(path: Path, payload: Any, *, ensure_ascii: bool = True) ->
     tmp = path.with_name(path.name + ".tmp")
     text = json.dumps(payload, indent=2, ensure_ascii=ensure_ascii, default=str)
     # Masking in the JSON text cannot break it: a secret becomes ``***`` inside the same string.
-    tmp.write_text(redact(text) + "\n", encoding="utf-8")
+    with tmp.open("w", encoding="utf-8") as handle:
+        handle.write(redact(text) + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
     os.replace(tmp, path)
+    fsync_dir(path.parent)
+
+
+def fsync_dir(directory: Path) -> None:
+    """Makes a rename inside ``directory`` durable (a no-op where directories cannot be opened)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

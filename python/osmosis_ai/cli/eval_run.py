@@ -121,6 +121,10 @@ def _environment(config: Any, secrets_file: str | None) -> None:
         if not Path(secrets_file).is_file():
             raise CLIError(f"--secrets-file {secrets_file}: no such file")
         values.update(parse_secrets_file(Path(secrets_file).read_text(encoding="utf-8"), secrets_file))
+    from osmosis_ai.redact import remember
+
+    # Masked in logs.txt, the results log and every file of the run, whatever prints them.
+    remember(value for key, value in values.items() if key in config.secrets or key not in config.env)
     for key, value in values.items():
         os.environ.setdefault(key, value)
     missing = [name for name in config.secrets if not os.environ.get(name)]
@@ -163,11 +167,12 @@ def run(o: dict[str, Any]) -> int:
     """Runs the command; returns the exit code (1 when the run is partial)."""
     from osmosis_ai.cli.backend_options import backend_from_options
     from osmosis_ai.cli.eval_run_report import report
-    from osmosis_ai.cli.output import STATE, confirm, status
+    from osmosis_ai.cli.output import confirm, status
     from osmosis_ai.config import load_eval_config
     from osmosis_ai.eval.run_dir import RunDirectory, default_run_name
     from osmosis_ai.eval.run_entry import load_rollout_entry
-    from osmosis_ai.eval.run_rows import compact_selector
+    from osmosis_ai.eval.run_files import RunLogText
+    from osmosis_ai.eval.run_manifest import resolved_inputs
     from osmosis_ai.workspace import check_config_location, check_rollout, resolve_config_path
 
     o["backend_choice"] = backend_from_options(o["backend"], o["ray_address"], o["ray_workers"])
@@ -192,27 +197,28 @@ def run(o: dict[str, Any]) -> int:
         raise CLIError(
             f"{o['entry_file']}: a 0.2 RolloutAgentLoop needs --eval-fn MODULE:FN to score its runs"
         )
-    run_config = {
-        "model_path": config.experiment.model_path,
-        "base_url": o["base_url"],
-        "rollout": config.experiment.rollout,
-        "entrypoint": config.experiment.entrypoint,
-        "n": settings["n"],
-        "rows": compact_selector(indices) if indices is not None else f"first {selected}",
-        "timeouts": [settings["agent_timeout"], settings["grader_timeout"]],
-        "eval_fns": list(o["eval_fns"]),
-        "env": dict(sorted(config.env.items())),
-    }
+    selection = indices if indices is not None else list(range(selected))
+    inputs = resolved_inputs(
+        config, settings, dataset, selection, o["rollout_dir"], out_root, list(o["eval_fns"])
+    )
+    provenance = _provenance(config, root)
     run_dir.lock()
+    logs = None
     try:
         if o["fresh"]:
             archived = run_dir.archive()
             if archived is not None:
                 status(f"Archived the earlier run to {archived}")
-        opened = run_dir.open_log(run_config, dataset, retry_failed=o["retry_failed"])
+        opened = run_dir.open_log(inputs, provenance, dataset, retry_failed=o["retry_failed"])
+        logs = RunLogText(run_dir.path / "logs.txt")
+        logs.line("INFO", "run", f"opened run {run_dir.name}", {"inputs": inputs})
         work = selected * settings["n"]
         pending = work - len(opened.log.done)
-        status(f"{max(pending, 0)} of {work} work items pending ({entry.description}; run {run_dir.name})")
+        milestone = (
+            f"{max(pending, 0)} of {work} work items pending ({entry.description}; run {run_dir.name})"
+        )
+        status(milestone)
+        logs.line("INFO", "run", milestone)
         carried_ids = {r["rollout_id"] for r in run_dir.latest_records()} if opened.carried else set()
         outcome = None
         try:
@@ -221,14 +227,44 @@ def run(o: dict[str, Any]) -> int:
                     f"{pending} rollouts x model {config.experiment.model_path} - continue?", yes=o["yes"]
                 ):
                     status("Cancelled")
+                    logs.line("INFO", "run", "cancelled at the confirmation")
                     return 0
                 rows = _normalized(dataset, indices, settings["limit"])
-                outcome = _execute(o, config, settings, entry, opened.log, rows, work, STATE.mode == "rich")
+                logs.capture()
+                outcome = _execute(o, config, settings, entry, opened.log, rows, work, logs)
         finally:
             opened.log.close()  # fsync what finished, whatever ended the run
-        return report(run_dir, config, settings, dataset, outcome, carried_ids, selected, total_rows, o)
+        return report(run_dir, config, settings, dataset, outcome, carried_ids, selected, total_rows, o, logs)
     finally:
+        if logs is not None:
+            logs.close()
         run_dir.unlock()
+
+
+def _provenance(config: Any, root: Path) -> dict[str, Any]:
+    """SDK version, the config's branch/commit and ``[advanced]``, and the worktree's git state."""
+    from osmosis_ai._version import __version__
+    from osmosis_ai.cli.output import warn
+    from osmosis_ai.platform.workspace import git_state
+
+    git = git_state(root)
+    experiment = config.experiment
+    if config.advanced:
+        warn(
+            "ADVANCED",
+            f"[advanced] keys are kept as provenance but not used by eval run: {', '.join(sorted(config.advanced))}",
+        )
+    pinned_commit = experiment.commit_sha and git.get("git_head") and experiment.commit_sha != git["git_head"]
+    pinned_branch = experiment.branch and git.get("git_branch") and experiment.branch != git["git_branch"]
+    if pinned_commit or pinned_branch:
+        warn("WORKTREE", "the config pins a branch or commit; eval run executes the workspace as it is")
+    return {
+        "sdk_version": __version__,
+        "config_branch": experiment.branch,
+        "config_commit_sha": experiment.commit_sha,
+        "advanced": dict(config.advanced) or None,
+        **git,
+    }
 
 
 def _execute(
@@ -239,7 +275,7 @@ def _execute(
     log: Any,
     rows: Any,
     total: int,
-    show: bool,
+    logs: Any,
 ) -> Any:
     from osmosis_ai.errors import MissingAPIKeyError
     from osmosis_ai.llm.providers import resolve_endpoint
@@ -259,13 +295,23 @@ def _execute(
         mean = outcome.running_mean()
         return [f"failed {outcome.failed}"] + ([f"mean reward {mean:.3f}"] if mean is not None else [])
 
-    if show:
-        from osmosis_ai.cli.output import status
+    from osmosis_ai.cli.output import STATE, status
 
-        status(f"running up to {concurrency} work items in flight")
+    show = STATE.mode == "rich"
+    milestone = f"running up to {concurrency} work items in flight"
+    logs.line("INFO", "run", milestone, {"concurrency": concurrency})
+    if show:
+        status(milestone)
     progress = Progress(total, unit="rollouts", extra=extra, quiet=not show)
+
+    def on_record(record: dict[str, Any], outcome: Any) -> None:
+        if record.get("status") != "success":
+            details = {k: record.get(k) for k in ("row_index", "run_index", "rollout_id", "error_type")}
+            logs.line("WARNING", "item", f"{record.get('status')}: {record.get('error') or ''}", details)
+        progress(record, outcome)
+
     try:
-        return asyncio.run(_run_engine(entry, endpoint, settings, log, rows, concurrency, progress, o))
+        return asyncio.run(_run_engine(entry, endpoint, settings, log, rows, concurrency, on_record, o))
     finally:
         progress.close()
 

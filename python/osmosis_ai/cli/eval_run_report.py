@@ -59,6 +59,7 @@ def report(
     selected: int,
     total_rows: int,
     o: dict[str, Any],
+    logs: Any = None,
 ) -> int:
     """Writes index/summary/progress/metrics from the log, prints the outcome; returns the exit code."""
     from osmosis_ai.cli.output import STATE, emit_operation
@@ -79,14 +80,16 @@ def report(
     backend = backend if backend is not None and backend.name != "local" else None
     incomplete = interrupted or len(records) < total
     duration_ms = outcome.duration_ms if outcome else 0.0
-    now = _dt.datetime.now(_dt.timezone.utc).isoformat()
+    now = _dt.datetime.now(_dt.timezone.utc).isoformat().replace("+00:00", "Z")
     eval_run = {
+        "id": run_dir.manifest.get("local_run_id"),
         "name": run_dir.name,
         "status": "incomplete" if incomplete else "finished",
         "dataset_name": dataset.name,
         "model_name": config.experiment.model_path,
         "rollout_name": config.experiment.rollout,
         "duration_ms": duration_ms,
+        "started_at": run_dir.manifest.get("created_at"),
         **({} if incomplete else {"completed_at": now}),
     }
     files = {
@@ -102,6 +105,7 @@ def report(
             "rollout_id": r.get("rollout_id"),
             "error_type": r.get("error_type"),
             "error": r.get("error"),
+            "rollout_dir": str(run_dir.path / "rollout_trials" / str(r.get("rollout_id"))),
         }
         for r in records
         if r.get("status") != "success"
@@ -112,7 +116,7 @@ def report(
             for f in failed_rows:
                 click.echo(
                     f"  row {f['row_index']} (source {f['source_row_index']}) run {f['run_index']}: "
-                    f"error_type={f['error_type'] or 'unknown'} -> {f['error']}"
+                    f"error_type={f['error_type'] or 'unknown'} -> {f['rollout_dir']}\n    {f['error']}"
                 )
         click.echo()
         for line in _table(summary, counts, duration_ms, run_dir.path, incomplete, backend):
@@ -130,6 +134,7 @@ def report(
         steps.append((f"{again} --retry-failed", {"action": "retry_failed", "run_name": run_dir.name}))
     resource = {
         "run_name": run_dir.name,
+        "local_run_id": run_dir.manifest.get("local_run_id"),
         "output_path": str(run_dir.path),
         "results_log": str(run_dir.log_path),
         "dataset_source": o.get("dataset_source", "explicit"),
@@ -143,19 +148,21 @@ def report(
         "failed_rows": failed_rows,
         **({"backend": backend.as_dict()} if backend is not None else {}),
     }
-    # Failed items make the run partial too (issue #16): a run whose items crashed is not a clean result.
-    partial = incomplete or counts["failed"] > 0
+    # Spec §4.9: only an incomplete run (cancelled, stopped, items without a result) is partial (exit 1);
+    # failed items are results, reported in the table, `failed_rows` and the next step `--retry-failed`.
     if incomplete:
         message = f"Evaluation run interrupted: {run_dir.path}"
     elif counts["failed"]:
-        message = f"Evaluation run finished with {counts['failed']} failed work items: {run_dir.path}"
+        message = f"Evaluation run finished ({counts['failed']} work items failed): {run_dir.path}"
     else:
         message = f"Evaluation run finished: {run_dir.path}"
+    if logs is not None:
+        logs.line("INFO", "run", message, {k: counts[k] for k in ("succeeded", "failed", "skipped")})
     emit_operation(
         "eval.run",
-        status_="partial" if partial else "success",
+        status_="partial" if incomplete else "success",
         message=message,
         resource=resource,
         next_steps=steps,
     )
-    return 1 if partial else 0
+    return 1 if incomplete else 0

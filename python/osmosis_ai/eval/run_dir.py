@@ -1,9 +1,11 @@
 """The run directory of ``osmosis eval run``: its name, its lock, its results log, the files users read.
 
-``<output root>/<run name>/`` holds ``results.jsonl`` (the run engine's log, the resume authority) and,
-refreshed at the end of every invocation from that log, ``index.jsonl`` (one line per work item, latest
-attempt wins, sorted by row then run; ``summary.jsonl`` is a byte-identical copy), ``progress.json`` and
-``metrics.json``. The same ``--name`` resumes; ``--fresh`` renames the old directory to
+``<output root>/<run name>/`` holds ``manifest.json`` (the input lock, :mod:`osmosis_ai.eval.run_manifest`),
+``results.jsonl`` (the run engine's log, the resume authority), ``logs.txt`` and ``rollout_trials/`` (see
+:mod:`osmosis_ai.eval.run_files`) and, refreshed from the log at the end of every invocation (each file
+renamed into place whole), ``index.jsonl`` (one line per work item, latest attempt wins, sorted by row then
+run; ``summary.jsonl`` is a byte-identical copy), ``progress.json``, ``metrics.json``, ``trajectories/`` and
+``artifacts/``. The same ``--name`` resumes; ``--fresh`` renames the old directory to
 ``<name>.archive-<UTC stamp>`` (never deleted). A lock under ``<root>/.locks/`` (outside the run directory,
 so the rename cannot drop it) keeps two invocations off one run.
 """
@@ -31,6 +33,7 @@ INDEX_KEYS = (
     "run_index",
     "source_row_index",
     "rollout_id",
+    "trajectory_filename",
     "status",
     "reward",
     "tokens",
@@ -76,6 +79,7 @@ class RunDirectory:
         self.name = validate_run_name(name)
         self.path = root / name
         self.log_path = self.path / "results.jsonl"
+        self.manifest: dict[str, Any] = {}
         self._lock: Any = None
 
     def lock(self) -> None:
@@ -112,17 +116,26 @@ class RunDirectory:
         self.path.rename(target)
         return target
 
-    def open_log(self, config: Mapping[str, Any], dataset: Path, *, retry_failed: bool) -> Resumed:
-        """Creates the results log, or reopens it (same config and dataset) and returns what it holds."""
+    def open_log(
+        self,
+        inputs: Mapping[str, Any],
+        provenance: Mapping[str, Any],
+        dataset: Path,
+        *,
+        retry_failed: bool,
+    ) -> Resumed:
+        """Creates the manifest and the results log, or reopens both (same input lock) with what they hold."""
+        from osmosis_ai.eval.run_manifest import open_manifest
         from osmosis_ai.runs.log import ResultsLog, dataset_fingerprint, iter_runs
 
+        (self.path / "rollout_trials").mkdir(parents=True, exist_ok=True)
+        self.manifest = open_manifest(self.path, self.name, inputs, provenance)
         fingerprint = dataset_fingerprint(dataset)
         if not self.log_path.exists():
-            self.path.mkdir(parents=True, exist_ok=True)
-            log = ResultsLog.create(self.log_path, config, kind="eval-run", dataset=fingerprint)
+            log = ResultsLog.create(self.log_path, inputs, kind="eval-run", dataset=fingerprint)
             return Resumed(log, 0, 0)
         try:
-            log = ResultsLog.resume(self.log_path, config, kind="eval-run", dataset=fingerprint)
+            log = ResultsLog.resume(self.log_path, inputs, kind="eval-run", dataset=fingerprint)
         except CLIError as exc:
             raise CLIError(f"{exc} (run '{self.name}': pass --fresh to archive it and start over)") from exc
         retried = 0
@@ -154,20 +167,26 @@ class RunDirectory:
     def write_outputs(
         self, records: list[dict[str, Any]], resumed_ids: set[str], files: Mapping[str, Any]
     ) -> None:
-        """Writes ``index.jsonl`` / ``summary.jsonl`` and the given JSON files (atomically)."""
-        from osmosis_ai._files import write_json_atomic
+        """Lays out trajectories and artifacts, then writes ``index.jsonl`` / ``summary.jsonl`` and ``files``."""
+        from osmosis_ai._files import fsync_dir, write_json_atomic
+        from osmosis_ai.eval.run_files import project_items
 
+        project_items(self.path, records, resumed_ids)
         lines = b"".join(orjson.dumps(_index_row(r, resumed_ids)) + b"\n" for r in records)
         for name in ("index.jsonl", "summary.jsonl"):
             tmp = self.path / f".{name}.tmp"
-            tmp.write_bytes(lines)
+            with tmp.open("wb") as handle:
+                handle.write(lines)
+                handle.flush()
+                os.fsync(handle.fileno())
             os.replace(tmp, self.path / name)
+        fsync_dir(self.path)
         for name, payload in files.items():
             write_json_atomic(self.path / name, payload)
 
 
 def _index_row(record: Mapping[str, Any], resumed_ids: set[str]) -> dict[str, Any]:
-    row = {key: record.get(key) for key in INDEX_KEYS if record.get(key) is not None}
+    row = {key: value for key in INDEX_KEYS if (value := record.get(key)) is not None}
     if record.get("rollout_id") in resumed_ids:
         row["resumed"] = True
     return row

@@ -107,12 +107,18 @@ class WorkflowExecutor:
             chat_completions_url=self.bridge.url_for(rollout_id),
             api_key=self.bridge.token,
             rollout_id=rollout_id,
+            in_process=self.bridge.chat_in_process,
         )
         with context:
             await self.backend.execute(
                 request, lambda r: steps.__setitem__("workflow", r), lambda r: steps.__setitem__("grader", r)
             )
         classify(record, steps.get("workflow"), steps.get("grader"))
+        step = steps.get("grader") or steps.get("workflow")
+        sample = step.sample if step is not None else None
+        if sample is not None:
+            # The log holds the conversation: trajectories/ is projected from it (run_files).
+            record["messages"] = sample.trajectory_messages or sample.messages
         if self.bridge.systemic_error is not None:
             control.stop_early(self.bridge.systemic_error)
 
@@ -132,18 +138,22 @@ class LoopExecutor(AgentExecutor):
 
     def finish(self, item: WorkItem, record: dict[str, Any]) -> None:
         super().finish(item, record)
-        scores = record.get("scores") or {}
-        if record.get("success") and scores:
-            record["status"] = "success"
-            record["reward"] = next(iter(scores.values()))
-            return
-        record["success"] = False
-        record["status"] = "failed"
-        record.pop("reward", None)  # an agent's own reward on a failed run is not a grade
-        if record.get("eval_errors"):
-            record["error_type"] = "grader_failed"
-            record["error"] = "; ".join(f"{k}: {v}" for k, v in record["eval_errors"].items())
-        else:
-            error = record.get("error") or "the agent loop failed"
-            record["error_type"] = "timeout" if "timed out" in error else "agent_error"
-            record["error"] = error
+        _classify_loop(record)
+
+
+def _classify_loop(record: dict[str, Any]) -> None:
+    scores = record.get("scores") or {}
+    if record.get("success") and scores:
+        record["status"] = "success"
+        record["reward"] = next(iter(scores.values()))
+        return
+    record["success"] = False
+    record["status"] = "failed"
+    record.pop("reward", None)  # an agent's own reward on a failed run is not a grade
+    if record.get("eval_errors"):
+        record["error_type"] = "grader_failed"
+        record["error"] = "; ".join(f"{k}: {v}" for k, v in record["eval_errors"].items())
+    else:
+        error = record.get("error") or "the agent loop failed"
+        record["error_type"] = "timeout" if "timed out" in error else "agent_error"
+        record["error"] = error

@@ -18,7 +18,7 @@ import orjson
 
 from osmosis_ai.llm.retry import ProviderCallError, SystemicProviderCallError
 
-__all__ = ["LLMBridge"]
+__all__ = ["LLMBridge", "reply_body", "split_request"]
 
 # Request keys the transport sets itself; everything else (temperature, tools' choice...) passes through.
 _OWN_KEYS = frozenset({"model", "messages", "tools", "stream"})
@@ -83,6 +83,26 @@ class LLMBridge:
         scheme, _, value = (header or "").partition(" ")
         return scheme.lower() == "bearer" and hmac.compare_digest(value.strip().encode(), self.token.encode())
 
+    async def complete(self, rollout_id: str, body: Mapping[str, Any]) -> Any:
+        """Sends one chat-completions request for ``rollout_id`` through the transport; returns its Reply.
+
+        The HTTP route and in-process callers (:meth:`chat_in_process`) share it: the same retries, the
+        same token count per rollout, the same note of a failure every later call would repeat.
+        """
+        try:
+            reply = await self.transport.complete(*split_request(body))
+        except ProviderCallError as exc:
+            if isinstance(exc, SystemicProviderCallError):
+                self.systemic_error = str(exc)
+            raise
+        used = reply.usage.get("prompt_tokens", 0) + reply.usage.get("completion_tokens", 0)
+        self.tokens_by_rollout[rollout_id] = self.tokens_by_rollout.get(rollout_id, 0) + used
+        return reply
+
+    async def chat_in_process(self, rollout_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        """:meth:`complete` as a ``chat.completion`` body, for a workflow in this process (no HTTP)."""
+        return dict(reply_body(await self.complete(rollout_id, body)))
+
     async def _handle(self, request: Any) -> Any:
         from aiohttp import web
 
@@ -90,31 +110,35 @@ class LLMBridge:
             return _error(web, 401, "invalid or missing bearer token", "authentication_error")
         try:
             body = orjson.loads(await request.read())
-            messages = body["messages"]
-        except (orjson.JSONDecodeError, KeyError, TypeError) as exc:
+        except orjson.JSONDecodeError as exc:
+            body = exc
+        if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
+            detail = body if isinstance(body, Exception) else "no 'messages' list"
             return _error(
-                web, 400, f"the body must be a chat-completions request ({exc})", "invalid_request_error"
+                web, 400, f"the body must be a chat-completions request ({detail})", "invalid_request_error"
             )
-        stream = bool(body.get("stream"))
-        params = {k: v for k, v in body.items() if k not in _OWN_KEYS and k != "stream_options"}
         try:
-            reply = await self.transport.complete(messages, body.get("tools"), params)
+            reply = await self.complete(request.match_info["rollout_id"], body)
         except ProviderCallError as exc:
-            if isinstance(exc, SystemicProviderCallError):
-                self.systemic_error = str(exc)
-            status = exc.failure.status or 502
-            return _error(web, status, str(exc), exc.failure.kind)
-        rollout_id = request.match_info["rollout_id"]
-        used = reply.usage.get("prompt_tokens", 0) + reply.usage.get("completion_tokens", 0)
-        self.tokens_by_rollout[rollout_id] = self.tokens_by_rollout.get(rollout_id, 0) + used
-        if stream:
+            return _error(web, exc.failure.status or 502, str(exc), exc.failure.kind)
+        if body.get("stream"):
             return await _stream(
                 web, request, reply, bool((body.get("stream_options") or {}).get("include_usage"))
             )
-        return web.Response(body=orjson.dumps(_body(reply)), content_type="application/json")
+        return web.Response(body=orjson.dumps(reply_body(reply)), content_type="application/json")
 
 
-def _body(reply: Any) -> Mapping[str, Any]:
+def split_request(body: Mapping[str, Any]) -> tuple[Any, Any, dict[str, Any]]:
+    """``(messages, tools, params)`` of a chat-completions request, as a transport takes them.
+
+    The transport sets the model and streaming itself; everything else (temperature, tool choice...) passes.
+    """
+    params = {k: v for k, v in body.items() if k not in _OWN_KEYS and k != "stream_options"}
+    return body["messages"], body.get("tools"), params
+
+
+def reply_body(reply: Any) -> Mapping[str, Any]:
+    """The standard ``chat.completion`` body of a transport's Reply."""
     # LiteLLM replies carry no raw wire body; build the standard shape from what the transport parsed.
     if reply.raw.get("choices"):
         return reply.raw

@@ -17,6 +17,8 @@ from collections import deque
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from osmosis_ai._deadline import within
+
 __all__ = ["ConnectFailed", "Http1Pool", "HttpResponse", "StaleConnection"]
 
 _MAX_HEADER_BYTES = 64 * 1024
@@ -98,9 +100,9 @@ class Http1Pool:
             + body
         )  # fmt: skip
         if self._slots is None:
-            return await asyncio.wait_for(self._exchange(request, connect_timeout), timeout)
+            return await within(self._exchange(request, connect_timeout), timeout)
         async with self._slots:
-            return await asyncio.wait_for(self._exchange(request, connect_timeout), timeout)
+            return await within(self._exchange(request, connect_timeout), timeout)
 
     async def _exchange(self, request: bytes, connect_timeout: float) -> HttpResponse:
         while self._idle:

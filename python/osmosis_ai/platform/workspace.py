@@ -12,6 +12,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 from osmosis_ai.platform.errors import PlatformError
@@ -19,6 +20,7 @@ from osmosis_ai.platform.errors import PlatformError
 __all__ = [
     "GitIdentity",
     "WorkspaceContext",
+    "git_state",
     "git_toplevel",
     "normalize_git_identity",
     "resolve_workspace",
@@ -192,3 +194,24 @@ def source_warnings(directory: Path, *, pinned: bool) -> list[str]:
                 "The current branch has no upstream; the platform cannot see its commits until you push."
             )
     return warnings
+
+
+def git_state(directory: Path) -> dict[str, Any]:
+    """``git_head``, ``git_branch`` and ``git_dirty`` of the worktree at ``directory`` (what is known only).
+
+    Example:
+        >>> git_state(Path("/nonexistent"))
+        {}
+    """
+    state: dict[str, Any] = {}
+    head = _git(directory, "rev-parse", "--verify", "-q", "HEAD")
+    if head is None or head.returncode != 0:
+        return state
+    state["git_head"] = head.stdout.strip()
+    branch = _git(directory, "symbolic-ref", "--short", "-q", "HEAD")
+    if branch is not None and branch.returncode == 0 and branch.stdout.strip():
+        state["git_branch"] = branch.stdout.strip()
+    status = _git(directory, "status", "--porcelain")
+    if status is not None and status.returncode == 0:
+        state["git_dirty"] = bool(status.stdout.strip())
+    return state

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextvars
 import os
 from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,6 +55,10 @@ class RolloutContext:
     api_key: str | None = None
     rollout_id: str | None = None
     sample_source: SampleSource | None = None
+    # Set by a local run (``osmosis eval run``): answers chat_completions() in this process, no HTTP hop.
+    in_process: Callable[[str, Mapping[str, Any]], Awaitable[dict[str, Any]]] | None = field(
+        default=None, repr=False
+    )
     _token: contextvars.Token[RolloutContext | None] | None = field(default=None, repr=False, init=False)
 
     def __post_init__(self) -> None:
@@ -74,6 +79,39 @@ class RolloutContext:
     async def get_sample(self) -> RolloutSample | None:
         """The registered source's sample, or None when nothing registered one."""
         return None if self.sample_source is None else await self.sample_source.get_sample()
+
+    async def chat_completions(self, body: Mapping[str, Any]) -> dict[str, Any]:
+        """One chat completion for this rollout: ``body`` is an OpenAI chat-completions request.
+
+        Returns the ``chat.completion`` reply (``choices``, ``usage``); ``stream`` is ignored (the whole
+        reply comes back at once). In ``osmosis eval run`` the call goes to the run's LLM layer in this
+        process, skipping the HTTP hop to the bridge (same retries, token count and error types); anywhere
+        else it is POSTed to ``chat_completions_url + "/chat/completions"`` with ``api_key``.
+
+        Raises:
+            osmosis_ai.llm.retry.ProviderCallError: The call failed for good (after the retry policy).
+
+        Example:
+            >>> reply = await get_rollout_context().chat_completions(  # doctest: +SKIP
+            ...     {"model": "default", "messages": ctx.prompt}
+            ... )
+            >>> message = reply["choices"][0]["message"]  # doctest: +SKIP
+        """
+        if self.in_process is not None:
+            return await self.in_process(self.rollout_id or "", body)
+        if not self.chat_completions_url:
+            raise RuntimeError("this rollout has no chat-completions URL (OSMOSIS_CHAT_COMPLETIONS_URL)")
+        from osmosis_ai.llm.bridge import reply_body, split_request
+        from osmosis_ai.llm.openai_http import OpenAICompatTransport
+        from osmosis_ai.llm.providers import Endpoint
+
+        model = str(body.get("model") or "default")
+        endpoint = Endpoint(model, "openai", model, self.chat_completions_url, self.api_key)
+        transport = OpenAICompatTransport(endpoint, max_connections=1)
+        try:
+            return reply_body(await transport.complete(*split_request(body)))
+        finally:
+            await transport.aclose()
 
     def __enter__(self) -> RolloutContext:
         self._token = _CURRENT.set(self)

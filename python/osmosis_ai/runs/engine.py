@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from osmosis_ai._deadline import within
 from osmosis_ai.runs.log import RunKey, row_key
 from osmosis_ai.runs.user_code import UserLoop
 
@@ -267,7 +268,7 @@ class RunEngine:
             elif self.item_timeout is None:
                 await work
             else:
-                await asyncio.wait_for(work, self.item_timeout)
+                await within(work, self.item_timeout)
         except (TimeoutError, asyncio.TimeoutError):  # distinct classes before Python 3.11
             record["success"] = False
             record["error"] = f"Run timed out after {self.item_timeout:g}s"

@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+from osmosis_ai._deadline import within
 from osmosis_ai.rollout.backend.base import ExecutionBackend
 from osmosis_ai.rollout.context import (
     AgentWorkflowContext,
@@ -32,6 +33,7 @@ from osmosis_ai.rollout.sample import (
     RolloutSample,
     RolloutStatus,
     classify_exception,
+    plain_copy,
 )
 from osmosis_ai.rollout.workflow import AgentWorkflowOutput
 
@@ -190,7 +192,7 @@ class LocalBackend(ExecutionBackend):
 
     def _artifacts_dir(self, rollout_id: str) -> Path | None:
         # Not created here: the contexts create it when the user's code first asks for it.
-        return None if self.artifact_root is None else self.artifact_root / rollout_id / "artifacts"
+        return None if self.artifact_root is None else Path(f"{self.artifact_root}/{rollout_id}/artifacts")
 
     def _workflow_instance(self) -> Any:
         if isinstance(self.workflow, type):
@@ -204,9 +206,9 @@ class LocalBackend(ExecutionBackend):
         budget = request.agent_timeout_sec
         remaining = None if budget is None else max(budget - queued, 0.0)
         ctx = AgentWorkflowContext(
-            prompt=copy.deepcopy(request.prompt),
+            prompt=plain_copy(request.prompt),
             config=copy.deepcopy(self.workflow_config),
-            metadata=copy.deepcopy(request.metadata),
+            metadata=plain_copy(request.metadata),
             artifacts_dir=artifacts,
         )
         ambient = get_rollout_context()
@@ -214,8 +216,8 @@ class LocalBackend(ExecutionBackend):
         started = time.monotonic()
         try:
             with rollout:
-                # wait_for (not asyncio.timeout, 3.11+) copies the context, so the workflow sees `rollout`.
-                output = await asyncio.wait_for(self._workflow_instance().run(ctx), remaining)
+                # The workflow runs in this task, so it sees `rollout` (get_rollout_context()).
+                output = await within(self._workflow_instance().run(ctx), remaining)
                 if remaining is not None and time.monotonic() - started > remaining:
                     # The workflow swallowed the cancellation or blocked the loop past its deadline.
                     raise TimeoutError
@@ -246,7 +248,7 @@ class LocalBackend(ExecutionBackend):
                 err_category=RolloutErrorCategory.VALIDATION_ERROR,
             )
         try:
-            await asyncio.wait_for(grader.grade(ctx), None if budget is None else max(budget, 0.0))
+            await within(grader.grade(ctx), None if budget is None else max(budget, 0.0))
             if ctx.sample is None:
                 raise ValueError(
                     "no sample to grade; the workflow must return messages or register a sample source"

@@ -1,0 +1,153 @@
+"""The per-item files of an ``osmosis eval run`` directory, and its ``logs.txt``.
+
+Each finished item's conversation is part of its record in the results log (``messages``), so the log
+stays the one thing a crash can leave half-written. At the end of every invocation :func:`project_items`
+lays out the latest attempt of each item where users read it: ``trajectories/row_<r>_run_<k>.json`` (each
+renamed into place whole; written for the items this invocation ran and for any whose file is missing)
+and ``artifacts/row_<r>_run_<k>/`` (hard links to what the attempt wrote under
+``rollout_trials/<rollout id>/artifacts/``, copies where links fail). A file per item written while the
+run goes would cost a directory and a file per rollout on the hot path; superseded attempts' artifacts
+stay under ``rollout_trials/``, their conversations in the log.
+
+``logs.txt`` (mode 0600) holds the run's milestones, every failed item and what the user's code logged,
+one line each: ``<UTC time, microseconds, Z> <LEVEL> [<step>] <message>[ <sorted JSON details>]``, with
+every known secret masked.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import logging
+import os
+import shutil
+from collections.abc import Collection, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from osmosis_ai.redact import redact
+
+__all__ = ["RunLogText", "project_items", "trajectory_document"]
+
+
+def trajectory_document(record: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The trajectory file of one record, or None when it has no conversation.
+
+    It names its rollout three ways readers look for it (``session_id``, ``trajectory_id``,
+    ``extra.osmosis.rollout_id``) and carries the item's indices, outcome and token count.
+    """
+    messages = record.get("messages") or record.get("final_messages")
+    if not messages:
+        return None
+    rollout_id = record["rollout_id"]
+    return {
+        "session_id": rollout_id,
+        "trajectory_id": f"{rollout_id}/0",
+        "messages": list(messages),
+        "extra": {
+            "osmosis": {
+                "rollout_id": rollout_id,
+                "request_extra_fields": {"row_index": record["row_index"], "run_index": record["run_index"]},
+                "status": record.get("status"),
+                "reward": record.get("reward"),
+                "error_type": record.get("error_type"),
+            }
+        },
+        "final_metrics": {"total_tokens": record.get("tokens") or 0},
+    }
+
+
+def _link(source: Path, target: Path) -> None:
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copyfile(source, target)
+
+
+def _project_artifacts(source: Path, target: Path) -> None:
+    root = source.resolve()
+    for path in sorted(source.rglob("*")):
+        relative = path.relative_to(source)
+        if relative.parts == ("manifest.json",) or path.is_symlink() or not path.is_file():
+            continue
+        if not path.resolve().is_relative_to(root):
+            continue
+        destination = target / relative
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        _link(path, destination)
+
+
+def project_items(run_path: Path, records: Sequence[dict[str, Any]], carried: Collection[str]) -> None:
+    """Lays out each latest attempt's trajectory and artifacts; sets ``trajectory_filename`` on its record.
+
+    ``carried`` holds the rollout ids an earlier invocation finished (and projected, unless it died first).
+    """
+    # Plain strings, not Path objects: this loop runs once per item of the run.
+    folder = f"{run_path}/trajectories"
+    os.makedirs(folder, exist_ok=True)
+    with_artifacts = set(os.listdir(run_path / "rollout_trials"))  # the rollouts that wrote any
+    for record in records:
+        name = f"row_{record['row_index']}_run_{record['run_index']}"
+        target = f"{folder}/{name}.json"
+        rollout_id = record.get("rollout_id")
+        document = trajectory_document(record)
+        if document is None:
+            if rollout_id not in carried and os.path.lexists(target):
+                os.unlink(target)
+        else:
+            record["trajectory_filename"] = f"trajectories/{name}.json"
+            if rollout_id not in carried or not os.path.exists(target):
+                tmp = f"{folder}/.{name}.tmp"
+                with open(tmp, "wb") as handle:
+                    handle.write(redact(orjson.dumps(document, default=str).decode()).encode())
+                os.replace(tmp, target)
+        projected = run_path / "artifacts" / name
+        if rollout_id in with_artifacts:
+            artifacts = run_path / "rollout_trials" / rollout_id / "artifacts"
+            if artifacts.is_dir() and not artifacts.is_symlink():
+                shutil.rmtree(projected, ignore_errors=True)
+                _project_artifacts(artifacts, projected)
+        elif rollout_id not in carried and with_artifacts:
+            shutil.rmtree(projected, ignore_errors=True)
+
+
+class RunLogText:
+    """Appends redacted lines to ``logs.txt``; :meth:`capture` also routes Python logging there."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        self._handle = os.fdopen(fd, "a", encoding="utf-8")
+        self._handler: logging.Handler | None = None
+
+    def line(self, level: str, step: str, message: str, details: Mapping[str, Any] | None = None) -> None:
+        stamp = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        text = f"{stamp} {level} [{step}] {message}"
+        if details:
+            text += " " + orjson.dumps(details, option=orjson.OPT_SORT_KEYS, default=str).decode()
+        self._handle.write(redact(text.replace("\n", "\\n")) + "\n")
+        self._handle.flush()
+
+    def capture(self) -> None:
+        """Sends what the user's workflow and grader (and libraries) log through Python logging here too."""
+        log = self
+
+        class _Handler(logging.Handler):
+            def emit(self, record: logging.LogRecord) -> None:
+                try:
+                    log.line(record.levelname, record.name, record.getMessage())
+                except Exception:  # a log line must never fail an item
+                    self.handleError(record)
+
+        # The root logger's level still decides (WARNING unless the user's code set another): raising it
+        # here would also send every library's INFO lines to the terminal handlers.
+        self._handler = _Handler(logging.INFO)
+        logging.getLogger().addHandler(self._handler)
+
+    def close(self) -> None:
+        if self._handler is not None:
+            logging.getLogger().removeHandler(self._handler)
+            self._handler = None
+        if not self._handle.closed:
+            self._handle.close()

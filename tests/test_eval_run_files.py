@@ -1,0 +1,124 @@
+"""`osmosis eval run`'s run directory (anchor-0.3 §4.4, §4.7): manifest lock, logs.txt, trajectories, artifacts."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import stat
+from pathlib import Path
+from typing import Any
+
+from tests.eval_run_workspace import calc_rows, make_workspace
+from tests.test_eval_run import index, osmosis_run
+
+LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z (INFO|WARNING|ERROR) \[[\w.]+\] .+$")
+
+
+def test_run_directory_holds_the_manifest_logs_trajectories_and_artifacts(
+    tmp_path: Path, scripted: Any
+) -> None:
+    server = scripted({"default": {"content": "4", "usage": {"prompt_tokens": 2, "completion_tokens": 1}}})
+    rows = [*calc_rows(3), {"user_prompt": "x", "ground_truth": "4", "metadata": {"mode": "artifact"}}]
+    ws = make_workspace(tmp_path / "ws", rows)
+    code, envelope, stderr = osmosis_run(ws, server)
+    assert code == 0, stderr
+    run = ws / ".osmosis/evals/r1"
+
+    manifest = json.loads((run / "manifest.json").read_text())
+    assert manifest["schema_version"] == 1 and re.fullmatch(r"[0-9a-f]{32}", manifest["local_run_id"])
+    assert manifest["run_name"] == "r1"
+    inputs = manifest["inputs"]
+    assert sorted(inputs) == [
+        "dataset", "env", "model_path", "n", "rollout", "secret_names", "timeouts", "versions",
+    ]  # fmt: skip
+    assert inputs["dataset"] == {
+        "sha256": hashlib.sha256((ws / "data/calc.jsonl").read_bytes()).hexdigest(),
+        "selected_source_rows": "0-3",
+    }
+    assert inputs["rollout"]["name"] == "calc" and len(inputs["rollout"]["source_digest"]) == 64
+    assert inputs["timeouts"] == {"agent_timeout_sec": 30.0, "grader_timeout_sec": 5.0}
+    assert manifest["provenance"]["sdk_version"]
+    assert envelope["resource"]["local_run_id"] == manifest["local_run_id"]
+
+    eval_run = json.loads((run / "metrics.json").read_text())["eval_run"]
+    assert eval_run["id"] == manifest["local_run_id"] and eval_run["started_at"] == manifest["created_at"]
+    assert eval_run["status"] == "finished" and eval_run["completed_at"]
+
+    logs = run / "logs.txt"
+    assert stat.S_IMODE(logs.stat().st_mode) == 0o600
+    lines = logs.read_text().splitlines()
+    assert lines and all(LOG_LINE.match(line) for line in lines), lines
+    assert any("4 of 4 work items pending" in line for line in lines)
+
+    for row in index(ws):
+        name = f"row_{row['row_index']}_run_{row['run_index']}"
+        assert row["trajectory_filename"] == f"trajectories/{name}.json"
+        trajectory = json.loads((run / row["trajectory_filename"]).read_text())
+        assert trajectory["session_id"] == row["rollout_id"]
+        assert trajectory["extra"]["osmosis"]["request_extra_fields"] == {
+            "row_index": row["row_index"],
+            "run_index": 0,
+        }
+        assert trajectory["messages"][-1]["content"] == "4"
+    assert (run / "artifacts/row_3_run_0/note.txt").read_text() == "kept"
+
+
+def test_resume_refuses_changed_inputs_by_name_and_ignores_the_threshold(
+    tmp_path: Path, scripted: Any
+) -> None:
+    server = scripted({"default": {"content": "4"}})
+    ws = make_workspace(tmp_path / "ws", calc_rows(3))
+    assert osmosis_run(ws, server)[0] == 0
+    config = ws / "configs/eval/calc.toml"
+    config.write_text(config.read_text().replace("pass_threshold = 1.0", "pass_threshold = 0.5"))
+    code, envelope, stderr = osmosis_run(ws, server)
+    assert code == 0, stderr  # the threshold is not part of the lock: resumed, nothing re-run
+    assert envelope["resource"]["resumed"] == 3 and envelope["resource"]["dispatched"] == 0
+
+    (ws / "rollouts/calc/main.py").write_text((ws / "rollouts/calc/main.py").read_text() + "\n# edited\n")
+    config.write_text(config.read_text().replace("grader_timeout_s = 5", "grader_timeout_s = 7"))
+    code, _, stderr = osmosis_run(ws, server)
+    assert code != 0
+    assert "rollout:" in stderr and "timeouts:" in stderr and "--fresh" in stderr
+    assert "dataset:" not in stderr  # only what changed is named
+    assert osmosis_run(ws, server, "--fresh")[0] == 0
+
+
+def test_logs_txt_masks_secrets_and_records_failures(tmp_path: Path, scripted: Any) -> None:
+    server = scripted({"default": {"content": "4"}})
+    rows = [
+        {"user_prompt": "x", "ground_truth": "4", "metadata": {"mode": "log_secret"}},
+        {"user_prompt": "x", "ground_truth": "4", "metadata": {"mode": "raise"}},
+    ]
+    ws = make_workspace(tmp_path / "ws", rows)
+    config = ws / "configs/eval/calc.toml"
+    config.write_text(config.read_text().replace("required = []", 'required = ["CALC_TOKEN"]'))
+    (ws / "secrets.env").write_text("CALC_TOKEN=tok-planted-98765\n")
+    code, _, stderr = osmosis_run(ws, server, "--secrets-file", "secrets.env")
+    assert code == 0, stderr
+    run = ws / ".osmosis/evals/r1"
+    text = (run / "logs.txt").read_text()
+    assert "calling with ***" in text and "workflow exploded" in text
+    assert "CALC_TOKEN" in (run / "manifest.json").read_text()  # its name is in the lock...
+    for path in run.rglob("*"):
+        if path.is_file():
+            assert "tok-planted-98765" not in path.read_text(errors="replace"), path  # ...never its value
+
+
+def test_a_resume_projects_what_a_killed_run_left_out_and_keeps_the_rest(
+    tmp_path: Path, scripted: Any
+) -> None:
+    server = scripted({"default": {"content": "4"}})
+    ws = make_workspace(tmp_path / "ws", calc_rows(4))
+    assert osmosis_run(ws, server, "--rows", "0-1")[0] == 0  # a first invocation over two rows
+    run = ws / ".osmosis/evals/r1"
+    kept = run / "trajectories/row_0_run_0.json"
+    lost = run / "trajectories/row_1_run_0.json"
+    before = kept.stat().st_mtime_ns
+    lost.unlink()  # as if the process died between the log and the projection
+    code, envelope, stderr = osmosis_run(ws, server, "--rows", "0-1")
+    assert code == 0, stderr
+    assert envelope["resource"]["dispatched"] == 0 and envelope["resource"]["resumed"] == 2
+    assert lost.exists() and kept.stat().st_mtime_ns == before
+    assert all(row.get("resumed") for row in index(ws))
