@@ -10,6 +10,7 @@
 
 use super::columns::{ColumnBatch, ColumnValues, Utf8Bytes};
 use super::error::{DatasetError, DatasetResult};
+use super::jsonl::max_line_bytes;
 use parquet::basic::{ConvertedType, LogicalType, Type as PhysicalType};
 use parquet::column::reader::ColumnReader;
 use parquet::data_type::ByteArray;
@@ -27,7 +28,7 @@ use std::sync::Arc;
 mod errors;
 mod values;
 
-use errors::{guarded, parquet_error};
+use errors::{guarded, oversized_cell, parquet_error};
 use values::field_to_value;
 
 /// Rows decoded per chunk when skipping inside a row group.
@@ -341,6 +342,9 @@ impl ParquetSource {
         let index = self.index;
         match guarded(|| self.decode(max)) {
             Ok(Some(batch)) => {
+                if let Some(err) = oversized_cell(&self.path, &batch, max_line_bytes()) {
+                    return Err(err);
+                }
                 self.index += batch.len() as u64;
                 Ok(Some(batch))
             }
