@@ -39,6 +39,7 @@ def test_rollouts_under_load_none_lost_none_duplicated(capsys: pytest.CaptureFix
 
 
 def _request(sock: socket.socket, api_key: str | None) -> bytes:
+    """One GET on an open connection; returns the whole response (head and body)."""
     sock.sendall(
         f"GET /platform/health HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {api_key}\r\n\r\n".encode()
     )
@@ -46,9 +47,23 @@ def _request(sock: socket.socket, api_key: str | None) -> bytes:
     while b"\r\n\r\n" not in answer:
         chunk = sock.recv(65536)
         if not chunk:
-            break
+            return answer
         answer += chunk
-    return answer
+    head, _, body = answer.partition(b"\r\n\r\n")
+    length = next(
+        (
+            int(line.split(b":", 1)[1])
+            for line in head.split(b"\r\n")
+            if line.lower().startswith(b"content-length:")
+        ),
+        0,
+    )
+    while len(body) < length:
+        chunk = sock.recv(65536)
+        if not chunk:
+            break
+        body += chunk
+    return head + b"\r\n\r\n" + body
 
 
 def test_an_idle_connection_outlives_the_clients_keep_alive() -> None:
