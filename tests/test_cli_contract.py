@@ -1,6 +1,6 @@
 """The CLI contract (README, "The CLI contract"), checked over every registered command.
 
-Exit codes: 0 ok, 1 the job ran and failed, 2 usage error, 130 interrupted. Help renders for every
+Exit codes: 0 ok, 1 the job ran and failed, 2 usage error, 130 interrupted by Ctrl+C, 143 terminated. Help renders for every
 command, required options are marked, a group alone prints its help and exits 0, a usage error exits 2
 (with a JSON error envelope under ``--json``), and local commands print one ``{"schema_version", "data"}``
 envelope on stdout under ``--json``. Nothing here reaches a network: platform commands are only given

@@ -19,7 +19,11 @@ SAFE_TEXT = st.text(
 # TOML integers are 64-bit signed (the spec requires an error beyond that).
 I64 = st.integers(min_value=-(2**63), max_value=2**63 - 1)
 POS_INT = st.integers(min_value=1, max_value=10**9)
-POS_NUM = st.one_of(POS_INT, st.floats(min_value=1e-9, max_value=1e9, allow_nan=False, allow_infinity=False))
+# The config maxima (rust/src/config/schema.rs), the same as the CLI's options.
+RUNS = st.integers(min_value=1, max_value=10_000)
+TOKENS = st.integers(min_value=1, max_value=10_000_000)
+WEEK = 7 * 24 * 3600
+SECONDS = st.one_of(st.integers(min_value=1, max_value=WEEK), st.floats(min_value=1e-9, max_value=WEEK))
 ENV_NAME = st.from_regex(r"\A[A-Z_][A-Z0-9_]{0,10}\Z").filter(lambda n: not n.startswith("_OSMOSIS_"))
 SECRET_NAME = st.from_regex(r"\A[A-Z][A-Z0-9_]{0,10}\Z")
 
@@ -85,11 +89,11 @@ def eval_configs(draw: st.DrawFn) -> Config:
         draw,
         {
             "limit": POS_INT,
-            "n": POS_INT,
-            "batch_size": POS_INT,
+            "n": RUNS,
+            "batch_size": st.integers(min_value=1, max_value=1024),
             "pass_threshold": st.floats(allow_nan=False, allow_infinity=False),
-            "agent_workflow_timeout_s": POS_NUM,
-            "grader_timeout_s": POS_NUM,
+            "agent_workflow_timeout_s": SECONDS,
+            "grader_timeout_s": SECONDS,
         },
     )
     if evaluation or draw(st.booleans()):
@@ -102,17 +106,17 @@ def training_configs(draw: st.DrawFn) -> Config:
     config: Config = {"experiment": draw(experiments())}
     sections = {
         "training": {
-            "lr": POS_NUM,
-            "total_epochs": POS_INT,
-            "n_samples_per_prompt": POS_INT,
+            "lr": st.floats(min_value=1e-9, max_value=10),
+            "total_epochs": RUNS,
+            "n_samples_per_prompt": RUNS,
             "rollout_batch_size": POS_INT,
-            "max_prompt_length": POS_INT,
-            "max_response_length": POS_INT,
-            "agent_workflow_timeout_s": POS_NUM,
-            "grader_timeout_s": POS_NUM,
+            "max_prompt_length": TOKENS,
+            "max_response_length": TOKENS,
+            "agent_workflow_timeout_s": SECONDS,
+            "grader_timeout_s": SECONDS,
         },
         "sampling": {
-            "rollout_temperature": st.floats(min_value=0, max_value=5),
+            "rollout_temperature": st.floats(min_value=0, max_value=2),
             "rollout_top_p": st.floats(min_value=1e-9, max_value=1.0),
         },
         "checkpoints": {"eval_interval": POS_INT, "checkpoint_save_freq": POS_INT},
@@ -163,7 +167,7 @@ def mutated(draw: st.DrawFn) -> tuple[str, str, str]:
     config = json.loads(json.dumps(config))
     experiment = config["experiment"]
     choices = ["drop_required", "string_to_int", "unknown_key", "unknown_section", "bad_env", "bad_sha"]
-    choices += ["bad_secret", "bad_count", "both_pins"]
+    choices += ["bad_secret", "bad_count", "huge_count", "both_pins"]
     if kind == "training":
         choices += ["bad_top_p"]
     choice = draw(st.sampled_from(choices))
@@ -200,6 +204,11 @@ def mutated(draw: st.DrawFn) -> tuple[str, str, str]:
         section = "evaluation" if kind == "eval" else "training"
         field = "n" if kind == "eval" else "total_epochs"
         config.setdefault(section, {})[field] = draw(st.integers(max_value=0))
+        key = f"{section}.{field}"
+    elif choice == "huge_count":
+        section = "evaluation" if kind == "eval" else "training"
+        field = "n" if kind == "eval" else "total_epochs"
+        config.setdefault(section, {})[field] = draw(st.integers(min_value=10_001, max_value=2**63 - 1))
         key = f"{section}.{field}"
     elif choice == "both_pins":
         experiment["branch"] = "main"

@@ -261,7 +261,7 @@ async def _evaluate(
             f"Continue with: {resume_command(log_path)}",
             err=True,
         )
-        return 130
+        return outcome.interrupted_exit_code
     duration_ms = (time.monotonic() - started) * 1000.0
     return _finish(o, quiet, log_path, outcome, duration_ms, endpoints)
 

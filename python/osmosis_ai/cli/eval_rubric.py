@@ -21,8 +21,6 @@ from osmosis_ai.cli.output import emit_result, json_result
 from osmosis_ai.cli.run_log import log_options
 from osmosis_ai.errors import CLIError
 
-INTERRUPTED_EXIT = 130
-
 
 def _common_judge_options(func: Callable[..., Any]) -> Callable[..., Any]:
     options = [
@@ -161,7 +159,7 @@ def _finish(state: Any, output_path: Path | None, echo: Callable[[str], None]) -
             f"Continue with: {resume_command(state.log_path)}",
             err=True,
         )
-        sys.exit(INTERRUPTED_EXIT)
+        sys.exit(state.interrupted_exit_code)
     if state.session_error:
         raise CLIError(
             f"The session stopped early after {state.health.runs} of {state.total} run(s) "

@@ -289,9 +289,9 @@ def serve_agent_loop(
         "log_level": log_level,
         "access_log": log_level == "debug",
         "timeout_graceful_shutdown": HTTP_SHUTDOWN_TIMEOUT_SECONDS,
-        # Idle keep-alive connections are closed, and open connections are capped: slow clients cannot
-        # pin the server (request bodies have their own size and read-time limits in the app).
-        "timeout_keep_alive": 5,
+        # Open connections are capped, so slow clients cannot pin the server (request bodies have their
+        # own size and read-time limits in the app); idle ones are kept longer than clients keep them.
+        "timeout_keep_alive": settings.server.keep_alive_seconds,
         "limit_concurrency": settings.server.max_connections,
     }
     if platform is not None:

@@ -101,6 +101,10 @@ class RolloutServerSettings(_EnvSettings):
     body_read_timeout_seconds: float = Field(30.0, gt=0, le=3600)
     # Open connections and requests at once (uvicorn's limit_concurrency); beyond it 503.
     max_connections: int = Field(2048, ge=1, le=100_000)
+    # Seconds an idle keep-alive connection stays open. Longer than clients keep idle connections
+    # (httpx 5 s, aiohttp 15 s, Go 90 s): a server that closes first races a client reusing the
+    # connection, and that client's request fails with a read error (a lost rollout under load).
+    keep_alive_seconds: float = Field(120.0, ge=1, le=3600)
     record_ttl_seconds: float = Field(3600.0, ge=1, le=86400)
     cleanup_interval_seconds: float = Field(60.0, ge=0.1, le=3600)
     # Wall-clock limit of one agent run; a run over it is reported to TrainGate as an ERROR.

@@ -48,6 +48,8 @@ class RubricSession:
     results: dict[int, dict[int, dict[str, Any]]] = field(default_factory=dict)
     health: JudgeHealth = field(default_factory=JudgeHealth)
     interrupted: bool = False
+    # 130 (Ctrl+C) or 143 (SIGTERM) when interrupted.
+    interrupted_exit_code: int = 130
     session_error: str | None = None
     resumed: int = 0
     log_path: Path | None = None
@@ -57,7 +59,13 @@ class RubricSession:
     @classmethod
     def from_log(cls, path: Path, total: int, outcome: RunOutcome) -> RubricSession:
         """Reads the log back; a later record of the same (record, run) replaces an earlier one."""
-        session = cls(total=total, interrupted=outcome.interrupted, resumed=outcome.skipped, log_path=path)
+        session = cls(
+            total=total,
+            interrupted=outcome.interrupted,
+            interrupted_exit_code=outcome.interrupted_exit_code,
+            resumed=outcome.skipped,
+            log_path=path,
+        )
         if outcome.stopped_early:
             session.session_error = outcome.stop_reason
         for record in iter_runs(path):

@@ -76,10 +76,17 @@ class RunOutcome:
     stopped_early: bool = False
     stop_reason: str | None = None
     interrupted: bool = False
+    # The signal that stopped the run (SIGINT or SIGTERM); None for a KeyboardInterrupt raised elsewhere.
+    signal: int | None = None
     duration_ms: float = 0.0
     tokens: int = 0
     # score name -> [sum of scores, count], for the running mean the progress line shows.
     score_sums: dict[str, list[float]] = field(default_factory=dict)
+
+    @property
+    def interrupted_exit_code(self) -> int:
+        """128 + the signal: 130 after Ctrl+C (SIGINT), 143 after SIGTERM."""
+        return 128 + (self.signal or signal.SIGINT)
 
     def running_mean(self) -> float | None:
         """Mean of the first score over the items scored so far, or None."""
@@ -287,6 +294,7 @@ class RunEngine:
         def on_signal(signum: int) -> None:
             # First signal: keep what finished, cancel what is in flight (a resume re-runs it).
             self.outcome.interrupted = True
+            self.outcome.signal = signum
             everything.cancel()
             for number in installed:
                 loop.remove_signal_handler(number)

@@ -30,6 +30,9 @@ pub struct Field {
     pub name: &'static str,
     pub rule: Rule,
     pub required: bool,
+    /// The largest value a numeric rule accepts: beyond it a value is a typo (`n = 9223372036854775807`,
+    /// a 1e308 s timeout) that would overflow or never end downstream. Same maxima as the CLI's options.
+    pub max: f64,
 }
 
 const fn req(name: &'static str, rule: Rule) -> Field {
@@ -37,6 +40,7 @@ const fn req(name: &'static str, rule: Rule) -> Field {
         name,
         rule,
         required: true,
+        max: f64::INFINITY,
     }
 }
 
@@ -45,8 +49,22 @@ const fn opt(name: &'static str, rule: Rule) -> Field {
         name,
         rule,
         required: false,
+        max: f64::INFINITY,
     }
 }
+
+impl Field {
+    const fn upto(self, max: f64) -> Field {
+        Field { max, ..self }
+    }
+}
+
+/// Runs per row (the CLI's --n), items in flight (--batch-size), seconds (a week), tokens, steps.
+const MAX_RUNS: f64 = 10_000.0;
+const MAX_CONCURRENCY: f64 = 1024.0;
+const MAX_TIMEOUT_S: f64 = 7.0 * 24.0 * 3600.0;
+const MAX_TOKENS: f64 = 10_000_000.0;
+const MAX_STEPS: f64 = 1_000_000_000.0;
 
 /// A section whose keys are all known (unknown keys are reported).
 pub struct Section {
@@ -69,33 +87,33 @@ pub const EXPERIMENT: Section = Section {
 pub const EVALUATION: Section = Section {
     name: "evaluation",
     fields: &[
-        opt("limit", Rule::PositiveInt),
-        opt("n", Rule::PositiveInt),
-        opt("batch_size", Rule::PositiveInt),
+        opt("limit", Rule::PositiveInt).upto(MAX_STEPS),
+        opt("n", Rule::PositiveInt).upto(MAX_RUNS),
+        opt("batch_size", Rule::PositiveInt).upto(MAX_CONCURRENCY),
         opt("pass_threshold", Rule::FiniteNumber),
-        opt("agent_workflow_timeout_s", Rule::PositiveNumber),
-        opt("grader_timeout_s", Rule::PositiveNumber),
+        opt("agent_workflow_timeout_s", Rule::PositiveNumber).upto(MAX_TIMEOUT_S),
+        opt("grader_timeout_s", Rule::PositiveNumber).upto(MAX_TIMEOUT_S),
     ],
 };
 
 pub const TRAINING: Section = Section {
     name: "training",
     fields: &[
-        opt("lr", Rule::PositiveNumber),
-        opt("total_epochs", Rule::PositiveInt),
-        opt("n_samples_per_prompt", Rule::PositiveInt),
-        opt("rollout_batch_size", Rule::PositiveInt),
-        opt("max_prompt_length", Rule::PositiveInt),
-        opt("max_response_length", Rule::PositiveInt),
-        opt("agent_workflow_timeout_s", Rule::PositiveNumber),
-        opt("grader_timeout_s", Rule::PositiveNumber),
+        opt("lr", Rule::PositiveNumber).upto(10.0),
+        opt("total_epochs", Rule::PositiveInt).upto(MAX_RUNS),
+        opt("n_samples_per_prompt", Rule::PositiveInt).upto(MAX_RUNS),
+        opt("rollout_batch_size", Rule::PositiveInt).upto(MAX_STEPS),
+        opt("max_prompt_length", Rule::PositiveInt).upto(MAX_TOKENS),
+        opt("max_response_length", Rule::PositiveInt).upto(MAX_TOKENS),
+        opt("agent_workflow_timeout_s", Rule::PositiveNumber).upto(MAX_TIMEOUT_S),
+        opt("grader_timeout_s", Rule::PositiveNumber).upto(MAX_TIMEOUT_S),
     ],
 };
 
 pub const SAMPLING: Section = Section {
     name: "sampling",
     fields: &[
-        opt("rollout_temperature", Rule::NonNegativeNumber),
+        opt("rollout_temperature", Rule::NonNegativeNumber).upto(2.0),
         opt("rollout_top_p", Rule::UnitInterval),
     ],
 };
@@ -103,8 +121,8 @@ pub const SAMPLING: Section = Section {
 pub const CHECKPOINTS: Section = Section {
     name: "checkpoints",
     fields: &[
-        opt("eval_interval", Rule::PositiveInt),
-        opt("checkpoint_save_freq", Rule::PositiveInt),
+        opt("eval_interval", Rule::PositiveInt).upto(MAX_STEPS),
+        opt("checkpoint_save_freq", Rule::PositiveInt).upto(MAX_STEPS),
     ],
 };
 

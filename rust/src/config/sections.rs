@@ -20,6 +20,7 @@ fn check_value(
     checker: &mut Checker<'_>,
     key: &str,
     rule: Rule,
+    max: f64,
     value: &Spanned<DeValue<'_>>,
 ) -> Option<Value> {
     let span = value.span();
@@ -50,8 +51,11 @@ fn check_value(
         }
         Rule::PositiveInt => match integer(value.get_ref()) {
             None => Some(format!("must be an integer, got {got}")),
-            Some(Err(())) => Some(format!("is out of range, got {got}")),
+            Some(Err(())) => Some(format!("must be an integer from 1 to {max}, got {got}")),
             Some(Ok(i)) if i < 1 => Some(format!("must be a positive integer (>= 1), got {got}")),
+            Some(Ok(i)) if i as f64 > max => {
+                Some(format!("must be an integer from 1 to {max}, got {got}"))
+            }
             Some(Ok(i)) => return Some(Value::from(i)),
         },
         Rule::PositiveNumber
@@ -61,6 +65,14 @@ fn check_value(
             match number(value.get_ref()) {
                 None => Some(format!("must be a number, got {got}")),
                 Some(x) if !x.is_finite() => Some(format!("must be a finite number, got {got}")),
+                Some(x) if x > max => {
+                    let least = if rule == Rule::PositiveNumber {
+                        "greater than 0"
+                    } else {
+                        "0 or greater"
+                    };
+                    Some(format!("must be {least} and at most {max}, got {got}"))
+                }
                 Some(x) => {
                     let bad = match rule {
                         Rule::PositiveNumber if x <= 0.0 => Some("must be greater than 0"),
@@ -119,7 +131,7 @@ fn check_section(
         match section.fields.iter().find(|f| f.name == name) {
             Some(field) => {
                 checker.remember(value.span(), &dotted);
-                if let Some(json) = check_value(checker, &dotted, field.rule, value) {
+                if let Some(json) = check_value(checker, &dotted, field.rule, field.max, value) {
                     out.insert(name.to_string(), json);
                 }
             }

@@ -312,8 +312,61 @@ fn integers_out_of_range_and_huge_counts() {
     let r = train(&format!(
         "{TRAIN_MIN}[training]\ntotal_epochs = 99999999999999999999\n"
     ));
-    assert!(only(&r).message.starts_with("is out of range"));
+    assert!(only(&r)
+        .message
+        .starts_with("must be an integer from 1 to 10000"));
     let r = train(&format!("{TRAIN_MIN}[training]\ntotal_epochs = 0x10\n"));
     assert!(r.is_valid());
     assert_eq!(r.config.unwrap()["training"]["total_epochs"], 16);
+}
+
+#[test]
+fn values_past_their_maximum_name_the_allowed_range() {
+    let lines = EVAL_MIN.lines().count() + 2;
+    for (entry, key, message) in [
+        (
+            "n = 9223372036854775807",
+            "evaluation.n",
+            "must be an integer from 1 to 10000, got integer 9223372036854775807",
+        ),
+        (
+            "batch_size = 1025",
+            "evaluation.batch_size",
+            "must be an integer from 1 to 1024",
+        ),
+        (
+            "grader_timeout_s = 1e308",
+            "evaluation.grader_timeout_s",
+            "must be greater than 0 and at most 604800, got float 1e308",
+        ),
+        (
+            "agent_workflow_timeout_s = -1",
+            "evaluation.agent_workflow_timeout_s",
+            "must be greater than 0",
+        ),
+        (
+            "agent_workflow_timeout_s = nan",
+            "evaluation.agent_workflow_timeout_s",
+            "must be a finite number",
+        ),
+    ] {
+        let r = eval(&format!("{EVAL_MIN}[evaluation]\n{entry}\n"));
+        let issue = only(&r);
+        assert_eq!((issue.line, issue.key.as_str()), (lines, key), "{entry}");
+        assert!(
+            issue.message.starts_with(message),
+            "{entry}: {}",
+            issue.message
+        );
+    }
+    let r = train(&format!(
+        "{TRAIN_MIN}[sampling]\nrollout_temperature = 2.5\n"
+    ));
+    assert!(only(&r)
+        .message
+        .starts_with("must be 0 or greater and at most 2, got float 2.5"));
+    let r = train(&format!(
+        "{TRAIN_MIN}[training]\nmax_response_length = 10000000\n"
+    ));
+    assert!(r.is_valid(), "{:?}", r.issues);
 }

@@ -1,7 +1,9 @@
 //! JSON: a top-level array of rows, streamed element by element through a sliding buffer, so memory
-//! holds one element (plus the read chunk), never the whole array.
+//! holds one element (plus the read chunk), never the whole array. An element longer than the line
+//! limit (`OSMOSIS_MAX_LINE_BYTES`) is an error naming the line it starts on.
 
 use super::error::{json_error_text, DatasetError, DatasetErrorKind, DatasetResult, PositionUnit};
+use super::jsonl::{max_line_bytes, MAX_LINE_ENV};
 use super::row_value::RowValue;
 use super::{RawRow, RowSource};
 use serde::de::{DeserializeOwned, IgnoredAny};
@@ -28,6 +30,7 @@ pub(crate) struct JsonArraySource {
     line: u64,
     index: u64,
     state: State,
+    limit: u64,
 }
 
 impl JsonArraySource {
@@ -42,6 +45,7 @@ impl JsonArraySource {
             line: 1,
             index: 0,
             state: State::Start,
+            limit: max_line_bytes(),
         })
     }
 
@@ -78,6 +82,28 @@ impl JsonArraySource {
                 return Ok(None);
             }
         }
+    }
+
+    /// Reads more of an element already `size` bytes long, unless that is over the limit.
+    fn fill_within(&mut self, line: u64, size: usize) -> DatasetResult<()> {
+        if size as u64 > self.limit {
+            return Err(self.too_long(line));
+        }
+        self.fill().map(drop)
+    }
+
+    fn too_long(&mut self, line: u64) -> DatasetError {
+        self.state = State::Done;
+        let message = format!(
+            "the element starting on this line is longer than {} bytes (set {MAX_LINE_ENV} to allow \
+             longer ones)",
+            self.limit
+        );
+        DatasetError::new(DatasetErrorKind::Parse, &self.path, message).at(
+            PositionUnit::Line,
+            line,
+            Some(self.index),
+        )
     }
 
     fn syntax_error(&mut self, message: String, line: u64) -> DatasetError {
@@ -160,7 +186,10 @@ impl JsonArraySource {
             match stream.next() {
                 // A number at the very end of the buffer may go on in the next chunk.
                 Some(Ok(_)) if stream.byte_offset() == slice.len() && !self.eof => {
-                    self.fill()?;
+                    self.fill_within(line, slice.len())?;
+                }
+                Some(Ok(_)) if stream.byte_offset() as u64 > self.limit => {
+                    return Err(self.too_long(line));
                 }
                 Some(Ok(value)) => {
                     let used = stream.byte_offset();
@@ -169,7 +198,7 @@ impl JsonArraySource {
                     return Ok((line, value));
                 }
                 Some(Err(err)) if err.is_eof() && !self.eof => {
-                    self.fill()?;
+                    self.fill_within(line, slice.len())?;
                 }
                 Some(Err(err)) => {
                     let at = line + err.line() as u64 - 1;

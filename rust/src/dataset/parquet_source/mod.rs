@@ -9,7 +9,8 @@
 //! decimals as exact decimal text, binary as UTF-8 text (invalid bytes replaced).
 
 use super::columns::{ColumnBatch, ColumnValues, Utf8Bytes};
-use super::error::{DatasetError, DatasetErrorKind, DatasetResult, PositionUnit};
+use super::error::{DatasetError, DatasetResult};
+use super::jsonl::max_line_bytes;
 use parquet::basic::{ConvertedType, LogicalType, Type as PhysicalType};
 use parquet::column::reader::ColumnReader;
 use parquet::data_type::ByteArray;
@@ -21,22 +22,14 @@ use parquet::record::Field;
 use parquet::schema::types::{ColumnDescPtr, ColumnDescriptor, ColumnPath, Type};
 use serde_json::Value;
 use std::fs::File;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
+mod errors;
 mod values;
 
+use errors::{guarded, oversized_cell, parquet_error};
 use values::field_to_value;
-fn parquet_error(path: &str, err: &ParquetError, row: Option<u64>) -> DatasetError {
-    let out = DatasetError::new(
-        DatasetErrorKind::Parse,
-        path,
-        format!("invalid Parquet: {err}"),
-    );
-    match row {
-        Some(index) => out.at(PositionUnit::Row, index + 1, Some(index)),
-        None => out,
-    }
-}
 
 /// Rows decoded per chunk when skipping inside a row group.
 const SKIP_CHUNK: usize = 16 * 1024;
@@ -237,31 +230,45 @@ fn utf8_descr() -> ColumnDescPtr {
     ))
 }
 
-/// Opens the file keeping only the row groups from the one holding row `offset` (0-based).
-fn open_reader(path: &str, offset: u64) -> DatasetResult<SerializedFileReader<File>> {
+/// Opens the file keeping only the row groups from the one holding row `offset` (0-based); the rows of
+/// the groups left out are added to `dropped`.
+fn open_reader(
+    path: &str,
+    offset: u64,
+    dropped: Arc<AtomicU64>,
+) -> DatasetResult<SerializedFileReader<File>> {
     let file = File::open(path).map_err(|e| DatasetError::io(path, &e))?;
     let mut before = 0u64;
     let keep_from_offset = move |group: &parquet::file::metadata::RowGroupMetaData, _: usize| {
-        before += group.num_rows().max(0) as u64;
-        before > offset
+        let rows = group.num_rows().max(0) as u64;
+        before = before.saturating_add(rows);
+        let keep = before > offset;
+        if !keep {
+            dropped.fetch_add(rows, Ordering::Relaxed);
+        }
+        keep
     };
     let options = ReadOptionsBuilder::new()
         .with_predicate(Box::new(keep_from_offset))
         .build();
-    SerializedFileReader::new_with_options(file, options).map_err(|e| parquet_error(path, &e, None))
+    guarded(|| SerializedFileReader::new_with_options(file, options))
+        .map_err(|e| parquet_error(path, &e, None))
 }
 
 impl ParquetSource {
     /// Opens the file positioned at the row group holding row `offset` (0-based).
     pub fn open(path: &str, offset: u64) -> DatasetResult<Self> {
-        let reader = open_reader(path, offset)?;
+        guarded(|| Ok(Self::open_unguarded(path, offset)))
+            .unwrap_or_else(|e| Err(parquet_error(path, &e, None)))
+    }
+
+    fn open_unguarded(path: &str, offset: u64) -> DatasetResult<Self> {
+        // The rows of the groups passed over, not the footer's total minus the kept groups: in a
+        // corrupt file the two disagree, and row numbers must still start at the first kept row.
+        let dropped = Arc::new(AtomicU64::new(0));
+        let reader = open_reader(path, offset, Arc::clone(&dropped))?;
         let meta = reader.metadata();
-        let kept: u64 = meta
-            .row_groups()
-            .iter()
-            .map(|g| g.num_rows().max(0) as u64)
-            .sum();
-        let skipped = (meta.file_metadata().num_rows().max(0) as u64).saturating_sub(kept);
+        let skipped = dropped.load(Ordering::Relaxed);
         let schema = meta.file_metadata().schema_descr_ptr();
         let root = schema.root_schema();
         let mut flat_leaf = vec![None; root.get_fields().len()];
@@ -297,7 +304,7 @@ impl ParquetSource {
         let flat_file = if columns.is_empty() {
             None
         } else {
-            Some(open_reader(path, offset)?)
+            Some(open_reader(path, offset, Arc::new(AtomicU64::new(0)))?)
         };
         let rows = if record_fields.is_empty() {
             None
@@ -333,8 +340,11 @@ impl ParquetSource {
     /// `None` at the end of the file.
     pub fn next_chunk(&mut self, max: usize) -> DatasetResult<Option<ColumnBatch>> {
         let index = self.index;
-        match self.decode(max) {
+        match guarded(|| self.decode(max)) {
             Ok(Some(batch)) => {
+                if let Some(err) = oversized_cell(&self.path, &batch, max_line_bytes()) {
+                    return Err(err);
+                }
                 self.index += batch.len() as u64;
                 Ok(Some(batch))
             }
@@ -422,6 +432,7 @@ impl ParquetSource {
 /// The row count from the footer; no page is read.
 pub(crate) fn count_rows(path: &str) -> DatasetResult<u64> {
     let file = File::open(path).map_err(|e| DatasetError::io(path, &e))?;
-    let reader = SerializedFileReader::new(file).map_err(|e| parquet_error(path, &e, None))?;
+    let reader =
+        guarded(|| SerializedFileReader::new(file)).map_err(|e| parquet_error(path, &e, None))?;
     Ok(reader.metadata().file_metadata().num_rows().max(0) as u64)
 }
