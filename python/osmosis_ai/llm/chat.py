@@ -81,7 +81,8 @@ class ExternalLLMClient:
         return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(call, home))
 
     def get_metrics(self) -> RolloutMetrics:
-        return RolloutMetrics(
+        # Our own counters: nothing to validate (this runs several times per run of a session).
+        return RolloutMetrics.model_construct(
             llm_latency_ms=self._latency_ms,
             num_llm_calls=self._calls,
             prompt_tokens=self._prompt_tokens,

@@ -14,7 +14,9 @@ import asyncio
 import contextlib
 import ssl
 from collections import deque
+from collections.abc import Coroutine
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import urlsplit
 
 __all__ = ["ConnectFailed", "Http1Pool", "HttpResponse", "StaleConnection"]
@@ -98,9 +100,9 @@ class Http1Pool:
             + body
         )  # fmt: skip
         if self._slots is None:
-            return await asyncio.wait_for(self._exchange(request, connect_timeout), timeout)
+            return await _bounded(self._exchange(request, connect_timeout), timeout)
         async with self._slots:
-            return await asyncio.wait_for(self._exchange(request, connect_timeout), timeout)
+            return await _bounded(self._exchange(request, connect_timeout), timeout)
 
     async def _exchange(self, request: bytes, connect_timeout: float) -> HttpResponse:
         while self._idle:
@@ -147,6 +149,17 @@ class Http1Pool:
             connection.close()
             with contextlib.suppress(OSError, ssl.SSLError):  # already gone; nothing to release
                 await connection.writer.wait_closed()
+
+
+# Python 3.11+: a deadline on the calling task; wait_for would start a task per request.
+_deadline = getattr(asyncio, "timeout", None)
+
+
+async def _bounded(exchange: Coroutine[Any, Any, HttpResponse], timeout: float) -> HttpResponse:
+    if _deadline is None:
+        return await asyncio.wait_for(exchange, timeout)
+    async with _deadline(timeout):
+        return await exchange
 
 
 def _parse_head(head: bytes) -> tuple[int, dict[str, str], bool]:
