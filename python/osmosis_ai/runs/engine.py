@@ -275,7 +275,7 @@ class RunEngine:
             if not late:
                 continue
             if await lane.host.responds(_ANSWER_S):
-                self._give_up(lane, late)  # the loop runs, but these items ignore their cancellation
+                self._give_up(lane, late)  # a loop late under load: these items alone are given up
                 continue
             self._give_up(lane, None)
             self.abandoned_lanes += 1
