@@ -181,3 +181,58 @@ def test_a_torn_last_line_is_dropped_and_reported_on_resume(scripted, tmp_path) 
     assert result.returncode == 0, result.stderr
     assert f"{log}:3: dropped an incomplete last line" in result.stderr
     assert len(_records(log)) == 1 and log.read_bytes().endswith(b"}\n")
+
+
+class _Misbehaving:
+    """Row 0 blocks its loop until ``gate`` opens; row 1 ignores its cancellation once; others answer."""
+
+    def __init__(self) -> None:
+        import threading
+
+        self.gate = threading.Event()
+
+    def new_record(self, item):
+        return {"row_index": item.row_index, "success": False, "scores": {}, "error": None}
+
+    async def execute(self, item, record, control):
+        import asyncio
+
+        if item.row_index == 0:
+            self.gate.wait()  # sync code in a coroutine: nothing else on this loop runs meanwhile
+        elif item.row_index == 1:
+            try:
+                await asyncio.sleep(30)
+            except asyncio.CancelledError:
+                await asyncio.sleep(30)
+        await asyncio.sleep(0.001)
+        record["success"] = True
+
+    def finish(self, item, record):
+        record["finished"] = True
+
+
+@pytest.mark.parametrize("blocked_row", [0, 1])
+def test_an_isolated_run_gives_up_an_item_its_lane_cannot_time_out(blocked_row) -> None:
+    # Row 0 blocks the lane: it is abandoned (with what it held) and a fresh lane runs the rest. Row 1 only
+    # ignores its cancellation: the lane keeps running, that item alone is logged as timed out.
+    import asyncio
+
+    from osmosis_ai.runs.engine import MemorySink, RunEngine, WorkItem
+
+    executor = _Misbehaving()
+    sink = MemorySink()
+    engine = RunEngine(executor, sink, concurrency=2, item_timeout=0.2, isolate=True, handle_signals=False)
+    items = [WorkItem(blocked_row, {"q": blocked_row}, "k", 0)]
+    items += [WorkItem(i, {"q": i}, f"k{i}", 0) for i in range(2, 12)]
+    try:
+        outcome = asyncio.run(asyncio.wait_for(engine.run(items), 30))
+    finally:
+        executor.gate.set()
+    by_row = {r["row_index"]: r for r in sink.records}
+    assert by_row.pop(blocked_row)["error"] == "Run timed out after 0.2s"
+    # An item the abandoned lane was running beside the blocked one times out with it; the rest succeed.
+    assert all(r["success"] for r in by_row.values() if r["error"] is None)
+    assert sorted(by_row) == list(range(2, 12)) and all(r["finished"] for r in sink.records)
+    assert outcome.executed == 11 and engine.abandoned_lanes == (1 if blocked_row == 0 else 0)
+    time.sleep(0.1)  # the released lane finds itself abandoned and logs nothing more
+    assert len(sink.records) == 11

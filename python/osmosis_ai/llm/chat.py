@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from osmosis_ai.llm.transport import Transport
+from osmosis_ai.loop_thread import home_loop
 from osmosis_ai.rollout.agent_loop import CompletionsResult
 from osmosis_ai.rollout.schemas import RolloutMetrics
 
@@ -28,12 +29,9 @@ class ExternalLLMClient:
     def __init__(self, transport: Transport) -> None:
         self._transport = transport
         self._tools: list[dict[str, Any]] | None = None
-        # The transport's connections belong to the loop the client was made on; an agent isolated on
-        # another loop (runs.user_code.UserLoop) has its calls carried over to this one.
-        try:
-            self._home: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            self._home = None
+        # The transport's connections belong to the session's loop; an agent isolated on a loop of its own
+        # (the run engine's LoopThread) has its calls carried over to that one.
+        self._home = home_loop()
         self.reset_metrics()
 
     @property
@@ -83,7 +81,8 @@ class ExternalLLMClient:
         return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(call, home))
 
     def get_metrics(self) -> RolloutMetrics:
-        return RolloutMetrics(
+        # Our own counters: nothing to validate (this runs several times per run of a session).
+        return RolloutMetrics.model_construct(
             llm_latency_ms=self._latency_ms,
             num_llm_calls=self._calls,
             prompt_tokens=self._prompt_tokens,

@@ -54,7 +54,7 @@ class OpenAICompatTransport:
         self._shown_url = safe_url(self._url)  # messages name the URL without its credentials
         self._max_connections = max_connections
         # One pool per event loop: connections and the pool's semaphore belong to the loop that made them,
-        # and an agent isolated on its own loop (runs.user_code.UserLoop) calls from there directly.
+        # and an agent isolated on its own loop (the run engine's LoopThread) calls from there directly.
         self._pools: dict[asyncio.AbstractEventLoop, Http1Pool] = {}
 
     #: Calls may be made from any event loop (ExternalLLMClient then sends without a hop between loops).

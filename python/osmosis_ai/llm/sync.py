@@ -7,7 +7,6 @@ loop in a daemon thread works in both cases, and keeps one connection pool per e
 
 from __future__ import annotations
 
-import asyncio
 import atexit
 import contextlib
 import threading
@@ -16,33 +15,31 @@ from typing import Any, TypeVar
 
 from osmosis_ai.llm.pool import TransportPool
 from osmosis_ai.llm.providers import Endpoint
+from osmosis_ai.loop_thread import LoopThread
 
 __all__ = ["pooled_transport", "run_blocking"]
 
 T = TypeVar("T")
 
 _lock = threading.Lock()
-_loop: asyncio.AbstractEventLoop | None = None
+_host: LoopThread | None = None
 _pool = TransportPool()
 
 
-def _background_loop() -> asyncio.AbstractEventLoop:
-    global _loop
+def _background() -> LoopThread:
+    global _host
     with _lock:
-        if _loop is None:
-            loop = asyncio.new_event_loop()
-            thread = threading.Thread(target=loop.run_forever, name="osmosis-llm", daemon=True)
-            thread.start()
-            atexit.register(_shutdown, loop)
-            _loop = loop
-        return _loop
+        if _host is None:
+            _host = LoopThread("osmosis-llm")
+            atexit.register(_shutdown, _host)
+        return _host
 
 
-def _shutdown(loop: asyncio.AbstractEventLoop) -> None:
+def _shutdown(host: LoopThread) -> None:
     # The interpreter is exiting; an unclosed socket is not worth a traceback.
     with contextlib.suppress(Exception):
-        asyncio.run_coroutine_threadsafe(_pool.aclose(), loop).result(timeout=5)
-    loop.call_soon_threadsafe(loop.stop)
+        host.submit(_pool.aclose()).result(timeout=5)
+    host.stop(grace=0, wait=False)
 
 
 def pooled_transport(endpoint: Endpoint) -> Any:
@@ -58,11 +55,10 @@ def run_blocking(factory: Callable[[], Awaitable[T]]) -> T:
         >>> run_blocking(two)
         2
     """
-    loop = _background_loop()
-    if threading.current_thread().name == "osmosis-llm":
+    host = _background()
+    if host.is_current():
         raise RuntimeError("a blocking LLM call was made on the LLM layer's own loop; await the async form")
-    future = asyncio.run_coroutine_threadsafe(_call(factory), loop)
-    return future.result()
+    return host.submit(_call(factory)).result()
 
 
 async def _call(factory: Callable[[], Awaitable[T]]) -> T:

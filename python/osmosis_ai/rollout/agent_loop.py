@@ -203,7 +203,8 @@ class RolloutContext:
     def _metrics(self) -> RolloutMetrics:
         llm = self.llm.get_metrics()
         total = (time.monotonic() - self._start_time) * 1000.0 if self._start_time > 0 else 0.0
-        return RolloutMetrics(
+        # Counters of this context and of a client's RolloutMetrics (validated where they were made).
+        return RolloutMetrics.model_construct(
             total_latency_ms=total,
             llm_latency_ms=llm.llm_latency_ms,
             tool_latency_ms=self._tool_latency_ms,

@@ -1,11 +1,17 @@
 """Runs work items (row x attempt x model) with bounded concurrency, logging every finished item.
 
-Rows stream in; a bounded queue feeds ``concurrency`` workers, so memory follows the work in flight, not
-the dataset. Each finished item is appended to the results log before the next is counted. The command's
+Rows stream in; ``concurrency`` workers take items from the row stream one at a time, so memory follows
+the work in flight, not the dataset. Each finished item is appended to the results log before the next is counted. The command's
 :class:`Executor` does the work of one item; the engine owns everything around it: skipping items a
 resumed log holds, the per-item timeout, errors of the executor itself, early stop when the executor
 reports a failure every further item would repeat, and the first Ctrl+C / SIGTERM (stop taking items,
 cancel those in flight, return what finished; a second Ctrl+C interrupts at once).
+
+Isolation (``isolate=True``, for user coroutines): the workers run on an event loop in a daemon thread, a
+*lane*, with the per-item timeout on that loop, so an item costs no hop between threads. This loop only
+watches: an item still running past its timeout means the lane cannot enforce it (user code blocks the
+loop, or ignores cancellation). A lane that still answers loses just those items (logged as timed out);
+one that does not is abandoned with every item it holds, and a fresh lane takes the remaining items.
 """
 
 from __future__ import annotations
@@ -13,14 +19,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from osmosis_ai._deadline import within
+from osmosis_ai._deadline import abandon_after, within
+from osmosis_ai.loop_thread import LoopThread
 from osmosis_ai.runs.log import RunKey, row_key
-from osmosis_ai.runs.user_code import UserLoop
 
 __all__ = ["Executor", "MemorySink", "RunControl", "RunEngine", "RunOutcome", "WorkItem", "new_item_record"]
 
@@ -156,6 +163,22 @@ def work_items(
                 yield WorkItem(row_index, row, key, run_index, tag)
 
 
+# How long past its timeout an item may still run before the watcher steps in, how often it looks, and
+# how long a lane has to answer before it counts as blocked.
+_GRACE_S = 0.5
+_TICK_S = 0.25
+_ANSWER_S = 0.5
+
+
+class _Lane:
+    """The loop a share of the session runs on, with the items it is running (token -> item, record, start)."""
+
+    def __init__(self, host: LoopThread | None = None) -> None:
+        self.host = host  # None: the engine's own loop
+        self.dead = False  # abandoned: it takes no more items and logs nothing more
+        self.running: dict[int, tuple[WorkItem, dict[str, Any], float]] = {}
+
+
 class RunEngine:
     """Drives an :class:`Executor` over work items; see the module docstring.
 
@@ -166,7 +189,7 @@ class RunEngine:
         item_timeout: Seconds one item may take; None for no limit.
         on_record: Called after each record is logged (the progress display).
         handle_signals: Install the Ctrl+C / SIGTERM handlers (main thread only).
-        isolate: Run ``execute`` on a separate event loop (:class:`UserLoop`), for executors that run user
+        isolate: Run the items on a lane (see the module docstring), for executors that run user
             coroutines: one that blocks cannot stop the timeouts, signals and log of this loop.
         backend: Where items run (:mod:`osmosis_ai.runs.backends`); None runs them in this process.
             A backend returns each item's finished record (or None for an item it lost, which is then
@@ -191,11 +214,16 @@ class RunEngine:
         self.item_timeout = item_timeout
         self.on_record = on_record
         self.handle_signals = handle_signals
-        self.user_loop = UserLoop() if isolate else None
+        self.isolate = isolate and backend is None
         self.backend = backend
         self.outcome = RunOutcome()
         self.control = RunControl()
+        self.abandoned_lanes = 0
         self._input_error: Exception | None = None
+        self._items: Iterator[WorkItem] = iter(())
+        # Guards the item stream, the lanes' running items and everything written (log, outcome, progress):
+        # lanes run in other threads. Uncontended but for the watcher's look every _TICK_S.
+        self._lock = threading.Lock()
 
     async def run(self, items: Iterable[WorkItem]) -> RunOutcome:
         """Runs every item; returns when all are logged, the run stopped early, or a signal stopped it.
@@ -204,21 +232,16 @@ class RunEngine:
             Exception: Whatever the item iterator raised (a bad row), after every item before it is logged.
         """
         started = time.monotonic()
-        queue: asyncio.Queue[WorkItem | None] = asyncio.Queue(maxsize=self.concurrency * 2)
-        workers = [asyncio.create_task(self._worker(queue)) for _ in range(self.concurrency)]
-        feeder = asyncio.create_task(self._feed(items, queue))
-        everything = asyncio.gather(feeder, *workers)
-        with self._signals(everything):
+        self._items = iter(items)
+        main = asyncio.ensure_future(self._isolated() if self.isolate else self._lane_main(_Lane()))
+        with self._signals(main):
             try:
-                await everything
+                await main
             except asyncio.CancelledError:
                 if not self.outcome.interrupted:
                     raise
             finally:
-                for task in (feeder, *workers):
-                    task.cancel()
-                if self.user_loop is not None:
-                    self.user_loop.close()
+                main.cancel()
                 self.outcome.duration_ms = (time.monotonic() - started) * 1000.0
         if self._input_error is not None and not self.outcome.interrupted:
             raise self._input_error
@@ -227,64 +250,143 @@ class RunEngine:
             self.outcome.stop_reason = self.control.stop_reason
         return self.outcome
 
-    async def _feed(self, items: Iterable[WorkItem], queue: asyncio.Queue[WorkItem | None]) -> None:
-        try:
-            for item in items:
-                if self.control.stop_event.is_set():
-                    break
-                await queue.put(item)
-        except Exception as exc:
-            # A bad row mid-file: the items already queued or in flight still run and are logged, then
-            # run() raises this error (it names file, line and field) once no worker can write any more.
-            self._input_error = exc
-        for _ in range(self.concurrency):
-            await queue.put(None)
-
-    async def _worker(self, queue: asyncio.Queue[WorkItem | None]) -> None:
+    async def _isolated(self) -> None:
+        """Runs the session on lanes, one after another while lanes get abandoned."""
         while True:
-            item = await queue.get()
-            if item is None:
-                return
-            if self.control.stop_event.is_set():
-                continue  # drain: the feeder is stopping
-            if self.backend is None:
-                record = await self._run_one(item)
-            else:
+            lane = _Lane(LoopThread("osmosis-run"))
+            finished = asyncio.wrap_future(lane.host.submit(self._lane_main(lane), keep_home=True))
+            try:
+                if await self._watch(lane, finished):
+                    return
+            finally:
+                if lane.dead:
+                    lane.host.stop(wait=False)  # blocked: it winds down if it ever unblocks
+                else:
+                    finished.cancel()  # interrupted: its items in flight are not logged
+                    lane.host.stop()
+                    with self._lock:
+                        lane.dead = True
+
+    async def _watch(self, lane: _Lane, finished: asyncio.Future[None]) -> bool:
+        """Waits for ``lane`` to finish (True), or abandons it once it is found blocked (False)."""
+        assert lane.host is not None
+        timeout = self.item_timeout
+        while True:
+            done, _ = await asyncio.wait({finished}, timeout=None if timeout is None else _TICK_S)
+            if done:
+                finished.result()
+                return True
+            assert timeout is not None
+            now = time.monotonic()
+            with self._lock:
+                late = [t for t, (_, _, begun) in lane.running.items() if now - begun > timeout + _GRACE_S]
+            if not late:
+                continue
+            if await lane.host.responds(_ANSWER_S):
+                self._give_up(lane, late)  # a loop late under load: these items alone are given up
+                continue
+            self._give_up(lane, None)
+            self.abandoned_lanes += 1
+            return False
+
+    def _give_up(self, lane: _Lane, tokens: list[int] | None) -> None:
+        """Logs ``lane``'s items ``tokens`` (None: all, and the lane is abandoned) as timed out."""
+        with self._lock:
+            if tokens is None:
+                lane.dead = True
+                tokens = list(lane.running)
+            for token in tokens:
+                entry = lane.running.pop(token, None)
+                if entry is None:
+                    continue  # finished meanwhile
+                item, record, begun = entry
+                record = dict(record)  # the lane may still write into its own copy
+                self._timed_out(record)
+                record["duration_ms"] = (time.monotonic() - begun) * 1000.0
+                self.executor.finish(item, record)
+                self._write(record)
+
+    async def _lane_main(self, lane: _Lane) -> None:
+        workers = [asyncio.ensure_future(self._worker(lane)) for _ in range(self.concurrency)]
+        try:
+            await asyncio.gather(*workers)
+        finally:
+            for task in workers:
+                task.cancel()
+
+    def _take(self, lane: _Lane) -> WorkItem | None:
+        with self._lock:
+            if lane.dead or self._input_error is not None or self.control.stop_event.is_set():
+                return None
+            try:
+                return next(self._items, None)
+            except Exception as exc:
+                # A bad row mid-file: the items in flight still run and are logged, then run() raises
+                # this error (it names file, line and field) once no worker can write any more.
+                self._input_error = exc
+                return None
+
+    async def _worker(self, lane: _Lane) -> None:
+        while (item := self._take(lane)) is not None:
+            if self.backend is not None:
                 record = await self.backend.run_item(item, self.control)
-                if record is None:
+                if record is not None:
+                    with self._lock:
+                        self._write(record)
+                continue
+            begun = time.monotonic()
+            record = self.executor.new_record(item)
+            token = id(record)
+            with self._lock:
+                lane.running[token] = (item, record, begun)
+            await self._execute(item, record, begun, leave=lane.host is not None)
+            with self._lock:
+                # Given up by the watcher (and logged as timed out) unless it is still ours.
+                if lane.dead or lane.running.pop(token, None) is None:
                     continue
-            self.log.append(record)
-            self.outcome.account(record)
-            if self.on_record is not None:
-                self.on_record(record, self.outcome)
+                self.executor.finish(item, record)
+                self._write(record)
+
+    def _write(self, record: dict[str, Any]) -> None:
+        self.log.append(record)
+        self.outcome.account(record)
+        if self.on_record is not None:
+            self.on_record(record, self.outcome)
 
     async def run_item(self, item: WorkItem) -> dict[str, Any]:
         """Runs one item with the executor, the timeout and the error rules, without logging it.
 
         What a remote backend's worker calls for each item it was sent.
         """
-        return await self._run_one(item)
-
-    async def _run_one(self, item: WorkItem) -> dict[str, Any]:
-        started = time.monotonic()
+        begun = time.monotonic()
         record = self.executor.new_record(item)
+        await self._execute(item, record, begun)
+        self.executor.finish(item, record)
+        return record
+
+    def _timed_out(self, record: dict[str, Any]) -> None:
+        record["success"] = False
+        record["error"] = f"Run timed out after {self.item_timeout:g}s"
+
+    async def _execute(
+        self, item: WorkItem, record: dict[str, Any], begun: float, leave: bool = False
+    ) -> None:
+        # leave: on a timeout, do not wait for the cancellation to land (on a lane, code that ignores it
+        # would hold the worker, and so the session, for as long as it likes).
         try:
             work = self.executor.execute(item, record, self.control)
-            if self.user_loop is not None:
-                await self.user_loop.run(work, self.item_timeout)
-            elif self.item_timeout is None:
+            if self.item_timeout is None:
                 await work
+            elif leave:
+                await abandon_after(work, self.item_timeout)
             else:
                 await within(work, self.item_timeout)
         except (TimeoutError, asyncio.TimeoutError):  # distinct classes before Python 3.11
-            record["success"] = False
-            record["error"] = f"Run timed out after {self.item_timeout:g}s"
+            self._timed_out(record)
         except Exception as exc:  # one bad item must not end the session; it is recorded with its type
             record["success"] = False
             record["error"] = record.get("error") or f"{type(exc).__name__}: {exc}"
-        record["duration_ms"] = (time.monotonic() - started) * 1000.0
-        self.executor.finish(item, record)
-        return record
+        record["duration_ms"] = (time.monotonic() - begun) * 1000.0
 
     @contextlib.contextmanager
     def _signals(self, everything: asyncio.Future[Any]) -> Iterator[None]:

@@ -55,9 +55,9 @@ def _forwarded_env() -> dict[str, str]:
 class _Worker:
     """One Ray actor: opens the executor once, then runs batches with the engine's rules.
 
-    User code runs as on one machine: with the spec's ``isolate``, on the engine's separate user loop
-    (:class:`~osmosis_ai.runs.user_code.UserLoop`), so an agent that blocks cannot stop this actor's
-    timeouts or its stream of records.
+    User code runs as on one machine: with the spec's ``isolate``, each batch is a session of the engine's
+    own isolated mode (items on a watched loop in a daemon thread), so an agent that blocks cannot stop
+    this actor's timeouts or its stream of records.
     """
 
     def __init__(
@@ -74,6 +74,7 @@ class _Worker:
         self._concurrency = concurrency
         self._item_timeout = item_timeout
         self._engine: RunEngine | None = None
+        self._executor: Any = None
         self._slots: asyncio.Semaphore | None = None
         self._context: contextvars.Context | None = None
         self._holder: asyncio.Task[None] | None = None
@@ -108,6 +109,7 @@ class _Worker:
             executor, self._context = await ready
         except Exception as exc:  # reported to the driver, which stops with a clear message
             return name, f"{type(exc).__name__}: {exc}"
+        self._executor = executor
         self._engine = RunEngine(
             executor,
             None,
@@ -122,6 +124,10 @@ class _Worker:
     async def run_batch(self, items: list[WorkItem]) -> Any:
         """Yields lists of ``(position in the batch, record, stop reason)`` as items finish."""
         assert self._engine is not None and self._slots is not None and self._context is not None
+        if self._spec.isolate:
+            async for finished in self._run_isolated(items):
+                yield finished
+            return
         engine, slots = self._engine, self._slots
 
         async def one(position: int, item: WorkItem) -> tuple[int, dict[str, Any], str | None]:
@@ -140,12 +146,63 @@ class _Worker:
                 done |= more
             yield [task.result() for task in done]
 
+    async def _run_isolated(self, items: list[WorkItem]) -> Any:
+        """The batch as one isolated engine session; its records reach this loop through a queue."""
+        assert self._context is not None
+        loop = asyncio.get_running_loop()
+        finished: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        engine = RunEngine(
+            self._executor,
+            _LoopSink(loop, finished),
+            concurrency=self._concurrency,
+            item_timeout=self._item_timeout,
+            handle_signals=False,
+            isolate=True,
+        )
+        position = {_item_key(item): i for i, item in enumerate(items)}
+        session = self._context.run(loop.create_task, engine.run(items))
+        left = len(items)
+        try:
+            while left:
+                taken = asyncio.ensure_future(finished.get())
+                await asyncio.wait({taken, session}, return_when=asyncio.FIRST_COMPLETED)
+                if not taken.done():
+                    taken.cancel()
+                    session.result()  # the session ended without every record: raise what ended it
+                    return
+                await asyncio.sleep(_COALESCE)  # as above: what finishes meanwhile shares the message
+                records = [taken.result()]
+                while not finished.empty():
+                    records.append(finished.get_nowait())
+                left -= len(records)
+                yield [(position[_item_key(r)], r, engine.control.stop_reason) for r in records]
+        finally:
+            if not session.done():
+                session.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await session
+
     async def stop(self) -> None:
-        if self._engine is not None and self._engine.user_loop is not None:
-            self._engine.user_loop.close()
         if self._stop is not None and self._holder is not None:
             self._stop.set()
             await self._holder
+
+
+class _LoopSink:
+    """The results sink of a worker's isolated session: records, written from the engine's lane thread
+    (under its lock), are handed to the actor's loop."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[dict[str, Any]]) -> None:
+        self._loop, self._queue = loop, queue
+
+    def append(self, record: dict[str, Any]) -> None:
+        self._loop.call_soon_threadsafe(self._queue.put_nowait, record)
+
+
+def _item_key(item: WorkItem | dict[str, Any]) -> tuple[int, int, str]:
+    if isinstance(item, dict):
+        return item["row_index"], item["run_index"], item.get("model_tag") or ""
+    return item.row_index, item.run_index, item.model_tag
 
 
 @dataclass
