@@ -31,10 +31,13 @@ PIP := $(UV) pip install --quiet --python $(BIN)/python
 # A compile error there does not fail this step: the next one compiles again and shows it.
 setup: $(STAMP)
 
-$(STAMP): pyproject.toml
+# A file target, so that a venv made before uv was used gets it too.
+$(UV):
 	@test -x $(BIN)/python || $(STEP) "Creating $(VENV) ($(PYTHON) -m venv)" -- $(PYTHON) -m venv $(VENV)
-	@test -x $(UV) || $(STEP) "Installing uv into $(VENV) (pip)" -- \
+	@$(STEP) "Installing uv into $(VENV) (pip)" -- \
 	  $(BIN)/python -m pip install --quiet --disable-pip-version-check "uv>=0.8,<1"
+
+$(STAMP): pyproject.toml | $(UV)
 	@$(STEP) "Installing Python dependencies (uv)$(if $(COMPILE_ALONGSIDE), while cargo compiles the Rust core (dev profile),)" -- bash -c '\
 	  $(PIP) --group build && \
 	  { $(if $(COMPILE_ALONGSIDE),rm -f python/osmosis_ai/_core*.so && $(BIN)/maturin develop --skip-install & core=$$!;,) } && \
