@@ -7,20 +7,28 @@ most answers wrong: the point is the pipeline, not the score.
 """
 
 import pathlib
+import resource
 import subprocess
 import sys
 import tempfile
+import time
 
 from osmosis_ai.llm.local_server import spawn_local_server
 
 HERE = pathlib.Path(__file__).resolve().parent
 
 
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def main() -> int:
     print("==> Starting the local model (SmolLM2-135M on llama.cpp, 127.0.0.1)", flush=True)
     out_dir = pathlib.Path(tempfile.mkdtemp(prefix="osmosis-demo-"))
+    started = time.monotonic()
     with spawn_local_server(threads=1, log_file=str(out_dir / "model-server.log")) as server:
-        print(f"    ready at {server.base_url}", flush=True)
+        print(f"    ready at {server.base_url} in {time.monotonic() - started:.1f} s", flush=True)
         print("==> Running osmosis eval on examples/test_data.jsonl (--n 3, pass@k)\n", flush=True)
         command = [
             str(pathlib.Path(sys.executable).parent / "osmosis"), "eval",
@@ -33,8 +41,15 @@ def main() -> int:
             "--max-failure-rate", "1",
             "-o", str(out_dir / "results.json"), "--log", str(out_dir / "results.log.jsonl"),
         ]  # fmt: skip
+        eval_started = time.monotonic()
         code = subprocess.call(command, cwd=HERE)
-    print(f"\n==> Local model stopped. Results: {out_dir / 'results.json'}")
+        eval_wall, eval_cpu = time.monotonic() - eval_started, _children_cpu()
+    # The server is a child too: its CPU is counted once it has stopped.
+    server_cpu = _children_cpu() - eval_cpu
+    print(
+        f"\n==> Local model stopped. The eval took {eval_wall:.0f} s ({eval_cpu:.0f} CPU-s), the model "
+        f"{server_cpu:.0f} CPU-s. Results: {out_dir / 'results.json'}"
+    )
     return code
 
 

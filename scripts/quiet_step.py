@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+import resource
 import subprocess
 import sys
 import time
@@ -53,12 +54,15 @@ def main(argv: list[str]) -> int:
     if live and compiled:
         print("\r\033[K", end="")
     elapsed = time.monotonic() - started
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = usage.ru_utime + usage.ru_stime
     if code != 0:
         print(f"    failed after {elapsed:.0f} s; the last lines of {log_path}:", file=sys.stderr)
         sys.stderr.writelines(f"    {line}" for line in lines)
         return code
     crates = f", {compiled} crates compiled" if compiled else ""
-    print(f"    done in {elapsed:.0f} s{crates}", flush=True)
+    # CPU time tells more than wall time on a shared machine (it counts every process the step waited for).
+    print(f"    done in {elapsed:.0f} s ({cpu:.0f} CPU-s){crates}", flush=True)
     return 0
 
 
