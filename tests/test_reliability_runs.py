@@ -236,3 +236,35 @@ def test_an_isolated_run_gives_up_an_item_its_lane_cannot_time_out(blocked_row) 
     assert outcome.executed == 11 and engine.abandoned_lanes == (1 if blocked_row == 0 else 0)
     time.sleep(0.1)  # the released lane finds itself abandoned and logs nothing more
     assert len(sink.records) == 11
+
+
+SLOW_REWARD = """
+import time
+
+def slow(solution_str, ground_truth, extra_info=None):
+    time.sleep(0.05)
+    return 1.0
+"""
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_an_interrupted_reward_probe_exits_with_the_signal_code_and_the_resume_command(
+    tmp_path, sig, code
+) -> None:
+    (tmp_path / "slow_reward.py").write_text(SLOW_REWARD)
+    write_rows(tmp_path / "data.jsonl", [(f"q-{i}", "1") for i in range(200)])
+    log = tmp_path / "probe.jsonl"
+    proc = subprocess.Popen(
+        [OSMOSIS, "reward", "probe", "-d", "data.jsonl", "--eval-fn", "slow_reward:slow", "--log", str(log)],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (not log.exists() or len(log.read_text().splitlines()) < 3):
+        time.sleep(0.02)
+    proc.send_signal(sig)
+    stderr = proc.communicate(timeout=60)[1]
+    assert proc.returncode == code, stderr
+    assert f"are saved in {log}" in stderr and "--resume" in stderr and "Traceback" not in stderr

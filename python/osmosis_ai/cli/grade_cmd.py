@@ -93,7 +93,7 @@ def grade_command(
     """Grade samples with an OpenAI grader config (string_check, text_similarity, score_model, label_model,
     python, multi), locally."""
     from osmosis_ai.cli.output import STATE, emit_detail
-    from osmosis_ai.cli.run_log import check_log_options, open_log
+    from osmosis_ai.cli.run_log import check_log_options, exit_interrupted, open_log
     from osmosis_ai.datasets import read_dataset
     from osmosis_ai.graders import ModelSettings, load_grader
     from osmosis_ai.graders.session import log_samples, run_grading, sample_items
@@ -122,7 +122,7 @@ def grade_command(
     finally:
         log.close()
     if outcome.interrupted:
-        raise CLIError(f"Interrupted; graded samples are in {log.path} (continue with --resume {log.path}).")
+        exit_interrupted(log.path, "the graded samples", outcome.interrupted_exit_code)
     summary = {**_summary(log.path, grader.name), "log": str(log.path)}
     if quiet:
         emit_detail(summary, [])

@@ -135,7 +135,7 @@ def probe_command(
 ) -> None:
     """Score negative controls built from each row; report gameable and too-strict rewards."""
     from osmosis_ai.cli.output import STATE, emit_detail
-    from osmosis_ai.cli.run_log import check_log_options, open_log
+    from osmosis_ai.cli.run_log import check_log_options, exit_interrupted, open_log
     from osmosis_ai.datasets import read_dataset
     from osmosis_ai.probes.probe import log_config, other_answers, read_answers, run_probes
     from osmosis_ai.probes.report import build_report
@@ -161,7 +161,7 @@ def probe_command(
         progress.close()
         log.close()
     if outcome.interrupted:
-        raise CLIError(f"Interrupted; finished rows are in {log.path} (continue with --resume {log.path}).")
+        exit_interrupted(log.path, "the finished rows", outcome.interrupted_exit_code)
     report = build_report(iter_runs(log.path), [f.name for f in functions], threshold=threshold)
     failures = report.failures(fail_above) if fail_above is not None else []
     data = {

@@ -9,11 +9,18 @@ import sys
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
-__all__ = ["check_log_options", "default_log_path", "log_options", "open_log", "resume_command"]
+__all__ = [
+    "check_log_options",
+    "default_log_path",
+    "exit_interrupted",
+    "log_options",
+    "open_log",
+    "resume_command",
+]
 
 
 def log_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -96,3 +103,13 @@ def resume_command(log_path: Path, argv: list[str] | None = None) -> str:
         elif not arg.startswith(("--log=", "--resume=")):
             cleaned.append(arg)
     return shlex.join(["osmosis", *cleaned, "--resume", str(log_path)])
+
+
+def exit_interrupted(log_path: Path, finished: str, exit_code: int) -> NoReturn:
+    """Ends a command a signal stopped: where ``finished`` (e.g. "12 graded samples") are, the command
+    that continues, and the exit code of the signal (130 for Ctrl+C, 143 for SIGTERM)."""
+    click.echo(
+        f"\nInterrupted: {finished} are saved in {log_path}.\nContinue with: {resume_command(log_path)}",
+        err=True,
+    )
+    sys.exit(exit_code)
