@@ -42,7 +42,7 @@ METRICS: dict[str, tuple[object, object]] = {
     "datasets: validate JSONL / orjson": ("bench_datasets.py::test_validate_osmosis", "bench_datasets.py::test_validate_orjson"),
     "datasets: read Parquet / pyarrow": ("bench_datasets.py::test_read_parquet_osmosis", "bench_datasets.py::test_read_parquet_pyarrow"),
     "results: summarize_results / previous path": ("bench_results.py::test_rust_reader", "bench_results.py::test_previous_path"),
-    "rollout client: shared pool / client per rollout": ("bench_rollout_server.py::test_rollout_client_shared_pool", "bench_rollout_server.py::test_rollout_client_baseline_client_per_rollout"),
+    "rollout client: CPU, shared pool / client per rollout": (("bench_rollout_server.py::test_rollout_client_shared_pool", "cpu_ms_per_round"), ("bench_rollout_server.py::test_rollout_client_baseline_client_per_rollout", "cpu_ms_per_round")),
     "eval harness, batch 64: CPU per run / aiohttp loop": (("bench_eval.py::test_eval_harness[64]", "ours_marginal_cpu_ms"), ("bench_eval.py::test_eval_harness[64]", "aiohttp_floor_ms")),
     "eval-rubric: CPU per record / httpx loop": (("bench_rubric.py::test_eval_rubric_vs_floors", "ours, base_url CPU-ms/record"), ("bench_rubric.py::test_eval_rubric_vs_floors", "httpx floor CPU-ms/record")),
 }  # fmt: skip
