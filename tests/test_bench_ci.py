@@ -1,0 +1,39 @@
+"""scripts/bench_ci.py's noise summary and tolerance rule, on fixed figures (no bench runs here)."""
+
+from __future__ import annotations
+
+import importlib.util
+import pathlib
+
+import pytest
+
+SCRIPT = pathlib.Path(__file__).resolve().parents[1] / "scripts" / "bench_ci.py"
+_spec = importlib.util.spec_from_file_location("bench_ci", SCRIPT)
+assert _spec is not None and _spec.loader is not None
+bench_ci = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(bench_ci)
+
+TEN = [1.0, 1.1, 0.9, 1.2, 1.0, 0.95, 1.05, 2.0, 1.0, 1.15]
+
+
+def test_noise_summary_spread_and_median_of_three_range() -> None:
+    summary = bench_ci.noise_summary(TEN, reference=1.0)
+    assert summary["median"] == pytest.approx(1.025)
+    assert (summary["min"], summary["max"], summary["max_over_min"]) == (
+        0.9,
+        2.0,
+        pytest.approx(2.222, abs=1e-3),
+    )
+    assert summary["worst_slower_pct"] == pytest.approx(95.1)
+    # A median of three can reach the second-highest run (1.2), never the outlier (2.0).
+    assert summary["median_of_3_worst_slower_pct"] == pytest.approx(17.1)
+    assert summary["median_of_3_worst_faster_pct"] == pytest.approx(7.3)
+
+
+def test_tolerance_rule_spread_shift_margin_and_floor() -> None:
+    # Spread only: 1.2 / 1.025 - 1 + 10 points = 27%, under the 30% default.
+    assert bench_ci.suggested_tolerance(TEN, None) == bench_ci.DEFAULT_TOLERANCE
+    # Against a lower reference the shift decides: 1.2 * 1.1 / 0.8 - 1 = 65%.
+    assert bench_ci.suggested_tolerance(TEN, 0.8) == pytest.approx(0.65)
+    # Rounded up to 5 points: 1.2 * 1.1 / 0.9 - 1 = 46.7% -> 50%.
+    assert bench_ci.suggested_tolerance(TEN, 0.9) == pytest.approx(0.50)
