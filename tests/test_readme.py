@@ -82,3 +82,21 @@ def test_runnable_block(line: int, body: str, local_model: Any, tmp_path: Path) 
         f"README.md:{line} exited {completed.returncode}\n--- stdout\n{completed.stdout}\n"
         f"--- stderr\n{completed.stderr}"
     )
+
+
+def repeated_lines(text: str) -> list[str]:
+    """Headings and long prose lines (outside code blocks and tables) that occur more than once."""
+    in_code = False
+    seen: list[str] = []
+    for line in text.splitlines():
+        if line.startswith("```"):
+            in_code = not in_code
+        elif not in_code and (line.startswith("#") or (len(line) > 80 and not line.startswith("|"))):
+            seen.append(line)
+    return sorted({line for line in seen if seen.count(line) > 1})
+
+
+def test_the_readme_says_nothing_twice() -> None:
+    """A figure or claim stated twice drifts apart; a merge that duplicates a section is caught here."""
+    assert repeated_lines(README.read_text()) == []
+    assert repeated_lines("## A\nsome text\n## A\n") == ["## A"]
