@@ -16,21 +16,24 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import pytest
 
-from benchutil import NOTES
+from benchutil import NOTES, SHORT, scaled
 
 ROOT = Path(__file__).resolve().parents[1]
 OSMOSIS = str(Path(sys.executable).parent / "osmosis")
 SERVER = ROOT / "tests" / "servers" / "scripted_openai.py"
 FLOOR = Path(__file__).with_name("floor_client.py")
 RAW_FLOOR = Path(__file__).with_name("raw_floor_client.py")
-SIZES = (1_000, 10_000)
+# `make bench-ci` (short mode): 500 and 3,000 rows, and no own-HTTP-client run (about 10 s in all).
+SIZES = (scaled(1_000, 500), scaled(10_000, 3_000))
 CONCURRENCY = 16
 
 MAIN = """
@@ -103,7 +106,19 @@ def server():
 
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory):
-    root = tmp_path_factory.mktemp("bench-eval-run")
+    # In memory where there is /dev/shm: on this shared machine's ext4, creating a file (the trajectory
+    # file per item) cost 10 to 400 us of system CPU from one minute to the next, which buried the
+    # harness's own cost; on tmpfs it is under 10.
+    shm = Path("/dev/shm")
+    if shm.is_dir() and os.access(shm, os.W_OK):
+        root = Path(tempfile.mkdtemp(prefix="osmosis-bench-eval-run-", dir=shm))
+        yield from _filled(root)
+        shutil.rmtree(root, ignore_errors=True)
+    else:
+        yield from _filled(tmp_path_factory.mktemp("bench-eval-run"))
+
+
+def _filled(root: Path):
     for folder in ("configs/eval", "configs/training", "data"):
         (root / folder).mkdir(parents=True)
     for rollout, main in (("bench", MAIN), ("bench_http", MAIN_HTTP)):
@@ -115,7 +130,7 @@ def workspace(tmp_path_factory):
             for i in range(rows):
                 row = {"system_prompt": "Answer with a number.", "user_prompt": f"row {i}: what is {i} + 1?"}
                 out.write(json.dumps({**row, "ground_truth": str(i + 1)}) + "\n")
-    return root
+    yield root
 
 
 def _cpu(argv: list[str], cwd: Path) -> tuple[float, float]:
@@ -145,7 +160,8 @@ def test_eval_run_cpu_per_item(benchmark, server, workspace) -> None:
     for rows in SIZES:
         figures["raw"][rows] = floor(RAW_FLOOR, rows)
         figures["aiohttp"][rows] = floor(FLOOR, rows)
-        figures["http"][rows] = ours("bench_http", rows)
+        if not SHORT:
+            figures["http"][rows] = ours("bench_http", rows)
     benchmark.group = "eval run"
     benchmark.pedantic(
         lambda: figures["ours"].update({rows: ours("bench", rows) for rows in SIZES}), rounds=1, iterations=1
@@ -159,22 +175,24 @@ def test_eval_run_cpu_per_item(benchmark, server, workspace) -> None:
         return 1000 * (figures[name][big][0] - figures[name][small][0]) / (big - small)
 
     for rows in SIZES:
+        http = f", own-HTTP-client workflow {per_item('http', rows):.3f}" if figures["http"] else ""
         NOTES.append(
             f"eval run {rows} rows: {per_item('ours', rows):.3f} CPU-ms/item "
-            f"({rows / figures['ours'][rows][1]:.0f} items/s), own-HTTP-client workflow "
-            f"{per_item('http', rows):.3f}; raw floor {per_item('raw', rows):.3f} CPU-ms/req; "
-            f"aiohttp floor {per_item('aiohttp', rows):.3f} CPU-ms/req"
+            f"({rows / figures['ours'][rows][1]:.0f} items/s){http}; raw floor {per_item('raw', rows):.3f} "
+            f"CPU-ms/req; aiohttp floor {per_item('aiohttp', rows):.3f} CPU-ms/req"
         )
     for name, label in (("ours", "eval run (context client)"), ("http", "eval run (own HTTP client)")):
+        if not figures[name]:
+            continue
         NOTES.append(
             f"{label} marginal {small}->{big}: {marginal(name):.3f} CPU-ms/item; raw floor "
             f"{marginal('raw'):.3f} ({marginal(name) / marginal('raw'):.1f}x), aiohttp floor "
-            f"{marginal('aiohttp'):.3f} ({marginal(name) / marginal('aiohttp'):.1f}x); flatness (10k vs 1k "
+            f"{marginal('aiohttp'):.3f} ({marginal(name) / marginal('aiohttp'):.1f}x); flatness ({big} vs {small} "
             f"per item) {per_item(name, big) / per_item(name, small):.2f}"
         )
     benchmark.extra_info.update(
         ours_marginal_cpu_ms=marginal("ours"),
-        http_marginal_cpu_ms=marginal("http"),
+        **({"http_marginal_cpu_ms": marginal("http")} if figures["http"] else {}),
         raw_floor_ms=marginal("raw"),
         aiohttp_floor_ms=marginal("aiohttp"),
     )

@@ -49,6 +49,7 @@ METRICS: dict[str, tuple[object, object]] = {
     "results: summarize_results / previous path": ("bench_results.py::test_rust_reader", "bench_results.py::test_previous_path"),
     "rollout client: CPU, shared pool / client per rollout": (("bench_rollout_server.py::test_rollout_client_shared_pool", "cpu_ms_per_round"), ("bench_rollout_server.py::test_rollout_client_baseline_client_per_rollout", "cpu_ms_per_round")),
     "eval harness, batch 64: CPU per run / aiohttp loop": (("bench_eval.py::test_eval_harness[64]", "ours_marginal_cpu_ms"), ("bench_eval.py::test_eval_harness[64]", "aiohttp_floor_ms")),
+    "eval run, context client: CPU per item / aiohttp loop": (("bench_eval_run.py::test_eval_run_cpu_per_item", "ours_marginal_cpu_ms"), ("bench_eval_run.py::test_eval_run_cpu_per_item", "aiohttp_floor_ms")),
     "eval-rubric: CPU per record / httpx loop": (("bench_rubric.py::test_eval_rubric_vs_floors", "ours, base_url CPU-ms/record"), ("bench_rubric.py::test_eval_rubric_vs_floors", "httpx floor CPU-ms/record")),
 }  # fmt: skip
 

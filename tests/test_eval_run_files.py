@@ -122,3 +122,22 @@ def test_a_resume_projects_what_a_killed_run_left_out_and_keeps_the_rest(
     assert envelope["resource"]["dispatched"] == 0 and envelope["resource"]["resumed"] == 2
     assert lost.exists() and kept.stat().st_mtime_ns == before
     assert all(row.get("resumed") for row in index(ws))
+
+
+def test_a_resume_rewrites_every_trajectory_after_a_projection_that_died_part_way(
+    tmp_path: Path, scripted: Any
+) -> None:
+    server = scripted({"default": {"content": "4"}})
+    ws = make_workspace(tmp_path / "ws", calc_rows(2))
+    assert osmosis_run(ws, server)[0] == 0
+    run = ws / ".osmosis/evals/r1"
+    assert not (run / "trajectories/.projecting").exists()  # gone once every file is whole
+    torn = run / "trajectories/row_0_run_0.json"
+    whole = torn.read_bytes()
+    # Files are written in place: a process killed mid-projection leaves a torn file and the marker.
+    torn.write_bytes(whole[: len(whole) // 2])
+    (run / "trajectories/.projecting").write_bytes(b"")
+    code, envelope, stderr = osmosis_run(ws, server)
+    assert code == 0, stderr
+    assert envelope["resource"]["dispatched"] == 0 and envelope["resource"]["resumed"] == 2
+    assert torn.read_bytes() == whole and not (run / "trajectories/.projecting").exists()

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
+import importlib.util
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+from osmosis_ai.rollout.context import AgentWorkflowContext, RolloutContext
+from osmosis_ai.scaffold import rollout_scaffold_files
 
 OSMOSIS = str(Path(sys.executable).with_name("osmosis"))
 
@@ -60,3 +65,39 @@ def test_rollout_init_conflicts_and_force(tmp_path: Path) -> None:
     assert bad.returncode != 0 and "^[a-z][a-z0-9-]*$" in bad.stderr
     outside = osmosis(tmp_path, "rollout", "init", "calc")
     assert outside.returncode != 0 and "workspace" in outside.stderr
+
+
+def _scaffold_workflow(tmp_path: Path) -> Any:
+    main = tmp_path / "calc_main.py"
+    main.write_text(rollout_scaffold_files("calc")[Path("rollouts/calc/main.py")])
+    spec = importlib.util.spec_from_file_location("calc_scaffold_main", main)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.CalcWorkflow
+
+
+def test_the_scaffold_workflow_calls_the_context_client(tmp_path: Path, scripted: Any) -> None:
+    """The fast path under `eval run` (answered in-process, no URL, no HTTP), the URL on the platform."""
+    workflow = _scaffold_workflow(tmp_path)
+    assert "httpx" not in rollout_scaffold_files("calc")[Path("rollouts/calc/main.py")]
+    prompt = [{"role": "user", "content": "What is 3 * 4?"}]
+    calls: list[tuple[str, Any]] = []
+
+    async def in_process(rollout_id: str, body: Any) -> dict[str, Any]:
+        calls.append((rollout_id, body))
+        return {"choices": [{"message": {"role": "assistant", "content": "12"}}]}
+
+    async def run(context: RolloutContext) -> Any:
+        with context:
+            return await workflow().run(AgentWorkflowContext(prompt=prompt))
+
+    local = asyncio.run(run(RolloutContext(rollout_id="r1", in_process=in_process)))
+    assert calls == [("r1", {"model": "default", "messages": prompt})]
+    assert local.messages[-1]["content"] == "12"
+    server = scripted({"default": {"content": "12"}})
+    remote = asyncio.run(
+        run(RolloutContext(chat_completions_url=server.base_url, api_key="k", rollout_id="r2"))
+    )
+    assert remote.messages[-1]["content"] == "12"
+    assert server.requests()[0]["messages"] == prompt

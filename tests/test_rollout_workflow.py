@@ -171,3 +171,23 @@ def test_bad_output_metrics_are_one_line_validation_failures() -> None:
 
 def test_max_concurrent_overrides_the_default() -> None:
     assert LocalBackend(workflow=Echo, artifact_root=False, max_concurrent=None).max_concurrent is None
+
+
+def test_the_workflow_sees_the_callers_context_and_leaving_it_restores_the_outer_one() -> None:
+    seen: list[Any] = []
+
+    class Look(AgentWorkflow):
+        async def run(self, ctx: Any) -> Any:
+            seen.append(get_rollout_context())
+            return [*ctx.prompt, {"role": "assistant", "content": "4"}]
+
+    async def main() -> Any:
+        results: list[Any] = []
+        request = ExecutionRequest(id="r1", prompt=[{"role": "user", "content": "2+2"}], label="4")
+        with RolloutContext(rollout_id="r1") as caller:
+            await LocalBackend(workflow=Look, grader=Exact).execute(request, results.append, results.append)
+        return caller, results, get_rollout_context()
+
+    caller, results, after = asyncio.run(main())
+    assert seen == [caller] and results[1].status is RolloutStatus.SUCCESS
+    assert after is None  # entered once, so the caller's exit resets it

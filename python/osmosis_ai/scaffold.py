@@ -174,8 +174,6 @@ to serve it over the rollout protocol (`python main.py`, port $_OSMOSIS_ROLLOUT_
 
 import os
 
-import httpx
-
 from osmosis_ai.rollout import AgentWorkflow, AgentWorkflowOutput, Grader, LocalBackend, get_rollout_context
 
 
@@ -183,17 +181,10 @@ class {cls}Workflow(AgentWorkflow):
     """One model call per row. Grow it into your agent: tools, several turns, an agent framework."""
 
     async def run(self, ctx):
-        rollout = get_rollout_context()
-        headers = {{"Authorization": f"Bearer {{rollout.api_key}}"}} if rollout.api_key else {{}}
-        async with httpx.AsyncClient(timeout=120.0) as client:
-            response = await client.post(
-                rollout.chat_completions_url.rstrip("/") + "/chat/completions",
-                json={{"model": "default", "messages": ctx.prompt}},
-                headers=headers,
-            )
-        response.raise_for_status()
-        reply = response.json()["choices"][0]["message"]
-        return AgentWorkflowOutput(messages=[*ctx.prompt, reply])
+        # The rollout's model: answered in this process under `osmosis eval run`, POSTed to the rollout's
+        # chat-completions URL on the platform.
+        reply = await get_rollout_context().chat_completions({{"model": "default", "messages": ctx.prompt}})
+        return AgentWorkflowOutput(messages=[*ctx.prompt, reply["choices"][0]["message"]])
 
 
 class {cls}Grader(Grader):
@@ -229,9 +220,10 @@ build-backend = "setuptools.build_meta"
 
 _WORKFLOW_README = """# {name}
 
-`main.py` defines `{cls}Workflow` (an `AgentWorkflow`: one model call per row through the rollout
-context's chat-completions URL) and `{cls}Grader` (a `Grader`: `ctx.set_reward(...)` against the row's
-`ground_truth`), and serves them with `create_rollout_server` when run as a script.
+`main.py` defines `{cls}Workflow` (an `AgentWorkflow`: one model call per row with
+`get_rollout_context().chat_completions(...)`, answered in-process by `osmosis eval run` and sent to the
+rollout's chat-completions URL on the platform) and `{cls}Grader` (a `Grader`: `ctx.set_reward(...)`
+against the row's `ground_truth`), and serves them with `create_rollout_server` when run as a script.
 
 - Run it locally: `osmosis eval run configs/eval/{name}.toml --dataset-file data/{name}.jsonl`
   (add `--base-url URL` for any OpenAI-compatible server; `--name RUN` to be able to resume).

@@ -18,7 +18,7 @@ import orjson
 
 from osmosis_ai.llm.retry import ProviderCallError, SystemicProviderCallError
 
-__all__ = ["LLMBridge", "reply_body", "split_request"]
+__all__ = ["LLMBridge", "reply_body", "split_request", "stream_events"]
 
 # Request keys the transport sets itself; everything else (temperature, tools' choice...) passes through.
 _OWN_KEYS = frozenset({"model", "messages", "tools", "stream"})
@@ -122,9 +122,7 @@ class LLMBridge:
         except ProviderCallError as exc:
             return _error(web, exc.failure.status or 502, str(exc), exc.failure.kind)
         if body.get("stream"):
-            return await _stream(
-                web, request, reply, bool((body.get("stream_options") or {}).get("include_usage"))
-            )
+            return await _stream(web, request, stream_events(reply_body(reply), body))
         return web.Response(body=orjson.dumps(reply_body(reply)), content_type="application/json")
 
 
@@ -148,34 +146,45 @@ def reply_body(reply: Any) -> Mapping[str, Any]:
     return {"object": "chat.completion", "choices": [choice], "usage": usage}
 
 
-async def _stream(web: Any, request: Any, reply: Any, include_usage: bool) -> Any:
-    """A streamed answer for clients that only stream (Strands): the whole reply in one delta, then the end.
+def stream_events(reply: Mapping[str, Any], request: Mapping[str, Any]) -> bytes:
+    """A ``chat.completion`` body as the server-sent events a streaming client expects, ``[DONE]`` included.
 
-    The transport asks the model without streaming (one retry policy, usage counted the same way); the
-    workflow gets the standard ``chat.completion.chunk`` events and ``[DONE]``.
+    For clients that only stream (Strands): the model is asked without streaming (one retry policy, usage
+    counted the same way) and the whole reply goes out in one delta, then the end (and the usage when
+    ``request`` asked for it with ``stream_options.include_usage``).
+
+    Example:
+        >>> body = {"choices": [{"message": {"role": "assistant", "content": "4"}, "finish_reason": "stop"}]}
+        >>> stream_events(body, {}).count(b"data: ")
+        3
     """
-    message = reply.message
+    choice = reply["choices"][0]
+    message = choice.get("message") or {}
     delta: dict[str, Any] = {"role": "assistant", "content": message.get("content")}
     if message.get("tool_calls"):
         delta["tool_calls"] = [{**call, "index": i} for i, call in enumerate(message["tool_calls"])]
     base = {
-        "id": reply.raw.get("id", "chatcmpl-bridge"),
+        "id": reply.get("id", "chatcmpl-bridge"),
         "object": "chat.completion.chunk",
-        "model": reply.raw.get("model", ""),
+        "model": reply.get("model", ""),
     }
+    finish = choice.get("finish_reason") or "stop"
     events = [
         {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
-        {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": reply.finish_reason}]},
+        {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]},
     ]
-    if include_usage:
-        usage = dict(reply.usage)
-        usage["total_tokens"] = usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
+    if (request.get("stream_options") or {}).get("include_usage"):
+        usage = dict(reply.get("usage") or {})
+        prompt, completion = int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)
+        usage.update(prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion)
         events.append({**base, "choices": [], "usage": usage})
+    return b"".join(b"data: " + orjson.dumps(event) + b"\n\n" for event in events) + b"data: [DONE]\n\n"
+
+
+async def _stream(web: Any, request: Any, events: bytes) -> Any:
     response = web.StreamResponse(headers={"content-type": "text/event-stream", "cache-control": "no-cache"})
     await response.prepare(request)
-    for event in events:
-        await response.write(b"data: " + orjson.dumps(event) + b"\n\n")
-    await response.write(b"data: [DONE]\n\n")
+    await response.write(events)
     await response.write_eof()
     return response
 

@@ -132,13 +132,18 @@ class _Artifacts:
     """``artifacts_dir``, created on first use: most rollouts write no artifact, and a directory per rollout
     made up front was the largest CPU cost per item of a local run."""
 
-    _artifacts: Path | None
+    # A string until first asked for: a Path per context was a measurable share of an item's CPU too.
+    _artifacts: Path | str | None
 
     @property
     def artifacts_dir(self) -> Path | None:
         """This rollout's artifact directory (created when first asked for), or None when there is none."""
         path = self._artifacts
-        if path is not None and not path.is_dir():
+        if path is None:
+            return None
+        if isinstance(path, str):
+            self._artifacts = path = Path(path)
+        if not path.is_dir():
             try:
                 path.mkdir(parents=True, exist_ok=True)
             except OSError:
@@ -159,7 +164,7 @@ class AgentWorkflowContext(_Artifacts):
         prompt: list[dict[str, Any]],
         config: Any = None,
         metadata: dict[str, Any] | None = None,
-        artifacts_dir: Path | None = None,
+        artifacts_dir: Path | str | None = None,
     ) -> None:
         self.prompt = prompt
         self.config = config
@@ -183,7 +188,7 @@ class GraderContext(_Artifacts):
         sample: RolloutSample | None = None,
         project_path: str | None = None,
         metadata: dict[str, Any] | None = None,
-        artifacts_dir: Path | None = None,
+        artifacts_dir: Path | str | None = None,
     ) -> None:
         self.label = label
         self.sample = sample

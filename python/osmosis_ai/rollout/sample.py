@@ -74,10 +74,11 @@ def classify_exception(exc: BaseException) -> RolloutErrorCategory:
 
 
 _UNSET: Any = object()
+_SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def plain_copy(value: Any) -> Any:
-    """A deep copy of JSON-shaped data (dicts, lists, scalars), four times cheaper than ``copy.deepcopy``.
+    """A deep copy of JSON-shaped data (dicts, lists, scalars), several times cheaper than ``copy.deepcopy``.
 
     Anything else inside is deep-copied the usual way. Unlike ``deepcopy``, an object referenced twice
     becomes two copies (messages and metadata are trees).
@@ -89,10 +90,15 @@ def plain_copy(value: Any) -> Any:
     """
     kind = type(value)
     if kind is dict:
-        return {k: plain_copy(v) for k, v in value.items()}
+        # A message is mostly scalars: copy the dict whole, then replace only what is nested.
+        copied = value.copy()
+        for key, item in value.items():
+            if type(item) not in _SCALARS:
+                copied[key] = plain_copy(item)
+        return copied
     if kind is list:
-        return [plain_copy(v) for v in value]
-    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return [item if type(item) in _SCALARS else plain_copy(item) for item in value]
+    if kind in _SCALARS:
         return value
     return copy.deepcopy(value)
 

@@ -10,6 +10,7 @@ turned into a score.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import inspect
 import os
@@ -63,7 +64,7 @@ def _resolve(value: Any, what: str) -> Any:
 async def _call(callback: Callback | None, result: ExecutionResult) -> None:
     if callback is not None:
         outcome = callback(result)
-        if inspect.isawaitable(outcome):
+        if outcome is not None and inspect.isawaitable(outcome):
             await outcome
 
 
@@ -190,33 +191,36 @@ class LocalBackend(ExecutionBackend):
         finally:
             self._limiter.release()
 
-    def _artifacts_dir(self, rollout_id: str) -> Path | None:
-        # Not created here: the contexts create it when the user's code first asks for it.
-        return None if self.artifact_root is None else Path(f"{self.artifact_root}/{rollout_id}/artifacts")
+    def _artifacts_dir(self, rollout_id: str) -> str | None:
+        # Not created here, nor made a Path: the contexts do both when the user's code first asks for it.
+        return None if self.artifact_root is None else f"{self.artifact_root}/{rollout_id}/artifacts"
 
     def _workflow_instance(self) -> Any:
         if isinstance(self.workflow, type):
-            config = copy.deepcopy(self.workflow_config)
-            return self.workflow(config) if config is not None else self.workflow()
+            if self.workflow_config is None:
+                return self.workflow()
+            return self.workflow(copy.deepcopy(self.workflow_config))
         return self.workflow
 
     async def _run_workflow(
-        self, request: ExecutionRequest, queued: float, artifacts: Path | None
+        self, request: ExecutionRequest, queued: float, artifacts: str | None
     ) -> ExecutionResult:
         budget = request.agent_timeout_sec
         remaining = None if budget is None else max(budget - queued, 0.0)
+        config = self.workflow_config
         ctx = AgentWorkflowContext(
             prompt=plain_copy(request.prompt),
-            config=copy.deepcopy(self.workflow_config),
-            metadata=plain_copy(request.metadata),
+            config=None if config is None else copy.deepcopy(config),
+            metadata=None if request.metadata is None else plain_copy(request.metadata),
             artifacts_dir=artifacts,
         )
         ambient = get_rollout_context()
+        # The workflow runs in this task, so it sees the rollout context (get_rollout_context()): the
+        # caller's when it entered one (entered once: re-entering would lose the caller's reset token).
         rollout = ambient if ambient is not None else RolloutContext(rollout_id=request.id)
         started = time.monotonic()
         try:
-            with rollout:
-                # The workflow runs in this task, so it sees `rollout` (get_rollout_context()).
+            with contextlib.nullcontext() if ambient is not None else rollout:
                 output = await within(self._workflow_instance().run(ctx), remaining)
                 if remaining is not None and time.monotonic() - started > remaining:
                     # The workflow swallowed the cancellation or blocked the loop past its deadline.
@@ -232,7 +236,7 @@ class LocalBackend(ExecutionBackend):
         return ExecutionResult(status=RolloutStatus.SUCCESS, sample=sample)
 
     async def _grade(
-        self, request: ExecutionRequest, sample: RolloutSample | None, artifacts: Path | None
+        self, request: ExecutionRequest, sample: RolloutSample | None, artifacts: str | None
     ) -> ExecutionResult:
         ctx = GraderContext(
             label=request.label, sample=sample, metadata=request.metadata, artifacts_dir=artifacts

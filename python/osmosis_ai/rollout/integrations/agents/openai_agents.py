@@ -1,5 +1,5 @@
-"""The OpenAI Agents SDK inside a 0.3 rollout: its model calls go to the rollout's chat-completions URL and
-its conversation becomes the rollout's sample.
+"""The OpenAI Agents SDK inside a 0.3 rollout: the model calls go to the rollout's chat-completions URL (under
+``osmosis eval run``: answered in this process, no HTTP hop) and the conversation becomes the rollout's sample.
 
 ``OsmosisRolloutModel`` is the SDK's chat-completions model pointed at the ambient rollout context (URL,
 key); ``OsmosisMemorySession`` keeps the conversation in memory and registers itself as the rollout's
@@ -29,6 +29,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installation
     ) from exc
 
 from osmosis_ai.rollout.context import RolloutContext, SampleSource, get_rollout_context
+from osmosis_ai.rollout.integrations.agents._in_process import in_process_http_client
 from osmosis_ai.rollout.sample import RolloutSample
 
 __all__ = ["OsmosisAgent", "OsmosisMemorySession", "OsmosisRolloutModel"]
@@ -57,7 +58,11 @@ class OsmosisRolloutModel(OpenAIChatCompletionsModel):
     def __init__(self, model: str = "default", *, context: RolloutContext | None = None) -> None:
         ctx = _context(context)
         # A local endpoint needs no key, but the OpenAI client insists on one.
-        client = AsyncOpenAI(base_url=ctx.chat_completions_url, api_key=ctx.api_key or "unused")
+        client = AsyncOpenAI(
+            base_url=ctx.chat_completions_url,
+            api_key=ctx.api_key or "unused",
+            http_client=in_process_http_client(ctx),  # under eval run: no HTTP hop to the bridge
+        )
         super().__init__(model=model, openai_client=client)
 
 

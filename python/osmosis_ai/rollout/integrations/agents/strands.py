@@ -1,5 +1,5 @@
-"""Strands Agents inside a 0.3 rollout: the agent's model calls go to the rollout's chat-completions URL and
-its conversation becomes the rollout's sample.
+"""Strands Agents inside a 0.3 rollout: the model calls go to the rollout's chat-completions URL (under
+``osmosis eval run``: answered in this process, no HTTP hop) and the conversation becomes the rollout's sample.
 
 ``OsmosisRolloutModel`` is Strands' OpenAI-compatible model pointed at the ambient rollout context (URL,
 key); ``OsmosisStrandsAgent`` is a Strands ``Agent`` using it by default that registers itself as the
@@ -22,6 +22,7 @@ except ImportError as exc:  # pragma: no cover - depends on the installation
     ) from exc
 
 from osmosis_ai.rollout.context import RolloutContext, SampleSource, get_rollout_context
+from osmosis_ai.rollout.integrations.agents._in_process import in_process_http_client
 from osmosis_ai.rollout.sample import RolloutSample
 
 __all__ = ["OsmosisRolloutModel", "OsmosisStrandsAgent", "strands_to_chat_messages"]
@@ -52,7 +53,15 @@ class OsmosisRolloutModel(OpenAIModel):
         ctx = _context(context)
         # A local endpoint needs no key, but the OpenAI client insists on one.
         client_args = {"base_url": ctx.chat_completions_url, "api_key": ctx.api_key or "unused"}
-        super().__init__(client_args=client_args, model_id=model_id, **config)
+        http_client = in_process_http_client(ctx)
+        if http_client is None:
+            super().__init__(client_args=client_args, model_id=model_id, **config)
+            return
+        # Under eval run: one client answered in this process (no HTTP hop to the bridge, no socket to close).
+        from openai import AsyncOpenAI
+
+        client = AsyncOpenAI(**client_args, http_client=http_client)
+        super().__init__(client=client, model_id=model_id, **config)
 
 
 def _text(blocks: list[dict[str, Any]]) -> str:
