@@ -246,3 +246,31 @@ def test_user_code_that_blocks_a_worker_is_timed_out_per_item(
     # One item at a time: the items after a blocked one run on a fresh loop, as on one machine.
     assert runs[1]["success"] and runs[3]["success"], runs
     assert not list(tmp_path.glob("woke.*"))  # the run did not wait for the blocked calls to return
+
+
+# ---- early stop on a worker --------------------------------------------------------------------------
+
+
+def test_a_systemic_error_on_a_worker_stops_the_run_early_as_on_one_machine(
+    ray_head, scripted, tmp_path, monkeypatch, capsys
+) -> None:
+    # The agent runs isolated on the worker (a lane); the model answers 404, which every call would
+    # repeat: the worker's session stops, the items it did not start come back as not run (not lost,
+    # not retried on a new worker), and the driver stops with the reason.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "plain_agent.py").write_text(BLOCKING_AGENT.replace("{marker}", str(tmp_path / "unused")))
+    (tmp_path / "plain_score.py").write_text(BLOCKING_SCORE.replace("{marker}", str(tmp_path / "unused")))
+    write_rows(tmp_path / "data.jsonl", [(f"q-{i}", "x") for i in range(3)])
+    server = scripted({"default": {"status": 404, "message": "model not found"}})
+    args = ["eval", "-m", "plain_agent:agent", "-d", "data.jsonl", "--eval-fn", "plain_score:score",
+            "--model", "scripted", "--base-url", server.base_url, "--api-key", "sk-local", "--no-preflight",
+            "--n", "5", "--batch-size", "1", "--log", "ray.jsonl", "-o", "ray.json",
+            "--backend", "ray", "--ray-workers", "1"]  # fmt: skip
+    code, out = run_cli(capsys, *args)
+    assert code == 1, out
+    summary = json.loads((tmp_path / "ray.json").read_text())["summary"]
+    assert summary["stopped_early"] is True and "HTTP 404" in summary["stop_reason"], summary
+    assert summary["total_runs"] == 1  # one item at a time: the first failure stops the rest
+    logged = (tmp_path / "ray.jsonl").read_text().splitlines()[1:]
+    assert len(logged) == 1
+    assert "retried" not in out and "replaced" not in out, out
