@@ -117,6 +117,24 @@ def test_eval_run_resumes_on_ray_after_a_killed_driver(ray_head, workspace, caps
     assert sorted(set(keys)) == [(i, k) for i in range(12) for k in range(2)]
 
 
+def test_eval_run_with_an_unreachable_cluster_fails_before_its_run_directory_exists(workspace) -> None:
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on once closed
+        probe.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{probe.getsockname()[1]}"
+    ws, server = workspace["dir"], workspace["server"]
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env["RAY_USAGE_STATS_ENABLED"] = "0"
+    args = eval_run_args(server, "gone", "--backend", "ray", "--ray-address", address)
+    # A guard against a hang, not a timing claim: ray.init alone retries an address for minutes.
+    done = subprocess.run([OSMOSIS, *args], cwd=ws, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert f"No Ray cluster at '{address}'" in done.stderr and "Traceback" not in done.stderr
+    assert not (ws / ".osmosis/evals/gone").exists()
+    assert not list(ws.rglob("results.jsonl"))
+
+
 # ---- MCP tool folders --------------------------------------------------------------------------------
 
 PROMPTS = [(f"row-{i:02d}: {i}+{i}?", str(2 * i)) for i in range(6)]

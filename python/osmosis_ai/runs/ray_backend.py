@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import socket
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,6 +41,8 @@ _FORWARDED_SUFFIXES = ("_API_KEY", "_BASE_URL", "_API_BASE", "_API_VERSION")
 _FORWARDED_PREFIXES = ("OSMOSIS_", "LITELLM_")
 # A batch is sent once this many items wait, or after this pause (seconds) when fewer do.
 _LINGER = 0.002
+# Seconds to wait for the cluster's address to accept a connection.
+_CONNECT_S = 5.0
 
 
 def _forwarded_env() -> dict[str, str]:
@@ -48,6 +51,32 @@ def _forwarded_env() -> dict[str, str]:
         for k, v in os.environ.items()
         if k.endswith(_FORWARDED_SUFFIXES) or k.startswith(_FORWARDED_PREFIXES)
     }
+
+
+def _no_cluster(address: str, why: str) -> str:
+    return (
+        f"No Ray cluster at '{address}' ({why}). Start one (`ray start --head`), set RAY_ADDRESS or "
+        "--ray-address to its address, or use --ray-address local for a head here."
+    )
+
+
+def _check_reachable(address: str) -> None:
+    """Fails at once when nothing listens at the cluster's address (``ray.init`` retries for minutes)."""
+    target = address.removeprefix("ray://")
+    if target == address:
+        try:  # `auto` and names resolved as Ray resolves them (private API: on failure Ray judges)
+            from ray._private.services import canonicalize_bootstrap_address
+
+            target = canonicalize_bootstrap_address(address) or ""
+        except Exception:
+            return
+    host, _, port = target.rpartition(":")
+    if not host or not port.isdigit():
+        return  # no running cluster recorded for `auto`: ray.init says so itself, at once
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=_CONNECT_S).close()
+    except OSError as exc:
+        raise BackendError(_no_cluster(address, f"nothing answers at {target}: {exc}")) from exc
 
 
 @dataclass
@@ -134,13 +163,12 @@ class RayBackend:
         if ray.is_initialized():
             return  # a session (a test, a notebook) already connected: use it
         address = None if self.address == "local" else self.address
+        if address is not None:
+            _check_reachable(address)
         try:
             ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
         except ConnectionError as exc:
-            raise BackendError(
-                f"No Ray cluster at '{self.address}' ({exc}). Start one (`ray start --head`), set "
-                "RAY_ADDRESS or --ray-address to its address, or use --ray-address local for a head here."
-            ) from exc
+            raise BackendError(_no_cluster(self.address, str(exc))) from exc
 
     def _new_actor(self) -> Any:
         actor_class = ray.remote(Worker)
