@@ -292,3 +292,62 @@ def test_a_systemic_error_on_a_worker_stops_the_run_early_as_on_one_machine(
     logged = (tmp_path / "ray.jsonl").read_text().splitlines()[1:]
     assert len(logged) == 1
     assert "retried" not in out and "replaced" not in out, out
+
+
+# ---- concurrency on a worker -------------------------------------------------------------------------
+
+# Counts the runs in flight in the worker's process; each run appends the highest count seen so far.
+COUNTING_AGENT = """
+import asyncio
+import os
+import threading
+from osmosis_ai.rollout import RolloutAgentLoop
+
+_lock = threading.Lock()
+_now, _most = [0], [0]
+
+class Counter(RolloutAgentLoop):
+    name = "counter"
+
+    def get_tools(self, request):
+        return []
+
+    async def run(self, ctx):
+        with _lock:
+            _now[0] += 1
+            _most[0] = max(_most[0], _now[0])
+        try:
+            await asyncio.sleep(0.1)
+        finally:
+            with _lock:
+                _now[0] -= 1
+        with open(os.environ["OSMOSIS_TEST_MOST_FILE"], "a") as out:
+            out.write(f"{_most[0]}\\n")
+        reply = await ctx.chat(ctx.request.messages, **ctx.request.completion_params)
+        return ctx.complete([*ctx.request.messages, reply.message])
+
+agent = Counter()
+"""
+
+
+def test_a_worker_runs_batch_size_items_at_once_whatever_the_batches_it_holds(
+    ray_head, scripted, tmp_path, monkeypatch, capsys
+) -> None:
+    # The driver keeps two batches on each actor; with isolated user code they share one session, so
+    # --batch-size holds per worker as it does on one machine (it ran twice as many before).
+    monkeypatch.chdir(tmp_path)
+    most = tmp_path / "most.txt"
+    monkeypatch.setenv("OSMOSIS_TEST_MOST_FILE", str(most))
+    (tmp_path / "counting_agent.py").write_text(COUNTING_AGENT)
+    (tmp_path / "plain_score.py").write_text(BLOCKING_SCORE.replace("{marker}", str(tmp_path / "unused")))
+    write_rows(tmp_path / "data.jsonl", [(f"q-{i}", "x") for i in range(40)])
+    server = scripted({"default": {"content": "ok"}})
+    args = ["eval", "-m", "counting_agent:agent", "-d", "data.jsonl", "--eval-fn", "plain_score:score",
+            "--model", "scripted", "--base-url", server.base_url, "--api-key", "sk-local", "--no-preflight",
+            "--batch-size", "3", "--log", "ray.jsonl", "-o", "ray.json",
+            "--backend", "ray", "--ray-workers", "1"]  # fmt: skip
+    code, out = run_cli(capsys, *args)
+    assert code == 0, out
+    seen = [int(n) for n in most.read_text().split()]
+    assert len(seen) == 40 and max(seen) == 3, seen
+    assert len((tmp_path / "ray.jsonl").read_text().splitlines()) == 41
