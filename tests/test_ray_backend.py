@@ -242,6 +242,27 @@ def test_rubric_on_ray_gives_the_local_report_byte_for_byte(
     assert ray_json == local_json
 
 
+def test_rubric_with_an_unreachable_cluster_fails_before_its_results_log_exists(tmp_path) -> None:
+    import socket
+
+    (tmp_path / "rubric_configs.yaml").write_text(RUBRIC_CONFIG)
+    (tmp_path / "data.jsonl").write_text(json.dumps({"rubric_id": "polite", "solution_str": "a"}) + "\n")
+    with socket.socket() as probe:  # a port nothing listens on once closed
+        probe.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{probe.getsockname()[1]}"
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env.update(RAY_USAGE_STATS_ENABLED="0", OSMOSIS_EVAL_RESULT_DIR=str(tmp_path / "cache"))
+    args = ["eval-rubric", "-r", "polite", "-d", "data.jsonl", "--log", "gone.jsonl", "-o", "out.json",
+            "--backend", "ray", "--ray-address", address]  # fmt: skip
+    # A guard against a hang, not a timing claim: ray.init alone retries an address for minutes.
+    done = subprocess.run(
+        [OSMOSIS, *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 1, done.stderr
+    assert f"No Ray cluster at '{address}'" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "gone.jsonl").exists() and not (tmp_path / "out.json").exists()
+
+
 RUBRIC_FN = """
 from osmosis_ai import osmosis_rubric
 from weights import weight  # a sibling of this file: it must travel with it
