@@ -242,6 +242,76 @@ def test_rubric_on_ray_gives_the_local_report_byte_for_byte(
     assert ray_json == local_json
 
 
+def test_rubric_with_an_unreachable_cluster_fails_before_its_results_log_exists(tmp_path) -> None:
+    import socket
+
+    (tmp_path / "rubric_configs.yaml").write_text(RUBRIC_CONFIG)
+    (tmp_path / "data.jsonl").write_text(json.dumps({"rubric_id": "polite", "solution_str": "a"}) + "\n")
+    with socket.socket() as probe:  # a port nothing listens on once closed
+        probe.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{probe.getsockname()[1]}"
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env.update(RAY_USAGE_STATS_ENABLED="0", OSMOSIS_EVAL_RESULT_DIR=str(tmp_path / "cache"))
+    args = ["eval-rubric", "-r", "polite", "-d", "data.jsonl", "--log", "gone.jsonl", "-o", "out.json",
+            "--backend", "ray", "--ray-address", address]  # fmt: skip
+    # A guard against a hang, not a timing claim: ray.init alone retries an address for minutes.
+    done = subprocess.run(
+        [OSMOSIS, *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 1, done.stderr
+    assert f"No Ray cluster at '{address}'" in done.stderr and "Traceback" not in done.stderr
+    assert not (tmp_path / "gone.jsonl").exists() and not (tmp_path / "out.json").exists()
+
+
+RUBRIC_FN = """
+from osmosis_ai import osmosis_rubric
+from weights import weight  # a sibling of this file: it must travel with it
+
+@osmosis_rubric
+def judge(solution_str: str, ground_truth: str | None, extra_info: dict) -> float:
+    return weight(int(solution_str[1:]))
+"""
+
+
+def test_a_rubric_function_named_by_file_travels_with_its_folder(
+    ray_head, tmp_path, monkeypatch, capsys
+) -> None:
+    import osmosis_ai.runs.ray_backend as ray_backend
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OSMOSIS_EVAL_RESULT_DIR", str(tmp_path / "cache"))
+    (tmp_path / "rubric_configs.yaml").write_text(RUBRIC_CONFIG)
+    folder = tmp_path / "judges"
+    folder.mkdir()
+    (folder / "fn.py").write_text(RUBRIC_FN)
+    (folder / "weights.py").write_text("def weight(i):\n    return (i % 5) / 4\n")
+    with (tmp_path / "data.jsonl").open("w") as out:
+        for i in range(20):
+            out.write(json.dumps({"rubric_id": "polite", "solution_str": f"a{i}"}) + "\n")
+    base = ["eval-rubric", "-r", "polite", "-d", "data.jsonl", "-n", "2", "-f", "judges/fn.py:judge"]
+    code, local = run_cli(capsys, *base, "-o", "local.json", "--log", "local.jsonl")
+    assert code == 0, local
+
+    # Once Ray has the folder, it leaves the driver's path: the workers must import their copy.
+    real = ray_backend.runtime_env_for
+
+    def upload_then_hide(modules: list[str], paths: list[str]) -> dict[str, Any]:
+        assert paths == [str(folder)] and modules == []
+        env = real(modules, paths)
+        folder.rename(tmp_path / "hidden")
+        return env
+
+    monkeypatch.setattr(ray_backend, "runtime_env_for", upload_then_hide)
+    code, remote = run_cli(capsys, *base, "-o", "ray.json", "--log", "ray.jsonl", "--backend", "ray")
+    assert code == 0, remote
+    assert not folder.exists() and "Backend ray: 2 workers" in remote
+    skip = ("Wrote ", "Results log:", "Backend ray", "duration:")
+    report = lambda text: [x for x in text.splitlines() if not x.strip().startswith(skip)]  # noqa: E731
+    assert report(remote) == report(local)
+    summary = lambda name: json.loads((tmp_path / name).read_text())["overall_statistics"]  # noqa: E731
+    assert summary("ray.json") == summary("local.json")
+
+
 def test_a_worker_that_cannot_import_the_agent_stops_with_a_clear_error(
     ray_head, job, capsys, tmp_path
 ) -> None:

@@ -117,6 +117,24 @@ def test_eval_run_resumes_on_ray_after_a_killed_driver(ray_head, workspace, caps
     assert sorted(set(keys)) == [(i, k) for i in range(12) for k in range(2)]
 
 
+def test_eval_run_with_an_unreachable_cluster_fails_before_its_run_directory_exists(workspace) -> None:
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on once closed
+        probe.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{probe.getsockname()[1]}"
+    ws, server = workspace["dir"], workspace["server"]
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    env["RAY_USAGE_STATS_ENABLED"] = "0"
+    args = eval_run_args(server, "gone", "--backend", "ray", "--ray-address", address)
+    # A guard against a hang, not a timing claim: ray.init alone retries an address for minutes.
+    done = subprocess.run([OSMOSIS, *args], cwd=ws, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    assert f"No Ray cluster at '{address}'" in done.stderr and "Traceback" not in done.stderr
+    assert not (ws / ".osmosis/evals/gone").exists()
+    assert not list(ws.rglob("results.jsonl"))
+
+
 # ---- MCP tool folders --------------------------------------------------------------------------------
 
 PROMPTS = [(f"row-{i:02d}: {i}+{i}?", str(2 * i)) for i in range(6)]
@@ -246,3 +264,90 @@ def test_user_code_that_blocks_a_worker_is_timed_out_per_item(
     # One item at a time: the items after a blocked one run on a fresh loop, as on one machine.
     assert runs[1]["success"] and runs[3]["success"], runs
     assert not list(tmp_path.glob("woke.*"))  # the run did not wait for the blocked calls to return
+
+
+# ---- early stop on a worker --------------------------------------------------------------------------
+
+
+def test_a_systemic_error_on_a_worker_stops_the_run_early_as_on_one_machine(
+    ray_head, scripted, tmp_path, monkeypatch, capsys
+) -> None:
+    # The agent runs isolated on the worker (a lane); the model answers 404, which every call would
+    # repeat: the worker's session stops, the items it did not start come back as not run (not lost,
+    # not retried on a new worker), and the driver stops with the reason.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "plain_agent.py").write_text(BLOCKING_AGENT.replace("{marker}", str(tmp_path / "unused")))
+    (tmp_path / "plain_score.py").write_text(BLOCKING_SCORE.replace("{marker}", str(tmp_path / "unused")))
+    write_rows(tmp_path / "data.jsonl", [(f"q-{i}", "x") for i in range(3)])
+    server = scripted({"default": {"status": 404, "message": "model not found"}})
+    args = ["eval", "-m", "plain_agent:agent", "-d", "data.jsonl", "--eval-fn", "plain_score:score",
+            "--model", "scripted", "--base-url", server.base_url, "--api-key", "sk-local", "--no-preflight",
+            "--n", "5", "--batch-size", "1", "--log", "ray.jsonl", "-o", "ray.json",
+            "--backend", "ray", "--ray-workers", "1"]  # fmt: skip
+    code, out = run_cli(capsys, *args)
+    assert code == 1, out
+    summary = json.loads((tmp_path / "ray.json").read_text())["summary"]
+    assert summary["stopped_early"] is True and "HTTP 404" in summary["stop_reason"], summary
+    assert summary["total_runs"] == 1  # one item at a time: the first failure stops the rest
+    logged = (tmp_path / "ray.jsonl").read_text().splitlines()[1:]
+    assert len(logged) == 1
+    assert "retried" not in out and "replaced" not in out, out
+
+
+# ---- concurrency on a worker -------------------------------------------------------------------------
+
+# Counts the runs in flight in the worker's process; each run appends the highest count seen so far.
+COUNTING_AGENT = """
+import asyncio
+import os
+import threading
+from osmosis_ai.rollout import RolloutAgentLoop
+
+_lock = threading.Lock()
+_now, _most = [0], [0]
+
+class Counter(RolloutAgentLoop):
+    name = "counter"
+
+    def get_tools(self, request):
+        return []
+
+    async def run(self, ctx):
+        with _lock:
+            _now[0] += 1
+            _most[0] = max(_most[0], _now[0])
+        try:
+            await asyncio.sleep(0.1)
+        finally:
+            with _lock:
+                _now[0] -= 1
+        with open(os.environ["OSMOSIS_TEST_MOST_FILE"], "a") as out:
+            out.write(f"{_most[0]}\\n")
+        reply = await ctx.chat(ctx.request.messages, **ctx.request.completion_params)
+        return ctx.complete([*ctx.request.messages, reply.message])
+
+agent = Counter()
+"""
+
+
+def test_a_worker_runs_batch_size_items_at_once_whatever_the_batches_it_holds(
+    ray_head, scripted, tmp_path, monkeypatch, capsys
+) -> None:
+    # The driver keeps two batches on each actor; with isolated user code they share one session, so
+    # --batch-size holds per worker as it does on one machine (it ran twice as many before).
+    monkeypatch.chdir(tmp_path)
+    most = tmp_path / "most.txt"
+    monkeypatch.setenv("OSMOSIS_TEST_MOST_FILE", str(most))
+    (tmp_path / "counting_agent.py").write_text(COUNTING_AGENT)
+    (tmp_path / "plain_score.py").write_text(BLOCKING_SCORE.replace("{marker}", str(tmp_path / "unused")))
+    write_rows(tmp_path / "data.jsonl", [(f"q-{i}", "x") for i in range(40)])
+    server = scripted({"default": {"content": "ok"}})
+    args = ["eval", "-m", "counting_agent:agent", "-d", "data.jsonl", "--eval-fn", "plain_score:score",
+            "--model", "scripted", "--base-url", server.base_url, "--api-key", "sk-local", "--no-preflight",
+            "--batch-size", "3", "--log", "ray.jsonl", "-o", "ray.json",
+            "--backend", "ray", "--ray-workers", "1"]  # fmt: skip
+    code, out = run_cli(capsys, *args)
+    assert code == 0, out
+    seen = [int(n) for n in most.read_text().split()]
+    assert len(seen) == 40 and max(seen) == 3, seen
+    assert len((tmp_path / "ray.jsonl").read_text().splitlines()) == 41

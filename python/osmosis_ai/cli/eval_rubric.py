@@ -102,34 +102,42 @@ def _judge_records(
     """Runs the session on the engine with its results log; returns the session read back from the log."""
     from osmosis_ai.cli.run_log import open_log
     from osmosis_ai.rubric.session import RubricSession, run_session
-    from osmosis_ai.runs.backends import BackendReport
+    from osmosis_ai.runs.backends import BackendError, BackendOptions, BackendReport, backend_session
     from osmosis_ai.runs.progress import Progress
 
-    log = open_log("rubric", kind_config, data_path, log_path, resume_path, click.echo)
+    options = backend or BackendOptions()
+    if options.name != "local" and spec is None:
+        raise BackendError(f"--backend {options.name} needs an executor spec for the workers")
     total = len(records) * number
 
     def extra(outcome: Any) -> list[str]:
         return [f"scored {outcome.executed + outcome.skipped - outcome.failed}"]
 
-    progress = Progress(total, extra=extra)
     report = BackendReport()
-    try:
-        outcome = run_session(
-            rubric_id=rubric_id,
-            records=records,
-            number=number,
-            evaluators=evaluators,
-            previews=previews,
-            log=log,
-            concurrency=concurrency,
-            progress=progress,
-            backend=backend,
-            spec=spec,
-            report=report,
-        )
-    finally:
-        progress.close()
-        log.close()
+    # The backend first (as `osmosis eval`): an unreachable cluster, or workers that cannot import the
+    # --function, stop the command before its results log exists.
+    with backend_session(options, spec, concurrency=concurrency, item_timeout=None, report=report) as (
+        loop,
+        remote,
+    ):
+        log = open_log("rubric", kind_config, data_path, log_path, resume_path, click.echo)
+        progress = Progress(total, extra=extra)
+        try:
+            outcome = run_session(
+                rubric_id=rubric_id,
+                records=records,
+                number=number,
+                evaluators=evaluators,
+                previews=previews,
+                log=log,
+                concurrency=concurrency,
+                progress=progress,
+                loop=loop,
+                backend=remote,
+            )
+        finally:
+            progress.close()
+            log.close()
     session = RubricSession.from_log(log.path, total, outcome)
     if report.name != "local":
         click.echo(f"Backend {report.describe()}")

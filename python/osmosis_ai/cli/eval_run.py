@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import math
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -173,6 +174,7 @@ def run(o: dict[str, Any]) -> int:
     from osmosis_ai.eval.run_entry import load_rollout_entry
     from osmosis_ai.eval.run_files import RunLogText
     from osmosis_ai.eval.run_manifest import resolved_inputs
+    from osmosis_ai.runs.backends import BackendReport, backend_session
     from osmosis_ai.workspace import check_config_location, check_rollout, resolve_config_path
 
     o["backend_choice"] = backend_from_options(o["backend"], o["ray_address"], o["ray_workers"])
@@ -202,38 +204,50 @@ def run(o: dict[str, Any]) -> int:
         config, settings, dataset, selection, o["rollout_dir"], out_root, list(o["eval_fns"])
     )
     provenance = _provenance(config, root)
+    endpoint, key_error = _endpoint(config, o)
+    concurrency = _concurrency(o, settings, entry)
+    spec, limit = _spec(o, settings, entry, endpoint, concurrency)
+    o["backend_report"] = report_of_backend = BackendReport()
     run_dir.lock()
     logs = None
     try:
-        if o["fresh"]:
-            archived = run_dir.archive()
-            if archived is not None:
-                status(f"Archived the earlier run to {archived}")
-        opened = run_dir.open_log(inputs, provenance, dataset, retry_failed=o["retry_failed"])
-        logs = RunLogText(run_dir.path / "logs.txt")
-        logs.line("INFO", "run", f"opened run {run_dir.name}", {"inputs": inputs})
-        work = selected * settings["n"]
-        pending = work - len(opened.log.done)
-        milestone = (
-            f"{max(pending, 0)} of {work} work items pending ({entry.description}; run {run_dir.name})"
-        )
-        status(milestone)
-        logs.line("INFO", "run", milestone)
-        carried_ids = {r["rollout_id"] for r in run_dir.latest_records()} if opened.carried else set()
-        outcome = None
-        try:
-            if pending > 0:
-                if not confirm(
-                    f"{pending} rollouts x model {config.experiment.model_path} - continue?", yes=o["yes"]
-                ):
-                    status("Cancelled")
-                    logs.line("INFO", "run", "cancelled at the confirmation")
-                    return 0
-                rows = _normalized(dataset, indices, settings["limit"])
-                logs.capture()
-                outcome = _execute(o, config, settings, entry, opened.log, rows, work, logs)
-        finally:
-            opened.log.close()  # fsync what finished, whatever ended the run
+        # The backend first (as `osmosis eval`): an unreachable cluster, or workers that cannot import the
+        # rollout, stop the command before its run directory and results log exist.
+        with backend_session(
+            o["backend_choice"], spec, concurrency=concurrency, item_timeout=limit, report=report_of_backend
+        ) as (loop, backend):
+            if o["fresh"]:
+                archived = run_dir.archive()
+                if archived is not None:
+                    status(f"Archived the earlier run to {archived}")
+            opened = run_dir.open_log(inputs, provenance, dataset, retry_failed=o["retry_failed"])
+            logs = RunLogText(run_dir.path / "logs.txt")
+            logs.line("INFO", "run", f"opened run {run_dir.name}", {"inputs": inputs})
+            work = selected * settings["n"]
+            pending = work - len(opened.log.done)
+            milestone = (
+                f"{max(pending, 0)} of {work} work items pending ({entry.description}; run {run_dir.name})"
+            )
+            status(milestone)
+            logs.line("INFO", "run", milestone)
+            carried_ids = {r["rollout_id"] for r in run_dir.latest_records()} if opened.carried else set()
+            outcome = None
+            try:
+                if pending > 0:
+                    if key_error is not None:
+                        raise key_error
+                    if not confirm(
+                        f"{pending} rollouts x model {config.experiment.model_path} - continue?", yes=o["yes"]
+                    ):
+                        status("Cancelled")
+                        logs.line("INFO", "run", "cancelled at the confirmation")
+                        return 0
+                    rows = _normalized(dataset, indices, settings["limit"])
+                    logs.capture()
+                    session = _Session(entry, endpoint, concurrency, limit, loop, backend)
+                    outcome = _execute(o, settings, session, opened.log, rows, work, logs)
+            finally:
+                opened.log.close()  # fsync what finished, whatever ended the run
         return report(run_dir, config, settings, dataset, outcome, carried_ids, selected, total_rows, o, logs)
     finally:
         if logs is not None:
@@ -267,29 +281,65 @@ def _provenance(config: Any, root: Path) -> dict[str, Any]:
     }
 
 
-def _execute(
-    o: dict[str, Any],
-    config: Any,
-    settings: dict[str, Any],
-    entry: Any,
-    log: Any,
-    rows: Any,
-    total: int,
-    logs: Any,
-) -> Any:
+@dataclass(frozen=True)
+class _Session:
+    """What the engine runs with: the rollout, the model, the limits, and the started backend."""
+
+    entry: Any
+    endpoint: Any
+    concurrency: int
+    limit: float | None
+    loop: asyncio.AbstractEventLoop
+    backend: Any
+
+
+def _endpoint(config: Any, o: dict[str, Any]) -> tuple[Any, CLIError | None]:
+    """The model's endpoint; a missing key is raised at once for a remote backend (its workers need the
+    key to start), else kept for when an item is about to run (a finished run re-reports without one)."""
     from osmosis_ai.errors import MissingAPIKeyError
     from osmosis_ai.llm.providers import resolve_endpoint
-    from osmosis_ai.runs.progress import Progress
 
     try:
-        endpoint = resolve_endpoint(
+        return resolve_endpoint(
             config.experiment.model_path, base_url=o["base_url"], api_key=o["api_key"]
-        )
+        ), None
     except MissingAPIKeyError as exc:
-        raise CLIError(str(exc)) from exc
+        error = CLIError(str(exc))
+        error.__cause__ = exc
+        if o["backend_choice"].name != "local":
+            raise error from exc
+        return None, error
+
+
+def _concurrency(o: dict[str, Any], settings: dict[str, Any], entry: Any) -> int:
     wanted = next((v for v in (o["max_in_flight"], settings["batch_size"]) if v and v > 0), None)
     capacity = entry.backend.max_concurrent if entry.backend is not None else None
-    concurrency = min(wanted, capacity) if wanted and capacity else (wanted or capacity or 1)
+    return min(wanted, capacity) if wanted and capacity else (wanted or capacity or 1)
+
+
+def _spec(
+    o: dict[str, Any], settings: dict[str, Any], entry: Any, endpoint: Any, concurrency: int
+) -> tuple[Any, float | None]:
+    """How each worker builds the executor, and the engine's per-item limit."""
+    from osmosis_ai.eval.run_remote import RunExecutorSpec, item_timeout
+
+    timeouts = {"agent_timeout": settings["agent_timeout"], "grader_timeout": settings["grader_timeout"]}
+    spec = RunExecutorSpec(
+        str(o["entry_file"]),
+        str(o["rollout_dir"]),
+        endpoint,
+        max_connections=concurrency,
+        eval_fns=tuple(o["eval_fns"]),
+        artifact_root=str(o["artifact_root"]),
+        **timeouts,
+    )
+    return spec, item_timeout(entry, **timeouts)
+
+
+def _execute(
+    o: dict[str, Any], settings: dict[str, Any], session: _Session, log: Any, rows: Any, total: int, logs: Any
+) -> Any:
+    from osmosis_ai.runs.progress import Progress
 
     def extra(outcome: Any) -> list[str]:
         mean = outcome.running_mean()
@@ -298,8 +348,8 @@ def _execute(
     from osmosis_ai.cli.output import STATE, status
 
     show = STATE.mode == "rich"
-    milestone = f"running up to {concurrency} work items in flight"
-    logs.line("INFO", "run", milestone, {"concurrency": concurrency})
+    milestone = f"running up to {session.concurrency} work items in flight"
+    logs.line("INFO", "run", milestone, {"concurrency": session.concurrency})
     if show:
         status(milestone)
     progress = Progress(total, unit="rollouts", extra=extra, quiet=not show)
@@ -311,56 +361,39 @@ def _execute(
         progress(record, outcome)
 
     try:
-        return asyncio.run(_run_engine(entry, endpoint, settings, log, rows, concurrency, on_record, o))
+        return session.loop.run_until_complete(_run_engine(session, settings, log, rows, on_record, o))
     finally:
         progress.close()
 
 
 async def _run_engine(
-    entry: Any,
-    endpoint: Any,
-    settings: dict[str, Any],
-    log: Any,
-    rows: Any,
-    concurrency: int,
-    progress: Any,
-    o: dict[str, Any],
+    session: _Session, settings: dict[str, Any], log: Any, rows: Any, progress: Any, o: dict[str, Any]
 ) -> Any:
-    """Runs the engine here or on the chosen backend's workers (each builds the executor itself)."""
+    """Runs the engine here or on the started backend's workers (each builds the executor itself)."""
     from osmosis_ai.eval.functions import load_eval_functions
-    from osmosis_ai.eval.run_remote import RunExecutorSpec, item_timeout, open_run_executor
-    from osmosis_ai.runs.backends import BackendReport, start_backend
+    from osmosis_ai.eval.run_remote import open_run_executor
     from osmosis_ai.runs.engine import RunEngine, work_items
 
-    timeouts = {"agent_timeout": settings["agent_timeout"], "grader_timeout": settings["grader_timeout"]}
-    options = {"max_connections": concurrency, **timeouts}
-    spec = RunExecutorSpec(
-        str(o["entry_file"]),
-        str(o["rollout_dir"]),
-        endpoint,
-        eval_fns=tuple(o["eval_fns"]),
-        artifact_root=str(o["artifact_root"]),
-        **options,
-    )
-    limit = item_timeout(entry, **timeouts)
-    o["backend_report"] = report = BackendReport()
-    async with (
-        start_backend(
-            o["backend_choice"], spec, concurrency=concurrency, item_timeout=limit, report=report
-        ) as backend,
-        contextlib.AsyncExitStack() as stack,
-    ):
+    backend = session.backend
+    async with contextlib.AsyncExitStack() as stack:
         executor = None
         if backend is None:
-            scorers = load_eval_functions(list(o["eval_fns"])) if entry.loop is not None else []
+            scorers = load_eval_functions(list(o["eval_fns"])) if session.entry.loop is not None else []
             executor = await stack.enter_async_context(
-                open_run_executor(entry, endpoint, scorers=scorers, **options)
+                open_run_executor(
+                    session.entry,
+                    session.endpoint,
+                    scorers=scorers,
+                    max_connections=session.concurrency,
+                    agent_timeout=settings["agent_timeout"],
+                    grader_timeout=settings["grader_timeout"],
+                )
             )
         engine = RunEngine(
             executor,
             log,
-            concurrency=backend.slots() if backend is not None else concurrency,
-            item_timeout=limit,
+            concurrency=backend.slots() if backend is not None else session.concurrency,
+            item_timeout=session.limit,
             on_record=progress,
             backend=backend,
         )

@@ -5,8 +5,8 @@ agent and the eval functions itself and opens its own transports (closed when th
 
 Eval functions named by module travel as modules; those named by file (``path/to/file.py:fn``, an
 OpenAI grader ``.json``) are read by path, so their folder (or the ``.json`` file) is shipped and found
-on the worker with :func:`~osmosis_ai.runs.backends.worker_path`, keeping the name the user gave (the
-key of their scores).
+on the worker with :func:`worker_target`, keeping the name the user gave (the key of their scores). The
+same three helpers ship an agent named by file, and a rubric ``--function`` (``rubric/remote.py``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,13 @@ from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-__all__ = ["AgentExecutorSpec", "eval_fn_modules", "eval_fn_paths", "load_shipped_eval_functions"]
+__all__ = [
+    "AgentExecutorSpec",
+    "eval_fn_modules",
+    "eval_fn_paths",
+    "load_shipped_eval_functions",
+    "worker_target",
+]
 
 
 def _file_part(target: str) -> str | None:
@@ -60,18 +66,28 @@ def eval_fn_paths(targets: Sequence[str], root: str) -> list[str]:
     return list(dict.fromkeys(paths))
 
 
+def worker_target(target: str, root: str) -> str:
+    """``target`` as this process imports it: a file target points into the shipped copy of its folder.
+
+    Unchanged for a module target, and on the driver (nothing shipped).
+
+    Example:
+        >>> worker_target("scores:exact", "/ws")
+        'scores:exact'
+        >>> worker_target("rollouts/calc/main.py:exact", "/ws")
+        '/ws/rollouts/calc/main.py:exact'
+    """
+    from osmosis_ai.runs.backends import worker_path
+
+    file = _file_part(target)
+    return target if file is None else str(worker_path(_on_driver(root, file))) + target[len(file) :]
+
+
 def load_shipped_eval_functions(targets: Sequence[str], root: str) -> list[Any]:
     """Loads eval functions on a worker: file targets from where they were shipped, names as given."""
     from osmosis_ai.eval.functions import load_eval_functions
-    from osmosis_ai.runs.backends import worker_path
 
-    here = []
-    for target in targets:
-        file = _file_part(target)
-        here.append(
-            target if file is None else str(worker_path(_on_driver(root, file))) + target[len(file) :]
-        )
-    loaded = load_eval_functions(here)
+    loaded = load_eval_functions([worker_target(target, root) for target in targets])
     return [dataclasses.replace(fn, name=name) for fn, name in zip(loaded, targets, strict=True)]
 
 
@@ -130,10 +146,7 @@ class AgentExecutorSpec:
         from osmosis_ai.runs.backends import worker_path
 
         mcp_dir = str(worker_path(self.mcp_dir)) if self.mcp_dir else None
-        module = self.module
-        if module is not None and _file_part(module) is not None:
-            file = _file_part(module) or ""
-            module = str(worker_path(_on_driver(self.root, file))) + module[len(file) :]
+        module = worker_target(self.module, self.root) if self.module else None
         agent = load_agent(module, mcp_dir, quiet=True, tool_timeout=self.tool_timeout)
         eval_fns = load_shipped_eval_functions(self.eval_fns, self.root)
         transports = {

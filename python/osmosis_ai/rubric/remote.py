@@ -1,14 +1,16 @@
 """What a remote worker needs to rebuild an ``eval-rubric`` session's executor: picklable data only.
 
 The records travel once per worker with the spec; each worker prepares its judge requests, imports an
-``@osmosis_rubric`` function by its ``module:attr`` path, and opens its own transport pool.
+``@osmosis_rubric`` function (a module travels as a module, a ``file.py`` with its folder, as eval
+functions do: :mod:`osmosis_ai.eval.remote`), and opens its own transport pool.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import AsyncIterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from osmosis_ai.rubric.config import RubricEntry
@@ -26,8 +28,10 @@ class JudgeExecutorSpec:
         entry: The rubric config entry.
         records: Every record of the session (indexed from 1 like the work items).
         overrides: Judge option overrides (``base_url``, ``timeout``, ...).
-        function: An ``@osmosis_rubric`` function as ``module:attr``, or None for the config's judge.
+        function: An ``@osmosis_rubric`` function as ``module:attr`` or ``path/to/file.py:attr``, or None
+            for the config's judge.
         concurrency: Connections of each worker's transport pool.
+        root: The driver's working directory, which a relative file is read from.
 
     Example:
         >>> JudgeExecutorSpec("r", entry, records, function="rubrics:polite").modules()  # doctest: +SKIP
@@ -40,20 +44,26 @@ class JudgeExecutorSpec:
     overrides: dict[str, Any] | None = None
     function: str | None = None
     concurrency: int = 8
+    root: str = field(default_factory=os.getcwd)
     # As the local rubric engine: judge calls and @osmosis_rubric functions share the engine loop.
     isolate: ClassVar[bool] = False
 
     def modules(self) -> list[str]:
-        """The user's module the function comes from, if any."""
-        return [self.function.rpartition(":")[0]] if self.function else []
+        """The function's module, when it is named by module."""
+        from osmosis_ai.eval.remote import eval_fn_modules
+
+        return eval_fn_modules([self.function] if self.function else [])
 
     def paths(self) -> list[str]:
-        """Nothing is read by path."""
-        return []
+        """The folder of a function named by file (``path/to/file.py:fn``; its siblings import)."""
+        from osmosis_ai.eval.remote import eval_fn_paths
+
+        return eval_fn_paths([self.function] if self.function else [], self.root)
 
     @contextlib.asynccontextmanager
     async def open(self) -> AsyncIterator[Any]:
         """Builds the evaluators and the executor inside one transport pool."""
+        from osmosis_ai.eval.remote import worker_target
         from osmosis_ai.importer import import_object
         from osmosis_ai.llm.pool import TransportPool
         from osmosis_ai.rubric.engine import JudgeExecutor
@@ -61,7 +71,8 @@ class JudgeExecutorSpec:
 
         function = None
         if self.function:
-            function = import_object(self.function, what="--function", example="rubrics:score_politeness")
+            target = worker_target(self.function, self.root)
+            function = import_object(target, what="--function", example="rubrics:score_politeness")
         evaluators, previews = build_evaluators(
             self.entry, self.records, overrides=self.overrides, function=function
         )

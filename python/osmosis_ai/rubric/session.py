@@ -16,7 +16,7 @@ from typing import Any
 
 from osmosis_ai.rubric.engine import RUN_FIELDS, JudgeExecutor, JudgeHealth
 from osmosis_ai.rubric.records import RubricRecord
-from osmosis_ai.runs.backends import BackendError, BackendOptions, BackendReport, ExecutorSpec
+from osmosis_ai.runs.backends import Backend, BackendError
 from osmosis_ai.runs.engine import RunEngine, RunOutcome, work_items
 from osmosis_ai.runs.log import ResultsLog, iter_runs
 
@@ -92,42 +92,34 @@ def run_session(
     log: ResultsLog,
     concurrency: int,
     progress: Callable[[dict[str, Any], RunOutcome], None] | None = None,
-    backend: BackendOptions | None = None,
-    spec: ExecutorSpec | None = None,
-    report: BackendReport | None = None,
+    loop: asyncio.AbstractEventLoop | None = None,
+    backend: Backend | None = None,
 ) -> RunOutcome:
     """Judges every (record, run) the log does not hold yet; returns what the session did.
 
-    With ``backend`` ``ray``, the runs execute on Ray actors that rebuild the judge from ``spec``;
-    ``report`` is filled in with how they were spread.
+    With ``backend`` (started by :func:`~osmosis_ai.runs.backends.backend_session`, on ``loop``), the runs
+    execute on its workers, which rebuild the judge from the spec it was started with.
     """
     from osmosis_ai.llm.pool import TransportPool
-    from osmosis_ai.runs.backends import start_backend
 
     executor = JudgeExecutor(rubric_id, evaluators, previews)
     engine = RunEngine(executor, log, concurrency=concurrency, on_record=progress)
+    if backend is not None:
+        engine.backend, engine.concurrency = backend, backend.slots()
     rows = ((index, record.data) for index, record in enumerate(records, start=1))
     items = work_items(rows, number, ("",), log.done, engine.outcome, first_run_index=1)
 
     async def main() -> RunOutcome:
-        options = backend or BackendOptions()
-        if options.name != "local" and spec is None:
-            raise BackendError(f"--backend {options.name} needs an executor spec for the workers")
-        async with start_backend(
-            options, spec, concurrency=concurrency, item_timeout=None, report=report
-        ) as remote:  # type: ignore[arg-type]
-            if remote is not None:
-                engine.backend, engine.concurrency = remote, remote.slots()
-            # One connection pool for every judge call of the session.
-            async with TransportPool(max_connections=concurrency):
-                return await engine.run(items)
+        # One connection pool for every judge call of the session.
+        async with TransportPool(max_connections=concurrency):
+            return await engine.run(items)
 
     try:
-        return asyncio.run(main())
+        return loop.run_until_complete(main()) if loop is not None else asyncio.run(main())
     except KeyboardInterrupt:  # a second Ctrl+C, or no signal handlers: what finished is in the log
         engine.outcome.interrupted = True
     except BackendError:
-        raise  # nothing ran: the caller reports why (Ray unreachable, a worker cannot import the code)
+        raise  # every worker was lost: the caller reports why
     except Exception as exc:  # a bug of ours must not cost the runs already logged: report, then fail
         if os.environ.get("OSMOSIS_DEBUG"):
             traceback.print_exc()

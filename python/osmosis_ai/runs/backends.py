@@ -9,9 +9,10 @@ executor (it holds sockets, transports, loaded modules), so the command describe
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,6 +28,7 @@ __all__ = [
     "BackendOptions",
     "BackendReport",
     "ExecutorSpec",
+    "backend_session",
     "start_backend",
     "worker_path",
 ]
@@ -192,8 +194,59 @@ async def start_backend(
         item_timeout=item_timeout,
         report=report,
     )
-    await backend.start()
     try:
+        await backend.start()
         yield backend
-    finally:
+    finally:  # also after a failed start: the actors that did start are ended
         await backend.close()
+
+
+@contextlib.contextmanager
+def backend_session(
+    options: BackendOptions,
+    spec: ExecutorSpec,
+    *,
+    concurrency: int,
+    item_timeout: float | None,
+    report: BackendReport | None = None,
+) -> Iterator[tuple[asyncio.AbstractEventLoop, Backend | None]]:
+    """Starts the backend on a new event loop; yields ``(loop, backend or None)`` and closes both after.
+
+    For a command that must check the backend (an unreachable cluster, workers that cannot import the
+    job's code) before it creates anything on disk, with plain code in between: it runs its session with
+    ``loop.run_until_complete(...)``, and a prompt between the two runs with no loop running (Ctrl+C
+    there stays a ``KeyboardInterrupt``).
+
+    Example:
+        with backend_session(BackendOptions("ray"), spec, concurrency=8, item_timeout=600) as (loop, backend):
+            log = open_results_log()
+            loop.run_until_complete(RunEngine(None, log, backend=backend).run(items))
+    """
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    stack = contextlib.AsyncExitStack()
+    try:
+        started = start_backend(
+            options, spec, concurrency=concurrency, item_timeout=item_timeout, report=report
+        )
+        backend = loop.run_until_complete(stack.enter_async_context(started))
+        try:
+            yield loop, backend
+        finally:
+            loop.run_until_complete(stack.aclose())
+    finally:
+        _close_loop(loop)
+
+
+def _close_loop(loop: asyncio.AbstractEventLoop) -> None:
+    """What ``asyncio.run`` does at the end: cancel what is left, finish async generators, close."""
+    try:
+        tasks = asyncio.all_tasks(loop)
+        for task in tasks:
+            task.cancel()
+        loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
+        loop.run_until_complete(loop.shutdown_asyncgens())
+        loop.run_until_complete(loop.shutdown_default_executor())
+    finally:
+        asyncio.set_event_loop(None)
+        loop.close()

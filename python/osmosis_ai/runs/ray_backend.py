@@ -14,15 +14,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
 import os
+import socket
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from osmosis_ai.runs.backends import BackendError, BackendReport, ExecutorSpec, set_worker_paths
-from osmosis_ai.runs.engine import RunControl, RunEngine, WorkItem
-from osmosis_ai.runs.ray_modules import find_shipped, runtime_env_for, shipped_key
+from osmosis_ai.runs.backends import BackendError, BackendReport, ExecutorSpec
+from osmosis_ai.runs.engine import RunControl, WorkItem
+from osmosis_ai.runs.ray_modules import runtime_env_for
+from osmosis_ai.runs.ray_worker import Worker
 
 try:
     import ray
@@ -40,8 +41,8 @@ _FORWARDED_SUFFIXES = ("_API_KEY", "_BASE_URL", "_API_BASE", "_API_VERSION")
 _FORWARDED_PREFIXES = ("OSMOSIS_", "LITELLM_")
 # A batch is sent once this many items wait, or after this pause (seconds) when fewer do.
 _LINGER = 0.002
-# An actor sends back what finished within this many seconds of the first record in one message.
-_COALESCE = 0.005
+# Seconds to wait for the cluster's address to accept a connection.
+_CONNECT_S = 5.0
 
 
 def _forwarded_env() -> dict[str, str]:
@@ -52,157 +53,30 @@ def _forwarded_env() -> dict[str, str]:
     }
 
 
-class _Worker:
-    """One Ray actor: opens the executor once, then runs batches with the engine's rules.
+def _no_cluster(address: str, why: str) -> str:
+    return (
+        f"No Ray cluster at '{address}' ({why}). Start one (`ray start --head`), set RAY_ADDRESS or "
+        "--ray-address to its address, or use --ray-address local for a head here."
+    )
 
-    User code runs as on one machine: with the spec's ``isolate``, each batch is a session of the engine's
-    own isolated mode (items on a watched loop in a daemon thread), so an agent that blocks cannot stop
-    this actor's timeouts or its stream of records.
-    """
 
-    def __init__(
-        self,
-        spec: ExecutorSpec,
-        concurrency: int,
-        item_timeout: float | None,
-        env: dict[str, str],
-        paths: list[str],
-    ) -> None:
-        os.environ.update(env)
-        self._spec = spec
-        self._paths = paths
-        self._concurrency = concurrency
-        self._item_timeout = item_timeout
-        self._engine: RunEngine | None = None
-        self._executor: Any = None
-        self._slots: asyncio.Semaphore | None = None
-        self._context: contextvars.Context | None = None
-        self._holder: asyncio.Task[None] | None = None
-        self._stop: asyncio.Event | None = None
+def _check_reachable(address: str) -> None:
+    """Fails at once when nothing listens at the cluster's address (``ray.init`` retries for minutes)."""
+    target = address.removeprefix("ray://")
+    if target == address:
+        try:  # `auto` and names resolved as Ray resolves them (private API: on failure Ray judges)
+            from ray._private.services import canonicalize_bootstrap_address
 
-    async def _hold(self, ready: asyncio.Future[Any]) -> None:
-        # The executor's context (a transport pool found through a context variable) is entered and
-        # left in this one task; items run in copies of its context.
-        assert self._stop is not None
-        try:
-            async with self._spec.open() as executor:
-                ready.set_result((executor, contextvars.copy_context()))
-                await self._stop.wait()
-        except Exception as exc:
-            if not ready.done():
-                ready.set_exception(exc)
-
-    async def start(self) -> tuple[str, str | None]:
-        """(this worker's name, the reason it cannot run items or None)."""
-        import socket
-
-        name = f"{socket.gethostname()}:{os.getpid()}"
-        found = {path: find_shipped(shipped_key(path)) for path in self._paths}
-        missing = [path for path, here in found.items() if here is None]
-        if missing:
-            return name, f"the runtime environment did not bring {', '.join(missing)}"
-        set_worker_paths({path: str(here) for path, here in found.items()})
-        self._stop = asyncio.Event()
-        ready: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self._holder = asyncio.create_task(self._hold(ready))
-        try:
-            executor, self._context = await ready
-        except Exception as exc:  # reported to the driver, which stops with a clear message
-            return name, f"{type(exc).__name__}: {exc}"
-        self._executor = executor
-        self._engine = RunEngine(
-            executor,
-            None,
-            concurrency=self._concurrency,
-            item_timeout=self._item_timeout,
-            handle_signals=False,
-            isolate=self._spec.isolate,
-        )
-        self._slots = asyncio.Semaphore(self._concurrency)
-        return name, None
-
-    async def run_batch(self, items: list[WorkItem]) -> Any:
-        """Yields lists of ``(position in the batch, record, stop reason)`` as items finish."""
-        assert self._engine is not None and self._slots is not None and self._context is not None
-        if self._spec.isolate:
-            async for finished in self._run_isolated(items):
-                yield finished
+            target = canonicalize_bootstrap_address(address) or ""
+        except Exception:
             return
-        engine, slots = self._engine, self._slots
-
-        async def one(position: int, item: WorkItem) -> tuple[int, dict[str, Any], str | None]:
-            async with slots:  # the timeout starts when the item runs, not while it waits here
-                record = await engine.run_item(item)
-            return position, record, engine.control.stop_reason
-
-        loop = asyncio.get_running_loop()
-        pending = {self._context.run(loop.create_task, one(i, item)) for i, item in enumerate(items)}
-        while pending:
-            done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
-            if pending:
-                # What else finishes within a few ms goes back in the same message: each message is a
-                # Ray object, so instant items would otherwise cost one object each.
-                more, pending = await asyncio.wait(pending, timeout=_COALESCE)
-                done |= more
-            yield [task.result() for task in done]
-
-    async def _run_isolated(self, items: list[WorkItem]) -> Any:
-        """The batch as one isolated engine session; its records reach this loop through a queue."""
-        assert self._context is not None
-        loop = asyncio.get_running_loop()
-        finished: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
-        engine = RunEngine(
-            self._executor,
-            _LoopSink(loop, finished),
-            concurrency=self._concurrency,
-            item_timeout=self._item_timeout,
-            handle_signals=False,
-            isolate=True,
-        )
-        position = {_item_key(item): i for i, item in enumerate(items)}
-        session = self._context.run(loop.create_task, engine.run(items))
-        left = len(items)
-        try:
-            while left:
-                taken = asyncio.ensure_future(finished.get())
-                await asyncio.wait({taken, session}, return_when=asyncio.FIRST_COMPLETED)
-                if not taken.done():
-                    taken.cancel()
-                    session.result()  # the session ended without every record: raise what ended it
-                    return
-                await asyncio.sleep(_COALESCE)  # as above: what finishes meanwhile shares the message
-                records = [taken.result()]
-                while not finished.empty():
-                    records.append(finished.get_nowait())
-                left -= len(records)
-                yield [(position[_item_key(r)], r, engine.control.stop_reason) for r in records]
-        finally:
-            if not session.done():
-                session.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await session
-
-    async def stop(self) -> None:
-        if self._stop is not None and self._holder is not None:
-            self._stop.set()
-            await self._holder
-
-
-class _LoopSink:
-    """The results sink of a worker's isolated session: records, written from the engine's lane thread
-    (under its lock), are handed to the actor's loop."""
-
-    def __init__(self, loop: asyncio.AbstractEventLoop, queue: asyncio.Queue[dict[str, Any]]) -> None:
-        self._loop, self._queue = loop, queue
-
-    def append(self, record: dict[str, Any]) -> None:
-        self._loop.call_soon_threadsafe(self._queue.put_nowait, record)
-
-
-def _item_key(item: WorkItem | dict[str, Any]) -> tuple[int, int, str]:
-    if isinstance(item, dict):
-        return item["row_index"], item["run_index"], item.get("model_tag") or ""
-    return item.row_index, item.run_index, item.model_tag
+    host, _, port = target.rpartition(":")
+    if not host or not port.isdigit():
+        return  # no running cluster recorded for `auto`: ray.init says so itself, at once
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=_CONNECT_S).close()
+    except OSError as exc:
+        raise BackendError(_no_cluster(address, f"nothing answers at {target}: {exc}")) from exc
 
 
 @dataclass
@@ -289,16 +163,15 @@ class RayBackend:
         if ray.is_initialized():
             return  # a session (a test, a notebook) already connected: use it
         address = None if self.address == "local" else self.address
+        if address is not None:
+            _check_reachable(address)
         try:
             ray.init(address=address, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
         except ConnectionError as exc:
-            raise BackendError(
-                f"No Ray cluster at '{self.address}' ({exc}). Start one (`ray start --head`), set "
-                "RAY_ADDRESS or --ray-address to its address, or use --ray-address local for a head here."
-            ) from exc
+            raise BackendError(_no_cluster(self.address, str(exc))) from exc
 
     def _new_actor(self) -> Any:
-        actor_class = ray.remote(_Worker)
+        actor_class = ray.remote(Worker)
         return actor_class.options(**self._options).remote(
             self.spec, self.concurrency, self.item_timeout, self._env, self.spec.paths()
         )
@@ -344,8 +217,13 @@ class RayBackend:
                 batch: list[_Pending] = []
                 while queue and len(batch) < min(room, self.batch):
                     pending = queue.popleft()
-                    if not pending.future.done():  # cancelled by Ctrl+C while it waited
-                        batch.append(pending)
+                    if pending.future.done():  # cancelled by Ctrl+C while it waited
+                        continue
+                    if pending.control.stop_reason is not None:
+                        # As on one machine: after an early stop nothing more starts (a resume runs it).
+                        pending.future.set_result(None)
+                        continue
+                    batch.append(pending)
                 if batch:
                     slot.in_flight += len(batch)
                     task = asyncio.create_task(self._stream(slot, batch))
@@ -359,9 +237,10 @@ class RayBackend:
             async for ref in generator:
                 for position, record, stop_reason in await ref:
                     received.add(position)
-                    self.report.items_per_worker[slot.name] = (
-                        self.report.items_per_worker.get(slot.name, 0) + 1
-                    )
+                    if record is not None:  # None: not started, the worker's session stopped early
+                        self.report.items_per_worker[slot.name] = (
+                            self.report.items_per_worker.get(slot.name, 0) + 1
+                        )
                     pending = batch[position]
                     if stop_reason is not None:
                         pending.control.stop_early(stop_reason)
