@@ -28,6 +28,7 @@ from typing import Any, Protocol
 from osmosis_ai._deadline import abandon_after, within
 from osmosis_ai.loop_thread import LoopThread
 from osmosis_ai.runs.log import RunKey, row_key
+from osmosis_ai.runs.user_code import watched_loop
 
 __all__ = ["Executor", "MemorySink", "RunControl", "RunEngine", "RunOutcome", "WorkItem", "new_item_record"]
 
@@ -307,6 +308,8 @@ class RunEngine:
                 self._write(record)
 
     async def _lane_main(self, lane: _Lane) -> None:
+        if lane.host is not None:
+            watched_loop()  # the workers' tasks inherit it: quick sync user functions may run inline
         workers = [asyncio.ensure_future(self._worker(lane)) for _ in range(self.concurrency)]
         try:
             await asyncio.gather(*workers)
