@@ -97,3 +97,15 @@ def test_off_a_lane_and_around_a_nested_event_loop_calls_go_to_threads() -> None
     executor, _, records = _run(starts_a_loop, 6)
     assert all(r["success"] for r in records.values()) and not executor.sync.inline
     assert [records[i]["thread"] for i in range(6)] == list(range(6))
+
+
+def test_a_sync_function_busy_past_the_budget_moves_to_threads() -> None:
+    def busy(row: int) -> int:
+        until = time.thread_time() + INLINE_BUDGET_S * 3
+        while time.thread_time() < until:
+            pass
+        return threading.get_ident()
+
+    executor, _, records = _run(busy, 4, concurrency=1)
+    assert not executor.sync.inline
+    assert sum(r["thread"] in executor.loop_threads for r in records.values()) == 1
