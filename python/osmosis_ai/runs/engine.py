@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from osmosis_ai._deadline import abandon_after, within
+from osmosis_ai._deadline import within
 from osmosis_ai.loop_thread import LoopThread
 from osmosis_ai.runs.log import RunKey, row_key
 from osmosis_ai.runs.user_code import watched_loop
@@ -172,12 +172,19 @@ _ANSWER_S = 0.5
 
 
 class _Lane:
-    """The loop a share of the session runs on, with the items it is running (token -> item, record, start)."""
+    """The loop a share of the session runs on, its workers and the items they run (token -> item, ...)."""
 
     def __init__(self, host: LoopThread | None = None) -> None:
         self.host = host  # None: the engine's own loop
         self.dead = False  # abandoned: it takes no more items and logs nothing more
         self.running: dict[int, tuple[WorkItem, dict[str, Any], float]] = {}
+        self.workers: set[asyncio.Future[Any]] = set()
+        # Items given up while their worker was still in them: first ``given_up``, then, once another
+        # worker took that one's place, ``replaced`` (the lane does not wait for such a worker).
+        self.given_up: set[int] = set()
+        self.replaced: set[int] = set()
+        self.active = 0  # workers neither finished nor replaced
+        self.finished: asyncio.Future[None] | None = None
 
 
 class RunEngine:
@@ -301,6 +308,10 @@ class RunEngine:
                 if entry is None:
                     continue  # finished meanwhile
                 item, record, begun = entry
+                if lane.host is not None and not lane.dead:
+                    # Its worker is stuck in code that ignores cancellation: another takes its place.
+                    lane.given_up.add(token)
+                    lane.host.loop.call_soon_threadsafe(self._replace, lane, token)
                 record = dict(record)  # the lane may still write into its own copy
                 self._timed_out(record)
                 record["duration_ms"] = (time.monotonic() - begun) * 1000.0
@@ -310,12 +321,44 @@ class RunEngine:
     async def _lane_main(self, lane: _Lane) -> None:
         if lane.host is not None:
             watched_loop()  # the workers' tasks inherit it: quick sync user functions may run inline
-        workers = [asyncio.ensure_future(self._worker(lane)) for _ in range(self.concurrency)]
+        lane.finished = asyncio.get_running_loop().create_future()
+        for _ in range(self.concurrency):
+            self._start_worker(lane)
         try:
-            await asyncio.gather(*workers)
+            await lane.finished
         finally:
-            for task in workers:
+            for task in lane.workers:
                 task.cancel()
+
+    def _start_worker(self, lane: _Lane) -> None:
+        task = asyncio.ensure_future(self._worker(lane))
+        lane.active += 1
+        lane.workers.add(task)
+        task.add_done_callback(lambda done: self._worker_done(lane, done))
+
+    def _worker_done(self, lane: _Lane, task: asyncio.Future[Any]) -> None:
+        lane.workers.discard(task)
+        failed = None if task.cancelled() else task.exception()
+        if failed is None and not task.cancelled() and task.result() == "replaced":
+            return  # no longer counted
+        lane.active -= 1
+        assert lane.finished is not None
+        if lane.finished.done():
+            return
+        if failed is not None:
+            lane.finished.set_exception(failed)
+        elif lane.active == 0:
+            lane.finished.set_result(None)
+
+    def _replace(self, lane: _Lane, token: int) -> None:
+        # On the lane's loop, like the worker's return from the item: the first of the two claims it.
+        with self._lock:
+            if token not in lane.given_up or lane.dead:
+                return  # the worker came back meanwhile and took the next item
+            lane.given_up.discard(token)
+            lane.replaced.add(token)
+        lane.active -= 1
+        self._start_worker(lane)
 
     def _take(self, lane: _Lane) -> WorkItem | None:
         with self._lock:
@@ -329,7 +372,7 @@ class RunEngine:
                 self._input_error = exc
                 return None
 
-    async def _worker(self, lane: _Lane) -> None:
+    async def _worker(self, lane: _Lane) -> str:
         while (item := self._take(lane)) is not None:
             if self.backend is not None:
                 record = await self.backend.run_item(item, self.control)
@@ -342,13 +385,18 @@ class RunEngine:
             token = id(record)
             with self._lock:
                 lane.running[token] = (item, record, begun)
-            await self._execute(item, record, begun, leave=lane.host is not None)
+            await self._execute(item, record, begun)
             with self._lock:
                 # Given up by the watcher (and logged as timed out) unless it is still ours.
                 if lane.dead or lane.running.pop(token, None) is None:
+                    if token in lane.replaced:
+                        lane.replaced.discard(token)
+                        return "replaced"
+                    lane.given_up.discard(token)
                     continue
                 self.executor.finish(item, record)
                 self._write(record)
+        return "done"
 
     def _write(self, record: dict[str, Any]) -> None:
         self.log.append(record)
@@ -371,25 +419,21 @@ class RunEngine:
         record["success"] = False
         record["error"] = f"Run timed out after {self.item_timeout:g}s"
 
-    async def _execute(
-        self, item: WorkItem, record: dict[str, Any], begun: float, leave: bool = False
-    ) -> None:
-        # leave: on a timeout, do not wait for the cancellation to land (on a lane, code that ignores it
-        # would hold the worker, and so the session, for as long as it likes).
+    async def _execute(self, item: WorkItem, record: dict[str, Any], begun: float) -> None:
+        # Code that ignores the cancellation holds its worker; on a lane the watcher then gives the item
+        # up and starts another worker (_replace), so the deadline costs no task of its own per item.
+        timeout = self.item_timeout
         try:
-            work = self.executor.execute(item, record, self.control)
-            if self.item_timeout is None:
-                await work
-            elif leave:
-                await abandon_after(work, self.item_timeout)
-            else:
-                await within(work, self.item_timeout)
+            await within(self.executor.execute(item, record, self.control), timeout)
         except (TimeoutError, asyncio.TimeoutError):  # distinct classes before Python 3.11
             self._timed_out(record)
         except Exception as exc:  # one bad item must not end the session; it is recorded with its type
             record["success"] = False
             record["error"] = record.get("error") or f"{type(exc).__name__}: {exc}"
-        record["duration_ms"] = (time.monotonic() - begun) * 1000.0
+        duration = time.monotonic() - begun
+        if timeout is not None and duration > timeout and record.get("error") is None:
+            self._timed_out(record)  # it swallowed the cancellation and returned late
+        record["duration_ms"] = duration * 1000.0
 
     @contextlib.contextmanager
     def _signals(self, everything: asyncio.Future[Any]) -> Iterator[None]:
