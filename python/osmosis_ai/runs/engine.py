@@ -7,11 +7,8 @@ resumed log holds, the per-item timeout, errors of the executor itself, early st
 reports a failure every further item would repeat, and the first Ctrl+C / SIGTERM (stop taking items,
 cancel those in flight, return what finished; a second Ctrl+C interrupts at once).
 
-Isolation (``isolate=True``, for user coroutines): the workers run on an event loop in a daemon thread, a
-*lane*, with the per-item timeout on that loop, so an item costs no hop between threads. This loop only
-watches: an item still running past its timeout means the lane cannot enforce it (user code blocks the
-loop, or ignores cancellation). A lane that still answers loses just those items (logged as timed out);
-one that does not is abandoned with every item it holds, and a fresh lane takes the remaining items.
+Isolation (``isolate=True``, for user coroutines) runs the workers on watched lanes: see
+:mod:`osmosis_ai.runs.lanes`.
 """
 
 from __future__ import annotations
@@ -27,8 +24,8 @@ from typing import Any, Protocol
 
 from osmosis_ai._deadline import within
 from osmosis_ai.loop_thread import LoopThread
+from osmosis_ai.runs.lanes import Lane, watch
 from osmosis_ai.runs.log import RunKey, row_key
-from osmosis_ai.runs.user_code import watched_loop
 
 __all__ = ["Executor", "MemorySink", "RunControl", "RunEngine", "RunOutcome", "WorkItem", "new_item_record"]
 
@@ -164,29 +161,6 @@ def work_items(
                 yield WorkItem(row_index, row, key, run_index, tag)
 
 
-# How long past its timeout an item may still run before the watcher steps in, how often it looks, and
-# how long a lane has to answer before it counts as blocked.
-_GRACE_S = 0.5
-_TICK_S = 0.25
-_ANSWER_S = 0.5
-
-
-class _Lane:
-    """The loop a share of the session runs on, its workers and the items they run (token -> item, ...)."""
-
-    def __init__(self, host: LoopThread | None = None) -> None:
-        self.host = host  # None: the engine's own loop
-        self.dead = False  # abandoned: it takes no more items and logs nothing more
-        self.running: dict[int, tuple[WorkItem, dict[str, Any], float]] = {}
-        self.workers: set[asyncio.Future[Any]] = set()
-        # Items given up while their worker was still in them: first ``given_up``, then, once another
-        # worker took that one's place, ``replaced`` (the lane does not wait for such a worker).
-        self.given_up: set[int] = set()
-        self.replaced: set[int] = set()
-        self.active = 0  # workers neither finished nor replaced
-        self.finished: asyncio.Future[None] | None = None
-
-
 class RunEngine:
     """Drives an :class:`Executor` over work items; see the module docstring.
 
@@ -230,7 +204,7 @@ class RunEngine:
         self._input_error: Exception | None = None
         self._items: Iterator[WorkItem] = iter(())
         # Guards the item stream, the lanes' running items and everything written (log, outcome, progress):
-        # lanes run in other threads. Uncontended but for the watcher's look every _TICK_S.
+        # lanes run in other threads. Uncontended but for the watcher's look every lanes.TICK_S.
         self._lock = threading.Lock()
 
     async def run(self, items: Iterable[WorkItem]) -> RunOutcome:
@@ -241,7 +215,9 @@ class RunEngine:
         """
         started = time.monotonic()
         self._items = iter(items)
-        main = asyncio.ensure_future(self._isolated() if self.isolate else self._lane_main(_Lane()))
+        main = asyncio.ensure_future(
+            self._isolated() if self.isolate else Lane(self._lock).run(self._worker, self.concurrency)
+        )
         with self._signals(main):
             try:
                 await main
@@ -261,106 +237,34 @@ class RunEngine:
     async def _isolated(self) -> None:
         """Runs the session on lanes, one after another while lanes get abandoned."""
         while True:
-            lane = _Lane(LoopThread("osmosis-run"))
-            finished = asyncio.wrap_future(lane.host.submit(self._lane_main(lane), keep_home=True))
+            host = LoopThread("osmosis-run")
+            lane = Lane(self._lock, host)
+            run = lane.run(self._worker, self.concurrency)
+            finished = asyncio.wrap_future(host.submit(run, keep_home=True))
             try:
-                if await self._watch(lane, finished):
+                if await watch(lane, finished, self.item_timeout, self._give_up):
                     return
+                self.abandoned_lanes += 1
             finally:
                 if lane.dead:
-                    lane.host.stop(wait=False)  # blocked: it winds down if it ever unblocks
+                    host.stop(wait=False)  # blocked: it winds down if it ever unblocks
                 else:
                     finished.cancel()  # interrupted: its items in flight are not logged
-                    lane.host.stop()
+                    host.stop()
                     with self._lock:
                         lane.dead = True
 
-    async def _watch(self, lane: _Lane, finished: asyncio.Future[None]) -> bool:
-        """Waits for ``lane`` to finish (True), or abandons it once it is found blocked (False)."""
-        assert lane.host is not None
-        timeout = self.item_timeout
-        while True:
-            done, _ = await asyncio.wait({finished}, timeout=None if timeout is None else _TICK_S)
-            if done:
-                finished.result()
-                return True
-            assert timeout is not None
-            now = time.monotonic()
-            with self._lock:
-                late = [t for t, (_, _, begun) in lane.running.items() if now - begun > timeout + _GRACE_S]
-            if not late:
-                continue
-            if await lane.host.responds(_ANSWER_S):
-                self._give_up(lane, late)  # a loop late under load: these items alone are given up
-                continue
-            self._give_up(lane, None)
-            self.abandoned_lanes += 1
-            return False
-
-    def _give_up(self, lane: _Lane, tokens: list[int] | None) -> None:
+    def _give_up(self, lane: Lane, tokens: list[int] | None) -> None:
         """Logs ``lane``'s items ``tokens`` (None: all, and the lane is abandoned) as timed out."""
         with self._lock:
-            if tokens is None:
-                lane.dead = True
-                tokens = list(lane.running)
-            for token in tokens:
-                entry = lane.running.pop(token, None)
-                if entry is None:
-                    continue  # finished meanwhile
-                item, record, begun = entry
-                if lane.host is not None and not lane.dead:
-                    # Its worker is stuck in code that ignores cancellation: another takes its place.
-                    lane.given_up.add(token)
-                    lane.host.loop.call_soon_threadsafe(self._replace, lane, token)
+            for item, record, begun in lane.take_over(tokens):
                 record = dict(record)  # the lane may still write into its own copy
                 self._timed_out(record)
                 record["duration_ms"] = (time.monotonic() - begun) * 1000.0
                 self.executor.finish(item, record)
                 self._write(record)
 
-    async def _lane_main(self, lane: _Lane) -> None:
-        if lane.host is not None:
-            watched_loop()  # the workers' tasks inherit it: quick sync user functions may run inline
-        lane.finished = asyncio.get_running_loop().create_future()
-        for _ in range(self.concurrency):
-            self._start_worker(lane)
-        try:
-            await lane.finished
-        finally:
-            for task in lane.workers:
-                task.cancel()
-
-    def _start_worker(self, lane: _Lane) -> None:
-        task = asyncio.ensure_future(self._worker(lane))
-        lane.active += 1
-        lane.workers.add(task)
-        task.add_done_callback(lambda done: self._worker_done(lane, done))
-
-    def _worker_done(self, lane: _Lane, task: asyncio.Future[Any]) -> None:
-        lane.workers.discard(task)
-        failed = None if task.cancelled() else task.exception()
-        if failed is None and not task.cancelled() and task.result() == "replaced":
-            return  # no longer counted
-        lane.active -= 1
-        assert lane.finished is not None
-        if lane.finished.done():
-            return
-        if failed is not None:
-            lane.finished.set_exception(failed)
-        elif lane.active == 0:
-            lane.finished.set_result(None)
-
-    def _replace(self, lane: _Lane, token: int) -> None:
-        # On the lane's loop, like the worker's return from the item: the first of the two claims it.
-        with self._lock:
-            if token not in lane.given_up or lane.dead:
-                return  # the worker came back meanwhile and took the next item
-            lane.given_up.discard(token)
-            lane.replaced.add(token)
-        lane.active -= 1
-        self._start_worker(lane)
-
-    def _take(self, lane: _Lane) -> WorkItem | None:
+    def _take(self, lane: Lane) -> WorkItem | None:
         with self._lock:
             if lane.dead or self._input_error is not None or self.control.stop_event.is_set():
                 return None
@@ -372,7 +276,7 @@ class RunEngine:
                 self._input_error = exc
                 return None
 
-    async def _worker(self, lane: _Lane) -> str:
+    async def _worker(self, lane: Lane) -> str:
         while (item := self._take(lane)) is not None:
             if self.backend is not None:
                 record = await self.backend.run_item(item, self.control)
@@ -388,11 +292,10 @@ class RunEngine:
             await self._execute(item, record, begun)
             with self._lock:
                 # Given up by the watcher (and logged as timed out) unless it is still ours.
-                if lane.dead or lane.running.pop(token, None) is None:
-                    if token in lane.replaced:
-                        lane.replaced.discard(token)
-                        return "replaced"
-                    lane.given_up.discard(token)
+                fate = lane.end(token)
+                if fate == "replaced":
+                    return fate
+                if fate == "given up":
                     continue
                 self.executor.finish(item, record)
                 self._write(record)

@@ -9,7 +9,7 @@ Two hazards, two answers:
 * **Async** code that blocks (``time.sleep`` inside ``async def run``). On the engine's own loop it
   would stop every timer, so no timeout could fire. The run engine's ``isolate`` mode runs the items on
   a loop in a daemon thread and watches it from its own; a loop found blocked is abandoned (its thread
-  is a daemon) and a fresh one takes the next items (see :mod:`osmosis_ai.runs.engine`).
+  is a daemon) and a fresh one takes the next items (see :mod:`osmosis_ai.runs.lanes`).
 
 A hop to a thread costs more than most scoring functions (~18 µs per call), so :class:`SyncFunction` runs a
 sync function *inline* on a watched lane while every call of it has returned within ``INLINE_BUDGET_S``,
