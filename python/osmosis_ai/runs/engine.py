@@ -324,7 +324,8 @@ class RunEngine:
 
     async def _execute(self, item: WorkItem, record: dict[str, Any], begun: float) -> None:
         # Code that ignores the cancellation holds its worker; on a lane the watcher then gives the item
-        # up and starts another worker (_replace), so the deadline costs no task of its own per item.
+        # up and another worker takes that one's place (Lane.take_over), so the deadline costs no task of
+        # its own per item.
         timeout = self.item_timeout
         try:
             await within(self.executor.execute(item, record, self.control), timeout)

@@ -16,9 +16,9 @@ sync function *inline* on a watched lane while every call of it has returned wit
 and on the daemon pool for good after the first that did not (or raised ``RuntimeError``, as one that
 starts its own event loop does). On Linux a call slowed only by the machine's load (preempted, neither
 waiting nor using more CPU than the budget) does not count: on a loaded machine that happened to a
-trivial function in one run of 10k items in four. A blocking inline call stops the lane; the lane's watcher then gives up
-its items as timed out, as for a blocking coroutine, and the call, never having returned, leaves the
-function on the pool.
+trivial function in one run of 10k items in four. A blocking inline call stops the lane; the lane's
+watcher then gives up its items as timed out, as for a blocking coroutine, and the call, never having
+returned, leaves the function on the pool.
 """
 
 from __future__ import annotations
