@@ -268,3 +268,49 @@ def test_an_interrupted_reward_probe_exits_with_the_signal_code_and_the_resume_c
     stderr = proc.communicate(timeout=60)[1]
     assert proc.returncode == code, stderr
     assert f"are saved in {log}" in stderr and "--resume" in stderr and "Traceback" not in stderr
+
+
+class _Stubborn:
+    """Row 0 shrugs off its cancellation for a while; the rest take a moment each. Counts items in flight."""
+
+    def __init__(self) -> None:
+        self.active = self.peak = 0
+
+    def new_record(self, item):
+        return {"row_index": item.row_index, "success": False, "scores": {}, "error": None}
+
+    async def execute(self, item, record, control):
+        import asyncio
+
+        if item.row_index == 0:
+            try:
+                await asyncio.sleep(30)
+            except asyncio.CancelledError:
+                await asyncio.sleep(1.5)  # past the watcher's grace: given up, its worker replaced
+            return
+        self.active += 1
+        self.peak = max(self.peak, self.active)
+        try:
+            await asyncio.sleep(0.02)
+        finally:
+            self.active -= 1
+        record["success"] = True
+
+    def finish(self, item, record):
+        pass
+
+
+def test_a_worker_held_by_a_given_up_item_is_replaced_not_added() -> None:
+    import asyncio
+
+    from osmosis_ai.runs.engine import MemorySink, RunEngine, WorkItem
+
+    executor, sink = _Stubborn(), MemorySink()
+    engine = RunEngine(executor, sink, concurrency=2, item_timeout=0.2, isolate=True, handle_signals=False)
+    items = [WorkItem(i, {"q": i}, f"k{i}", 0) for i in range(200)]
+    asyncio.run(asyncio.wait_for(engine.run(items), 30))
+    by_row = {r["row_index"]: r for r in sink.records}
+    assert len(sink.records) == 200 and by_row[0]["error"] == "Run timed out after 0.2s"
+    assert all(by_row[i]["success"] for i in range(1, 200))
+    # While row 0 held one worker, one other ran; after it was given up, two again: never three.
+    assert executor.peak == 2

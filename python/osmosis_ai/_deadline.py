@@ -14,7 +14,7 @@ import sys
 from collections.abc import Awaitable
 from typing import TypeVar
 
-__all__ = ["abandon_after", "within"]
+__all__ = ["within"]
 
 T = TypeVar("T")
 
@@ -37,25 +37,3 @@ else:  # pragma: no cover - exercised on 3.10 only
     async def within(awaitable: Awaitable[T], seconds: float | None) -> T:
         """Awaits ``awaitable``, cancelling it and raising ``TimeoutError`` after ``seconds``."""
         return await asyncio.wait_for(awaitable, seconds)
-
-
-async def abandon_after(work: Awaitable[T], seconds: float) -> T:
-    """Like :func:`within`, but past ``seconds`` the work is cancelled and not waited for.
-
-    For user code that may ignore cancellation: the caller gets its ``TimeoutError`` on time and the work
-    unwinds (or not) on its own. Costs a task per call, so only where that guarantee is needed.
-
-    Example:
-        >>> asyncio.run(abandon_after(asyncio.sleep(0, "done"), 1.0))
-        'done'
-    """
-    task = asyncio.ensure_future(work)
-    try:
-        done, _ = await asyncio.wait((task,), timeout=seconds)
-    except asyncio.CancelledError:
-        task.cancel()
-        raise
-    if not done:
-        task.cancel()
-        raise TimeoutError
-    return task.result()

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from osmosis_ai.errors import EvalFnError, SignatureError
 from osmosis_ai.importer import import_object
-from osmosis_ai.runs.user_code import call_sync
+from osmosis_ai.runs.user_code import SyncFunction
 from osmosis_ai.scoring import coerce_score
 from osmosis_ai.signatures import check_function
 
@@ -63,10 +63,16 @@ class EvalFunction:
     name: str
     func: Callable[..., Any]
     mode: EvalMode
+    # How a sync function is called (inline or on the pool, decided per function); None when async.
+    _sync: SyncFunction[Any] | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        sync = None if inspect.iscoroutinefunction(self.func) else SyncFunction(self.func)
+        object.__setattr__(self, "_sync", sync)
 
     @property
     def is_async(self) -> bool:
-        return inspect.iscoroutinefunction(self.func)
+        return self._sync is None
 
     async def score(self, messages: Sequence[Mapping[str, Any]], row: Mapping[str, Any]) -> float:
         """Scores one finished conversation of ``row``; raises :class:`EvalFnError` on any failure."""
@@ -80,10 +86,10 @@ class EvalFunction:
         else:
             kwargs = {"messages": list(messages), "ground_truth": ground_truth, "metadata": dict(row)}
         try:
-            if self.is_async:
+            if self._sync is None:
                 value = await self.func(**kwargs)
             else:
-                value = await call_sync(self.func, **kwargs)
+                value = await self._sync(**kwargs)
         except Exception as exc:
             raise EvalFnError(f"{type(exc).__name__}: {exc}") from exc
         try:

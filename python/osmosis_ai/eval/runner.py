@@ -8,6 +8,7 @@ under ``eval_errors`` for that run: it is an error, never a score.
 
 from __future__ import annotations
 
+import copy
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -54,6 +55,8 @@ class AgentExecutor:
         self.completion_params = dict(completion_params or {})
         self.mode = mode
         self._live: dict[int, ExternalLLMClient] = {}
+        # A copy of the last tool list that passed validate_tools: an equal list needs no second look.
+        self._valid_tools: Any = None
 
     def new_record(self, item: WorkItem) -> dict[str, Any]:
         self._live[id(item)] = self.clients(item.model_tag)
@@ -77,6 +80,16 @@ class AgentExecutor:
         record["prompt_tokens"] = metrics.prompt_tokens
         record["completion_tokens"] = metrics.response_tokens
 
+    def _validate(self, tools: Any) -> None:
+        # Agents mostly return the same definitions every time; comparing costs far less than checking.
+        if type(tools) is list and tools == self._valid_tools:
+            return
+        validate_tools(tools)
+        try:
+            self._valid_tools = copy.deepcopy(tools)
+        except Exception:  # a definition that cannot be copied is checked every time
+            self._valid_tools = None
+
     async def _attempt(self, item: WorkItem, client: ExternalLLMClient, record: dict[str, Any]) -> None:
         if self.mode == "test":
             rollout_id, overrides = f"test-{item.row_index}", {"execution_mode": "test", "test_mode": True}
@@ -93,7 +106,7 @@ class AgentExecutor:
             overrides=overrides,
         )
         tools = self.agent.get_tools(request) or []
-        validate_tools(tools)
+        self._validate(tools)
         client.set_tools(tools)
         ctx = RolloutContext(request=request, tools=list(tools), llm=client, _start_time=time.monotonic())
         # The same list object: calls recorded before a timeout or a crash still reach the record.

@@ -7,11 +7,8 @@ resumed log holds, the per-item timeout, errors of the executor itself, early st
 reports a failure every further item would repeat, and the first Ctrl+C / SIGTERM (stop taking items,
 cancel those in flight, return what finished; a second Ctrl+C interrupts at once).
 
-Isolation (``isolate=True``, for user coroutines): the workers run on an event loop in a daemon thread, a
-*lane*, with the per-item timeout on that loop, so an item costs no hop between threads. This loop only
-watches: an item still running past its timeout means the lane cannot enforce it (user code blocks the
-loop, or ignores cancellation). A lane that still answers loses just those items (logged as timed out);
-one that does not is abandoned with every item it holds, and a fresh lane takes the remaining items.
+Isolation (``isolate=True``, for user coroutines) runs the workers on watched lanes: see
+:mod:`osmosis_ai.runs.lanes`.
 """
 
 from __future__ import annotations
@@ -25,8 +22,9 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from osmosis_ai._deadline import abandon_after, within
+from osmosis_ai._deadline import within
 from osmosis_ai.loop_thread import LoopThread
+from osmosis_ai.runs.lanes import Lane, watch
 from osmosis_ai.runs.log import RunKey, row_key
 
 __all__ = ["Executor", "MemorySink", "RunControl", "RunEngine", "RunOutcome", "WorkItem", "new_item_record"]
@@ -163,22 +161,6 @@ def work_items(
                 yield WorkItem(row_index, row, key, run_index, tag)
 
 
-# How long past its timeout an item may still run before the watcher steps in, how often it looks, and
-# how long a lane has to answer before it counts as blocked.
-_GRACE_S = 0.5
-_TICK_S = 0.25
-_ANSWER_S = 0.5
-
-
-class _Lane:
-    """The loop a share of the session runs on, with the items it is running (token -> item, record, start)."""
-
-    def __init__(self, host: LoopThread | None = None) -> None:
-        self.host = host  # None: the engine's own loop
-        self.dead = False  # abandoned: it takes no more items and logs nothing more
-        self.running: dict[int, tuple[WorkItem, dict[str, Any], float]] = {}
-
-
 class RunEngine:
     """Drives an :class:`Executor` over work items; see the module docstring.
 
@@ -222,7 +204,7 @@ class RunEngine:
         self._input_error: Exception | None = None
         self._items: Iterator[WorkItem] = iter(())
         # Guards the item stream, the lanes' running items and everything written (log, outcome, progress):
-        # lanes run in other threads. Uncontended but for the watcher's look every _TICK_S.
+        # lanes run in other threads. Uncontended but for the watcher's look every lanes.TICK_S.
         self._lock = threading.Lock()
 
     async def run(self, items: Iterable[WorkItem]) -> RunOutcome:
@@ -233,7 +215,9 @@ class RunEngine:
         """
         started = time.monotonic()
         self._items = iter(items)
-        main = asyncio.ensure_future(self._isolated() if self.isolate else self._lane_main(_Lane()))
+        main = asyncio.ensure_future(
+            self._isolated() if self.isolate else Lane(self._lock).run(self._worker, self.concurrency)
+        )
         with self._signals(main):
             try:
                 await main
@@ -253,68 +237,34 @@ class RunEngine:
     async def _isolated(self) -> None:
         """Runs the session on lanes, one after another while lanes get abandoned."""
         while True:
-            lane = _Lane(LoopThread("osmosis-run"))
-            finished = asyncio.wrap_future(lane.host.submit(self._lane_main(lane), keep_home=True))
+            host = LoopThread("osmosis-run")
+            lane = Lane(self._lock, host)
+            run = lane.run(self._worker, self.concurrency)
+            finished = asyncio.wrap_future(host.submit(run, keep_home=True))
             try:
-                if await self._watch(lane, finished):
+                if await watch(lane, finished, self.item_timeout, self._give_up):
                     return
+                self.abandoned_lanes += 1
             finally:
                 if lane.dead:
-                    lane.host.stop(wait=False)  # blocked: it winds down if it ever unblocks
+                    host.stop(wait=False)  # blocked: it winds down if it ever unblocks
                 else:
                     finished.cancel()  # interrupted: its items in flight are not logged
-                    lane.host.stop()
+                    host.stop()
                     with self._lock:
                         lane.dead = True
 
-    async def _watch(self, lane: _Lane, finished: asyncio.Future[None]) -> bool:
-        """Waits for ``lane`` to finish (True), or abandons it once it is found blocked (False)."""
-        assert lane.host is not None
-        timeout = self.item_timeout
-        while True:
-            done, _ = await asyncio.wait({finished}, timeout=None if timeout is None else _TICK_S)
-            if done:
-                finished.result()
-                return True
-            assert timeout is not None
-            now = time.monotonic()
-            with self._lock:
-                late = [t for t, (_, _, begun) in lane.running.items() if now - begun > timeout + _GRACE_S]
-            if not late:
-                continue
-            if await lane.host.responds(_ANSWER_S):
-                self._give_up(lane, late)  # a loop late under load: these items alone are given up
-                continue
-            self._give_up(lane, None)
-            self.abandoned_lanes += 1
-            return False
-
-    def _give_up(self, lane: _Lane, tokens: list[int] | None) -> None:
+    def _give_up(self, lane: Lane, tokens: list[int] | None) -> None:
         """Logs ``lane``'s items ``tokens`` (None: all, and the lane is abandoned) as timed out."""
         with self._lock:
-            if tokens is None:
-                lane.dead = True
-                tokens = list(lane.running)
-            for token in tokens:
-                entry = lane.running.pop(token, None)
-                if entry is None:
-                    continue  # finished meanwhile
-                item, record, begun = entry
+            for item, record, begun in lane.take_over(tokens):
                 record = dict(record)  # the lane may still write into its own copy
                 self._timed_out(record)
                 record["duration_ms"] = (time.monotonic() - begun) * 1000.0
                 self.executor.finish(item, record)
                 self._write(record)
 
-    async def _lane_main(self, lane: _Lane) -> None:
-        workers = [asyncio.ensure_future(self._worker(lane)) for _ in range(self.concurrency)]
-        try:
-            await asyncio.gather(*workers)
-        finally:
-            for task in workers:
-                task.cancel()
-
-    def _take(self, lane: _Lane) -> WorkItem | None:
+    def _take(self, lane: Lane) -> WorkItem | None:
         with self._lock:
             if lane.dead or self._input_error is not None or self.control.stop_event.is_set():
                 return None
@@ -326,7 +276,7 @@ class RunEngine:
                 self._input_error = exc
                 return None
 
-    async def _worker(self, lane: _Lane) -> None:
+    async def _worker(self, lane: Lane) -> str:
         while (item := self._take(lane)) is not None:
             if self.backend is not None:
                 record = await self.backend.run_item(item, self.control)
@@ -339,13 +289,17 @@ class RunEngine:
             token = id(record)
             with self._lock:
                 lane.running[token] = (item, record, begun)
-            await self._execute(item, record, begun, leave=lane.host is not None)
+            await self._execute(item, record, begun)
             with self._lock:
                 # Given up by the watcher (and logged as timed out) unless it is still ours.
-                if lane.dead or lane.running.pop(token, None) is None:
+                fate = lane.end(token)
+                if fate == "replaced":
+                    return fate
+                if fate == "given up":
                     continue
                 self.executor.finish(item, record)
                 self._write(record)
+        return "done"
 
     def _write(self, record: dict[str, Any]) -> None:
         self.log.append(record)
@@ -368,25 +322,22 @@ class RunEngine:
         record["success"] = False
         record["error"] = f"Run timed out after {self.item_timeout:g}s"
 
-    async def _execute(
-        self, item: WorkItem, record: dict[str, Any], begun: float, leave: bool = False
-    ) -> None:
-        # leave: on a timeout, do not wait for the cancellation to land (on a lane, code that ignores it
-        # would hold the worker, and so the session, for as long as it likes).
+    async def _execute(self, item: WorkItem, record: dict[str, Any], begun: float) -> None:
+        # Code that ignores the cancellation holds its worker; on a lane the watcher then gives the item
+        # up and another worker takes that one's place (Lane.take_over), so the deadline costs no task of
+        # its own per item.
+        timeout = self.item_timeout
         try:
-            work = self.executor.execute(item, record, self.control)
-            if self.item_timeout is None:
-                await work
-            elif leave:
-                await abandon_after(work, self.item_timeout)
-            else:
-                await within(work, self.item_timeout)
+            await within(self.executor.execute(item, record, self.control), timeout)
         except (TimeoutError, asyncio.TimeoutError):  # distinct classes before Python 3.11
             self._timed_out(record)
         except Exception as exc:  # one bad item must not end the session; it is recorded with its type
             record["success"] = False
             record["error"] = record.get("error") or f"{type(exc).__name__}: {exc}"
-        record["duration_ms"] = (time.monotonic() - begun) * 1000.0
+        duration = time.monotonic() - begun
+        if timeout is not None and duration > timeout and record.get("error") is None:
+            self._timed_out(record)  # it swallowed the cancellation and returned late
+        record["duration_ms"] = duration * 1000.0
 
     @contextlib.contextmanager
     def _signals(self, everything: asyncio.Future[Any]) -> Iterator[None]:

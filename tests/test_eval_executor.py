@@ -1,0 +1,45 @@
+"""The eval executor's checks per item: tool definitions are checked once, and again whenever they change."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from osmosis_ai.eval.runner import AgentExecutor
+from osmosis_ai.llm.chat import ExternalLLMClient
+from osmosis_ai.rollout.agent_loop import RolloutAgentLoop
+from osmosis_ai.runs.engine import MemorySink, RunEngine, WorkItem
+
+TOOL = {"type": "function", "function": {"name": "add", "description": "Adds.", "parameters": {}}}
+
+
+class _Agent(RolloutAgentLoop):
+    """Returns the same tool list object every time; row 2 breaks it in place, row 4 mends it."""
+
+    name = "tools"
+
+    def __init__(self) -> None:
+        self.tools = [dict(TOOL, function=dict(TOOL["function"]))]
+
+    def get_tools(self, request: Any) -> list[dict[str, Any]]:
+        row = request.metadata["row_index"]
+        if row == 2:
+            self.tools[0]["function"]["name"] = ""
+        elif row == 4:
+            self.tools[0]["function"]["name"] = "add"
+        return self.tools
+
+    async def run(self, ctx: Any) -> Any:
+        return ctx.complete(list(ctx.request.messages))
+
+
+def test_tools_are_checked_again_when_the_same_list_changes() -> None:
+    executor = AgentExecutor(_Agent(), [], lambda tag: ExternalLLMClient(transport=None))
+    sink = MemorySink()
+    engine = RunEngine(executor, sink, concurrency=1, item_timeout=5, handle_signals=False)
+    row = {"ground_truth": "1", "user_prompt": "1?", "system_prompt": "s"}
+    items = [WorkItem(i, row, f"k{i}", 0) for i in range(6)]
+    asyncio.run(engine.run(items))
+    by_row = {r["row_index"]: r for r in sink.records}
+    assert [by_row[i]["success"] for i in range(6)] == [True, True, False, False, True, True]
+    assert by_row[2]["error"].startswith("Tool validation error: invalid tool definition")
