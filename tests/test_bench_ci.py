@@ -37,3 +37,18 @@ def test_tolerance_rule_spread_shift_margin_and_floor() -> None:
     assert bench_ci.suggested_tolerance(TEN, 0.8) == pytest.approx(0.65)
     # Rounded up to 5 points: 1.2 * 1.1 / 0.9 - 1 = 46.7% -> 50%.
     assert bench_ci.suggested_tolerance(TEN, 0.9) == pytest.approx(0.50)
+
+
+def test_the_idle_profile_applies_only_while_the_load_stays_within_the_cores(monkeypatch) -> None:
+    monkeypatch.setattr(bench_ci.os, "cpu_count", lambda: 2)
+    reference = {
+        "tolerance": 0.3,
+        "tolerances": {"a": 1.5, "c": 0.9},
+        "idle": {"ratios": {"a": 0.9, "b": 1.8}, "tolerances": {"b": 0.4}},
+        "ratios": {"a": 1.2, "b": 2.0, "c": 3.0},
+    }
+    idle = bench_ci._profile(reference, [0.5, 1.9])
+    assert idle == ("idle", {"a": 0.9, "b": 1.8, "c": 3.0}, 0.3, {"b": 0.4, "c": 0.9})
+    loaded = bench_ci._profile(reference, [0.5, 2.1])
+    assert loaded == ("loaded", {"a": 1.2, "b": 2.0, "c": 3.0}, 0.3, {"a": 1.5, "c": 0.9})
+    assert bench_ci._profile({**reference, "idle": None}, [0.1])[0] == "loaded"
