@@ -15,9 +15,26 @@ import orjson
 
 from osmosis_ai.llm.bridge import stream_events
 from osmosis_ai.llm.retry import ProviderCallError
-from osmosis_ai.rollout.context import RolloutContext
+from osmosis_ai.rollout.context import RolloutContext, get_rollout_context
 
-__all__ = ["in_process_http_client"]
+__all__ = ["client_arguments", "in_process_http_client", "rollout_for_client"]
+
+
+def rollout_for_client(context: RolloutContext | None) -> RolloutContext:
+    """``context``, else the ambient rollout context; refused when it has no chat-completions URL."""
+    found = context or get_rollout_context()
+    if found is None or not found.chat_completions_url:
+        raise RuntimeError(
+            "no rollout context with a chat-completions URL: create this inside AgentWorkflow.run "
+            "(or set OSMOSIS_CHAT_COMPLETIONS_URL)"
+        )
+    return found
+
+
+def client_arguments(rollout: RolloutContext) -> dict[str, Any]:
+    """The OpenAI client's ``base_url`` and ``api_key`` for ``rollout`` (a local endpoint needs no key, but
+    the OpenAI client insists on one)."""
+    return {"base_url": rollout.chat_completions_url, "api_key": rollout.api_key or "unused"}
 
 
 class _InProcessTransport(httpx.AsyncBaseTransport):

@@ -29,22 +29,16 @@ except ImportError as exc:  # pragma: no cover - depends on the installation
     ) from exc
 
 from osmosis_ai.rollout.context import RolloutContext, SampleSource, get_rollout_context
-from osmosis_ai.rollout.integrations.agents._in_process import in_process_http_client
+from osmosis_ai.rollout.integrations.agents._in_process import (
+    client_arguments,
+    in_process_http_client,
+    rollout_for_client,
+)
 from osmosis_ai.rollout.sample import RolloutSample
 
 __all__ = ["OsmosisAgent", "OsmosisMemorySession", "OsmosisRolloutModel"]
 
 set_tracing_disabled(True)
-
-
-def _context(context: RolloutContext | None) -> RolloutContext:
-    found = context or get_rollout_context()
-    if found is None or not found.chat_completions_url:
-        raise RuntimeError(
-            "no rollout context with a chat-completions URL: create this inside AgentWorkflow.run "
-            "(or set OSMOSIS_CHAT_COMPLETIONS_URL)"
-        )
-    return found
 
 
 class OsmosisRolloutModel(OpenAIChatCompletionsModel):
@@ -56,13 +50,9 @@ class OsmosisRolloutModel(OpenAIChatCompletionsModel):
     """
 
     def __init__(self, model: str = "default", *, context: RolloutContext | None = None) -> None:
-        ctx = _context(context)
-        # A local endpoint needs no key, but the OpenAI client insists on one.
-        client = AsyncOpenAI(
-            base_url=ctx.chat_completions_url,
-            api_key=ctx.api_key or "unused",
-            http_client=in_process_http_client(ctx),  # under eval run: no HTTP hop to the bridge
-        )
+        ctx = rollout_for_client(context)
+        # Under eval run: no HTTP hop to the bridge.
+        client = AsyncOpenAI(**client_arguments(ctx), http_client=in_process_http_client(ctx))
         super().__init__(model=model, openai_client=client)
 
 

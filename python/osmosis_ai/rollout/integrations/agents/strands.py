@@ -22,20 +22,14 @@ except ImportError as exc:  # pragma: no cover - depends on the installation
     ) from exc
 
 from osmosis_ai.rollout.context import RolloutContext, SampleSource, get_rollout_context
-from osmosis_ai.rollout.integrations.agents._in_process import in_process_http_client
+from osmosis_ai.rollout.integrations.agents._in_process import (
+    client_arguments,
+    in_process_http_client,
+    rollout_for_client,
+)
 from osmosis_ai.rollout.sample import RolloutSample
 
 __all__ = ["OsmosisRolloutModel", "OsmosisStrandsAgent", "strands_to_chat_messages"]
-
-
-def _context(context: RolloutContext | None) -> RolloutContext:
-    found = context or get_rollout_context()
-    if found is None or not found.chat_completions_url:
-        raise RuntimeError(
-            "no rollout context with a chat-completions URL: create this inside AgentWorkflow.run "
-            "(or set OSMOSIS_CHAT_COMPLETIONS_URL)"
-        )
-    return found
 
 
 class OsmosisRolloutModel(OpenAIModel):
@@ -50,9 +44,8 @@ class OsmosisRolloutModel(OpenAIModel):
     def __init__(
         self, model_id: str = "default", *, context: RolloutContext | None = None, **config: Any
     ) -> None:
-        ctx = _context(context)
-        # A local endpoint needs no key, but the OpenAI client insists on one.
-        client_args = {"base_url": ctx.chat_completions_url, "api_key": ctx.api_key or "unused"}
+        ctx = rollout_for_client(context)
+        client_args = client_arguments(ctx)
         http_client = in_process_http_client(ctx)
         if http_client is None:
             super().__init__(client_args=client_args, model_id=model_id, **config)
