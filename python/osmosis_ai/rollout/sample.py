@@ -25,6 +25,7 @@ __all__ = [
     "RolloutSample",
     "RolloutStatus",
     "check_rollout_id",
+    "check_time_budget",
     "classify_exception",
     "plain_copy",
 ]
@@ -176,6 +177,14 @@ def check_rollout_id(value: str) -> str:
     return value
 
 
+def check_time_budget(value: float | None) -> float | None:
+    """A workflow or grader budget in seconds: None (no limit) or finite; 0 or less is a spent budget
+    (the rollout queued too long upstream), not an error."""
+    if value is not None and not math.isfinite(value):
+        raise ValueError("timeouts must be finite numbers of seconds")
+    return value
+
+
 class ExecutionRequest(BaseModel):
     """One rollout for a backend to execute (the prompt, the label, and the two time budgets)."""
 
@@ -196,10 +205,7 @@ class ExecutionRequest(BaseModel):
     @field_validator("agent_timeout_sec", "grader_timeout_sec")
     @classmethod
     def _finite(cls, value: float | None) -> float | None:
-        # 0 or negative is allowed: the budget is already spent (queued too long upstream).
-        if value is not None and not math.isfinite(value):
-            raise ValueError("timeouts must be finite numbers of seconds")
-        return value
+        return check_time_budget(value)
 
 
 class ExecutionResult(BaseModel):

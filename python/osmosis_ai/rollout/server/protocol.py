@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
-from osmosis_ai.rollout.sample import check_rollout_id
+from osmosis_ai.rollout.sample import check_rollout_id, check_time_budget
 
 __all__ = ["CancelRequest", "RolloutInitRequest"]
 
@@ -45,9 +44,7 @@ class RolloutInitRequest(BaseModel):
     @field_validator("agent_timeout_sec", "grader_timeout_sec")
     @classmethod
     def _finite(cls, value: float | None) -> float | None:
-        if value is not None and not math.isfinite(value):
-            raise ValueError("timeouts must be finite numbers of seconds")
-        return value
+        return check_time_budget(value)
 
 
 class CancelRequest(BaseModel):
