@@ -191,3 +191,22 @@ def test_the_workflow_sees_the_callers_context_and_leaving_it_restores_the_outer
     caller, results, after = asyncio.run(main())
     assert seen == [caller] and results[1].status is RolloutStatus.SUCCESS
     assert after is None  # entered once, so the caller's exit resets it
+
+
+@pytest.mark.parametrize("budget", [float("nan"), float("inf")])
+def test_time_budgets_must_be_finite_in_the_backend_request_and_the_server_init(budget: float) -> None:
+    from pydantic import ValidationError
+
+    from osmosis_ai.rollout.sample import ExecutionRequest
+    from osmosis_ai.rollout.server.protocol import RolloutInitRequest
+
+    with pytest.raises(ValidationError, match="finite numbers of seconds"):
+        ExecutionRequest(id="r1", prompt=[], agent_timeout_sec=budget)
+    with pytest.raises(ValidationError, match="finite numbers of seconds"):
+        RolloutInitRequest(
+            initial_messages=[],
+            chat_completions_url="http://127.0.0.1:1/v1",
+            completion_callback_url="http://127.0.0.1:1/done",
+            grader_timeout_sec=budget,
+        )
+    assert ExecutionRequest(id="r1", prompt=[], agent_timeout_sec=-1.0).agent_timeout_sec == -1.0
