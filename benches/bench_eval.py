@@ -26,7 +26,6 @@ from benchutil import NOTES, scaled
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 OSMOSIS = str(Path(sys.executable).parent / "osmosis")
-SERVER = ROOT / "tests" / "servers" / "scripted_openai.py"
 FLOOR = Path(__file__).with_name("floor_client.py")
 RAW_FLOOR = Path(__file__).with_name("raw_floor_client.py")
 ROWS = scaled(10_000, 3_000)
@@ -39,15 +38,6 @@ def _write_rows(path: Path, count: int) -> Path:
             row = {"system_prompt": "Answer with a number.", "user_prompt": f"row {i}: what is {i} + 1?"}
             out.write(json.dumps({**row, "ground_truth": str(i + 1)}) + "\n")
     return path
-
-
-@pytest.fixture(scope="module")
-def server():
-    proc = subprocess.Popen([sys.executable, str(SERVER)], stdout=subprocess.PIPE, text=True)
-    port = int(proc.stdout.readline().split()[1])
-    yield f"http://127.0.0.1:{port}/v1"
-    proc.terminate()
-    proc.wait(timeout=10)
 
 
 @pytest.fixture(scope="module")
@@ -110,15 +100,15 @@ def _marginal_ms(run) -> tuple[float, float]:
 
 
 @pytest.mark.parametrize("batch", [1, 16, 64])
-def test_eval_harness(benchmark, server, data, batch: int) -> None:
+def test_eval_harness(benchmark, scripted_url, data, batch: int) -> None:
     def client(script: Path):
         return lambda rows: _measured(
-            [sys.executable, str(script), server, "bench-model", str(rows), str(batch)], ROOT
+            [sys.executable, str(script), scripted_url, "bench-model", str(rows), str(batch)], ROOT
         )
 
     def ours(rows: int) -> dict[str, float]:
         log = data["root"] / f"log-{batch}-{rows}-{time.monotonic_ns()}.jsonl"
-        return _measured(_eval_argv(server, data[rows], log, batch), EXAMPLES)
+        return _measured(_eval_argv(scripted_url, data[rows], log, batch), EXAMPLES)
 
     aio_ms, aio_rate = _marginal_ms(client(FLOOR))
     raw_ms, raw_rate = _marginal_ms(client(RAW_FLOOR))
@@ -140,14 +130,14 @@ def test_eval_harness(benchmark, server, data, batch: int) -> None:
 BIG = int(os.environ.get("OSMOSIS_BENCH_BIG_ROWS", "100000"))  # 1000000 for the 10k -> 1M check
 
 
-def test_eval_memory_is_flat_in_rows(benchmark, server, data) -> None:
+def test_eval_memory_is_flat_in_rows(benchmark, scripted_url, data) -> None:
     big = _write_rows(data["root"] / "rows-big.jsonl", BIG)
     small_log, big_log = data["root"] / "mem-small.jsonl", data["root"] / "mem-big.jsonl"
-    small = _measured(_eval_argv(server, data[ROWS], small_log, 64), EXAMPLES)
+    small = _measured(_eval_argv(scripted_url, data[ROWS], small_log, 64), EXAMPLES)
     large: dict[str, float] = {}
     benchmark.group = f"eval {BIG} rows, batch=64"
     benchmark.pedantic(
-        lambda: large.update(_measured(_eval_argv(server, big, big_log, 64), EXAMPLES)), rounds=1
+        lambda: large.update(_measured(_eval_argv(scripted_url, big, big_log, 64), EXAMPLES)), rounds=1
     )
     NOTES.append(
         f"eval peak RSS at batch 64: {small['rss_mib']:.1f} MiB for 10k rows, {large['rss_mib']:.1f} MiB for {BIG} rows "

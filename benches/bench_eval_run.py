@@ -29,7 +29,6 @@ from benchutil import NOTES, SHORT, scaled
 
 ROOT = Path(__file__).resolve().parents[1]
 OSMOSIS = str(Path(sys.executable).parent / "osmosis")
-SERVER = ROOT / "tests" / "servers" / "scripted_openai.py"
 FLOOR = Path(__file__).with_name("floor_client.py")
 RAW_FLOOR = Path(__file__).with_name("raw_floor_client.py")
 # `make bench-ci` (short mode): 500 and 3,000 rows, and no own-HTTP-client run (about 10 s in all).
@@ -96,15 +95,6 @@ required = []
 
 
 @pytest.fixture(scope="module")
-def server():
-    proc = subprocess.Popen([sys.executable, str(SERVER)], stdout=subprocess.PIPE, text=True)
-    port = int(proc.stdout.readline().split()[1])
-    yield f"http://127.0.0.1:{port}/v1"
-    proc.terminate()
-    proc.wait(timeout=10)
-
-
-@pytest.fixture(scope="module")
 def workspace(tmp_path_factory):
     # In memory where there is /dev/shm: on this shared machine's ext4, creating a file (the trajectory
     # file per item) cost 10 to 400 us of system CPU from one minute to the next, which buried the
@@ -145,14 +135,16 @@ def _cpu(argv: list[str], cwd: Path) -> tuple[float, float]:
     return usage.ru_utime + usage.ru_stime, wall
 
 
-def test_eval_run_cpu_per_item(benchmark, server, workspace) -> None:
+def test_eval_run_cpu_per_item(benchmark, scripted_url, workspace) -> None:
     def floor(script: Path, rows: int) -> tuple[float, float]:
-        return _cpu([sys.executable, str(script), server, "bench-model", str(rows), str(CONCURRENCY)], ROOT)
+        return _cpu(
+            [sys.executable, str(script), scripted_url, "bench-model", str(rows), str(CONCURRENCY)], ROOT
+        )
 
     def ours(rollout: str, rows: int) -> tuple[float, float]:
         argv = [
             OSMOSIS, "eval", "run", f"configs/eval/{rollout}.toml", "--dataset-file", f"data/rows{rows}.jsonl",
-            "--name", f"{rollout}-{rows}-{time.monotonic_ns()}", "-y", "--base-url", server, "--plain",
+            "--name", f"{rollout}-{rows}-{time.monotonic_ns()}", "-y", "--base-url", scripted_url, "--plain",
         ]  # fmt: skip
         return _cpu(argv, workspace)
 

@@ -31,7 +31,6 @@ if _core.build_profile() != "release":
         "benches refuse to run on a debug build: use `make bench` (or `make build-release`)", returncode=2
     )
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from benchutil import NOTES, scaled
 from osmosis_ai.cli.main import main

@@ -4,19 +4,27 @@ Two helpers feed the closing summary:
 
 * ``benchutil.compare(benchmark, group, label, fn, *args)``: the label ``"baseline"`` marks the reference;
   every other label prints as a ratio to it.
+* the ``scripted_url`` fixture: the base URL of the tests' scripted OpenAI-compatible server (instant
+  answers) in its own process, started once per bench module.
 * the ``record`` fixture (dataset benches): the name ``"osmosis"`` is ours; every other name is a baseline.
   ``peak_memory`` collects peak RSS figures.
 """
 
 from __future__ import annotations
 
+import sys
 from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from benchutil import MEDIANS, NOTES
 from osmosis_ai import _core
+
+# The test servers (tests/servers) serve the benches too.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 # group -> name -> median seconds, filled through the `record` fixture.
 RESULTS: dict[str, dict[str, float]] = defaultdict(dict)
@@ -28,6 +36,14 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(
             "benches measure the release build only: run `make bench` (or `make build-release` first)"
         )
+
+
+@pytest.fixture(scope="module")
+def scripted_url() -> Iterator[str]:
+    from servers import ScriptedServer
+
+    with ScriptedServer() as running:
+        yield running.base_url
 
 
 @pytest.fixture
