@@ -10,7 +10,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-__all__ = ["NAME_PATTERN", "rollout_scaffold_files", "scaffold_files", "validate_rollout_name"]
+__all__ = [
+    "NAME_PATTERN",
+    "rollout_pyproject",
+    "rollout_scaffold_files",
+    "scaffold_files",
+    "validate_rollout_name",
+]
 
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9-]*$")
 
@@ -46,12 +52,23 @@ _PYPROJECT = """[project]
 name = "{name}"
 version = "0.1.0"
 requires-python = ">=3.10"
-dependencies = ["osmosis-ai[server]"]
+dependencies = ["{requirement}"]
 
 [build-system]
 requires = ["setuptools>=68"]
 build-backend = "setuptools.build_meta"
 """
+
+
+def rollout_pyproject(name: str, requirement: str) -> str:
+    """A rollout directory's ``pyproject.toml``: project ``name`` depending on ``requirement``.
+
+    Example:
+        >>> 'dependencies = ["osmosis-ai[server]"]' in rollout_pyproject("demo", "osmosis-ai[server]")
+        True
+    """
+    return _PYPROJECT.format(name=name, requirement=requirement)
+
 
 _README = """# {name}
 
@@ -156,7 +173,7 @@ def scaffold_files(name: str) -> dict[Path, str]:
     fill = {"name": name, "cls": cls}
     return {
         Path("rollouts", name, "main.py"): _MAIN_PY.format(**fill),
-        Path("rollouts", name, "pyproject.toml"): _PYPROJECT.format(**fill),
+        Path("rollouts", name, "pyproject.toml"): rollout_pyproject(name, "osmosis-ai[server]"),
         Path("rollouts", name, "README.md"): _README.format(**fill),
         Path("configs", "eval", f"{name}.toml"): _EVAL_TOML.format(**fill),
         Path("configs", "training", f"{name}.toml"): _TRAINING_TOML.format(**fill),
@@ -207,17 +224,6 @@ if __name__ == "__main__":
     uvicorn.run(create_rollout_server(backend), host="0.0.0.0", port=port)
 '''
 
-_WORKFLOW_PYPROJECT = """[project]
-name = "{name}"
-version = "0.1.0"
-requires-python = ">=3.10"
-dependencies = ["osmosis-ai[server]>=0.3.0rc1,<0.4"]
-
-[build-system]
-requires = ["setuptools>=68"]
-build-backend = "setuptools.build_meta"
-"""
-
 _WORKFLOW_README = """# {name}
 
 `main.py` defines `{cls}Workflow` (an `AgentWorkflow`: one model call per row with
@@ -246,7 +252,9 @@ def rollout_scaffold_files(name: str) -> dict[Path, str]:
     fill = {"name": name, "cls": cls}
     return {
         Path("rollouts", name, "main.py"): _WORKFLOW_MAIN_PY.format(**fill),
-        Path("rollouts", name, "pyproject.toml"): _WORKFLOW_PYPROJECT.format(**fill),
+        Path("rollouts", name, "pyproject.toml"): rollout_pyproject(
+            name, "osmosis-ai[server]>=0.3.0rc1,<0.4"
+        ),
         Path("rollouts", name, "README.md"): _WORKFLOW_README.format(**fill),
         Path("configs", "eval", f"{name}.toml"): _EVAL_TOML.format(**fill),
         Path("configs", "training", f"{name}.toml"): _TRAINING_TOML.format(**fill),

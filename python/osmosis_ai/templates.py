@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from osmosis_ai.errors import CLIError
-from osmosis_ai.scaffold import _TRAINING_TOML
+from osmosis_ai.scaffold import _TRAINING_TOML, rollout_pyproject
 
 __all__ = ["CATALOG", "TemplateResult", "apply_template", "template_files"]
 
@@ -73,17 +73,6 @@ class MultiplyGrader(Grader):
         answer = str(ctx.sample.messages[-1].get("content") or "")
         ctx.set_reward(1.0 if ctx.label is not None and ctx.label.strip() in answer else 0.0)
 '''
-
-_PYPROJECT = """[project]
-name = "{name}"
-version = "0.1.0"
-requires-python = ">=3.10"
-dependencies = ["osmosis-ai[server,{extra}]>=0.3.0rc1,<0.4"]
-
-[build-system]
-requires = ["setuptools>=68"]
-build-backend = "setuptools.build_meta"
-"""
 
 _EVAL = """[experiment]
 rollout = "{name}"
@@ -152,7 +141,9 @@ def template_files(name: str) -> dict[Path, str]:
     fill = {"name": name, "summary": recipe.summary, "extra": recipe.extra}
     files = {
         Path("rollouts", name, "main.py"): recipe.main,
-        Path("rollouts", name, "pyproject.toml"): _PYPROJECT.format(**fill),
+        Path("rollouts", name, "pyproject.toml"): rollout_pyproject(
+            name, f"osmosis-ai[server,{recipe.extra}]>=0.3.0rc1,<0.4"
+        ),
         Path("rollouts", name, "README.md"): _README.format(**fill),
         Path("configs", "eval", f"{name}.toml"): _EVAL.format(**fill),
         Path("configs", "training", f"{name}.toml"): _TRAINING_TOML.format(name=name).replace(
