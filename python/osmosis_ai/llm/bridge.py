@@ -16,12 +16,15 @@ from typing import Any
 
 import orjson
 
+from osmosis_ai.llm.http1_server import Http1Server, HttpReply, HttpRequest
 from osmosis_ai.llm.retry import ProviderCallError, SystemicProviderCallError
 
 __all__ = ["LLMBridge", "reply_body", "split_request", "stream_events"]
 
 # Request keys the transport sets itself; everything else (temperature, tools' choice...) passes through.
 _OWN_KEYS = frozenset({"model", "messages", "tools", "stream"})
+_ROUTE_PREFIX = "/v1/rollouts/"
+_ROUTE_SUFFIX = "/chat/completions"
 
 
 class LLMBridge:
@@ -44,7 +47,7 @@ class LLMBridge:
         self.port: int | None = None
         # Set when a call failed in a way every further call would repeat (bad key, nothing listening).
         self.systemic_error: str | None = None
-        self._runner: Any = None
+        self._server: Http1Server | None = None
 
     def url_for(self, rollout_id: str) -> str:
         """The base URL one rollout's workflow uses (append ``/chat/completions``)."""
@@ -57,21 +60,14 @@ class LLMBridge:
         return self.tokens_by_rollout.pop(rollout_id, 0)
 
     async def start(self) -> LLMBridge:
-        from aiohttp import web
-
-        app = web.Application(client_max_size=64 * 1024 * 1024)
-        app.router.add_post("/v1/rollouts/{rollout_id}/chat/completions", self._handle)
-        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self._server = await Http1Server(self._handle).start()
+        self.port = self._server.port
         return self
 
     async def aclose(self) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
+        if self._server is not None:
+            await self._server.aclose()
+            self._server = None
 
     async def __aenter__(self) -> LLMBridge:
         return await self.start()
@@ -103,27 +99,40 @@ class LLMBridge:
         """:meth:`complete` as a ``chat.completion`` body, for a workflow in this process (no HTTP)."""
         return dict(reply_body(await self.complete(rollout_id, body)))
 
-    async def _handle(self, request: Any) -> Any:
-        from aiohttp import web
-
+    async def _handle(self, request: HttpRequest) -> HttpReply:
+        path = request.path.partition("?")[0]
+        rollout_id = path[len(_ROUTE_PREFIX) : -len(_ROUTE_SUFFIX)]
+        if (
+            not (path.startswith(_ROUTE_PREFIX) and path.endswith(_ROUTE_SUFFIX))
+            or not rollout_id
+            or "/" in rollout_id
+        ):
+            return HttpReply.json_error(
+                404, f"no route {path}; POST {_ROUTE_PREFIX}<rollout_id>{_ROUTE_SUFFIX}", "not_found"
+            )
+        if request.method != "POST":
+            return HttpReply.json_error(
+                405, f"{request.method} not allowed; use POST", "invalid_request_error"
+            )
         if not self._authorized(request.headers.get("authorization")):
-            return _error(web, 401, "invalid or missing bearer token", "authentication_error")
+            return HttpReply.json_error(401, "invalid or missing bearer token", "authentication_error")
         try:
-            body = orjson.loads(await request.read())
+            body = orjson.loads(request.body)
         except orjson.JSONDecodeError as exc:
             body = exc
         if not isinstance(body, dict) or not isinstance(body.get("messages"), list):
             detail = body if isinstance(body, Exception) else "no 'messages' list"
-            return _error(
-                web, 400, f"the body must be a chat-completions request ({detail})", "invalid_request_error"
+            return HttpReply.json_error(
+                400, f"the body must be a chat-completions request ({detail})", "invalid_request_error"
             )
         try:
-            reply = await self.complete(request.match_info["rollout_id"], body)
+            reply = await self.complete(rollout_id, body)
         except ProviderCallError as exc:
-            return _error(web, exc.failure.status or 502, str(exc), exc.failure.kind)
+            return HttpReply.json_error(exc.failure.status or 502, str(exc), exc.failure.kind)
         if body.get("stream"):
-            return await _stream(web, request, stream_events(reply_body(reply), body))
-        return web.Response(body=orjson.dumps(reply_body(reply)), content_type="application/json")
+            # The whole reply in one delta, as server-sent events with a known length (see stream_events).
+            return HttpReply(200, stream_events(reply_body(reply), body), "text/event-stream")
+        return HttpReply(200, orjson.dumps(reply_body(reply)))
 
 
 def split_request(body: Mapping[str, Any]) -> tuple[Any, Any, dict[str, Any]]:
@@ -179,16 +188,3 @@ def stream_events(reply: Mapping[str, Any], request: Mapping[str, Any]) -> bytes
         usage.update(prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion)
         events.append({**base, "choices": [], "usage": usage})
     return b"".join(b"data: " + orjson.dumps(event) + b"\n\n" for event in events) + b"data: [DONE]\n\n"
-
-
-async def _stream(web: Any, request: Any, events: bytes) -> Any:
-    response = web.StreamResponse(headers={"content-type": "text/event-stream", "cache-control": "no-cache"})
-    await response.prepare(request)
-    await response.write(events)
-    await response.write_eof()
-    return response
-
-
-def _error(web: Any, status: int, message: str, kind: str) -> Any:
-    payload = {"error": {"message": message, "type": kind}}
-    return web.Response(status=status, body=orjson.dumps(payload), content_type="application/json")

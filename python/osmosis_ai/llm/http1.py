@@ -19,7 +19,16 @@ from urllib.parse import urlsplit
 
 from osmosis_ai._deadline import within
 
-__all__ = ["ConnectFailed", "Http1Pool", "HttpResponse", "StaleConnection"]
+__all__ = [
+    "BodyTooLarge",
+    "ConnectFailed",
+    "Http1Pool",
+    "HttpResponse",
+    "StaleConnection",
+    "keeps_alive",
+    "read_body",
+    "split_head",
+]
 
 _MAX_HEADER_BYTES = 64 * 1024
 
@@ -30,6 +39,10 @@ class ConnectFailed(OSError):
 
 class StaleConnection(ConnectionError):
     """A pooled connection was closed by the server before it answered."""
+
+
+class BodyTooLarge(ValueError):
+    """A message body longer than the reader's limit."""
 
 
 @dataclass(frozen=True)
@@ -132,7 +145,7 @@ class Http1Pool:
                     raise StaleConnection("pooled connection reset by the server") from exc
                 raise
             status, headers, keep = _parse_head(head)
-            response = HttpResponse(status, headers, await _read_body(connection.reader, headers, keep))
+            response = HttpResponse(status, headers, await read_body(connection.reader, headers, keep))
             return response
         except BaseException:
             keep = False
@@ -151,26 +164,43 @@ class Http1Pool:
                 await connection.writer.wait_closed()
 
 
-def _parse_head(head: bytes) -> tuple[int, dict[str, str], bool]:
+def split_head(head: bytes) -> tuple[list[str], dict[str, str]]:
+    """The start line's space-separated parts (at most three) and the lower-cased headers of a message head."""
     lines = head.decode("latin-1").split("\r\n")
-    version, _, rest = lines[0].partition(" ")
-    try:
-        status = int(rest.split(" ", 1)[0])
-    except ValueError:
-        raise ConnectionError(f"not an HTTP response: {lines[0][:80]!r}") from None
     headers: dict[str, str] = {}
     for line in lines[1:]:
         if line:
             name, _, value = line.partition(":")
             headers[name.strip().lower()] = value.strip()
+    return lines[0].split(" ", 2), headers
+
+
+def keeps_alive(version: str, headers: dict[str, str]) -> bool:
+    """Whether the connection stays open after this message (HTTP/1.1 unless ``close``; 1.0 only if asked)."""
     connection = headers.get("connection", "").lower()
-    keep = (version == "HTTP/1.1" and connection != "close") or connection == "keep-alive"
-    return status, headers, keep
+    return (version == "HTTP/1.1" and connection != "close") or connection == "keep-alive"
 
 
-async def _read_body(reader: asyncio.StreamReader, headers: dict[str, str], keep: bool) -> bytes:
+def _parse_head(head: bytes) -> tuple[int, dict[str, str], bool]:
+    start, headers = split_head(head)
+    try:
+        status = int(start[1])
+    except (IndexError, ValueError):
+        raise ConnectionError(f"not an HTTP response: {start[0][:80]!r}") from None
+    return status, headers, keeps_alive(start[0], headers)
+
+
+async def read_body(
+    reader: asyncio.StreamReader, headers: dict[str, str], keep: bool, limit: int | None = None
+) -> bytes:
+    """The body after a head: ``chunked``, ``Content-Length``, or up to EOF when the connection closes.
+
+    Raises:
+        BodyTooLarge: The body is longer than ``limit`` bytes (a server's guard; clients pass None).
+    """
     if headers.get("transfer-encoding", "").lower() == "chunked":
         chunks = []
+        total = 0
         while True:
             size_line = await reader.readuntil(b"\r\n")
             size = int(size_line.split(b";", 1)[0].strip() or b"0", 16)
@@ -178,11 +208,16 @@ async def _read_body(reader: asyncio.StreamReader, headers: dict[str, str], keep
                 while (await reader.readuntil(b"\r\n")) != b"\r\n":  # trailers, if any
                     pass
                 return b"".join(chunks)
+            total += size
+            if limit is not None and total > limit:
+                raise BodyTooLarge(f"the body exceeds {limit} bytes")
             chunks.append(await reader.readexactly(size))
             await reader.readexactly(2)
     length = headers.get("content-length")
     if length is not None:
+        if limit is not None and int(length) > limit:
+            raise BodyTooLarge(f"the body exceeds {limit} bytes")
         return await reader.readexactly(int(length))
     if keep:
-        return b""  # a keep-alive answer with neither length nor chunks has no body
+        return b""  # a keep-alive message with neither length nor chunks has no body
     return await reader.read()
