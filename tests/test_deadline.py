@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
 import time
 
@@ -41,7 +42,9 @@ def test_a_task_spawned_under_a_deadline_keeps_its_own() -> None:
     async def main() -> bool:
         async def child() -> bool:
             try:
-                await within(asyncio.sleep(10), 0.2)  # later than the parent's, but the parent won't cancel it
+                await within(
+                    asyncio.sleep(10), 0.2
+                )  # later than the parent's, but the parent won't cancel it
             except TimeoutError:
                 return True
             return False
@@ -64,10 +67,8 @@ def test_a_task_spawned_under_a_deadline_keeps_its_own() -> None:
 def test_a_deadline_after_a_swallowed_expiry_still_fires() -> None:
     async def main() -> bool:
         async def stubborn() -> bool:
-            try:
+            with contextlib.suppress(asyncio.CancelledError):  # swallows the outer deadline's cancellation
                 await asyncio.sleep(10)
-            except asyncio.CancelledError:
-                pass  # swallows the outer deadline's cancellation and carries on
             try:
                 await within(asyncio.sleep(10), 0.1)  # must still time out: the outer one already fired
             except TimeoutError:

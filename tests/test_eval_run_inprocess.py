@@ -108,3 +108,22 @@ def test_in_process_errors_are_the_llm_layers(scripted: Any) -> None:
             await transport.aclose()
 
     asyncio.run(main())
+
+
+def test_rollout_ids_are_32_hex_and_never_repeat_across_a_fork() -> None:
+    import os
+    import re
+
+    from osmosis_ai.eval.workflow_executor import new_rollout_id
+
+    ids = {new_rollout_id() for _ in range(1000)}
+    assert len(ids) == 1000 and all(re.fullmatch(r"[0-9a-f]{32}", i) for i in ids)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child reports its next id and leaves at once
+        os.write(write, new_rollout_id().encode())
+        os._exit(0)
+    os.close(write)
+    child = os.read(read, 64).decode()
+    os.waitpid(pid, 0)
+    assert child not in ids and child[:16] != next(iter(ids))[:16]
