@@ -172,7 +172,6 @@ def run(o: dict[str, Any]) -> int:
     from osmosis_ai.config import load_eval_config
     from osmosis_ai.eval.run_dir import RunDirectory, default_run_name
     from osmosis_ai.eval.run_entry import load_rollout_entry
-    from osmosis_ai.eval.run_files import RunLogText
     from osmosis_ai.eval.run_manifest import resolved_inputs
     from osmosis_ai.runs.backends import BackendReport, backend_session
     from osmosis_ai.workspace import check_config_location, check_rollout, resolve_config_path
@@ -208,28 +207,26 @@ def run(o: dict[str, Any]) -> int:
     concurrency = _concurrency(o, settings, entry)
     spec, limit = _spec(o, settings, entry, endpoint, concurrency)
     o["backend_report"] = report_of_backend = BackendReport()
+    work = selected * settings["n"]
     run_dir.lock()
-    logs = None
+    logs = opened = None
+    pending = 0
     try:
         # The backend first (as `osmosis eval`): an unreachable cluster, or workers that cannot import the
-        # rollout, stop the command before its run directory and results log exist.
+        # rollout, stop the command before its run directory and results log exist. A run being resumed
+        # exists already: it is opened first, so one with nothing left to run starts no backend.
+        if not o["fresh"] and run_dir.log_path.exists():
+            opened, logs, pending = _open_run(o, run_dir, inputs, provenance, dataset, entry, work)
         with backend_session(
-            o["backend_choice"], spec, concurrency=concurrency, item_timeout=limit, report=report_of_backend
+            o["backend_choice"],
+            spec,
+            concurrency=concurrency,
+            item_timeout=limit,
+            report=report_of_backend,
+            pending=pending if opened is not None else None,
         ) as (loop, backend):
-            if o["fresh"]:
-                archived = run_dir.archive()
-                if archived is not None:
-                    status(f"Archived the earlier run to {archived}")
-            opened = run_dir.open_log(inputs, provenance, dataset, retry_failed=o["retry_failed"])
-            logs = RunLogText(run_dir.path / "logs.txt")
-            logs.line("INFO", "run", f"opened run {run_dir.name}", {"inputs": inputs})
-            work = selected * settings["n"]
-            pending = work - len(opened.log.done)
-            milestone = (
-                f"{max(pending, 0)} of {work} work items pending ({entry.description}; run {run_dir.name})"
-            )
-            status(milestone)
-            logs.line("INFO", "run", milestone)
+            if opened is None:
+                opened, logs, pending = _open_run(o, run_dir, inputs, provenance, dataset, entry, work)
             carried_ids = {r["rollout_id"] for r in run_dir.latest_records()} if opened.carried else set()
             outcome = None
             try:
@@ -250,9 +247,33 @@ def run(o: dict[str, Any]) -> int:
                 opened.log.close()  # fsync what finished, whatever ended the run
         return report(run_dir, config, settings, dataset, outcome, carried_ids, selected, total_rows, o, logs)
     finally:
+        if opened is not None:
+            opened.log.close()  # also when the backend did not start
         if logs is not None:
             logs.close()
         run_dir.unlock()
+
+
+def _open_run(
+    o: dict[str, Any], run_dir: Any, inputs: Any, provenance: Any, dataset: Path, entry: Any, work: int
+) -> tuple[Any, Any, int]:
+    """Archives the earlier run (``--fresh``), opens the results log (new or resumed) and the run's text
+    log; returns both and how many of the ``work`` items are pending."""
+    from osmosis_ai.cli.output import status
+    from osmosis_ai.eval.run_files import RunLogText
+
+    if o["fresh"]:
+        archived = run_dir.archive()
+        if archived is not None:
+            status(f"Archived the earlier run to {archived}")
+    opened = run_dir.open_log(inputs, provenance, dataset, retry_failed=o["retry_failed"])
+    logs = RunLogText(run_dir.path / "logs.txt")
+    logs.line("INFO", "run", f"opened run {run_dir.name}", {"inputs": inputs})
+    pending = max(work - len(opened.log.done), 0)
+    milestone = f"{pending} of {work} work items pending ({entry.description}; run {run_dir.name})"
+    status(milestone)
+    logs.line("INFO", "run", milestone)
+    return opened, logs, pending
 
 
 def _provenance(config: Any, root: Path) -> dict[str, Any]:
