@@ -26,34 +26,62 @@ DATASET_EXTENSIONS = (".jsonl", ".json", ".csv", ".parquet")
 
 @click.command("run")
 @click.argument("config_path")
-@click.option("--name", default=None, help="Run name; running the same name again resumes it.")
+@click.option(
+    "--name", default=None, metavar="NAME", help="Run name; running the same name again resumes it."
+)
 @click.option(
     "-o", "--output", default=None, metavar="DIR", help="Output root (default <workspace>/.osmosis/evals)."
 )
 @click.option(
-    "--dataset-file", default=None, metavar="FILE", help="Local dataset (.jsonl/.json/.csv/.parquet)."
+    "--dataset-file",
+    default=None,
+    metavar="FILE",
+    help="The dataset to run: .jsonl, .json, .csv or .parquet.",
 )
 @click.option(
-    "--secrets-file", default=None, help="dotenv file (or - for stdin) with [secrets] and provider keys."
+    "--secrets-file",
+    default=None,
+    metavar="FILE",
+    help="dotenv file (or - for stdin) with the [secrets] values and provider keys.",
 )
 @click.option(
-    "--rows", default=None, metavar="SEL", help="Source rows to run, e.g. 3,7,10-20 (overrides limit)."
+    "--rows",
+    default=None,
+    metavar="SEL",
+    help="Source rows to run, e.g. 3,7,10-20 (overrides [evaluation] limit).",
 )
 @click.option("--fresh", is_flag=True, help="Archive this name's existing run and start over.")
 @click.option(
     "--retry-failed", is_flag=True, help="Also re-run items whose latest result failed or was skipped."
 )
-@click.option("--max-in-flight", type=int, default=None, help="Items in flight at once (else batch_size).")
-@click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
 @click.option(
-    "--eval-fn", "eval_fns", multiple=True, metavar="MODULE:FN", help="0.2 agent loops: the scorer."
+    "--max-in-flight",
+    type=int,
+    default=None,
+    metavar="N",
+    help="Items in flight at once (default: [evaluation] batch_size; 0 or less is ignored).",
 )
-@click.option("--base-url", default=None, metavar="URL", help="OpenAI-compatible server for model_path.")
-@click.option("--api-key", default=None, help="API key for the model (else the provider's variable).")
+@click.option("-y", "--yes", is_flag=True, help="Skip the cost confirmation.")
+@click.option(
+    "--eval-fn",
+    "eval_fns",
+    multiple=True,
+    metavar="MODULE:FN",
+    help="Scorer of a 0.2 RolloutAgentLoop entrypoint (a 0.3 workflow has its Grader).",
+)
+@click.option(
+    "--base-url", default=None, metavar="URL", help="OpenAI-compatible server for the config's model_path."
+)
+@click.option(
+    "--api-key",
+    default=None,
+    metavar="KEY",
+    help="API key for the model (else the provider's environment variable).",
+)
 @backend_options
 @click.pass_context
 def eval_run(ctx: click.Context, **o: Any) -> None:
-    """Run an eval config locally against a dataset file; the same --name resumes.
+    """Run an eval config locally over a dataset file; running the same --name again resumes it.
 
     \b
     osmosis eval run configs/eval/calc.toml --dataset-file data/calc.jsonl --name calc-1 -y
