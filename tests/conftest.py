@@ -72,3 +72,15 @@ def ray_head() -> Iterator[Any]:
         os.environ.pop("RAY_USAGE_STATS_ENABLED", None)
     else:
         os.environ["RAY_USAGE_STATS_ENABLED"] = saved
+
+
+@pytest.fixture
+def ray_never_starts(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fails the test if a command starts the Ray backend (for sessions with nothing to run)."""
+    pytest.importorskip("ray")
+    from osmosis_ai.runs.ray_backend import RayBackend
+
+    async def start(self: Any) -> None:
+        raise AssertionError("the Ray backend was started")
+
+    monkeypatch.setattr(RayBackend, "start", start)

@@ -27,6 +27,19 @@ def test_help_lists_commands() -> None:
     assert "eval" in result.output
 
 
+@pytest.mark.parametrize("command", [["eval", "run"], ["eval"], ["rollout"], ["doctor"], ["template"]])
+def test_help_texts_are_whole_and_say_what_a_value_is(command: list[str]) -> None:
+    result = CliRunner().invoke(cli, [*command, "--help"], terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert "None" not in result.output  # click words a range without bounds "x<=None"
+    assert (
+        "..." not in result.output.partition("Commands:")[2]
+    )  # a subcommand's listing cut at click's 45 characters
+    assert " TEXT " not in result.output  # a file, key or URL option says which
+    if command == ["rollout"]:  # the group holds `init` as well as the platform's list
+        assert "Create a rollout" in result.output
+
+
 def test_no_subcommand_prints_help_and_exits_0(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([]) == 0
     assert "Usage:" in capsys.readouterr().out

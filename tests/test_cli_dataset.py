@@ -137,6 +137,23 @@ def test_dataset_validate_parquet_and_contract(tmp_path: Path) -> None:
     assert run("dataset", "validate", str(path), "--contract", "any").returncode == 0
 
 
+def test_a_parquet_file_the_reader_panics_on_gives_only_our_error(tmp_path: Path) -> None:
+    path = tmp_path / "corrupt.parquet"
+    pq.write_table(pa.Table.from_pylist([good(i) for i in range(3)]), path, compression="NONE")
+    data = bytearray(path.read_bytes())
+    data[5] = 3  # after "PAR1", the first page header's type: -2, on which the parquet crate panics
+    path.write_bytes(bytes(data))
+    preview = run("preview", "-p", str(path))
+    assert preview.returncode == 1
+    assert preview.stderr.startswith(f"Error: {path}, row 1: invalid Parquet:"), preview.stderr
+    assert "corrupt data" in preview.stderr  # the case goes through the reader's caught panic
+    validate = run("dataset", "validate", str(path))
+    assert validate.returncode == 1 and "row 1: invalid Parquet:" in validate.stdout
+    assert str(path) in validate.stdout
+    for result in (preview, validate):
+        assert "panicked" not in result.stderr and "backtrace" not in result.stderr, result.stderr
+
+
 def test_dataset_validate_missing_file(tmp_path: Path) -> None:
     result = run("dataset", "validate", str(tmp_path / "nope.jsonl"))
     assert result.returncode == 1

@@ -197,6 +197,15 @@ def test_resume_after_a_stopped_driver_continues_where_the_log_ends(ray_head, jo
     assert strip(out) == strip(local)
 
 
+def test_a_resume_with_nothing_left_starts_no_ray(ray_never_starts, job, capsys) -> None:
+    code, first = run_cli(capsys, *eval_args(job, "first", "--log", "done.jsonl"))
+    assert code == 0, first
+    code, again = run_cli(capsys, *eval_args(job, "again", "--backend", "ray", "--resume", "done.jsonl"))
+    assert code == 0, again
+    assert f"({ROWS * RUNS} runs already done)" in again and "Backend ray" not in again
+    assert len(logged_keys(job["dir"] / "done.jsonl")) == ROWS * RUNS
+
+
 RUBRIC_CONFIG = """\
 version: 1
 rubrics:
@@ -240,6 +249,22 @@ def test_rubric_on_ray_gives_the_local_report_byte_for_byte(
     local_json = without_timing(json.loads((tmp_path / "local.json").read_text()))
     ray_json = without_timing(json.loads((tmp_path / "ray.json").read_text()))
     assert ray_json == local_json
+
+
+def test_a_rubric_resume_with_nothing_left_starts_no_ray(
+    ray_never_starts, tmp_path, monkeypatch, scripted, capsys
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("OSMOSIS_EVAL_RESULT_DIR", str(tmp_path / "cache"))
+    (tmp_path / "rubric_configs.yaml").write_text(RUBRIC_CONFIG)
+    (tmp_path / "data.jsonl").write_text(json.dumps({"rubric_id": "polite", "solution_str": "a"}) + "\n")
+    server = scripted({"default": {"score": 1.0}})
+    base = ["eval-rubric", "-r", "polite", "-d", "data.jsonl", "-n", "2", "--base-url", server.base_url]
+    code, first = run_cli(capsys, *base, "--log", "done.jsonl")
+    assert code == 0, first
+    code, again = run_cli(capsys, *base, "--resume", "done.jsonl", "--backend", "ray")
+    assert code == 0, again
+    assert "(2 runs already done)" in again and "Backend ray" not in again
 
 
 def test_rubric_with_an_unreachable_cluster_fails_before_its_results_log_exists(tmp_path) -> None:

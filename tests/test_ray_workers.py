@@ -117,6 +117,15 @@ def test_eval_run_resumes_on_ray_after_a_killed_driver(ray_head, workspace, caps
     assert sorted(set(keys)) == [(i, k) for i in range(12) for k in range(2)]
 
 
+def test_eval_run_with_nothing_left_to_run_starts_no_ray(ray_never_starts, workspace, capsys) -> None:
+    server = workspace["server"]
+    code, first = run_cli(capsys, *eval_run_args(server, "r"))
+    assert code == 0, first
+    code, again = run_cli(capsys, *eval_run_args(server, "r", "--backend", "ray"))
+    assert code == 0, again
+    assert "0 of 24 work items pending" in again and "Backend:" not in again
+
+
 def test_eval_run_with_an_unreachable_cluster_fails_before_its_run_directory_exists(workspace) -> None:
     import socket
 

@@ -47,6 +47,10 @@ class FiniteFloat(click.FloatRange):
             self.fail(f"{value!r} is not a finite number.", param, ctx)
         return number
 
+    def _describe_range(self) -> str:
+        # click words a range without bounds "x<=None"; such a range has nothing to say.
+        return "" if self.min is None and self.max is None else super()._describe_range()
+
 
 def finite(min: float | None = None, max: float | None = None, *, min_open: bool = False) -> FiniteFloat:
     """A finite float, optionally in ``[min, max]`` (``min`` excluded with ``min_open``)."""

@@ -15,7 +15,8 @@ from osmosis_ai.errors import CLIError
     "--fix", is_flag=True, help="Create missing directories (.gitkeep) and guide files; never overwrites."
 )
 def doctor_command(path: Path, fix: bool) -> None:
-    """Check the workspace at PATH: layout, guide files, configs, the origin remote."""
+    """Check the workspace at PATH (default: the current directory): layout, guide files, configs, the
+    origin remote."""
     from osmosis_ai.cli.output import emit_operation
     from osmosis_ai.doctor import diagnose
 

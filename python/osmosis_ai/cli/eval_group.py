@@ -23,12 +23,12 @@ EVAL_COMMANDS: LazyCommands = {
     "rubric": (
         "osmosis_ai.cli.eval_rubric_inline",
         "eval_rubric_inline",
-        "Score JSONL conversations against a rubric with an LLM judge.",
+        "Score JSONL conversations against an inline rubric with an LLM judge.",
     ),
     "run": (
         "osmosis_ai.cli.eval_run",
         "eval_run",
-        "Run an eval config (AgentWorkflow + Grader) locally over a dataset file; --name resumes.",
+        "Run an eval config locally over a dataset file; running the same --name again resumes it.",
     ),
     "submit": ("osmosis_ai.cli.submit", "eval_submit", "Check an eval config and submit the run."),
     "list": ("osmosis_ai.cli.runs_cmd", "eval_list", "List the workspace's evaluation runs."),
@@ -77,16 +77,17 @@ EVAL_COMMANDS: LazyCommands = {
 @click.option(
     "--pass-threshold",
     type=bounds.finite(),
+    metavar="SCORE",
     default=1.0,
     show_default=True,
-    help="Score that counts as a pass.",
+    help="A run passes at score >= this.",
 )
 @click.option(
     "--max-turns",
     type=bounds.capped(bounds.MAX_TURNS),
     default=10,
     show_default=True,
-    help="Turn limit put into each request.",
+    help="Most agent turns (LLM calls) per run.",
 )
 @click.option(
     "--temperature",
@@ -97,7 +98,9 @@ EVAL_COMMANDS: LazyCommands = {
 @click.option(
     "--max-tokens", type=bounds.capped(bounds.MAX_TOKENS, 1), default=None, help="Max tokens per LLM call."
 )
-@click.option("--api-key", default=None, help="API key (else the provider's environment variable).")
+@click.option(
+    "--api-key", default=None, metavar="KEY", help="API key (else the provider's environment variable)."
+)
 @click.option(
     "--base-url",
     default=None,
@@ -116,9 +119,14 @@ EVAL_COMMANDS: LazyCommands = {
     show_default=True,
     help="Runs in flight at once.",
 )
-@click.option("--baseline-model", default=None, help="Also run every row against this model and compare.")
-@click.option("--baseline-base-url", default=None, help="Base URL for the baseline model.")
-@click.option("--baseline-api-key", default=None, help="API key for the baseline model.")
+@click.option(
+    "--baseline-model",
+    default=None,
+    metavar="MODEL",
+    help="Also run every row against this model and compare.",
+)
+@click.option("--baseline-base-url", default=None, metavar="URL", help="Base URL for the baseline model.")
+@click.option("--baseline-api-key", default=None, metavar="KEY", help="API key for the baseline model.")
 @log_options
 @backend_options
 @click.option(

@@ -245,14 +245,26 @@ async def _evaluate(
     )
     o["backend_report"] = report = BackendReport()
     # The backend first: an unreachable cluster or workers that cannot import the job's code stop the
-    # command before a results log exists.
-    async with start_backend(
-        o["backend_choice"], spec, concurrency=o["batch_size"], item_timeout=o["run_timeout"], report=report
-    ) as backend:
-        started = time.monotonic()
-        outcome, log_path = await _drive(
-            o, quiet, backend, transports, agent, rows, selected, eval_fns, params
-        )
+    # command before a results log exists. A resumed log exists already: it is read first, so a session
+    # with nothing left to run starts no backend.
+    log = _open_log(o, quiet) if o["resume_path"] else None
+    pending = None if log is None else selected * o["n_runs"] * len(transports) - len(log.done)
+    try:
+        async with start_backend(
+            o["backend_choice"],
+            spec,
+            concurrency=o["batch_size"],
+            item_timeout=o["run_timeout"],
+            report=report,
+            pending=pending,
+        ) as backend:
+            started = time.monotonic()
+            outcome, log_path = await _drive(
+                o, quiet, backend, transports, agent, rows, selected, eval_fns, params, log
+            )
+    finally:
+        if log is not None:
+            log.close()
     if report.name != "local":
         _echo(quiet, f"Backend {report.describe()}")
     if outcome.interrupted:
@@ -276,13 +288,16 @@ async def _drive(
     selected: int,
     eval_fns: list[Any],
     params: dict[str, Any],
+    log: Any = None,
 ) -> tuple[Any, Path]:
-    """Opens the results log and runs the engine (on ``backend`` when given); returns the outcome."""
+    """Runs the engine (on ``backend`` when given) into ``log``, opened here unless given; returns the
+    outcome."""
     from osmosis_ai.eval.runner import AgentExecutor
     from osmosis_ai.llm.chat import ExternalLLMClient
     from osmosis_ai.runs.engine import RunEngine, work_items
 
-    log = _open_log(o, quiet)
+    if log is None:
+        log = _open_log(o, quiet)
     tags = tuple(transports)
     total = selected * o["n_runs"] * len(tags)
     executor = AgentExecutor(

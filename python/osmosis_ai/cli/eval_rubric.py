@@ -115,29 +115,42 @@ def _judge_records(
 
     report = BackendReport()
     # The backend first (as `osmosis eval`): an unreachable cluster, or workers that cannot import the
-    # --function, stop the command before its results log exists.
-    with backend_session(options, spec, concurrency=concurrency, item_timeout=None, report=report) as (
-        loop,
-        remote,
-    ):
-        log = open_log("rubric", kind_config, data_path, log_path, resume_path, click.echo)
-        progress = Progress(total, extra=extra)
-        try:
-            outcome = run_session(
-                rubric_id=rubric_id,
-                records=records,
-                number=number,
-                evaluators=evaluators,
-                previews=previews,
-                log=log,
-                concurrency=concurrency,
-                progress=progress,
-                loop=loop,
-                backend=remote,
+    # --function, stop the command before its results log exists. A resumed log exists already: it is
+    # read first, so a session with nothing left to run starts no backend.
+    opened = (
+        open_log("rubric", kind_config, data_path, log_path, resume_path, click.echo) if resume_path else None
+    )
+    pending = None if opened is None else total - len(opened.done)
+    session = backend_session(
+        options, spec, concurrency=concurrency, item_timeout=None, report=report, pending=pending
+    )
+    try:
+        with session as (loop, remote):
+            log = (
+                opened
+                if opened is not None
+                else open_log("rubric", kind_config, data_path, log_path, None, click.echo)
             )
-        finally:
-            progress.close()
-            log.close()
+            progress = Progress(total, extra=extra)
+            try:
+                outcome = run_session(
+                    rubric_id=rubric_id,
+                    records=records,
+                    number=number,
+                    evaluators=evaluators,
+                    previews=previews,
+                    log=log,
+                    concurrency=concurrency,
+                    progress=progress,
+                    loop=loop,
+                    backend=remote,
+                )
+            finally:
+                progress.close()
+                log.close()
+    finally:
+        if opened is not None:
+            opened.close()  # also when the backend did not start
     session = RubricSession.from_log(log.path, total, outcome)
     if report.name != "local":
         click.echo(f"Backend {report.describe()}")

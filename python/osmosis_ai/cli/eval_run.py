@@ -26,34 +26,62 @@ DATASET_EXTENSIONS = (".jsonl", ".json", ".csv", ".parquet")
 
 @click.command("run")
 @click.argument("config_path")
-@click.option("--name", default=None, help="Run name; running the same name again resumes it.")
+@click.option(
+    "--name", default=None, metavar="NAME", help="Run name; running the same name again resumes it."
+)
 @click.option(
     "-o", "--output", default=None, metavar="DIR", help="Output root (default <workspace>/.osmosis/evals)."
 )
 @click.option(
-    "--dataset-file", default=None, metavar="FILE", help="Local dataset (.jsonl/.json/.csv/.parquet)."
+    "--dataset-file",
+    default=None,
+    metavar="FILE",
+    help="The dataset to run: .jsonl, .json, .csv or .parquet.",
 )
 @click.option(
-    "--secrets-file", default=None, help="dotenv file (or - for stdin) with [secrets] and provider keys."
+    "--secrets-file",
+    default=None,
+    metavar="FILE",
+    help="dotenv file (or - for stdin) with the [secrets] values and provider keys.",
 )
 @click.option(
-    "--rows", default=None, metavar="SEL", help="Source rows to run, e.g. 3,7,10-20 (overrides limit)."
+    "--rows",
+    default=None,
+    metavar="SEL",
+    help="Source rows to run, e.g. 3,7,10-20 (overrides [evaluation] limit).",
 )
 @click.option("--fresh", is_flag=True, help="Archive this name's existing run and start over.")
 @click.option(
     "--retry-failed", is_flag=True, help="Also re-run items whose latest result failed or was skipped."
 )
-@click.option("--max-in-flight", type=int, default=None, help="Items in flight at once (else batch_size).")
-@click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
 @click.option(
-    "--eval-fn", "eval_fns", multiple=True, metavar="MODULE:FN", help="0.2 agent loops: the scorer."
+    "--max-in-flight",
+    type=int,
+    default=None,
+    metavar="N",
+    help="Items in flight at once (default: [evaluation] batch_size; 0 or less is ignored).",
 )
-@click.option("--base-url", default=None, metavar="URL", help="OpenAI-compatible server for model_path.")
-@click.option("--api-key", default=None, help="API key for the model (else the provider's variable).")
+@click.option("-y", "--yes", is_flag=True, help="Skip the cost confirmation.")
+@click.option(
+    "--eval-fn",
+    "eval_fns",
+    multiple=True,
+    metavar="MODULE:FN",
+    help="Scorer of a 0.2 RolloutAgentLoop entrypoint (a 0.3 workflow has its Grader).",
+)
+@click.option(
+    "--base-url", default=None, metavar="URL", help="OpenAI-compatible server for the config's model_path."
+)
+@click.option(
+    "--api-key",
+    default=None,
+    metavar="KEY",
+    help="API key for the model (else the provider's environment variable).",
+)
 @backend_options
 @click.pass_context
 def eval_run(ctx: click.Context, **o: Any) -> None:
-    """Run an eval config locally against a dataset file; the same --name resumes.
+    """Run an eval config locally over a dataset file; running the same --name again resumes it.
 
     \b
     osmosis eval run configs/eval/calc.toml --dataset-file data/calc.jsonl --name calc-1 -y
@@ -172,7 +200,6 @@ def run(o: dict[str, Any]) -> int:
     from osmosis_ai.config import load_eval_config
     from osmosis_ai.eval.run_dir import RunDirectory, default_run_name
     from osmosis_ai.eval.run_entry import load_rollout_entry
-    from osmosis_ai.eval.run_files import RunLogText
     from osmosis_ai.eval.run_manifest import resolved_inputs
     from osmosis_ai.runs.backends import BackendReport, backend_session
     from osmosis_ai.workspace import check_config_location, check_rollout, resolve_config_path
@@ -208,28 +235,26 @@ def run(o: dict[str, Any]) -> int:
     concurrency = _concurrency(o, settings, entry)
     spec, limit = _spec(o, settings, entry, endpoint, concurrency)
     o["backend_report"] = report_of_backend = BackendReport()
+    work = selected * settings["n"]
     run_dir.lock()
-    logs = None
+    logs = opened = None
+    pending = 0
     try:
         # The backend first (as `osmosis eval`): an unreachable cluster, or workers that cannot import the
-        # rollout, stop the command before its run directory and results log exist.
+        # rollout, stop the command before its run directory and results log exist. A run being resumed
+        # exists already: it is opened first, so one with nothing left to run starts no backend.
+        if not o["fresh"] and run_dir.log_path.exists():
+            opened, logs, pending = _open_run(o, run_dir, inputs, provenance, dataset, entry, work)
         with backend_session(
-            o["backend_choice"], spec, concurrency=concurrency, item_timeout=limit, report=report_of_backend
+            o["backend_choice"],
+            spec,
+            concurrency=concurrency,
+            item_timeout=limit,
+            report=report_of_backend,
+            pending=pending if opened is not None else None,
         ) as (loop, backend):
-            if o["fresh"]:
-                archived = run_dir.archive()
-                if archived is not None:
-                    status(f"Archived the earlier run to {archived}")
-            opened = run_dir.open_log(inputs, provenance, dataset, retry_failed=o["retry_failed"])
-            logs = RunLogText(run_dir.path / "logs.txt")
-            logs.line("INFO", "run", f"opened run {run_dir.name}", {"inputs": inputs})
-            work = selected * settings["n"]
-            pending = work - len(opened.log.done)
-            milestone = (
-                f"{max(pending, 0)} of {work} work items pending ({entry.description}; run {run_dir.name})"
-            )
-            status(milestone)
-            logs.line("INFO", "run", milestone)
+            if opened is None:
+                opened, logs, pending = _open_run(o, run_dir, inputs, provenance, dataset, entry, work)
             carried_ids = {r["rollout_id"] for r in run_dir.latest_records()} if opened.carried else set()
             outcome = None
             try:
@@ -250,9 +275,33 @@ def run(o: dict[str, Any]) -> int:
                 opened.log.close()  # fsync what finished, whatever ended the run
         return report(run_dir, config, settings, dataset, outcome, carried_ids, selected, total_rows, o, logs)
     finally:
+        if opened is not None:
+            opened.log.close()  # also when the backend did not start
         if logs is not None:
             logs.close()
         run_dir.unlock()
+
+
+def _open_run(
+    o: dict[str, Any], run_dir: Any, inputs: Any, provenance: Any, dataset: Path, entry: Any, work: int
+) -> tuple[Any, Any, int]:
+    """Archives the earlier run (``--fresh``), opens the results log (new or resumed) and the run's text
+    log; returns both and how many of the ``work`` items are pending."""
+    from osmosis_ai.cli.output import status
+    from osmosis_ai.eval.run_files import RunLogText
+
+    if o["fresh"]:
+        archived = run_dir.archive()
+        if archived is not None:
+            status(f"Archived the earlier run to {archived}")
+    opened = run_dir.open_log(inputs, provenance, dataset, retry_failed=o["retry_failed"])
+    logs = RunLogText(run_dir.path / "logs.txt")
+    logs.line("INFO", "run", f"opened run {run_dir.name}", {"inputs": inputs})
+    pending = max(work - len(opened.log.done), 0)
+    milestone = f"{pending} of {work} work items pending ({entry.description}; run {run_dir.name})"
+    status(milestone)
+    logs.line("INFO", "run", milestone)
+    return opened, logs, pending
 
 
 def _provenance(config: Any, root: Path) -> dict[str, Any]:

@@ -106,7 +106,11 @@ COMMANDS: LazyCommands = {
     ),
     "secret": ("osmosis_ai.cli.secret_cmd", "secret_group", "Manage platform secrets (provider keys)."),
     "model": ("osmosis_ai.cli.model_cmd", "model_group", "List, inspect and deploy platform models."),
-    "rollout": ("osmosis_ai.cli.model_cmd", "rollout_group", "List the rollouts the platform knows."),
+    "rollout": (
+        "osmosis_ai.cli.model_cmd",
+        "rollout_group",
+        "Create a rollout in this workspace; list the rollouts the platform synced.",
+    ),
 }
 
 # Root options that take a value (skipped when looking for the command's name).

@@ -137,7 +137,7 @@ model_group.add_command(_deploy_command(True))
 @click.group("rollout", invoke_without_command=True)
 @click.pass_context
 def rollout_group(ctx: click.Context) -> None:
-    """Rollouts the platform synced from this workspace's repository."""
+    """Create a rollout in this workspace; list the rollouts the platform synced from its repository."""
     help_without_subcommand(ctx)
 
 

@@ -34,7 +34,7 @@ def _conflicts(root: Path, name: str, force: bool) -> list[str]:
     return []
 
 
-@click.command("init")
+@click.command("init", short_help="Create rollouts/NAME/ and its eval and training configs.")
 @click.argument("name")
 @click.option(
     "-f", "--force", is_flag=True, help="Replace an existing rollout directory and configs of this name."

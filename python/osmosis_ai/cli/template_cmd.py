@@ -27,7 +27,7 @@ def template_list() -> None:
     emit_list(items, [("name", "NAME"), ("summary", "SUMMARY")], total_count=len(items), has_more=False)
 
 
-@template_group.command("apply")
+@template_group.command("apply", short_help="Write template NAME's rollout, configs and data here.")
 @click.argument("name")
 @click.option("-f", "--force", is_flag=True, help="Replace the template's own files if they exist.")
 def template_apply(name: str, force: bool) -> None:

@@ -169,17 +169,20 @@ async def start_backend(
     concurrency: int,
     item_timeout: float | None,
     report: BackendReport | None = None,
+    pending: int | None = None,
 ) -> AsyncIterator[Backend | None]:
     """Starts the chosen backend for one session; yields None for ``local`` (the engine runs in-process).
 
     Each Ray worker runs its items with ``concurrency`` in flight and the ``item_timeout`` of the engine.
     ``report``, when given, is filled in with how the items were spread (read it after the session).
+    ``pending`` is the number of items left to run when the command knows it before the start (a resumed
+    log): with none left, nothing is started (a Ray session costs seconds) and it yields None.
 
     Example:
         async with start_backend(BackendOptions("ray"), spec, concurrency=8, item_timeout=600) as backend:
             engine = RunEngine(None, log, concurrency=backend.slots(), backend=backend)
     """
-    if options.name == "local":
+    if options.name == "local" or pending == 0:
         yield None
         return
     if options.name != "ray":
@@ -209,8 +212,11 @@ def backend_session(
     concurrency: int,
     item_timeout: float | None,
     report: BackendReport | None = None,
+    pending: int | None = None,
 ) -> Iterator[tuple[asyncio.AbstractEventLoop, Backend | None]]:
     """Starts the backend on a new event loop; yields ``(loop, backend or None)`` and closes both after.
+
+    ``pending`` as for :func:`start_backend`: 0 starts no backend.
 
     For a command that must check the backend (an unreachable cluster, workers that cannot import the
     job's code) before it creates anything on disk, with plain code in between: it runs its session with
@@ -227,7 +233,7 @@ def backend_session(
     stack = contextlib.AsyncExitStack()
     try:
         started = start_backend(
-            options, spec, concurrency=concurrency, item_timeout=item_timeout, report=report
+            options, spec, concurrency=concurrency, item_timeout=item_timeout, report=report, pending=pending
         )
         backend = loop.run_until_complete(stack.enter_async_context(started))
         try:
