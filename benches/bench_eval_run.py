@@ -9,7 +9,7 @@ client does (two requests per item: workflow -> bridge -> model; the cheapest su
 is the harness's cost). Floors in the same run send the same number of requests at the same concurrency:
 ``raw_floor_client.py`` (hand-written HTTP/1.1 over asyncio streams) and ``floor_client.py`` (bare aiohttp).
 CPU is user + system of each process (``wait4``); per item = CPU / rows at each size, and the marginal
-figure between the sizes (start-up charged to neither side).
+figure between the sizes (start-up charged to neither side); medians over interleaved rounds.
 """
 
 from __future__ import annotations
@@ -17,11 +17,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,6 +36,8 @@ RAW_FLOOR = Path(__file__).with_name("raw_floor_client.py")
 # `make bench-ci` (short mode): 500 and 3,000 rows, and no own-HTTP-client run (about 10 s in all).
 SIZES = (scaled(1_000, 500), scaled(10_000, 3_000))
 CONCURRENCY = 16
+# Interleaved rounds (medians reported); bench-ci takes its own median over short runs.
+ROUNDS = scaled(3, 1)
 
 MAIN = """
 from osmosis_ai.rollout import AgentWorkflow, AgentWorkflowOutput, Grader, get_rollout_context
@@ -148,43 +152,68 @@ def test_eval_run_cpu_per_item(benchmark, scripted_url, workspace) -> None:
         ]  # fmt: skip
         return _cpu(argv, workspace)
 
-    figures: dict[str, dict[int, tuple[float, float]]] = {"raw": {}, "aiohttp": {}, "ours": {}, "http": {}}
-    for rows in SIZES:
-        figures["raw"][rows] = floor(RAW_FLOOR, rows)
-        figures["aiohttp"][rows] = floor(FLOOR, rows)
-        if not SHORT:
-            figures["http"][rows] = ours("bench_http", rows)
+    # Each round measures everything once, interleaved, so a load change on this shared machine lands on
+    # every side of a ratio; the figures are the medians over the rounds.
+    rounds: list[dict[str, dict[int, tuple[float, float]]]] = []
+
+    def measure_round() -> None:
+        figures: dict[str, dict[int, tuple[float, float]]] = {
+            "raw": {},
+            "aiohttp": {},
+            "ours": {},
+            "http": {},
+        }
+        for rows in SIZES:
+            figures["raw"][rows] = floor(RAW_FLOOR, rows)
+            figures["aiohttp"][rows] = floor(FLOOR, rows)
+            figures["ours"][rows] = ours("bench", rows)
+            if not SHORT:
+                figures["http"][rows] = ours("bench_http", rows)
+        rounds.append(figures)
+
     benchmark.group = "eval run"
-    benchmark.pedantic(
-        lambda: figures["ours"].update({rows: ours("bench", rows) for rows in SIZES}), rounds=1, iterations=1
-    )
+    benchmark.pedantic(measure_round, rounds=ROUNDS, iterations=1)
     small, big = SIZES
 
-    def per_item(name: str, rows: int) -> float:
+    def per_item(figures: dict, name: str, rows: int) -> float:
         return 1000 * figures[name][rows][0] / rows
 
-    def marginal(name: str) -> float:
+    def marginal(figures: dict, name: str) -> float:
         return 1000 * (figures[name][big][0] - figures[name][small][0]) / (big - small)
 
+    def median(values: list[float]) -> float:
+        return statistics.median(values)
+
+    def over_rounds(fn: Any, *args: Any) -> float:
+        return median([fn(figures, *args) for figures in rounds])
+
+    sides = ["ours", "http"] if not SHORT else ["ours"]
     for rows in SIZES:
-        http = f", own-HTTP-client workflow {per_item('http', rows):.3f}" if figures["http"] else ""
+        http = (
+            f", own-HTTP-client workflow {over_rounds(per_item, 'http', rows):.3f}" if "http" in sides else ""
+        )
+        rate = median([rows / figures["ours"][rows][1] for figures in rounds])
         NOTES.append(
-            f"eval run {rows} rows: {per_item('ours', rows):.3f} CPU-ms/item "
-            f"({rows / figures['ours'][rows][1]:.0f} items/s){http}; raw floor {per_item('raw', rows):.3f} "
-            f"CPU-ms/req; aiohttp floor {per_item('aiohttp', rows):.3f} CPU-ms/req"
+            f"eval run {rows} rows: {over_rounds(per_item, 'ours', rows):.3f} CPU-ms/item ({rate:.0f} items/s)"
+            f"{http}; raw floor {over_rounds(per_item, 'raw', rows):.3f} CPU-ms/req; aiohttp floor "
+            f"{over_rounds(per_item, 'aiohttp', rows):.3f} CPU-ms/req (medians of {len(rounds)} rounds)"
         )
     for name, label in (("ours", "eval run (context client)"), ("http", "eval run (own HTTP client)")):
-        if not figures[name]:
+        if name not in sides:
             continue
+        raw_ratios = [marginal(f, name) / marginal(f, "raw") for f in rounds]
+        aiohttp_ratios = [marginal(f, name) / marginal(f, "aiohttp") for f in rounds]
         NOTES.append(
-            f"{label} marginal {small}->{big}: {marginal(name):.3f} CPU-ms/item; raw floor "
-            f"{marginal('raw'):.3f} ({marginal(name) / marginal('raw'):.1f}x), aiohttp floor "
-            f"{marginal('aiohttp'):.3f} ({marginal(name) / marginal('aiohttp'):.1f}x); flatness ({big} vs {small} "
-            f"per item) {per_item(name, big) / per_item(name, small):.2f}"
+            f"{label} marginal {small}->{big}: {over_rounds(marginal, name):.3f} CPU-ms/item; raw floor "
+            f"{over_rounds(marginal, 'raw'):.3f} ({median(raw_ratios):.1f}x, rounds "
+            f"{min(raw_ratios):.1f}-{max(raw_ratios):.1f}x), aiohttp floor {over_rounds(marginal, 'aiohttp'):.3f} "
+            f"({median(aiohttp_ratios):.1f}x, rounds {min(aiohttp_ratios):.1f}-{max(aiohttp_ratios):.1f}x); "
+            f"flatness ({big} vs {small} per item) "
+            f"{median([per_item(f, name, big) / per_item(f, name, small) for f in rounds]):.2f}"
         )
     benchmark.extra_info.update(
-        ours_marginal_cpu_ms=marginal("ours"),
-        **({"http_marginal_cpu_ms": marginal("http")} if figures["http"] else {}),
-        raw_floor_ms=marginal("raw"),
-        aiohttp_floor_ms=marginal("aiohttp"),
+        ours_marginal_cpu_ms=over_rounds(marginal, "ours"),
+        **({"http_marginal_cpu_ms": over_rounds(marginal, "http")} if "http" in sides else {}),
+        raw_floor_ms=over_rounds(marginal, "raw"),
+        aiohttp_floor_ms=over_rounds(marginal, "aiohttp"),
     )

@@ -117,14 +117,13 @@ def project_items(run_path: Path, records: Sequence[dict[str, Any]], carried: Co
             record["trajectory_filename"] = f"trajectories/{name}.json"
             if rollout_id not in carried or not os.path.exists(target):
                 _write_file(target, redact(orjson.dumps(document, default=str).decode()).encode())
-        projected = run_path / "artifacts" / name
         if rollout_id in with_artifacts:
             artifacts = run_path / "rollout_trials" / rollout_id / "artifacts"
             if artifacts.is_dir() and not artifacts.is_symlink():
-                shutil.rmtree(projected, ignore_errors=True)
-                _project_artifacts(artifacts, projected)
+                shutil.rmtree(f"{run_path}/artifacts/{name}", ignore_errors=True)
+                _project_artifacts(artifacts, run_path / "artifacts" / name)
         elif rollout_id not in carried and with_artifacts:
-            shutil.rmtree(projected, ignore_errors=True)
+            shutil.rmtree(f"{run_path}/artifacts/{name}", ignore_errors=True)
     os.unlink(marker)
 
 
