@@ -47,6 +47,10 @@ class FiniteFloat(click.FloatRange):
             self.fail(f"{value!r} is not a finite number.", param, ctx)
         return number
 
+    def _describe_range(self) -> str:
+        # click renders a range with neither bound as "x<=None" in help; an empty range shows nothing.
+        return "" if self.min is None and self.max is None else super()._describe_range()
+
 
 def finite(min: float | None = None, max: float | None = None, *, min_open: bool = False) -> FiniteFloat:
     """A finite float, optionally in ``[min, max]`` (``min`` excluded with ``min_open``)."""
