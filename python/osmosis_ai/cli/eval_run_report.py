@@ -119,8 +119,12 @@ def report(
     backend = o.get("backend_report")
     backend = backend if backend is not None and backend.name != "local" else None
     incomplete = interrupted or len(records) < total
-    duration_ms = outcome.duration_ms if outcome else 0.0
+    # The run's wall time over all its invocations; a rerun that ran nothing keeps its completion time.
+    earlier = run_dir.earlier_eval_run()
+    duration_ms = float(earlier.get("duration_ms") or 0.0) + (outcome.duration_ms if outcome else 0.0)
     now = _dt.datetime.now(_dt.timezone.utc).isoformat().replace("+00:00", "Z")
+    if outcome is None and earlier.get("status") == "finished" and earlier.get("completed_at"):
+        now = earlier["completed_at"]
     eval_run = {
         "id": run_dir.manifest.get("local_run_id"),
         "name": run_dir.name,
