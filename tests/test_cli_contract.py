@@ -69,6 +69,8 @@ def test_help_renders(path: tuple[str, ...], capsys: pytest.CaptureFixture[str])
     assert out.startswith(f"Usage: osmosis {' '.join(path)}".rstrip())
     # Help is plain text: no reStructuredText roles or literal markers leak into it.
     assert ":func:" not in out and ":class:" not in out and "``" not in out
+    # An unbounded range says nothing, not "x<=None".
+    assert "None]" not in out and "x<=None" not in out
 
 
 @pytest.mark.parametrize("path", PATHS, ids=IDS)

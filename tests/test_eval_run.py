@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -157,3 +158,29 @@ def test_a_0_2_agent_loop_runs_with_an_eval_fn(tmp_path: Path, scripted: Any) ->
     assert code == 0, stderr
     assert [r["reward"] for r in index(ws)] == [1.0, 0.0, 1.0, 0.0]
     assert envelope["resource"]["metrics"]["tokens_used"] > 0
+
+
+def test_the_printed_next_command_continues_the_same_run(tmp_path: Path, scripted: Any) -> None:
+    # A user copies the "Next:" command: it must carry what decides which run and how it runs (-o, --rows,
+    # --base-url, ...), never --fresh (which would archive it) and never the API key itself.
+    server = scripted({"default": {"content": "4"}})
+    rows = [*calc_rows(3), {"user_prompt": "x", "ground_truth": "4", "metadata": {"mode": "raise"}}]
+    ws = make_workspace(tmp_path / "ws", rows)
+    first = ["-o", "my runs", "--rows", "1-3", "--fresh", "--api-key", "sk-secret-123"]
+    code, envelope, stderr = osmosis_run(ws, server, *first)
+    assert code == 0, stderr
+    (step,) = envelope["next_steps_structured"]
+    assert step["action"] == "retry_failed"
+    command = step["command"]
+    assert "sk-secret-123" not in command and "--fresh" not in command and "--retry-failed" in command
+    argv = shlex.split(command)
+    assert argv[:3] == ["osmosis", "eval", "run"]
+    argv[argv.index("--api-key") + 1] = "sk-secret-123"  # the user fills in their key
+    proc = subprocess.run(
+        [OSMOSIS, "--json", *argv[1:]], cwd=ws, capture_output=True, text=True, timeout=120, env=_env()
+    )
+    assert proc.returncode == 0, proc.stderr
+    again = json.loads(proc.stdout)["resource"]
+    assert again["output_path"] == str(ws / "my runs" / "r1")
+    # Only the failed item ran again; the two good ones were carried over.
+    assert (again["dispatched"], again["resumed"], again["total_work_items"]) == (1, 2, 3)

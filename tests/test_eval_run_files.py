@@ -141,3 +141,21 @@ def test_a_resume_rewrites_every_trajectory_after_a_projection_that_died_part_wa
     assert code == 0, stderr
     assert envelope["resource"]["dispatched"] == 0 and envelope["resource"]["resumed"] == 2
     assert torn.read_bytes() == whole and not (run / "trajectories/.projecting").exists()
+
+
+def test_rerunning_a_finished_run_keeps_its_duration_and_completion_time(
+    tmp_path: Path, scripted: Any
+) -> None:
+    # The same command again finds nothing pending: metrics.json still describes the run that happened, not
+    # a zero-second run that "completed" now.
+    server = scripted({"default": {"content": "4", "delay": 0.05}})
+    ws = make_workspace(tmp_path / "ws", calc_rows(3))
+    assert osmosis_run(ws, server)[0] == 0
+    metrics = ws / ".osmosis/evals/r1/metrics.json"
+    first = json.loads(metrics.read_text())["eval_run"]
+    assert first["duration_ms"] > 0
+    code, envelope, stderr = osmosis_run(ws, server)
+    assert code == 0 and envelope["resource"]["dispatched"] == 0, stderr
+    again = json.loads(metrics.read_text())["eval_run"]
+    assert (again["duration_ms"], again["completed_at"]) == (first["duration_ms"], first["completed_at"])
+    assert envelope["resource"]["duration_ms"] == first["duration_ms"]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as _dt
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +50,45 @@ def _table(
     return lines
 
 
+# The options that decide which run a command continues and how it runs, as the user spelled them.
+_CARRIED_OPTIONS = (
+    ("--dataset-file", "dataset_file"),
+    ("-o", "output"),
+    ("--rows", "rows"),
+    ("--secrets-file", "secrets_file"),
+    ("--base-url", "base_url"),
+    ("--max-in-flight", "max_in_flight"),
+    ("--ray-address", "ray_address"),
+    ("--ray-workers", "ray_workers"),
+)
+
+
+def continue_command(o: dict[str, Any], run_name: str, *, retry_failed: bool = False) -> str:
+    """The command that continues this run: the same config and options, ``--name``, never ``--fresh``
+    (it would archive the run); the API key is a placeholder, never the key.
+
+    Example:
+        >>> continue_command({"config_path": "configs/eval/calc.toml", "output": "my runs"}, "calc-1")
+        "osmosis eval run configs/eval/calc.toml -o 'my runs' --name calc-1"
+    """
+    args = ["osmosis", "eval", "run", o["config_path"]]
+    for flag, key in _CARRIED_OPTIONS:
+        if o.get(key) is not None:
+            args += [flag, str(o[key])]
+    for fn in o.get("eval_fns") or ():
+        args += ["--eval-fn", fn]
+    if o.get("backend") not in (None, "local"):
+        args += ["--backend", o["backend"]]
+    if o.get("api_key"):
+        args += ["--api-key", "<your API key>"]
+    args += ["--name", run_name]
+    if o.get("yes"):
+        args.append("-y")
+    if retry_failed or o.get("retry_failed"):
+        args.append("--retry-failed")
+    return shlex.join(args)
+
+
 def report(
     run_dir: Any,
     config: Any,
@@ -79,8 +119,12 @@ def report(
     backend = o.get("backend_report")
     backend = backend if backend is not None and backend.name != "local" else None
     incomplete = interrupted or len(records) < total
-    duration_ms = outcome.duration_ms if outcome else 0.0
+    # The run's wall time over all its invocations; a rerun that ran nothing keeps its completion time.
+    earlier = run_dir.earlier_eval_run()
+    duration_ms = float(earlier.get("duration_ms") or 0.0) + (outcome.duration_ms if outcome else 0.0)
     now = _dt.datetime.now(_dt.timezone.utc).isoformat().replace("+00:00", "Z")
+    if outcome is None and earlier.get("status") == "finished" and earlier.get("completed_at"):
+        now = earlier["completed_at"]
     eval_run = {
         "id": run_dir.manifest.get("local_run_id"),
         "name": run_dir.name,
@@ -124,14 +168,12 @@ def report(
         if outcome and outcome.stopped_early:
             click.echo(f"\nStopped early: {outcome.stop_reason}", err=True)
     steps = []
-    again = f"osmosis eval run {o['config_path']}"
-    if o.get("dataset_file"):
-        again += f" --dataset-file {o['dataset_file']}"
-    again += f" --name {run_dir.name}"
     if incomplete:
-        steps.append((again, {"action": "resume", "run_name": run_dir.name}))
+        again = continue_command(o, run_dir.name)
+        steps.append((again, {"action": "resume", "run_name": run_dir.name, "command": again}))
     elif counts["failed"]:
-        steps.append((f"{again} --retry-failed", {"action": "retry_failed", "run_name": run_dir.name}))
+        again = continue_command(o, run_dir.name, retry_failed=True)
+        steps.append((again, {"action": "retry_failed", "run_name": run_dir.name, "command": again}))
     resource = {
         "run_name": run_dir.name,
         "local_run_id": run_dir.manifest.get("local_run_id"),
@@ -141,7 +183,8 @@ def report(
         "total_work_items": total,
         "dispatched": outcome.executed if outcome else 0,
         **{k: counts[k] for k in ("succeeded", "failed", "skipped")},
-        "resumed": len(carried_ids),
+        # Results this invocation carried over (not those it ran again with --retry-failed).
+        "resumed": sum(r.get("rollout_id") in carried_ids for r in records),
         "cancelled": bool(outcome and outcome.interrupted),
         "duration_ms": duration_ms,
         "metrics": summary,

@@ -164,6 +164,15 @@ class RunDirectory:
             latest[(int(record["row_index"]), int(record["run_index"]))] = record
         return [latest[key] for key in sorted(latest)]
 
+    def earlier_eval_run(self) -> dict[str, Any]:
+        """``metrics.json``'s ``eval_run`` as an earlier invocation of this run left it (``{}`` if none)."""
+        try:
+            earlier = orjson.loads((self.path / "metrics.json").read_bytes()).get("eval_run")
+        except (OSError, orjson.JSONDecodeError, AttributeError):
+            return {}
+        same = isinstance(earlier, dict) and earlier.get("id") == self.manifest.get("local_run_id")
+        return earlier if same else {}
+
     def write_outputs(
         self, records: list[dict[str, Any]], resumed_ids: set[str], files: Mapping[str, Any]
     ) -> None:
