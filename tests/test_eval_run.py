@@ -174,10 +174,10 @@ def test_the_printed_next_command_continues_the_same_run(tmp_path: Path, scripte
     command = step["command"]
     assert "sk-secret-123" not in command and "--fresh" not in command and "--retry-failed" in command
     argv = shlex.split(command)
-    assert argv[:3] == ["osmosis", "eval", "run"]
+    assert argv[0] == "osmosis" and argv[argv.index("eval") + 1] == "run"
     argv[argv.index("--api-key") + 1] = "sk-secret-123"  # the user fills in their key
     proc = subprocess.run(
-        [OSMOSIS, "--json", *argv[1:]], cwd=ws, capture_output=True, text=True, timeout=120, env=_env()
+        [OSMOSIS, *argv[1:]], cwd=ws, capture_output=True, text=True, timeout=120, env=_env()
     )
     assert proc.returncode == 0, proc.stderr
     again = json.loads(proc.stdout)["resource"]

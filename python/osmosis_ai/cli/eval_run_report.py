@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import datetime as _dt
-import shlex
+import sys
 from pathlib import Path
 from typing import Any
 
 import click
+
+from osmosis_ai.cli.run_log import continue_command
 
 
 def _table(
@@ -50,43 +52,12 @@ def _table(
     return lines
 
 
-# The options that decide which run a command continues and how it runs, as the user spelled them.
-_CARRIED_OPTIONS = (
-    ("--dataset-file", "dataset_file"),
-    ("-o", "output"),
-    ("--rows", "rows"),
-    ("--secrets-file", "secrets_file"),
-    ("--base-url", "base_url"),
-    ("--max-in-flight", "max_in_flight"),
-    ("--ray-address", "ray_address"),
-    ("--ray-workers", "ray_workers"),
-)
-
-
-def continue_command(o: dict[str, Any], run_name: str, *, retry_failed: bool = False) -> str:
-    """The command that continues this run: the same config and options, ``--name``, never ``--fresh``
-    (it would archive the run); the API key is a placeholder, never the key.
-
-    Example:
-        >>> continue_command({"config_path": "configs/eval/calc.toml", "output": "my runs"}, "calc-1")
-        "osmosis eval run configs/eval/calc.toml -o 'my runs' --name calc-1"
-    """
-    args = ["osmosis", "eval", "run", o["config_path"]]
-    for flag, key in _CARRIED_OPTIONS:
-        if o.get(key) is not None:
-            args += [flag, str(o[key])]
-    for fn in o.get("eval_fns") or ():
-        args += ["--eval-fn", fn]
-    if o.get("backend") not in (None, "local"):
-        args += ["--backend", o["backend"]]
-    if o.get("api_key"):
-        args += ["--api-key", "<your API key>"]
-    args += ["--name", run_name]
-    if o.get("yes"):
-        args.append("-y")
-    if retry_failed or o.get("retry_failed"):
-        args.append("--retry-failed")
-    return shlex.join(args)
+def continue_run_command(run_name: str, *, retry_failed: bool = False) -> str:
+    """The command that continues this run: the user's own, with ``--name``, never ``--fresh`` (it would
+    archive the run), and ``--retry-failed`` when asked or already given (an interrupted retry goes on)."""
+    given = "--retry-failed" in sys.argv
+    add = ("--name", run_name, *(("--retry-failed",) if retry_failed and not given else ()))
+    return continue_command(drop_options=("--name",), drop_switches=("--fresh",), add=add)
 
 
 def report(
@@ -169,10 +140,10 @@ def report(
             click.echo(f"\nStopped early: {outcome.stop_reason}", err=True)
     steps = []
     if incomplete:
-        again = continue_command(o, run_dir.name)
+        again = continue_run_command(run_dir.name)
         steps.append((again, {"action": "resume", "run_name": run_dir.name, "command": again}))
     elif counts["failed"]:
-        again = continue_command(o, run_dir.name, retry_failed=True)
+        again = continue_run_command(run_dir.name, retry_failed=True)
         steps.append((again, {"action": "retry_failed", "run_name": run_dir.name, "command": again}))
     resource = {
         "run_name": run_dir.name,

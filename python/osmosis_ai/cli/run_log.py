@@ -90,19 +90,44 @@ def open_log(
     return log
 
 
+# Options whose value is a secret: a printed command shows a placeholder, never the value.
+_SECRET_OPTIONS = ("--api-key",)
+
+
+def continue_command(
+    argv: list[str] | None = None,
+    *,
+    drop_options: tuple[str, ...] = (),
+    drop_switches: tuple[str, ...] = (),
+    add: tuple[str, ...] = (),
+) -> str:
+    """The command line that continues this session, as the user can paste it.
+
+    The user's own arguments (``sys.argv`` unless ``argv``), without the options in ``drop_options`` (with
+    their values, ``--opt v`` or ``--opt=v``) and the switches in ``drop_switches``, then ``add``. A secret
+    given on the command line (``--api-key``) shows as a placeholder.
+
+    Example:
+        >>> continue_command(["eval", "run", "c.toml", "--fresh", "--api-key", "sk-1"], drop_switches=("--fresh",))
+        "osmosis eval run c.toml --api-key '<your API key>'"
+    """
+    args = iter(sys.argv[1:] if argv is None else argv)
+    kept: list[str] = []
+    for arg in args:
+        name, has_value, _ = arg.partition("=")
+        if name in drop_options or name in _SECRET_OPTIONS:
+            if not has_value:
+                next(args, None)
+            if name in _SECRET_OPTIONS:
+                kept += [name, "<your API key>"]
+        elif arg not in drop_switches:
+            kept.append(arg)
+    return shlex.join(["osmosis", *kept, *add])
+
+
 def resume_command(log_path: Path, argv: list[str] | None = None) -> str:
     """The command line that continues this session: the same arguments, ``--resume`` instead of ``--log``."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    cleaned: list[str] = []
-    skip = False
-    for arg in args:
-        if skip:
-            skip = False
-        elif arg in ("--log", "--resume"):
-            skip = True
-        elif not arg.startswith(("--log=", "--resume=")):
-            cleaned.append(arg)
-    return shlex.join(["osmosis", *cleaned, "--resume", str(log_path)])
+    return continue_command(argv, drop_options=("--log", "--resume"), add=("--resume", str(log_path)))
 
 
 def exit_interrupted(log_path: Path, finished: str, exit_code: int) -> NoReturn:
