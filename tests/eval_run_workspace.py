@@ -39,6 +39,8 @@ class CalcWorkflow(AgentWorkflow):
             raise RuntimeError("workflow exploded")
         if mode == "artifact":
             (ctx.artifacts_dir / "note.txt").write_text("kept")
+        if mode == "url":
+            (ctx.artifacts_dir / "url.txt").write_text(get_rollout_context().chat_completions_url)
         if mode == "log_secret":
             import logging, os
             logging.getLogger("calc").warning("calling with %s", os.environ.get("CALC_TOKEN"))

@@ -184,3 +184,42 @@ def test_the_printed_next_command_continues_the_same_run(tmp_path: Path, scripte
     assert again["output_path"] == str(ws / "my runs" / "r1")
     # Only the failed item ran again; the two good ones were carried over.
     assert (again["dispatched"], again["resumed"], again["total_work_items"]) == (1, 2, 3)
+
+
+def test_verbose_prints_a_log_line_per_item_in_place_of_the_bar(tmp_path: Path, scripted: Any) -> None:
+    server = scripted({"default": {"content": "4"}})
+    rows = [*calc_rows(2), {"user_prompt": "x", "ground_truth": "4", "metadata": {"mode": "raise"}}]
+    ws = make_workspace(tmp_path / "ws", rows)
+    code, _, stderr = osmosis_run(ws, server, "--verbose")
+    assert code == 0, stderr
+    items = [line for line in stderr.splitlines() if "[item]" in line]
+    assert len(items) == 3 and sum("INFO [item] success: reward" in line for line in items) == 2
+    assert any("WARNING [item] failed: workflow raised RuntimeError" in line for line in items)
+    logged = (ws / ".osmosis/evals/r1/logs.txt").read_text()
+    assert all(line in logged for line in items)
+
+
+def test_rollout_port_fixes_the_workflows_endpoint_and_a_taken_one_is_an_error(
+    tmp_path: Path, scripted: Any
+) -> None:
+    import socket
+
+    server = scripted({"default": {"content": "4"}})
+    ws = make_workspace(
+        tmp_path / "ws", [{"user_prompt": "x", "ground_truth": "4", "metadata": {"mode": "url"}}]
+    )
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        code, _, stderr = osmosis_run(ws, server, "--rollout-port", str(port))
+        assert code == 1 and f"--rollout-port {port}: cannot listen" in stderr
+    code, _, stderr = osmosis_run(ws, server, "--rollout-port", str(port), name="r2")
+    assert code == 0, stderr
+    url = (ws / ".osmosis/evals/r2/artifacts/row_0_run_0/url.txt").read_text()
+    assert url.startswith(f"http://127.0.0.1:{port}/v1/rollouts/")
+    proc = subprocess.run(
+        [*run_args(server, "--rollout-port", "9000", name="r3"), "--backend", "ray"],
+        cwd=ws, capture_output=True, text=True, timeout=60, env=_env(),
+    )  # fmt: skip
+    assert proc.returncode == 2 and "--rollout-port applies to the local backend" in proc.stderr

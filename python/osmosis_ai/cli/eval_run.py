@@ -78,6 +78,18 @@ DATASET_EXTENSIONS = (".jsonl", ".json", ".csv", ".parquet")
     metavar="KEY",
     help="API key for the model (else the provider's environment variable).",
 )
+@click.option(
+    "--rollout-port",
+    type=click.IntRange(1, 65535),
+    default=None,
+    metavar="PORT",
+    help="Fixed port of the local endpoint the workflow's model calls go to (default: an ephemeral one).",
+)
+@click.option(
+    "--verbose",
+    is_flag=True,
+    help="Print every line of the run's logs.txt (one per item) instead of a progress bar.",
+)
 @backend_options
 @click.pass_context
 def eval_run(ctx: click.Context, **o: Any) -> None:
@@ -205,6 +217,10 @@ def run(o: dict[str, Any]) -> int:
     from osmosis_ai.workspace import check_config_location, check_rollout, resolve_config_path
 
     o["backend_choice"] = backend_from_options(o["backend"], o["ray_address"], o["ray_workers"])
+    if o.get("rollout_port") is not None and o["backend_choice"].name != "local":
+        raise click.UsageError(
+            "--rollout-port applies to the local backend (each Ray worker has its own endpoint)."
+        )
     path = resolve_config_path(o["config_path"])
     root = check_config_location(path, "eval", "eval run")
     config = load_eval_config(path)
@@ -295,11 +311,13 @@ def _open_run(
         if archived is not None:
             status(f"Archived the earlier run to {archived}")
     opened = run_dir.open_log(inputs, provenance, dataset, retry_failed=o["retry_failed"])
-    logs = RunLogText(run_dir.path / "logs.txt")
+    echo = (lambda text: click.echo(text, err=True)) if o.get("verbose") else None
+    logs = RunLogText(run_dir.path / "logs.txt", echo=echo)
     logs.line("INFO", "run", f"opened run {run_dir.name}", {"inputs": inputs})
     pending = max(work - len(opened.log.done), 0)
     milestone = f"{pending} of {work} work items pending ({entry.description}; run {run_dir.name})"
-    status(milestone)
+    if not o.get("verbose"):  # --verbose prints it as a log line
+        status(milestone)
     logs.line("INFO", "run", milestone)
     return opened, logs, pending
 
@@ -397,16 +415,21 @@ def _execute(
     from osmosis_ai.cli.output import STATE, status
 
     show = STATE.mode == "rich"
+    # --verbose prints the log's lines (one per item) in place of the milestones and the bar.
+    verbose = bool(o.get("verbose"))
     milestone = f"running up to {session.concurrency} work items in flight"
     logs.line("INFO", "run", milestone, {"concurrency": session.concurrency})
-    if show:
+    if show and not verbose:
         status(milestone)
-    progress = Progress(total, unit="rollouts", extra=extra, quiet=not show)
+    progress = Progress(total, unit="rollouts", extra=extra, quiet=not show or verbose)
 
     def on_record(record: dict[str, Any], outcome: Any) -> None:
         if record.get("status") != "success":
             details = {k: record.get(k) for k in ("row_index", "run_index", "rollout_id", "error_type")}
             logs.line("WARNING", "item", f"{record.get('status')}: {record.get('error') or ''}", details)
+        elif verbose:
+            details = {k: record.get(k) for k in ("row_index", "run_index", "rollout_id")}
+            logs.line("INFO", "item", f"success: reward {record.get('reward')}", details)
         progress(record, outcome)
 
     try:
@@ -433,6 +456,7 @@ async def _run_engine(
                     session.entry,
                     session.endpoint,
                     scorers=scorers,
+                    bridge_port=o.get("rollout_port") or 0,
                     max_connections=session.concurrency,
                     agent_timeout=settings["agent_timeout"],
                     grader_timeout=settings["grader_timeout"],

@@ -22,7 +22,7 @@ import datetime as _dt
 import logging
 import os
 import shutil
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -128,10 +128,16 @@ def project_items(run_path: Path, records: Sequence[dict[str, Any]], carried: Co
 
 
 class RunLogText:
-    """Appends redacted lines to ``logs.txt``; :meth:`capture` also routes Python logging there."""
+    """Appends redacted lines to ``logs.txt``; :meth:`capture` also routes Python logging there.
 
-    def __init__(self, path: Path) -> None:
+    Args:
+        path: The file (created 0600).
+        echo: Also called with each line as written (``eval run --verbose`` prints them).
+    """
+
+    def __init__(self, path: Path, echo: Callable[[str], None] | None = None) -> None:
         self.path = path
+        self.echo = echo
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         self._handle = os.fdopen(fd, "a", encoding="utf-8")
         self._handler: logging.Handler | None = None
@@ -141,8 +147,11 @@ class RunLogText:
         text = f"{stamp} {level} [{step}] {message}"
         if details:
             text += " " + orjson.dumps(details, option=orjson.OPT_SORT_KEYS, default=str).decode()
-        self._handle.write(redact(text.replace("\n", "\\n")) + "\n")
+        text = redact(text.replace("\n", "\\n"))
+        self._handle.write(text + "\n")
         self._handle.flush()
+        if self.echo is not None:
+            self.echo(text)
 
     def capture(self) -> None:
         """Sends what the user's workflow and grader (and libraries) log through Python logging here too."""

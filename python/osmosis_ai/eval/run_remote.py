@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
+from osmosis_ai.errors import CLIError
+
 __all__ = ["RunExecutorSpec", "item_timeout", "open_run_executor"]
 
 
@@ -45,9 +47,10 @@ async def open_run_executor(
     agent_timeout: float | None,
     grader_timeout: float | None,
     scorers: Sequence[Any] = (),
+    bridge_port: int = 0,
 ) -> AsyncIterator[Any]:
-    """Yields the executor for ``entry``: a workflow behind its own bridge, or a 0.2 loop scored by the
-    first of ``scorers`` (loaded eval functions)."""
+    """Yields the executor for ``entry``: a workflow behind its own bridge (on ``bridge_port``, 0 for an
+    ephemeral one), or a 0.2 loop scored by the first of ``scorers`` (loaded eval functions)."""
     from osmosis_ai.llm.transport import make_transport
 
     transport = make_transport(endpoint, max_connections=max_connections)
@@ -56,10 +59,19 @@ async def open_run_executor(
             from osmosis_ai.eval.workflow_executor import WorkflowExecutor
             from osmosis_ai.llm.bridge import LLMBridge
 
-            async with LLMBridge(transport) as bridge:
+            bridge = LLMBridge(transport, port=bridge_port)
+            try:
+                await bridge.start()
+            except OSError as exc:  # a fixed port already taken
+                raise CLIError(
+                    f"--rollout-port {bridge_port}: cannot listen on 127.0.0.1 ({exc.strerror or exc})"
+                ) from exc
+            try:
                 yield WorkflowExecutor(
                     entry.backend, bridge, agent_timeout=agent_timeout, grader_timeout=grader_timeout
                 )
+            finally:
+                await bridge.aclose()
         else:
             from osmosis_ai.eval.workflow_executor import LoopExecutor
             from osmosis_ai.llm.chat import ExternalLLMClient

@@ -33,6 +33,7 @@ class LLMBridge:
     Args:
         transport: Where the calls go (see :func:`osmosis_ai.llm.transport.make_transport`).
         token: The bearer token workflows must send (default: a new random one).
+        port: The port to listen on (default: an ephemeral one).
 
     Example:
         >>> async def main(transport):  # doctest: +SKIP
@@ -40,8 +41,9 @@ class LLMBridge:
         ...         url = bridge.url_for("r1")
     """
 
-    def __init__(self, transport: Any, *, token: str | None = None) -> None:
+    def __init__(self, transport: Any, *, token: str | None = None, port: int = 0) -> None:
         self.transport = transport
+        self.requested_port = port
         self.token = token or secrets.token_hex(16)
         self.tokens_by_rollout: dict[str, int] = {}
         self.port: int | None = None
@@ -60,7 +62,7 @@ class LLMBridge:
         return self.tokens_by_rollout.pop(rollout_id, 0)
 
     async def start(self) -> LLMBridge:
-        self._server = await Http1Server(self._handle).start()
+        self._server = await Http1Server(self._handle, port=self.requested_port).start()
         self.port = self._server.port
         return self
 
