@@ -9,7 +9,8 @@ client does (two requests per item: workflow -> bridge -> model; the cheapest su
 is the harness's cost). Floors in the same run send the same number of requests at the same concurrency:
 ``raw_floor_client.py`` (hand-written HTTP/1.1 over asyncio streams) and ``floor_client.py`` (bare aiohttp).
 CPU is user + system of each process (``wait4``); per item = CPU / rows at each size, and the marginal
-figure between the sizes (start-up charged to neither side); medians over interleaved rounds.
+figure between the sizes (start-up charged to neither side); medians over interleaved rounds. Start-up alone: the
+command on 3 rows.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ RAW_FLOOR = Path(__file__).with_name("raw_floor_client.py")
 # `make bench-ci` (short mode): 500 and 3,000 rows, and no own-HTTP-client run (about 10 s in all).
 SIZES = (scaled(1_000, 500), scaled(10_000, 3_000))
 CONCURRENCY = 16
+# A whole command on this many rows is its start-up: imports, config, dataset, the bridge, the run files.
+STARTUP_ROWS = 3
 # Interleaved rounds (medians reported); bench-ci takes its own median over short runs.
 ROUNDS = scaled(3, 1)
 
@@ -119,7 +122,7 @@ def _filled(root: Path):
         (root / "rollouts" / rollout).mkdir(parents=True)
         (root / "rollouts" / rollout / "main.py").write_text(main)
         (root / f"configs/eval/{rollout}.toml").write_text(TOML % (rollout, CONCURRENCY))
-    for rows in SIZES:
+    for rows in (STARTUP_ROWS, *SIZES):
         with (root / f"data/rows{rows}.jsonl").open("w") as out:
             for i in range(rows):
                 row = {"system_prompt": "Answer with a number.", "user_prompt": f"row {i}: what is {i} + 1?"}
@@ -163,6 +166,7 @@ def test_eval_run_cpu_per_item(benchmark, scripted_url, workspace) -> None:
             "ours": {},
             "http": {},
         }
+        figures["ours"][STARTUP_ROWS] = ours("bench", STARTUP_ROWS)
         for rows in SIZES:
             figures["raw"][rows] = floor(RAW_FLOOR, rows)
             figures["aiohttp"][rows] = floor(FLOOR, rows)
@@ -198,6 +202,11 @@ def test_eval_run_cpu_per_item(benchmark, scripted_url, workspace) -> None:
             f"{http}; raw floor {over_rounds(per_item, 'raw', rows):.3f} CPU-ms/req; aiohttp floor "
             f"{over_rounds(per_item, 'aiohttp', rows):.3f} CPU-ms/req (medians of {len(rounds)} rounds)"
         )
+    startup_cpu = median([1000 * f["ours"][STARTUP_ROWS][0] for f in rounds])
+    startup_wall = median([1000 * f["ours"][STARTUP_ROWS][1] for f in rounds])
+    NOTES.append(
+        f"eval run start-up ({STARTUP_ROWS} rows): {startup_wall:.0f} ms wall, {startup_cpu:.0f} CPU-ms"
+    )
     for name, label in (("ours", "eval run (context client)"), ("http", "eval run (own HTTP client)")):
         if name not in sides:
             continue
@@ -215,5 +224,6 @@ def test_eval_run_cpu_per_item(benchmark, scripted_url, workspace) -> None:
         ours_marginal_cpu_ms=over_rounds(marginal, "ours"),
         **({"http_marginal_cpu_ms": over_rounds(marginal, "http")} if "http" in sides else {}),
         raw_floor_ms=over_rounds(marginal, "raw"),
+        startup_cpu_ms=startup_cpu,
         aiohttp_floor_ms=over_rounds(marginal, "aiohttp"),
     )
