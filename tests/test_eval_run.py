@@ -197,6 +197,10 @@ def test_verbose_prints_a_log_line_per_item_in_place_of_the_bar(tmp_path: Path, 
     assert any("WARNING [item] failed: workflow raised RuntimeError" in line for line in items)
     logged = (ws / ".osmosis/evals/r1/logs.txt").read_text()
     assert all(line in logged for line in items)
+    # Counts as they are: 3 items, so up to 3 in flight (batch_size is larger); then one left to retry.
+    assert "up to 3 work items in flight" in stderr
+    code, _, stderr = osmosis_run(ws, server, "--verbose", "--retry-failed")
+    assert "1 of 3 work items pending" in stderr and "up to 1 work item in flight" in stderr
 
 
 def test_rollout_port_fixes_the_workflows_endpoint_and_a_taken_one_is_an_error(

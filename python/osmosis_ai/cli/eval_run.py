@@ -315,7 +315,8 @@ def _open_run(
     logs = RunLogText(run_dir.path / "logs.txt", echo=echo)
     logs.line("INFO", "run", f"opened run {run_dir.name}", {"inputs": inputs})
     pending = max(work - len(opened.log.done), 0)
-    milestone = f"{pending} of {work} work items pending ({entry.description}; run {run_dir.name})"
+    items = "work item" if work == 1 else "work items"
+    milestone = f"{pending} of {work} {items} pending ({entry.description}; run {run_dir.name})"
     if not o.get("verbose"):  # --verbose prints it as a log line
         status(milestone)
     logs.line("INFO", "run", milestone)
@@ -417,7 +418,8 @@ def _execute(
     show = STATE.mode == "rich"
     # --verbose prints the log's lines (one per item) in place of the milestones and the bar.
     verbose = bool(o.get("verbose"))
-    milestone = f"running up to {session.concurrency} work items in flight"
+    in_flight = min(session.concurrency, max(total - len(log.done), 1))
+    milestone = f"running up to {in_flight} work item{'s' if in_flight != 1 else ''} in flight"
     logs.line("INFO", "run", milestone, {"concurrency": session.concurrency})
     if show and not verbose:
         status(milestone)
