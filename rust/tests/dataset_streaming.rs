@@ -74,6 +74,24 @@ fn jsonl_lines_and_indices_skip_blank_lines() {
 }
 
 #[test]
+fn csv_lines_count_the_header_with_either_line_ending() {
+    let dir = TempDir::new("csvlines");
+    for (name, end) in [("lf.csv", "\n"), ("crlf.csv", "\r\n")] {
+        let text = [
+            "system_prompt,user_prompt,ground_truth",
+            "s,u0,g",
+            "s,\"u\n1\",g",
+            "s,u2,g",
+            "",
+        ]
+        .join(end);
+        let path = dir.write(name, text.as_bytes());
+        let lines: Vec<_> = read_all(&path, 0, None, 2).iter().map(|r| r.line).collect();
+        assert_eq!(lines, [2, 3, 5], "{name}");
+    }
+}
+
+#[test]
 fn json_array_streams_across_chunk_boundaries() {
     let dir = TempDir::new("json");
     // Elements larger than the 1 MiB read chunk, and many small ones around them.
