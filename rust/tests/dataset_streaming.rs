@@ -92,6 +92,24 @@ fn csv_lines_count_the_header_with_either_line_ending() {
 }
 
 #[test]
+fn eval_run_contract_names_the_line_and_field_of_a_selected_row() {
+    let dir = TempDir::new("evalrun");
+    let text = "user_prompt,ground_truth\r\nu,4\r\nu,\r\nu,5\r\n";
+    let path = dir.write("d.csv", text.as_bytes());
+    let mut reader = DatasetReader::open(&path, Contract::EvalRun, 0, None).unwrap();
+    assert_eq!(reader.next_batch(10).unwrap().len(), 1);
+    let err = reader.next_batch(10).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!("{path}, line 3 (row 1): 'ground_truth' cannot be empty; a row without a 'metadata' column needs one")
+    );
+    assert_eq!(err.field.as_deref(), Some("ground_truth"));
+    // A window past the bad row never checks it.
+    let mut reader = DatasetReader::open(&path, Contract::EvalRun, 2, None).unwrap();
+    assert_eq!(reader.next_batch(10).unwrap().into_rows()[0].line, 4);
+}
+
+#[test]
 fn json_array_streams_across_chunk_boundaries() {
     let dir = TempDir::new("json");
     // Elements larger than the 1 MiB read chunk, and many small ones around them.
