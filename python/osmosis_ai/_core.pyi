@@ -132,7 +132,7 @@ class StatsAggregator:
 class DatasetBatches:
     """Iterator over batches (lists of row dicts) of a dataset file, checked against a row contract.
 
-    ``contract`` is ``"eval"``, ``"rubric"`` or ``"any"``. Opening skips ``offset`` rows; at most
+    ``contract`` is ``"eval"``, ``"rubric"``, ``"eval_run"`` or ``"any"``. Opening skips ``offset`` rows; at most
     ``limit`` rows are read. Raises ``FileNotFoundError``, ``osmosis_ai.errors.DatasetParseError`` or
     ``osmosis_ai.errors.DatasetValidationError``.
     """

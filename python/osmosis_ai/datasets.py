@@ -11,6 +11,10 @@ Row contracts (``contract=``):
   Every other column is kept unchanged (it becomes the row's metadata).
 - ``"rubric"`` (``eval-rubric`` records): ``solution_str`` a non-blank string; ``score_min`` /
   ``score_max`` numbers; ``metadata`` / ``extra_info`` objects, when present.
+- ``"eval_run"`` (``osmosis eval run`` on a local file, spec 4.3): ``system_prompt``, ``user_prompt``,
+  ``ground_truth`` (alias ``label``) and ``metadata``, names as written. A row with a ``metadata`` key needs
+  a prompt or non-empty metadata; any other row needs ``user_prompt`` and a label. Only null and ``""`` are
+  absent; ``metadata`` is an object or a string holding one.
 - ``"any"``: every row is a JSON object; nothing else is checked.
 
 Errors name the file, the line (Parquet: the row number), the 0-based row index and the field:
@@ -41,7 +45,7 @@ __all__ = [
     "validate_dataset",
 ]
 
-Contract = Literal["eval", "rubric", "any"]
+Contract = Literal["eval", "rubric", "eval_run", "any"]
 SUPPORTED_EXTENSIONS = (".jsonl", ".json", ".csv", ".parquet")
 DEFAULT_BATCH_SIZE = 1024
 
@@ -112,7 +116,7 @@ def read_dataset(
         limit: Read at most this many rows (after ``offset``); ``None`` reads to the end.
         offset: Skip this many rows first (not checked).
         batch_size: Rows parsed per trip into the core.
-        contract: ``"eval"`` (default), ``"rubric"`` or ``"any"``.
+        contract: ``"eval"`` (default), ``"rubric"``, ``"eval_run"`` or ``"any"``.
 
     Returns:
         An iterator of row dicts. For the eval contract the three required columns are lower-cased.
@@ -226,7 +230,7 @@ def validate_dataset(
 
     Args:
         path: The dataset file.
-        contract: ``"eval"`` (default), ``"rubric"`` or ``"any"``.
+        contract: ``"eval"`` (default), ``"rubric"``, ``"eval_run"`` or ``"any"``.
         max_problems: How many problems to keep; all are counted.
 
     Returns:

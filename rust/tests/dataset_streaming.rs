@@ -74,6 +74,42 @@ fn jsonl_lines_and_indices_skip_blank_lines() {
 }
 
 #[test]
+fn csv_lines_count_the_header_with_either_line_ending() {
+    let dir = TempDir::new("csvlines");
+    for (name, end) in [("lf.csv", "\n"), ("crlf.csv", "\r\n")] {
+        let text = [
+            "system_prompt,user_prompt,ground_truth",
+            "s,u0,g",
+            "s,\"u\n1\",g",
+            "s,u2,g",
+            "",
+        ]
+        .join(end);
+        let path = dir.write(name, text.as_bytes());
+        let lines: Vec<_> = read_all(&path, 0, None, 2).iter().map(|r| r.line).collect();
+        assert_eq!(lines, [2, 3, 5], "{name}");
+    }
+}
+
+#[test]
+fn eval_run_contract_names_the_line_and_field_of_a_selected_row() {
+    let dir = TempDir::new("evalrun");
+    let text = "user_prompt,ground_truth\r\nu,4\r\nu,\r\nu,5\r\n";
+    let path = dir.write("d.csv", text.as_bytes());
+    let mut reader = DatasetReader::open(&path, Contract::EvalRun, 0, None).unwrap();
+    assert_eq!(reader.next_batch(10).unwrap().len(), 1);
+    let err = reader.next_batch(10).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!("{path}, line 3 (row 1): 'ground_truth' cannot be empty; a row without a 'metadata' column needs one")
+    );
+    assert_eq!(err.field.as_deref(), Some("ground_truth"));
+    // A window past the bad row never checks it.
+    let mut reader = DatasetReader::open(&path, Contract::EvalRun, 2, None).unwrap();
+    assert_eq!(reader.next_batch(10).unwrap().into_rows()[0].line, 4);
+}
+
+#[test]
 fn json_array_streams_across_chunk_boundaries() {
     let dir = TempDir::new("json");
     // Elements larger than the 1 MiB read chunk, and many small ones around them.

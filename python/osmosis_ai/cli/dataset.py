@@ -35,11 +35,12 @@ def dataset_group(ctx: click.Context) -> None:
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option(
     "--contract",
-    type=click.Choice(["eval", "rubric", "any"]),
+    type=click.Choice(["eval", "rubric", "eval_run", "any"]),
     default="eval",
     show_default=True,
     help="Row contract: eval datasets (system_prompt, user_prompt, ground_truth), "
-    "eval-rubric records (solution_str), or objects only.",
+    "eval-rubric records (solution_str), eval run datasets (user_prompt, ground_truth or metadata), "
+    "or objects only.",
 )
 @click.option(
     "--max-problems",

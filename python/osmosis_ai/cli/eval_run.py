@@ -201,7 +201,7 @@ def _normalized(path: Path, indices: list[int] | None, limit: int | None) -> Any
     from osmosis_ai.eval.run_rows import normalize_row, select_rows
 
     for position, (source, row) in enumerate(select_rows(path, indices, limit)):
-        yield position, normalize_row(path, source, row).as_item()
+        yield position, normalize_row(source, row).as_item()
 
 
 def run(o: dict[str, Any]) -> int:

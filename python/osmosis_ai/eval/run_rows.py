@@ -3,7 +3,8 @@
 Rows are read by the Rust reader (any of JSONL, JSON, CSV, Parquet); only ``system_prompt``,
 ``user_prompt``, ``ground_truth`` (alias ``label``) and ``metadata`` are consulted. A row with a
 ``metadata`` key is in metadata mode (prompt and label optional); otherwise ``user_prompt`` and a label are
-required. Errors name the file and the 0-based source row.
+required. The Rust reader checks that contract (``"eval_run"``) on the selected rows, so its errors name the
+file, the line (Parquet: the row) and the field; this module only turns checked rows into messages.
 """
 
 from __future__ import annotations
@@ -15,8 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import orjson
-
-from osmosis_ai.errors import DatasetValidationError
 
 __all__ = ["RunRow", "compact_selector", "item_prompt", "normalize_row", "parse_rows_selector", "select_rows"]
 
@@ -74,6 +73,20 @@ def parse_rows_selector(text: str) -> list[int]:
     return sorted(chosen)
 
 
+def _runs(indices: list[int]) -> Iterator[tuple[int, int]]:
+    """Sorted indices as ``(first, last)`` runs of consecutive rows."""
+    start = prev = None
+    for index in indices:
+        if prev is not None and index == prev + 1:
+            prev = index
+            continue
+        if start is not None and prev is not None:
+            yield start, prev
+        start = prev = index
+    if start is not None and prev is not None:
+        yield start, prev
+
+
 def compact_selector(indices: list[int]) -> str:
     """``[0, 1, 2, 5]`` -> ``"0-2,5"`` (what the results log records about the selection).
 
@@ -81,18 +94,7 @@ def compact_selector(indices: list[int]) -> str:
         >>> compact_selector([0, 1, 2, 5])
         '0-2,5'
     """
-    parts: list[str] = []
-    start = prev = None
-    for index in indices:
-        if prev is not None and index == prev + 1:
-            prev = index
-            continue
-        if start is not None:
-            parts.append(str(start) if start == prev else f"{start}-{prev}")
-        start = prev = index
-    if start is not None:
-        parts.append(str(start) if start == prev else f"{start}-{prev}")
-    return ",".join(parts)
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in _runs(indices))
 
 
 def _text(value: Any) -> str | None:
@@ -102,44 +104,30 @@ def _text(value: Any) -> str | None:
     return text if text != "" else None
 
 
-def _metadata(path: Path, source: int, value: Any) -> dict[str, Any] | None:
-    if value is None:
-        return None
+def _metadata(value: Any) -> dict[str, Any] | None:
+    # The reader's contract admitted only an object or a string holding one (blank: absent).
     if isinstance(value, Mapping):
         return dict(value) or None
-    if isinstance(value, str):
-        if not value.strip():
-            return None
-        try:
-            parsed = orjson.loads(value)
-        except orjson.JSONDecodeError as exc:
-            raise DatasetValidationError(f"{path}: row {source}: metadata is not valid JSON ({exc})") from exc
-        if isinstance(parsed, dict):
-            return parsed or None
-    raise DatasetValidationError(
-        f"{path}: row {source}: metadata must be a JSON object, got {type(value).__name__}"
-    )
+    if isinstance(value, str) and value.strip():
+        return orjson.loads(value) or None
+    return None
 
 
-def normalize_row(path: Path, source: int, row: Mapping[str, Any]) -> RunRow:
-    """The row's initial messages, label and metadata; raises DatasetValidationError naming the row."""
+def normalize_row(source: int, row: Mapping[str, Any]) -> RunRow:
+    """The initial messages, label and metadata of a row the reader checked (contract ``"eval_run"``).
+
+    Example:
+        >>> normalize_row(4, {"user_prompt": "2+2?", "label": 4}).label
+        '4'
+    """
     system, user = _text(row.get("system_prompt")), _text(row.get("user_prompt"))
     label = _text(row.get("ground_truth"))
     if label is None:
         label = _text(row.get("label"))
-    metadata = _metadata(path, source, row.get("metadata"))
-    if "metadata" not in row:
-        missing = [name for name, value in (("user_prompt", user), ("ground_truth", label)) if value is None]
-        if missing:
-            raise DatasetValidationError(
-                f"{path}: row {source}: missing {' and '.join(missing)} (or give a metadata column)"
-            )
-    elif user is None and system is None and metadata is None:
-        raise DatasetValidationError(f"{path}: row {source}: no prompt and no metadata")
     prompt = [{"role": "system", "content": system}] if system is not None else []
     if user is not None:
         prompt.append({"role": "user", "content": user})
-    return RunRow(prompt, label, metadata, source)
+    return RunRow(prompt, label, _metadata(row.get("metadata")), source)
 
 
 def select_rows(
@@ -148,18 +136,19 @@ def select_rows(
     """``(source_row_index, raw row)`` of the selected rows, streamed from the Rust reader.
 
     ``indices`` (from ``--rows``, sorted) wins over ``limit``; ``limit`` <= 0 or None means every row.
+    Only the selected rows are checked against the ``"eval_run"`` contract: each run of consecutive
+    indices is its own read window, so a bad row outside the selection is skipped unchecked.
+
+    Raises:
+        DatasetValidationError: A selected row breaks the contract; the message names the file, the line
+            (Parquet: the row) and the field.
     """
     from osmosis_ai.datasets import read_dataset
 
     if indices is None:
         cap = limit if limit is not None and limit > 0 else None
-        yield from enumerate(read_dataset(path, limit=cap, contract="any"))
+        yield from enumerate(read_dataset(path, limit=cap, contract="eval_run"))
         return
-    wanted = iter(indices)
-    target = next(wanted, None)
-    for source, row in enumerate(read_dataset(path, limit=indices[-1] + 1 if indices else 0, contract="any")):
-        if source == target:
-            yield source, row
-            target = next(wanted, None)
-            if target is None:
-                return
+    for first, last in _runs(indices):
+        rows = read_dataset(path, offset=first, limit=last - first + 1, contract="eval_run")
+        yield from enumerate(rows, start=first)

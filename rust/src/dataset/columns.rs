@@ -5,7 +5,7 @@
 //! A [`ColumnBatch`] keeps the decoded columns as they are: text stays in the page buffers it was
 //! decoded into (shared, not copied), numbers stay unboxed, and the keys exist once per batch.
 
-use super::contract::ValueKind;
+use super::value_kind::{Text, ValueKind};
 use super::Row;
 use parquet::data_type::ByteArray;
 use serde_json::{Map, Number, Value};
@@ -52,9 +52,7 @@ impl ColumnValues {
         match self {
             ColumnValues::Text(v) => match &v[row] {
                 None => ValueKind::Null,
-                Some(bytes) => ValueKind::Str {
-                    blank: text_of(bytes).trim_start().is_empty(),
-                },
+                Some(bytes) => ValueKind::Str(Text::of(text_of(bytes))),
             },
             ColumnValues::Int(v) => v[row].map_or(ValueKind::Null, |_| ValueKind::Int),
             ColumnValues::Float(v) => v[row].map_or(ValueKind::Null, |_| ValueKind::Float),
@@ -262,7 +260,7 @@ mod tests {
         assert_eq!(
             entries,
             [
-                ("a", ValueKind::Str { blank: true }),
+                ("a", ValueKind::Str(Text::Blank)),
                 ("b", ValueKind::Null),
                 ("c", ValueKind::Float)
             ]

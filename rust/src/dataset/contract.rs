@@ -4,62 +4,24 @@
 //!   case-insensitively, each a non-null, non-blank string. Other columns are kept as metadata.
 //! - `Rubric` (spec 6.3, `eval-rubric` records): `solution_str` a non-blank string on every record;
 //!   `score_min` / `score_max` numbers when given; `metadata` / `extra_info` objects when given.
+//! - `EvalRun` (anchor 0.3 §4.3, `eval run` on a local file): `system_prompt`, `user_prompt`, `ground_truth`
+//!   (alias `label`) and `metadata`, names as written. A row with a `metadata` key needs nothing else but
+//!   something to run (a prompt or non-empty metadata); any other row needs `user_prompt` and a label.
+//!   Only null and "" are absent (non-strings are used as text); `metadata` is an object or a string
+//!   holding one.
 //! - `Any`: every row is a JSON object; nothing else is checked (`preview`).
 //!
 //! Checks run on [`ValueKind`]s, so the full reader (rows as `serde_json::Value`) and the fast validation
 //! pass (rows parsed without building values) share this code and cannot disagree.
 
-use serde_json::Value;
-
-/// The shape of a value, as much as the contracts need.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ValueKind {
-    Null,
-    Bool,
-    Int,
-    Float,
-    /// A string; `blank` when empty or only whitespace.
-    Str {
-        blank: bool,
-    },
-    Array,
-    Object,
-}
-
-impl ValueKind {
-    pub fn of(value: &Value) -> ValueKind {
-        match value {
-            Value::Null => ValueKind::Null,
-            Value::Bool(_) => ValueKind::Bool,
-            Value::Number(n) if n.is_f64() => ValueKind::Float,
-            Value::Number(_) => ValueKind::Int,
-            Value::String(s) => ValueKind::Str {
-                blank: s.trim_start().is_empty(),
-            },
-            Value::Array(_) => ValueKind::Array,
-            Value::Object(_) => ValueKind::Object,
-        }
-    }
-
-    /// The Python type name a user sees for this value once loaded (`int`, `dict`, ...).
-    pub fn python_name(self) -> &'static str {
-        match self {
-            ValueKind::Null => "NoneType",
-            ValueKind::Bool => "bool",
-            ValueKind::Int => "int",
-            ValueKind::Float => "float",
-            ValueKind::Str { .. } => "str",
-            ValueKind::Array => "list",
-            ValueKind::Object => "dict",
-        }
-    }
-}
+use super::value_kind::{Text, ValueKind};
 
 /// Which contract rows are checked against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Contract {
     Eval,
     Rubric,
+    EvalRun,
     Any,
 }
 
@@ -87,6 +49,7 @@ impl Contract {
         match name {
             "eval" => Some(Contract::Eval),
             "rubric" => Some(Contract::Rubric),
+            "eval_run" => Some(Contract::EvalRun),
             "any" | "none" => Some(Contract::Any),
             _ => None,
         }
@@ -103,6 +66,7 @@ impl Contract {
             Contract::Any => Vec::new(),
             Contract::Eval => check_eval(entries),
             Contract::Rubric => check_rubric(entries),
+            Contract::EvalRun => check_eval_run(entries),
         }
     }
 
@@ -120,8 +84,8 @@ impl Contract {
 
 fn required_string(field: &str, kind: ValueKind) -> Option<FieldProblem> {
     let message = match kind {
-        ValueKind::Str { blank: false } => return None,
-        ValueKind::Str { blank: true } => format!("'{field}' cannot be empty"),
+        ValueKind::Str(text) if !text.is_blank() => return None,
+        ValueKind::Str(_) => format!("'{field}' cannot be empty"),
         ValueKind::Null => format!("'{field}' cannot be null"),
         other => format!("'{field}' must be a string, got {}", other.python_name()),
     };
@@ -185,7 +149,7 @@ fn check_rubric(entries: &[(&str, ValueKind)]) -> Vec<FieldProblem> {
     }
     for name in ["metadata", "extra_info"] {
         match get(name) {
-            None | Some(ValueKind::Null | ValueKind::Object) => {}
+            None | Some(ValueKind::Null | ValueKind::Object { .. }) => {}
             Some(other) => problems.push(FieldProblem::new(
                 Some(name),
                 format!("'{name}' must be an object, got {}", other.python_name()),
@@ -195,11 +159,71 @@ fn check_rubric(entries: &[(&str, ValueKind)]) -> Vec<FieldProblem> {
     problems
 }
 
+/// What a prompt-mode row of `eval run` lacks, in its messages.
+const RUN_NEEDS: &str = "a row without a 'metadata' column needs one";
+
+fn check_eval_run(entries: &[(&str, ValueKind)]) -> Vec<FieldProblem> {
+    let get = |name: &str| {
+        entries
+            .iter()
+            .find(|(key, _)| *key == name)
+            .map(|(_, kind)| *kind)
+    };
+    // §4.3: only null and "" are absent; other values are used as their text.
+    let given = |name: &str| {
+        get(name).is_some_and(|kind| !matches!(kind, ValueKind::Null | ValueKind::Str(Text::Empty)))
+    };
+    let Some(metadata) = get("metadata") else {
+        let mut problems = Vec::new();
+        if !given("user_prompt") {
+            problems.push(run_absent("user_prompt", get("user_prompt")));
+        }
+        if !given("ground_truth") && !given("label") {
+            problems.push(match (get("ground_truth"), get("label")) {
+                (None, Some(label)) => run_absent("label", Some(label)),
+                (truth, _) => run_absent("ground_truth", truth),
+            });
+        }
+        return problems;
+    };
+    let has_metadata = match metadata {
+        ValueKind::Null | ValueKind::Str(Text::Empty | Text::Blank) => false,
+        ValueKind::Object { empty } | ValueKind::Str(Text::JsonObject { empty }) => !empty,
+        ValueKind::Str(Text::Plain) => {
+            let message = "'metadata' is a string that does not hold a JSON object";
+            return vec![FieldProblem::new(Some("metadata"), message.to_owned())];
+        }
+        other => {
+            let message = format!(
+                "'metadata' must be a JSON object (or a string holding one), got {}",
+                other.python_name()
+            );
+            return vec![FieldProblem::new(Some("metadata"), message)];
+        }
+    };
+    if has_metadata || given("user_prompt") || given("system_prompt") {
+        return Vec::new();
+    }
+    let message =
+        "no 'user_prompt' or 'system_prompt', and no metadata: the row has nothing to run";
+    vec![FieldProblem::new(Some("user_prompt"), message.to_owned())]
+}
+
+fn run_absent(field: &str, kind: Option<ValueKind>) -> FieldProblem {
+    let what = match kind {
+        None if field == "ground_truth" => "missing 'ground_truth' (or 'label')".to_owned(),
+        None => format!("missing '{field}'"),
+        Some(ValueKind::Null) => format!("'{field}' cannot be null"),
+        Some(_) => format!("'{field}' cannot be empty"),
+    };
+    FieldProblem::new(Some(field), format!("{what}; {RUN_NEEDS}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const GOOD: ValueKind = ValueKind::Str { blank: false };
+    const GOOD: ValueKind = ValueKind::Str(Text::Plain);
 
     #[test]
     fn eval_accepts_any_case_and_extra_columns() {
@@ -222,7 +246,7 @@ mod tests {
         let row = [
             ("system_prompt", ValueKind::Null),
             ("user_prompt", ValueKind::Int),
-            ("ground_truth", ValueKind::Str { blank: true }),
+            ("ground_truth", ValueKind::Str(Text::Blank)),
         ];
         let messages: Vec<_> = Contract::Eval
             .check(&row)
@@ -286,5 +310,58 @@ mod tests {
             Contract::check_non_object(ValueKind::Array).message,
             "Expected object, got list"
         );
+    }
+
+    fn run_messages(row: &[(&str, ValueKind)]) -> Vec<(Option<String>, String)> {
+        Contract::EvalRun
+            .check(row)
+            .into_iter()
+            .map(|p| (p.field, p.message))
+            .collect()
+    }
+
+    #[test]
+    fn eval_run_prompt_mode_needs_a_prompt_and_a_label() {
+        let blank = ValueKind::Str(Text::Blank);
+        assert!(run_messages(&[("user_prompt", blank), ("ground_truth", blank)]).is_empty());
+        assert!(run_messages(&[("user_prompt", ValueKind::Int), ("label", GOOD)]).is_empty());
+        let empty = ValueKind::Str(Text::Empty);
+        let problems = run_messages(&[("user_prompt", ValueKind::Null), ("ground_truth", empty)]);
+        let fields: Vec<_> = problems
+            .iter()
+            .map(|(f, _)| f.as_deref().unwrap())
+            .collect();
+        assert_eq!(fields, ["user_prompt", "ground_truth"]);
+        assert_eq!(
+            problems[1].1,
+            "'ground_truth' cannot be empty; a row without a 'metadata' column needs one"
+        );
+        let problems = run_messages(&[("User_Prompt", GOOD), ("label", empty)]);
+        assert_eq!(
+            problems[0].1,
+            "missing 'user_prompt'; a row without a 'metadata' column needs one"
+        );
+        assert_eq!(problems[1].0.as_deref(), Some("label"));
+    }
+
+    #[test]
+    fn eval_run_metadata_mode() {
+        let obj = |empty| ValueKind::Object { empty };
+        assert!(run_messages(&[("metadata", obj(false))]).is_empty());
+        assert!(run_messages(&[("metadata", ValueKind::Null), ("system_prompt", GOOD)]).is_empty());
+        let text = ValueKind::Str(Text::JsonObject { empty: false });
+        assert!(run_messages(&[("metadata", text)]).is_empty());
+        for nothing in [obj(true), ValueKind::Str(Text::Blank), ValueKind::Null] {
+            let problems = run_messages(&[
+                ("metadata", nothing),
+                ("user_prompt", ValueKind::Str(Text::Empty)),
+            ]);
+            assert!(problems[0].1.contains("nothing to run"), "{problems:?}");
+        }
+        let problems = run_messages(&[("metadata", ValueKind::Array), ("user_prompt", GOOD)]);
+        assert_eq!(problems[0].0.as_deref(), Some("metadata"));
+        assert!(problems[0].1.ends_with("got list"));
+        let problems = run_messages(&[("metadata", ValueKind::Str(Text::Plain))]);
+        assert!(problems[0].1.contains("does not hold a JSON object"));
     }
 }

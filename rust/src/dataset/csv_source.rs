@@ -54,6 +54,9 @@ pub(crate) struct CsvSource {
     index: u64,
     record_start: Arc<AtomicU64>,
     limit: u64,
+    /// Added to the csv crate's line numbers: 1 in a CRLF file, whose record positions are taken before
+    /// the `\n` of the previous terminator is counted (BurntSushi/rust-csv#395).
+    line_lag: u64,
 }
 
 fn csv_error(path: &str, err: &csv::Error) -> DatasetError {
@@ -91,6 +94,8 @@ impl CsvSource {
             .map_err(|e| too_long(path, &e, 1, None, limit))?
             .clone();
         record_start.store(reader.position().byte(), Ordering::Relaxed);
+        // Past a one-line header ended by "\n" the crate is on line 2; ended by "\r\n", still on line 1.
+        let line_lag = u64::from(reader.position().line() == 1);
         let mut header = Vec::with_capacity(raw_header.len());
         for (i, name) in raw_header.iter().enumerate() {
             let name = std::str::from_utf8(name).map_err(|_| {
@@ -120,6 +125,7 @@ impl CsvSource {
             index: 0,
             record_start,
             limit,
+            line_lag,
         })
     }
 
@@ -129,7 +135,7 @@ impl CsvSource {
         if self.header.is_empty() {
             return Ok(None);
         }
-        let line = self.reader.position().line();
+        let line = self.reader.position().line() + self.line_lag;
         let more = self
             .reader
             .read_byte_record(&mut self.record)
@@ -145,7 +151,7 @@ impl CsvSource {
                 self.limit,
             ));
         }
-        Ok(more.then(|| self.record.position().map_or(0, |p| p.line())))
+        Ok(more.then(|| self.record.position().map_or(0, |p| p.line()) + self.line_lag))
     }
 }
 

@@ -17,16 +17,18 @@ mod row_value;
 mod scan;
 mod shape;
 mod validate;
+mod value_kind;
 
 use serde_json::{Map, Value};
 use std::path::Path;
 use std::sync::Arc;
 
 pub use columns::{Batch, ColumnBatch, ColumnValues, Utf8Bytes};
-pub use contract::{Contract, FieldProblem, ValueKind};
+pub use contract::{Contract, FieldProblem};
 pub use error::{DatasetError, DatasetErrorKind, DatasetResult, PositionUnit};
 pub use prefetch::PrefetchReader;
 pub use validate::{validate_file, ValidationReport};
+pub use value_kind::{Text, ValueKind};
 
 /// The file formats we read, chosen by extension (case-insensitive).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

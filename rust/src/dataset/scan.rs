@@ -7,8 +7,8 @@
 //! `None`, and the caller re-reads the line with the serde path, which gives the verdict and the exact
 //! message. So the two paths cannot disagree on a row the scanner accepts.
 
-use super::contract::ValueKind;
 use super::shape;
+use super::value_kind::{Text, ValueKind};
 
 /// What a line turned out to be.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,16 +114,21 @@ impl<'a> Scanner<'a> {
             b'"' => {
                 let (start, end, _) = self.string()?;
                 let content = text.get(start..end)?;
-                // Blank unless a character other than whitespace comes before any escape; an escape
-                // first (which may or may not stand for whitespace) is left to serde.
-                let blank = match content.trim_start().chars().next() {
-                    None => true,
-                    Some('\\') => return None,
-                    Some(_) => false,
-                };
-                Some(ValueKind::Str { blank })
+                // Classified as the unescaped text would be, unless an escape (which may or may not
+                // stand for whitespace) or a `{` (JSON text to parse) comes first: those are left to serde.
+                match content.trim_start().chars().next() {
+                    Some('\\' | '{') => None,
+                    _ => Some(ValueKind::Str(Text::of(content))),
+                }
             }
-            b'{' => self.container().map(|()| ValueKind::Object),
+            b'{' => {
+                let start = self.i;
+                self.i += 1;
+                self.ws();
+                let empty = self.peek()? == b'}';
+                self.i = start;
+                self.container().map(|()| ValueKind::Object { empty })
+            }
             b'[' => self.container().map(|()| ValueKind::Array),
             b'-' | b'0'..=b'9' => {
                 let start = self.i;
@@ -384,17 +389,20 @@ mod tests {
         assert_eq!(
             kinds,
             [
-                ValueKind::Str { blank: false },
+                ValueKind::Str(Text::Plain),
                 ValueKind::Array,
                 ValueKind::Null,
-                ValueKind::Str { blank: true },
+                ValueKind::Str(Text::Blank),
                 ValueKind::Int,
                 ValueKind::Float,
-                ValueKind::Object,
+                ValueKind::Object { empty: true },
                 ValueKind::Bool
             ]
         );
         assert!(agrees(line));
+        // A string that may hold JSON text is left to serde, which parses it.
+        assert!(scan("{\"m\": \" {}\", \"o\": { \"x\": 1}}").is_none());
+        assert!(agrees("{\"m\": \" {}\", \"o\": { \"x\": 1}}"));
     }
 
     #[test]

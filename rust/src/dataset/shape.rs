@@ -2,7 +2,7 @@
 //! forces a copy) and the [`ValueKind`] of each value. Nested values are syntax-checked and dropped.
 //! This is what makes the validation pass cheap.
 
-use super::contract::ValueKind;
+use super::value_kind::{Text, ValueKind};
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use std::borrow::Cow;
 use std::fmt;
@@ -37,9 +37,7 @@ impl<'de> Visitor<'de> for KindVisitor {
         Ok(ValueKind::Float)
     }
     fn visit_str<E: de::Error>(self, s: &str) -> Result<ValueKind, E> {
-        Ok(ValueKind::Str {
-            blank: s.trim().is_empty(),
-        })
+        Ok(ValueKind::Str(Text::of(s)))
     }
     fn visit_unit<E: de::Error>(self) -> Result<ValueKind, E> {
         Ok(ValueKind::Null)
@@ -54,8 +52,9 @@ impl<'de> Visitor<'de> for KindVisitor {
         Ok(ValueKind::Array)
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ValueKind, A::Error> {
+        let empty = map.next_entry::<IgnoredAny, Kind>()?.is_none();
         while map.next_entry::<IgnoredAny, Kind>()?.is_some() {}
-        Ok(ValueKind::Object)
+        Ok(ValueKind::Object { empty })
     }
 }
 
@@ -169,7 +168,7 @@ mod tests {
         assert_eq!(keys, ["a", "bA", "n", "s"]);
         assert_eq!(entries[1].1, ValueKind::Array);
         assert_eq!(entries[2].1, ValueKind::Null);
-        assert_eq!(entries[3].1, ValueKind::Str { blank: true });
+        assert_eq!(entries[3].1, ValueKind::Str(Text::Blank));
         assert!(matches!(
             parse("[1]").unwrap(),
             Shape::Other(ValueKind::Array)

@@ -2,11 +2,11 @@
 //! threads for large files, problems merged in file order.
 
 use super::Collector;
-use crate::dataset::contract::ValueKind;
 use crate::dataset::error::{DatasetError, DatasetResult};
 use crate::dataset::jsonl::{is_blank, line_text, line_too_long, max_line_bytes, parse_error};
 use crate::dataset::scan::{self, Scanned};
 use crate::dataset::shape::{self, Shape};
+use crate::dataset::value_kind::ValueKind;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 

@@ -2,9 +2,10 @@
 
 mod jsonl;
 
-use super::contract::{Contract, FieldProblem, ValueKind};
+use super::contract::{Contract, FieldProblem};
 use super::error::{DatasetError, DatasetErrorKind, DatasetResult, PositionUnit};
 use super::parquet_source::ParquetSource;
+use super::value_kind::ValueKind;
 use super::{empty_file, open_source, Format, RowSource, Source};
 use jsonl::{validate_jsonl, MAX_THREADS, PARALLEL_MIN_BYTES};
 

@@ -25,7 +25,7 @@ pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 fn parse_contract(name: &str) -> PyResult<Contract> {
     Contract::parse(name).ok_or_else(|| {
         CoreError::Protocol(format!(
-            "unknown row contract '{name}' (expected eval, rubric or any)"
+            "unknown row contract '{name}' (expected eval, rubric, eval_run or any)"
         ))
         .into()
     })
