@@ -2,13 +2,10 @@
 //! panic hook stays quiet for it (users saw "thread '...' panicked at ..." before the error); panics
 //! anywhere else still reach the hook. Its own test binary: it replaces the process's panic hook.
 
+mod common;
+
 use osmosis_core::dataset::{Contract, DatasetReader};
-use parquet::data_type::{ByteArray, ByteArrayType};
-use parquet::file::properties::WriterProperties;
-use parquet::file::writer::SerializedFileWriter;
-use parquet::schema::parser::parse_message_type;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
 
 static HOOK_CALLS: AtomicUsize = AtomicUsize::new(0);
 
@@ -17,21 +14,7 @@ static HOOK_CALLS: AtomicUsize = AtomicUsize::new(0);
 fn corrupt_file() -> std::path::PathBuf {
     let path =
         std::env::temp_dir().join(format!("osmosis-panic-hook-{}.parquet", std::process::id()));
-    let schema =
-        parse_message_type("message m { REQUIRED BYTE_ARRAY user_prompt (UTF8); }").unwrap();
-    let props = Arc::new(WriterProperties::builder().build());
-    let file = std::fs::File::create(&path).unwrap();
-    let mut writer = SerializedFileWriter::new(file, Arc::new(schema), props).unwrap();
-    let mut group = writer.next_row_group().unwrap();
-    let mut column = group.next_column().unwrap().unwrap();
-    let values = [ByteArray::from("q0"), ByteArray::from("q1")];
-    column
-        .typed::<ByteArrayType>()
-        .write_batch(&values, None, None)
-        .unwrap();
-    column.close().unwrap();
-    group.close().unwrap();
-    writer.close().unwrap();
+    common::write_user_prompts(&path, &["q0", "q1"]);
     let mut bytes = std::fs::read(&path).unwrap();
     // After "PAR1": the page header's first field, the page type (zigzag varint); 3 is type -2.
     bytes[5] = 3;

@@ -1,13 +1,10 @@
 //! The line limit (`OSMOSIS_MAX_LINE_BYTES`, set small for this test binary) bounds every format: a CSV
 //! record, a JSON array element and a Parquet cell over it are errors naming the line or row and field.
 
+mod common;
+
 use osmosis_core::dataset::{Contract, DatasetError, DatasetReader};
-use parquet::data_type::{ByteArray, ByteArrayType};
-use parquet::file::properties::WriterProperties;
-use parquet::file::writer::SerializedFileWriter;
-use parquet::schema::parser::parse_message_type;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 const LIMIT: usize = 4096;
 
@@ -75,31 +72,9 @@ fn a_json_element_over_the_limit_names_its_line() {
 
 #[test]
 fn a_parquet_cell_over_the_limit_names_its_row_and_column() {
-    let schema =
-        parse_message_type("message m { REQUIRED BYTE_ARRAY user_prompt (UTF8); }").unwrap();
     let path = file("big.parquet", b"");
-    let props = Arc::new(WriterProperties::builder().build());
-    let mut writer = SerializedFileWriter::new(
-        std::fs::File::create(&path).unwrap(),
-        Arc::new(schema),
-        props,
-    )
-    .unwrap();
-    let mut group = writer.next_row_group().unwrap();
-    let mut column = group.next_column().unwrap().unwrap();
     let big = "p".repeat(LIMIT + 1);
-    let values = [
-        ByteArray::from("a"),
-        ByteArray::from("b"),
-        ByteArray::from(big.as_str()),
-    ];
-    column
-        .typed::<ByteArrayType>()
-        .write_batch(&values, None, None)
-        .unwrap();
-    column.close().unwrap();
-    group.close().unwrap();
-    writer.close().unwrap();
+    common::write_user_prompts(&path, &["a", "b", &big]);
     let err = read(&path).1.expect("an error");
     assert_eq!((err.line, err.row), (Some(3), Some(2)), "{err}");
     assert_eq!(err.field.as_deref(), Some("user_prompt"));
