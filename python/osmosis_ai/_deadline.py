@@ -8,8 +8,8 @@ deadline on the running task instead; 3.10 keeps ``wait_for``. Either way the de
 
 A deadline nested in an earlier one of the same task can never fire first (the model request's 600 s
 inside the workflow's 60 s), so on 3.11+ it sets no timer: each timer costs a heap entry, a handle and a
-cancellation per wait. The enclosing deadline is kept with its task, so a task spawned inside (which an
-outer timeout does not cancel) still sets its own.
+cancellation per wait. The held deadline is kept per task, so a task spawned inside (which an outer
+timeout does not cancel) still sets its own.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import sys
 from collections.abc import Awaitable
-from contextvars import ContextVar
 from typing import TypeVar
 
 __all__ = ["within"]
@@ -25,8 +24,10 @@ __all__ = ["within"]
 T = TypeVar("T")
 
 if sys.version_info >= (3, 11):
-    # (task, loop-time deadline) of the innermost deadline set in this context.
-    _ENCLOSING: ContextVar[tuple[asyncio.Task | None, float] | None] = ContextVar("_ENCLOSING", default=None)
+    # Per task, the earliest deadline a within() of that task holds (loop time). A plain dict of floats: a
+    # context variable allocated a token and a tuple per wait, and the extra garbage-collector work cost
+    # more than the timers saved.
+    _HELD: dict[asyncio.Task, float] = {}
 
     async def within(awaitable: Awaitable[T], seconds: float | None) -> T:
         """Awaits ``awaitable``, cancelling it and raising ``TimeoutError`` after ``seconds``.
@@ -37,21 +38,24 @@ if sys.version_info >= (3, 11):
         """
         if seconds is None:
             return await awaitable
-        now = asyncio.get_running_loop().time()
+        task = asyncio.current_task()
+        if task is None:  # a coroutine driven by hand: no task to hold a deadline for
+            async with asyncio.timeout(seconds):
+                return await awaitable
+        now = task.get_loop().time()
         deadline = now + seconds
-        enclosing = _ENCLOSING.get()
-        if (
-            enclosing is not None
-            and now < enclosing[1] <= deadline
-            and enclosing[0] is asyncio.current_task()
-        ):
-            return await awaitable  # the enclosing deadline, still ahead, fires first
-        token = _ENCLOSING.set((asyncio.current_task(), deadline))
+        held = _HELD.get(task)
+        if held is not None and now < held <= deadline:
+            return await awaitable  # the held deadline, still ahead, fires first
+        _HELD[task] = deadline
         try:
             async with asyncio.timeout_at(deadline):
                 return await awaitable
         finally:
-            _ENCLOSING.reset(token)
+            if held is None:
+                _HELD.pop(task, None)
+            else:
+                _HELD[task] = held
 
 else:  # pragma: no cover - exercised on 3.10 only
 
