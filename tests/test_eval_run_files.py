@@ -52,9 +52,13 @@ def test_run_directory_holds_the_manifest_logs_trajectories_and_artifacts(
     assert any("4 of 4 work items pending" in line for line in lines)
 
     for row in index(ws):
+        # As the established layout (anchor-0.3 §4.7): the file name is relative to the attempt's
+        # rollout_trials/<rollout id>/, and trajectories/row_<r>_run_<k>.json holds the same document.
         name = f"row_{row['row_index']}_run_{row['run_index']}"
-        assert row["trajectory_filename"] == f"trajectories/{name}.json"
-        trajectory = json.loads((run / row["trajectory_filename"]).read_text())
+        assert row["trajectory_filename"] == "trajectory.json"
+        trial = run / "rollout_trials" / row["rollout_id"] / row["trajectory_filename"]
+        assert trial.read_bytes() == (run / f"trajectories/{name}.json").read_bytes()
+        trajectory = json.loads(trial.read_text())
         assert trajectory["session_id"] == row["rollout_id"]
         assert trajectory["extra"]["osmosis"]["request_extra_fields"] == {
             "row_index": row["row_index"],

@@ -18,6 +18,7 @@ every known secret masked.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import logging
 import os
@@ -60,10 +61,20 @@ def trajectory_document(record: Mapping[str, Any]) -> dict[str, Any] | None:
     }
 
 
-def _link(source: Path, target: Path) -> None:
+def _link(source: Path | str, target: Path | str) -> None:
     try:
         os.link(source, target)
     except OSError:
+        shutil.copyfile(source, target)
+
+
+def _replace_link(source: str, target: str) -> None:
+    try:
+        os.link(source, target)
+    except FileExistsError:  # an earlier attempt's copy
+        os.unlink(target)
+        _link(source, target)
+    except OSError:  # no hard links here
         shutil.copyfile(source, target)
 
 
@@ -94,17 +105,22 @@ def _write_file(path: str, data: bytes) -> None:
 def project_items(run_path: Path, records: Sequence[dict[str, Any]], carried: Collection[str]) -> None:
     """Lays out each latest attempt's trajectory and artifacts; sets ``trajectory_filename`` on its record.
 
-    ``carried`` holds the rollout ids an earlier invocation finished (and projected, unless it died first).
+    The trajectory goes where the established tool has it, ``rollout_trials/<rollout id>/trajectory.json``
+    (``trajectory_filename`` is relative to that folder), and its copy ``trajectories/row_<r>_run_<k>.json``
+    is a hard link to it. ``carried`` holds the rollout ids an earlier invocation finished (and projected,
+    unless it died first).
     """
     # Plain strings, not Path objects: this loop runs once per item of the run.
     folder = f"{run_path}/trajectories"
+    trials = f"{run_path}/rollout_trials"
     os.makedirs(folder, exist_ok=True)
     marker = f"{folder}/.projecting"
     if os.path.lexists(marker):
         carried = ()  # the last projection died part-way: any carried file may be torn, rewrite them all
     else:
         _write_file(marker, b"")
-    with_artifacts = set(os.listdir(run_path / "rollout_trials"))  # the rollouts that wrote any
+    # Every attempt with a trajectory has a folder here; those with an artifacts/ folder wrote artifacts.
+    with_artifacts = {d for d in os.listdir(trials) if os.path.isdir(f"{trials}/{d}/artifacts")}
     for record in records:
         name = f"row_{record['row_index']}_run_{record['run_index']}"
         target = f"{folder}/{name}.json"
@@ -114,14 +130,19 @@ def project_items(run_path: Path, records: Sequence[dict[str, Any]], carried: Co
             if rollout_id not in carried and os.path.lexists(target):
                 os.unlink(target)
         else:
-            record["trajectory_filename"] = f"trajectories/{name}.json"
-            if rollout_id not in carried or not os.path.exists(target):
-                _write_file(target, redact(orjson.dumps(document, default=str).decode()).encode())
+            record["trajectory_filename"] = "trajectory.json"
+            trial = f"{trials}/{rollout_id}/trajectory.json"
+            if rollout_id not in carried or not os.path.exists(trial) or not os.path.exists(target):
+                # One syscall each in the usual case (a new attempt): this runs once per item.
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(f"{trials}/{rollout_id}")
+                _write_file(trial, redact(orjson.dumps(document, default=str).decode()).encode())
+                _replace_link(trial, target)
         if rollout_id in with_artifacts:
-            artifacts = run_path / "rollout_trials" / rollout_id / "artifacts"
-            if artifacts.is_dir() and not artifacts.is_symlink():
+            artifacts = f"{trials}/{rollout_id}/artifacts"
+            if not os.path.islink(artifacts):
                 shutil.rmtree(f"{run_path}/artifacts/{name}", ignore_errors=True)
-                _project_artifacts(artifacts, run_path / "artifacts" / name)
+                _project_artifacts(Path(artifacts), run_path / "artifacts" / name)
         elif rollout_id not in carried and with_artifacts:
             shutil.rmtree(f"{run_path}/artifacts/{name}", ignore_errors=True)
     os.unlink(marker)
