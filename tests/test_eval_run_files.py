@@ -51,6 +51,8 @@ def test_run_directory_holds_the_manifest_logs_trajectories_and_artifacts(
     assert lines and all(LOG_LINE.match(line) for line in lines), lines
     assert any("4 of 4 work items pending" in line for line in lines)
 
+    # Standard json.dumps separators, as the established index files (line tools match on them).
+    assert '"status": "success"' in (run / "index.jsonl").read_text()
     for row in index(ws):
         # As the established layout (anchor-0.3 §4.7): the file name is relative to the attempt's
         # rollout_trials/<rollout id>/, and trajectories/row_<r>_run_<k>.json holds the same document.

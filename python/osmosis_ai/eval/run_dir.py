@@ -13,6 +13,7 @@ so the rename cannot drop it) keeps two invocations off one run.
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import os
 import re
 import secrets
@@ -181,7 +182,10 @@ class RunDirectory:
         from osmosis_ai.eval.run_files import project_items
 
         project_items(self.path, records, resumed_ids)
-        lines = b"".join(orjson.dumps(_index_row(r, resumed_ids)) + b"\n" for r in records)
+        # Standard json.dumps separators (", " and ": "), as the established files: line tools match on them.
+        lines = "".join(
+            json.dumps(_index_row(r, resumed_ids), allow_nan=False) + "\n" for r in records
+        ).encode()
         for name in ("index.jsonl", "summary.jsonl"):
             tmp = self.path / f".{name}.tmp"
             with tmp.open("wb") as handle:
