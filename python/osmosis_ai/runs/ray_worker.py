@@ -46,6 +46,10 @@ class Worker:
         env: dict[str, str],
         paths: list[str],
     ) -> None:
+        from osmosis_ai.redact import redact_std_streams
+
+        # What the user's code prints lands in the cluster's worker logs: masked as on the driver.
+        redact_std_streams()
         os.environ.update(env)
         self._spec = spec
         self._paths = paths
