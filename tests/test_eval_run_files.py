@@ -6,11 +6,12 @@ import hashlib
 import json
 import re
 import stat
+import subprocess
 from pathlib import Path
 from typing import Any
 
 from tests.eval_run_workspace import calc_rows, make_workspace
-from tests.test_eval_run import index, osmosis_run
+from tests.test_eval_run import _env, index, osmosis_run, run_args
 
 LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z (INFO|WARNING|ERROR) \[[\w.]+\] .+$")
 
@@ -104,6 +105,26 @@ def test_logs_txt_masks_secrets_and_records_failures(tmp_path: Path, scripted: A
     for path in run.rglob("*"):
         if path.is_file():
             assert "tok-planted-98765" not in path.read_text(errors="replace"), path  # ...never its value
+
+
+def test_a_secret_taken_from_the_environment_is_masked_too(tmp_path: Path, scripted: Any) -> None:
+    # §7.1: a [secrets] value comes from --secrets-file, else from the environment; both are secrets.
+    server = scripted({"default": {"content": "4"}})
+    rows = [{"user_prompt": "x", "ground_truth": "4", "metadata": {"mode": "log_secret"}}]
+    ws = make_workspace(tmp_path / "ws", rows)
+    config = ws / "configs/eval/calc.toml"
+    config.write_text(config.read_text().replace("required = []", 'required = ["CALC_TOKEN"]'))
+    env = {**_env(), "CALC_TOKEN": "tok-env-planted-4242"}
+    proc = subprocess.run(run_args(server), cwd=ws, capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr
+    run = ws / ".osmosis/evals/r1"
+    assert "calling with ***" in (run / "logs.txt").read_text()
+    for text in (
+        proc.stdout,
+        proc.stderr,
+        *(p.read_text(errors="replace") for p in run.rglob("*") if p.is_file()),
+    ):
+        assert "tok-env-planted-4242" not in text
 
 
 def test_a_resume_projects_what_a_killed_run_left_out_and_keeps_the_rest(

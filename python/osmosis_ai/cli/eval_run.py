@@ -173,9 +173,9 @@ def _environment(config: Any, secrets_file: str | None) -> tuple[dict[str, str],
         for key in dict.fromkeys([*values, *config.secrets])
         if key not in config.env or key in config.secrets
     )
-    remember(values[key] for key in secret_names if key in values)
     for key, value in values.items():
         os.environ.setdefault(key, value)
+    remember(os.environ.get(key) for key in secret_names)  # from the file or, else, the environment
     missing = [name for name in config.secrets if not os.environ.get(name)]
     if missing:
         from osmosis_ai.cli.output import warn
