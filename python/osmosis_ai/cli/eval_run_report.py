@@ -36,7 +36,8 @@ def _table(
     stats = summary.get("reward_stats")
     if stats:
         lines.append(
-            f"  Reward:      mean {stats['mean']:.3f} · std {stats['std']:.3f} · min {stats['min']:.3f} · max {stats['max']:.3f}"
+            f"  Reward:      mean {stats['mean']:.3f} · median {stats['median']:.3f} · std {stats['std']:.3f}"
+            f" · min {stats['min']:.3f} · max {stats['max']:.3f}"
         )
     if summary.get("pass_at_k"):
         lines.append(
