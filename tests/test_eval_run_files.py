@@ -62,6 +62,9 @@ def test_run_directory_holds_the_manifest_logs_trajectories_and_artifacts(
             "run_index": 0,
         }
         assert trajectory["messages"][-1]["content"] == "4"
+        # The platform context of the ATIF document (anchor-0.3 §9): the label and the workflow's metrics.
+        assert trajectory["extra"]["osmosis"]["label"] == rows[row["row_index"]]["ground_truth"]
+        assert trajectory["extra"]["osmosis"]["metrics"] == {"turns": 1.0}
     assert (run / "artifacts/row_3_run_0/note.txt").read_text() == "kept"
 
 

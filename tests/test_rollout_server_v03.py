@@ -18,14 +18,14 @@ import pytest
 
 SERVER = """
 import asyncio, os, sys, uvicorn
-from osmosis_ai.rollout import AgentWorkflow, Grader, LocalBackend
+from osmosis_ai.rollout import AgentWorkflow, AgentWorkflowOutput, Grader, LocalBackend
 from osmosis_ai.rollout.server import create_rollout_server
 
 class Echo(AgentWorkflow):
     async def run(self, ctx):
         if (ctx.metadata or {}).get("slow"):
             await asyncio.sleep(30)
-        return [*ctx.prompt, {"role": "assistant", "content": "4"}]
+        return AgentWorkflowOutput(messages=[*ctx.prompt, {"role": "assistant", "content": "4"}], metrics={"turns": 2.0})
 
 class Exact(Grader):
     async def grade(self, ctx):
@@ -179,3 +179,4 @@ def test_a_finished_rollout_is_archived_as_a_trajectory_file(
     osmosis = document["extra"]["osmosis"]
     assert osmosis["rollout_id"] == "r-9" and osmosis["status"] == "success" and osmosis["reward"] == 1.0
     assert osmosis["request_extra_fields"] == {"row_index": 3, "run_index": 1}
+    assert osmosis["label"] == "4" and osmosis["metrics"] == {"turns": 2.0}

@@ -16,7 +16,8 @@ def trajectory_document(record: Mapping[str, Any]) -> dict[str, Any] | None:
 
     It names its rollout three ways readers look for it (``session_id``, ``trajectory_id``,
     ``extra.osmosis.rollout_id``) and carries the request's extra fields (an eval-run record's
-    ``row_index`` and ``run_index`` unless it has ``request_extra_fields``), outcome and token count.
+    ``row_index`` and ``run_index`` unless it has ``request_extra_fields``), the label, the sample's
+    ``metrics`` (what the workflow reported), the outcome and the token count.
 
     Example:
         >>> trajectory_document({"rollout_id": "r1", "row_index": 0, "run_index": 1,
@@ -38,6 +39,8 @@ def trajectory_document(record: Mapping[str, Any]) -> dict[str, Any] | None:
             "osmosis": {
                 "rollout_id": rollout_id,
                 "request_extra_fields": extra_fields,
+                "label": record.get("label"),
+                "metrics": record.get("metrics") or {},
                 "status": record.get("status"),
                 "reward": record.get("reward"),
                 "error_type": record.get("error_type"),

@@ -181,7 +181,7 @@ async def _run(
         root = _artifact_root(backend)
         if last and root is not None:
             try:
-                await asyncio.to_thread(_archive, root / rollout_id, rollout_id, last[0], body.extra_fields)
+                await asyncio.to_thread(_archive, root / rollout_id, rollout_id, last[0], body)
             except Exception as exc:  # best effort: the controller already has the result
                 logger.warning("could not archive rollout %s: %s", rollout_id, exc)
 
@@ -201,17 +201,20 @@ def _write_json(path: Path, document: Any) -> None:
     os.replace(temp, path)
 
 
-def _archive(folder: Path, rollout_id: str, result: ExecutionResult, extra_fields: Any) -> None:
+def _archive(folder: Path, rollout_id: str, result: ExecutionResult, body: RolloutInitRequest) -> None:
     from osmosis_ai.rollout.trajectory import trajectory_document
 
     sample = result.sample
     document = None
     if sample is not None and sample.trajectory_messages is not None:
         ok = result.status is RolloutStatus.SUCCESS
+        safe = sample.json_safe_copy().model_dump(mode="json")
         document = trajectory_document({
             "rollout_id": rollout_id,
-            "request_extra_fields": extra_fields,
-            "messages": sample.json_safe_copy().model_dump(mode="json")["trajectory_messages"],
+            "request_extra_fields": body.extra_fields,
+            "label": body.label,
+            "metrics": safe["metrics"],
+            "messages": safe["trajectory_messages"],
             "status": "success" if ok else "failure",
             "reward": sample.reward if ok and not sample.remove_sample else None,
             "error_type": _category(result),
