@@ -126,6 +126,9 @@ def test_eval_run_on_ray_gives_workers_the_env_and_secrets_and_keeps_secrets_out
     assert code == 0, out
     rows = [json.loads(line) for line in (ws / ".osmosis/evals/envs/index.jsonl").read_text().splitlines()]
     assert [r["reward"] for r in rows] == [1.0] * 8  # every worker saw [env] and the secret
+    # What the workflow logged reaches logs.txt as on one machine, masked.
+    logged = (ws / ".osmosis/evals/envs/logs.txt").read_text()
+    assert logged.count("WARNING [calc] calling with ***") == 8 and "tok-planted-9876" not in logged
     logs = Path(ray_head._private.worker._global_node.get_logs_dir_path())
     leaked = [p.name for p in logs.glob("worker-*") if b"tok-planted-9876" in p.read_bytes()]
     assert leaked == []

@@ -4,7 +4,9 @@ Items run with the engine's rules (per-item timeout, error rules, early stop), o
 machine. The driver (:mod:`osmosis_ai.runs.ray_backend`) receives, for every item of a batch, exactly one
 ``(position in the batch, record, stop reason)``: the record is None for an item the actor did not start
 because its session stopped early (not logged, so a resume runs it; the reason stops the driver too). A
-batch that ends with items missing (the actor died, a bug) is the driver's to retry.
+batch that ends with items missing (the actor died, a bug) is the driver's to retry. Each message also
+carries what Python logging received on the actor since the last one (``(level, logger name, message)``),
+which the driver logs again, so the command's log holds it as on one machine.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import logging
 import os
 import socket
 import threading
@@ -28,6 +31,29 @@ __all__ = ["Worker"]
 _COALESCE = 0.005
 
 Finished = tuple[int, "dict[str, Any] | None", "str | None"]
+LogLine = tuple[int, str, str]
+# Log lines an actor keeps between two messages (the oldest go first past this).
+_LOG_LINES_KEPT = 10_000
+
+
+class _LogBuffer(logging.Handler):
+    """Keeps what reaches the actor's root logger (INFO and up, as the command's own log) for the driver."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self._lines: deque[LogLine] = deque(maxlen=_LOG_LINES_KEPT)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self._lines.append((record.levelno, record.name, record.getMessage()))
+        except Exception:  # a log line must never fail an item
+            self.handleError(record)
+
+    def drain(self) -> list[LogLine]:
+        lines = []
+        while self._lines:
+            lines.append(self._lines.popleft())
+        return lines
 
 
 class Worker:
@@ -50,6 +76,8 @@ class Worker:
 
         # What the user's code prints lands in the cluster's worker logs: masked as on the driver.
         redact_std_streams()
+        self._logs = _LogBuffer()
+        logging.getLogger().addHandler(self._logs)
         os.environ.update(env)
         self._spec = spec
         self._paths = paths
@@ -102,7 +130,12 @@ class Worker:
         return name, None
 
     async def run_batch(self, items: list[WorkItem]) -> Any:
-        """Yields lists of ``(position in the batch, record or None, stop reason)`` as items finish."""
+        """Yields ``(finished, log lines)``: ``finished`` lists ``(position in the batch, record or None, stop
+        reason)`` as items finish; the log lines are what the actor logged meanwhile."""
+        async for finished in self._batch(items):
+            yield finished, self._logs.drain()
+
+    async def _batch(self, items: list[WorkItem]) -> Any:
         assert self._engine is not None and self._slots is not None and self._context is not None
         if self._spec.isolate:
             async for finished in self._run_isolated(items):
