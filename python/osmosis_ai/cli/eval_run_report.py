@@ -141,7 +141,11 @@ def report(
             click.echo(f"\nStopped early: {outcome.stop_reason}", err=True)
     steps = []
     if incomplete:
-        again = continue_run_command(run_dir.name)
+        # Stopped early (a refused key, no server): the items in flight then failed for that reason alone,
+        # so the resume re-runs failed items too.
+        again = continue_run_command(
+            run_dir.name, retry_failed=bool(outcome and outcome.stopped_early and counts["failed"])
+        )
         steps.append((again, {"action": "resume", "run_name": run_dir.name, "command": again}))
     elif counts["failed"]:
         again = continue_run_command(run_dir.name, retry_failed=True)
