@@ -130,6 +130,18 @@ def test_a_secret_taken_from_the_environment_is_masked_too(tmp_path: Path, scrip
         assert "tok-env-planted-4242" not in text
 
 
+def test_the_runs_bridge_token_is_masked_where_user_code_logs_it(tmp_path: Path, scripted: Any) -> None:
+    # §4.7: logs.txt masks the configured secrets and the run's own bearer tokens.
+    server = scripted({"default": {"content": "4"}})
+    ws = make_workspace(
+        tmp_path / "ws", [{"user_prompt": "x", "ground_truth": "4", "metadata": {"mode": "log_key"}}]
+    )
+    code, _, stderr = osmosis_run(ws, server)
+    assert code == 0, stderr
+    text = (ws / ".osmosis/evals/r1/logs.txt").read_text()
+    assert "WARNING [calc] bridge key ***" in text, text
+
+
 def test_a_resume_projects_what_a_killed_run_left_out_and_keeps_the_rest(
     tmp_path: Path, scripted: Any
 ) -> None:

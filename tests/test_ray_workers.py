@@ -92,12 +92,13 @@ ENV_MAIN = """
 import logging
 import os
 
-from osmosis_ai.rollout import AgentWorkflow, Grader
+from osmosis_ai.rollout import AgentWorkflow, Grader, get_rollout_context
 
 
 class EnvWorkflow(AgentWorkflow):
     async def run(self, ctx):
         logging.getLogger("calc").warning("calling with %s", os.environ.get("CALC_TOKEN"))
+        logging.getLogger("calc").warning("bridge key %s", get_rollout_context().api_key)
         print("printed", os.environ.get("CALC_TOKEN"), flush=True)
         seen = f"{os.environ.get('CALC_MODE')}|{os.environ.get('CALC_TOKEN')}"
         return [*ctx.prompt, {"role": "assistant", "content": seen}]
@@ -129,6 +130,7 @@ def test_eval_run_on_ray_gives_workers_the_env_and_secrets_and_keeps_secrets_out
     # What the workflow logged reaches logs.txt as on one machine, masked.
     logged = (ws / ".osmosis/evals/envs/logs.txt").read_text()
     assert logged.count("WARNING [calc] calling with ***") == 8 and "tok-planted-9876" not in logged
+    assert logged.count("WARNING [calc] bridge key ***") == 8  # each actor's own bridge token too
     logs = Path(ray_head._private.worker._global_node.get_logs_dir_path())
     leaked = [p.name for p in logs.glob("worker-*") if b"tok-planted-9876" in p.read_bytes()]
     assert leaked == []

@@ -21,6 +21,7 @@ import threading
 from collections import deque
 from typing import Any
 
+from osmosis_ai.redact import redact, redact_std_streams
 from osmosis_ai.runs.backends import ExecutorSpec, set_worker_paths
 from osmosis_ai.runs.engine import RunControl, RunEngine, WorkItem
 from osmosis_ai.runs.ray_modules import find_shipped, shipped_key
@@ -45,7 +46,8 @@ class _LogBuffer(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            self._lines.append((record.levelno, record.name, record.getMessage()))
+            # Masked here: secrets only this actor knows (its own bridge token) stay here.
+            self._lines.append((record.levelno, record.name, redact(record.getMessage())))
         except Exception:  # a log line must never fail an item
             self.handleError(record)
 
@@ -72,8 +74,6 @@ class Worker:
         env: dict[str, str],
         paths: list[str],
     ) -> None:
-        from osmosis_ai.redact import redact_std_streams
-
         # What the user's code prints lands in the cluster's worker logs: masked as on the driver.
         redact_std_streams()
         self._logs = _LogBuffer()
