@@ -169,6 +169,7 @@ def test_the_printed_next_command_continues_the_same_run(tmp_path: Path, scripte
     first = ["-o", "my runs", "--rows", "1-3", "--fresh", "--api-key", "sk-secret-123"]
     code, envelope, stderr = osmosis_run(ws, server, *first)
     assert code == 0, stderr
+    assert "finished (1 work item failed)" in envelope["message"]
     (step,) = envelope["next_steps_structured"]
     assert step["action"] == "retry_failed"
     command = step["command"]

@@ -172,7 +172,8 @@ def report(
     if incomplete:
         message = f"Evaluation run interrupted: {run_dir.path}"
     elif counts["failed"]:
-        message = f"Evaluation run finished ({counts['failed']} work items failed): {run_dir.path}"
+        items = "work item" if counts["failed"] == 1 else "work items"
+        message = f"Evaluation run finished ({counts['failed']} {items} failed): {run_dir.path}"
     else:
         message = f"Evaluation run finished: {run_dir.path}"
     if logs is not None:
