@@ -37,6 +37,8 @@ class CalcWorkflow(AgentWorkflow):
             await asyncio.sleep(3600)
         if mode == "raise":
             raise RuntimeError("workflow exploded")
+        if mode == "raise_lines":
+            raise RuntimeError("workflow exploded\\nsee the second line")
         if mode == "artifact":
             (ctx.artifacts_dir / "note.txt").write_text("kept")
         if mode == "url":

@@ -210,6 +210,19 @@ def test_after_a_bad_key_stopped_the_run_the_next_command_reruns_what_it_failed(
     assert (again["failed"], again["succeeded"], again["dispatched"]) == (0, 6, 6)
 
 
+def test_a_failed_rows_multi_line_error_stays_indented_under_its_row(tmp_path: Path, scripted: Any) -> None:
+    server = scripted({"default": {"content": "4"}})
+    ws = make_workspace(
+        tmp_path / "ws", [{"user_prompt": "x", "ground_truth": "4", "metadata": {"mode": "raise_lines"}}]
+    )
+    argv = [a for a in run_args(server) if a != "--json"]
+    proc = subprocess.run(argv, cwd=ws, capture_output=True, text=True, timeout=120, env=_env())
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    first = next(i for i, line in enumerate(lines) if "workflow exploded" in line)
+    assert lines[first + 1] == "    see the second line"
+
+
 def test_verbose_prints_a_log_line_per_item_in_place_of_the_bar(tmp_path: Path, scripted: Any) -> None:
     server = scripted({"default": {"content": "4"}})
     rows = [*calc_rows(2), {"user_prompt": "x", "ground_truth": "4", "metadata": {"mode": "raise"}}]

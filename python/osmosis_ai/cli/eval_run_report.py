@@ -132,7 +132,8 @@ def report(
             for f in failed_rows:
                 click.echo(
                     f"  row {f['row_index']} (source {f['source_row_index']}) run {f['run_index']}: "
-                    f"error_type={f['error_type'] or 'unknown'} -> {f['rollout_dir']}\n    {f['error']}"
+                    f"error_type={f['error_type'] or 'unknown'} -> {f['rollout_dir']}\n    "
+                    + "\n    ".join(str(f["error"]).splitlines())
                 )
         click.echo()
         for line in _table(summary, counts, duration_ms, run_dir.path, incomplete, backend):
