@@ -37,10 +37,15 @@ class CalcWorkflow(AgentWorkflow):
             await asyncio.sleep(3600)
         if mode == "raise":
             raise RuntimeError("workflow exploded")
+        if mode == "raise_lines":
+            raise RuntimeError("workflow exploded\\nsee the second line")
         if mode == "artifact":
             (ctx.artifacts_dir / "note.txt").write_text("kept")
         if mode == "url":
             (ctx.artifacts_dir / "url.txt").write_text(get_rollout_context().chat_completions_url)
+        if mode == "log_key":
+            import logging
+            logging.getLogger("calc").warning("bridge key %s", get_rollout_context().api_key)
         if mode == "log_secret":
             import logging, os
             logging.getLogger("calc").warning("calling with %s", os.environ.get("CALC_TOKEN"))

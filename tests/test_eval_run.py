@@ -169,6 +169,7 @@ def test_the_printed_next_command_continues_the_same_run(tmp_path: Path, scripte
     first = ["-o", "my runs", "--rows", "1-3", "--fresh", "--api-key", "sk-secret-123"]
     code, envelope, stderr = osmosis_run(ws, server, *first)
     assert code == 0, stderr
+    assert "finished (1 work item failed)" in envelope["message"]
     (step,) = envelope["next_steps_structured"]
     assert step["action"] == "retry_failed"
     command = step["command"]
@@ -184,6 +185,42 @@ def test_the_printed_next_command_continues_the_same_run(tmp_path: Path, scripte
     assert again["output_path"] == str(ws / "my runs" / "r1")
     # Only the failed item ran again; the two good ones were carried over.
     assert (again["dispatched"], again["resumed"], again["total_work_items"]) == (1, 2, 3)
+
+
+def test_after_a_bad_key_stopped_the_run_the_next_command_reruns_what_it_failed(
+    tmp_path: Path, scripted: Any
+) -> None:
+    # The items in flight when the provider refused the key are failed results; the key fixed, the printed
+    # command must run them again, not only the items never started.
+    refusal = {"status": 401, "body": {"error": {"message": "Incorrect API key", "code": "invalid_api_key"}}}
+    bad = scripted({"default": refusal})
+    ws = make_workspace(tmp_path / "ws", calc_rows(6))
+    code, envelope, stderr = osmosis_run(ws, bad, "--max-in-flight", "2")
+    assert code == 1, stderr  # stopped early: partial
+    assert envelope["resource"]["failed"] >= 1
+    (step,) = envelope["next_steps_structured"]
+    argv = shlex.split(step["command"])
+    good = scripted({"default": {"content": "4"}})
+    argv[argv.index("--base-url") + 1] = good.base_url
+    proc = subprocess.run(
+        [OSMOSIS, *argv[1:]], cwd=ws, capture_output=True, text=True, timeout=120, env=_env()
+    )
+    assert proc.returncode == 0, proc.stderr
+    again = json.loads(proc.stdout)["resource"]
+    assert (again["failed"], again["succeeded"], again["dispatched"]) == (0, 6, 6)
+
+
+def test_a_failed_rows_multi_line_error_stays_indented_under_its_row(tmp_path: Path, scripted: Any) -> None:
+    server = scripted({"default": {"content": "4"}})
+    ws = make_workspace(
+        tmp_path / "ws", [{"user_prompt": "x", "ground_truth": "4", "metadata": {"mode": "raise_lines"}}]
+    )
+    argv = [a for a in run_args(server) if a != "--json"]
+    proc = subprocess.run(argv, cwd=ws, capture_output=True, text=True, timeout=120, env=_env())
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    first = next(i for i, line in enumerate(lines) if "workflow exploded" in line)
+    assert lines[first + 1] == "    see the second line"
 
 
 def test_verbose_prints_a_log_line_per_item_in_place_of_the_bar(tmp_path: Path, scripted: Any) -> None:

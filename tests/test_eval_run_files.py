@@ -6,11 +6,12 @@ import hashlib
 import json
 import re
 import stat
+import subprocess
 from pathlib import Path
 from typing import Any
 
 from tests.eval_run_workspace import calc_rows, make_workspace
-from tests.test_eval_run import index, osmosis_run
+from tests.test_eval_run import _env, index, osmosis_run, run_args
 
 LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z (INFO|WARNING|ERROR) \[[\w.]+\] .+$")
 
@@ -67,6 +68,9 @@ def test_run_directory_holds_the_manifest_logs_trajectories_and_artifacts(
             "run_index": 0,
         }
         assert trajectory["messages"][-1]["content"] == "4"
+        # The platform context of the ATIF document (anchor-0.3 §9): the label and the workflow's metrics.
+        assert trajectory["extra"]["osmosis"]["label"] == rows[row["row_index"]]["ground_truth"]
+        assert trajectory["extra"]["osmosis"]["metrics"] == {"turns": 1.0}
     assert (run / "artifacts/row_3_run_0/note.txt").read_text() == "kept"
 
 
@@ -110,6 +114,38 @@ def test_logs_txt_masks_secrets_and_records_failures(tmp_path: Path, scripted: A
     for path in run.rglob("*"):
         if path.is_file():
             assert "tok-planted-98765" not in path.read_text(errors="replace"), path  # ...never its value
+
+
+def test_a_secret_taken_from_the_environment_is_masked_too(tmp_path: Path, scripted: Any) -> None:
+    # §7.1: a [secrets] value comes from --secrets-file, else from the environment; both are secrets.
+    server = scripted({"default": {"content": "4"}})
+    rows = [{"user_prompt": "x", "ground_truth": "4", "metadata": {"mode": "log_secret"}}]
+    ws = make_workspace(tmp_path / "ws", rows)
+    config = ws / "configs/eval/calc.toml"
+    config.write_text(config.read_text().replace("required = []", 'required = ["CALC_TOKEN"]'))
+    env = {**_env(), "CALC_TOKEN": "tok-env-planted-4242"}
+    proc = subprocess.run(run_args(server), cwd=ws, capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr
+    run = ws / ".osmosis/evals/r1"
+    assert "calling with ***" in (run / "logs.txt").read_text()
+    for text in (
+        proc.stdout,
+        proc.stderr,
+        *(p.read_text(errors="replace") for p in run.rglob("*") if p.is_file()),
+    ):
+        assert "tok-env-planted-4242" not in text
+
+
+def test_the_runs_bridge_token_is_masked_where_user_code_logs_it(tmp_path: Path, scripted: Any) -> None:
+    # §4.7: logs.txt masks the configured secrets and the run's own bearer tokens.
+    server = scripted({"default": {"content": "4"}})
+    ws = make_workspace(
+        tmp_path / "ws", [{"user_prompt": "x", "ground_truth": "4", "metadata": {"mode": "log_key"}}]
+    )
+    code, _, stderr = osmosis_run(ws, server)
+    assert code == 0, stderr
+    text = (ws / ".osmosis/evals/r1/logs.txt").read_text()
+    assert "WARNING [calc] bridge key ***" in text, text
 
 
 def test_a_resume_projects_what_a_killed_run_left_out_and_keeps_the_rest(

@@ -88,6 +88,54 @@ def test_eval_run_on_ray_gives_the_local_summary_byte_for_byte(ray_head, workspa
     assert "ray: 2 workers" in line and len(spread) == 2 and sum(spread) == 24 and min(spread) > 0
 
 
+ENV_MAIN = """
+import logging
+import os
+
+from osmosis_ai.rollout import AgentWorkflow, Grader, get_rollout_context
+
+
+class EnvWorkflow(AgentWorkflow):
+    async def run(self, ctx):
+        logging.getLogger("calc").warning("calling with %s", os.environ.get("CALC_TOKEN"))
+        logging.getLogger("calc").warning("bridge key %s", get_rollout_context().api_key)
+        print("printed", os.environ.get("CALC_TOKEN"), flush=True)
+        seen = f"{os.environ.get('CALC_MODE')}|{os.environ.get('CALC_TOKEN')}"
+        return [*ctx.prompt, {"role": "assistant", "content": seen}]
+
+
+class EnvGrader(Grader):
+    async def grade(self, ctx):
+        ctx.set_reward(float(ctx.sample.messages[-1]["content"] == "fast|tok-planted-9876"))
+"""
+
+
+def test_eval_run_on_ray_gives_workers_the_env_and_secrets_and_keeps_secrets_out_of_ray_logs(
+    ray_head, workspace, capsys, tmp_path, monkeypatch
+) -> None:
+    # The head started before the secrets file was read: its workers only see what the run sends them.
+    ws, server = workspace["dir"], workspace["server"]
+    (ws / "rollouts/calc/main.py").write_text(ENV_MAIN)
+    config = ws / "configs/eval/calc.toml"
+    text = config.read_text().replace("required = []", 'required = ["CALC_TOKEN"]')
+    config.write_text(text.replace("[secrets]", '[env]\nCALC_MODE = "fast"\n\n[secrets]'))
+    (tmp_path / "secrets.env").write_text("CALC_TOKEN=tok-planted-9876\n")
+    for name in ("CALC_TOKEN", "CALC_MODE"):
+        monkeypatch.delenv(name, raising=False)  # restored (absent) after the run sets them here
+    args = eval_run_args(server, "envs", "--secrets-file", str(tmp_path / "secrets.env"), "--backend", "ray")
+    code, out = run_cli(capsys, *args, "--ray-workers", "2", "--rows", "0-3")
+    assert code == 0, out
+    rows = [json.loads(line) for line in (ws / ".osmosis/evals/envs/index.jsonl").read_text().splitlines()]
+    assert [r["reward"] for r in rows] == [1.0] * 8  # every worker saw [env] and the secret
+    # What the workflow logged reaches logs.txt as on one machine, masked.
+    logged = (ws / ".osmosis/evals/envs/logs.txt").read_text()
+    assert logged.count("WARNING [calc] calling with ***") == 8 and "tok-planted-9876" not in logged
+    assert logged.count("WARNING [calc] bridge key ***") == 8  # each actor's own bridge token too
+    logs = Path(ray_head._private.worker._global_node.get_logs_dir_path())
+    leaked = [p.name for p in logs.glob("worker-*") if b"tok-planted-9876" in p.read_bytes()]
+    assert leaked == []
+
+
 def test_eval_run_resumes_on_ray_after_a_killed_driver(ray_head, workspace, capsys) -> None:
     ws, server = workspace["dir"], workspace["server"]
     address = ray_head.get_runtime_context().gcs_address

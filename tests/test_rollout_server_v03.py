@@ -17,21 +17,22 @@ import httpx
 import pytest
 
 SERVER = """
-import asyncio, sys, uvicorn
-from osmosis_ai.rollout import AgentWorkflow, Grader, LocalBackend
+import asyncio, os, sys, uvicorn
+from osmosis_ai.rollout import AgentWorkflow, AgentWorkflowOutput, Grader, LocalBackend
 from osmosis_ai.rollout.server import create_rollout_server
 
 class Echo(AgentWorkflow):
     async def run(self, ctx):
         if (ctx.metadata or {}).get("slow"):
             await asyncio.sleep(30)
-        return [*ctx.prompt, {"role": "assistant", "content": "4"}]
+        return AgentWorkflowOutput(messages=[*ctx.prompt, {"role": "assistant", "content": "4"}], metrics={"turns": 2.0})
 
 class Exact(Grader):
     async def grade(self, ctx):
         ctx.set_reward(1.0 if ctx.sample.messages[-1]["content"] == ctx.label else 0.0)
 
-app = create_rollout_server(LocalBackend(workflow=Echo, grader=Exact, artifact_root=False))
+backend = LocalBackend(workflow=Echo, grader=Exact, artifact_root=os.environ.get("ARTIFACTS") or False)
+app = create_rollout_server(backend)
 uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
 """
 KEY = "test-server-key"
@@ -70,7 +71,7 @@ def rollout_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
     script = tmp_path / "server.py"
     script.write_text(SERVER)
     port = _free_port()
-    env = {"OSMOSIS_ROLLOUT_API_KEY": KEY, "PATH": "/usr/bin:/bin"}
+    env = {"OSMOSIS_ROLLOUT_API_KEY": KEY, "PATH": "/usr/bin:/bin", "ARTIFACTS": str(tmp_path / "trials")}
     proc = subprocess.Popen([sys.executable, str(script), str(port)], env=env, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
@@ -148,3 +149,34 @@ def test_cancel_and_bad_requests(rollout_server: str, callbacks: tuple[str, list
     assert response.json() == {"dispositions": {"slow-1": "cancelled_running", "ghost": "not_found"}}
     status = httpx.get(rollout_server + "/rollout/slow-1/status", headers=auth).json()
     assert status["status"] == "cancelled"
+
+
+def test_a_finished_rollout_is_archived_as_a_trajectory_file(
+    rollout_server: str, callbacks: tuple[str, list[dict[str, Any]]], tmp_path: Path
+) -> None:
+    # §3.5: after the callbacks, <artifact root>/<id>/trajectory.json (an ATIF document) is written.
+    callback_url, received = callbacks
+    body = {
+        "rollout_id": "r-9",
+        "initial_messages": [{"role": "user", "content": "2+2"}],
+        "label": "4",
+        "chat_completions_url": "http://127.0.0.1:9/v1",
+        "controller_api_key": "ctrl-key",
+        "completion_callback_url": callback_url + "/completion",
+        "grader_callback_url": callback_url + "/grader",
+        "extra_fields": {"row_index": 3, "run_index": 1},
+    }
+    auth = {"Authorization": f"Bearer {KEY}"}
+    assert httpx.post(rollout_server + "/rollout", json=body, headers=auth).status_code == 202
+    _wait_for(received, 2)
+    archive = tmp_path / "trials/r-9/trajectory.json"
+    deadline = time.monotonic() + 20
+    while not archive.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    document = json.loads(archive.read_text())
+    assert document["session_id"] == "r-9" and document["trajectory_id"].split("/")[0] == "r-9"
+    assert document["messages"] == [{"role": "user", "content": "2+2"}, {"role": "assistant", "content": "4"}]
+    osmosis = document["extra"]["osmosis"]
+    assert osmosis["rollout_id"] == "r-9" and osmosis["status"] == "success" and osmosis["reward"] == 1.0
+    assert osmosis["request_extra_fields"] == {"row_index": 3, "run_index": 1}
+    assert osmosis["label"] == "4" and osmosis["metrics"] == {"turns": 2.0}

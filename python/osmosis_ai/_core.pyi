@@ -39,6 +39,9 @@ def estimate_many(
 def mcnemar_exact(b: int, c: int) -> float:
     """McNemar's exact two-sided p-value for ``b`` first-only and ``c`` second-only passes."""
 
+def median(values: list[float]) -> float | None:
+    """The median of the scores (the mean of the two middle ones for an even count); None for none."""
+
 def row_interval(
     values: bytes,
     code: str,

@@ -10,12 +10,22 @@ Credentials inside any URL (``scheme://user:password@host``) are hidden even whe
 from __future__ import annotations
 
 import re
+import sys
 import threading
 from collections.abc import Iterable
 from typing import Any, TextIO
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
-__all__ = ["MASK", "RedactingStream", "redact", "redact_data", "remember", "safe_url", "url_secrets"]
+__all__ = [
+    "MASK",
+    "RedactingStream",
+    "redact",
+    "redact_data",
+    "redact_std_streams",
+    "remember",
+    "safe_url",
+    "url_secrets",
+]
 
 MASK = "***"
 # Shorter values would mask ordinary words and numbers all over the output.
@@ -126,3 +136,14 @@ class RedactingStream:
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
+
+
+def redact_std_streams() -> None:
+    """Wraps ``sys.stdout`` and ``sys.stderr`` (once) so everything printed to them passes :func:`redact`.
+
+    The CLI calls it, and so does a Ray worker, whose output lands in the cluster's log files.
+    """
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is not None and not isinstance(stream, RedactingStream):
+            setattr(sys, name, RedactingStream(stream))

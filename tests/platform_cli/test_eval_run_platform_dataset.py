@@ -54,3 +54,35 @@ def test_platform_dataset_needs_login_then_is_cached(
     assert json.loads(out)["resource"]["dataset_source"] == "cache"
     assert len(platform.requests("/api/cli/datasets/calc-rows/download")) == 1
     assert (home / ".cache/osmosis/datasets/ds-7/metadata.json").is_file()
+
+
+def test_platform_dataset_errors_say_what_to_do(
+    workspace: Path, platform: Any, osmosis: Run, logged_in: str
+) -> None:
+    (workspace / "rollouts/calc").mkdir(parents=True)
+    (workspace / "rollouts/calc/main.py").write_text(MAIN)
+    text = (workspace / "configs/eval/demo.toml").read_text().replace('rollout = "demo"', 'rollout = "calc"')
+    (workspace / "configs/eval/calc.toml").write_text(
+        text.replace('required = ["OPENAI_API_KEY"]', "required = []")
+    )
+    args = (
+        "eval",
+        "run",
+        "configs/eval/calc.toml",
+        "--name",
+        "p",
+        "-y",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+    )
+    code, _, err = osmosis(*args)
+    assert code != 0 and "Dataset 'demo' not found; pass --dataset-file" in err
+    record = {"id": "ds-8", "file_name": "demo", "file_format": "jsonl", "file_size": 5,
+              "status": "processing", "updated_at": "2026-11-01T00:00:00Z"}  # fmt: skip
+    platform.update(datasets=[record])
+    code, _, err = osmosis(*args)
+    assert code != 0 and "(status: processing). Try again after it finishes uploading." in err
+    content = json.dumps(calc_rows(1)[0]) + "\n"
+    platform.update(datasets=[{**record, "status": "uploaded"}], blobs={"datasets/ds-8/download": content})
+    code, _, err = osmosis(*args)  # the platform said 5 bytes: the download is refused, once, clearly
+    assert code != 0 and f"got {len(content)} bytes, expected 5; the file was discarded; re-run" in err, err

@@ -151,8 +151,11 @@ def _check_extension(path: Path, what: str) -> None:
         raise CLIError(f"{what}: expected one of {', '.join(DATASET_EXTENSIONS)}")
 
 
-def _environment(config: Any, secrets_file: str | None) -> None:
-    """``[env]`` and the secrets file into this process's environment, never overriding what is set."""
+def _environment(config: Any, secrets_file: str | None) -> tuple[dict[str, str], tuple[str, ...]]:
+    """``[env]`` and the secrets file into this process's environment, never overriding what is set.
+
+    Returns the rollout's environment as resolved here (for Ray workers) and the names holding secrets.
+    """
     from osmosis_ai.cli.submit import parse_secrets_file
 
     values: dict[str, str] = dict(config.env)
@@ -165,9 +168,14 @@ def _environment(config: Any, secrets_file: str | None) -> None:
     from osmosis_ai.redact import remember
 
     # Masked in logs.txt, the results log and every file of the run, whatever prints them.
-    remember(value for key, value in values.items() if key in config.secrets or key not in config.env)
+    secret_names = tuple(
+        key
+        for key in dict.fromkeys([*values, *config.secrets])
+        if key not in config.env or key in config.secrets
+    )
     for key, value in values.items():
         os.environ.setdefault(key, value)
+    remember(os.environ.get(key) for key in secret_names)  # from the file or, else, the environment
     missing = [name for name in config.secrets if not os.environ.get(name)]
     if missing:
         from osmosis_ai.cli.output import warn
@@ -175,6 +183,8 @@ def _environment(config: Any, secrets_file: str | None) -> None:
         warn(
             "SECRETS", f"[secrets] not set locally: {', '.join(missing)} (pass --secrets-file or export them)"
         )
+    names = dict.fromkeys([*values, *config.secrets])
+    return {key: os.environ[key] for key in names if os.environ.get(key)}, secret_names
 
 
 def _selection(path: Path, rows: str | None, limit: int | None) -> tuple[list[int] | None, int, int]:
@@ -232,7 +242,7 @@ def run(o: dict[str, Any]) -> int:
         raise CLIError(f"{dataset}: no rows selected")
     for _ in _normalized(dataset, indices, settings["limit"]):
         pass  # the whole selection is checked before any run directory exists
-    _environment(config, o["secrets_file"])
+    o["rollout_env"], o["secret_names"] = _environment(config, o["secrets_file"])
 
     out_root = Path(o["output"]).expanduser().resolve() if o["output"] else root / ".osmosis" / "evals"
     run_dir = RunDirectory(out_root, o["name"] or default_run_name(path))
@@ -399,6 +409,8 @@ def _spec(
         max_connections=concurrency,
         eval_fns=tuple(o["eval_fns"]),
         artifact_root=str(o["artifact_root"]),
+        env=o["rollout_env"],
+        secrets=o["secret_names"],
         **timeouts,
     )
     return spec, item_timeout(entry, **timeouts)

@@ -36,7 +36,8 @@ def _table(
     stats = summary.get("reward_stats")
     if stats:
         lines.append(
-            f"  Reward:      mean {stats['mean']:.3f} · std {stats['std']:.3f} · min {stats['min']:.3f} · max {stats['max']:.3f}"
+            f"  Reward:      mean {stats['mean']:.3f} · median {stats['median']:.3f} · std {stats['std']:.3f}"
+            f" · min {stats['min']:.3f} · max {stats['max']:.3f}"
         )
     if summary.get("pass_at_k"):
         lines.append(
@@ -131,7 +132,8 @@ def report(
             for f in failed_rows:
                 click.echo(
                     f"  row {f['row_index']} (source {f['source_row_index']}) run {f['run_index']}: "
-                    f"error_type={f['error_type'] or 'unknown'} -> {f['rollout_dir']}\n    {f['error']}"
+                    f"error_type={f['error_type'] or 'unknown'} -> {f['rollout_dir']}\n    "
+                    + "\n    ".join(str(f["error"]).splitlines())
                 )
         click.echo()
         for line in _table(summary, counts, duration_ms, run_dir.path, incomplete, backend):
@@ -140,7 +142,11 @@ def report(
             click.echo(f"\nStopped early: {outcome.stop_reason}", err=True)
     steps = []
     if incomplete:
-        again = continue_run_command(run_dir.name)
+        # Stopped early (a refused key, no server): the items in flight then failed for that reason alone,
+        # so the resume re-runs failed items too.
+        again = continue_run_command(
+            run_dir.name, retry_failed=bool(outcome and outcome.stopped_early and counts["failed"])
+        )
         steps.append((again, {"action": "resume", "run_name": run_dir.name, "command": again}))
     elif counts["failed"]:
         again = continue_run_command(run_dir.name, retry_failed=True)
@@ -167,7 +173,8 @@ def report(
     if incomplete:
         message = f"Evaluation run interrupted: {run_dir.path}"
     elif counts["failed"]:
-        message = f"Evaluation run finished ({counts['failed']} work items failed): {run_dir.path}"
+        items = "work item" if counts["failed"] == 1 else "work items"
+        message = f"Evaluation run finished ({counts['failed']} {items} failed): {run_dir.path}"
     else:
         message = f"Evaluation run finished: {run_dir.path}"
     if logs is not None:

@@ -279,12 +279,9 @@ def _redact_output() -> None:
 
     Left installed on purpose: a traceback of an unexpected error is printed after ``main`` returns.
     """
-    from osmosis_ai.redact import RedactingStream
+    from osmosis_ai.redact import redact_std_streams
 
-    for name in ("stdout", "stderr"):
-        stream = getattr(sys, name)
-        if stream is not None and not isinstance(stream, RedactingStream):
-            setattr(sys, name, RedactingStream(stream))
+    redact_std_streams()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -65,7 +65,7 @@ def resolve_platform_dataset(client: Any, name: str) -> tuple[Path, str]:
         path = download_dataset(client, name, f"{folder}/", overwrite=True)
     except Exception as exc:
         raise CLIError(
-            f"Could not download dataset '{name}': {exc}; re-run to retry, or pass --dataset-file"
+            f"Could not download dataset '{name}': {str(exc).rstrip('.')}; re-run to retry, or pass --dataset-file"
         ) from exc
     meta = {
         "dataset_id": record.get("id"),

@@ -30,35 +30,9 @@ from typing import Any
 import orjson
 
 from osmosis_ai.redact import redact
+from osmosis_ai.rollout.trajectory import trajectory_document
 
-__all__ = ["RunLogText", "project_items", "trajectory_document"]
-
-
-def trajectory_document(record: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The trajectory file of one record, or None when it has no conversation.
-
-    It names its rollout three ways readers look for it (``session_id``, ``trajectory_id``,
-    ``extra.osmosis.rollout_id``) and carries the item's indices, outcome and token count.
-    """
-    messages = record.get("messages") or record.get("final_messages")
-    if not messages:
-        return None
-    rollout_id = record["rollout_id"]
-    return {
-        "session_id": rollout_id,
-        "trajectory_id": f"{rollout_id}/0",
-        "messages": list(messages),
-        "extra": {
-            "osmosis": {
-                "rollout_id": rollout_id,
-                "request_extra_fields": {"row_index": record["row_index"], "run_index": record["run_index"]},
-                "status": record.get("status"),
-                "reward": record.get("reward"),
-                "error_type": record.get("error_type"),
-            }
-        },
-        "final_metrics": {"total_tokens": record.get("tokens") or 0},
-    }
+__all__ = ["RunLogText", "project_items"]
 
 
 def _link(source: Path | str, target: Path | str) -> None:

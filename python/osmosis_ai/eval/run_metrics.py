@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from osmosis_ai.stats import pass_at_k_many, summarize
+from osmosis_ai.stats import pass_at_k_many, score_median, summarize
 
 __all__ = ["aggregate_metrics"]
 
@@ -59,7 +59,13 @@ def aggregate_metrics(rows: Iterable[Mapping[str, Any]], pass_threshold: float) 
     }
     if rewards:
         stats = summarize([[r] for r in rewards], pass_threshold=pass_threshold, ks=[1])
-        summary["reward_stats"] = {"mean": stats.mean, "std": stats.std, "min": stats.min, "max": stats.max}
+        summary["reward_stats"] = {
+            "mean": stats.mean,
+            "median": score_median(rewards),
+            "std": stats.std,
+            "min": stats.min,
+            "max": stats.max,
+        }
     n_runs = max_run + 1
     if n_runs >= 2:
         summary["n_runs"] = n_runs

@@ -94,6 +94,9 @@ class RunExecutorSpec:
         grader_timeout: The grader's budget in seconds, or None.
         eval_fns: Scorers of a 0.2 loop (``module:function`` or ``path/file.py:function``).
         artifact_root: Where a ``LocalBackend`` puts per-rollout artifacts (the same path on each node).
+        env: The rollout's environment as the driver resolved it (``[env]``, the ``[secrets]`` values, the
+            secrets file's other values), set on a worker before the entrypoint is imported.
+        secrets: The names in ``env`` whose values are secrets (masked in what the worker prints).
 
     Example:
         >>> spec = RunExecutorSpec("/ws/rollouts/calc/main.py", "/ws/rollouts/calc", None, 8, 30.0, 5.0)
@@ -109,6 +112,8 @@ class RunExecutorSpec:
     grader_timeout: float | None
     eval_fns: tuple[str, ...] = ()
     artifact_root: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    secrets: tuple[str, ...] = ()
     root: str = field(default_factory=os.getcwd)
     # As the local `eval run` engine: the rollout backend runs workflows on the engine's loop.
     isolate: ClassVar[bool] = False
@@ -130,8 +135,12 @@ class RunExecutorSpec:
         """Loads the entrypoint from the shipped rollout directory and yields its executor."""
         from osmosis_ai.eval.remote import load_shipped_eval_functions
         from osmosis_ai.eval.run_entry import load_rollout_entry
+        from osmosis_ai.redact import remember
         from osmosis_ai.runs.backends import worker_path
 
+        # A cluster's workers were started without the driver's environment: the run brings it.
+        remember(self.env[name] for name in self.secrets if name in self.env)
+        os.environ.update(self.env)
         root = Path(self.artifact_root) if self.artifact_root else None
         entry = load_rollout_entry(worker_path(self.entry_file), artifact_root=root)
         async with open_run_executor(

@@ -141,6 +141,9 @@ class WorkflowExecutor:
         if sample is not None:
             # The log holds the conversation: trajectories/ is projected from it (run_files).
             record["messages"] = sample.trajectory_messages or sample.messages
+            record["label"] = sample.label
+            if sample.metrics:  # what the workflow reported (AgentWorkflowOutput.metrics), for the trajectory
+                record["metrics"] = sample.json_safe_copy().metrics
         if self.bridge.systemic_error is not None:
             control.stop_early(self.bridge.systemic_error)
 

@@ -45,6 +45,9 @@ class LLMBridge:
         self.transport = transport
         self.requested_port = port
         self.token = token or secrets.token_hex(16)
+        from osmosis_ai.redact import remember
+
+        remember([self.token])  # the run's own bearer: masked wherever user code prints or logs it
         self.tokens_by_rollout: dict[str, int] = {}
         self.port: int | None = None
         # Set when a call failed in a way every further call would repeat (bad key, nothing listening).

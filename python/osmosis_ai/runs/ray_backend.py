@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import socket
 from collections import deque
@@ -235,7 +236,10 @@ class RayBackend:
         try:
             generator = slot.handle.run_batch.remote([p.item for p in batch])
             async for ref in generator:
-                for position, record, stop_reason in await ref:
+                finished, lines = await ref
+                for level, name, message in lines:  # as if logged here: the command's log takes it
+                    logging.getLogger(name).log(level, "%s", message)
+                for position, record, stop_reason in finished:
                     received.add(position)
                     if record is not None:  # None: not started, the worker's session stopped early
                         self.report.items_per_worker[slot.name] = (

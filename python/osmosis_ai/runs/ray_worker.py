@@ -4,7 +4,9 @@ Items run with the engine's rules (per-item timeout, error rules, early stop), o
 machine. The driver (:mod:`osmosis_ai.runs.ray_backend`) receives, for every item of a batch, exactly one
 ``(position in the batch, record, stop reason)``: the record is None for an item the actor did not start
 because its session stopped early (not logged, so a resume runs it; the reason stops the driver too). A
-batch that ends with items missing (the actor died, a bug) is the driver's to retry.
+batch that ends with items missing (the actor died, a bug) is the driver's to retry. Each message also
+carries what Python logging received on the actor since the last one (``(level, logger name, message)``),
+which the driver logs again, so the command's log holds it as on one machine.
 """
 
 from __future__ import annotations
@@ -12,12 +14,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import logging
 import os
 import socket
 import threading
 from collections import deque
 from typing import Any
 
+from osmosis_ai.redact import redact, redact_std_streams
 from osmosis_ai.runs.backends import ExecutorSpec, set_worker_paths
 from osmosis_ai.runs.engine import RunControl, RunEngine, WorkItem
 from osmosis_ai.runs.ray_modules import find_shipped, shipped_key
@@ -28,6 +32,30 @@ __all__ = ["Worker"]
 _COALESCE = 0.005
 
 Finished = tuple[int, "dict[str, Any] | None", "str | None"]
+LogLine = tuple[int, str, str]
+# Log lines an actor keeps between two messages (the oldest go first past this).
+_LOG_LINES_KEPT = 10_000
+
+
+class _LogBuffer(logging.Handler):
+    """Keeps what reaches the actor's root logger (INFO and up, as the command's own log) for the driver."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self._lines: deque[LogLine] = deque(maxlen=_LOG_LINES_KEPT)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            # Masked here: secrets only this actor knows (its own bridge token) stay here.
+            self._lines.append((record.levelno, record.name, redact(record.getMessage())))
+        except Exception:  # a log line must never fail an item
+            self.handleError(record)
+
+    def drain(self) -> list[LogLine]:
+        lines = []
+        while self._lines:
+            lines.append(self._lines.popleft())
+        return lines
 
 
 class Worker:
@@ -46,6 +74,10 @@ class Worker:
         env: dict[str, str],
         paths: list[str],
     ) -> None:
+        # What the user's code prints lands in the cluster's worker logs: masked as on the driver.
+        redact_std_streams()
+        self._logs = _LogBuffer()
+        logging.getLogger().addHandler(self._logs)
         os.environ.update(env)
         self._spec = spec
         self._paths = paths
@@ -98,7 +130,12 @@ class Worker:
         return name, None
 
     async def run_batch(self, items: list[WorkItem]) -> Any:
-        """Yields lists of ``(position in the batch, record or None, stop reason)`` as items finish."""
+        """Yields ``(finished, log lines)``: ``finished`` lists ``(position in the batch, record or None, stop
+        reason)`` as items finish; the log lines are what the actor logged meanwhile."""
+        async for finished in self._batch(items):
+            yield finished, self._logs.drain()
+
+    async def _batch(self, items: list[WorkItem]) -> Any:
         assert self._engine is not None and self._slots is not None and self._context is not None
         if self._spec.isolate:
             async for finished in self._run_isolated(items):

@@ -26,6 +26,7 @@ from osmosis_ai.stats._aggregator import (
     Aggregator,
     FailedPolicy,
     NonFinitePolicy,
+    score_median,
     score_statistics,
     summarize,
 )
@@ -68,6 +69,7 @@ __all__ = [
     "pass_at_k_many",
     "pass_hat_k",
     "pass_hat_k_many",
+    "score_median",
     "score_statistics",
     "summarize",
     "summarize_results",

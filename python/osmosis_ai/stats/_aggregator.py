@@ -11,7 +11,7 @@ from osmosis_ai._stats_types import Interval, Summary
 from osmosis_ai.errors import StatsError
 from osmosis_ai.stats._intervals import IntervalMethod, _interval, _z
 
-__all__ = ["DEFAULT_KS", "Aggregator", "FailedPolicy", "NonFinitePolicy", "summarize"]
+__all__ = ["DEFAULT_KS", "Aggregator", "FailedPolicy", "NonFinitePolicy", "score_median", "summarize"]
 
 #: The k values of the established eval: pass@k for each k up to the attempts per row.
 DEFAULT_KS: tuple[int, ...] = (1, 3, 5, 10)
@@ -311,3 +311,13 @@ def score_statistics(scores: Iterable[float]) -> Summary:
     # One column of n rows: every score its own row, so a bad one is named by its position.
     agg._core.push_matrix(values.tobytes(), "f8", len(values), 1)
     return agg.finish()
+
+
+def score_median(scores: Iterable[float]) -> float | None:
+    """The median of plain scores (the mean of the two middle ones for an even count), None for none.
+
+    Example:
+        >>> score_median([0.25, 1.0, 0.5, 0.0])
+        0.375
+    """
+    return _core.median([float(s) for s in scores])

@@ -149,6 +149,16 @@ pub fn percentile(sorted: &[f64], q: f64) -> f64 {
     sorted[lo] + (pos - lo as f64) * (sorted[hi] - sorted[lo])
 }
 
+/// The median (the mean of the two middle values for an even count); `None` for no values.
+pub fn median(values: &[f64]) -> Option<f64> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    Some(percentile(&sorted, 0.5))
+}
+
 /// A percentile bootstrap over rows for several statistics at once (same resampled rows for each, so
 /// their intervals are consistent). Runs in steps so a caller can check for interrupts in between;
 /// the result does not depend on the step sizes.
@@ -410,5 +420,12 @@ mod tests {
         assert_eq!(percentile(&s, 0.0), 1.0);
         assert_eq!(percentile(&s, 1.0), 4.0);
         assert!((percentile(&s, 0.5) - 2.5).abs() < 1e-15);
+    }
+
+    #[test]
+    fn median_of_odd_even_and_no_values() {
+        assert_eq!(median(&[0.75, 0.25, 0.5]), Some(0.5));
+        assert_eq!(median(&[1.0, 0.0, 0.5, 0.25]), Some(0.375));
+        assert_eq!(median(&[]), None);
     }
 }

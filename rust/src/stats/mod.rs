@@ -16,7 +16,9 @@ mod results;
 pub use advantage::{advantage_sign_changes, advantage_signs, SignChanges};
 pub use aggregate::Aggregator;
 pub use agreement::{agreement, cohen_kappa, ranks, spearman, Agreement};
-pub use bootstrap::{normal_difference, normal_interval, percentile, Bootstrap, Interval, Rng};
+pub use bootstrap::{
+    median, normal_difference, normal_interval, percentile, Bootstrap, Interval, Rng,
+};
 pub use estimator::{
     estimate, estimate_many, estimate_many_iter, pass_at_k, pass_hat_k, validate, Counts,
     Estimator, ManyEstimate,

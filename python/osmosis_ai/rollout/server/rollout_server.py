@@ -1,7 +1,9 @@
 """``create_rollout_server(backend)``: the 0.3 rollout HTTP protocol over an :class:`ExecutionBackend`.
 
 Routes: ``GET /health`` (open), ``POST /rollout`` (202, scheduled before answering; 429 + Retry-After when
-the backend has no capacity), ``GET /rollout/{id}/status``, ``POST /rollout/cancel``. Like our 0.2 server,
+the backend has no capacity), ``GET /rollout/{id}/status``, ``POST /rollout/cancel``. A finished rollout is
+archived (best effort) under the backend's artifact root: ``<id>/trajectory.json`` (unless the sample's
+``trajectory_messages`` is None) and ``<id>/diagnostics.json`` (the backend's diagnostics, when any). Like our 0.2 server,
 every route but ``/health`` needs ``Authorization: Bearer <key>`` unless auth is explicitly disabled; the
 bearer check runs before the body is read. Results go back through the request's completion and grader
 callback URLs (with the controller key as bearer), retried on transport errors, 429 and 5xx.
@@ -11,12 +13,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import os
 import secrets
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request, Response
@@ -120,9 +124,11 @@ async def _run(
 ) -> None:
     key = body.controller_api_key
     posted = {"completion": False, "grader": False}
+    last: list[ExecutionResult] = []  # the latest result reported, archived at the end
 
     async def completed(result: ExecutionResult) -> None:
         posted["completion"] = True
+        last[:] = [result]
         rollouts.set(
             rollout_id,
             RolloutStatus.GRADING if body.grader_callback_url else result.status,
@@ -135,6 +141,7 @@ async def _run(
 
     async def graded(result: ExecutionResult) -> None:
         posted["grader"] = True
+        last[:] = [result]
         sample = _sample_body(result)
         ok = result.status is RolloutStatus.SUCCESS
         rollouts.set(
@@ -171,6 +178,54 @@ async def _run(
             await graded(failure)
     finally:
         rollouts.tasks.pop(rollout_id, None)
+        root = _artifact_root(backend)
+        if last and root is not None:
+            try:
+                await asyncio.to_thread(_archive, root / rollout_id, rollout_id, last[0], body)
+            except Exception as exc:  # best effort: the controller already has the result
+                logger.warning("could not archive rollout %s: %s", rollout_id, exc)
+
+
+def _artifact_root(backend: ExecutionBackend) -> Path | None:
+    if hasattr(backend, "artifact_root"):
+        return backend.artifact_root  # a LocalBackend's (None: it keeps no files)
+    from osmosis_ai.rollout.backend.local import ARTIFACT_ROOT_ENV
+
+    env = os.environ.get(ARTIFACT_ROOT_ENV, "").strip()
+    return Path(env) if env else Path.home() / ".osmosis"
+
+
+def _write_json(path: Path, document: Any) -> None:
+    temp = path.with_name(f".{path.name}.tmp")
+    temp.write_text(json.dumps(document, ensure_ascii=False, allow_nan=False, default=str), encoding="utf-8")
+    os.replace(temp, path)
+
+
+def _archive(folder: Path, rollout_id: str, result: ExecutionResult, body: RolloutInitRequest) -> None:
+    from osmosis_ai.rollout.trajectory import trajectory_document
+
+    sample = result.sample
+    document = None
+    if sample is not None and sample.trajectory_messages is not None:
+        ok = result.status is RolloutStatus.SUCCESS
+        safe = sample.json_safe_copy().model_dump(mode="json")
+        document = trajectory_document({
+            "rollout_id": rollout_id,
+            "request_extra_fields": body.extra_fields,
+            "label": body.label,
+            "metrics": safe["metrics"],
+            "messages": safe["trajectory_messages"],
+            "status": "success" if ok else "failure",
+            "reward": sample.reward if ok and not sample.remove_sample else None,
+            "error_type": _category(result),
+        })  # fmt: skip
+    if document is None and not result.extra_fields:
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    if document is not None:
+        _write_json(folder / "trajectory.json", document)
+    if result.extra_fields:
+        _write_json(folder / "diagnostics.json", result.extra_fields)
 
 
 def create_rollout_server(

@@ -22,6 +22,7 @@ pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(agreement::advantage_sign_changes, m)?)?;
     m.add_function(wrap_pyfunction!(agreement::agreement, m)?)?;
     m.add_function(wrap_pyfunction!(mcnemar_exact, m)?)?;
+    m.add_function(wrap_pyfunction!(median, m)?)?;
     m.add_class::<aggregator::StatsAggregator>()?;
     // The log formats the reader accepts, newest last: the writer takes its header's from here.
     m.add("RESULTS_LOG_FORMATS", crate::stats::LOG_FORMATS.to_vec())?;
@@ -43,6 +44,12 @@ fn pass_at_k(n: i64, c: i64, k: i64) -> PyResult<f64> {
 fn mcnemar_exact(py: Python<'_>, b: u64, c: u64) -> f64 {
     // A table of millions of discordant rows is a loop of that length: run it without the GIL.
     py.detach(|| crate::stats::mcnemar_exact(b, c).p_value)
+}
+
+/// The median of the scores (`None` for none).
+#[pyfunction]
+fn median(py: Python<'_>, values: Vec<f64>) -> Option<f64> {
+    py.detach(|| crate::stats::median(&values))
 }
 
 /// pass^k of one row: `C(c, k) / C(n, k)`.
