@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import os
 import secrets
@@ -195,13 +194,8 @@ def _artifact_root(backend: ExecutionBackend) -> Path | None:
     return Path(env) if env else Path.home() / ".osmosis"
 
 
-def _write_json(path: Path, document: Any) -> None:
-    temp = path.with_name(f".{path.name}.tmp")
-    temp.write_text(json.dumps(document, ensure_ascii=False, allow_nan=False, default=str), encoding="utf-8")
-    os.replace(temp, path)
-
-
 def _archive(folder: Path, rollout_id: str, result: ExecutionResult, body: RolloutInitRequest) -> None:
+    from osmosis_ai._files import write_json_atomic
     from osmosis_ai.rollout.trajectory import trajectory_document
 
     sample = result.sample
@@ -221,11 +215,10 @@ def _archive(folder: Path, rollout_id: str, result: ExecutionResult, body: Rollo
         })  # fmt: skip
     if document is None and not result.extra_fields:
         return
-    folder.mkdir(parents=True, exist_ok=True)
     if document is not None:
-        _write_json(folder / "trajectory.json", document)
+        write_json_atomic(folder / "trajectory.json", document, ensure_ascii=False)
     if result.extra_fields:
-        _write_json(folder / "diagnostics.json", result.extra_fields)
+        write_json_atomic(folder / "diagnostics.json", result.extra_fields, ensure_ascii=False)
 
 
 def create_rollout_server(
