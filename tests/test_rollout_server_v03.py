@@ -92,12 +92,10 @@ def _wait_for(received: list[dict[str, Any]], count: int) -> None:
         time.sleep(0.05)
 
 
-def test_rollout_protocol_with_auth(rollout_server: str, callbacks: tuple[str, list[dict[str, Any]]]) -> None:
-    callback_url, received = callbacks
-    health = httpx.get(rollout_server + "/health").json()
-    assert health["status"] == "ok" and health["concurrency"]["max_concurrent"] == 4
-    body = {
-        "rollout_id": "r-1",
+def _graded_rollout(rollout_id: str, callback_url: str) -> dict[str, Any]:
+    """A "2+2" rollout with label "4", both callbacks to ``callback_url`` and the controller key."""
+    return {
+        "rollout_id": rollout_id,
         "initial_messages": [{"role": "user", "content": "2+2"}],
         "label": "4",
         "chat_completions_url": "http://127.0.0.1:9/v1",
@@ -105,6 +103,13 @@ def test_rollout_protocol_with_auth(rollout_server: str, callbacks: tuple[str, l
         "completion_callback_url": callback_url + "/completion",
         "grader_callback_url": callback_url + "/grader",
     }
+
+
+def test_rollout_protocol_with_auth(rollout_server: str, callbacks: tuple[str, list[dict[str, Any]]]) -> None:
+    callback_url, received = callbacks
+    health = httpx.get(rollout_server + "/health").json()
+    assert health["status"] == "ok" and health["concurrency"]["max_concurrent"] == 4
+    body = _graded_rollout("r-1", callback_url)
     assert httpx.post(rollout_server + "/rollout", json=body).status_code == 401
     wrong = {"Authorization": "Bearer nope"}
     assert httpx.post(rollout_server + "/rollout", json=body, headers=wrong).status_code == 401
@@ -156,16 +161,7 @@ def test_a_finished_rollout_is_archived_as_a_trajectory_file(
 ) -> None:
     # §3.5: after the callbacks, <artifact root>/<id>/trajectory.json (an ATIF document) is written.
     callback_url, received = callbacks
-    body = {
-        "rollout_id": "r-9",
-        "initial_messages": [{"role": "user", "content": "2+2"}],
-        "label": "4",
-        "chat_completions_url": "http://127.0.0.1:9/v1",
-        "controller_api_key": "ctrl-key",
-        "completion_callback_url": callback_url + "/completion",
-        "grader_callback_url": callback_url + "/grader",
-        "extra_fields": {"row_index": 3, "run_index": 1},
-    }
+    body = {**_graded_rollout("r-9", callback_url), "extra_fields": {"row_index": 3, "run_index": 1}}
     auth = {"Authorization": f"Bearer {KEY}"}
     assert httpx.post(rollout_server + "/rollout", json=body, headers=auth).status_code == 202
     _wait_for(received, 2)

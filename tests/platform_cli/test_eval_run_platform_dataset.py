@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -12,19 +11,23 @@ from tests.eval_run_workspace import MAIN, calc_rows
 Run = Any
 
 
-def test_platform_dataset_needs_login_then_is_cached(
-    workspace: Path, platform: Any, osmosis: Run, home: Path, scripted: Any
-) -> None:
+def _calc_workspace(workspace: Path, dataset: str) -> None:
+    """The calc rollout with an eval config naming the platform dataset ``dataset`` and no secrets."""
     (workspace / "rollouts/calc").mkdir(parents=True)
     (workspace / "rollouts/calc/main.py").write_text(MAIN)
-    shutil.copy(workspace / "configs/eval/demo.toml", workspace / "configs/eval/calc.toml")
-    text = (workspace / "configs/eval/calc.toml").read_text()
+    text = (workspace / "configs/eval/demo.toml").read_text()
     text = text.replace('rollout = "demo"', 'rollout = "calc"').replace(
-        'dataset = "demo"', 'dataset = "calc-rows"'
+        'dataset = "demo"', f'dataset = "{dataset}"'
     )
     (workspace / "configs/eval/calc.toml").write_text(
         text.replace('required = ["OPENAI_API_KEY"]', "required = []")
     )
+
+
+def test_platform_dataset_needs_login_then_is_cached(
+    workspace: Path, platform: Any, osmosis: Run, home: Path, scripted: Any
+) -> None:
+    _calc_workspace(workspace, "calc-rows")
     server = scripted({"default": {"content": "4"}})
     args = (
         "--json",
@@ -59,12 +62,7 @@ def test_platform_dataset_needs_login_then_is_cached(
 def test_platform_dataset_errors_say_what_to_do(
     workspace: Path, platform: Any, osmosis: Run, logged_in: str
 ) -> None:
-    (workspace / "rollouts/calc").mkdir(parents=True)
-    (workspace / "rollouts/calc/main.py").write_text(MAIN)
-    text = (workspace / "configs/eval/demo.toml").read_text().replace('rollout = "demo"', 'rollout = "calc"')
-    (workspace / "configs/eval/calc.toml").write_text(
-        text.replace('required = ["OPENAI_API_KEY"]', "required = []")
-    )
+    _calc_workspace(workspace, "demo")
     args = (
         "eval",
         "run",
