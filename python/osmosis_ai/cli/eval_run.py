@@ -10,18 +10,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import math
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import click
 
+from osmosis_ai.cli import eval_run_inputs as run_inputs
 from osmosis_ai.cli.backend_options import backend_options
 from osmosis_ai.errors import CLIError
-
-DATASET_EXTENSIONS = (".jsonl", ".json", ".csv", ".parquet")
 
 
 @click.command("run")
@@ -101,119 +98,6 @@ def eval_run(ctx: click.Context, **o: Any) -> None:
     ctx.exit(run(o))
 
 
-def _number(config: Any, field: str) -> float | None:
-    value = getattr(config.evaluation, field)
-    if value is None:
-        return None
-    if not math.isfinite(float(value)):
-        raise CLIError(f"{config.where('evaluation.' + field)}: evaluation.{field} must be finite")
-    return float(value)
-
-
-def _settings(config: Any) -> dict[str, Any]:
-    ev = config.evaluation
-    n = 1 if ev.n is None else ev.n
-    if n < 1:
-        raise CLIError(f"{config.where('evaluation.n')}: evaluation.n must be a positive integer, got {n}")
-    threshold = _number(config, "pass_threshold")
-    return {
-        "n": n,
-        "limit": ev.limit,
-        "batch_size": ev.batch_size,
-        "pass_threshold": 1.0 if threshold is None else threshold,
-        "agent_timeout": _number(config, "agent_workflow_timeout_s"),
-        "grader_timeout": _number(config, "grader_timeout_s"),
-    }
-
-
-def _dataset(config: Any, dataset_file: str | None) -> tuple[Path, str]:
-    """The dataset file and its source: ``explicit`` (--dataset-file, no login) or the platform's."""
-    if dataset_file is None:
-        from osmosis_ai.cli.output import status
-        from osmosis_ai.cli.platform_context import platform_session
-        from osmosis_ai.eval.run_dataset import resolve_platform_dataset
-
-        name = config.experiment.dataset
-        with platform_session() as session:
-            path, source = resolve_platform_dataset(session.client, name)
-        status(f"dataset cache hit for '{name}'" if source == "cache" else f"downloaded dataset '{name}'")
-        _check_extension(path, path.name)
-        return path.resolve(), source
-    path = Path(dataset_file).expanduser()
-    if not path.is_file():
-        raise CLIError(f"--dataset-file {dataset_file}: no such file")
-    _check_extension(path, f"--dataset-file {dataset_file}")
-    return path.resolve(), "explicit"
-
-
-def _check_extension(path: Path, what: str) -> None:
-    if path.suffix.lower() not in DATASET_EXTENSIONS:
-        raise CLIError(f"{what}: expected one of {', '.join(DATASET_EXTENSIONS)}")
-
-
-def _environment(config: Any, secrets_file: str | None) -> tuple[dict[str, str], tuple[str, ...]]:
-    """``[env]`` and the secrets file into this process's environment, never overriding what is set.
-
-    Returns the rollout's environment as resolved here (for Ray workers) and the names holding secrets.
-    """
-    from osmosis_ai.cli.submit import parse_secrets_file
-
-    values: dict[str, str] = dict(config.env)
-    if secrets_file == "-":
-        values.update(parse_secrets_file(click.get_text_stream("stdin").read(), "<stdin>"))
-    elif secrets_file is not None:
-        if not Path(secrets_file).is_file():
-            raise CLIError(f"--secrets-file {secrets_file}: no such file")
-        values.update(parse_secrets_file(Path(secrets_file).read_text(encoding="utf-8"), secrets_file))
-    from osmosis_ai.redact import remember
-
-    # Masked in logs.txt, the results log and every file of the run, whatever prints them.
-    secret_names = tuple(
-        key
-        for key in dict.fromkeys([*values, *config.secrets])
-        if key not in config.env or key in config.secrets
-    )
-    for key, value in values.items():
-        os.environ.setdefault(key, value)
-    remember(os.environ.get(key) for key in secret_names)  # from the file or, else, the environment
-    missing = [name for name in config.secrets if not os.environ.get(name)]
-    if missing:
-        from osmosis_ai.cli.output import warn
-
-        warn(
-            "SECRETS", f"[secrets] not set locally: {', '.join(missing)} (pass --secrets-file or export them)"
-        )
-    names = dict.fromkeys([*values, *config.secrets])
-    return {key: os.environ[key] for key in names if os.environ.get(key)}, secret_names
-
-
-def _selection(path: Path, rows: str | None, limit: int | None) -> tuple[list[int] | None, int, int]:
-    from osmosis_ai.datasets import count_rows
-    from osmosis_ai.eval.run_rows import parse_rows_selector
-
-    total = count_rows(path)
-    if rows is None:
-        selected = min(limit, total) if limit is not None and limit > 0 else total
-        return None, selected, total
-    try:
-        indices = parse_rows_selector(rows)
-    except ValueError as exc:
-        raise CLIError(str(exc)) from exc
-    beyond = [i for i in indices if i >= total]
-    if beyond:
-        raise CLIError(
-            f"--rows: {', '.join(map(str, beyond[:10]))} out of range (the file has rows 0-{total - 1})"
-        )
-    return indices, len(indices), total
-
-
-def _normalized(path: Path, indices: list[int] | None, limit: int | None) -> Any:
-    from osmosis_ai.eval.run_rows import normalize_row, select_rows
-
-    for position, (source, row) in enumerate(select_rows(path, indices, limit)):
-        yield position, normalize_row(source, row).as_item()
-
-
 def run(o: dict[str, Any]) -> int:
     """Runs the command; returns the exit code (1 when the run is partial)."""
     from osmosis_ai.cli.backend_options import backend_from_options
@@ -235,14 +119,14 @@ def run(o: dict[str, Any]) -> int:
     root = check_config_location(path, "eval", "eval run")
     config = load_eval_config(path)
     o["rollout_dir"], o["entry_file"] = check_rollout(root, config)
-    settings = _settings(config)
-    dataset, o["dataset_source"] = _dataset(config, o["dataset_file"])
-    indices, selected, total_rows = _selection(dataset, o["rows"], settings["limit"])
+    settings = run_inputs.settings(config)
+    dataset, o["dataset_source"] = run_inputs.dataset_path(config, o["dataset_file"])
+    indices, selected, total_rows = run_inputs.selection(dataset, o["rows"], settings["limit"])
     if selected == 0:
         raise CLIError(f"{dataset}: no rows selected")
-    for _ in _normalized(dataset, indices, settings["limit"]):
+    for _ in run_inputs.normalized_rows(dataset, indices, settings["limit"]):
         pass  # the whole selection is checked before any run directory exists
-    o["rollout_env"], o["secret_names"] = _environment(config, o["secrets_file"])
+    o["rollout_env"], o["secret_names"] = run_inputs.environment(config, o["secrets_file"])
 
     out_root = Path(o["output"]).expanduser().resolve() if o["output"] else root / ".osmosis" / "evals"
     run_dir = RunDirectory(out_root, o["name"] or default_run_name(path))
@@ -256,7 +140,7 @@ def run(o: dict[str, Any]) -> int:
     inputs = resolved_inputs(
         config, settings, dataset, selection, o["rollout_dir"], out_root, list(o["eval_fns"])
     )
-    provenance = _provenance(config, root)
+    provenance = run_inputs.provenance(config, root)
     endpoint, key_error = _endpoint(config, o)
     concurrency = _concurrency(o, settings, entry)
     spec, limit = _spec(o, settings, entry, endpoint, concurrency)
@@ -293,7 +177,7 @@ def run(o: dict[str, Any]) -> int:
                         status("Cancelled")
                         logs.line("INFO", "run", "cancelled at the confirmation")
                         return 0
-                    rows = _normalized(dataset, indices, settings["limit"])
+                    rows = run_inputs.normalized_rows(dataset, indices, settings["limit"])
                     logs.capture()
                     session = _Session(entry, endpoint, concurrency, limit, loop, backend)
                     outcome = _execute(o, settings, session, opened.log, rows, work, logs)
@@ -331,32 +215,6 @@ def _open_run(
         status(milestone)
     logs.line("INFO", "run", milestone)
     return opened, logs, pending
-
-
-def _provenance(config: Any, root: Path) -> dict[str, Any]:
-    """SDK version, the config's branch/commit and ``[advanced]``, and the worktree's git state."""
-    from osmosis_ai._version import __version__
-    from osmosis_ai.cli.output import warn
-    from osmosis_ai.platform.workspace import git_state
-
-    git = git_state(root)
-    experiment = config.experiment
-    if config.advanced:
-        warn(
-            "ADVANCED",
-            f"[advanced] keys are kept as provenance but not used by eval run: {', '.join(sorted(config.advanced))}",
-        )
-    pinned_commit = experiment.commit_sha and git.get("git_head") and experiment.commit_sha != git["git_head"]
-    pinned_branch = experiment.branch and git.get("git_branch") and experiment.branch != git["git_branch"]
-    if pinned_commit or pinned_branch:
-        warn("WORKTREE", "the config pins a branch or commit; eval run executes the workspace as it is")
-    return {
-        "sdk_version": __version__,
-        "config_branch": experiment.branch,
-        "config_commit_sha": experiment.commit_sha,
-        "advanced": dict(config.advanced) or None,
-        **git,
-    }
 
 
 @dataclass(frozen=True)
