@@ -82,6 +82,7 @@ def test_chunked_and_expect_continue_bodies_are_read_whole() -> None:
         (b"POST /big HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n40\r\n" + b"a" * 64 + b"\r\n", 413),
         (b"garbage\r\n\r\n", 400),
         (b"POST /x HTTP/1.1\r\nContent-Length: nope\r\n\r\n", 400),
+        (b"POST /x HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n" + b"1" * 70_000, 400),
         (b"POST /x HTTP/1.1\r\nX: " + b"a" * 70_000 + b"\r\n\r\n", 431),
     ],
 )

@@ -126,7 +126,10 @@ class Http1Server:
         except BodyTooLarge as exc:
             await _send(writer, HttpReply.json_error(413, str(exc), "invalid_request_error"))
             return False
-        except ValueError:  # a malformed chunk size or Content-Length
+        except (
+            ValueError,
+            asyncio.LimitOverrunError,
+        ):  # a malformed or endless chunk size, a bad Content-Length
             await _send(writer, HttpReply.json_error(400, "malformed request body", "invalid_request_error"))
             return False
         try:
