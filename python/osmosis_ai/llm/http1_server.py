@@ -126,10 +126,7 @@ class Http1Server:
         except BodyTooLarge as exc:
             await _send(writer, HttpReply.json_error(413, str(exc), "invalid_request_error"))
             return False
-        except (
-            ValueError,
-            asyncio.LimitOverrunError,
-        ):  # a malformed or endless chunk size, a bad Content-Length
+        except (ValueError, asyncio.LimitOverrunError):  # malformed: a bad length, an endless chunk-size line
             await _send(writer, HttpReply.json_error(400, "malformed request body", "invalid_request_error"))
             return False
         try:
