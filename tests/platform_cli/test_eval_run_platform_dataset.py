@@ -24,22 +24,17 @@ def _calc_workspace(workspace: Path, dataset: str) -> None:
     )
 
 
+def _run_args(base_url: str) -> tuple[str, ...]:
+    """``eval run`` of the calc config, run ``p``, without a --dataset-file (so the platform's dataset)."""
+    return ("eval", "run", "configs/eval/calc.toml", "--name", "p", "-y", "--base-url", base_url)
+
+
 def test_platform_dataset_needs_login_then_is_cached(
     workspace: Path, platform: Any, osmosis: Run, home: Path, scripted: Any
 ) -> None:
     _calc_workspace(workspace, "calc-rows")
     server = scripted({"default": {"content": "4"}})
-    args = (
-        "--json",
-        "eval",
-        "run",
-        "configs/eval/calc.toml",
-        "--name",
-        "p",
-        "-y",
-        "--base-url",
-        server.base_url,
-    )
+    args = ("--json", *_run_args(server.base_url))
     code, _, err = osmosis(*args)
     assert code != 0 and "auth login" in err  # a platform dataset needs a login; a local file does not
     platform.seed_token("tok-x", token_id="tok-1")
@@ -63,16 +58,7 @@ def test_platform_dataset_errors_say_what_to_do(
     workspace: Path, platform: Any, osmosis: Run, logged_in: str
 ) -> None:
     _calc_workspace(workspace, "demo")
-    args = (
-        "eval",
-        "run",
-        "configs/eval/calc.toml",
-        "--name",
-        "p",
-        "-y",
-        "--base-url",
-        "http://127.0.0.1:9/v1",
-    )
+    args = _run_args("http://127.0.0.1:9/v1")
     code, _, err = osmosis(*args)
     assert code != 0 and "Dataset 'demo' not found; pass --dataset-file" in err
     record = {"id": "ds-8", "file_name": "demo", "file_format": "jsonl", "file_size": 5,
