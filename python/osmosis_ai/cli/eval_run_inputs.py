@@ -93,11 +93,8 @@ def environment(config: Any, secrets_file: str | None) -> tuple[dict[str, str], 
     from osmosis_ai.redact import remember
 
     # Masked in logs.txt, the results log and every file of the run, whatever prints them.
-    secret_names = tuple(
-        key
-        for key in dict.fromkeys([*values, *config.secrets])
-        if key not in config.env or key in config.secrets
-    )
+    names = dict.fromkeys([*values, *config.secrets])  # every name the rollout gets, in order
+    secret_names = tuple(key for key in names if key not in config.env or key in config.secrets)
     for key, value in values.items():
         os.environ.setdefault(key, value)
     remember(os.environ.get(key) for key in secret_names)  # from the file or, else, the environment
@@ -108,7 +105,6 @@ def environment(config: Any, secrets_file: str | None) -> tuple[dict[str, str], 
         warn(
             "SECRETS", f"[secrets] not set locally: {', '.join(missing)} (pass --secrets-file or export them)"
         )
-    names = dict.fromkeys([*values, *config.secrets])
     return {key: os.environ[key] for key in names if os.environ.get(key)}, secret_names
 
 
