@@ -225,4 +225,12 @@ COMPAT_MODULES: tuple[str, ...] = (
     "osmosis_ai.rollout.server.serve",
     "osmosis_ai.rollout.server.api_key",
     "osmosis_ai.rollout.mcp.agent_loop",
+    "osmosis_ai.rollout.agent_workflow",
+    "osmosis_ai.rollout.grader",
+    "osmosis_ai.rollout.types",
+    "osmosis_ai.rollout.types.config",
+    "osmosis_ai.rollout.types.output",
+    "osmosis_ai.rollout.types.protocol",
+    "osmosis_ai.rollout.types.sample",
+    "osmosis_ai.rollout.server.auth",
 )

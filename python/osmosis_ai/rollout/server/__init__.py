@@ -1,7 +1,49 @@
-"""The rollout servers (FastAPI): ``create_app`` (0.2 agent loops) and ``create_rollout_server`` (0.3 backends)."""
+"""The rollout servers (FastAPI): ``create_app`` (0.2 agent loops) and ``create_rollout_server`` (0.3 backends).
 
-from osmosis_ai.rollout.server.app import create_app
-from osmosis_ai.rollout.server.rollout_server import ControllerAuth, create_rollout_server
-from osmosis_ai.rollout.server.state import AppState, RolloutRecord
+The names load on first use, so ``osmosis_ai.rollout.server.protocol`` (the 0.3 wire models) imports without
+FastAPI; without the ``server`` extra the first use says what to install.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from osmosis_ai.rollout.server.app import create_app
+    from osmosis_ai.rollout.server.rollout_server import ControllerAuth, create_rollout_server
+    from osmosis_ai.rollout.server.state import AppState, RolloutRecord
+
+# The one wording of the missing-extra error (app.py raises it too, for direct imports of the module).
+MISSING_EXTRA = "The rollout server needs FastAPI and uvicorn: pip install 'osmosis-ai[server]'"
+_SERVER_DEPENDENCIES = frozenset({"fastapi", "starlette", "uvicorn"})
+
+_LAZY = {
+    "create_app": "osmosis_ai.rollout.server.app",
+    "ControllerAuth": "osmosis_ai.rollout.server.rollout_server",
+    "create_rollout_server": "osmosis_ai.rollout.server.rollout_server",
+    "AppState": "osmosis_ai.rollout.server.state",
+    "RolloutRecord": "osmosis_ai.rollout.server.state",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'osmosis_ai.rollout.server' has no attribute '{name}'")
+    try:
+        loaded = importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if (exc.name or "").partition(".")[0] in _SERVER_DEPENDENCIES:
+            raise ImportError(f"{MISSING_EXTRA} ({exc})", name=exc.name) from exc
+        raise
+    value = getattr(loaded, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
 
 __all__ = ["AppState", "ControllerAuth", "RolloutRecord", "create_app", "create_rollout_server"]

@@ -26,9 +26,9 @@ try:
     from fastapi import FastAPI, Request, Response
     from fastapi.responses import JSONResponse
 except ImportError as exc:  # pragma: no cover - depends on the installation
-    raise ImportError(
-        "The rollout server needs FastAPI and uvicorn: pip install 'osmosis-ai[server]'"
-    ) from exc
+    from osmosis_ai.rollout.server import MISSING_EXTRA
+
+    raise ImportError(MISSING_EXTRA) from exc
 
 if TYPE_CHECKING:
     from osmosis_ai.rollout.settings import RolloutSettings
