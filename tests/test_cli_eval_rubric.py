@@ -279,7 +279,7 @@ def test_bad_matching_record_names_file_line_and_field(workspace, capsys):
     assert "bad.jsonl:2: field 'score_min' must be a number, got str" in capsys.readouterr().err
     (workspace / "broken.jsonl").write_text('{"rubric_id": "polite", "solution_str": "ok"}\n\n{oops\n')
     assert run_cli("eval-rubric", "-r", "polite", "-d", "broken.jsonl") == 1
-    assert "broken.jsonl:3: invalid JSON" in capsys.readouterr().err
+    assert "Invalid JSON on line 3 of 'broken.jsonl'" in capsys.readouterr().err  # 0.2.17's words
 
 
 @pytest.mark.parametrize(

@@ -131,7 +131,9 @@ def test_the_bare_key_is_accepted_as_the_established_server_does(
     response = init(server, rollout_body(trainer, rollout_id), {"Authorization": "test-key"})
     assert response.status_code == 202
     trainer.wait_for_callback(rollout_id)
-    assert httpx.get(f"{server.url}/platform/health", headers={"Authorization": "test-key"}).status_code == 200
+    assert (
+        httpx.get(f"{server.url}/platform/health", headers={"Authorization": "test-key"}).status_code == 200
+    )
 
 
 def test_invalid_body_with_a_key_gets_422_naming_the_field(

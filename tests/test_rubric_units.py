@@ -73,7 +73,8 @@ def test_records_only_validate_the_requested_rubric(tmp_path):
         json.dumps({"rubric_id": "other", "solution_str": 5}) + "\n" + json.dumps({"rubric_id": "a"})
     )
     with pytest.raises(
-        DatasetFormatError, match=r"d.jsonl:2: field 'solution_str' must be a non-empty string"
+        DatasetFormatError,
+        match=r"must include a non-empty 'solution_str' string \(line 2 of '.*d.jsonl', got null\)",
     ):
         load_rubric_records(path, "a")
     path.write_text("\n\n")

@@ -28,6 +28,7 @@ __all__ = [
     "OsmosisValidationError",
     "ProviderError",
     "ProviderRequestError",
+    "RubricRecordsError",
     "SignatureError",
     "StatsError",
     "SystemicProviderError",
@@ -101,6 +102,28 @@ class DatasetParseError(DatasetFormatError):
 
 class DatasetValidationError(DatasetFormatError):
     """A dataset row breaks the row contract: missing, null, empty or non-string field (established name)."""
+
+
+class RubricRecordsError(DatasetFormatError, CLIError):
+    """An ``eval-rubric`` records file cannot be loaded through the 0.2 ``cli_services.DatasetLoader``.
+
+    The established loader raised ``CLIError`` there, so this one is both: ``except CLIError`` in existing
+    code catches it, and it carries the file, line and field of a :class:`DatasetFormatError`.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | None = None,
+        line: int | None = None,
+        field: str | None = None,
+        row: int | None = None,
+    ) -> None:
+        DatasetFormatError.__init__(self, message, path=path, line=line, field=field, row=row)
+        self.code = "VALIDATION"
+        self.details = None
+        self.request_id = None
 
 
 class ConfigError(OsmosisError, ValueError):
@@ -247,8 +270,7 @@ class AgentLoopNotFoundError(OsmosisRolloutError):
     def __init__(self, name: str, available: list[str] | None = None) -> None:
         self.name = name
         self.available = list(available or [])
-        listing = ", ".join(self.available) if self.available else "none"
-        super().__init__(f"Agent loop '{name}' not found. Available: {listing}")
+        super().__init__(f"Agent loop '{name}' not found. Available: {self.available}")
 
 
 class ToolExecutionError(OsmosisRolloutError):
