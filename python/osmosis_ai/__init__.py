@@ -1,7 +1,9 @@
 """osmosis-ai: rewards, rubric judges, agent evals and pass@k for LLM post-training.
 
 Importing the package is cheap: the public names below are loaded on first use (PEP 562), so
-`osmosis --help` and `import osmosis_ai` do not pay for modules they do not touch.
+`osmosis --help` and `import osmosis_ai` do not pay for modules they do not touch. ``from osmosis_ai
+import *`` works on the base install: ``report`` and ``compare`` (the ``report`` extra) are left out of
+``__all__``; ``osmosis_ai.report(...)`` without the extra says what to install.
 """
 
 from __future__ import annotations
@@ -26,7 +28,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from osmosis_ai.report import compare, report
+    from osmosis_ai.report import compare as compare
+    from osmosis_ai.report import report as report
     from osmosis_ai.rewards import osmosis_reward, osmosis_rubric
     from osmosis_ai.stats import load_results, summarize_results
 
@@ -92,7 +95,6 @@ __all__ = [
     "SignatureError",
     "__version__",
     "aevaluate_rubric",
-    "compare",
     "create_app",
     "evaluate_rubric",
     "get_agent_loop",
@@ -101,7 +103,6 @@ __all__ = [
     "osmosis_reward",
     "osmosis_rubric",
     "register_agent_loop",
-    "report",
     "summarize_results",
 ]
 
@@ -110,7 +111,12 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'osmosis_ai' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    try:
+        value = getattr(importlib.import_module(module), name)
+    except ImportError as exc:
+        from osmosis_ai.extras import missing_extra
+
+        raise (missing_extra(exc, f"osmosis_ai.{name}") or exc) from exc
     globals()[name] = value
     return value
 

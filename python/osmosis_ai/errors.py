@@ -19,6 +19,7 @@ __all__ = [
     "EvalFnError",
     "MCPLoadError",
     "MissingAPIKeyError",
+    "MissingExtraError",
     "ModelNotFoundError",
     "OsmosisError",
     "OsmosisRolloutError",
@@ -65,6 +66,20 @@ class CLIError(OsmosisError):
         self.code = code
         self.details = details
         self.request_id = request_id
+
+
+class MissingExtraError(OsmosisError, ImportError):
+    """A feature needs an optional extra that is not installed; the message says what to install.
+
+    Attributes:
+        extra: The extra to install (``pip install "osmosis-ai[<extra>]"``).
+        module: The missing module.
+    """
+
+    def __init__(self, message: str, *, extra: str, module: str) -> None:
+        super().__init__(message, name=module)
+        self.extra = extra
+        self.module = module
 
 
 # --- input files --------------------------------------------------------------------------------------

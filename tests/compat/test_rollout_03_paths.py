@@ -99,7 +99,7 @@ def test_the_types_and_protocol_need_no_server_extra() -> None:
         """,
     )
     assert result.returncode == 0, result.stderr
-    assert "pip install 'osmosis-ai[server]'" in result.stdout
+    assert 'pip install "osmosis-ai[server]"' in result.stdout
 
 
 def test_the_harbor_backend_says_why_it_is_absent() -> None:

@@ -312,6 +312,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (OsmosisError, OSError) as exc:
         _report_error(exc, args)
         return 1
+    except ImportError as exc:
+        from osmosis_ai.extras import missing_extra
+
+        needed = missing_extra(exc, f"osmosis {_command_name(args)}")
+        if needed is None and STATE.mode != "json":
+            raise
+        _report_error(needed or exc, args, code=None if needed else "INTERNAL")
+        return 1
     except Exception as exc:
         if STATE.mode != "json":
             raise

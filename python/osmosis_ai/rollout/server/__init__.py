@@ -14,10 +14,6 @@ if TYPE_CHECKING:
     from osmosis_ai.rollout.server.rollout_server import ControllerAuth, create_rollout_server
     from osmosis_ai.rollout.server.state import AppState, RolloutRecord
 
-# The one wording of the missing-extra error (app.py raises it too, for direct imports of the module).
-MISSING_EXTRA = "The rollout server needs FastAPI and uvicorn: pip install 'osmosis-ai[server]'"
-_SERVER_DEPENDENCIES = frozenset({"fastapi", "starlette", "uvicorn"})
-
 _LAZY = {
     "create_app": "osmosis_ai.rollout.server.app",
     "ControllerAuth": "osmosis_ai.rollout.server.rollout_server",
@@ -33,10 +29,10 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(f"module 'osmosis_ai.rollout.server' has no attribute '{name}'")
     try:
         loaded = importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if (exc.name or "").partition(".")[0] in _SERVER_DEPENDENCIES:
-            raise ImportError(f"{MISSING_EXTRA} ({exc})", name=exc.name) from exc
-        raise
+    except ImportError as exc:
+        from osmosis_ai.extras import missing_extra
+
+        raise (missing_extra(exc, "The rollout server") or exc) from exc
     value = getattr(loaded, name)
     globals()[name] = value
     return value

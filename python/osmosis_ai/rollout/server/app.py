@@ -26,9 +26,9 @@ try:
     from fastapi import FastAPI, Request, Response
     from fastapi.responses import JSONResponse
 except ImportError as exc:  # pragma: no cover - depends on the installation
-    from osmosis_ai.rollout.server import MISSING_EXTRA
+    from osmosis_ai.extras import missing_extra
 
-    raise ImportError(MISSING_EXTRA) from exc
+    raise (missing_extra(exc, "The rollout server") or exc) from exc
 
 if TYPE_CHECKING:
     from osmosis_ai.rollout.settings import RolloutSettings
