@@ -379,7 +379,7 @@ def test_eval_rubric_inline_spelling(workspace, scripted, capsys, monkeypatch):
     assert "DEPRECATION" in captured.err
     assert "Model: openai/judge-9" in captured.out and "Run 02 [SUCCESS]" in captured.out
     # `eval rubric -o` writes 0.3's layout (anchor-0.3 §5.4), 0.3's keys first, in the place eval-rubric uses.
-    (written,) = (workspace / "res").glob("rubric_eval_result_*.json")
+    written = workspace / "res" / "rubric_eval_result.json"  # 0.3: a trailing / names a directory
     data = json.loads(written.read_text())
     assert list(data)[:7] == [
         "generated_at", "model", "rubric", "data_path", "number", "overall_statistics", "records",

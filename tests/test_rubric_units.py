@@ -201,3 +201,18 @@ def test_the_0_3_layout_comes_from_the_0_2_payload_and_keeps_failures_visible() 
     )  # null, not 0.0
     assert doc["overall_statistics"] is payload["overall_statistics"]  # the same numbers, not recomputed
     assert doc["interrupted"] is False and doc["rubric_id"] == "rubric"
+
+
+def test_eval_rubric_output_paths_follow_0_3(tmp_path: Path) -> None:
+    from osmosis_ai.rubric.report import resolve_output_path_0_3
+
+    (tmp_path / "existing").mkdir()
+    assert resolve_output_path_0_3(f"{tmp_path}/new/")[0] == tmp_path / "new" / "rubric_eval_result.json"
+    assert (
+        resolve_output_path_0_3(str(tmp_path / "existing"))[0]
+        == tmp_path / "existing/rubric_eval_result.json"
+    )
+    assert (
+        resolve_output_path_0_3(str(tmp_path / "a" / "out"))[0] == tmp_path / "a" / "out"
+    )  # a file, no suffix
+    assert (tmp_path / "a").is_dir()

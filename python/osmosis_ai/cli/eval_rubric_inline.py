@@ -76,9 +76,10 @@ def _read_rubric(text: str) -> str:
     "-o",
     "--output",
     "output_path",
-    type=click.Path(path_type=Path),
     default=None,
-    help="Results file (with a suffix) or directory (default: ~/.cache/osmosis/eval_result/rubric/).",
+    metavar="PATH",
+    help="Results file, or a directory (a trailing / or an existing one) for rubric_eval_result.json "
+    "(default: ~/.cache/osmosis/eval_result/rubric/).",
 )
 @click.option("--api-key", default=None, help="Deprecated: set the provider's API key variable instead.")
 @click.option("--score-min", type=bounds.finite(), default=0.0, show_default=True)
@@ -90,7 +91,7 @@ def eval_rubric_inline(
     rubric_text: str,
     model: str,
     number: int,
-    output_path: Path | None,
+    output_path: str | None,
     api_key: str | None,
     score_min: float,
     score_max: float,
@@ -118,7 +119,7 @@ def eval_rubric_inline(
         build_payload,
         layout_0_3,
         print_report,
-        resolve_output_path,
+        resolve_output_path_0_3,
         write_json,
     )
     from osmosis_ai.rubric.runner import build_evaluators
@@ -151,7 +152,7 @@ def eval_rubric_inline(
         records = load_chat_records(data_path)
     except DatasetFormatError as exc:
         raise CLIError(str(exc)) from None
-    out, identifier = resolve_output_path(output_path, "rubric")
+    out, identifier = resolve_output_path_0_3(output_path)
     entry = RubricEntry(
         id="rubric",
         rubric=rubric,

@@ -27,6 +27,7 @@ __all__ = [
     "load_baseline",
     "print_report",
     "resolve_output_path",
+    "resolve_output_path_0_3",
     "write_json",
 ]
 
@@ -63,6 +64,19 @@ def resolve_output_path(output: Path | None, rubric_id: str) -> tuple[Path, str 
         raise CLIError(f"Output path '{output}' is a directory.")
     output.mkdir(parents=True, exist_ok=True)
     return output / f"rubric_eval_result_{identifier}.json", identifier
+
+
+def resolve_output_path_0_3(output: str | None) -> tuple[Path, str | None]:
+    """``eval rubric -o``'s rule (0.3): a path ending in a separator, or an existing directory, gets
+    ``rubric_eval_result.json`` inside it; any other path is the file. Without ``-o`` the file goes where
+    ``eval-rubric`` puts it (a results file is always written). Creates the parent directories."""
+    if output is None:
+        return resolve_output_path(None, "rubric")
+    path = Path(output).expanduser()
+    if output.endswith(("/", os.sep)) or path.is_dir():
+        path = path / "rubric_eval_result.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path, None
 
 
 def load_baseline(path: Path) -> dict[str, float]:
