@@ -59,3 +59,14 @@ def test_a_command_that_needs_an_extra_names_it(tmp_path: Path) -> None:
         in (result.stderr)
     )
     assert "Traceback" not in result.stderr
+
+
+def test_the_error_is_the_module_not_found_error_users_catch() -> None:
+    from osmosis_ai.extras import missing_extra
+
+    error = missing_extra(
+        ModuleNotFoundError("No module named 'fastapi'", name="fastapi"), "The rollout server"
+    )
+    assert isinstance(error, ModuleNotFoundError) and error.name == "fastapi" and error.extra == "server"
+    assert str(error).endswith('pip install "osmosis-ai[server]"')
+    assert missing_extra(ModuleNotFoundError("No module named 'mine'", name="mine")) is None

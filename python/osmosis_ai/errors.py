@@ -68,8 +68,10 @@ class CLIError(OsmosisError):
         self.request_id = request_id
 
 
-class MissingExtraError(OsmosisError, ImportError):
+class MissingExtraError(OsmosisError, ModuleNotFoundError):
     """A feature needs an optional extra that is not installed; the message says what to install.
+
+    A ``ModuleNotFoundError`` whose ``name`` is the missing module, as the established package raises.
 
     Attributes:
         extra: The extra to install (``pip install "osmosis-ai[<extra>]"``).
