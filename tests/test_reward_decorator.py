@@ -157,29 +157,28 @@ def test_ground_truth_must_be_plain_str() -> None:
     assert "Second parameter 'ground_truth' must be annotated as str, got str | None" in str(err)
 
 
+def _reward_with_extra_info(annotation: str) -> Any:
+    namespace: dict[str, Any] = {"Optional": Optional, "Union": Union, "Any": Any}
+    exec(
+        f"def f(solution_str: str, ground_truth: str, extra_info: {annotation} = None):\n    return 0.5",
+        namespace,
+    )
+    return namespace["f"]
+
+
 @pytest.mark.parametrize(
     "annotation", ["Optional[dict]", "dict | None", "Union[dict, None]", "'dict | None'"]
 )
 def test_extra_info_may_be_an_optional_dict(annotation: str) -> None:
     # The signature v0.2.17's docs and tests write.
-    namespace: dict[str, Any] = {"Optional": Optional, "Union": Union}
-    exec(
-        f"def f(solution_str: str, ground_truth: str, extra_info: {annotation} = None):\n    return 0.5",
-        namespace,
-    )
-    wrapped = osmosis_reward(namespace["f"])
+    wrapped = osmosis_reward(_reward_with_extra_info(annotation))
     assert wrapped("a", "b") == 0.5
     assert wrapped.__osmosis_contract__ == "reward"
 
 
 @pytest.mark.parametrize("annotation", ["dict[str, Any]", "str | None", "list"])
 def test_extra_info_must_be_annotated_dict(annotation: str) -> None:
-    namespace: dict[str, Any] = {"Optional": Optional, "Any": Any}
-    exec(
-        f"def f(solution_str: str, ground_truth: str, extra_info: {annotation} = None):\n    return 0.0",
-        namespace,
-    )
-    err = decorate_error(namespace["f"])
+    err = decorate_error(_reward_with_extra_info(annotation))
     assert "Third parameter 'extra_info' must be annotated as dict" in str(err)
     assert err.parameter == "extra_info"
 

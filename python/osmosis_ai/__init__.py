@@ -8,8 +8,7 @@ import *`` works on the base install: ``report`` and ``compare`` (the ``report``
 
 from __future__ import annotations
 
-import importlib
-
+from osmosis_ai._lazy import load_attribute
 from osmosis_ai.errors import (
     MissingAPIKeyError,
     ModelNotFoundError,
@@ -108,17 +107,7 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'osmosis_ai' has no attribute {name!r}")
-    try:
-        value = getattr(importlib.import_module(module), name)
-    except ImportError as exc:
-        from osmosis_ai.extras import missing_extra
-
-        raise (missing_extra(exc, f"osmosis_ai.{name}") or exc) from exc
-    globals()[name] = value
-    return value
+    return load_attribute(__name__, _LAZY, name, globals())
 
 
 def __dir__() -> list[str]:

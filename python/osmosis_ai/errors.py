@@ -125,22 +125,9 @@ class RubricRecordsError(DatasetFormatError, CLIError):
     """An ``eval-rubric`` records file cannot be loaded through the 0.2 ``cli_services.DatasetLoader``.
 
     The established loader raised ``CLIError`` there, so this one is both: ``except CLIError`` in existing
-    code catches it, and it carries the file, line and field of a :class:`DatasetFormatError`.
+    code catches it, and it carries the file, line and field of a :class:`DatasetFormatError` (whose
+    ``__init__`` hands the message on to :class:`CLIError`'s, which sets ``code="VALIDATION"``).
     """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        path: str | None = None,
-        line: int | None = None,
-        field: str | None = None,
-        row: int | None = None,
-    ) -> None:
-        DatasetFormatError.__init__(self, message, path=path, line=line, field=field, row=row)
-        self.code = "VALIDATION"
-        self.details = None
-        self.request_id = None
 
 
 class ConfigError(OsmosisError, ValueError):

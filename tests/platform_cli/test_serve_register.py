@@ -25,6 +25,13 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def _wait_for_registration(proc: subprocess.Popen[str], platform: Any) -> None:
+    deadline = time.monotonic() + 60
+    while not platform.state()["registrations"]:
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.1)
+
+
 def test_serve_registers_with_the_platform(home: Path, platform: Any) -> None:
     pytest.importorskip("fastapi")
     platform.seed_token("serve-token-secret")
@@ -52,10 +59,7 @@ def test_serve_registers_with_the_platform(home: Path, platform: Any) -> None:
         text=True,
     )
     try:
-        deadline = time.monotonic() + 60
-        while not platform.state()["registrations"]:
-            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
-            time.sleep(0.1)
+        _wait_for_registration(proc, platform)
         time.sleep(0.3)  # let the success line be printed
     finally:
         proc.send_signal(signal.SIGTERM)
@@ -117,10 +121,7 @@ def test_create_app_with_credentials_registers_like_serve(home: Path, platform: 
         text=True,
     )
     try:
-        deadline = time.monotonic() + 60
-        while not platform.state()["registrations"]:
-            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
-            time.sleep(0.1)
+        _wait_for_registration(proc, platform)
     finally:
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=30)

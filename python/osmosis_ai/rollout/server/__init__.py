@@ -6,8 +6,9 @@ FastAPI; without the ``server`` extra the first use says what to install.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
+
+from osmosis_ai._lazy import load_attribute
 
 if TYPE_CHECKING:
     from osmosis_ai.rollout.server.app import create_app
@@ -24,18 +25,7 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'osmosis_ai.rollout.server' has no attribute '{name}'")
-    try:
-        loaded = importlib.import_module(module)
-    except ImportError as exc:
-        from osmosis_ai.extras import missing_extra
-
-        raise (missing_extra(exc, "The rollout server") or exc) from exc
-    value = getattr(loaded, name)
-    globals()[name] = value
-    return value
+    return load_attribute(__name__, _LAZY, name, globals())
 
 
 def __dir__() -> list[str]:
