@@ -28,6 +28,7 @@ def initial_state() -> dict[str, Any]:
         "rollouts": [],
         "registrations": [],
         "eval_files": {},  # eval run id -> {path: text}
+        "imports": {},  # eval import session id -> {local_run_id, manifest_digest, status, files, run, ...}
         "version_status": None,
         "failures": [],
         "requests": [],
@@ -46,6 +47,8 @@ class State:
 
 
 STATE = State()
+# Bytes PUT to /_storage/ by key (kept out of the state: the state is sent as JSON to the tests).
+BLOBS: dict[str, bytes] = {}
 
 
 class ApiError(Exception):
