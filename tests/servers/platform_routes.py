@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from platform_benchmarks import ROUTES as BENCHMARK_ROUTES
 from platform_imports import ROUTES as IMPORT_ROUTES
 from platform_state import NOW, STATE, ApiError, find, page
 
@@ -365,5 +366,6 @@ ROUTES: list[tuple[str, Any]] = [
     ("GET /api/cli/models/([^/]+)", model_info),
     ("GET /api/cli/rollouts", rollouts),
     ("POST /api/cli/rollout-server/register", register),
+    *BENCHMARK_ROUTES,
 ]
 UNSCOPED = {"verify", "revoke", "workspaces", "register"}

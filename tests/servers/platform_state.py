@@ -28,7 +28,10 @@ def initial_state() -> dict[str, Any]:
         "rollouts": [],
         "registrations": [],
         "eval_files": {},  # eval run id -> {path: text}
-        "imports": {},  # eval import session id -> {local_run_id, manifest_digest, status, files, run, ...}
+        "imports": {},
+        "benchmarks": [],
+        "benchmark_runs": [],
+        "benchmark_files": {},  # benchmark run id -> {path: text}  # eval import session id -> {local_run_id, manifest_digest, status, files, run, ...}
         "version_status": None,
         "failures": [],
         "requests": [],

@@ -111,6 +111,11 @@ COMMANDS: LazyCommands = {
         "rollout_group",
         "Create a rollout in this workspace; list the rollouts the platform synced.",
     ),
+    "benchmark": (
+        "osmosis_ai.cli.benchmark_cmd",
+        "benchmark_group",
+        "Browse benchmarks; submit benchmark runs, follow, stop and download them.",
+    ),
 }
 
 # Root options that take a value (skipped when looking for the command's name).

@@ -1,0 +1,130 @@
+"""Benchmark, quickstart and dev-server routes of the platform stand-in.
+
+State keys: ``benchmarks`` (catalog records, key = ``source_ref``), ``benchmark_runs``, ``benchmark_files``
+(run id -> {path: text}), ``quickstart`` (workspace id -> {repo, billing_ready, completed, polls_until_
+connected}) and ``dev_servers``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from platform_state import NOW, STATE, ApiError, find, page
+
+
+def _benchmark(key: str) -> dict[str, Any]:
+    for bench in STATE.data["benchmarks"]:
+        if key in (bench.get("source_ref"), bench.get("id")):
+            return bench
+    raise ApiError(404, {"error": f"Benchmark '{key}' not found", "code": "NOT_FOUND"})
+
+
+def list_benchmarks(h: Any, body: Any, query: dict, token: dict) -> dict:
+    return page(STATE.data["benchmarks"], query, "benchmarks")
+
+
+def benchmark_info(h: Any, body: Any, query: dict, token: dict, key: str) -> dict:
+    bench = _benchmark(key)
+    return {"benchmark": bench, "leaderboard": bench.get("leaderboard", [])}
+
+
+def submit_run(h: Any, body: Any, query: dict, token: dict) -> dict:
+    bench = _benchmark(str((body.get("experiment_config") or {}).get("benchmark")))
+    agents = body.get("agents")
+    if not isinstance(agents, list) or not 1 <= len(agents) <= 8:
+        raise ApiError(400, {"error": "agents must list 1 to 8 agents", "field": "agents"})
+    secrets = body.get("secrets") or {}
+    stored = {s["name"] for s in STATE.data["secrets"]}
+    absent = [
+        n for n in secrets.get("required", []) if n not in stored and n not in secrets.get("provided", {})
+    ]
+    if absent:
+        raise ApiError(404, {"error": f"Secrets not found: {', '.join(absent)}", "code": "SECRETS_NOT_FOUND"})
+    run_id = STATE.next_id("bench")
+    run = {
+        "id": run_id,
+        "name": f"{bench['source_ref']}-{STATE.data['counter']}",
+        "status": "pending",
+        "created_at": NOW,
+        "benchmark": {"id": bench["id"], "name": bench["name"]},
+        "agent_count": len(agents),
+        "best_pass_at_1": None,
+        "ingested_results": 0,
+        "expected_results": bench["task_count"] * len(agents),
+        "creator_name": "Ada Lovelace",
+        "creator_email": "ada@example.com",
+        "platform_url": f"https://platform.test/benchmark-runs/{run_id}",
+        "config": body,
+    }
+    STATE.data["benchmark_runs"].append(run)
+    answer = {k: run[k] for k in ("id", "name", "status", "created_at", "platform_url")}
+    return {**answer, "workflow_id": f"wf-{run_id}", "task_count": bench["task_count"]}
+
+
+def list_runs(h: Any, body: Any, query: dict, token: dict) -> dict:
+    runs = STATE.data["benchmark_runs"]
+    if query.get("benchmark"):
+        runs = [r for r in runs if r["benchmark"]["id"] == query["benchmark"]]
+    return page([{k: v for k, v in r.items() if k != "config"} for r in runs], query, "benchmark_runs")
+
+
+def run_info(h: Any, body: Any, query: dict, token: dict, name: str) -> dict:
+    run = find(STATE.data["benchmark_runs"], name, "Benchmark run")
+    config = run.get("config") or {}
+    return {
+        "benchmark_run": {k: v for k, v in run.items() if k != "config"},
+        "configuration": {k: v for k, v in config.items() if k != "secrets"},
+        "agents": config.get("agents", []),
+        "totals": {"results": run["ingested_results"]},
+        "agent_metrics": [],
+    }
+
+
+def run_logs(h: Any, body: Any, query: dict, token: dict, name: str) -> dict:
+    run = find(STATE.data["benchmark_runs"], name, "Benchmark run")
+    entries = STATE.data["logs"].get(run["name"], [])
+    limit, start = int(query.get("limit", 50)), int(query.get("cursor") or 0)
+    more = start + limit < len(entries)
+    return {"logs": entries[start : start + limit], "next_cursor": str(start + limit) if more else None}
+
+
+def stop_run(h: Any, body: Any, query: dict, token: dict, name: str) -> dict:
+    find(STATE.data["benchmark_runs"], name, "Benchmark run")["status"] = "stopped"
+    return {}
+
+
+def _category(path: str) -> str | None:
+    fixed = {"summary.csv": "summary", "results.csv": "results", "logs.txt": "logs"}
+    return fixed.get(path) or ("artifacts" if path.startswith("artifacts/") else None)
+
+
+def outputs_manifest(h: Any, body: Any, query: dict, token: dict, run_id: str) -> dict:
+    files = STATE.data["benchmark_files"].get(run_id)
+    if files is None:
+        raise ApiError(404, {"error": "no outputs"})
+    types = set((query.get("types") or "").split(","))
+    wanted = [{"path": p, "size": len(t.encode())} for p, t in sorted(files.items()) if _category(p) in types]
+    return {"files": wanted, "totals": {"files": len(wanted)}}
+
+
+def outputs_urls(h: Any, body: Any, query: dict, token: dict, run_id: str) -> dict:
+    port = h.server.server_address[1]
+    items = []
+    for item in body.get("items", []):
+        key = f"benchmarks/{run_id}/{item['path']}"
+        STATE.data.setdefault("blobs", {})[key] = STATE.data["benchmark_files"][run_id][item["path"]]
+        items.append({"path": item["path"], "presigned_url": f"http://127.0.0.1:{port}/_storage/{key}"})
+    return {"items": items, "expires_in": 600}
+
+
+ROUTES: list[tuple[str, Any]] = [
+    ("GET /api/cli/benchmarks", list_benchmarks),
+    ("GET /api/cli/benchmarks/([^/]+)", benchmark_info),
+    ("POST /api/cli/benchmark-runs", submit_run),
+    ("GET /api/cli/benchmark-runs", list_runs),
+    ("GET /api/cli/benchmark-runs/([^/]+)/logs", run_logs),
+    ("POST /api/cli/benchmark-runs/([^/]+)/stop", stop_run),
+    ("GET /api/cli/benchmark-runs/([^/]+)/outputs/manifest", outputs_manifest),
+    ("POST /api/cli/benchmark-runs/([^/]+)/outputs/download-urls", outputs_urls),
+    ("GET /api/cli/benchmark-runs/([^/]+)", run_info),
+]
