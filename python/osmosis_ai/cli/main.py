@@ -111,6 +111,11 @@ COMMANDS: LazyCommands = {
         "rollout_group",
         "Create a rollout in this workspace; list the rollouts the platform synced.",
     ),
+    "upgrade": (
+        "osmosis_ai.cli.upgrade_cmd",
+        "upgrade_command",
+        "Upgrade osmosis-ai to the newest release (uv tool, pipx or pip, as installed).",
+    ),
     "benchmark": (
         "osmosis_ai.cli.benchmark_cmd",
         "benchmark_group",
