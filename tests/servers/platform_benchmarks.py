@@ -7,6 +7,7 @@ connected}) and ``dev_servers``.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from platform_state import NOW, STATE, ApiError, find, page
@@ -117,7 +118,55 @@ def outputs_urls(h: Any, body: Any, query: dict, token: dict, run_id: str) -> di
     return {"items": items, "expires_in": 600}
 
 
+def dev_up(h: Any, body: Any, query: dict, token: dict) -> dict:
+    missing = [k for k in ("rollout_name", "commit_sha", "repository_path", "entrypoint") if not body.get(k)]
+    if missing or "ttl_hours" not in body:
+        raise ApiError(400, {"error": f"missing {missing or ['ttl_hours']}"})
+    server_id = STATE.next_id("dev")
+    server = {
+        "id": server_id,
+        "name": body["rollout_name"],
+        "url": f"https://dev.test/{server_id}",
+        "status": "provisioning",
+        "expires_at": None if body["ttl_hours"] is None else "2026-11-26T12:00:00+00:00",
+        "started_at": NOW,
+        "request": body,
+    }
+    STATE.data["dev_servers"].append(server)
+    return {**{k: v for k, v in server.items() if k != "request"}, "api_key": f"devkey-{server_id}"}
+
+
+def dev_list(h: Any, body: Any, query: dict, token: dict) -> dict:
+    return page(STATE.data["dev_servers"], query, "dev_rollout_servers")
+
+
+def dev_down(h: Any, body: Any, query: dict, token: dict, server_id: str) -> dict:
+    server = find(STATE.data["dev_servers"], server_id, "Dev server")
+    server["status"] = "stopping"
+    return {"id": server_id, "status": "stopping"}
+
+
+def dev_logs(h: Any, body: Any, query: dict, token: dict, server_id: str) -> dict:
+    find(STATE.data["dev_servers"], server_id, "Dev server")
+    entries = STATE.data["logs"].get(server_id, [])
+    return {"logs": entries[-int(query.get("limit", 50)) :], "next_cursor": None}
+
+
+def dev_stream(h: Any, body: Any, query: dict, token: dict, server_id: str) -> tuple[bytes, dict]:
+    """The last ``tail`` entries as events, with a heartbeat and a broken event among them; then the end."""
+    find(STATE.data["dev_servers"], server_id, "Dev server")
+    entries = STATE.data["logs"].get(server_id, [])[-int(query.get("tail", 100)) :]
+    events = [": heartbeat\n\n", "data: {not json\n\n"]
+    events += [f"data: {json.dumps(entry)}\n\n" for entry in entries]
+    return "".join(events).encode(), {"Content-Type": "text/event-stream"}
+
+
 ROUTES: list[tuple[str, Any]] = [
+    ("POST /api/cli/dev-rollout-server", dev_up),
+    ("GET /api/cli/dev-rollout-server", dev_list),
+    ("DELETE /api/cli/dev-rollout-server/([^/]+)", dev_down),
+    ("GET /api/cli/dev-rollout-server/([^/]+)/logs", dev_logs),
+    ("GET /api/cli/dev-rollout-server/([^/]+)/logs/stream", dev_stream),
     ("GET /api/cli/benchmarks", list_benchmarks),
     ("GET /api/cli/benchmarks/([^/]+)", benchmark_info),
     ("POST /api/cli/benchmark-runs", submit_run),

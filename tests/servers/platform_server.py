@@ -132,7 +132,9 @@ class Handler(BaseHTTPRequestHandler):
                     args = [unquote(g) for g in match.groups()]
                     if handler.__name__ not in UNSCOPED:
                         self._scope()
-                    return 200, handler(self, body, query, user, *args), {}
+                    answer = handler(self, body, query, user, *args)
+                    # A handler answers a JSON object, or (raw bytes, headers) for a stream.
+                    return (200, *answer) if isinstance(answer, tuple) else (200, answer, {})
         raise ApiError(404, {"error": f"no route {method} {path}"})
 
     def _auth(self) -> dict[str, Any]:

@@ -31,7 +31,8 @@ def initial_state() -> dict[str, Any]:
         "imports": {},
         "benchmarks": [],
         "benchmark_runs": [],
-        "benchmark_files": {},  # benchmark run id -> {path: text}  # eval import session id -> {local_run_id, manifest_digest, status, files, run, ...}
+        "benchmark_files": {},  # benchmark run id -> {path: text}
+        "dev_servers": [],  # eval import session id -> {local_run_id, manifest_digest, status, files, run, ...}
         "version_status": None,
         "failures": [],
         "requests": [],
