@@ -161,7 +161,36 @@ def dev_stream(h: Any, body: Any, query: dict, token: dict, server_id: str) -> t
     return "".join(events).encode(), {"Content-Type": "text/event-stream"}
 
 
+def _setup(workspace_id: str) -> dict[str, Any]:
+    """A workspace's quickstart state; its repository is connected unless the test says otherwise."""
+    identity = next((i for i, ws in STATE.data["workspaces"].items() if ws["id"] == workspace_id), None)
+    if identity is None:
+        raise ApiError(404, {"error": f"Workspace '{workspace_id}' not found", "code": "NOT_FOUND"})
+    default = {"connected": True, "full_name": identity, "billing_ready": True, "completed": False}
+    return STATE.data["quickstart"].setdefault(workspace_id, default)
+
+
+def quickstart_status(h: Any, body: Any, query: dict, token: dict) -> dict:
+    setup = _setup(str(query.get("organizationId")))
+    connected = setup["connected"]
+    return {
+        "repo": {"connected": connected, "full_name": setup["full_name"] if connected else None},
+        "billing_ready": setup["billing_ready"],
+        "completed": setup["completed"],
+    }
+
+
+def quickstart_done(h: Any, body: Any, query: dict, token: dict) -> dict:
+    if body.get("intent") not in ("train", "eval", "benchmark", "explore"):
+        raise ApiError(400, {"error": "unknown intent", "field": "intent"})
+    setup = _setup(str(body.get("organizationId")))
+    setup.update(completed=True, intent=body["intent"])
+    return {}
+
+
 ROUTES: list[tuple[str, Any]] = [
+    ("GET /api/cli/quickstart", quickstart_status),
+    ("POST /api/cli/quickstart", quickstart_done),
     ("POST /api/cli/dev-rollout-server", dev_up),
     ("GET /api/cli/dev-rollout-server", dev_list),
     ("DELETE /api/cli/dev-rollout-server/([^/]+)", dev_down),

@@ -368,4 +368,4 @@ ROUTES: list[tuple[str, Any]] = [
     ("POST /api/cli/rollout-server/register", register),
     *BENCHMARK_ROUTES,
 ]
-UNSCOPED = {"verify", "revoke", "workspaces", "register"}
+UNSCOPED = {"verify", "revoke", "workspaces", "register", "quickstart_status", "quickstart_done"}

@@ -32,7 +32,8 @@ def initial_state() -> dict[str, Any]:
         "benchmarks": [],
         "benchmark_runs": [],
         "benchmark_files": {},  # benchmark run id -> {path: text}
-        "dev_servers": [],  # eval import session id -> {local_run_id, manifest_digest, status, files, run, ...}
+        "dev_servers": [],
+        "quickstart": {},  # workspace id -> {connected, full_name, billing_ready, completed, intent}  # eval import session id -> {local_run_id, manifest_digest, status, files, run, ...}
         "version_status": None,
         "failures": [],
         "requests": [],

@@ -111,6 +111,11 @@ COMMANDS: LazyCommands = {
         "rollout_group",
         "Create a rollout in this workspace; list the rollouts the platform synced.",
     ),
+    "quickstart": (
+        "osmosis_ai.cli.quickstart_cmd",
+        "quickstart_command",
+        "Set this machine up for a platform workspace; get a prompt for your coding agent.",
+    ),
     "upgrade": (
         "osmosis_ai.cli.upgrade_cmd",
         "upgrade_command",
