@@ -18,7 +18,7 @@ from osmosis_ai.cli.output import (
     warn,
 )
 from osmosis_ai.cli.platform_context import platform_session
-from osmosis_ai.cli.runs_cmd import download_outputs, make_logs, make_stop
+from osmosis_ai.cli.runs_cmd import _check_limit_all, download_outputs, make_logs, make_stop
 
 _LIMIT = click.IntRange(1, 50)
 _RUN_COLUMNS = [
@@ -30,11 +30,6 @@ _RUN_COLUMNS = [
     ("best_pass_at_1", "BEST PASS@1"),
     ("created_at", "SUBMITTED"),
 ]
-
-
-def _check_limit_all(limit: int, every: bool) -> None:
-    if every and limit != 50:
-        raise click.UsageError("--all and --limit are mutually exclusive.")
 
 
 @click.group("benchmark", invoke_without_command=True)

@@ -128,10 +128,10 @@ def down_cmd(server_id: str) -> None:
 @click.option("--all", "every", is_flag=True, help="Every server (all pages).")
 def list_cmd(limit: int, every: bool) -> None:
     """List the workspace's remote rollout servers."""
+    from osmosis_ai.cli.runs_cmd import _check_limit_all
     from osmosis_ai.platform.dev_servers import list_servers
 
-    if every and limit != 50:
-        raise click.UsageError("--all and --limit are mutually exclusive.")
+    _check_limit_all(limit, every)
     with platform_session() as session:
         page = list_servers(session.client, limit=limit, every=every)
     emit_list(
