@@ -244,3 +244,15 @@ def test_a_file_changed_after_planning_stops_the_upload(
     client = PlatformClient(platform.url, token=logged_in, git_identity="acme/agents")
     with client, pytest.raises(PlatformError, match=r"progress\.json changed after the upload was planned"):
         import_run(client, plan)
+
+
+def test_eval_run_upload_skips_an_incomplete_run_and_says_so(
+    workspace: Path, platform: Any, logged_in: str, osmosis: Run, scripted: Any
+) -> None:
+    _calc(workspace)
+    server = scripted({"default": {"status": 401, "body": {"error": {"message": "bad key"}}}})
+    code, out, err = _eval_run(osmosis, server.base_url, "--upload", "--json")
+    result = json.loads(out)
+    assert code == 1 and result["status"] == "partial", err  # stopped early: every call would fail the same
+    assert result["message"].endswith("Upload skipped because the local evaluation is incomplete.")
+    assert "upload" not in result["resource"] and platform.requests(IMPORTS) == []
