@@ -40,13 +40,14 @@ app = create_rollout_server(backend=backend)
 
 
 def test_a_rollout_scaffolded_by_0_3_imports_and_builds_its_server(tmp_path: Path) -> None:
+    import importlib.util
+
     (tmp_path / "main.py").write_text(SCAFFOLDED)
-    sys.path.insert(0, str(tmp_path))
-    try:
-        import main  # type: ignore[import-not-found]
-    finally:
-        sys.path.remove(str(tmp_path))
-        sys.modules.pop("main", None)
+    # Loaded under a name of its own: other tests import modules called `main` too.
+    spec = importlib.util.spec_from_file_location("scaffold_0_3_main", tmp_path / "main.py")
+    assert spec is not None and spec.loader is not None
+    main = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(main)
     assert isinstance(main.backend, rollout.LocalBackend)
     # Served for real in tests/test_rollout_server_v03.py; here: the app has the 0.3 routes.
     assert {"/health", "/rollout", "/rollout/cancel"} <= {route.path for route in main.app.routes}
