@@ -134,7 +134,7 @@ class FunctionResult:
         graded: Scored runs.
         passed: Runs that passed.
         pass_rate: ``passed`` over the runs that count (finished, less skipped and scorer errors); None
-            without any.
+            when nothing was scored.
         pass_threshold: A run passes when its score is >= this.
         count: Scores in mean / std / min / max. Under the file's ``failed_policy`` ``"zero"`` (eval's
             established rule) errored and unscored runs are 0.0 there.
@@ -144,7 +144,8 @@ class FunctionResult:
         max: None as ``mean``.
         variance: None as ``mean``.
         ks: The k values: every k up to the declared n (past 20, 20 spaced geometrically).
-        pass_at_k: ``{k: pass@k}`` with missing runs counted as did not pass (rows padded to n).
+        pass_at_k: ``{k: pass@k}`` with missing runs counted as did not pass (rows padded to n); empty
+            (n/a) when nothing was scored.
         pass_hat_k: ``{k: pass^k}``, the same way.
         pass_at_k_observed: ``{k: pass@k}`` over the runs present only (rows with fewer than k runs that
             count are left out at k).

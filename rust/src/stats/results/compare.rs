@@ -145,7 +145,7 @@ fn metric_index(summary: &ResultsSummary, path: &Path, metric: &str) -> Result<u
     names.iter().position(|n| *n == metric).ok_or_else(|| {
         let held = if names.is_empty() { "no scores".to_string() } else { names.join(", ") };
         StatsError::new(format!(
-            "{}: no score named {metric:?}; it holds {held}",
+            "{}: no score named '{metric}'; it holds {held}",
             path.display()
         ))
         .field("metric")

@@ -120,7 +120,8 @@ pub struct FunctionResult {
     /// Scored runs (`eval run`'s metrics name).
     pub graded: u64,
     pub passed: u64,
-    /// passed / (runs that count: finished less skipped and scorer errors); None without any.
+    /// passed / (runs that count: finished less skipped and scorer errors); None when nothing was
+    /// scored.
     pub pass_rate: Option<f64>,
     pub pass_threshold: f64,
     /// Scores in mean / std / min / max (under `failed_policy` "zero" errored and unscored runs are
@@ -132,7 +133,7 @@ pub struct FunctionResult {
     pub max: Option<f64>,
     pub variance: Option<f64>,
     pub ks: Vec<u64>,
-    /// Missing runs counted as did not pass (rows padded to n).
+    /// Missing runs counted as did not pass (rows padded to n). Empty (n/a) when nothing was scored.
     pub pass_at_k: Ordered<f64>,
     pub pass_hat_k: Ordered<f64>,
     /// Over the runs present only: at k, the rows with at least k runs that count.
@@ -293,7 +294,7 @@ fn function_result(
         rows_with_function_errors: tally.rows.with_function_errors,
         graded: runs.scored,
         passed: runs.passed,
-        pass_rate: (counting > 0).then(|| runs.passed as f64 / counting as f64),
+        pass_rate: (scored && counting > 0).then(|| runs.passed as f64 / counting as f64),
         pass_threshold: s.pass_threshold,
         count: s.count,
         // Under the "zero" policy errored runs are 0.0 scores; with no real score that is no mean.
@@ -302,10 +303,11 @@ fn function_result(
         min: s.min.filter(|_| scored),
         max: s.max.filter(|_| scored),
         variance: s.variance.filter(|_| scored),
-        pass_at_k: by_k(&s.ks, &s.pass_at_k),
-        pass_hat_k: by_k(&s.ks, &s.pass_hat_k),
-        pass_at_k_observed: by_k(&observed.ks, &observed.pass_at_k),
-        pass_hat_k_observed: by_k(&observed.ks, &observed.pass_hat_k),
+        // Nothing scored: no pass rate at all (n/a), not a 0 made of errors.
+        pass_at_k: by_k(&s.ks, if scored { &s.pass_at_k } else { &[] }),
+        pass_hat_k: by_k(&s.ks, if scored { &s.pass_hat_k } else { &[] }),
+        pass_at_k_observed: by_k(&observed.ks, if scored { &observed.pass_at_k } else { &[] }),
+        pass_hat_k_observed: by_k(&observed.ks, if scored { &observed.pass_hat_k } else { &[] }),
         observed_rows: by_k(&observed.ks, &observed.pass_rows),
         ks: s.ks,
         intervals: Ordered(if scored { intervals } else { Vec::new() }),

@@ -104,6 +104,10 @@ impl Meta {
             .and_then(|d| d.get("selected_source_rows"))
             .and_then(Value::as_str)
             .and_then(selector_rows));
+        // `eval run` with a workflow's grader: its one score is the reward.
+        if self.kind.as_deref() == Some("eval-run") && self.declared.is_empty() {
+            self.declared.push("reward".to_string());
+        }
         // `grade`: the grader's own threshold.
         self.pass_threshold = self.pass_threshold.or(object
             .get("grader")
