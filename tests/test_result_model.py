@@ -56,14 +56,18 @@ def test_finding_1_every_run_errored_is_null_not_zero(tmp_path: Path) -> None:
 
 
 def test_finding_1_an_eval_run_without_a_grade_has_no_pass_rate(tmp_path: Path) -> None:
-    records = [{**_run(r, 0, success=False, status="failed", error="agent"), "rollout_id": f"x{r}"} for r in range(5)]
+    records = [
+        {**_run(r, 0, success=False, status="failed", error="agent"), "rollout_id": f"x{r}"} for r in range(5)
+    ]
     config = {"n": 1, "dataset": {"sha256": "x", "selected_source_rows": "0-4"}}
     summary = read_results(_log(tmp_path / "results.jsonl", config, records, kind="eval-run"))
     model = summary.model()
     assert (model.total_runs, model.failed_runs, model.planned_runs) == (5, 5, 5)
     reward = model.function("reward")
     assert (reward.graded, reward.pass_rate, reward.mean, reward.pass_at_k) == (0, None, None, {})
-    assert "reward: no run was scored (5 errored, 0 unscored)" in " ".join(w.message for w in summary.warnings)
+    assert "reward: no run was scored (5 errored, 0 unscored)" in " ".join(
+        w.message for w in summary.warnings
+    )
 
 
 # --- finding 2: pass@n of an incomplete log -----------------------------------------------------------
@@ -85,7 +89,9 @@ def test_finding_2_missing_runs_count_as_did_not_pass_and_are_warned(tmp_path: P
     assert acc.rows.incomplete == 13 and acc.runs.missing == 39
     [warning] = [w for w in summary.warnings if w.code == "incomplete"]
     assert warning.count == 39
-    assert warning.message.startswith("incomplete log: 39 of 100 planned runs are missing (13 rows short of n = 4)")
+    assert warning.message.startswith(
+        "incomplete log: 39 of 100 planned runs are missing (13 rows short of n = 4)"
+    )
 
 
 # --- finding 5: durations -----------------------------------------------------------------------------
@@ -144,7 +150,9 @@ def _pair(tmp_path: Path, rows: int, runs: int, a: float, b: float) -> tuple[Pat
 
 
 @pytest.mark.parametrize(("rows", "runs"), [(2, 1), (3, 3)])
-def test_finding_6_compare_gives_no_verdict_its_own_test_does_not_back(tmp_path: Path, rows: int, runs: int) -> None:
+def test_finding_6_compare_gives_no_verdict_its_own_test_does_not_back(
+    tmp_path: Path, rows: int, runs: int
+) -> None:
     result = compare_results(*_pair(tmp_path, rows, runs, 0.0, 1.0))
     pass1 = result.differences["pass_at_1"]
     assert pass1.estimate == 1.0 and (pass1.low, pass1.high) == (None, None) and pass1.note
@@ -170,7 +178,9 @@ def test_a_clear_difference_gets_a_verdict_with_holm(tmp_path: Path) -> None:
 
 def test_finding_7_unequal_n_is_aligned_not_truncated(tmp_path: Path) -> None:
     def one(name: str, n: int) -> Path:
-        records = [_run(r, i, scores={"acc": float(i == 4 and r % 5 == 0)}) for r in range(10) for i in range(n)]
+        records = [
+            _run(r, i, scores={"acc": float(i == 4 and r % 5 == 0)}) for r in range(10) for i in range(n)
+        ]
         return _log(tmp_path / name, {"eval_fns": ["acc"], "n_runs": n}, records)
 
     a, b = one("a.jsonl", 5), one("b.jsonl", 4)
@@ -186,8 +196,16 @@ def test_finding_7_unequal_n_is_aligned_not_truncated(tmp_path: Path) -> None:
 
 
 def test_compare_refuses_different_rows_unless_partial(tmp_path: Path) -> None:
-    a = _log(tmp_path / "a.jsonl", {"eval_fns": ["acc"], "n_runs": 1}, [_run(r, 0, scores={"acc": 1.0}) for r in range(4)])
-    b = _log(tmp_path / "b.jsonl", {"eval_fns": ["acc"], "n_runs": 1}, [_run(r, 0, scores={"acc": 0.0}) for r in range(3)])
+    a = _log(
+        tmp_path / "a.jsonl",
+        {"eval_fns": ["acc"], "n_runs": 1},
+        [_run(r, 0, scores={"acc": 1.0}) for r in range(4)],
+    )
+    b = _log(
+        tmp_path / "b.jsonl",
+        {"eval_fns": ["acc"], "n_runs": 1},
+        [_run(r, 0, scores={"acc": 0.0}) for r in range(3)],
+    )
     with pytest.raises(StatsError, match="3 rows match by content"):
         compare_results(a, b)
     result = compare_results(a, b, allow_partial=True)
@@ -206,7 +224,9 @@ def test_the_eval_output_json_and_rubric_output_json(tmp_path: Path) -> None:
             {
                 "config": {"eval_fns": ["acc"], "n_runs": 2, "pass_threshold": 0.5},
                 "summary": {},
-                "rows": [{"row_index": 0, "runs": [{"run_index": 0, "success": True, "scores": {"acc": 0.5}}]}],
+                "rows": [
+                    {"row_index": 0, "runs": [{"run_index": 0, "success": True, "scores": {"acc": 0.5}}]}
+                ],
             }
         )
     )
@@ -235,7 +255,12 @@ def test_the_eval_output_json_and_rubric_output_json(tmp_path: Path) -> None:
     )
     summary = read_results(rubric_json)
     helpful = summary.model().function("helpful")
-    assert (summary.failed_policy, helpful.mean, helpful.runs.unscored, helpful.runs.errored) == ("exclude", 1.0, 1, 1)
+    assert (summary.failed_policy, helpful.mean, helpful.runs.unscored, helpful.runs.errored) == (
+        "exclude",
+        1.0,
+        1,
+        1,
+    )
     assert (helpful.rows.passed_some, helpful.rows.incomplete) == (1, 1)
 
 
@@ -253,18 +278,25 @@ def test_eval_run_grade_and_probe_logs(tmp_path: Path) -> None:
     assert reward.rows.count(RowOutcome.INCOMPLETE) == 2  # row 1 has one run, row 2 never started
 
     grade = [_run(0, 0, scores={"g": 0.7}, passed=True), _run(1, 0, eval_errors={"g": "TypeError"})]
-    summary = read_results(_log(tmp_path / "grade.jsonl", {"grader": {"name": "g", "pass_threshold": 0.5}}, grade, "grade"))
+    summary = read_results(
+        _log(tmp_path / "grade.jsonl", {"grader": {"name": "g", "pass_threshold": 0.5}}, grade, "grade")
+    )
     g = summary.model().function("g")
     assert (summary.pass_threshold, g.passed, g.runs.errored_function) == (0.5, 1, 1)
     assert "n_undeclared" in _codes(summary)
 
     probe = [_run(0, 0, scores={"m:f@correct": 1.0, "m:f@empty": 0.0})]
-    summary = read_results(_log(tmp_path / "probe.jsonl", {"eval_fns": ["m:f"], "threshold": 0.1}, probe, "probe"))
+    summary = read_results(
+        _log(tmp_path / "probe.jsonl", {"eval_fns": ["m:f"], "threshold": 0.1}, probe, "probe")
+    )
     assert [f.name for f in summary.model().functions] == ["m:f@correct", "m:f@empty"]
 
 
 def test_a_compared_baseline_is_its_own_model(tmp_path: Path) -> None:
-    records = [_run(0, 0, scores={"acc": 1.0}, model_tag=""), _run(0, 0, scores={"acc": 0.0}, model_tag="baseline")]
+    records = [
+        _run(0, 0, scores={"acc": 1.0}, model_tag=""),
+        _run(0, 0, scores={"acc": 0.0}, model_tag="baseline"),
+    ]
     records[1]["success"] = False
     summary = read_results(_log(tmp_path / "log.jsonl", {"eval_fns": ["acc"], "n_runs": 1}, records))
     assert [m.model_tag for m in summary.models] == ["primary", "baseline"]
@@ -291,7 +323,11 @@ def test_vocabulary_is_the_cores() -> None:
 
 
 def test_to_dict_is_the_core_json_key_for_key(tmp_path: Path) -> None:
-    records = [_run(r, i, scores={"acc": float(i)}, eval_errors={"fmt": "x"} if r else {}) for r in range(3) for i in range(2)]
+    records = [
+        _run(r, i, scores={"acc": float(i)}, eval_errors={"fmt": "x"} if r else {})
+        for r in range(3)
+        for i in range(2)
+    ]
     path = _log(tmp_path / "log.jsonl", {"eval_fns": ["acc", "fmt"], "n_runs": 2}, records)
     summary = read_results(path)
     assert summary.to_dict() == orjson.loads(_core.result_model(str(path)))
@@ -308,3 +344,12 @@ def test_bad_options_and_files_say_what_is_wrong(tmp_path: Path) -> None:
         read_results(path, failed="maybe")
     with pytest.raises(FileNotFoundError):
         read_results(tmp_path / "missing.jsonl")
+
+
+@pytest.mark.parametrize("name", ["_model", "_compare", "_vocabulary"])
+def test_docstring_examples_run(name: str) -> None:
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(f"osmosis_ai.results.{name}"))
+    assert result.attempted >= 1 and result.failed == 0

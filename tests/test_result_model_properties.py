@@ -22,7 +22,9 @@ from osmosis_ai import _core
 from osmosis_ai.results import compare_results, read_results
 from osmosis_ai.stats import agreement, confidence_interval
 
-SETTINGS = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+SETTINGS = settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 
 
 @given(st.floats(1e-9, 1 - 1e-9), st.floats(0.5, 1e4))
@@ -31,7 +33,10 @@ def test_t_quantile_matches_scipy(p: float, df: float) -> None:
     assert _core.student_t_quantile(p, df) == pytest.approx(sps.t.ppf(p, df), rel=1e-9, abs=1e-9)
 
 
-@given(st.integers(1, 500).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))), st.sampled_from([0.8, 0.9, 0.95, 0.99]))
+@given(
+    st.integers(1, 500).flatmap(lambda n: st.tuples(st.integers(0, n), st.just(n))),
+    st.sampled_from([0.8, 0.9, 0.95, 0.99]),
+)
 @SETTINGS
 def test_wilson_matches_statsmodels(counts: tuple[int, int], level: float) -> None:
     count, n = counts
@@ -96,7 +101,9 @@ def test_agreement_matches_scipy_and_scikit_learn(pairs: list[tuple[float, float
 # --- the model on random logs -----------------------------------------------------------------------
 
 ROWS = st.lists(
-    st.lists(st.one_of(st.none(), st.just("error"), st.sampled_from([0.0, 0.25, 0.5, 1.0])), min_size=1, max_size=5),
+    st.lists(
+        st.one_of(st.none(), st.just("error"), st.sampled_from([0.0, 0.25, 0.5, 1.0])), min_size=1, max_size=5
+    ),
     min_size=1,
     max_size=25,
 )
@@ -121,7 +128,9 @@ def _pass_at_k(n: int, c: int, k: int) -> float:
 
 @given(ROWS, st.integers(1, 5))
 @SETTINGS
-def test_model_matches_numpy_and_exact_combinatorics(tmp_path: Path, rows: list[list[object]], n: int) -> None:
+def test_model_matches_numpy_and_exact_combinatorics(
+    tmp_path: Path, rows: list[list[object]], n: int
+) -> None:
     path = tmp_path / "log.jsonl"
     _write(path, rows, n)
     acc = read_results(path).model().function("acc")
@@ -142,7 +151,9 @@ def test_model_matches_numpy_and_exact_combinatorics(tmp_path: Path, rows: list[
     for k in range(1, n + 1):
         padded = np.mean([_pass_at_k(n, c, k) for c in passes])
         assert acc.pass_at_k[k] == pytest.approx(padded, abs=1e-12)
-        observed = [_pass_at_k(len(runs), c, k) for runs, c in zip(present, passes, strict=True) if len(runs) >= k]
+        observed = [
+            _pass_at_k(len(runs), c, k) for runs, c in zip(present, passes, strict=True) if len(runs) >= k
+        ]
         assert acc.observed_rows[k] == len(observed)
         if observed:
             assert acc.pass_at_k_observed[k] == pytest.approx(np.mean(observed), abs=1e-12)
@@ -158,7 +169,9 @@ def test_model_matches_numpy_and_exact_combinatorics(tmp_path: Path, rows: list[
 
 @given(ROWS, st.integers(1, 5))
 @SETTINGS
-def test_model_intervals_match_statsmodels_and_scipy(tmp_path: Path, rows: list[list[object]], n: int) -> None:
+def test_model_intervals_match_statsmodels_and_scipy(
+    tmp_path: Path, rows: list[list[object]], n: int
+) -> None:
     path = tmp_path / "log.jsonl"
     _write(path, rows, n)
     acc = read_results(path).model().function("acc")
@@ -167,7 +180,9 @@ def test_model_intervals_match_statsmodels_and_scipy(tmp_path: Path, rows: list[
     rates = np.array([sum(v == 1.0 for v in runs[:n]) / n for runs in rows])
     wilson = acc.intervals["pass_at_1"]
     # Wilson with the rows' effective size: statsmodels' Wilson at that (fractional) size.
-    low, high = proportion_confint(rates.mean() * wilson.effective_n, wilson.effective_n, alpha=0.05, method="wilson")
+    low, high = proportion_confint(
+        rates.mean() * wilson.effective_n, wilson.effective_n, alpha=0.05, method="wilson"
+    )
     assert (wilson.low, wilson.high) == (pytest.approx(low, abs=1e-9), pytest.approx(high, abs=1e-9))
     assert len(rows) <= wilson.effective_n <= len(rows) * n
     mean = acc.intervals["mean"]
@@ -199,7 +214,9 @@ def test_compare_matches_scipy_statsmodels(tmp_path: Path, outcomes: list[tuple[
     assert d.estimate == pytest.approx((b - a).mean(), abs=1e-12)
     b_only = sum(1 for x, y in outcomes if y and not x)
     a_only = sum(1 for x, y in outcomes if x and not y)
-    assert result.mcnemar_p == pytest.approx(min(1.0, mcnemar([[0, a_only], [b_only, 0]], exact=True).pvalue), rel=1e-9)
+    assert result.mcnemar_p == pytest.approx(
+        min(1.0, mcnemar([[0, a_only], [b_only, 0]], exact=True).pvalue), rel=1e-9
+    )
     if d.p_value is None:
         assert d.low is None and d.note and result.differences["pass_at_1"].verdict == "no_clear_difference"
         return
@@ -209,6 +226,8 @@ def test_compare_matches_scipy_statsmodels(tmp_path: Path, outcomes: list[tuple[
     assert (d.low, d.high) == (pytest.approx(low, abs=1e-9), pytest.approx(high, abs=1e-9))
     tested = [x.p_value for x in result.differences.values() if x.p_value is not None]
     holm = multipletests(tested, method="holm")[1]
-    assert sorted(x.p_holm for x in result.differences.values() if x.p_holm is not None) == pytest.approx(sorted(holm))
+    assert sorted(x.p_holm for x in result.differences.values() if x.p_holm is not None) == pytest.approx(
+        sorted(holm)
+    )
     if result.verdict.outcome != "no_clear_difference":
         assert d.p_holm < 0.05 and result.mcnemar_p < 0.05 and (d.low > 0 or d.high < 0)

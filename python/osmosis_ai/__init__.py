@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from typing import Any
 
     from osmosis_ai.report import compare, report
-    from osmosis_ai.rewards import osmosis_reward, osmosis_rubric
     from osmosis_ai.results import ResultComparison, ResultSummary, compare_results, read_results
+    from osmosis_ai.rewards import osmosis_reward, osmosis_rubric
     from osmosis_ai.stats import load_results, summarize_results
 
 # public name -> module that defines it
@@ -45,7 +45,9 @@ _LAZY: dict[str, str] = {
     "summarize_results": "osmosis_ai.stats",
     "load_results": "osmosis_ai.stats",
     # The one result model of a results file, and the comparison of two (the Rust core).
-    **dict.fromkeys(["ResultComparison", "ResultSummary", "compare_results", "read_results"], "osmosis_ai.results"),
+    **dict.fromkeys(
+        ["ResultComparison", "ResultSummary", "compare_results", "read_results"], "osmosis_ai.results"
+    ),
     # Result pages: polars, altair and vl-convert load when one is made.
     "report": "osmosis_ai.report",
     "compare": "osmosis_ai.report",

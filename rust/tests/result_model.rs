@@ -16,7 +16,7 @@ fn write(name: &str, lines: &[Value]) -> PathBuf {
     path
 }
 
-fn model(path: &PathBuf) -> Value {
+fn model(path: &std::path::Path) -> Value {
     let options = ResultsOptions {
         base: AggregatorOptions {
             keep_rows: false,
@@ -60,47 +60,85 @@ fn resumed_log() -> Vec<Value> {
 #[test]
 fn a_resumed_incomplete_log() {
     let m = model(&write("resumed.jsonl", &resumed_log()));
-    assert_eq!((m["schema"].as_str(), m["version"].as_u64()), (Some("osmosis-result-summary"), Some(1)));
+    assert_eq!(
+        (m["schema"].as_str(), m["version"].as_u64()),
+        (Some("osmosis-result-summary"), Some(1))
+    );
     let primary = &m["models"][0];
     assert_eq!(
-        (&primary["planned_runs"], &primary["missing_runs"], &primary["total_runs"]),
+        (
+            &primary["planned_runs"],
+            &primary["missing_runs"],
+            &primary["total_runs"]
+        ),
         (&json!(8), &json!(1), &json!(7))
     );
     let acc = &primary["functions"][0];
     // Rows 0 and 2 pass every run, row 1 none, row 3 is incomplete.
-    assert_eq!(acc["rows"], json!({"passed_every_attempt": 2, "passed_some": 0, "passed_none": 1,
-        "errored": 0, "incomplete": 1}));
+    assert_eq!(
+        acc["rows"],
+        json!({"passed_every_attempt": 2, "passed_some": 0, "passed_none": 1,
+        "errored": 0, "incomplete": 1})
+    );
     // pass@2 counts row 3's missing run as did not pass; the observed value leaves row 3 out.
     assert_eq!(acc["pass_at_k"]["2"], json!(0.5));
     assert_eq!(acc["pass_at_k_observed"]["2"].as_f64().unwrap(), 2.0 / 3.0);
     assert_eq!(acc["observed_rows"]["2"], json!(3));
     let fmt = &primary["functions"][1];
-    assert_eq!((&fmt["runs"]["errored_function"], &fmt["rows"]["errored"]), (&json!(2), &json!(1)));
-    let codes: Vec<&str> = m["warnings"].as_array().unwrap().iter().map(|w| w["code"].as_str().unwrap()).collect();
+    assert_eq!(
+        (&fmt["runs"]["errored_function"], &fmt["rows"]["errored"]),
+        (&json!(2), &json!(1))
+    );
+    let codes: Vec<&str> = m["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect();
     assert_eq!(codes, ["incomplete", "function_errors"]);
     // Wall time is each invocation's last stamp, added up; run time is the runs' own durations.
     let d = &m["durations"];
     assert_eq!(d["invocations"].as_array().unwrap().len(), 3);
-    let walls: f64 = d["invocations"].as_array().unwrap().iter().map(|i| i["wall_ms"].as_f64().unwrap()).sum();
+    let walls: f64 = d["invocations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["wall_ms"].as_f64().unwrap())
+        .sum();
     assert_eq!(d["total_duration_ms"].as_f64(), Some(walls));
     assert_eq!(d["run_time_ms"], json!(7000.0));
 }
 
 #[test]
 fn nothing_scored_is_null_and_an_old_log_has_no_wall_time() {
-    let mut lines = vec![json!({"format": "osmosis-eval-log/1", "config": {"eval_fns": ["acc"], "n_runs": 1}})];
+    let mut lines =
+        vec![json!({"format": "osmosis-eval-log/1", "config": {"eval_fns": ["acc"], "n_runs": 1}})];
     for row in 0..3 {
         lines.push(json!({"row_index": row, "run_index": 0, "success": false, "scores": {}, "error": "429"}));
     }
     let m = model(&write("failed.jsonl", &lines));
     let acc = &m["models"][0]["functions"][0];
-    assert_eq!((&acc["mean"], &acc["std"], &acc["min"], &acc["max"]), (&Value::Null, &Value::Null, &Value::Null, &Value::Null));
-    assert_eq!((&acc["pass_rate"], &acc["runs"]["errored_run"]), (&Value::Null, &json!(3)));
+    assert_eq!(
+        (&acc["mean"], &acc["std"], &acc["min"], &acc["max"]),
+        (&Value::Null, &Value::Null, &Value::Null, &Value::Null)
+    );
+    assert_eq!(
+        (&acc["pass_rate"], &acc["runs"]["errored_run"]),
+        (&Value::Null, &json!(3))
+    );
     assert_eq!(acc["pass_at_k"], json!({}));
     assert_eq!(acc["intervals"], json!({}));
     assert_eq!(m["durations"]["total_duration_ms"], Value::Null);
-    let codes: Vec<&str> = m["warnings"].as_array().unwrap().iter().map(|w| w["code"].as_str().unwrap()).collect();
-    assert_eq!(codes, ["durations_unrecorded", "run_errors", "nothing_scored"]);
+    let codes: Vec<&str> = m["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        codes,
+        ["durations_unrecorded", "run_errors", "nothing_scored"]
+    );
 }
 
 #[test]
@@ -110,8 +148,10 @@ fn compare_aligns_n_and_needs_agreement() {
             "config": {"eval_fns": ["acc"], "n_runs": n}})];
         for row in 0..2u64 {
             for run in 0..n {
-                lines.push(json!({"row_key": format!("k{row}"), "row_index": row, "run_index": run,
-                    "success": true, "scores": {"acc": f64::from(u8::from(passing))}}));
+                lines.push(
+                    json!({"row_key": format!("k{row}"), "row_index": row, "run_index": run,
+                    "success": true, "scores": {"acc": f64::from(u8::from(passing))}}),
+                );
             }
         }
         write(name, &lines)
@@ -124,14 +164,28 @@ fn compare_aligns_n_and_needs_agreement() {
         resamples: 100,
         seed: 0,
     };
-    let c = compare_files(&log("a.jsonl", 3, false), &log("b.jsonl", 2, true), &options, &mut || false).unwrap();
+    let c = compare_files(
+        &log("a.jsonl", 3, false),
+        &log("b.jsonl", 2, true),
+        &options,
+        &mut || false,
+    )
+    .unwrap();
     let c = serde_json::to_value(c).unwrap();
     assert_eq!(c["ks"], json!([1, 2]));
     assert_eq!(c["differences"]["pass_at_1"]["estimate"], json!(1.0));
     assert_eq!(c["differences"]["pass_at_1"]["low"], Value::Null);
     assert_eq!(c["verdict"]["outcome"], json!("no_clear_difference"));
-    assert_eq!((c["a"]["n"].as_u64(), c["b"]["n"].as_u64()), (Some(3), Some(2)));
+    assert_eq!(
+        (c["a"]["n"].as_u64(), c["b"]["n"].as_u64()),
+        (Some(3), Some(2))
+    );
     assert_eq!(c["a"]["summary"]["ks"], json!([1, 2, 3]));
-    let codes: Vec<&str> = c["warnings"].as_array().unwrap().iter().map(|w| w["code"].as_str().unwrap()).collect();
+    let codes: Vec<&str> = c["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect();
     assert_eq!(&codes[..2], ["n_differs", "multiplicity"]);
 }

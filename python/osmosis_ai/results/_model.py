@@ -311,7 +311,9 @@ class ResultSummary:
         for m in self.models:
             if m.model_tag == tag:
                 return m
-        raise KeyError(f"no model {tag!r}; the file holds {', '.join(m.model_tag for m in self.models) or 'none'}")
+        raise KeyError(
+            f"no model {tag!r}; the file holds {', '.join(m.model_tag for m in self.models) or 'none'}"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON form (schema ``osmosis-result-summary``): what the core computed, key for key.

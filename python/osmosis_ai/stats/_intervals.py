@@ -56,7 +56,8 @@ def _floats(data: bytes, code: str) -> list[float]:
     values = [float(x) for x in memoryview(data).cast(_STRUCT[code])]
     for row, x in enumerate(values):
         if not math.isfinite(x):
-            raise StatsError(f"row {row}: values is {x}", row=row, field="values")
+            shown = "NaN" if math.isnan(x) else ("inf" if x > 0 else "-inf")  # the core's wording
+            raise StatsError(f"row {row}: values is {shown}", row=row, field="values")
     return values
 
 
@@ -74,7 +75,7 @@ def _check_spread(interval: Interval, rows: int, method: str) -> Interval:
     if interval.high - interval.low <= 1e-12 * max(1.0, abs(interval.estimate)):
         raise StatsError(
             f"values: the {rows} rows have no spread, so a {method} interval would be the point "
-            f"{interval.estimate:g}; for pass rates (values in [0, 1]) use method=\"wilson\"",
+            f'{interval.estimate:g}; for pass rates (values in [0, 1]) use method="wilson"',
             field="values",
         )
     return interval
@@ -94,7 +95,7 @@ def confidence_interval(
     * ``"wilson"``: Wilson's score interval with the rows as trials, for pass rates (per-row values in
       [0, 1]): it stays inside [0, 1] and is not a point when every row passed (five passes of five give
       [0.566, 1]).
-    * ``"t"`` (alias ``"normal"``): ``estimate ± t·se`` with Student's t for rows − 1 degrees of freedom
+    * ``"t"`` (alias ``"normal"``): ``estimate ± t·se`` with Student's t for rows - 1 degrees of freedom
       and the row-clustered standard error; with ``weights`` the statistic is ``sum(values) /
       sum(weights)`` (for example score sums over attempts per row).
     * ``"bootstrap"``: the percentile bootstrap over rows with a seeded generator (the same seed gives

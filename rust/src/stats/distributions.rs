@@ -29,6 +29,7 @@ fn poly(coefficients: &[f64], x: f64) -> f64 {
     coefficients.iter().rev().fold(0.0, |acc, c| acc * x + c)
 }
 
+#[allow(clippy::excessive_precision)] // AS 241's published digits
 const A: [f64; 8] = [
     3.387_132_872_796_366_5,
     133.141_667_891_784_38,
@@ -39,6 +40,7 @@ const A: [f64; 8] = [
     33_430.575_583_588_13,
     2_509.080_928_730_122_7,
 ];
+#[allow(clippy::excessive_precision)]
 const B: [f64; 8] = [
     1.0,
     42.313_330_701_600_91,
@@ -49,6 +51,7 @@ const B: [f64; 8] = [
     28_729.085_735_721_943,
     5_226.495_278_852_545,
 ];
+#[allow(clippy::excessive_precision)]
 const C: [f64; 8] = [
     1.423_437_110_749_683_5,
     4.630_337_846_156_546,
@@ -59,6 +62,7 @@ const C: [f64; 8] = [
     0.022_723_844_989_269_184,
     7.745_450_142_783_414e-4,
 ];
+#[allow(clippy::excessive_precision)]
 const D: [f64; 8] = [
     1.0,
     2.053_191_626_637_759,
@@ -69,6 +73,7 @@ const D: [f64; 8] = [
     5.475_938_084_995_345e-4,
     1.050_750_071_644_416_9e-9,
 ];
+#[allow(clippy::excessive_precision)]
 const E: [f64; 8] = [
     6.657_904_643_501_103,
     5.463_784_911_164_114,
@@ -79,6 +84,7 @@ const E: [f64; 8] = [
     2.711_555_568_743_487_6e-5,
     2.010_334_399_292_288_1e-7,
 ];
+#[allow(clippy::excessive_precision)]
 const F: [f64; 8] = [
     1.0,
     0.599_832_206_555_888,
@@ -92,6 +98,7 @@ const F: [f64; 8] = [
 
 /// `ln Γ(x)` for `x > 0` (Lanczos, g = 7, n = 9: about 15 significant digits).
 fn ln_gamma(x: f64) -> f64 {
+    #[allow(clippy::excessive_precision)]
     const G: [f64; 9] = [
         0.999_999_999_999_809_9,
         676.520_368_121_885_1,
@@ -154,8 +161,7 @@ fn incomplete_beta(a: f64, b: f64, x: f64) -> f64 {
     if x >= 1.0 {
         return 1.0;
     }
-    let ln_front =
-        ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln();
+    let ln_front = ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln();
     if x < (a + 1.0) / (a + b + 2.0) {
         ln_front.exp() * beta_fraction(a, b, x) / a
     } else {
@@ -215,8 +221,16 @@ pub fn wilson(p: f64, n: f64, z: f64) -> (f64, f64) {
     let centre = (p + z2 / (2.0 * n)) / denominator;
     let half = z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).max(0.0).sqrt() / denominator;
     // At p = 0 or 1 one bound is exactly the boundary; rounding must not move it off.
-    let low = if p <= 0.0 { 0.0 } else { (centre - half).max(0.0) };
-    let high = if p >= 1.0 { 1.0 } else { (centre + half).min(1.0) };
+    let low = if p <= 0.0 {
+        0.0
+    } else {
+        (centre - half).max(0.0)
+    };
+    let high = if p >= 1.0 {
+        1.0
+    } else {
+        (centre + half).min(1.0)
+    };
     (low, high)
 }
 
@@ -254,9 +268,21 @@ mod tests {
     fn t_quantile_known_values() {
         // scipy.stats.t.ppf(0.975, df) for df = 1, 4, 30.
         assert!(close(t_quantile(0.975, 1.0), 12.706_204_736_174_698, 1e-12));
-        assert!(close(t_quantile(0.975, 4.0), 2.776_445_105_197_798_7, 1e-12));
-        assert!(close(t_quantile(0.025, 30.0), -2.042_272_456_301_238, 1e-12));
-        assert!(close(t_two_sided_p(2.776_445_105_197_798_7, 4.0), 0.05, 1e-12));
+        assert!(close(
+            t_quantile(0.975, 4.0),
+            2.776_445_105_197_798_7,
+            1e-12
+        ));
+        assert!(close(
+            t_quantile(0.025, 30.0),
+            -2.042_272_456_301_238,
+            1e-12
+        ));
+        assert!(close(
+            t_two_sided_p(2.776_445_105_197_798_7, 4.0),
+            0.05,
+            1e-12
+        ));
     }
 
     #[test]

@@ -36,7 +36,10 @@ pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("RESULT_SCHEMA", (model::SCHEMA, model::SCHEMA_VERSION))?;
     m.add(
         "COMPARISON_SCHEMA",
-        (crate::stats::compare::SCHEMA, crate::stats::compare::SCHEMA_VERSION),
+        (
+            crate::stats::compare::SCHEMA,
+            crate::stats::compare::SCHEMA_VERSION,
+        ),
     )?;
     m.add("RUN_OUTCOMES", model::RUN_OUTCOMES.to_vec())?;
     m.add("ROW_OUTCOMES", model::ROW_OUTCOMES.to_vec())?;
@@ -70,7 +73,9 @@ fn median(py: Python<'_>, values: Vec<f64>) -> Option<f64> {
 #[pyfunction]
 fn student_t_quantile(p: f64, df: f64) -> PyResult<f64> {
     if !(p > 0.0 && p < 1.0 && df > 0.0) {
-        return Err(protocol(format!("t quantile needs 0 < p < 1 and df > 0, got p={p}, df={df}")));
+        return Err(protocol(format!(
+            "t quantile needs 0 < p < 1 and df > 0, got p={p}, df={df}"
+        )));
     }
     Ok(crate::stats::t_quantile(p, df))
 }
@@ -79,7 +84,9 @@ fn student_t_quantile(p: f64, df: f64) -> PyResult<f64> {
 #[pyfunction]
 fn wilson_interval(p: f64, n: f64, z: f64) -> PyResult<(f64, f64)> {
     if !((0.0..=1.0).contains(&p) && n > 0.0 && z > 0.0) {
-        return Err(protocol(format!("wilson needs 0 <= p <= 1, n > 0, z > 0, got {p}, {n}, {z}")));
+        return Err(protocol(format!(
+            "wilson needs 0 <= p <= 1, n > 0, z > 0, got {p}, {n}, {z}"
+        )));
     }
     Ok(crate::stats::wilson(p, n, z))
 }

@@ -181,6 +181,8 @@ pub(super) fn compare_results(
         resamples,
         seed,
     };
-    let comparison = without_gil(py, |interrupted| compare_files(&a, &b, &options, interrupted))?;
+    let comparison = without_gil(py, |interrupted| {
+        compare_files(&a, &b, &options, interrupted)
+    })?;
     to_json(&comparison)
 }

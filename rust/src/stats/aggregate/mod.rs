@@ -431,7 +431,11 @@ impl Aggregator {
     /// The running sums intervals over rows are computed from (see [`Spread`]), for the ks of
     /// [`Self::finish`].
     pub fn spread(&self) -> Spread {
-        let ks = if self.rows == 0 { Vec::new() } else { self.ks() };
+        let ks = if self.rows == 0 {
+            Vec::new()
+        } else {
+            self.ks()
+        };
         Spread {
             scored_rows: self.scored_rows,
             count: self.count,

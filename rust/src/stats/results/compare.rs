@@ -143,7 +143,11 @@ fn metric_index(summary: &ResultsSummary, path: &Path, metric: &str) -> Result<u
         .map(|m| m.names.iter().map(|n| n.name.as_str()).collect())
         .unwrap_or_default();
     names.iter().position(|n| *n == metric).ok_or_else(|| {
-        let held = if names.is_empty() { "no scores".to_string() } else { names.join(", ") };
+        let held = if names.is_empty() {
+            "no scores".to_string()
+        } else {
+            names.join(", ")
+        };
         StatsError::new(format!(
             "{}: no score named '{metric}'; it holds {held}",
             path.display()
@@ -161,7 +165,11 @@ fn keys(summary: &ResultsSummary, by_content: bool) -> HashMap<String, u64> {
     if !by_content {
         // Every row of a name is in its first-attempt table: its keys are the row labels.
         let labels = model.names.first().map(|n| n.first_attempt.keys());
-        return labels.into_iter().flatten().map(|&l| (l.to_string(), l)).collect();
+        return labels
+            .into_iter()
+            .flatten()
+            .map(|&l| (l.to_string(), l))
+            .collect();
     }
     let mut labels: Vec<(&String, u64)> = model.row_keys.iter().map(|(l, k)| (k, *l)).collect();
     labels.sort_by_key(|(k, l)| ((*k).clone(), *l));
@@ -183,8 +191,17 @@ fn side_n(summary: &ResultsSummary, aggregator: &Aggregator) -> Result<u64, Stat
     }
 }
 
-fn flips(a: &HashMap<u64, Option<bool>>, b: &HashMap<u64, Option<bool>>, pairs: &[(u64, u64)]) -> Flips {
-    let mut f = Flips { a_only: 0, b_only: 0, both: 0, neither: 0 };
+fn flips(
+    a: &HashMap<u64, Option<bool>>,
+    b: &HashMap<u64, Option<bool>>,
+    pairs: &[(u64, u64)],
+) -> Flips {
+    let mut f = Flips {
+        a_only: 0,
+        b_only: 0,
+        both: 0,
+        neither: 0,
+    };
     for (la, lb) in pairs {
         match (a.get(la).copied().flatten(), b.get(lb).copied().flatten()) {
             (Some(true), Some(false)) => f.a_only += 1,
@@ -219,11 +236,13 @@ fn t_difference(a: &IntervalColumns, b: &IntervalColumns, j: usize, level: f64) 
         note: None,
     };
     let Some(unit) = normal_difference(&b.values[j], wb, &a.values[j], wa, 1.0) else {
-        out.note = Some(format!("{rows} matched rows with scores on both sides: no interval"));
+        out.note = Some(format!(
+            "{rows} matched rows with scores on both sides: no interval"
+        ));
         return out;
     };
     let se = unit.high - unit.estimate;
-    if !(se > 1e-12 * unit.estimate.abs().max(1.0)) {
+    if se.is_nan() || se <= 1e-12 * unit.estimate.abs().max(1.0) {
         out.note = Some(format!(
             "the {rows} matched rows all differ by the same amount: no spread to estimate an interval from"
         ));
@@ -258,11 +277,24 @@ fn bootstrap_bounds(
         return;
     }
     let width = a.values.len();
-    let columns: Vec<&[f64]> = b.values.iter().chain(&a.values).map(Vec::as_slice).collect();
-    let weights: Vec<Option<&[f64]>> = b.weights.iter().chain(&a.weights).map(|w| w.as_deref()).collect();
+    let columns: Vec<&[f64]> = b
+        .values
+        .iter()
+        .chain(&a.values)
+        .map(Vec::as_slice)
+        .collect();
+    let weights: Vec<Option<&[f64]>> = b
+        .weights
+        .iter()
+        .chain(&a.weights)
+        .map(|w| w.as_deref())
+        .collect();
     let pairs: Vec<(usize, usize)> = (0..width).map(|j| (j, j + width)).collect();
     let boot = Bootstrap::new(columns, weights, options.resamples, options.seed);
-    for (d, iv) in differences.iter_mut().zip(boot.difference_intervals(&pairs, options.level)) {
+    for (d, iv) in differences
+        .iter_mut()
+        .zip(boot.difference_intervals(&pairs, options.level))
+    {
         match iv {
             Some(iv) if iv.high - iv.low > 1e-12 => (d.low, d.high) = (Some(iv.low), Some(iv.high)),
             _ => {
@@ -273,14 +305,27 @@ fn bootstrap_bounds(
 }
 
 /// Sets each difference's verdict; returns the verdict of `primary`.
-fn verdicts(differences: &mut Ordered<Difference>, flips: Flips, mcnemar_p: f64, alpha: f64) -> Verdict {
-    let primary = if differences.0.iter().any(|(n, _)| n == "pass_at_1") { "pass_at_1" } else { "mean" };
+fn verdicts(
+    differences: &mut Ordered<Difference>,
+    flips: Flips,
+    mcnemar_p: f64,
+    alpha: f64,
+) -> Verdict {
+    let primary = if differences.0.iter().any(|(n, _)| n == "pass_at_1") {
+        "pass_at_1"
+    } else {
+        "mean"
+    };
     let mut chosen = None;
     for (name, d) in &mut differences.0 {
         let (outcome, reason) = verdict_of(d, flips, mcnemar_p, alpha);
         d.verdict = outcome;
         if name == primary {
-            chosen = Some(Verdict { statistic: name.clone(), outcome, reason });
+            chosen = Some(Verdict {
+                statistic: name.clone(),
+                outcome,
+                reason,
+            });
         }
     }
     chosen.unwrap_or_else(|| Verdict {
@@ -300,12 +345,22 @@ fn verdict_of(d: &Difference, flips: Flips, mcnemar_p: f64, alpha: f64) -> (&'st
     } else if high < 0.0 {
         "a_better"
     } else {
-        return ("no_clear_difference", format!("the interval [{low:+.4}, {high:+.4}] includes 0"));
+        return (
+            "no_clear_difference",
+            format!("the interval [{low:+.4}, {high:+.4}] includes 0"),
+        );
     };
     if p >= alpha {
-        return ("no_clear_difference", format!("the Holm-adjusted p-value {p:.4} is not below {alpha}"));
+        return (
+            "no_clear_difference",
+            format!("the Holm-adjusted p-value {p:.4} is not below {alpha}"),
+        );
     }
-    let agrees = if direction == "b_better" { flips.b_only > flips.a_only } else { flips.a_only > flips.b_only };
+    let agrees = if direction == "b_better" {
+        flips.b_only > flips.a_only
+    } else {
+        flips.a_only > flips.b_only
+    };
     if mcnemar_p >= alpha || !agrees {
         return (
             "no_clear_difference",
@@ -327,7 +382,12 @@ pub fn compare_files(
     interrupted: &mut dyn FnMut() -> bool,
 ) -> CoreResult<Comparison> {
     if !(options.level > 0.0 && options.level < 1.0) {
-        return Err(StatsError::new(format!("level must be between 0 and 1, got {}", options.level)).field("level").into());
+        return Err(StatsError::new(format!(
+            "level must be between 0 and 1, got {}",
+            options.level
+        ))
+        .field("level")
+        .into());
     }
     let sum_a = read(path_a, interrupted)?;
     let sum_b = read(path_b, interrupted)?;
@@ -338,15 +398,25 @@ pub fn compare_files(
             .first()
             .and_then(|m| m.names.first())
             .map(|n| n.name.clone())
-            .ok_or_else(|| StatsError::new(format!("{}: no scores to compare", path_a.display())).field("metric"))?,
+            .ok_or_else(|| {
+                StatsError::new(format!("{}: no scores to compare", path_a.display()))
+                    .field("metric")
+            })?,
     };
-    let (ia, ib) = (metric_index(&sum_a, path_a, &metric)?, metric_index(&sum_b, path_b, &metric)?);
+    let (ia, ib) = (
+        metric_index(&sum_a, path_a, &metric)?,
+        metric_index(&sum_b, path_b, &metric)?,
+    );
     let (ma, mb) = (&sum_a.models[0], &sum_b.models[0]);
     let (ta, tb) = (&ma.names[ia], &mb.names[ib]);
-    let by_content = [ma, mb].iter().all(|m| m.rows > 0 && m.row_keys.len() as u64 == m.rows);
+    let by_content = [ma, mb]
+        .iter()
+        .all(|m| m.rows > 0 && m.row_keys.len() as u64 == m.rows);
     let (keys_a, keys_b) = (keys(&sum_a, by_content), keys(&sum_b, by_content));
-    let mut pairs: Vec<(u64, u64)> =
-        keys_a.iter().filter_map(|(k, la)| keys_b.get(k).map(|lb| (*la, *lb))).collect();
+    let mut pairs: Vec<(u64, u64)> = keys_a
+        .iter()
+        .filter_map(|(k, la)| keys_b.get(k).map(|lb| (*la, *lb)))
+        .collect();
     pairs.sort_unstable();
     let matched_by = if by_content { "row_key" } else { "row_index" };
     let matched = pairs.len() as u64;
@@ -361,14 +431,27 @@ pub fn compare_files(
     if matched < 2 {
         return Err(StatsError::new(format!(
             "{} and {} share {matched} rows; a comparison needs at least 2",
-            path_a.display(), path_b.display()
-        )).field("rows").into());
+            path_a.display(),
+            path_b.display()
+        ))
+        .field("rows")
+        .into());
     }
-    let (n_a, n_b) = (side_n(&sum_a, &ta.aggregator)?, side_n(&sum_b, &tb.aggregator)?);
+    let (n_a, n_b) = (
+        side_n(&sum_a, &ta.aggregator)?,
+        side_n(&sum_b, &tb.aggregator)?,
+    );
     let ks = model_ks(n_a.min(n_b));
-    let (ca, cb) = ta.aggregator.paired_columns_by(&tb.aggregator, &pairs, &ks)?;
+    let (ca, cb) = ta
+        .aggregator
+        .paired_columns_by(&tb.aggregator, &pairs, &ks)?;
     let mut list: Vec<(String, Difference)> = (0..ca.names.len())
-        .map(|j| (ca.names[j].clone(), t_difference(&ca, &cb, j, options.level)))
+        .map(|j| {
+            (
+                ca.names[j].clone(),
+                t_difference(&ca, &cb, j, options.level),
+            )
+        })
         .collect();
     if options.method == Method::Bootstrap {
         let mut only: Vec<Difference> = list.iter().map(|(_, d)| d.clone()).collect();
@@ -379,8 +462,15 @@ pub fn compare_files(
             d.note = b.note.or(d.note.take());
         }
     }
-    let tested: Vec<usize> = (0..list.len()).filter(|&j| list[j].1.p_value.is_some()).collect();
-    let adjusted = holm(&tested.iter().map(|&j| list[j].1.p_value.unwrap_or(1.0)).collect::<Vec<_>>());
+    let tested: Vec<usize> = (0..list.len())
+        .filter(|&j| list[j].1.p_value.is_some())
+        .collect();
+    let adjusted = holm(
+        &tested
+            .iter()
+            .map(|&j| list[j].1.p_value.unwrap_or(1.0))
+            .collect::<Vec<_>>(),
+    );
     for (&j, p) in tested.iter().zip(adjusted) {
         list[j].1.p_holm = Some(p);
     }
@@ -398,17 +488,30 @@ pub fn compare_files(
     }
     out_warnings.push(warnings::multiplicity(tested.len(), alpha));
     let level = options.level;
-    let side = |summary: ResultsSummary, path: &Path, index: usize, label: &str, out: &mut Vec<Warning>| -> CoreResult<Side> {
+    let side = |summary: ResultsSummary,
+                path: &Path,
+                index: usize,
+                label: &str,
+                out: &mut Vec<Warning>|
+     -> CoreResult<Side> {
         let n = summary.options.n_runs.filter(|&n| n > 0).map(|n| n as u64);
         let name = path.display().to_string();
         let built = model::build(summary, &name, level)?;
         out.extend(built.warnings.iter().map(|w| warnings::side(label, w)));
-        let model = built.models.into_iter().next().ok_or_else(|| CoreError::Protocol("a side without a model".into()))?;
+        let model = built
+            .models
+            .into_iter()
+            .next()
+            .ok_or_else(|| CoreError::Protocol("a side without a model".into()))?;
         Ok(Side {
             path: name,
             n,
             rows: model.total_rows,
-            summary: model.functions.into_iter().nth(index).ok_or_else(|| CoreError::Protocol("a side without its metric".into()))?,
+            summary: model
+                .functions
+                .into_iter()
+                .nth(index)
+                .ok_or_else(|| CoreError::Protocol("a side without its metric".into()))?,
         })
     };
     let a = side(sum_a, path_a, ia, "A", &mut out_warnings)?;

@@ -44,12 +44,14 @@ pub fn mean_interval(spread: &Spread, level: f64) -> Option<Estimate> {
         note: None,
     };
     if rows < 2 {
-        estimate.note = Some(format!("{rows} row with scores: no interval (it needs at least 2)"));
+        estimate.note = Some(format!(
+            "{rows} row with scores: no interval (it needs at least 2)"
+        ));
         return Some(estimate);
     }
     let r = rows as f64;
-    let squares = spread.row_sum_sq - 2.0 * mean * spread.row_sum_count
-        + mean * mean * spread.row_count_sq;
+    let squares =
+        spread.row_sum_sq - 2.0 * mean * spread.row_sum_count + mean * mean * spread.row_count_sq;
     let se = (r / (r - 1.0) * squares.max(0.0)).sqrt() / weight;
     if se <= NO_SPREAD * mean.abs().max(1.0) {
         estimate.note = Some(format!(
@@ -124,7 +126,10 @@ mod tests {
     fn five_passes_are_not_certain() {
         let s = spread(&vec![vec![Some(1.0)]; 5]);
         let iv = &pass_intervals(&s, 0.95)[0].1;
-        assert_eq!((iv.estimate, iv.high, iv.effective_n), (1.0, Some(1.0), Some(5.0)));
+        assert_eq!(
+            (iv.estimate, iv.high, iv.effective_n),
+            (1.0, Some(1.0), Some(5.0))
+        );
         assert!((iv.low.unwrap() - 0.565_517_535_216_825_4).abs() < 1e-12);
         let mean = mean_interval(&s, 0.95).unwrap();
         assert!(mean.low.is_none() && mean.note.unwrap().contains("same mean score"));
@@ -146,7 +151,12 @@ mod tests {
 
     #[test]
     fn the_mean_uses_t() {
-        let s = spread(&[vec![Some(0.0)], vec![Some(1.0)], vec![Some(1.0)], vec![Some(1.0)]]);
+        let s = spread(&[
+            vec![Some(0.0)],
+            vec![Some(1.0)],
+            vec![Some(1.0)],
+            vec![Some(1.0)],
+        ]);
         let iv = mean_interval(&s, 0.95).unwrap();
         let se = 0.25; // sample std 0.5 over 4 rows
         let t = 3.182_446_305_284_263; // scipy.stats.t.ppf(0.975, 3)

@@ -115,14 +115,22 @@ impl source::Sink for Grouping<'_> {
 
 /// The options after filling in what the caller left to the file, and those of the observed-only
 /// aggregators when the result model is built.
-fn resolve(options: &ResultsOptions, meta: &Meta) -> (AggregatorOptions, Option<AggregatorOptions>) {
+fn resolve(
+    options: &ResultsOptions,
+    meta: &Meta,
+) -> (AggregatorOptions, Option<AggregatorOptions>) {
     let mut resolved = resolve_options(options, meta);
     if !options.model {
         return (resolved, None);
     }
     if resolved.ks.is_none() {
         if let Some(n) = resolved.n_runs.filter(|&n| n > 0) {
-            resolved.ks = Some(model::model_ks(n as u64).into_iter().map(|k| k as i64).collect());
+            resolved.ks = Some(
+                model::model_ks(n as u64)
+                    .into_iter()
+                    .map(|k| k as i64)
+                    .collect(),
+            );
         }
     }
     let observed = AggregatorOptions {

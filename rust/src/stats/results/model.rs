@@ -71,7 +71,12 @@ impl<T: Serialize> Serialize for Ordered<T> {
 }
 
 fn by_k<T: Copy>(ks: &[u64], values: &[T]) -> Ordered<T> {
-    Ordered(ks.iter().map(|k| k.to_string()).zip(values.iter().copied()).collect())
+    Ordered(
+        ks.iter()
+            .map(|k| k.to_string())
+            .zip(values.iter().copied())
+            .collect(),
+    )
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -231,7 +236,8 @@ impl Plan {
     }
 
     fn missing(&self, model: &ModelTally) -> Option<u64> {
-        self.n.map(|n| model.missing_in_rows + self.unstarted_rows * n)
+        self.n
+            .map(|n| model.missing_in_rows + self.unstarted_rows * n)
     }
 }
 
@@ -307,7 +313,10 @@ fn function_result(
         pass_at_k: by_k(&s.ks, if scored { &s.pass_at_k } else { &[] }),
         pass_hat_k: by_k(&s.ks, if scored { &s.pass_hat_k } else { &[] }),
         pass_at_k_observed: by_k(&observed.ks, if scored { &observed.pass_at_k } else { &[] }),
-        pass_hat_k_observed: by_k(&observed.ks, if scored { &observed.pass_hat_k } else { &[] }),
+        pass_hat_k_observed: by_k(
+            &observed.ks,
+            if scored { &observed.pass_hat_k } else { &[] },
+        ),
         observed_rows: by_k(&observed.ks, &observed.pass_rows),
         ks: s.ks,
         intervals: Ordered(if scored { intervals } else { Vec::new() }),
@@ -320,18 +329,29 @@ fn function_result(
 
 fn model_warnings(model: &ModelResult, plan: &Plan, short_rows: u64, out: &mut Vec<Warning>) {
     let tag = model.model_tag.as_str();
-    if let (Some(missing), Some(planned), Some(n)) = (model.missing_runs, model.planned_runs, plan.n) {
+    if let (Some(missing), Some(planned), Some(n)) =
+        (model.missing_runs, model.planned_runs, plan.n)
+    {
         if missing > 0 {
             let rows = short_rows + plan.unstarted_rows;
             out.push(warnings::incomplete(tag, missing, planned, rows, n));
         }
     }
     if model.failed_runs > 0 {
-        out.push(warnings::run_errors(tag, model.failed_runs, model.total_runs));
+        out.push(warnings::run_errors(
+            tag,
+            model.failed_runs,
+            model.total_runs,
+        ));
     }
     for f in &model.functions {
         if f.runs.scored == 0 && f.runs.finished > 0 {
-            out.push(warnings::nothing_scored(tag, &f.name, f.runs.errored, f.runs.unscored));
+            out.push(warnings::nothing_scored(
+                tag,
+                &f.name,
+                f.runs.errored,
+                f.runs.unscored,
+            ));
         }
         if f.runs.errored_function > 0 {
             out.push(warnings::function_errors(
@@ -344,7 +364,11 @@ fn model_warnings(model: &ModelResult, plan: &Plan, short_rows: u64, out: &mut V
     }
 }
 
-fn durations(invocations: &std::collections::BTreeMap<u32, Invocation>, unstamped: u64, run_time_ms: f64) -> Durations {
+fn durations(
+    invocations: &std::collections::BTreeMap<u32, Invocation>,
+    unstamped: u64,
+    run_time_ms: f64,
+) -> Durations {
     let list: Vec<InvocationResult> = invocations
         .iter()
         .map(|(&index, inv)| InvocationResult {
@@ -368,7 +392,9 @@ fn durations(invocations: &std::collections::BTreeMap<u32, Invocation>, unstampe
 /// Builds the model from a summary read with `ResultsOptions::model`; `level` is the intervals'.
 pub fn build(summary: ResultsSummary, path: &str, level: f64) -> Result<ResultModel, StatsError> {
     if !(level > 0.0 && level < 1.0) {
-        return Err(StatsError::new(format!("level must be between 0 and 1, got {level}")).field("level"));
+        return Err(
+            StatsError::new(format!("level must be between 0 and 1, got {level}")).field("level"),
+        );
     }
     let n = summary.options.n_runs.filter(|&n| n > 0).map(|n| n as u64);
     let mut warnings_out = Vec::new();
@@ -390,7 +416,11 @@ pub fn build(summary: ResultsSummary, path: &str, level: f64) -> Result<ResultMo
         }
         run_time_ms += tally.duration_ms;
         let model = ModelResult {
-            model_tag: if tally.tag.is_empty() { "primary".into() } else { tally.tag.clone() },
+            model_tag: if tally.tag.is_empty() {
+                "primary".into()
+            } else {
+                tally.tag.clone()
+            },
             total_rows: tally.rows,
             planned_rows,
             total_runs: tally.runs,
@@ -407,7 +437,11 @@ pub fn build(summary: ResultsSummary, path: &str, level: f64) -> Result<ResultMo
     }
     let mut out = Vec::new();
     if n.is_none() && !models.is_empty() {
-        out.push(warnings::n_undeclared(if fewest == u64::MAX { 0 } else { fewest }));
+        out.push(warnings::n_undeclared(if fewest == u64::MAX {
+            0
+        } else {
+            fewest
+        }));
     }
     if summary.unstamped > 0 {
         out.push(warnings::durations_unrecorded(summary.unstamped));
@@ -419,9 +453,11 @@ pub fn build(summary: ResultsSummary, path: &str, level: f64) -> Result<ResultMo
         source: Source {
             path: path.to_string(),
             layout: summary.layout.name(),
-            kind: summary.meta.kind.clone().or_else(|| {
-                (summary.layout == Layout::EvalJson).then(|| "eval".to_string())
-            }),
+            kind: summary
+                .meta
+                .kind
+                .clone()
+                .or_else(|| (summary.layout == Layout::EvalJson).then(|| "eval".to_string())),
         },
         config: summary.meta.config,
         n,

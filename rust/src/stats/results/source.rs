@@ -90,7 +90,11 @@ impl Meta {
         };
         // A probe log's scores are keyed "<function>@<probe>": its function list names no score.
         let probe = self.kind.as_deref() == Some("probe");
-        if let Some(names) = object.get("eval_fns").and_then(Value::as_array).filter(|_| !probe) {
+        if let Some(names) = object
+            .get("eval_fns")
+            .and_then(Value::as_array)
+            .filter(|_| !probe)
+        {
             self.declared
                 .extend(names.iter().filter_map(Value::as_str).map(str::to_string));
         }

@@ -305,12 +305,15 @@ fn flush(
         }
         count_row(name, &runs, i, options);
         if options.keep_rows {
-            let first = runs.iter().find(|a| a.run == 0).and_then(|a| match a.scores[i] {
-                Score::Scored(x) if x.is_finite() => Some(Some(x >= options.pass_threshold)),
-                Score::Errored | Score::Skipped => Some(None),
-                _ => Some(Some(false)),
-            });
-            name.first_attempt.insert(row_index, first.flatten());
+            let first = runs
+                .iter()
+                .find(|a| a.run == 0)
+                .and_then(|a| match a.scores[i] {
+                    Score::Scored(x) if x.is_finite() => Some(x >= options.pass_threshold),
+                    Score::Errored | Score::Skipped => None,
+                    _ => Some(false),
+                });
+            name.first_attempt.insert(row_index, first);
         }
         for attempt in &runs {
             for (n, message) in &attempt.messages {

@@ -141,7 +141,11 @@ pub fn side(label: &str, warning: &Warning) -> Warning {
 }
 
 pub fn n_differs(n_a: u64, n_b: u64) -> Warning {
-    let (low, high, side) = if n_a < n_b { (n_a, n_b, "B") } else { (n_b, n_a, "A") };
+    let (low, high, side) = if n_a < n_b {
+        (n_a, n_b, "B")
+    } else {
+        (n_b, n_a, "A")
+    };
     Warning {
         code: "n_differs",
         message: format!(
@@ -191,7 +195,9 @@ mod tests {
         assert_eq!(grouped(0), "0");
         assert_eq!(grouped(1234567), "1,234,567");
         let w = incomplete("primary", 300, 100_000, 150, 4);
-        assert!(w.message.starts_with("incomplete log: 300 of 100,000 planned runs are missing (150 rows"));
+        assert!(w
+            .message
+            .starts_with("incomplete log: 300 of 100,000 planned runs are missing (150 rows"));
         assert_eq!(w.count, Some(300));
         let w = function_errors("baseline", "m:f", 1, 1);
         assert_eq!(
