@@ -12,6 +12,8 @@ mod attempt;
 pub mod compare;
 mod intervals;
 pub mod model;
+mod paired;
+mod schema;
 mod source;
 mod tally;
 mod warnings;
