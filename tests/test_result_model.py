@@ -232,7 +232,7 @@ def test_the_eval_output_json_and_rubric_output_json(tmp_path: Path) -> None:
     )
     summary = read_results(eval_json)
     acc = summary.model().function("acc")
-    assert (summary.source.layout, summary.source.kind, summary.n) == ("eval-json", "eval", 2)
+    assert (summary.source.layout, summary.source.kind, summary.n_runs) == ("eval-json", "eval", 2)
     assert (acc.passed, acc.runs.missing, acc.pass_at_k[2]) == (1, 1, 1.0)
     rubric_json = tmp_path / "rubric.json"
     rubric_json.write_text(
@@ -273,7 +273,7 @@ def test_eval_run_grade_and_probe_logs(tmp_path: Path) -> None:
     config = {"n": 2, "dataset": {"selected_source_rows": "0-2"}}
     summary = read_results(_log(tmp_path / "results.jsonl", config, records, kind="eval-run"))
     reward = summary.model().function("reward")
-    assert (summary.n, summary.model().planned_rows, reward.runs.planned) == (2, 3, 6)
+    assert (summary.n_runs, summary.model().planned_rows, reward.runs.planned) == (2, 3, 6)
     assert (reward.runs.skipped, reward.runs.errored_run, reward.pass_rate) == (1, 1, 0.5)
     assert reward.rows.count(RowOutcome.INCOMPLETE) == 2  # row 1 has one run, row 2 never started
 
@@ -353,3 +353,22 @@ def test_docstring_examples_run(name: str) -> None:
 
     result = doctest.testmod(importlib.import_module(f"osmosis_ai.results.{name}"))
     assert result.attempted >= 1 and result.failed == 0
+
+
+def test_compare_with_the_bootstrap_when_chosen(tmp_path: Path) -> None:
+    def one(name: str, rows: int, shift: int) -> Path:
+        records = [_run(r, 0, scores={"acc": float((r + shift) % 3 == 0)}) for r in range(rows)]
+        return _log(tmp_path / f"{rows}{name}", {"eval_fns": ["acc"], "n_runs": 1}, records)
+
+    few = compare_results(one("a.jsonl", 6, 0), one("b.jsonl", 6, 1), method="bootstrap")
+    assert few.differences["pass_at_1"].low is None
+    assert "the bootstrap needs at least 10" in (few.differences["pass_at_1"].note or "")
+    many = compare_results(one("a.jsonl", 30, 0), one("b.jsonl", 30, 1), method="bootstrap", seed=3)
+    d = many.differences["pass_at_1"]
+    assert (d.method, d.low is not None and d.low < d.estimate < d.high) == ("bootstrap", True)
+    assert (
+        many.to_dict()
+        == compare_results(one("a.jsonl", 30, 0), one("b.jsonl", 30, 1), method="bootstrap", seed=3).to_dict()
+    )
+    with pytest.raises(StatsError, match='method must be "t" or "bootstrap"'):
+        compare_results(one("a.jsonl", 6, 0), one("b.jsonl", 6, 1), method="z")  # type: ignore[arg-type]

@@ -177,7 +177,7 @@ fn compare_aligns_n_and_needs_agreement() {
     assert_eq!(c["differences"]["pass_at_1"]["low"], Value::Null);
     assert_eq!(c["verdict"]["outcome"], json!("no_clear_difference"));
     assert_eq!(
-        (c["a"]["n"].as_u64(), c["b"]["n"].as_u64()),
+        (c["a"]["n_runs"].as_u64(), c["b"]["n_runs"].as_u64()),
         (Some(3), Some(2))
     );
     assert_eq!(c["a"]["summary"]["ks"], json!([1, 2, 3]));

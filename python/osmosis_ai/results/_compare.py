@@ -23,13 +23,13 @@ class ComparedSide:
 
     Attributes:
         path: The file.
-        n: Its declared runs per row, or None.
+        n_runs: Its declared runs per row, or None.
         rows: Its rows.
         summary: Its :class:`~osmosis_ai.results.FunctionResult` for the compared score.
     """
 
     path: str
-    n: int | None
+    n_runs: int | None
     rows: int
     summary: FunctionResult
 

@@ -280,7 +280,7 @@ class ResultSummary:
         version: The schema version (fields are only added within a version).
         source: The file.
         config: The file's config (log header or ``-o`` JSON), if any.
-        n: Runs per row the file declares; None when it does not (then missing runs cannot be counted).
+        n_runs: Runs per row the file declares; None when it does not (then missing runs cannot be counted).
         pass_threshold: A run passes when its score is >= this.
         failed_policy: ``"zero"`` (eval's established rule: errored and unscored runs are 0.0 in mean /
             std / min / max) or ``"exclude"`` (rubric results).
@@ -294,7 +294,7 @@ class ResultSummary:
     version: int
     source: ResultSource
     config: dict[str, Any] | None
-    n: int | None
+    n_runs: int | None
     pass_threshold: float
     failed_policy: str
     level: float

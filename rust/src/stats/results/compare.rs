@@ -61,7 +61,7 @@ pub struct CompareOptions {
 #[derive(Debug, Clone, Serialize)]
 pub struct Side {
     pub path: String,
-    pub n: Option<u64>,
+    pub n_runs: Option<u64>,
     pub rows: u64,
     pub summary: FunctionResult,
 }
@@ -320,7 +320,7 @@ pub fn compare_files(
             .ok_or_else(|| CoreError::Protocol("a side without a model".into()))?;
         Ok(Side {
             path: name,
-            n,
+            n_runs: n,
             rows: model.total_rows,
             summary: model
                 .functions

@@ -287,7 +287,7 @@ pub fn build(summary: ResultsSummary, path: &str, level: f64) -> Result<ResultMo
                 .or_else(|| (summary.layout == Layout::EvalJson).then(|| "eval".to_string())),
         },
         config: summary.meta.config,
-        n,
+        n_runs: n,
         pass_threshold: summary.options.pass_threshold,
         failed_policy: policy_name(summary.options.failed),
         level,

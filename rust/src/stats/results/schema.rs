@@ -169,7 +169,7 @@ pub struct ResultModel {
     pub source: Source,
     pub config: Option<Value>,
     /// Runs per row the file declares (None: not declared).
-    pub n: Option<u64>,
+    pub n_runs: Option<u64>,
     pub pass_threshold: f64,
     /// "zero" or "exclude": what an errored or unscored run is in mean / std / min / max.
     pub failed_policy: &'static str,
