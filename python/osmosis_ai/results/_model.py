@@ -150,7 +150,8 @@ class FunctionResult:
         pass_at_k_observed: ``{k: pass@k}`` over the runs present only (rows with fewer than k runs that
             count are left out at k).
         pass_hat_k_observed: ``{k: pass^k}`` the same way.
-        observed_rows: ``{k: rows in the observed-only values}``.
+        observed_rows: ``{k: rows in the observed-only values}`` for every k of :attr:`ks` (0: no row has k
+            runs that count, so that k has no observed value).
         intervals: ``"mean"`` (t), ``"pass_at_<k>"`` and ``"pass_hat_<k>"`` (Wilson); empty when nothing
             was scored.
         mixed_fraction: Share of rows with some but not every run passing.

@@ -144,7 +144,15 @@ fn function_result(
             &observed.ks,
             if scored { &observed.pass_hat_k } else { &[] },
         ),
-        observed_rows: by_k(&observed.ks, &observed.pass_rows),
+        // Every k of the model, 0 where no row has k runs that count (that k has no observed value).
+        observed_rows: Ordered(
+            s.ks.iter()
+                .map(|k| {
+                    let at = observed.ks.iter().position(|o| o == k);
+                    (k.to_string(), at.map_or(0, |i| observed.pass_rows[i]))
+                })
+                .collect(),
+        ),
         ks: s.ks,
         intervals: Ordered(if scored { intervals } else { Vec::new() }),
         mixed_fraction: s.mixed_fraction.first().map(|m| m.1).filter(|_| s.rows > 0),

@@ -108,6 +108,7 @@ pub struct FunctionResult {
     /// Over the runs present only: at k, the rows with at least k runs that count.
     pub pass_at_k_observed: Ordered<f64>,
     pub pass_hat_k_observed: Ordered<f64>,
+    /// Per k of `ks`: the rows in the observed-only values (0: no row has k runs that count).
     pub observed_rows: Ordered<u64>,
     /// `mean` (t), `pass_at_<k>` and `pass_hat_<k>` (Wilson).
     pub intervals: Ordered<Estimate>,

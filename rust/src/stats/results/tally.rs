@@ -134,9 +134,10 @@ impl Tally {
         })
     }
 
-    /// Whether rows' content keys and first attempts are kept (for pairing two runs).
+    /// Whether rows' content keys and first attempts are kept: for pairing two runs, so only when the
+    /// result model keeps rows (a plain summary with intervals does not pay for them).
     pub fn keeps_rows(&self) -> bool {
-        self.options.keep_rows
+        self.options.keep_rows && self.observed.is_some()
     }
 
     fn stamp(&mut self, stamp: Option<Stamp>) {
@@ -197,6 +198,7 @@ impl Tally {
 
     pub fn add(&mut self, attempt: Attempt) -> Result<(), StatsError> {
         self.stamp(attempt.stamp);
+        let pairing = self.keeps_rows();
         let m = self.model(&attempt.tag)?;
         let seq = self.seq;
         let model = &mut self.models[m];
@@ -218,17 +220,18 @@ impl Tally {
                 .remove(&row_index)
                 .expect("the row was just added");
             model.order.remove(&row.seq);
-            flush(&mut model.tally, row_index, row, &self.options)?;
+            flush(&mut model.tally, row_index, row, &self.options, pairing)?;
         }
         Ok(())
     }
 
     /// Adds the rows that never completed and returns the models, primary first.
     pub fn finish(mut self) -> Result<Vec<ModelTally>, StatsError> {
+        let pairing = self.keeps_rows();
         for model in &mut self.models {
             for (_, row_index) in std::mem::take(&mut model.order) {
                 if let Some(row) = model.pending.remove(&row_index) {
-                    flush(&mut model.tally, row_index, row, &self.options)?;
+                    flush(&mut model.tally, row_index, row, &self.options, pairing)?;
                 }
             }
         }
@@ -285,9 +288,10 @@ fn flush(
     row_index: u64,
     row: PendingRow,
     options: &AggregatorOptions,
+    pairing: bool,
 ) -> Result<(), StatsError> {
     let runs: Vec<Attempt> = row.runs.into_values().collect();
-    if options.keep_rows {
+    if pairing {
         if let Some(key) = runs.iter().find_map(|a| a.row_key.clone()) {
             tally.row_keys.insert(row_index, key);
         }
@@ -304,7 +308,7 @@ fn flush(
             observed.push_row_with_errors(attempts, errors as u32, row_index)?;
         }
         count_row(name, &runs, i, options);
-        if options.keep_rows {
+        if pairing {
             let first = runs
                 .iter()
                 .find(|a| a.run == 0)
