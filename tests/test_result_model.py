@@ -84,6 +84,7 @@ def test_finding_2_missing_runs_count_as_did_not_pass_and_are_warned(tmp_path: P
     acc = summary.model().function("acc")
     assert acc.ks == (1, 2, 3, 4)
     assert acc.pass_at_k[4] != acc.pass_at_k[1]
+    assert acc.pass_at_k_rows == {1: 25, 2: 25, 3: 25, 4: 25}
     observed_rows = {k: acc.observed_rows[k] for k in acc.ks}
     assert observed_rows == {1: 25, 2: 12, 3: 12, 4: 12}
     assert acc.rows.incomplete == 13 and acc.runs.missing == 39

@@ -16,6 +16,15 @@ fn write(name: &str, lines: &[Value]) -> PathBuf {
     path
 }
 
+/// The `code` of every warning of a model or comparison, in order.
+fn codes(value: &Value) -> Vec<&str> {
+    let warnings = value["warnings"].as_array().unwrap();
+    warnings
+        .iter()
+        .map(|w| w["code"].as_str().unwrap())
+        .collect()
+}
+
 fn model(path: &std::path::Path) -> Value {
     let options = ResultsOptions {
         base: AggregatorOptions {
@@ -89,12 +98,7 @@ fn a_resumed_incomplete_log() {
         (&fmt["runs"]["errored_function"], &fmt["rows"]["errored"]),
         (&json!(2), &json!(1))
     );
-    let codes: Vec<&str> = m["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["code"].as_str().unwrap())
-        .collect();
+    let codes = codes(&m);
     assert_eq!(codes, ["incomplete", "function_errors"]);
     // Wall time is each invocation's last stamp, added up; run time is the runs' own durations.
     let d = &m["durations"];
@@ -129,12 +133,7 @@ fn nothing_scored_is_null_and_an_old_log_has_no_wall_time() {
     assert_eq!(acc["pass_at_k"], json!({}));
     assert_eq!(acc["intervals"], json!({}));
     assert_eq!(m["durations"]["total_duration_ms"], Value::Null);
-    let codes: Vec<&str> = m["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["code"].as_str().unwrap())
-        .collect();
+    let codes = codes(&m);
     assert_eq!(
         codes,
         ["durations_unrecorded", "run_errors", "nothing_scored"]
@@ -181,11 +180,6 @@ fn compare_aligns_n_and_needs_agreement() {
         (Some(3), Some(2))
     );
     assert_eq!(c["a"]["summary"]["ks"], json!([1, 2, 3]));
-    let codes: Vec<&str> = c["warnings"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|w| w["code"].as_str().unwrap())
-        .collect();
+    let codes = codes(&c);
     assert_eq!(&codes[..2], ["n_differs", "multiplicity"]);
 }

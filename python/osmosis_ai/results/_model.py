@@ -147,6 +147,8 @@ class FunctionResult:
         pass_at_k: ``{k: pass@k}`` with missing runs counted as did not pass (rows padded to n); empty
             (n/a) when nothing was scored.
         pass_hat_k: ``{k: pass^k}``, the same way.
+        pass_at_k_rows: ``{k: rows in pass_at_k}``: fewer than the rows where scorer errors left a row with
+            fewer than k runs that count (it is left out at that k).
         pass_at_k_observed: ``{k: pass@k}`` over the runs present only (rows with fewer than k runs that
             count are left out at k).
         pass_hat_k_observed: ``{k: pass^k}`` the same way.
@@ -175,6 +177,7 @@ class FunctionResult:
     ks: tuple[int, ...]
     pass_at_k: dict[int, float]
     pass_hat_k: dict[int, float]
+    pass_at_k_rows: dict[int, int]
     pass_at_k_observed: dict[int, float]
     pass_hat_k_observed: dict[int, float]
     observed_rows: dict[int, int]

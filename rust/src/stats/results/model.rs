@@ -139,6 +139,7 @@ fn function_result(
         // Nothing scored: no pass rate at all (n/a), not a 0 made of errors.
         pass_at_k: by_k(&s.ks, if scored { &s.pass_at_k } else { &[] }),
         pass_hat_k: by_k(&s.ks, if scored { &s.pass_hat_k } else { &[] }),
+        pass_at_k_rows: by_k(&s.ks, &s.pass_rows),
         pass_at_k_observed: by_k(&observed.ks, if scored { &observed.pass_at_k } else { &[] }),
         pass_hat_k_observed: by_k(
             &observed.ks,

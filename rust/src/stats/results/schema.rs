@@ -105,6 +105,9 @@ pub struct FunctionResult {
     /// Missing runs counted as did not pass (rows padded to n). Empty (n/a) when nothing was scored.
     pub pass_at_k: Ordered<f64>,
     pub pass_hat_k: Ordered<f64>,
+    /// Per k: the rows in `pass_at_k` (fewer than the rows where scorer errors left a row fewer than k
+    /// runs that count: such a row is left out at that k).
+    pub pass_at_k_rows: Ordered<u64>,
     /// Over the runs present only: at k, the rows with at least k runs that count.
     pub pass_at_k_observed: Ordered<f64>,
     pub pass_hat_k_observed: Ordered<f64>,
