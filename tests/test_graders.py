@@ -77,10 +77,14 @@ def test_bit_parallel_lcs_matches_the_dynamic_programme(a: str, b: str) -> None:
 def test_text_similarity_by_hand() -> None:
     # kitten / sitting: LCS "ittn" = 4 characters; 2 * 4 / (6 + 7).
     assert run(text_grader("fuzzy_match"), "kitten", {"reference": "sitting"}) == pytest.approx(8 / 13)
-    # "the cat sat" vs "the cat sat down": p1 = 3/3, p2..p4 smoothed (2+1)/(2+1), (1+1)/(1+1), (0+1)/(0+1);
-    # brevity penalty exp(1 - 4/3).
+    # "the cat sat" vs "the cat sat down": p1 = 3/3, p2 = 2/2, p3 = 1/1 and no 4-gram in the input (the
+    # order is left out, not counted as a match); brevity penalty exp(1 - 4/3).
     assert similarity("bleu", "the cat sat", "the cat sat down") == pytest.approx(math.exp(-1 / 3))
-    assert similarity("bleu", "The cat sat on the mat", "the cat sat on the mat") == pytest.approx(1.0)
+    assert similarity("bleu", "the cat sat on the mat.", "the cat sat on the mat .") == pytest.approx(1.0)
+    # BLEU keeps case (sacreBLEU's default): "The" does not match "the"; p1 = 5/6, then 4/5, 3/4, 2/3.
+    assert similarity("bleu", "The cat sat on the mat", "the cat sat on the mat") == pytest.approx(
+        (5 / 6 * 4 / 5 * 3 / 4 * 2 / 3) ** 0.25
+    )
     assert similarity("bleu", "dog", "the cat") == 0.0
     # the cat sat / the cat ran: unigrams 2 of 3 each, bigrams 1 of 2 each, trigrams 0 of 1.
     assert similarity("rouge_1", "the cat sat", "the cat ran") == pytest.approx(2 / 3)
