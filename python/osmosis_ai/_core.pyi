@@ -111,7 +111,8 @@ class StatsAggregator:
     def mixed_rows(self, threshold: float) -> list[int]:
         """Row indices with 0 < c < n at a tracked threshold."""
     def finish(self) -> dict[str, object]:
-        """rows, count, failed, padded, errors, mean, variance, std, min, max, min_attempts, max_attempts,
+        """rows, count, failed, padded, errors, mean, variance, std, sample_variance, sample_std (None below
+        two scores), min, max, min_attempts, max_attempts,
         pass_threshold, ks, pass_at_k, pass_hat_k, pass_rows (lists aligned with ks), mixed_fraction
         ([(threshold, share)])."""
     def compare(
