@@ -34,7 +34,8 @@ def judge_noise(records: Sequence[Any], runs_of: Any) -> dict[str, Any]:
 
     Args:
         records: The judged records (``record_id`` / ``label``), in order.
-        runs_of: ``runs_of(i)`` gives the runs of the i-th record (1-based), as the session holds them.
+        runs_of: ``runs_of(i)`` gives the runs of the record at position i (from 0), as the session
+            holds them.
 
     Returns:
         ``records`` (with >= 2 scores), ``mean_variance`` / ``mean_std`` (the noise floor: the mean over
@@ -49,7 +50,7 @@ def judge_noise(records: Sequence[Any], runs_of: Any) -> dict[str, Any]:
     from osmosis_ai.stats import score_statistics
 
     spreads: list[tuple[float, float, Any, list[float]]] = []
-    for index, record in enumerate(records, start=1):
+    for index, record in enumerate(records):
         scores = _scores(runs_of(index))
         if len(scores) >= 2:
             s = score_statistics(scores)
@@ -120,7 +121,7 @@ def gold_agreement(
     labels: list[float] = []
     used: set[str] = set()
     unscored = 0
-    for index, record in enumerate(records, start=1):
+    for index, record in enumerate(records):
         key = next((k for k in (record.record_id, record.label) if k in gold), None)
         if key is None:
             continue

@@ -28,8 +28,8 @@ pub use options::{
     AggregatorOptions, FailedPolicy, IntervalColumns, NonFinitePolicy, Summary, DEFAULT_KS,
 };
 pub use results::{
-    summarize_results_file, Layout, ModelTally, NameTally, ResultsOptions, ResultsSummary,
-    LOG_FORMATS,
+    log_index_base, summarize_results_file, Layout, ModelTally, NameTally, ResultsOptions,
+    ResultsSummary, LOG_FORMATS,
 };
 
 use std::fmt;
