@@ -1,5 +1,5 @@
-"""Every local grader metric equals the library it is defined by (README "osmosis grade"), on random and
-edge inputs: sacreBLEU (bleu), NLTK (gleu), rouge-score (rouge_*), rapidfuzz (fuzzy_match)."""
+"""Every grader metric equals the library it is defined by (README "osmosis grade"), on random and edge
+inputs: sacreBLEU (bleu), NLTK (gleu), rouge-score (rouge_*), rapidfuzz (fuzzy_match), numpy (cosine)."""
 
 from __future__ import annotations
 
@@ -112,3 +112,30 @@ def test_short_answers_are_not_scored_as_perfect() -> None:
 def test_rouge_splits_non_ascii_letters_as_rouge_score_does() -> None:
     assert similarity("rouge_1", "on é", "of é") == 0.0
     assert similarity("rouge_3", "NAÏVE SAT", "naïve sat") == 1.0
+
+
+# Embedding components: normal magnitudes or 0 (squares of subnormal floats underflow in any formula).
+COMPONENT = st.one_of(st.just(0.0), st.floats(-1e3, 1e3, allow_nan=False).filter(lambda x: abs(x) > 1e-100))
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.integers(1, 12).flatmap(
+        lambda size: st.tuples(
+            st.lists(COMPONENT, min_size=size, max_size=size),
+            st.lists(COMPONENT, min_size=size, max_size=size),
+        )
+    )
+)
+def test_cosine_of_embeddings_matches_numpy(vectors: tuple[list[float], list[float]]) -> None:
+    numpy = pytest.importorskip("numpy")
+    from osmosis_ai.errors import EvalFnError
+    from osmosis_ai.graders.models import _cosine
+
+    a, b = vectors
+    if not any(a) or not any(b):
+        with pytest.raises(EvalFnError, match="all zeros"):
+            _cosine(a, b)
+        return
+    theirs = float(numpy.dot(a, b) / (numpy.linalg.norm(a) * numpy.linalg.norm(b)))
+    assert _cosine(a, b) == pytest.approx(theirs, rel=1e-9, abs=1e-12)
