@@ -43,8 +43,12 @@ def _options(settings: NetworkSettings, limits: httpx.Limits | None) -> dict[str
 
 
 def _proxy(proxy: ProxyURL | None, settings: NetworkSettings) -> httpx.Proxy | None:
-    # The proxy's own TLS certificate (an https:// proxy) is checked against the same authorities.
-    return None if proxy is None else httpx.Proxy(proxy.url, ssl_context=settings.ssl_context())
+    if proxy is None:
+        return None
+    if proxy.scheme != "https":
+        return httpx.Proxy(proxy.url)
+    # The proxy's own TLS certificate is checked against the same authorities as any server's.
+    return httpx.Proxy(proxy.url, ssl_context=settings.ssl_context())
 
 
 def _made(make: Callable[[], T], proxy: ProxyURL | None) -> T:

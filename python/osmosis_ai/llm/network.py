@@ -209,14 +209,11 @@ def _ssl_context(ca_file: str | None, ca_dir: str | None) -> ssl.SSLContext:
 
 
 def proxy_variables(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The proxy and certificate variables set, by the name they are set under (values unmasked)."""
+    """The proxy and certificate variables set, by the name they are set under (values unmasked; an empty
+    lower-case one is kept: it switches off its upper-case twin)."""
     environ = os.environ if environ is None else environ
     wanted = {f"{scheme}_proxy" for scheme in (*_ROUTED, "no")}
-    return {
-        name: value
-        for name, value in environ.items()
-        if value and (name.lower() in wanted or name in CA_VARIABLES)
-    }
+    return {name: value for name, value in environ.items() if name.lower() in wanted or name in CA_VARIABLES}
 
 
 def _environment_proxies(environ: Mapping[str, str]) -> dict[str, tuple[str, str]]:

@@ -18,6 +18,7 @@ from typing import Any
 
 import httpx
 
+from osmosis_ai.llm.httpx_clients import http_client
 from osmosis_ai.platform.client import PlatformClient, segment
 from osmosis_ai.platform.errors import PlatformError
 from osmosis_ai.platform.pages import Page, fetch_all, fetch_logs, fetch_page
@@ -195,7 +196,7 @@ def upload_dataset(
     if not dataset_id or upload is None:
         raise PlatformError("The platform registered the dataset without upload instructions; try again.")
     try:
-        with httpx.Client() as http:
+        with http_client() as http:
             parts = None
             if upload.get("method") == "multipart":
                 parts = _multipart(http, local, upload, progress, sleep)

@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from osmosis_ai.llm.httpx_clients import http_client
 from osmosis_ai.llm.retry import (
     RETRYABLE_STATUS,
     RetryLater,
@@ -203,7 +204,7 @@ def download_all(
     # Storage may redirect; every hop must meet the same HTTPS-or-loopback rule as the first URL.
     hooks = {"request": [lambda request: check_presigned_url(str(request.url))]}
     with (
-        httpx.Client(follow_redirects=True, event_hooks=hooks) as http,
+        http_client(follow_redirects=True, event_hooks=hooks) as http,
         ThreadPoolExecutor(max_workers=concurrency) as pool,
     ):
         futures = {
