@@ -7,12 +7,12 @@ import asyncio
 import sys
 
 import pytest
-from servers import ForwardProxy, ScriptedServer
 
 from osmosis_ai.llm.network import network_settings
 from osmosis_ai.llm.providers import resolve_endpoint
 from osmosis_ai.llm.retry import ProviderCallError, RetryPolicy
 from osmosis_ai.llm.transport import make_transport
+from servers import ForwardProxy, ScriptedServer
 
 from .conftest import MODEL_HOST, PROXY_PASSWORD, PROXY_USER
 
@@ -57,11 +57,15 @@ def test_https_goes_through_a_connect_tunnel_and_checks_the_target_against_ssl_c
     assert [(e["method"], e["host"]) for e in proxy.log()] == [("CONNECT", MODEL_HOST)] * 2
 
 
-def test_a_proxy_refusing_the_credentials_is_an_error_that_never_shows_them(auth_proxy: ForwardProxy, test_ca):
+def test_a_proxy_refusing_the_credentials_is_an_error_that_never_shows_them(
+    auth_proxy: ForwardProxy, test_ca
+):
     wrong = auth_proxy.url.replace(PROXY_PASSWORD, "not-the-password-31")
     with ScriptedServer(tls=test_ca) as server:
         with pytest.raises(ProviderCallError) as caught:
-            _complete(f"https://{MODEL_HOST}:{server.port}/v1", {"HTTPS_PROXY": wrong, "SSL_CERT_FILE": test_ca.ca})
+            _complete(
+                f"https://{MODEL_HOST}:{server.port}/v1", {"HTTPS_PROXY": wrong, "SSL_CERT_FILE": test_ca.ca}
+            )
     message = str(caught.value)
     assert "407" in message and "credentials" in message
     assert "not-the-password-31" not in message and PROXY_USER not in message
@@ -76,7 +80,10 @@ def test_no_proxy_hosts_are_reached_directly(proxy: ForwardProxy) -> None:
 
 @pytest.mark.skipif(sys.version_info < (3, 11), reason="TLS inside a TLS proxy connection needs Python 3.11")
 def test_an_https_proxy_is_itself_reached_over_tls(test_ca) -> None:
-    with ForwardProxy(tls=test_ca) as tls_proxy, ScriptedServer({"default": {"content": "x"}}, tls=test_ca) as server:
+    with (
+        ForwardProxy(tls=test_ca) as tls_proxy,
+        ScriptedServer({"default": {"content": "x"}}, tls=test_ca) as server,
+    ):
         env = {"HTTPS_PROXY": tls_proxy.url.replace("127.0.0.1", "localhost"), "SSL_CERT_FILE": test_ca.ca}
         assert _complete(f"https://{MODEL_HOST}:{server.port}/v1", env)["content"] == "x"
         assert [e["method"] for e in tls_proxy.log()] == ["CONNECT"]
