@@ -52,7 +52,7 @@ def test_https_goes_through_a_connect_tunnel_and_checks_the_target_against_ssl_c
         env = {"HTTPS_PROXY": proxy.url, "SSL_CERT_FILE": test_ca.ca}
         assert _complete(base, env)["content"] == "tunnelled"
         # Without the test CA (certifi's bundle) the target's certificate is refused, as httpx refuses it.
-        with pytest.raises(ProviderCallError, match="CERTIFICATE_VERIFY_FAILED|certificate verify failed"):
+        with pytest.raises(ProviderCallError, match=r"CERTIFICATE_VERIFY_FAILED|certificate verify failed"):
             _complete(base, {"HTTPS_PROXY": proxy.url})
     assert [(e["method"], e["host"]) for e in proxy.log()] == [("CONNECT", MODEL_HOST)] * 2
 
@@ -61,11 +61,10 @@ def test_a_proxy_refusing_the_credentials_is_an_error_that_never_shows_them(
     auth_proxy: ForwardProxy, test_ca
 ):
     wrong = auth_proxy.url.replace(PROXY_PASSWORD, "not-the-password-31")
-    with ScriptedServer(tls=test_ca) as server:
-        with pytest.raises(ProviderCallError) as caught:
-            _complete(
-                f"https://{MODEL_HOST}:{server.port}/v1", {"HTTPS_PROXY": wrong, "SSL_CERT_FILE": test_ca.ca}
-            )
+    with ScriptedServer(tls=test_ca) as server, pytest.raises(ProviderCallError) as caught:
+        _complete(
+            f"https://{MODEL_HOST}:{server.port}/v1", {"HTTPS_PROXY": wrong, "SSL_CERT_FILE": test_ca.ca}
+        )
     message = str(caught.value)
     assert "407" in message and "credentials" in message
     assert "not-the-password-31" not in message and PROXY_USER not in message
