@@ -142,3 +142,32 @@ def test_the_transport_factory_refuses_an_unusable_proxy_before_any_request() ->
     endpoint = resolve_endpoint("m", base_url="http://127.0.0.1:9/v1")
     with pytest.raises(ConfigError, match="HTTP_PROXY"):
         make_transport(endpoint, network=network_settings({"HTTP_PROXY": "http://p:notaport"}))
+
+
+def test_doctor_reports_the_proxy_and_certificates_in_effect_with_credentials_masked(
+    tmp_path, test_ca
+) -> None:
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from .conftest import clean_environment
+
+    osmosis = str(Path(sys.executable).with_name("osmosis"))
+    url = f"http://corp-user:{PROXY_PASSWORD}@proxy.corp:3128"
+    env = clean_environment(HTTPS_PROXY=url, no_proxy="internal.example", SSL_CERT_FILE=test_ca.ca)
+    subprocess.run([osmosis, "doctor", "--fix"], cwd=tmp_path, env=env, capture_output=True, check=True)
+    shown = subprocess.run([osmosis, "doctor"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert shown.returncode == 0, shown.stderr
+    assert "HTTPS proxy: http://***@proxy.corp:3128" in shown.stdout
+    assert "HTTP proxy: none (direct)" in shown.stdout
+    assert "NO_PROXY: internal.example" in shown.stdout
+    assert f"Certificates: SSL_CERT_FILE ({test_ca.ca})" in shown.stdout
+    as_json = subprocess.run(
+        [osmosis, "--json", "doctor"], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    network = json.loads(as_json.stdout)["resource"]["network"]
+    assert network["proxies"] == {"https": "http://***@proxy.corp:3128", "http": None}
+    for text in (shown.stdout, shown.stderr, as_json.stdout, as_json.stderr):
+        assert PROXY_PASSWORD not in text
