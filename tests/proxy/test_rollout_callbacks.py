@@ -14,6 +14,7 @@ from typing import Any
 
 import httpx
 import pytest
+
 from servers import ForwardProxy
 
 from .conftest import clean_environment

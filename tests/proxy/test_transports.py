@@ -109,3 +109,48 @@ def test_httpx_clients_follow_the_same_decision(auth_proxy: ForwardProxy, test_c
     assert [(e["method"], e["host"], e["authorized"]) for e in auth_proxy.log()] == [
         ("CONNECT", MODEL_HOST, True)
     ] * 2
+
+
+def _hashed_directory(ca_file: str, folder) -> str:
+    """An OpenSSL-style certificate directory (``<subject hash>.0``) holding the test CA."""
+    import shutil
+    import subprocess
+
+    if shutil.which("openssl") is None:
+        pytest.skip("the openssl command is needed to name a certificate directory's files")
+    digest = subprocess.run(
+        ["openssl", "x509", "-hash", "-noout", "-in", ca_file], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    folder.mkdir()
+    shutil.copy(ca_file, folder / f"{digest}.0")
+    return str(folder)
+
+
+def test_litellm_and_the_direct_transport_follow_ssl_cert_dir_through_the_proxy(
+    auth_proxy: ForwardProxy, test_ca, tmp_path, monkeypatch, no_proxy_env
+) -> None:
+    from osmosis_ai.llm.providers import Endpoint
+
+    certs = _hashed_directory(test_ca.ca, tmp_path / "certs")
+    monkeypatch.setenv("HTTPS_PROXY", auth_proxy.url)
+    monkeypatch.setenv("SSL_CERT_DIR", certs)
+    with ScriptedServer({"default": {"content": "from litellm"}}, tls=test_ca) as server:
+        base = f"https://{MODEL_HOST}:{server.port}/v1"
+        # A provider LiteLLM translates for (its OpenAI-compatible path), not our direct transport.
+        endpoint = Endpoint("hosted_vllm/scripted", "hosted_vllm", "scripted", None, "sk-test", 30.0, base)
+
+        async def call() -> dict:
+            transport = make_transport(endpoint, policy=ONCE)
+            try:
+                return (await transport.complete(MESSAGES)).message
+            finally:
+                await transport.aclose()
+
+        assert asyncio.run(call())["content"] == "from litellm"
+        assert (
+            _complete(base, {"HTTPS_PROXY": auth_proxy.url, "SSL_CERT_DIR": certs})["content"]
+            == "from litellm"
+        )
+    assert [(e["method"], e["host"], e["authorized"]) for e in auth_proxy.log()] == [
+        ("CONNECT", MODEL_HOST, True)
+    ] * 2

@@ -3,7 +3,7 @@
 LiteLLM is imported on first use (it takes seconds), with its network cost-map fetch and telemetry off.
 Its own retries are disabled: :class:`~osmosis_ai.llm.retry.RetryPolicy` decides, so attempts, waits and
 ``Retry-After`` are visible in our accounting instead of hidden inside a library. It checks servers against
-the certificate context of :func:`~osmosis_ai.llm.network.network_settings` (``SSL_CERT_FILE`` or
+the certificate authorities of :func:`~osmosis_ai.llm.network.network_settings` (``SSL_CERT_FILE`` or
 ``SSL_CERT_DIR``), and picks proxies from the same variables with httpx's own rules, which ours copy.
 """
 
@@ -79,8 +79,9 @@ class LiteLLMTransport:
         policy: RetryPolicy | None = None,
     ) -> Reply:
         litellm = self._litellm()
-        # LiteLLM reads the proxy variables itself (httpx's rules); the certificates are ours to give.
-        litellm.ssl_verify = self._network.ssl_context()
+        # LiteLLM picks proxies from the same variables with httpx's rules; the authorities are ours to give,
+        # as a file: every LiteLLM client path honours a CA bundle path (not all of them a context).
+        litellm.ssl_verify = self._network.ca_bundle()
         endpoint = self.endpoint
         kwargs: dict[str, Any] = {
             "model": endpoint.litellm_model,

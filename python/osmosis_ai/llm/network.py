@@ -20,6 +20,7 @@ redactor as soon as they are read.
 from __future__ import annotations
 
 import base64
+import contextlib
 import functools
 import ipaddress
 import os
@@ -161,6 +162,17 @@ class NetworkSettings:
         self.check()
         return _ssl_context(self.ca_file, self.ca_dir)
 
+    def ca_bundle(self) -> str:
+        """The authorities as one PEM file, for clients that take a path only (LiteLLM): ``SSL_CERT_FILE``,
+        the certificates of ``SSL_CERT_DIR`` gathered into a file of this process, or certifi's bundle."""
+        if self.ca_file:
+            return self.ca_file
+        if self.ca_dir:
+            return _bundle_of(self.ca_dir)
+        import certifi
+
+        return str(certifi.where())
+
     def describe(self) -> dict[str, Any]:
         """What ``osmosis doctor`` shows: variables set, proxies per scheme, CA source (credentials masked)."""
         by_scheme = {}
@@ -206,6 +218,26 @@ def _ssl_context(ca_file: str | None, ca_dir: str | None) -> ssl.SSLContext:
             f"{name}={path}: cannot load certificate authorities ({exc.strerror or exc}); point it at a PEM "
             "bundle (SSL_CERT_FILE) or a hashed certificate directory (SSL_CERT_DIR), or unset it"
         ) from None
+
+
+@functools.lru_cache(maxsize=4)
+def _bundle_of(directory: str) -> str:
+    import tempfile
+    from pathlib import Path
+
+    blocks = re.compile(r"-----BEGIN CERTIFICATE-----.+?-----END CERTIFICATE-----", re.S)
+    found: dict[str, None] = {}
+    for path in sorted(Path(directory).iterdir()):
+        if path.is_file():
+            with contextlib.suppress(OSError, UnicodeDecodeError):
+                found.update(dict.fromkeys(blocks.findall(path.read_text(encoding="ascii"))))
+    if not found:
+        raise ConfigError(
+            f"SSL_CERT_DIR={directory}: no PEM certificates in it; point it at a certificate directory"
+        )
+    with tempfile.NamedTemporaryFile("w", suffix=".pem", prefix="osmosis-ca-", delete=False) as handle:
+        handle.write("\n".join(found) + "\n")
+    return handle.name
 
 
 def proxy_variables(environ: Mapping[str, str] | None = None) -> dict[str, str]:
