@@ -18,6 +18,7 @@ import pytest
 
 from osmosis_ai.errors import CLIError, OptionsError, RunError
 from tests.eval_run_workspace import calc_rows, make_workspace
+from tests.test_eval_run_inprocess import CONTEXT_MAIN
 
 AGENT = """
 from osmosis_ai.rollout import RolloutAgentLoop
@@ -40,23 +41,6 @@ loop = Echo()
 SCORING = """
 def exact(solution_str, ground_truth, extra_info=None):
     return float(solution_str.strip() == ground_truth)
-"""
-
-# The workspace's workflow asks the run's LLM layer in-process (a workflow that imports httpx would load
-# click itself: httpx's command line imports it when installed).
-WORKFLOW = """
-from osmosis_ai.rollout import AgentWorkflow, AgentWorkflowOutput, Grader, get_rollout_context
-
-
-class CalcWorkflow(AgentWorkflow):
-    async def run(self, ctx):
-        reply = await get_rollout_context().chat_completions({"model": "calc", "messages": ctx.prompt})
-        return AgentWorkflowOutput(messages=[*ctx.prompt, reply["choices"][0]["message"]])
-
-
-class CalcGrader(Grader):
-    async def grade(self, ctx):
-        ctx.set_reward(1.0 if ctx.sample.messages[-1]["content"] == ctx.label else 0.0)
 """
 
 SCRIPT = r"""
@@ -157,7 +141,9 @@ def test_eval_eval_run_and_a_rubric_run_from_python_without_click(tmp_path: Path
     chat = [{"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Hello!"}]}]
     (work / "chat.jsonl").write_text("".join(json.dumps(r) + "\n" for r in chat), encoding="utf-8")
     ws = make_workspace(tmp_path / "ws", calc_rows(4))
-    (ws / "rollouts/calc/main.py").write_text(WORKFLOW, encoding="utf-8")
+    # A workflow asking the run's LLM layer in-process: one that imports httpx would load click itself
+    # (httpx's command line imports it when installed).
+    (ws / "rollouts/calc/main.py").write_text(CONTEXT_MAIN, encoding="utf-8")
     proc = subprocess.run(
         [sys.executable, "-c", SCRIPT, model.base_url, judge.base_url, str(work), str(ws)],
         cwd=work, capture_output=True, text=True, timeout=300, env=_env(),

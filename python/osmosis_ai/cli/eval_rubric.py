@@ -82,6 +82,17 @@ FLAGS = {
 }
 
 
+def judge_fields(o: dict[str, Any]) -> dict[str, Any]:
+    """The judge's settings among a rubric command's click options, as options fields."""
+    from osmosis_ai.runs.backends import BackendOptions
+
+    names = ("number", "concurrency", "base_url", "timeout", "max_retries", "temperature", "seed")
+    return {
+        **{name: o[name] for name in (*names, "log_path", "resume_path")},
+        "backend": BackendOptions(o["backend"], ray_address=o["ray_address"], ray_workers=o["ray_workers"]),
+    }
+
+
 def observer() -> Any:
     """Steps on stdout, the progress bar (scored judgements) on stderr."""
     from osmosis_ai.cli.run_support import EchoObserver
@@ -202,54 +213,22 @@ def _finish(state: Any, output_path: Path | None, echo: Callable[[str], None]) -
 )
 @_common_judge_options
 @json_result
-def eval_rubric(
-    rubric_id: str,
-    data_path: Path,
-    number: int,
-    config_path: Path | None,
-    output_path: Path | None,
-    baseline_path: Path | None,
-    function_spec: str | None,
-    concurrency: int,
-    base_url: str | None,
-    timeout: float | None,
-    max_retries: int | None,
-    temperature: float | None,
-    seed: int | None,
-    log_path: str | None,
-    resume_path: str | None,
-    backend: str = "local",
-    ray_address: str | None = None,
-    ray_workers: int | None = None,
-    repeat: int | None = None,
-    gold_path: Path | None = None,
-    gold_threshold: float = 0.5,
-) -> None:
+def eval_rubric(**o: Any) -> None:
     """Score JSONL records against a rubric from a YAML config with an LLM judge."""
     from osmosis_ai.rubric.run import RubricEvalOptions, run_rubric_eval
-    from osmosis_ai.runs.backends import BackendOptions
 
     with library_errors(FLAGS):
         options = RubricEvalOptions(
-            rubric_id=rubric_id,
-            data_path=data_path,
-            config_path=config_path,
-            output=output_path,
-            baseline_path=baseline_path,
-            function=function_spec,
-            repeat=repeat,
-            gold_path=gold_path,
-            gold_threshold=gold_threshold,
-            number=number,
-            concurrency=concurrency,
-            base_url=base_url,
-            timeout=timeout,
-            max_retries=max_retries,
-            temperature=temperature,
-            seed=seed,
-            log_path=log_path,
-            resume_path=resume_path,
-            backend=BackendOptions(backend, ray_address=ray_address, ray_workers=ray_workers),
+            rubric_id=o["rubric_id"],
+            data_path=o["data_path"],
+            config_path=o["config_path"],
+            output=o["output_path"],
+            baseline_path=o["baseline_path"],
+            function=o["function_spec"],
+            repeat=o["repeat"],
+            gold_path=o["gold_path"],
+            gold_threshold=o["gold_threshold"],
+            **judge_fields(o),
         )
         result = run_rubric_eval(options, observer())
     render(result, _calibration_lines)

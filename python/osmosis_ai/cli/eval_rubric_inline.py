@@ -7,11 +7,12 @@ Shares the engine, options, Ctrl+C handling, exit rules and the results layout (
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
 from osmosis_ai.cli import bounds
-from osmosis_ai.cli.eval_rubric import FLAGS, _common_judge_options, observer, render
+from osmosis_ai.cli.eval_rubric import FLAGS, _common_judge_options, judge_fields, observer, render
 from osmosis_ai.cli.output import json_result
 from osmosis_ai.cli.run_support import library_errors
 
@@ -43,52 +44,22 @@ from osmosis_ai.cli.run_support import library_errors
 @click.option("--score-max", type=bounds.finite(), default=1.0, show_default=True)
 @_common_judge_options
 @json_result
-def eval_rubric_inline(
-    data_path: Path,
-    rubric_text: str,
-    model: str,
-    number: int,
-    output_path: Path | None,
-    api_key: str | None,
-    score_min: float,
-    score_max: float,
-    concurrency: int,
-    base_url: str | None,
-    timeout: float | None,
-    max_retries: int | None,
-    temperature: float | None,
-    seed: int | None,
-    log_path: str | None,
-    resume_path: str | None,
-    backend: str,
-    ray_address: str | None,
-    ray_workers: int | None,
-) -> None:
+def eval_rubric_inline(**o: Any) -> None:
     """Score JSONL conversations against an inline rubric with an LLM judge."""
     from osmosis_ai.rubric.run import InlineRubricOptions, run_rubric_eval
-    from osmosis_ai.runs.backends import BackendOptions
 
     with library_errors(FLAGS):
         options = InlineRubricOptions(
-            data_path=data_path,
-            rubric=rubric_text,
-            model=model,
-            output=output_path,
-            api_key=api_key,
-            score_min=score_min,
-            score_max=score_max,
-            number=number,
-            concurrency=concurrency,
-            base_url=base_url,
-            timeout=timeout,
-            max_retries=max_retries,
-            temperature=temperature,
-            seed=seed,
-            log_path=log_path,
-            resume_path=resume_path,
-            backend=BackendOptions(backend, ray_address=ray_address, ray_workers=ray_workers),
+            data_path=o["data_path"],
+            rubric=o["rubric_text"],
+            model=o["model"],
+            output=o["output_path"],
+            api_key=o["api_key"],
+            score_min=o["score_min"],
+            score_max=o["score_max"],
+            **judge_fields(o),
         )
-        if api_key:
+        if o["api_key"]:
             click.echo(
                 "DEPRECATION: --api-key is deprecated; set the provider's API key variable instead.", err=True
             )
