@@ -37,6 +37,7 @@ __all__ = [
     "ToolArgumentError",
     "ToolExecutionError",
     "ToolValidationError",
+    "WorkspaceError",
 ]
 
 
@@ -119,6 +120,11 @@ class OptionsError(RunError, ValueError):
 
 class ResultsLogError(RunError, ValueError):
     """A results log cannot be created, read or resumed: bad JSON, another kind of log, another config."""
+
+
+class WorkspaceError(RunError):
+    """A workspace cannot be changed as asked (``init``, ``template apply``, ``doctor --fix``): a file
+    exists, a path leaves the workspace, a symlink is in the way (``code`` ``CONFLICT``)."""
 
 
 # --- input files --------------------------------------------------------------------------------------
