@@ -39,7 +39,8 @@ def test_create_refuses_to_overwrite(tmp_path: Path) -> None:
         ResultsLog.create(path, CONFIG)
     flags = {"resume_path": "--resume", "log_path": "--log"}
     assert isinstance(refused.value, ResultsLogError)
-    assert "pass --resume" in refused.value.render(flags) and "another --log path" in refused.value.render(flags)
+    shown = refused.value.render(flags)
+    assert "pass --resume" in shown and "another --log path" in shown
 
 
 def test_resume_skips_done_runs_and_drops_a_torn_line(tmp_path: Path) -> None:
