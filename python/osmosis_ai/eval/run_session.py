@@ -161,6 +161,7 @@ def _prepare(options: EvalRunOptions, observer: RunObserver, platform: Any) -> _
     inputs = resolved_inputs(
         config, asdict(settings), dataset, selection, rollout_dir, out_root, list(options.eval_fns)
     )
+    provenance = run_inputs.provenance(config, root, observer)
     endpoint, key_error = _endpoint(config, options)
     concurrency = _concurrency(options, settings, entry)
     spec, limit = _spec(
@@ -169,7 +170,7 @@ def _prepare(options: EvalRunOptions, observer: RunObserver, platform: Any) -> _
     )  # fmt: skip
     return _Plan(
         options, config, settings, dataset, source, indices, selected, total_rows, run_dir, entry, inputs,
-        run_inputs.provenance(config, root, observer), endpoint, key_error, concurrency, spec, limit,
+        provenance, endpoint, key_error, concurrency, spec, limit,
     )  # fmt: skip
 
 
