@@ -85,6 +85,11 @@ from osmosis_ai.runs.observer import ProgressHook, RunObserver
     is_flag=True,
     help="Print every line of the run's logs.txt (one per item) instead of a progress bar.",
 )
+@click.option(
+    "--upload",
+    is_flag=True,
+    help="When the run is complete, import it into the platform (needs a login; resumable).",
+)
 @backend_options
 @click.pass_context
 def eval_run(ctx: click.Context, **o: Any) -> None:
@@ -108,7 +113,7 @@ FLAGS = {
     "eval_fns": "--eval-fn",
 }
 # Click options that are not options of the run: how this command shows it and asks.
-_CLI_ONLY = ("yes", "verbose", "ray_address", "ray_workers")
+_CLI_ONLY = ("yes", "verbose", "upload", "ray_address", "ray_workers")
 
 
 def run(o: dict[str, Any]) -> int:
@@ -128,11 +133,22 @@ def run(o: dict[str, Any]) -> int:
             o["backend"], ray_address=o["ray_address"], ray_workers=o["ray_workers"]
         )
         options = EvalRunOptions(**fields, log_every_item=o["verbose"])
+        if o["upload"]:
+            _check_upload_ready(o["config_path"])
         result = run_eval_run(options, _Observer(yes=o["yes"], verbose=o["verbose"]), platform=platform)
     if result.status == "cancelled":
         status("Cancelled")
         return 0
-    return render(result)
+    return render(result, upload=o["upload"])
+
+
+def _check_upload_ready(config_path: str) -> None:
+    """`--upload`: a missing login fails now, not after the last item (a misplaced config still first)."""
+    from osmosis_ai.cli.eval_upload import check_upload_ready
+    from osmosis_ai.workspace import check_config_location, resolve_config_path
+
+    check_config_location(resolve_config_path(config_path), "eval", "eval run")
+    check_upload_ready()
 
 
 @contextlib.contextmanager

@@ -53,6 +53,32 @@ def _table(
     return lines
 
 
+def _upload_step(run_path: Path, incomplete: bool, resource: dict[str, Any], steps: list[Any]) -> str:
+    """`--upload`: imports a complete run (under its lock, taken again); returns what the message adds.
+
+    A failed upload keeps every local result and says how to retry.
+    """
+    from osmosis_ai.cli.eval_upload import retry_command, upload_run
+    from osmosis_ai.errors import CLIError
+
+    if incomplete:
+        return " Upload skipped because the local evaluation is incomplete."
+    try:
+        uploaded = upload_run(run_path, locked=False)
+    except CLIError as exc:
+        raise CLIError(
+            f"The run finished and its results are kept in {run_path}, but the upload failed: {exc}\n"
+            f"Retry with: {retry_command(run_path)}"
+        ) from exc
+    resource["upload"] = {k: uploaded[k] for k in (
+        "session_id", "eval_run_id", "eval_run_name", "status", "expected_files", "uploaded_files"
+    )}  # fmt: skip
+    resource["platform_url"] = uploaded["platform_url"]
+    name = uploaded["eval_run_name"]
+    steps.append((f"osmosis eval info {name}", {"action": "eval_info", "name": name}))
+    return f" Uploaded as {name}."
+
+
 def continue_run_command(run_name: str, *, retry_failed: bool = False) -> str:
     """The command that continues this run: the user's own, with ``--name``, never ``--fresh`` (it would
     archive the run), and ``--retry-failed`` when asked or already given (an interrupted retry goes on)."""
@@ -61,7 +87,7 @@ def continue_run_command(run_name: str, *, retry_failed: bool = False) -> str:
     return continue_command(drop_options=("--name",), drop_switches=("--fresh",), add=add)
 
 
-def render(result: Any) -> int:
+def render(result: Any, *, upload: bool = False) -> int:
     """Prints the run's failed rows and table (rich mode) and the operation envelope; returns the exit
     code (1 when the run is incomplete: a resume continues it)."""
     from osmosis_ai.cli.output import STATE, emit_operation
@@ -95,11 +121,14 @@ def render(result: Any) -> int:
     elif counts.failed:
         again = continue_run_command(result.run_name, retry_failed=True)
         steps.append((again, {"action": "retry_failed", "run_name": result.run_name, "command": again}))
+    message, resource = result.message, result.to_json()
+    if upload:
+        message += _upload_step(result.run_path, result.incomplete, resource, steps)
     emit_operation(
         "eval.run",
         status_="partial" if result.incomplete else "success",
-        message=result.message,
-        resource=result.to_json(),
+        message=message,
+        resource=resource,
         next_steps=steps,
     )
     return 1 if result.incomplete else 0

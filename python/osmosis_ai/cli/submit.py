@@ -23,11 +23,21 @@ import click
 from osmosis_ai._version import __version__
 from osmosis_ai.cli.output import confirm, emit_operation, is_interactive, status, warn
 from osmosis_ai.cli.run_support import library_errors
-from osmosis_ai.eval.run_inputs import read_secrets_file
+from osmosis_ai.eval.run_inputs import read_secrets_file as read_secrets
 
 REDACTED = "[REDACTED]"
 ENDPOINTS = {"eval": "/api/cli/eval-runs", "training": "/api/cli/training-runs"}
 COMMANDS = {"eval": "osmosis eval submit", "training": "osmosis train submit"}
+
+
+def read_secrets_file(secrets_file: str | None) -> dict[str, str]:
+    """The values of ``--secrets-file`` (``-`` reads stdin); empty without one.
+
+    Raises:
+        CLIError: The file does not exist, or a line is not ``NAME=value``.
+    """
+    with library_errors({"secrets_file": "--secrets-file"}):
+        return read_secrets(secrets_file)
 
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str] | None:
@@ -113,10 +123,7 @@ def run_preflight(kind: str, config_arg: str, secrets_file: str | None) -> Prefl
     body = config.request_body()
     sources: dict[str, str] = {}
     if config.secrets:
-        file_values: dict[str, str] = {}
-        if secrets_file is not None:
-            with library_errors({"secrets_file": "--secrets-file"}):
-                file_values = read_secrets_file(secrets_file)
+        file_values = read_secrets_file(secrets_file)
         provided: dict[str, str] = {}
         for name in config.secrets:
             if file_values.get(name):

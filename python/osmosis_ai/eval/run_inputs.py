@@ -28,6 +28,7 @@ __all__ = [
     "normalized_rows",
     "parse_secrets_file",
     "provenance",
+    "read_secrets_file",
     "selection",
     "settings",
 ]
@@ -147,8 +148,10 @@ def parse_secrets_file(text: str, label: str) -> dict[str, str]:
     return values
 
 
-def read_secrets_file(secrets_file: str | os.PathLike[str]) -> dict[str, str]:
-    """The values of a dotenv secrets file (``-`` reads standard input)."""
+def read_secrets_file(secrets_file: str | os.PathLike[str] | None) -> dict[str, str]:
+    """The values of a dotenv secrets file (``-`` reads standard input); empty without one."""
+    if secrets_file is None:
+        return {}
     if str(secrets_file) == "-":
         return parse_secrets_file(sys.stdin.read(), "<stdin>")
     if not Path(secrets_file).is_file():
@@ -165,9 +168,7 @@ def environment(
     """
     from osmosis_ai.redact import remember
 
-    values: dict[str, str] = dict(config.env)
-    if secrets_file is not None:
-        values.update(read_secrets_file(secrets_file))
+    values: dict[str, str] = {**config.env, **read_secrets_file(secrets_file)}
     # Masked in logs.txt, the results log and every file of the run, whatever prints them.
     names = dict.fromkeys([*values, *config.secrets])  # every name the rollout gets, in order
     secret_names = tuple(key for key in names if key not in config.env or key in config.secrets)
