@@ -20,6 +20,7 @@ __all__ = [
     "MAX_TURNS",
     "FiniteFloat",
     "capped",
+    "check_limit_all",
     "finite",
     "temperature",
     "timeout_seconds",
@@ -68,3 +69,17 @@ def temperature() -> FiniteFloat:
 def capped(maximum: int, minimum: int | None = None) -> click.IntRange:
     """An integer at most ``maximum`` (the lower bound is left to the command when it words its own)."""
     return click.IntRange(min=minimum, max=maximum)
+
+
+def check_limit_all(limit: int, every: bool, default: int = 50) -> None:
+    """List commands: ``--all`` walks every page, so a ``--limit`` other than the default contradicts it.
+
+    The established CLI reports this as a failed command (exit 1, ``VALIDATION``), not a usage error.
+
+    Raises:
+        CLIError: Both were given.
+    """
+    if every and limit != default:
+        from osmosis_ai.errors import CLIError
+
+        raise CLIError("--all and --limit are mutually exclusive.", code="VALIDATION")

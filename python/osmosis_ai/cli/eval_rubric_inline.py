@@ -1,7 +1,7 @@
 """``osmosis eval rubric``: the newer spelling, with an inline rubric and chat-style records.
 
-Shares the engine, options, Ctrl+C handling, exit rules and the results layout (the established
-``eval-rubric`` JSON, written to the same places) of ``eval-rubric`` (see ``cli/eval_rubric.py``).
+Shares the engine, options, Ctrl+C handling and exit rules of ``eval-rubric`` (see ``cli/eval_rubric.py``);
+its results file has 0.3's layout (``rubric.report.layout_0_3``), written where ``eval-rubric`` writes.
 """
 
 from __future__ import annotations
@@ -35,9 +35,10 @@ from osmosis_ai.cli.run_support import library_errors
     "-o",
     "--output",
     "output_path",
-    type=click.Path(path_type=Path),
     default=None,
-    help="Results file (with a suffix) or directory (default: ~/.cache/osmosis/eval_result/rubric/).",
+    metavar="PATH",
+    help="Results file, or a directory (a trailing / or an existing one) for rubric_eval_result.json "
+    "(default: ~/.cache/osmosis/eval_result/rubric/).",
 )
 @click.option("--api-key", default=None, help="Deprecated: set the provider's API key variable instead.")
 @click.option("--score-min", type=bounds.finite(), default=0.0, show_default=True)

@@ -97,7 +97,6 @@ class _Plan:
     inputs: dict[str, Any]
     provenance: dict[str, Any]
     endpoint: Any
-    key_error: RunError | None
     concurrency: int
     spec: Any
     limit: float | None
@@ -162,7 +161,7 @@ def _prepare(options: EvalRunOptions, observer: RunObserver, platform: Any) -> _
         config, asdict(settings), dataset, selection, rollout_dir, out_root, list(options.eval_fns)
     )
     provenance = run_inputs.provenance(config, root, observer)
-    endpoint, key_error = _endpoint(config, options)
+    endpoint = _endpoint(config, options, observer)
     concurrency = _concurrency(options, settings, entry)
     spec, limit = _spec(
         options, settings, endpoint, concurrency, entry,
@@ -170,25 +169,24 @@ def _prepare(options: EvalRunOptions, observer: RunObserver, platform: Any) -> _
     )  # fmt: skip
     return _Plan(
         options, config, settings, dataset, source, indices, selected, total_rows, run_dir, entry, inputs,
-        provenance, endpoint, key_error, concurrency, spec, limit,
+        provenance, endpoint, concurrency, spec, limit,
     )  # fmt: skip
 
 
-def _endpoint(config: Any, options: EvalRunOptions) -> tuple[Any, RunError | None]:
-    """The model's endpoint; a missing key is raised at once for a remote backend (its workers need the
-    key to start), else kept for when an item is about to run (a finished run re-reports without one)."""
+def _endpoint(config: Any, options: EvalRunOptions, observer: RunObserver) -> Any:
+    """The model's endpoint. Without the provider's key the run still starts, with a warning (as 0.3's does):
+    a workflow that never calls the model runs, and one that does fails at its first call."""
     from osmosis_ai.errors import MissingAPIKeyError
     from osmosis_ai.llm.providers import resolve_endpoint
 
+    model, base_url, api_key = config.experiment.model_path, options.base_url, options.api_key
     try:
-        model = config.experiment.model_path
-        return resolve_endpoint(model, base_url=options.base_url, api_key=options.api_key), None
+        return resolve_endpoint(model, base_url=base_url, api_key=api_key)
     except MissingAPIKeyError as exc:
-        error = RunError(str(exc))
-        error.__cause__ = exc
-        if options.backend.name != "local":
-            raise error from exc
-        return None, error
+        observer.warning(
+            "MISSING_API_KEY", f"{exc}\nThe run starts anyway: the workflow's model calls will fail."
+        )
+        return resolve_endpoint(model, base_url=base_url, api_key=api_key, require_key=False)
 
 
 def _concurrency(options: EvalRunOptions, settings: run_inputs.RunSettings, entry: Any) -> int:
@@ -257,8 +255,6 @@ def _run(plan: _Plan, observer: RunObserver) -> EvalRunResult:
             outcome = None
             try:
                 if pending > 0:
-                    if plan.key_error is not None:
-                        raise plan.key_error
                     question = f"{pending} rollouts x model {plan.config.experiment.model_path} - continue?"
                     if not observer.confirm(question):
                         logs.line("INFO", "run", "cancelled at the confirmation")

@@ -18,6 +18,7 @@ from typing import Any
 from osmosis_ai.errors import EvalFnError, ResultsLogError, RunError
 from osmosis_ai.eval.functions import EvalFunction, final_assistant_text
 from osmosis_ai.graders.core import Grader, load_grader
+from osmosis_ai.graders.models import DEFAULT_EMBEDDING_MODEL
 from osmosis_ai.runs.engine import MemorySink, RunControl, RunEngine, RunOutcome, WorkItem, new_item_record
 from osmosis_ai.runs.observer import RunObserver, quiet_observer
 
@@ -217,7 +218,7 @@ class GradeRunOptions:
     data_path: PathLike | None = None
     source_log: PathLike | None = None
     base_url: str | None = None
-    embedding_model: str = "text-embedding-3-small"
+    embedding_model: str = DEFAULT_EMBEDDING_MODEL
     time_limit: float = 30.0
     concurrency: int = 8
     log_path: PathLike | None = None

@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +40,8 @@ class RubricEvalResult:
         session: Every judgement the results log holds, with the session's state (interrupted, stopped
             early and why, judge health).
         output: The results file written.
+        document: What was written there: ``payload`` itself for :class:`RubricEvalOptions` (0.2's layout),
+            0.3's layout of it for :class:`InlineRubricOptions`.
         backend: How the judgements were spread (``name`` is ``local`` unless they ran on Ray).
     """
 
@@ -47,6 +50,7 @@ class RubricEvalResult:
     session: RubricSession
     output: Path
     backend: BackendReport = field(default_factory=BackendReport)
+    document: dict[str, Any] = field(default_factory=dict)
 
     @property
     def unscored(self) -> int:
@@ -56,7 +60,7 @@ class RubricEvalResult:
     def to_json(self) -> dict[str, Any]:
         """The results document, with how a remote backend spread the runs."""
         backend = self.session.backend
-        return {**self.payload, **({"backend": backend} if backend else {})}
+        return {**self.document, **({"backend": backend} if backend else {})}
 
 
 @dataclass
@@ -98,10 +102,13 @@ def run_rubric_eval(
     report = BackendReport()
     session = _judge(job, options, observer, report)
     payload = _payload(job, options, session)
-    from osmosis_ai.rubric.report import write_json
+    from osmosis_ai.rubric.report import layout_0_3, write_json
 
-    write_json(job.output, payload)
-    return RubricEvalResult(options, payload, session, job.output, report)
+    document = payload
+    if isinstance(options, InlineRubricOptions):
+        document = layout_0_3(payload, model=options.model.strip(), rubric=job.entry.rubric)
+    write_json(job.output, document)
+    return RubricEvalResult(options, payload, session, job.output, report, document)
 
 
 def _check_data(data_path: Path) -> None:
@@ -184,7 +191,7 @@ def _inline_job(options: InlineRubricOptions) -> _Job:
     from osmosis_ai.rubric.config import RubricEntry
     from osmosis_ai.rubric.judge import ensure_api_key_available
     from osmosis_ai.rubric.records import load_chat_records
-    from osmosis_ai.rubric.report import resolve_output_path
+    from osmosis_ai.rubric.report import resolve_output_path_0_3
     from osmosis_ai.rubric.session import log_config
 
     data_path = Path(options.data_path)
@@ -197,7 +204,9 @@ def _inline_job(options: InlineRubricOptions) -> _Job:
         records = load_chat_records(data_path)
     except DatasetFormatError as exc:
         raise RunError(str(exc)) from None
-    out, identifier = resolve_output_path(Path(options.output) if options.output else None, "rubric")
+    out, identifier = resolve_output_path_0_3(
+        os.fspath(options.output) if options.output is not None else None
+    )
     entry = RubricEntry(
         id="rubric",
         rubric=rubric,

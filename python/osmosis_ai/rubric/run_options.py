@@ -128,7 +128,8 @@ class InlineRubricOptions(JudgeRunOptions):
         data_path: JSONL records: ``messages`` (the last assistant message is judged) or ``solution_str``.
         rubric: The rubric text, or ``@FILE`` to read it from a file.
         model: The judge model in LiteLLM form (``openai/gpt-4o-mini``; a known prefix implies the provider).
-        output: Results file (with a suffix) or directory (default ``~/.cache/osmosis/eval_result/rubric/``).
+        output: Results file, or a directory (a trailing ``/`` or an existing one) for
+            ``rubric_eval_result.json`` (default ``~/.cache/osmosis/eval_result/rubric/``).
         api_key: The judge's API key (deprecated: set the provider's key variable instead).
         score_min: The lowest score of the rubric's scale.
         score_max: The highest score of the rubric's scale.
