@@ -391,7 +391,7 @@ def test_submit_git_identity_and_unknown_commit(workspace: Path, capsys: pytest.
 def test_help_stays_light() -> None:
     code = (
         "import sys\nfrom osmosis_ai.cli.main import main\nmain(['--help'])\n"
-        "heavy = {'pydantic', 'osmosis_ai.config', 'osmosis_ai.workspace'} & set(sys.modules)\n"
+        "heavy = {'pydantic', 'osmosis_ai.config', 'osmosis_ai.workspace_layout'} & set(sys.modules)\n"
         "assert not heavy, heavy\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)

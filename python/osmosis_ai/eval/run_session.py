@@ -133,7 +133,7 @@ def _prepare(options: EvalRunOptions, observer: RunObserver, platform: Any) -> _
     from osmosis_ai.eval.run_dir import RunDirectory, default_run_name
     from osmosis_ai.eval.run_entry import load_rollout_entry
     from osmosis_ai.eval.run_manifest import resolved_inputs
-    from osmosis_ai.workspace import check_config_location, check_rollout, resolve_config_path
+    from osmosis_ai.workspace_layout import check_config_location, check_rollout, resolve_config_path
 
     path = resolve_config_path(options.config_path)
     root = check_config_location(path, "eval", "eval run")

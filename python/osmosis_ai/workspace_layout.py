@@ -3,7 +3,8 @@
 A workspace is a directory holding ``rollouts/``, ``configs/eval/``, ``configs/training/`` and ``data/``
 (the established layout). A config at ``<ws>/configs/<kind>/...`` names a rollout directory
 ``<ws>/rollouts/<rollout>/`` and an entrypoint inside it; the platform imports that entrypoint and uses the
-``AgentWorkflow`` and ``Grader`` (or legacy ``RolloutAgentLoop``) classes it exposes.
+``AgentWorkflow`` and ``Grader`` (or legacy ``RolloutAgentLoop``) classes it exposes, which
+:mod:`osmosis_ai.entrypoint_probe` checks in a child process.
 """
 
 from __future__ import annotations
