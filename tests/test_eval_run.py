@@ -175,6 +175,24 @@ def test_an_entrypoint_with_relative_imports_validates_and_runs(tmp_path: Path, 
     assert [r["reward"] for r in index(ws)] == [1.0, 0.0, 1.0, 0.0]
 
 
+def test_an_entrypoint_that_blocks_at_import_is_stopped_at_the_deadline(
+    tmp_path: Path, scripted: Any
+) -> None:
+    server = scripted({"default": {"content": "4"}})
+    ws = make_workspace(tmp_path / "ws", calc_rows(2))
+    (ws / "rollouts/calc/main.py").write_text("import os\n\nwhile True:\n    pass\n")
+    env = {**_env(), "OSMOSIS_IMPORT_TIMEOUT": "1"}
+    proc = subprocess.run(
+        [a for a in run_args(server) if a != "--json"], cwd=ws, capture_output=True, text=True, env=env
+    )
+    assert proc.returncode == 1, proc.stderr
+    assert (
+        "main.py did not finish within 1 s (stopped at " in proc.stderr
+        and "main.py:3: while True:" in proc.stderr
+    )
+    assert "Traceback" not in proc.stderr
+
+
 def test_the_printed_next_command_continues_the_same_run(tmp_path: Path, scripted: Any) -> None:
     # A user copies the "Next:" command: it must carry what decides which run and how it runs (-o, --rows,
     # --base-url, ...), never --fresh (which would archive it) and never the API key itself.
