@@ -64,9 +64,8 @@ def test_star_import_of_rollout_gives_the_established_names() -> None:
 
 
 def test_established_defaults_of_shared_constants() -> None:
-    from osmosis_ai.rubric_eval import DEFAULT_API_KEY_ENV
-
     from osmosis_ai.rollout import DEFAULT_PORT
+    from osmosis_ai.rubric_eval import DEFAULT_API_KEY_ENV
 
     assert DEFAULT_PORT == 9000
     assert DEFAULT_API_KEY_ENV == {
@@ -130,15 +129,14 @@ def test_an_established_path_loads_only_what_it_is_asked_for() -> None:
 
 
 def test_same_objects_at_old_and_new_paths() -> None:
+    import osmosis_ai
     from osmosis_ai.cli_services import CLIError
+    from osmosis_ai.errors import CLIError as OurCLIError
+    from osmosis_ai.errors import ToolArgumentError
     from osmosis_ai.eval.rubric import RubricResult, evaluate_rubric
     from osmosis_ai.rollout.core.exceptions import ToolArgumentError as OldToolArgumentError
     from osmosis_ai.rollout.core.schemas import OpenAIFunctionToolSchema
     from osmosis_ai.utils import osmosis_reward
-
-    import osmosis_ai
-    from osmosis_ai.errors import CLIError as OurCLIError
-    from osmosis_ai.errors import ToolArgumentError
 
     assert OldToolArgumentError is ToolArgumentError
     assert OpenAIFunctionToolSchema is osmosis_ai.rollout.OpenAIFunctionToolSchema
