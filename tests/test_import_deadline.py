@@ -100,7 +100,11 @@ def test_check_reports_a_hanging_reward_module_and_checks_the_rest(
         "def exact(solution_str: str, ground_truth: str, extra_info: dict = None) -> float:\n    return 1.0\n"
     )
     monkeypatch.setenv(IMPORT_TIMEOUT_ENV, "1")
-    report = check_repository(tmp_path)
+    try:
+        report = check_repository(tmp_path)
+    finally:  # `check` runs in a process of its own: this one must not keep this repository's reward_fn
+        for name in [n for n in sys.modules if n == "reward_fn" or n.startswith("reward_fn.")]:
+            del sys.modules[name]
     findings = report.sections["@osmosis_reward functions (reward_fn/)"]
     assert any(
         level == "error" and "a_spin" in text and "did not finish within 1 s" in text
