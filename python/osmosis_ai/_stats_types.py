@@ -29,19 +29,25 @@ class ManyEstimate:
 class Interval:
     """A confidence interval over rows.
 
+    An interval the rows cannot support (fewer than 2 rows, fewer than 10 for the bootstrap, or no
+    spread) is never drawn as a point: ``low`` and ``high`` are None and :attr:`note` says why.
+
     Attributes:
         estimate: The statistic on all rows.
-        low: Lower bound.
-        high: Upper bound.
+        low: Lower bound, or None.
+        high: Upper bound, or None.
         level: Confidence level, such as 0.95.
-        method: ``"bootstrap"`` (percentile bootstrap over rows) or ``"normal"``.
+        method: ``"bootstrap"`` (percentile bootstrap over rows), ``"normal"`` (estimate ± t·se, Student's
+            t for rows - 1 degrees of freedom), ``"wilson"`` or ``"t"``.
+        note: Why there is no interval.
     """
 
     estimate: float
-    low: float
-    high: float
+    low: float | None
+    high: float | None
     level: float
     method: str
+    note: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The interval as plain data."""
@@ -51,6 +57,7 @@ class Interval:
             "high": self.high,
             "level": self.level,
             "method": self.method,
+            "note": self.note,
         }
 
 
@@ -189,8 +196,10 @@ class Comparison:
     differences: dict[str, Interval]
 
     def excludes_zero(self, name: str) -> bool:
-        """Whether the interval of ``name`` lies entirely above or below 0."""
+        """Whether the interval of ``name`` lies entirely above or below 0 (False without an interval)."""
         interval = self.differences[name]
+        if interval.low is None or interval.high is None:
+            return False
         return interval.low > 0.0 or interval.high < 0.0
 
     def to_dict(self) -> dict[str, Any]:
