@@ -28,6 +28,7 @@ def aggregate_metrics(rows: list[dict[str, Any]], threshold: float, n: int | Non
     log.write_text("".join(json.dumps(x) + "\n" for x in lines))
     return metrics_summary(log, threshold, rows)[0]
 
+
 REWARDS = {0: [0.9, 0.2, 0.5], 1: [1.0, 0.0, 0.7], 2: [0.5, 0.3, 1.0], 3: [0.6, 0.1, 0.8]}
 
 

@@ -13,33 +13,33 @@ from osmosis_ai.extras import missing_extra
 __all__ = ["compare_command"]
 
 
-def _text(result: Any) -> list[str]:
-    from osmosis_ai.report._compare import VERDICT_LABELS, interval_text, statistic_label
+def _label(statistic: str) -> str:
+    return statistic.replace("pass_at_", "pass@").replace("pass_hat_", "pass^")
 
+
+def _text(result: Any) -> list[str]:
     f = result.flips
     lines = [
         f"A: {result.a}",
         f"B: {result.b}",
         f"metric {result.metric}: {result.rows_matched} rows matched by {result.matched_by}; "
-        f"{result.model.level:.0%} paired {result.interval_method} intervals of B - A",
+        f"95% paired {result.interval_method} intervals of B - A",
         "",
         f"{'statistic':<12}{'A':>9}{'B':>9}{'B - A':>10}  {'interval':<22}verdict",
     ]
     for name, iv in result.differences.items():
+        real = iv["low"] is not None and (iv["low"] > 0 or iv["high"] < 0)
+        verdict = ("B better" if iv["estimate"] > 0 else "B worse") if real else "no clear difference"
         lines.append(
-            f"{statistic_label(name):<12}{result.a_values[name]:>9.4f}{result.b_values[name]:>9.4f}"
-            f"{iv['estimate']:>+10.4f}  {interval_text(iv):<22}{VERDICT_LABELS[iv['verdict']]}"
+            f"{_label(name):<12}{result.a_values[name]:>9.4f}{result.b_values[name]:>9.4f}{iv['estimate']:>+10.4f}  "
+            f"{'n/a' if iv['low'] is None else '[{:+.4f}, {:+.4f}]'.format(iv['low'], iv['high']):<22}{verdict}"
         )
-    verdict = result.verdict
     lines += [
         "",
-        f"First runs: A passed and B did not {f['a_only']}, B passed and A did not {f['b_only']}, "
-        f"both passed {f['both']}, neither passed {f['neither']}",
+        f"First attempts: A passed/B failed {f['a_only']}, A failed/B passed {f['b_only']}, "
+        f"both passed {f['both']}, both failed {f['neither']}",
         f"McNemar exact p = {result.mcnemar_p:.4g}",
-        f"Verdict on {statistic_label(verdict['statistic'])}: {VERDICT_LABELS[verdict['outcome']]} "
-        f"({verdict['reason']})",
     ]
-    lines += [f"Warning: {message}" for message in result.warnings]
     if result.changed_rows:
         lines.append("Rows that changed most (pass rate A -> B):")
         for row in result.changed_rows[:10]:
@@ -64,23 +64,15 @@ def _text(result: Any) -> list[str]:
     is_flag=True,
     help="Compare the shared rows when the runs hold different rows (else refuse).",
 )
-@click.option(
-    "--method",
-    type=click.Choice(["t", "bootstrap"]),
-    default="t",
-    show_default=True,
-    help="Paired intervals: Student t, or the percentile bootstrap (at least 10 matched rows).",
-)
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
 def compare_command(
-    a: Path, b: Path, metric: str | None, output: Path | None, allow_partial: bool, method: str, seed: int
+    a: Path, b: Path, metric: str | None, output: Path | None, allow_partial: bool, seed: int
 ) -> None:
     """Is run B better than run A on the same rows, or is it noise?
 
     Rows are matched by content. Prints the difference B - A of the mean score and of pass@k / pass^k
-    for each k with paired intervals, the flips of each row's first run with McNemar's exact test, a
-    verdict (only when the interval, the Holm-adjusted p-value and McNemar agree), the warnings, and the
-    rows that changed most.
+    for each k with paired bootstrap intervals, the pass/fail flips of each row's first attempt with
+    McNemar's exact test, and the rows that changed most.
     """
     from osmosis_ai.cli.output import STATE, emit_detail
 
@@ -89,9 +81,7 @@ def compare_command(
     except ImportError as exc:
         raise (missing_extra(exc, "osmosis compare") or CLIError(str(exc))) from exc
     try:
-        result = compare(
-            a, b, metric=metric, allow_partial=allow_partial, method=method, seed=seed, output=output
-        )
+        result = compare(a, b, metric=metric, allow_partial=allow_partial, seed=seed, output=output)
     except ImportError as exc:
         raise (missing_extra(exc, "osmosis compare") or CLIError(str(exc))) from exc
     data = result.to_dict()

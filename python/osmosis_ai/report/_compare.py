@@ -1,40 +1,20 @@
-"""``osmosis_ai.compare``: is run B really better than run A on the same rows, or is it noise?
-
-A view over the comparison model (:func:`osmosis_ai.results.compare_results`, computed in the Rust
-core): every number, interval, verdict and warning is the model's; this module adds the rows that changed
-most (with both runs' attempts, for the page) and keeps the established :class:`RunComparison` fields.
-"""
+"""``osmosis_ai.compare``: is run B really better than run A on the same rows, or is it noise?"""
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from osmosis_ai.errors import StatsError
-from osmosis_ai.results import ResultComparison, compare_results
-from osmosis_ai.results._plain import to_plain
+from osmosis_ai.report._run import _ks
+from osmosis_ai.stats import IntervalMethod
 
-__all__ = ["VERDICT_LABELS", "RunComparison", "compare", "interval_text", "statistic_label"]
+__all__ = ["RunComparison", "compare"]
 
 PathLike = str | os.PathLike[str]
 _CHANGED_ROWS = 20
-
-#: The printed words of a verdict (``Difference.verdict``, ``Verdict.outcome``).
-VERDICT_LABELS = {"b_better": "B better", "a_better": "A better", "no_clear_difference": "no clear difference"}
-
-
-def statistic_label(statistic: str) -> str:
-    """``pass_at_3`` as ``pass@3``, ``pass_hat_3`` as ``pass^3``."""
-    return statistic.replace("pass_at_", "pass@").replace("pass_hat_", "pass^")
-
-
-def interval_text(difference: dict[str, Any]) -> str:
-    """``[+0.1000, +0.3000]``, or ``n/a`` when the rows give no interval (the note says why)."""
-    if difference["low"] is None or difference["high"] is None:
-        return "n/a"
-    return f"[{difference['low']:+.4f}, {difference['high']:+.4f}]"
 
 
 @dataclass(frozen=True)
@@ -49,24 +29,16 @@ class RunComparison:
         rows_a: Rows of A.
         rows_b: Rows of B.
         rows_matched: Rows in both (the rows every statistic below is over).
-        pass_threshold: A run passes when its score is >= this.
+        pass_threshold: An attempt passes when its score is >= this.
         a_values: A's estimate per statistic over the matched rows.
         b_values: B's estimate per statistic over the matched rows.
-        differences: ``{statistic: {"estimate", "low", "high", "level", "method", "p_value", "p_holm",
-            "verdict", "note"}}`` of ``B - A``, paired over rows (``"mean"``, ``"pass_at_<k>"``,
-            ``"pass_hat_<k>"``); ``low`` / ``high`` are None when the rows cannot give an interval, and
-            ``note`` says why. ``verdict`` is ``"b_better"``, ``"a_better"`` or ``"no_clear_difference"``.
-        flips: On each row's first run (run 0): ``a_only`` (A passed, B did not), ``b_only``, ``both``,
-            ``neither``.
+        differences: ``{statistic: {"estimate", "low", "high", "level", "method"}}`` of ``B - A``,
+            paired over rows (``"mean"``, ``"pass_at_<k>"``, ``"pass_hat_<k>"``).
+        flips: On each row's first attempt (run 0): ``a_only`` (A passed, B failed), ``b_only``,
+            ``both``, ``neither``.
         mcnemar_p: McNemar's exact two-sided p-value on those flips.
         changed_rows: The rows whose pass rate changed most, with both runs' attempts.
-        interval_method: ``"t"`` (paired Student t over rows) or ``"bootstrap"`` (paired, over rows).
-        verdict: The headline verdict ``{"statistic", "outcome", "reason"}``: a difference only when the
-            interval, the Holm-adjusted p-value and McNemar's test agree.
-        warnings: The comparison's warnings (n differs, rows differ, the multiplicity note, each side's
-            own), each worded once in the core: print them as they are.
-        tested: Statistics with a p-value (the size of Holm's family).
-        model: The comparison model itself.
+        interval_method: ``"bootstrap"`` (paired, over rows) or ``"normal"``.
     """
 
     a: str
@@ -83,28 +55,30 @@ class RunComparison:
     flips: dict[str, int]
     mcnemar_p: float
     changed_rows: list[dict[str, Any]] = field(default_factory=list)
-    interval_method: str = "t"
-    verdict: dict[str, str] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
-    tested: int = 0
-    model: ResultComparison | None = None
+    interval_method: str = "bootstrap"
 
     def to_dict(self) -> dict[str, Any]:
-        """Every field as plain data (the comparison model in its JSON form, schema
-        ``osmosis-result-comparison``)."""
-        return {
-            name: to_plain(getattr(self, name)) if name == "model" else getattr(self, name)
-            for name in self.__dataclass_fields__
-        }
+        """Every field as plain data."""
+        return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
 
-def _attempts(path: str, metric: str, threshold: float) -> tuple[Any, Any]:
-    """(frame, attempts of ``metric``) of one run's primary model, for the rows that changed."""
-    from osmosis_ai.report._frame import attempt_table
-    from osmosis_ai.stats import load_results
+def _keyed(path: str, metric: str | None) -> tuple[Any, Any, Any, str]:
+    """(frame, attempts with a ``key`` column, summary, metric) of one run's primary model."""
 
+    from osmosis_ai.report._frame import attempt_table, score_names
+    from osmosis_ai.stats import load_results, summarize_results_by_model
+
+    summary = summarize_results_by_model(path)
     frame, _ = load_results(path)
-    return frame, attempt_table(frame, "", metric, threshold)
+    primary = next(iter(summary.models.values()), None)
+    names = score_names(frame, list(primary.summaries) if primary else [])
+    chosen = metric or (names[0] if names else None)
+    if chosen is None or chosen not in names:
+        raise StatsError(
+            f"{path}: no score named {chosen!r}; it holds {', '.join(names) or 'no scores'}", field="metric"
+        )
+    attempts = attempt_table(frame, "", chosen, summary.pass_threshold)
+    return frame, attempts, summary, chosen
 
 
 def _with_keys(attempts: Any, by_content: bool) -> Any:
@@ -134,6 +108,18 @@ def _per_row(attempts: Any) -> dict[str, dict[str, Any]]:
     return {row["key"]: row for row in grouped.to_dicts()}
 
 
+def _push(agg: Any, row: dict[str, Any], label: int) -> None:
+    scores = [s for s, c in zip(row["score"], row["counts"], strict=True) if c]
+    agg.push(scores, row_index=label, errors=sum(1 for c in row["counts"] if not c))
+
+
+def _first_attempt(row: dict[str, Any]) -> bool | None:
+    for run, counts, passed in zip(row["run_index"], row["counts"], row["passed"], strict=True):
+        if run == 0:
+            return bool(passed) if counts else None
+    return None
+
+
 def _runs(frame: Any, row_index: int, tag: str) -> list[dict[str, Any]]:
     import polars as pl
 
@@ -146,6 +132,57 @@ def _runs(frame: Any, row_index: int, tag: str) -> list[dict[str, Any]]:
     return [
         _bounded({**run, "model_tag": tag}) for run in picked.select(columns).sort("run_index").to_dicts()
     ]
+
+
+def _values(summary: Any) -> dict[str, float]:
+    return {
+        "mean": summary.mean or 0.0,
+        **{f"pass_at_{k}": v for k, v in summary.pass_at_k.items()},
+        **{f"pass_hat_{k}": v for k, v in summary.pass_hat_k.items()},
+    }
+
+
+def _paired_statistics(
+    pairs: list[tuple[dict[str, Any], dict[str, Any]]],
+    summary_a: Any,
+    *,
+    level: float,
+    method: IntervalMethod,
+    resamples: int,
+    seed: int,
+) -> tuple[dict[str, float], dict[str, float], dict[str, dict[str, Any]], str]:
+    """(A's values, B's values, intervals of B - A, method) from the Rust aggregators, rows paired by label."""
+    from osmosis_ai.stats import Aggregator
+    from osmosis_ai.stats import compare as paired
+
+    # Both runs at the same n (the smaller), so pass@k means the same thing on both sides.
+    n = min(max(len(ra["score"]) for ra, _ in pairs), max(len(rb["score"]) for _, rb in pairs))
+    ks = _ks(n)
+    options = {
+        "pass_threshold": summary_a.pass_threshold,
+        "ks": ks,
+        "n_runs": n,
+        "failed": summary_a.failed_policy,
+    }
+    agg_a, agg_b = Aggregator(**options), Aggregator(**options)
+    for label, (ra, rb) in enumerate(pairs):
+        _push(agg_a, {k: v[:n] if isinstance(v, list) else v for k, v in ra.items()}, label)
+        _push(agg_b, {k: v[:n] if isinstance(v, list) else v for k, v in rb.items()}, label)
+    result = paired(agg_b, agg_a, ks=ks, level=level, method=method, resamples=resamples, seed=seed)
+    differences = {k: iv.to_dict() for k, iv in result.differences.items()}
+    return _values(agg_a.finish()), _values(agg_b.finish()), differences, method
+
+
+_FLIP = {(True, False): "a_only", (False, True): "b_only", (True, True): "both", (False, False): "neither"}
+
+
+def _flips(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, int]:
+    flips = dict.fromkeys(_FLIP.values(), 0)
+    for ra, rb in pairs:
+        fa, fb = _first_attempt(ra), _first_attempt(rb)
+        if fa is not None and fb is not None:
+            flips[_FLIP[(fa, fb)]] += 1
+    return flips
 
 
 def _changed_rows(
@@ -181,17 +218,16 @@ def compare(
     metric: str | None = None,
     allow_partial: bool = False,
     level: float = 0.95,
-    method: Literal["t", "bootstrap", "normal"] = "t",
+    method: IntervalMethod = "bootstrap",
     resamples: int = 1000,
     seed: int = 0,
     output: PathLike | None = None,
 ) -> RunComparison:
-    """Compares two runs on the same rows: paired differences of ``B - A`` with their intervals, the
-    flips of each row's first run with McNemar's exact test, a verdict, and the rows that changed most.
+    """Compares two runs on the same rows: flips, paired intervals of ``B - A``, McNemar's exact test.
 
-    Every number is :func:`osmosis_ai.results.compare_results`' (see it for the rules: rows paired by
-    content, pass@k up to the smaller n with nothing cut, a verdict only when the interval, Holm and
-    McNemar agree).
+    Rows are matched by content (``row_key``), so two runs over the same dataset pair up even when their
+    order or ``--offset`` differs. The paired bootstrap resamples rows with both runs' attempts of a row
+    together; McNemar's test looks at each row's first attempt. Both are computed in the Rust core.
 
     Args:
         a: Run A's results file (the baseline).
@@ -199,8 +235,7 @@ def compare(
         metric: The score name; default the first one A declares.
         allow_partial: Compare the shared rows when the runs hold different rows (else refuse).
         level: Confidence level of the intervals.
-        method: ``"t"`` (paired Student t; ``"normal"`` is its earlier name) or ``"bootstrap"`` (paired,
-            over rows; at least 10 matched rows).
+        method: ``"bootstrap"`` (paired, over rows) or ``"normal"`` (the paired normal interval).
         resamples: Bootstrap resamples.
         seed: Bootstrap seed.
         output: Write the comparison page here as well.
@@ -225,45 +260,47 @@ def compare(
         >>> (result.flips["b_only"], round(result.differences["pass_at_1"]["estimate"], 2), round(result.mcnemar_p, 4))
         (5, 0.5, 0.0625)
     """
-    if method not in ("t", "bootstrap", "normal"):
-        raise StatsError(f'method must be "t" or "bootstrap", got {method!r}', field="method")
+    from osmosis_ai.stats import mcnemar_exact
+
     path_a, path_b = os.fspath(a), os.fspath(b)
-    model = compare_results(
-        path_a,
-        path_b,
-        metric=metric,
-        allow_partial=allow_partial,
-        level=level,
-        method="bootstrap" if method == "bootstrap" else "t",
-        resamples=resamples,
-        seed=seed,
-    )
-    name, threshold = model.metric, model.a.summary.pass_threshold
-    (frame_a, att_a), (frame_b, att_b) = _attempts(path_a, name, threshold), _attempts(path_b, name, threshold)
-    by_content = model.matched_by == "row_key"
+    frame_a, att_a, sum_a, name = _keyed(path_a, metric)
+    frame_b, att_b, _, _ = _keyed(path_b, name)
+    by_content = all(t.height and t["row_key"].null_count() == 0 for t in (att_a, att_b))
     rows_a, rows_b = _per_row(_with_keys(att_a, by_content)), _per_row(_with_keys(att_b, by_content))
     shared = sorted(set(rows_a) & set(rows_b), key=lambda k: rows_a[k]["row_index"])
+    if not allow_partial and (len(shared) != len(rows_a) or len(shared) != len(rows_b)):
+        raise StatsError(
+            f"{path_a} and {path_b} were run on different datasets: {len(shared)} rows match by "
+            f"{'content' if by_content else 'row index'} (A has {len(rows_a)} rows, B has {len(rows_b)}). Compare "
+            "runs of the same dataset, or allow a partial comparison (allow_partial=True, --allow-partial) of "
+            f"the {len(shared)} shared rows.",
+            field="rows",
+        )
+    if len(shared) < 2:
+        raise StatsError(
+            f"{path_a} and {path_b} share {len(shared)} rows; a comparison needs at least 2", field="rows"
+        )
     pairs = [(rows_a[k], rows_b[k]) for k in shared]
+    a_values, b_values, differences, method = _paired_statistics(
+        pairs, sum_a, level=level, method=method, resamples=resamples, seed=seed
+    )
+    flips = _flips(pairs)
     comparison = RunComparison(
         a=path_a,
         b=path_b,
         metric=name,
-        matched_by=model.matched_by,
-        rows_a=model.a.rows,
-        rows_b=model.b.rows,
-        rows_matched=model.rows_matched,
-        pass_threshold=threshold,
-        a_values={k: d.a for k, d in model.differences.items()},
-        b_values={k: d.b for k, d in model.differences.items()},
-        differences={k: to_plain(d) for k, d in model.differences.items()},
-        flips=to_plain(model.flips),
-        mcnemar_p=model.mcnemar_p,
+        matched_by="row_key" if by_content else "row_index",
+        rows_a=len(rows_a),
+        rows_b=len(rows_b),
+        rows_matched=len(shared),
+        pass_threshold=sum_a.pass_threshold,
+        a_values=a_values,
+        b_values=b_values,
+        differences=differences,
+        flips=flips,
+        mcnemar_p=mcnemar_exact(flips["a_only"], flips["b_only"]),
         changed_rows=_changed_rows(pairs, frame_a, frame_b, by_content),
-        interval_method=model.method,
-        verdict=to_plain(model.verdict),
-        warnings=[w.message for w in model.warnings],
-        tested=model.tested,
-        model=model,
+        interval_method=method,
     )
     if output is not None:
         from osmosis_ai.report._compare_page import render_compare_page

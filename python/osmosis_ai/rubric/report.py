@@ -137,14 +137,18 @@ def _record_rows(records: list[RubricRecord], state: RubricSession) -> list[dict
     return rows
 
 
-def _overall(state: RubricSession, rubric_id: str, fallback: dict[str, Any]) -> tuple[dict[str, Any], list[Any]]:
+def _overall(
+    state: RubricSession, rubric_id: str, fallback: dict[str, Any]
+) -> tuple[dict[str, Any], list[Any]]:
     """``overall_statistics`` (the established keys) and the warnings, from the log's result model."""
     from osmosis_ai.results import read_results
 
     if state.log_path is None or not Path(state.log_path).is_file():
         return fallback, []
     result = read_results(state.log_path, failed="exclude")
-    function = next((f for f in result.model().functions if f.name == rubric_id), None) if result.models else None
+    function = (
+        next((f for f in result.model().functions if f.name == rubric_id), None) if result.models else None
+    )
     if function is None:
         return fallback, list(result.warnings)
     runs = function.runs
