@@ -210,6 +210,11 @@ class Aggregator:
             seed: Bootstrap seed.
         """
         d = self._core.finish()
+        if self._failed == "zero" and d["count"] == d["failed"]:
+            # Every attempt failed: the 0.0s the "zero" policy put in are not scores, so there is no mean.
+            d.update(
+                dict.fromkeys(("mean", "std", "min", "max", "variance", "sample_variance", "sample_std"))
+            )
         intervals: dict[str, Interval] = {}
         if confidence is not None:
             intervals = self.intervals(
