@@ -19,7 +19,7 @@ import pytest
 from osmosis_ai.cli.eval_run_report import _pass_rate
 from osmosis_ai.eval.report import format_results_table, format_warnings
 from osmosis_ai.eval.run_metrics import metrics_summary
-from osmosis_ai.eval.summary import EvalReport, build_report
+from osmosis_ai.eval.summary import build_report
 from osmosis_ai.results import FunctionResult, ResultSummary, compare_results, read_results
 from osmosis_ai.runs.log import ResultsLog
 from osmosis_ai.stats import Aggregator, compare
@@ -319,6 +319,27 @@ def test_the_eval_command_exits_1_when_nothing_was_scored(scripted: Any, tmp_pat
     ]
 
 
-def test_report_is_an_eval_report() -> None:
-    # The session's summary type is the laid-out model (the library's `EvalResult.summary`).
-    assert "result" in EvalReport.__dataclass_fields__
+def test_grade_summary_is_the_model_of_its_log(tmp_path: Path) -> None:
+    from osmosis_ai.graders.session import grade_summary
+
+    runs = [
+        _run(0, 0, scores={"g": 0.75}, passed=True),
+        _run(1, 0, eval_errors={"g": "TypeError: no reference"}),
+        _run(2, 0, success=False, error="the record holds no model output"),
+    ]
+    log = _write(
+        tmp_path / "grade.jsonl", {"grader": {"name": "g", "pass_threshold": 0.5}}, [runs], kind="grade"
+    )
+    summary, g = grade_summary(log, "g"), read_results(log, failed="exclude").model().function("g")
+    assert (
+        (summary["graded"], summary["mean"], summary["passed"])
+        == (g.graded, g.mean, g.passed)
+        == (1, 0.75, 1)
+    )
+    assert (
+        (summary["errors"], summary["without_output"])
+        == (g.runs.errored_function, g.runs.errored_run)
+        == (1, 1)
+    )
+    assert summary["error_examples"] == ["row 1: TypeError: no reference"]
+    assert [w["message"] for w in summary["warnings"]] == [w.message for w in read_results(log).warnings]
