@@ -42,6 +42,10 @@ def mcnemar_exact(b: int, c: int) -> float:
 def median(values: list[float]) -> float | None:
     """The median of the scores (the mean of the two middle ones for an even count); None for none."""
 
+def quantiles(values: bytes, code: str, qs: list[float]) -> list[float] | None:
+    """The ``qs`` quantiles of packed values, linear between order statistics (None for no values).
+    Raises ``StatsError`` for a NaN or infinite value or a q outside [0, 1]."""
+
 def row_interval(
     values: bytes,
     code: str,

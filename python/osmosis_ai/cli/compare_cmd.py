@@ -17,6 +17,8 @@ def _label(statistic: str) -> str:
 
 
 def _text(result: Any) -> list[str]:
+    from osmosis_ai.report._compare_page import verdict
+
     f = result.flips
     lines = [
         f"A: {result.a}",
@@ -27,17 +29,16 @@ def _text(result: Any) -> list[str]:
         f"{'statistic':<12}{'A':>9}{'B':>9}{'B - A':>10}  {'interval':<22}verdict",
     ]
     for name, iv in result.differences.items():
-        real = iv["low"] > 0 or iv["high"] < 0
-        verdict = ("B better" if iv["estimate"] > 0 else "B worse") if real else "no clear difference"
         lines.append(
             f"{_label(name):<12}{result.a_values[name]:>9.4f}{result.b_values[name]:>9.4f}{iv['estimate']:>+10.4f}  "
-            f"{'[{:+.4f}, {:+.4f}]'.format(iv['low'], iv['high']):<22}{verdict}"
+            f"{'[{:+.4f}, {:+.4f}]'.format(iv['low'], iv['high']):<22}{verdict(iv)}"
         )
     lines += [
         "",
         f"First attempts: A passed/B failed {f['a_only']}, A failed/B passed {f['b_only']}, "
         f"both passed {f['both']}, both failed {f['neither']}",
         f"McNemar exact p = {result.mcnemar_p:.4g}",
+        *(f"Note: {w}" for w in result.warnings),
     ]
     if result.changed_rows:
         lines.append("Rows that changed most (pass rate A -> B):")

@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from osmosis_ai.errors import StatsError
-from osmosis_ai.report._run import _ks
+from osmosis_ai.report._embed import DEFAULT_MAX_DATA_MB
+from osmosis_ai.report._pairs import Pair, first_attempt, group_deltas, pair_rows, paired_statistics
+from osmosis_ai.report._run import Scan, scan_file
 from osmosis_ai.stats import IntervalMethod
 
 __all__ = ["RunComparison", "compare"]
@@ -29,16 +31,20 @@ class RunComparison:
         rows_a: Rows of A.
         rows_b: Rows of B.
         rows_matched: Rows in both (the rows every statistic below is over).
-        pass_threshold: An attempt passes when its score is >= this.
+        pass_threshold: A run passes when its score is >= this.
         a_values: A's estimate per statistic over the matched rows.
         b_values: B's estimate per statistic over the matched rows.
         differences: ``{statistic: {"estimate", "low", "high", "level", "method"}}`` of ``B - A``,
             paired over rows (``"mean"``, ``"pass_at_<k>"``, ``"pass_hat_<k>"``).
-        flips: On each row's first attempt (run 0): ``a_only`` (A passed, B failed), ``b_only``,
+        flips: On each row's first attempt (run 0): ``a_only`` (A passed, B did not), ``b_only``,
             ``both``, ``neither``.
         mcnemar_p: McNemar's exact two-sided p-value on those flips.
-        changed_rows: The rows whose pass rate changed most, with both runs' attempts.
+        changed_rows: The rows whose share of passing runs moved most (without their runs; the page
+            shows every row's runs side by side).
         interval_method: ``"bootstrap"`` (paired, over rows) or ``"normal"``.
+        groups: Per dataset field (2-30 values), per group: rows and the paired ``B - A`` of the mean
+            and pass@1 with intervals.
+        warnings: What the numbers do not cover (different n, rows only one run holds).
     """
 
     a: str
@@ -56,159 +62,63 @@ class RunComparison:
     mcnemar_p: float
     changed_rows: list[dict[str, Any]] = field(default_factory=list)
     interval_method: str = "bootstrap"
+    groups: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """Every field as plain data."""
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
 
-def _keyed(path: str, metric: str | None) -> tuple[Any, Any, Any, str]:
-    """(frame, attempts with a ``key`` column, summary, metric) of one run's primary model."""
-
-    from osmosis_ai.report._frame import attempt_table, score_names
-    from osmosis_ai.stats import load_results, summarize_results_by_model
-
-    summary = summarize_results_by_model(path)
-    frame, _ = load_results(path)
-    primary = next(iter(summary.models.values()), None)
-    names = score_names(frame, list(primary.summaries) if primary else [])
-    chosen = metric or (names[0] if names else None)
-    if chosen is None or chosen not in names:
-        raise StatsError(
-            f"{path}: no score named {chosen!r}; it holds {', '.join(names) or 'no scores'}", field="metric"
-        )
-    attempts = attempt_table(frame, "", chosen, summary.pass_threshold)
-    return frame, attempts, summary, chosen
-
-
-def _with_keys(attempts: Any, by_content: bool) -> Any:
-    import polars as pl
-
-    if not by_content:
-        return attempts.with_columns(pl.col("row_index").cast(pl.String).alias("key"))
-    # A dataset that repeats a row holds it twice: the n-th copy of a content key pairs with the n-th.
-    copy = pl.col("row_index").rank("dense").over("row_key").cast(pl.Int64)
-    return attempts.with_columns((pl.col("row_key") + "#" + copy.cast(pl.String)).alias("key"))
-
-
-def _per_row(attempts: Any) -> dict[str, dict[str, Any]]:
-    import polars as pl
-
-    grouped = (
-        attempts.sort("run_index")
-        .group_by("key")
-        .agg(
-            pl.col("row_index").first(),
-            pl.col("score"),
-            pl.col("counts"),
-            pl.col("passed"),
-            pl.col("run_index"),
-        )
-    )
-    return {row["key"]: row for row in grouped.to_dicts()}
-
-
-def _push(agg: Any, row: dict[str, Any], label: int) -> None:
-    scores = [s for s, c in zip(row["score"], row["counts"], strict=True) if c]
-    agg.push(scores, row_index=label, errors=sum(1 for c in row["counts"] if not c))
-
-
-def _first_attempt(row: dict[str, Any]) -> bool | None:
-    for run, counts, passed in zip(row["run_index"], row["counts"], row["passed"], strict=True):
-        if run == 0:
-            return bool(passed) if counts else None
-    return None
-
-
-def _runs(frame: Any, row_index: int, tag: str) -> list[dict[str, Any]]:
-    import polars as pl
-
-    from osmosis_ai.report._details import RUN_FIELDS, _bounded
-
-    columns = [c for c in RUN_FIELDS if c in frame.columns]
-    picked = frame.filter(pl.col("row_index") == row_index)
-    if "model_tag" in frame.columns:
-        picked = picked.filter(pl.col("model_tag").fill_null("") == "")
-    return [
-        _bounded({**run, "model_tag": tag}) for run in picked.select(columns).sort("run_index").to_dicts()
-    ]
-
-
-def _values(summary: Any) -> dict[str, float]:
-    return {
-        "mean": summary.mean or 0.0,
-        **{f"pass_at_{k}": v for k, v in summary.pass_at_k.items()},
-        **{f"pass_hat_{k}": v for k, v in summary.pass_hat_k.items()},
-    }
-
-
-def _paired_statistics(
-    pairs: list[tuple[dict[str, Any], dict[str, Any]]],
-    summary_a: Any,
-    *,
-    level: float,
-    method: IntervalMethod,
-    resamples: int,
-    seed: int,
-) -> tuple[dict[str, float], dict[str, float], dict[str, dict[str, Any]], str]:
-    """(A's values, B's values, intervals of B - A, method) from the Rust aggregators, rows paired by label."""
-    from osmosis_ai.stats import Aggregator
-    from osmosis_ai.stats import compare as paired
-
-    # Both runs at the same n (the smaller), so pass@k means the same thing on both sides.
-    n = min(max(len(ra["score"]) for ra, _ in pairs), max(len(rb["score"]) for _, rb in pairs))
-    ks = _ks(n)
-    options = {
-        "pass_threshold": summary_a.pass_threshold,
-        "ks": ks,
-        "n_runs": n,
-        "failed": summary_a.failed_policy,
-    }
-    agg_a, agg_b = Aggregator(**options), Aggregator(**options)
-    for label, (ra, rb) in enumerate(pairs):
-        _push(agg_a, {k: v[:n] if isinstance(v, list) else v for k, v in ra.items()}, label)
-        _push(agg_b, {k: v[:n] if isinstance(v, list) else v for k, v in rb.items()}, label)
-    result = paired(agg_b, agg_a, ks=ks, level=level, method=method, resamples=resamples, seed=seed)
-    differences = {k: iv.to_dict() for k, iv in result.differences.items()}
-    return _values(agg_a.finish()), _values(agg_b.finish()), differences, method
-
-
 _FLIP = {(True, False): "a_only", (False, True): "b_only", (True, True): "both", (False, False): "neither"}
 
 
-def _flips(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, int]:
+def flip_of(pair: Pair) -> str | None:
+    """How the pair's first attempts went (None when either has no first attempt that counts)."""
+    fa, fb = first_attempt(pair.a), first_attempt(pair.b)
+    return None if fa is None or fb is None else _FLIP[(fa, fb)]
+
+
+def _flips(pairs: list[Pair]) -> dict[str, int]:
     flips = dict.fromkeys(_FLIP.values(), 0)
-    for ra, rb in pairs:
-        fa, fb = _first_attempt(ra), _first_attempt(rb)
-        if fa is not None and fb is not None:
-            flips[_FLIP[(fa, fb)]] += 1
+    for pair in pairs:
+        kind = flip_of(pair)
+        if kind is not None:
+            flips[kind] += 1
     return flips
 
 
-def _changed_rows(
-    pairs: list[tuple[dict[str, Any], dict[str, Any]]], frame_a: Any, frame_b: Any, by_content: bool
-) -> list[dict[str, Any]]:
-    """The rows whose pass rate moved most, with both runs' attempts (tagged A and B)."""
+def _changed_rows(pairs: list[Pair]) -> list[dict[str, Any]]:
+    """The rows whose share of passing runs moved most (the terminal lists the first ten)."""
     changes = []
-    for ra, rb in pairs:
-        rate_a = sum(ra["passed"]) / max(1, sum(ra["counts"]))
-        rate_b = sum(rb["passed"]) / max(1, sum(rb["counts"]))
-        if rate_a != rate_b:
-            changes.append((rate_b - rate_a, rate_a, rate_b, ra, rb))
-    changes.sort(key=lambda c: (-abs(c[0]), c[3]["row_index"]))
+    for pair in pairs:
+        rate_a, rate_b = pair.a.share_passed(), pair.b.share_passed()
+        if rate_a is not None and rate_b is not None and rate_a != rate_b:
+            changes.append((rate_b - rate_a, rate_a, rate_b, pair))
+    changes.sort(key=lambda c: (-abs(c[0]), c[3].a.index))
     return [
         {
-            "row_key": ra["key"].rsplit("#", 1)[0] if by_content else None,
-            "row_index": ra["row_index"],
-            "row_index_b": rb["row_index"],
+            "row_key": pair.key,
+            "row_index": pair.a.index,
+            "row_index_b": pair.b.index,
             "status": "improved" if delta > 0 else "regressed",
             "pass_rate_a": rate_a,
             "pass_rate_b": rate_b,
             "change": delta,
-            "runs": _runs(frame_a, ra["row_index"], "A") + _runs(frame_b, rb["row_index"], "B"),
         }
-        for delta, rate_a, rate_b, ra, rb in changes[:_CHANGED_ROWS]
+        for delta, rate_a, rate_b, pair in changes[:_CHANGED_ROWS]
     ]
+
+
+def _metric(scan_a: Scan, scan_b: Scan, metric: str | None, path_a: str, path_b: str) -> str:
+    names = list(scan_a.index.names)
+    chosen = metric or (names[0] if names else None)
+    for scan, path in ((scan_a, path_a), (scan_b, path_b)):
+        if chosen is None or chosen not in scan.index.names:
+            held = ", ".join(scan.index.names) or "no scores"
+            raise StatsError(f"{path}: no score named {chosen!r}; it holds {held}", field="metric")
+    assert chosen is not None
+    return chosen
 
 
 def compare(
@@ -222,12 +132,16 @@ def compare(
     resamples: int = 1000,
     seed: int = 0,
     output: PathLike | None = None,
+    max_data_mb: float = DEFAULT_MAX_DATA_MB,
+    dataset: PathLike | None = None,
 ) -> RunComparison:
     """Compares two runs on the same rows: flips, paired intervals of ``B - A``, McNemar's exact test.
 
     Rows are matched by content (``row_key``), so two runs over the same dataset pair up even when their
     order or ``--offset`` differs. The paired bootstrap resamples rows with both runs' attempts of a row
     together; McNemar's test looks at each row's first attempt. Both are computed in the Rust core.
+    With ``output``, the page shows A and B side by side for every matched row (runs embedded up to
+    ``max_data_mb`` compressed MiB), with only-flips / only-differences filters and per-group deltas.
 
     Args:
         a: Run A's results file (the baseline).
@@ -239,6 +153,8 @@ def compare(
         resamples: Bootstrap resamples.
         seed: Bootstrap seed.
         output: Write the comparison page here as well.
+        max_data_mb: Compressed MiB of runs the page may hold.
+        dataset: The dataset file for ground truths and per-group deltas (default: the one A names).
 
     Returns:
         A :class:`RunComparison`.
@@ -260,50 +176,56 @@ def compare(
         >>> (result.flips["b_only"], round(result.differences["pass_at_1"]["estimate"], 2), round(result.mcnemar_p, 4))
         (5, 0.5, 0.0625)
     """
+    from osmosis_ai.report._compare_page import PageSinks, write_compare_page
     from osmosis_ai.stats import mcnemar_exact
 
     path_a, path_b = os.fspath(a), os.fspath(b)
-    frame_a, att_a, sum_a, name = _keyed(path_a, metric)
-    frame_b, att_b, _, _ = _keyed(path_b, name)
-    by_content = all(t.height and t["row_key"].null_count() == 0 for t in (att_a, att_b))
-    rows_a, rows_b = _per_row(_with_keys(att_a, by_content)), _per_row(_with_keys(att_b, by_content))
-    shared = sorted(set(rows_a) & set(rows_b), key=lambda k: rows_a[k]["row_index"])
-    if not allow_partial and (len(shared) != len(rows_a) or len(shared) != len(rows_b)):
+    sinks = PageSinks(int(max_data_mb * (1 << 20))) if output is not None else None
+    scan_a = scan_file(path_a, sink=sinks.a if sinks else None, dataset=dataset)
+    scan_b = scan_file(path_b, sink=sinks.b if sinks else None, dataset=dataset)
+    name = _metric(scan_a, scan_b, metric, path_a, path_b)
+    paired = pair_rows(scan_a.index, scan_b.index, name)
+    matched = paired.matched
+    if not allow_partial and (len(matched) != paired.rows_a or len(matched) != paired.rows_b):
         raise StatsError(
-            f"{path_a} and {path_b} were run on different datasets: {len(shared)} rows match by "
-            f"{'content' if by_content else 'row index'} (A has {len(rows_a)} rows, B has {len(rows_b)}). Compare "
-            "runs of the same dataset, or allow a partial comparison (allow_partial=True, --allow-partial) of "
-            f"the {len(shared)} shared rows.",
+            f"{path_a} and {path_b} were run on different datasets: {len(matched)} rows match by "
+            f"{'content' if paired.by_content else 'row index'} (A has {paired.rows_a} rows, B has {paired.rows_b}). "
+            "Compare runs of the same dataset, or allow a partial comparison (allow_partial=True, --allow-partial) "
+            f"of the {len(matched)} shared rows.",
             field="rows",
         )
-    if len(shared) < 2:
+    if len(matched) < 2:
         raise StatsError(
-            f"{path_a} and {path_b} share {len(shared)} rows; a comparison needs at least 2", field="rows"
+            f"{path_a} and {path_b} share {len(matched)} rows; a comparison needs at least 2", field="rows"
         )
-    pairs = [(rows_a[k], rows_b[k]) for k in shared]
-    a_values, b_values, differences, method = _paired_statistics(
-        pairs, sum_a, level=level, method=method, resamples=resamples, seed=seed
+    threshold = scan_a.index.threshold
+    # An unscored judgement is not a 0 in a rubric's mean (eval-rubric's own rule); an eval's failed run is.
+    rubric = scan_a.source.header.get("kind") == "rubric" or scan_a.source.layout == "rubric-json"
+    failed = "exclude" if rubric else "zero"
+    stats = paired_statistics(
+        matched, threshold, failed=failed, level=level, method=method, resamples=resamples, seed=seed
     )
-    flips = _flips(pairs)
+    fields = {i: row.get("fields") or {} for i, row in scan_a.dataset.rows.items()}
+    flips = _flips(matched)
     comparison = RunComparison(
         a=path_a,
         b=path_b,
         metric=name,
-        matched_by="row_key" if by_content else "row_index",
-        rows_a=len(rows_a),
-        rows_b=len(rows_b),
-        rows_matched=len(shared),
-        pass_threshold=sum_a.pass_threshold,
-        a_values=a_values,
-        b_values=b_values,
-        differences=differences,
+        matched_by="row_key" if paired.by_content else "row_index",
+        rows_a=paired.rows_a,
+        rows_b=paired.rows_b,
+        rows_matched=len(matched),
+        pass_threshold=threshold,
+        a_values=stats.a_values,
+        b_values=stats.b_values,
+        differences=stats.differences,
         flips=flips,
         mcnemar_p=mcnemar_exact(flips["a_only"], flips["b_only"]),
-        changed_rows=_changed_rows(pairs, frame_a, frame_b, by_content),
+        changed_rows=_changed_rows(matched),
         interval_method=method,
+        groups=group_deltas(matched, fields, threshold, stats.n, level, failed),
+        warnings=[*stats.warnings, *paired.warnings],
     )
-    if output is not None:
-        from osmosis_ai.report._compare_page import render_compare_page
-
-        Path(output).write_text(render_compare_page(comparison), encoding="utf-8")
+    if output is not None and sinks is not None:
+        write_compare_page(Path(output), comparison, paired, scan_a, scan_b, sinks)
     return comparison

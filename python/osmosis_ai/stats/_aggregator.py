@@ -11,7 +11,15 @@ from osmosis_ai._stats_types import Interval, Summary
 from osmosis_ai.errors import StatsError
 from osmosis_ai.stats._intervals import IntervalMethod, _interval, _z
 
-__all__ = ["DEFAULT_KS", "Aggregator", "FailedPolicy", "NonFinitePolicy", "score_median", "summarize"]
+__all__ = [
+    "DEFAULT_KS",
+    "Aggregator",
+    "FailedPolicy",
+    "NonFinitePolicy",
+    "quantiles",
+    "score_median",
+    "summarize",
+]
 
 #: The k values of the established eval: pass@k for each k up to the attempts per row.
 DEFAULT_KS: tuple[int, ...] = (1, 3, 5, 10)
@@ -321,3 +329,19 @@ def score_median(scores: Iterable[float]) -> float | None:
         0.375
     """
     return _core.median([float(s) for s in scores])
+
+
+def quantiles(values: Iterable[float], qs: Iterable[float]) -> list[float] | None:
+    """The ``qs`` quantiles of ``values`` (linear between order statistics, numpy's default); None for none.
+
+    Raises:
+        StatsError: A value is NaN or infinite (naming its position), or a q is outside [0, 1].
+
+    Example:
+        >>> [round(q, 6) for q in quantiles([10, 1, 4, 3, 2], [0.5, 0.95])]
+        [3.0, 8.8]
+    """
+    from array import array
+
+    packed = values if isinstance(values, array) and values.typecode == "d" else array("d", values)
+    return _core.quantiles(packed.tobytes(), "f8", [float(q) for q in qs])

@@ -17,7 +17,7 @@ pub use advantage::{advantage_sign_changes, advantage_signs, SignChanges};
 pub use aggregate::Aggregator;
 pub use agreement::{agreement, cohen_kappa, ranks, spearman, Agreement};
 pub use bootstrap::{
-    median, normal_difference, normal_interval, percentile, Bootstrap, Interval, Rng,
+    median, normal_difference, normal_interval, percentile, quantiles, Bootstrap, Interval, Rng,
 };
 pub use estimator::{
     estimate, estimate_many, estimate_many_iter, pass_at_k, pass_hat_k, validate, Counts,

@@ -23,6 +23,7 @@ pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(agreement::agreement, m)?)?;
     m.add_function(wrap_pyfunction!(mcnemar_exact, m)?)?;
     m.add_function(wrap_pyfunction!(median, m)?)?;
+    m.add_function(wrap_pyfunction!(quantiles, m)?)?;
     m.add_class::<aggregator::StatsAggregator>()?;
     // The log formats the reader accepts, newest last: the writer takes its header's from here.
     m.add("RESULTS_LOG_FORMATS", crate::stats::LOG_FORMATS.to_vec())?;
@@ -50,6 +51,24 @@ fn mcnemar_exact(py: Python<'_>, b: u64, c: u64) -> f64 {
 #[pyfunction]
 fn median(py: Python<'_>, values: Vec<f64>) -> Option<f64> {
     py.detach(|| crate::stats::median(&values))
+}
+
+/// The `qs` quantiles of packed values (`None` for none); a non-finite value or a q outside [0, 1] is an error.
+#[pyfunction]
+fn quantiles(
+    py: Python<'_>,
+    values: &Bound<'_, PyBytes>,
+    code: &str,
+    qs: Vec<f64>,
+) -> PyResult<Option<Vec<f64>>> {
+    if let Some(q) = qs.iter().find(|q| !(0.0..=1.0).contains(*q)) {
+        let message = format!("quantiles must be between 0 and 1, got {q}");
+        return Err(CoreError::from(crate::stats::StatsError::new(message).field("qs")).into());
+    }
+    let raw = values.as_bytes();
+    // Decoding refuses NaN and infinite values, naming the first.
+    let values = py.detach(|| packed::decode_values(raw, code, "values"))?;
+    Ok(py.detach(|| crate::stats::quantiles(&values, &qs)))
 }
 
 /// pass^k of one row: `C(c, k) / C(n, k)`.

@@ -1,0 +1,205 @@
+"""Two runs' rows paired by content, and the paired statistics of ``B - A`` from the Rust core."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from osmosis_ai.report._rows import RowIndex
+
+__all__ = [
+    "Pair",
+    "Paired",
+    "PairedStatistics",
+    "Side",
+    "first_attempt",
+    "group_deltas",
+    "pair_rows",
+    "paired_statistics",
+]
+
+
+@dataclass(frozen=True)
+class Side:
+    """One run's row: its index and its runs as ``(run_index, outcome letter, score)``, run order."""
+
+    index: int
+    runs: tuple[tuple[int, str, float | None], ...]
+
+    def attempts(self, n: int) -> tuple[list[float | None], int]:
+        """(the first ``n`` runs as the statistics take them, runs left out as scorer errors or skipped)."""
+        attempts: list[float | None] = []
+        errors = 0
+        for _, letter, score in self.runs[:n]:
+            if letter in "XS":
+                errors += 1
+            else:
+                attempts.append(score)
+        return attempts, errors
+
+    def share_passed(self) -> float | None:
+        counting = [letter for _, letter, _ in self.runs if letter not in "XS"]
+        return counting.count("P") / len(counting) if counting else None
+
+    def letters(self) -> str:
+        return "".join(letter for _, letter, _ in self.runs)
+
+
+@dataclass(frozen=True)
+class Pair:
+    """A row both runs hold (``key``: its content key, or its index for files without keys)."""
+
+    key: str | None
+    a: Side
+    b: Side
+
+
+@dataclass
+class Paired:
+    matched: list[Pair]
+    only_a: list[Side]
+    only_b: list[Side]
+    by_content: bool
+    rows_a: int
+    rows_b: int
+    warnings: list[str] = field(default_factory=list)
+
+
+def first_attempt(side: Side) -> bool | None:
+    """Whether run 0 passed (None: no run 0, or its scorer raised or it was skipped)."""
+    for run, letter, _ in side.runs:
+        if run == 0:
+            return None if letter in "XS" else letter == "P"
+    return None
+
+
+def _sides(index: RowIndex, key: str) -> list[tuple[str | None, Side]]:
+    return [
+        (row_key, Side(i, tuple(sorted(runs))))
+        for i, row_key, runs in sorted(index.outcomes(key), key=lambda item: item[0])
+    ]
+
+
+def _keyed(sides: list[tuple[str | None, Side]], by_content: bool) -> dict[str, Side]:
+    # A dataset that repeats a row holds it twice: the n-th copy of a content key pairs with the n-th.
+    out: dict[str, Side] = {}
+    copies: dict[str, int] = {}
+    for row_key, side in sides:
+        base = row_key if by_content and row_key is not None else str(side.index)
+        copies[base] = copies.get(base, 0) + 1
+        out[f"{base}#{copies[base]}"] = side
+    return out
+
+
+def pair_rows(a: RowIndex, b: RowIndex, name: str) -> Paired:
+    """The rows of ``a`` and ``b`` under score ``name`` (primary model), paired by content when every row
+    of both has a content key, else by row index."""
+    sides_a, sides_b = _sides(a, name), _sides(b, name)
+    by_content = bool(sides_a and sides_b) and all(k is not None for k, _ in [*sides_a, *sides_b])
+    keyed_a, keyed_b = _keyed(sides_a, by_content), _keyed(sides_b, by_content)
+    shared = sorted(set(keyed_a) & set(keyed_b), key=lambda k: keyed_a[k].index)
+    matched = [Pair(k.rsplit("#", 1)[0] if by_content else None, keyed_a[k], keyed_b[k]) for k in shared]
+    paired = Paired(
+        matched,
+        [s for k, s in keyed_a.items() if k not in keyed_b],
+        [s for k, s in keyed_b.items() if k not in keyed_a],
+        by_content,
+        len(sides_a),
+        len(sides_b),
+    )
+    if paired.only_a or paired.only_b:
+        paired.warnings.append(
+            f"{len(paired.only_a)} rows only in A and {len(paired.only_b)} only in B are in no statistic (listed below)"
+        )
+    return paired
+
+
+@dataclass
+class PairedStatistics:
+    a_values: dict[str, float]
+    b_values: dict[str, float]
+    differences: dict[str, dict[str, Any]]
+    n: int
+    warnings: list[str]
+
+
+def _values(summary: Any) -> dict[str, float]:
+    return {
+        "mean": summary.mean if summary.mean is not None else float("nan"),
+        **{f"pass_at_{k}": v for k, v in summary.pass_at_k.items()},
+        **{f"pass_hat_{k}": v for k, v in summary.pass_hat_k.items()},
+    }
+
+
+def _aggregators(
+    pairs: Iterable[Pair], threshold: float, n: int, ks: list[int], failed: Any
+) -> tuple[Any, Any]:
+    from osmosis_ai.stats import Aggregator
+
+    agg_a = Aggregator(pass_threshold=threshold, ks=ks, n_runs=n, failed=failed)
+    agg_b = Aggregator(pass_threshold=threshold, ks=ks, n_runs=n, failed=failed)
+    for label, pair in enumerate(pairs):
+        for agg, side in ((agg_a, pair.a), (agg_b, pair.b)):
+            attempts, errors = side.attempts(n)
+            agg.push(attempts, row_index=label, errors=errors)
+    return agg_a, agg_b
+
+
+def paired_statistics(
+    pairs: list[Pair], threshold: float, *, failed: Any, level: float, method: Any, resamples: int, seed: int
+) -> PairedStatistics:
+    """A's and B's values and the paired intervals of ``B - A`` over the pairs (Rust aggregators)."""
+    from osmosis_ai.report._summary import page_ks
+    from osmosis_ai.stats import compare
+
+    most_a = max(len(p.a.runs) for p in pairs)
+    most_b = max(len(p.b.runs) for p in pairs)
+    n = min(most_a, most_b)
+    warnings = []
+    if most_a != most_b:
+        warnings.append(
+            f"A has up to {most_a} runs per row and B up to {most_b}: both are compared on their first {n} "
+            "runs per row, so pass@k means the same on both sides"
+        )
+    ks = page_ks(n)
+    agg_a, agg_b = _aggregators(pairs, threshold, n, ks, failed)
+    result = compare(agg_b, agg_a, ks=ks, level=level, method=method, resamples=resamples, seed=seed)
+    differences = {k: iv.to_dict() for k, iv in result.differences.items()}
+    return PairedStatistics(_values(agg_a.finish()), _values(agg_b.finish()), differences, n, warnings)
+
+
+def group_deltas(
+    pairs: list[Pair],
+    groups_of: Mapping[int, Mapping[str, str]],
+    threshold: float,
+    n: int,
+    level: float,
+    failed: Any,
+) -> dict[str, list[dict[str, Any]]]:
+    """Per dataset field (2-30 values), per group of paired rows: ``B - A`` of the mean and pass@1 with
+    the paired normal interval (``groups_of``: A's row index to its fields)."""
+    from osmosis_ai.stats import compare
+
+    fields: dict[str, dict[str, list[Pair]]] = {}
+    for pair in pairs:
+        for name, value in (groups_of.get(pair.a.index) or {}).items():
+            fields.setdefault(name, {}).setdefault(value, []).append(pair)
+    out: dict[str, list[dict[str, Any]]] = {}
+    for name, groups in fields.items():
+        if not 2 <= len(groups) <= 30:
+            continue
+        entries = []
+        for value, members in sorted(groups.items(), key=lambda item: (-len(item[1]), item[0])):
+            entry: dict[str, Any] = {"value": value, "rows": len(members), "differences": {}}
+            if len(members) >= 2:
+                agg_a, agg_b = _aggregators(members, threshold, n, [1], failed)
+                result = compare(agg_b, agg_a, ks=[1], level=level, method="normal")
+                entry["differences"] = {
+                    k: result.differences[k].to_dict()
+                    for k in ("mean", "pass_at_1")
+                    if k in result.differences
+                }
+            entries.append(entry)
+        out[name] = entries
+    return out

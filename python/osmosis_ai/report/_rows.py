@@ -1,0 +1,331 @@
+"""One pass over a results file's records: the page's row index, its runs as the page shows them, and
+the per-run values of its histograms.
+
+Memory holds a few numbers and short previews per row (never the runs themselves): the runs go to a
+sink as they are read (the report's compressed data) or are left in the file and found again by their
+position (``osmosis view``).
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from osmosis_ai.report._outcomes import row_outcome, run_outcome, score_of
+from osmosis_ai.report._source import Record
+
+__all__ = ["PREVIEW_CHARS", "RowIndex", "final_answer", "page_run", "run_texts", "score_key"]
+
+PREVIEW_CHARS = 240
+_LETTER = {"passed": "P", "not_passed": "N", "errored": "E", "unscored": "U", "skipped": "S"}
+# "X": the scorer raised (errored, like "E", but no attempt at all for the statistics of that score).
+_OUTCOME = {**{v: k for k, v in _LETTER.items()}, "X": "errored"}
+_JUDGE_COUNTERS = ("parse_failures", "clamped", "retries")
+
+
+def score_key(tag: str, name: str) -> str:
+    """How the page names a score of a model: the name, with the model's tag when it is not the primary."""
+    return name if tag in ("", "primary") else f"{name} [{tag}]"
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if value is None:
+        return ""
+    import orjson
+
+    return orjson.dumps(value, default=str, option=orjson.OPT_NON_STR_KEYS).decode()
+
+
+def _messages(record: Mapping[str, Any]) -> list[Any]:
+    for name in ("final_messages", "messages"):
+        value = record.get(name)
+        if isinstance(value, list):
+            return value
+    return []
+
+
+def final_answer(record: Mapping[str, Any]) -> str | None:
+    """The run's answer: ``final_answer``, else the last assistant message with content."""
+    if record.get("final_answer") is not None:
+        return _text(record["final_answer"])
+    for message in reversed(_messages(record)):
+        if isinstance(message, Mapping) and message.get("role") == "assistant" and message.get("content"):
+            return _text(message["content"])
+    return None
+
+
+def _first_user(record: Mapping[str, Any]) -> str | None:
+    for message in _messages(record):
+        if isinstance(message, Mapping) and message.get("role") == "user":
+            return _text(message.get("content"))
+    return _text(record["preview"]) if record.get("preview") is not None else None
+
+
+def _errors(record: Mapping[str, Any]) -> list[str]:
+    found = [_text(record["error"])] if record.get("error") else []
+    errors = record.get("eval_errors")
+    if isinstance(errors, Mapping):
+        found += [f"{name}: {_text(message)}" for name, message in errors.items()]
+    if record.get("unscored_reason"):
+        found.append(_text(record["unscored_reason"]))
+    return found
+
+
+def run_texts(record: Mapping[str, Any]) -> Iterable[str]:
+    """Every text of a run a search looks in: messages, answer, tool calls, errors, judge explanation."""
+    for message in _messages(record):
+        if isinstance(message, Mapping):
+            yield _text(message.get("content"))
+            if message.get("tool_calls"):
+                yield _text(message["tool_calls"])
+        else:
+            yield _text(message)
+    for name in ("final_answer", "explanation", "preview", "tool_calls"):
+        if record.get(name) is not None:
+            yield _text(record[name])
+    yield from _errors(record)
+
+
+def page_run(record: Mapping[str, Any], keys: list[tuple[str, str, str]], threshold: float) -> dict[str, Any]:
+    """A run as the page receives it: the record, with each score's outcome (``_outcomes``) added."""
+    tag = record.get("model_tag") or ""
+    outcomes = {key: run_outcome(record, name, threshold) for t, name, key in keys if t == tag}
+    run = {k: v for k, v in record.items() if k not in ("row_key", "row_index")}
+    run["_outcomes"] = outcomes
+    return run
+
+
+def _preview(text: str | None) -> str | None:
+    if text is None:
+        return None
+    return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + "…"
+
+
+@dataclass(slots=True)
+class _Row:
+    index: int
+    key: str | None = None
+    prompt: str | None = None
+    answer: str | None = None
+    error: str | None = None
+    runs: int = 0
+    tokens: float = 0.0
+    slowest_ms: float | None = None
+    # Per score key: one outcome letter per run (run order), and the scores (None: not scored).
+    letters: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
+    scores: dict[str, list[float | None]] = field(default_factory=dict)
+    positions: array = field(default_factory=lambda: array("q"))
+    left_out: int = 0
+    # An order-free digest of the runs' final answers (whether two runs of a row answered alike).
+    answers: int = 0
+
+
+@dataclass
+class RowIndex:
+    """Rows of one results file, built by feeding it every record (:meth:`add`), then :meth:`rows`.
+
+    Args:
+        names: The score names the file declares (more are added as records mention them).
+        threshold: The pass threshold.
+        declared_n: Runs per row the file declares (rows with fewer are incomplete), or None.
+        sink: Called with ``(row_index, page run)`` for every record (the report's compressed data).
+        keep_positions: Remember where each run is in the file (``osmosis view``).
+    """
+
+    names: list[str]
+    threshold: float
+    declared_n: int | None = None
+    sink: Callable[[int, dict[str, Any]], bool] | None = None
+    keep_positions: bool = False
+    keys: list[tuple[str, str, str]] = field(default_factory=list)
+    latency_ms: array = field(default_factory=lambda: array("d"))
+    tokens: array = field(default_factory=lambda: array("d"))
+    score_values: dict[str, array] = field(default_factory=dict)
+    runs_left_out: int = 0
+    judge: dict[str, int] = field(default_factory=dict)
+    _rows: dict[int, _Row] = field(default_factory=dict)
+
+    def _keys_for(self, record: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+        tag = record.get("model_tag") or ""
+        tag = "" if tag == "primary" else tag
+        mentioned = [*self.names]
+        for source in (record.get("scores"), record.get("eval_errors")):
+            if isinstance(source, Mapping):
+                mentioned += [n for n in source if n not in mentioned]
+        for name in mentioned:
+            if name not in self.names:
+                self.names.append(name)
+            if not any(t == tag and n == name for t, n, _ in self.keys):
+                self.keys.append((tag, name, score_key(tag, name)))
+        return [k for k in self.keys if k[0] == tag]
+
+    def add(self, item: Record) -> None:
+        """Takes one run record."""
+        record = item.data
+        try:
+            index = int(record.get("row_index"))  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            return
+        row = self._rows.get(index)
+        if row is None:
+            row = self._rows[index] = _Row(index)
+        keys = self._keys_for(record)
+        self._count(row, record, keys)
+        if self.keep_positions:
+            row.positions.append(item.position)
+        if self.sink is not None and not self.sink(index, page_run(record, self.keys, self.threshold)):
+            row.left_out += 1
+            self.runs_left_out += 1
+
+    def _count(self, row: _Row, record: Mapping[str, Any], keys: list[tuple[str, str, str]]) -> None:
+        row.runs += 1
+        if row.key is None and isinstance(record.get("row_key"), str):
+            row.key = record["row_key"]
+        run = record.get("run_index")
+        run = run if isinstance(run, int) else row.runs
+        for tag, name, key in keys:
+            outcome = run_outcome(record, name, self.threshold)
+            letter = _LETTER[outcome]
+            if letter == "E" and record.get("success", True) is not False:
+                letter = "X"
+            row.letters.setdefault(key, []).append((run, letter))
+            score = score_of(record, name) if outcome in ("passed", "not_passed") else None
+            row.scores.setdefault(key, []).append(score)
+            if score is not None and tag == "":
+                self.score_values.setdefault(name, array("d")).append(score)
+        self._judge(record)
+        duration = record.get("duration_ms")
+        if isinstance(duration, (int, float)) and not isinstance(duration, bool):
+            self.latency_ms.append(float(duration))
+            row.slowest_ms = max(row.slowest_ms or 0.0, float(duration))
+        tokens = record.get("tokens")
+        if not isinstance(tokens, (int, float)) and isinstance(record.get("usage"), Mapping):
+            tokens = record["usage"].get("total_tokens")
+        if isinstance(tokens, (int, float)) and not isinstance(tokens, bool):
+            self.tokens.append(float(tokens))
+            row.tokens += float(tokens)
+        if row.prompt is None:
+            row.prompt = _preview(_first_user(record))
+        answer = final_answer(record)
+        row.answers ^= hash((run, record.get("model_tag") or "", answer))
+        if row.answer is None or run == 0:
+            row.answer = _preview(answer) or row.answer
+        if row.error is None:
+            errors = _errors(record)
+            row.error = _preview(errors[0]) if errors else None
+
+    def _judge(self, record: Mapping[str, Any]) -> None:
+        for name in _JUDGE_COUNTERS:
+            value = record.get(name)
+            if isinstance(value, (bool, int)) and value:
+                self.judge[name] = self.judge.get(name, 0) + int(value)
+        status = record.get("status")
+        if status in ("unscored", "error"):
+            key = "unscored" if status == "unscored" else "errors"
+            self.judge[key] = self.judge.get(key, 0) + 1
+
+    def row_keys(self) -> dict[str, int]:
+        """``{row_key: row_index}`` of the rows whose records carry a content key."""
+        return {row.key: row.index for row in self._rows.values() if row.key is not None}
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def answer_digest(self, row_index: int) -> int:
+        """A digest of the row's final answers (equal digests: the same answers, in this process)."""
+        row = self._rows.get(row_index)
+        return row.answers if row is not None else 0
+
+    def rows_left_out(self) -> int:
+        """Rows with at least one run the sink did not take."""
+        return sum(1 for row in self._rows.values() if row.left_out)
+
+    def positions(self, row_index: int) -> list[int]:
+        """Where the row's runs are in the file (with ``keep_positions``)."""
+        row = self._rows.get(row_index)
+        return list(row.positions) if row is not None else []
+
+    def outcomes(self, key: str) -> Iterable[tuple[int, str | None, list[tuple[int, str, float | None]]]]:
+        """``(row_index, row_key, [(run_index, outcome letter, score)])`` of every row holding ``key``.
+
+        Letters: P passed, N did not pass, E the run errored, X the scorer raised, U unscored, S skipped.
+        """
+        for row in self._rows.values():
+            runs = row.letters.get(key)
+            if runs is not None:
+                yield (
+                    row.index,
+                    row.key,
+                    [(r, letter, s) for (r, letter), s in zip(runs, row.scores[key], strict=True)],
+                )
+
+    def attempts(self, key: str) -> Iterable[tuple[int, list[float | None], int]]:
+        """``(row_index, attempts, scorer errors)`` of every row for one score key, as the statistics take
+        them: a score, None for a run that counts as not passing (errored run, unscored), and the runs
+        whose scorer raised or that were skipped left out (counted as errors)."""
+        for row in self._rows.values():
+            runs = row.letters.get(key)
+            if runs is None:
+                continue
+            attempts: list[float | None] = []
+            errors = 0
+            for (_, letter), score in zip(runs, row.scores[key], strict=True):
+                if letter in "XS":
+                    errors += 1
+                else:
+                    attempts.append(score)
+            yield row.index, attempts, errors
+
+    def tallies(self) -> dict[str, dict[str, Any]]:
+        """Per score key: runs by outcome and rows by category (what the result model will give)."""
+        out: dict[str, dict[str, Any]] = {}
+        for row in self._rows.values():
+            categories = self._categories(row)
+            for key, runs in row.letters.items():
+                entry = out.setdefault(key, {"runs": dict.fromkeys("PNEUXS", 0), "rows": {}, "most": 0})
+                for _, letter in runs:
+                    entry["runs"][letter] += 1
+                entry["rows"][categories[key]] = entry["rows"].get(categories[key], 0) + 1
+                entry["most"] = max(entry["most"], len(runs))
+        return out
+
+    def _categories(self, row: _Row) -> dict[str, str]:
+        return {
+            key: row_outcome([_OUTCOME[letter] for _, letter in runs], self.declared_n)
+            for key, runs in row.letters.items()
+        }
+
+    def rows(self, dataset: Mapping[int, Mapping[str, Any]]) -> Iterable[dict[str, Any]]:
+        """Every row as the page's row table receives it, in row order."""
+        for index in sorted(self._rows):
+            row = self._rows[index]
+            data = dataset.get(index) or {}
+            categories = self._categories(row)
+            out = {}
+            for key, runs in row.letters.items():
+                ordered = "".join(letter for _, letter in sorted(runs))
+                counting = [x for x in ordered if x not in "XS"]
+                out[key] = {
+                    "cat": categories[key],
+                    "runs": ordered,
+                    "passed": ordered.count("P"),
+                    "counted": len(counting),
+                }
+            yield {
+                "i": index,
+                "key": row.key,
+                "prompt": data.get("prompt") or row.prompt,
+                "truth": data.get("truth"),
+                "fields": data.get("fields") or {},
+                "answer": row.answer,
+                "error": row.error,
+                "runs": row.runs,
+                "tokens": row.tokens or None,
+                "slowest_ms": row.slowest_ms,
+                "out": out,
+                "left_out": row.left_out,
+            }
