@@ -123,9 +123,11 @@ class Browser:
             if "method" in reply:
                 self.events.append(reply)
 
-    def open(self, path: Path, *, timeout: float = 30) -> None:
-        """Loads a local file and waits for its load event."""
-        self.call("Page.navigate", session=True, url=path.resolve().as_uri())
+    def open(self, target: Path | str, *, timeout: float = 30) -> None:
+        """Loads a local file (or a URL on 127.0.0.1, as a string) and waits for its load event."""
+        url = target if isinstance(target, str) else target.resolve().as_uri()
+        self.events = [e for e in self.events if e["method"] != "Page.loadEventFired"]
+        self.call("Page.navigate", session=True, url=url)
         deadline = time.monotonic() + timeout
         while not any(e["method"] == "Page.loadEventFired" for e in self.events):
             self.events.append(self._read_message(deadline))

@@ -9,11 +9,11 @@ from typing import Any
 
 from osmosis_ai.errors import StatsError
 from osmosis_ai.report._embed import DEFAULT_MAX_DATA_MB
-from osmosis_ai.report._pairs import Pair, first_attempt, group_deltas, pair_rows, paired_statistics
+from osmosis_ai.report._pairs import Pair, Paired, first_attempt, group_deltas, pair_rows, paired_statistics
 from osmosis_ai.report._run import Scan, scan_file
 from osmosis_ai.stats import IntervalMethod
 
-__all__ = ["RunComparison", "compare"]
+__all__ = ["RunComparison", "compare", "compare_scans"]
 
 PathLike = str | os.PathLike[str]
 _CHANGED_ROWS = 20
@@ -121,6 +121,67 @@ def _metric(scan_a: Scan, scan_b: Scan, metric: str | None, path_a: str, path_b:
     return chosen
 
 
+def compare_scans(
+    scan_a: Scan,
+    scan_b: Scan,
+    *,
+    metric: str | None = None,
+    allow_partial: bool = False,
+    level: float = 0.95,
+    method: IntervalMethod = "bootstrap",
+    resamples: int = 1000,
+    seed: int = 0,
+) -> tuple[RunComparison, Paired]:
+    """The comparison of two scanned files and their paired rows (see :func:`compare`)."""
+    from osmosis_ai.stats import mcnemar_exact
+
+    path_a, path_b = scan_a.source.path, scan_b.source.path
+    name = _metric(scan_a, scan_b, metric, path_a, path_b)
+    paired = pair_rows(scan_a.index, scan_b.index, name)
+    matched = paired.matched
+    if not allow_partial and (len(matched) != paired.rows_a or len(matched) != paired.rows_b):
+        raise StatsError(
+            f"{path_a} and {path_b} were run on different datasets: {len(matched)} rows match by "
+            f"{'content' if paired.by_content else 'row index'} (A has {paired.rows_a} rows, B has {paired.rows_b}). "
+            "Compare runs of the same dataset, or allow a partial comparison (allow_partial=True, --allow-partial) "
+            f"of the {len(matched)} shared rows.",
+            field="rows",
+        )
+    if len(matched) < 2:
+        raise StatsError(
+            f"{path_a} and {path_b} share {len(matched)} rows; a comparison needs at least 2", field="rows"
+        )
+    threshold = scan_a.index.threshold
+    # An unscored judgement is not a 0 in a rubric's mean (eval-rubric's own rule); an eval's failed run is.
+    rubric = scan_a.source.header.get("kind") == "rubric" or scan_a.source.layout == "rubric-json"
+    failed = "exclude" if rubric else "zero"
+    stats = paired_statistics(
+        matched, threshold, failed=failed, level=level, method=method, resamples=resamples, seed=seed
+    )
+    fields = {i: row.get("fields") or {} for i, row in scan_a.dataset.rows.items()}
+    flips = _flips(matched)
+    comparison = RunComparison(
+        a=path_a,
+        b=path_b,
+        metric=name,
+        matched_by="row_key" if paired.by_content else "row_index",
+        rows_a=paired.rows_a,
+        rows_b=paired.rows_b,
+        rows_matched=len(matched),
+        pass_threshold=threshold,
+        a_values=stats.a_values,
+        b_values=stats.b_values,
+        differences=stats.differences,
+        flips=flips,
+        mcnemar_p=mcnemar_exact(flips["a_only"], flips["b_only"]),
+        changed_rows=_changed_rows(matched),
+        interval_method=method,
+        groups=group_deltas(matched, fields, threshold, stats.n, level, failed),
+        warnings=[*stats.warnings, *paired.warnings],
+    )
+    return comparison, paired
+
+
 def compare(
     a: PathLike,
     b: PathLike,
@@ -177,54 +238,20 @@ def compare(
         (5, 0.5, 0.0625)
     """
     from osmosis_ai.report._compare_page import PageSinks, write_compare_page
-    from osmosis_ai.stats import mcnemar_exact
 
     path_a, path_b = os.fspath(a), os.fspath(b)
     sinks = PageSinks(int(max_data_mb * (1 << 20))) if output is not None else None
     scan_a = scan_file(path_a, sink=sinks.a if sinks else None, dataset=dataset)
     scan_b = scan_file(path_b, sink=sinks.b if sinks else None, dataset=dataset)
-    name = _metric(scan_a, scan_b, metric, path_a, path_b)
-    paired = pair_rows(scan_a.index, scan_b.index, name)
-    matched = paired.matched
-    if not allow_partial and (len(matched) != paired.rows_a or len(matched) != paired.rows_b):
-        raise StatsError(
-            f"{path_a} and {path_b} were run on different datasets: {len(matched)} rows match by "
-            f"{'content' if paired.by_content else 'row index'} (A has {paired.rows_a} rows, B has {paired.rows_b}). "
-            "Compare runs of the same dataset, or allow a partial comparison (allow_partial=True, --allow-partial) "
-            f"of the {len(matched)} shared rows.",
-            field="rows",
-        )
-    if len(matched) < 2:
-        raise StatsError(
-            f"{path_a} and {path_b} share {len(matched)} rows; a comparison needs at least 2", field="rows"
-        )
-    threshold = scan_a.index.threshold
-    # An unscored judgement is not a 0 in a rubric's mean (eval-rubric's own rule); an eval's failed run is.
-    rubric = scan_a.source.header.get("kind") == "rubric" or scan_a.source.layout == "rubric-json"
-    failed = "exclude" if rubric else "zero"
-    stats = paired_statistics(
-        matched, threshold, failed=failed, level=level, method=method, resamples=resamples, seed=seed
-    )
-    fields = {i: row.get("fields") or {} for i, row in scan_a.dataset.rows.items()}
-    flips = _flips(matched)
-    comparison = RunComparison(
-        a=path_a,
-        b=path_b,
-        metric=name,
-        matched_by="row_key" if paired.by_content else "row_index",
-        rows_a=paired.rows_a,
-        rows_b=paired.rows_b,
-        rows_matched=len(matched),
-        pass_threshold=threshold,
-        a_values=stats.a_values,
-        b_values=stats.b_values,
-        differences=stats.differences,
-        flips=flips,
-        mcnemar_p=mcnemar_exact(flips["a_only"], flips["b_only"]),
-        changed_rows=_changed_rows(matched),
-        interval_method=method,
-        groups=group_deltas(matched, fields, threshold, stats.n, level, failed),
-        warnings=[*stats.warnings, *paired.warnings],
+    comparison, paired = compare_scans(
+        scan_a,
+        scan_b,
+        metric=metric,
+        allow_partial=allow_partial,
+        level=level,
+        method=method,
+        resamples=resamples,
+        seed=seed,
     )
     if output is not None and sinks is not None:
         write_compare_page(Path(output), comparison, paired, scan_a, scan_b, sinks)

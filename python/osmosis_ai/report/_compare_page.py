@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from osmosis_ai.report._compare import RunComparison
     from osmosis_ai.report._run import Scan
 
-__all__ = ["PageSinks", "comparison_summary", "pair_entries", "verdict", "write_compare_page"]
+__all__ = ["PageSinks", "comparison_summary", "figure_specs", "pair_entries", "verdict", "write_compare_page"]
 
 
 class PageSinks:
@@ -131,7 +131,7 @@ def pair_entries(paired: Paired, scan_a: Scan, scan_b: Scan, metric: str) -> lis
     return out
 
 
-def _figures(c: RunComparison) -> list[tuple[str, dict[str, Any]]]:
+def figure_specs(c: RunComparison) -> list[tuple[str, dict[str, Any]]]:
     diff_points = [
         {"statistic": _label(k), "estimate": v["estimate"], "low": v["low"], "high": v["high"]}
         for k, v in c.differences.items()
@@ -181,7 +181,7 @@ def write_compare_page(
         meta["left_out_note"] = (
             f"{sinks.left_out:,} runs are not in this page (its data limit, --max-data-mb)"
         )
-    specs = _figures(c)
+    specs = figure_specs(c)
     page = PageData(
         title=f"osmosis compare: {c.metric}",
         page="compare",
