@@ -22,6 +22,9 @@ __all__ = ["DEFAULT_MAX_DATA_MB", "CompressedLines", "json_line"]
 #: of it: base64). Past it, `osmosis report` says which runs it left out; `osmosis view` shows them all.
 DEFAULT_MAX_DATA_MB = 32
 _CHUNK = 3 * (1 << 18)  # a multiple of 3: base64 of consecutive chunks concatenates cleanly
+# The compressor holds input before it writes; a sync flush every this many raw bytes keeps the size known.
+_FLUSH_EVERY = 1 << 20
+_FIRST_RATIO = 0.35  # compressed / raw before anything was flushed (JSON of model outputs: about 1/3)
 
 
 def json_line(value: Any) -> bytes:
@@ -49,23 +52,36 @@ class CompressedLines:
         self._file: IO[bytes] = tempfile.TemporaryFile(prefix="osmosis-page-")  # noqa: SIM115
         self._compressor = zlib.compressobj(6, zlib.DEFLATED, 31)  # 31: the gzip container
         self._written = 0
+        self._pending = 0  # raw bytes given to the compressor since its last flush
+        self._flushed_raw = 0
 
     def add(self, value: Any) -> bool:
         """Adds one line; False (and nothing added) once the budget is used up."""
         if self.full:
             return False
         line = json_line(value)
-        # The compressor buffers; its pending input is bounded by the raw bytes since the last output.
-        if self.budget is not None and self._written + len(line) // 3 > self.budget:
+        if self.budget is not None and self._estimate(len(line)) > self.budget:
             self.full = True
             return False
-        out = self._compressor.compress(line)
-        if out:
-            self._file.write(out)
-            self._written += len(out)
+        self._write(self._compressor.compress(line))
+        self._pending += len(line)
+        if self._pending >= _FLUSH_EVERY:
+            self._write(self._compressor.flush(zlib.Z_SYNC_FLUSH))
+            self._flushed_raw += self._pending
+            self._pending = 0
         self.lines += 1
         self.raw_bytes += len(line)
         return True
+
+    def _estimate(self, more: int) -> float:
+        """Compressed bytes once ``more`` raw bytes are added (the pending input at the ratio so far)."""
+        ratio = self._written / self._flushed_raw if self._flushed_raw else _FIRST_RATIO
+        return self._written + (self._pending + more) * ratio
+
+    def _write(self, out: bytes) -> None:
+        if out:
+            self._file.write(out)
+            self._written += len(out)
 
     @property
     def written(self) -> int:

@@ -53,14 +53,14 @@ def final_answer(record: Mapping[str, Any]) -> str | None:
     if record.get("final_answer") is not None:
         return _text(record["final_answer"])
     for message in reversed(_messages(record)):
-        if isinstance(message, Mapping) and message.get("role") == "assistant" and message.get("content"):
+        if isinstance(message, dict) and message.get("role") == "assistant" and message.get("content"):
             return _text(message["content"])
     return None
 
 
 def _first_user(record: Mapping[str, Any]) -> str | None:
     for message in _messages(record):
-        if isinstance(message, Mapping) and message.get("role") == "user":
+        if isinstance(message, dict) and message.get("role") == "user":
             return _text(message.get("content"))
     return _text(record["preview"]) if record.get("preview") is not None else None
 
@@ -68,7 +68,7 @@ def _first_user(record: Mapping[str, Any]) -> str | None:
 def _errors(record: Mapping[str, Any]) -> list[str]:
     found = [_text(record["error"])] if record.get("error") else []
     errors = record.get("eval_errors")
-    if isinstance(errors, Mapping):
+    if isinstance(errors, dict):
         found += [f"{name}: {_text(message)}" for name, message in errors.items()]
     if record.get("unscored_reason"):
         found.append(_text(record["unscored_reason"]))
@@ -78,7 +78,7 @@ def _errors(record: Mapping[str, Any]) -> list[str]:
 def run_texts(record: Mapping[str, Any]) -> Iterable[str]:
     """Every text of a run a search looks in: messages, answer, tool calls, errors, judge explanation."""
     for message in _messages(record):
-        if isinstance(message, Mapping):
+        if isinstance(message, dict):
             yield _text(message.get("content"))
             if message.get("tool_calls"):
                 yield _text(message["tool_calls"])
@@ -90,10 +90,17 @@ def run_texts(record: Mapping[str, Any]) -> Iterable[str]:
     yield from _errors(record)
 
 
-def page_run(record: Mapping[str, Any], keys: list[tuple[str, str, str]], threshold: float) -> dict[str, Any]:
+def page_run(
+    record: Mapping[str, Any],
+    keys: list[tuple[str, str, str]],
+    threshold: float,
+    outcomes: dict[str, str] | None = None,
+) -> dict[str, Any]:
     """A run as the page receives it: the record, with each score's outcome (``_outcomes``) added."""
-    tag = record.get("model_tag") or ""
-    outcomes = {key: run_outcome(record, name, threshold) for t, name, key in keys if t == tag}
+    if outcomes is None:
+        tag = record.get("model_tag") or ""
+        tag = "" if tag == "primary" else tag
+        outcomes = {key: run_outcome(record, name, threshold) for t, name, key in keys if t == tag}
     run = {k: v for k, v in record.items() if k not in ("row_key", "row_index")}
     run["_outcomes"] = outcomes
     return run
@@ -102,7 +109,12 @@ def page_run(record: Mapping[str, Any], keys: list[tuple[str, str, str]], thresh
 def _preview(text: str | None) -> str | None:
     if text is None:
         return None
-    return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + "…"
+    # ASCII marker: one non-ASCII character would make CPython store the whole preview at 2-4 bytes a char.
+    return text if len(text) <= PREVIEW_CHARS else text[:PREVIEW_CHARS] + "..."
+
+
+_CODES = "PNEXUS"
+_NAN = float("nan")
 
 
 @dataclass(slots=True)
@@ -115,13 +127,43 @@ class _Row:
     runs: int = 0
     tokens: float = 0.0
     slowest_ms: float | None = None
-    # Per score key: one outcome letter per run (run order), and the scores (None: not scored).
-    letters: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
-    scores: dict[str, list[float | None]] = field(default_factory=dict)
-    positions: array = field(default_factory=lambda: array("q"))
     left_out: int = 0
     # An order-free digest of the runs' final answers (whether two runs of a row answered alike).
     answers: int = 0
+    # Per score key number: ``run * 8 + letter code`` per run, and the scores aligned (NaN: none).
+    # Arrays, not lists of tuples: a 25,000-row log's index fits in a few MB.
+    codes: list[array | None] = field(default_factory=list)
+    scores: list[array | None] = field(default_factory=list)
+    positions: array | None = None
+
+    def runs_of(self, k: int) -> list[tuple[int, str, float | None]]:
+        """``(run, letter, score)`` of score key number ``k``, in run order."""
+        codes = self.codes[k] if k < len(self.codes) else None
+        if codes is None:
+            return []
+        scores = self.scores[k]
+        assert scores is not None
+        runs = [(c >> 3, _CODES[c & 7], None if s != s else s) for c, s in zip(codes, scores, strict=True)]
+        return sorted(runs)
+
+    def put(self, k: int, run: int, letter: str, score: float | None) -> bool:
+        """Records run ``run`` of key ``k``; a run recorded again replaces the first (False then)."""
+        while len(self.codes) <= k:
+            self.codes.append(None)
+            self.scores.append(None)
+        codes, scores = self.codes[k], self.scores[k]
+        if codes is None or scores is None:
+            codes = self.codes[k] = array("q")
+            scores = self.scores[k] = array("d")
+        code = run * 8 + _CODES.index(letter)
+        value = _NAN if score is None else score
+        for i, old in enumerate(codes):
+            if old >> 3 == run:
+                codes[i], scores[i] = code, value
+                return False
+        codes.append(code)
+        scores.append(value)
+        return True
 
 
 @dataclass
@@ -148,23 +190,40 @@ class RowIndex:
     runs_left_out: int = 0
     judge: dict[str, int] = field(default_factory=dict)
     _rows: dict[int, _Row] = field(default_factory=dict)
+    # The key numbers of a record by (model tag, its score names, its error names): most records repeat one.
+    _known: dict[tuple[Any, ...], list[int]] = field(default_factory=dict)
 
-    def _keys_for(self, record: Mapping[str, Any]) -> list[tuple[str, str, str]]:
+    def _keys_for(self, record: Mapping[str, Any]) -> list[int]:
         tag = record.get("model_tag") or ""
         tag = "" if tag == "primary" else tag
+        scores, errors = record.get("scores"), record.get("eval_errors")
+        seen = (
+            tag,
+            tuple(scores) if type(scores) is dict else (),
+            tuple(errors) if type(errors) is dict else (),
+        )
+        known = self._known.get(seen)
+        if known is None:
+            known = self._known[seen] = self._new_keys(tag, record)
+        return known
+
+    def _new_keys(self, tag: str, record: Mapping[str, Any]) -> list[int]:
         mentioned = [*self.names]
         for source in (record.get("scores"), record.get("eval_errors")):
-            if isinstance(source, Mapping):
+            if type(source) is dict:
                 mentioned += [n for n in source if n not in mentioned]
         for name in mentioned:
             if name not in self.names:
                 self.names.append(name)
             if not any(t == tag and n == name for t, n, _ in self.keys):
                 self.keys.append((tag, name, score_key(tag, name)))
-        return [k for k in self.keys if k[0] == tag]
+        return [k for k, (t, _, _) in enumerate(self.keys) if t == tag]
+
+    def _number(self, key: str) -> int | None:
+        return next((k for k, (_, _, name) in enumerate(self.keys) if name == key), None)
 
     def add(self, item: Record) -> None:
-        """Takes one run record."""
+        """Takes one run record (a run recorded again, as a resume may, replaces the first)."""
         record = item.data
         try:
             index = int(record.get("row_index"))  # type: ignore[arg-type]
@@ -172,42 +231,37 @@ class RowIndex:
             return
         row = self._rows.get(index)
         if row is None:
-            row = self._rows[index] = _Row(index)
-        keys = self._keys_for(record)
-        self._count(row, record, keys)
-        if self.keep_positions:
+            row = self._rows[index] = _Row(index, positions=array("q") if self.keep_positions else None)
+        outcomes = self._count(row, record, self._keys_for(record))
+        if row.positions is not None:
             row.positions.append(item.position)
-        if self.sink is not None and not self.sink(index, page_run(record, self.keys, self.threshold)):
+        if self.sink is not None and not self.sink(
+            index, page_run(record, self.keys, self.threshold, outcomes)
+        ):
             row.left_out += 1
             self.runs_left_out += 1
 
-    def _count(self, row: _Row, record: Mapping[str, Any], keys: list[tuple[str, str, str]]) -> None:
-        row.runs += 1
-        if row.key is None and isinstance(record.get("row_key"), str):
-            row.key = record["row_key"]
+    def _count(self, row: _Row, record: Mapping[str, Any], keys: list[int]) -> dict[str, str]:
+        """Counts the run into the row; returns its outcome per score key."""
         run = record.get("run_index")
-        run = run if isinstance(run, int) else row.runs
-        for tag, name, key in keys:
-            outcome = run_outcome(record, name, self.threshold)
+        run = run if isinstance(run, int) and run >= 0 else row.runs
+        new = True
+        outcomes = {}
+        for k in keys:
+            tag, name, key = self.keys[k]
+            outcome = outcomes[key] = run_outcome(record, name, self.threshold)
             letter = _LETTER[outcome]
             if letter == "E" and record.get("success", True) is not False:
                 letter = "X"
-            row.letters.setdefault(key, []).append((run, letter))
             score = score_of(record, name) if outcome in ("passed", "not_passed") else None
-            row.scores.setdefault(key, []).append(score)
+            new = row.put(k, run, letter, score) and new
             if score is not None and tag == "":
                 self.score_values.setdefault(name, array("d")).append(score)
+        row.runs += int(new)
+        if row.key is None and isinstance(record.get("row_key"), str):
+            row.key = record["row_key"]
         self._judge(record)
-        duration = record.get("duration_ms")
-        if isinstance(duration, (int, float)) and not isinstance(duration, bool):
-            self.latency_ms.append(float(duration))
-            row.slowest_ms = max(row.slowest_ms or 0.0, float(duration))
-        tokens = record.get("tokens")
-        if not isinstance(tokens, (int, float)) and isinstance(record.get("usage"), Mapping):
-            tokens = record["usage"].get("total_tokens")
-        if isinstance(tokens, (int, float)) and not isinstance(tokens, bool):
-            self.tokens.append(float(tokens))
-            row.tokens += float(tokens)
+        self._usage(row, record)
         if row.prompt is None:
             row.prompt = _preview(_first_user(record))
         answer = final_answer(record)
@@ -217,6 +271,19 @@ class RowIndex:
         if row.error is None:
             errors = _errors(record)
             row.error = _preview(errors[0]) if errors else None
+        return outcomes
+
+    def _usage(self, row: _Row, record: Mapping[str, Any]) -> None:
+        duration = record.get("duration_ms")
+        if isinstance(duration, (int, float)) and not isinstance(duration, bool):
+            self.latency_ms.append(float(duration))
+            row.slowest_ms = max(row.slowest_ms or 0.0, float(duration))
+        tokens = record.get("tokens")
+        if not isinstance(tokens, (int, float)) and isinstance(record.get("usage"), dict):
+            tokens = record["usage"].get("total_tokens")
+        if isinstance(tokens, (int, float)) and not isinstance(tokens, bool):
+            self.tokens.append(float(tokens))
+            row.tokens += float(tokens)
 
     def _judge(self, record: Mapping[str, Any]) -> None:
         for name in _JUDGE_COUNTERS:
@@ -247,73 +314,62 @@ class RowIndex:
     def positions(self, row_index: int) -> list[int]:
         """Where the row's runs are in the file (with ``keep_positions``)."""
         row = self._rows.get(row_index)
-        return list(row.positions) if row is not None else []
+        return list(row.positions) if row is not None and row.positions is not None else []
 
     def outcomes(self, key: str) -> Iterable[tuple[int, str | None, list[tuple[int, str, float | None]]]]:
         """``(row_index, row_key, [(run_index, outcome letter, score)])`` of every row holding ``key``.
 
         Letters: P passed, N did not pass, E the run errored, X the scorer raised, U unscored, S skipped.
         """
+        k = self._number(key)
         for row in self._rows.values():
-            runs = row.letters.get(key)
-            if runs is not None:
-                yield (
-                    row.index,
-                    row.key,
-                    [(r, letter, s) for (r, letter), s in zip(runs, row.scores[key], strict=True)],
-                )
+            runs = row.runs_of(k) if k is not None else []
+            if runs:
+                yield row.index, row.key, runs
 
     def attempts(self, key: str) -> Iterable[tuple[int, list[float | None], int]]:
         """``(row_index, attempts, scorer errors)`` of every row for one score key, as the statistics take
         them: a score, None for a run that counts as not passing (errored run, unscored), and the runs
         whose scorer raised or that were skipped left out (counted as errors)."""
-        for row in self._rows.values():
-            runs = row.letters.get(key)
-            if runs is None:
-                continue
-            attempts: list[float | None] = []
-            errors = 0
-            for (_, letter), score in zip(runs, row.scores[key], strict=True):
-                if letter in "XS":
-                    errors += 1
-                else:
-                    attempts.append(score)
-            yield row.index, attempts, errors
+        for index, _, runs in self.outcomes(key):
+            attempts = [score for _, letter, score in runs if letter not in "XS"]
+            yield index, attempts, len(runs) - len(attempts)
 
     def tallies(self) -> dict[str, dict[str, Any]]:
         """Per score key: runs by outcome and rows by category (what the result model will give)."""
         out: dict[str, dict[str, Any]] = {}
         for row in self._rows.values():
-            categories = self._categories(row)
-            for key, runs in row.letters.items():
+            for k, (_, _, key) in enumerate(self.keys):
+                runs = row.runs_of(k)
+                if not runs:
+                    continue
                 entry = out.setdefault(key, {"runs": dict.fromkeys("PNEUXS", 0), "rows": {}, "most": 0})
-                for _, letter in runs:
+                for _, letter, _ in runs:
                     entry["runs"][letter] += 1
-                entry["rows"][categories[key]] = entry["rows"].get(categories[key], 0) + 1
+                category = self._category(runs)
+                entry["rows"][category] = entry["rows"].get(category, 0) + 1
                 entry["most"] = max(entry["most"], len(runs))
         return out
 
-    def _categories(self, row: _Row) -> dict[str, str]:
-        return {
-            key: row_outcome([_OUTCOME[letter] for _, letter in runs], self.declared_n)
-            for key, runs in row.letters.items()
-        }
+    def _category(self, runs: list[tuple[int, str, float | None]]) -> str:
+        return row_outcome([_OUTCOME[letter] for _, letter, _ in runs], self.declared_n)
 
     def rows(self, dataset: Mapping[int, Mapping[str, Any]]) -> Iterable[dict[str, Any]]:
         """Every row as the page's row table receives it, in row order."""
         for index in sorted(self._rows):
             row = self._rows[index]
             data = dataset.get(index) or {}
-            categories = self._categories(row)
             out = {}
-            for key, runs in row.letters.items():
-                ordered = "".join(letter for _, letter in sorted(runs))
-                counting = [x for x in ordered if x not in "XS"]
+            for k, (_, _, key) in enumerate(self.keys):
+                runs = row.runs_of(k)
+                if not runs:
+                    continue
+                letters = "".join(letter for _, letter, _ in runs)
                 out[key] = {
-                    "cat": categories[key],
-                    "runs": ordered,
-                    "passed": ordered.count("P"),
-                    "counted": len(counting),
+                    "cat": self._category(runs),
+                    "runs": letters,
+                    "passed": letters.count("P"),
+                    "counted": sum(1 for x in letters if x not in "XS"),
                 }
             yield {
                 "i": index,

@@ -65,9 +65,9 @@ class _Runs:
         found: set[int] = set()
         for record in self.scan.source.records():
             row = record.data.get("row_index")
-            if isinstance(row, int) and row not in found:
-                if any(needle in text.lower() for text in run_texts(record.data)):
-                    found.add(row)
+            texts = run_texts(record.data) if isinstance(row, int) and row not in found else ()
+            if any(needle in text.lower() for text in texts):
+                found.add(row)
         return found
 
 

@@ -100,10 +100,12 @@ function rowTable(parent, opts) {
       td.colSpan = opts.columns.length;
       detail.appendChild(td);
       detail.hidden = !state.open.has(r.id);
-      if (!detail.hidden) opts.card(td, r);
+      const fill = () => Promise.resolve(opts.card(td, r)).then(() => td.dispatchEvent(new Event('osmosis:card', { bubbles: true })),
+        (err) => { td.textContent = 'could not load the runs: ' + String(err && err.message ? err.message : err); });
+      if (!detail.hidden) fill();
       tr.addEventListener('click', () => {
         detail.hidden = !detail.hidden;
-        if (detail.hidden) state.open.delete(r.id); else { state.open.add(r.id); opts.card(td, r); }
+        if (detail.hidden) state.open.delete(r.id); else { state.open.add(r.id); fill(); }
       });
       add(body, tr, detail);
     }
@@ -122,6 +124,7 @@ function rowTable(parent, opts) {
       clear.addEventListener('click', () => { state.group = null; render(); });
       groupNote.appendChild(clear);
     }
+    box.dispatchEvent(new Event('osmosis:rendered'));  // tests (and anything else) wait on this
   }
 
   let timer = null;
@@ -142,7 +145,7 @@ function rowTable(parent, opts) {
     const list = matching();
     const lines = [opts.csv.map((c) => csvCell(c.label)).join(',')];
     for (const r of list) lines.push(opts.csv.map((c) => csvCell(c.value(r))).join(','));
-    download(opts.name + '-rows.csv', 'text/csv', [lines.join('\r\n') + '\r\n']);
+    download(opts.name + '-rows.csv', 'text/csv;charset=utf-8', ['\ufeff' + lines.join('\r\n') + '\r\n']);
   });
   jsonl.addEventListener('click', async () => {
     const parts = [];
