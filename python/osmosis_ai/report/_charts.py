@@ -8,6 +8,7 @@ escapes every text it draws, so a dataset value in a label is text, never markup
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 __all__ = [
@@ -183,10 +184,25 @@ def pass_difference(points: list[dict[str, Any]], title: str) -> dict[str, Any]:
     return _spec(title, [rule, dot, zero], points)
 
 
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def _drawable(value: Any) -> Any:
+    """The spec with control characters in its texts shown as U+FFFD: a NUL in a dataset field made
+    vl-convert abort the whole process (a panic that does not unwind)."""
+    if isinstance(value, str):
+        return _CONTROL.sub("\ufffd", value)
+    if isinstance(value, dict):
+        return {_drawable(k): _drawable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_drawable(v) for v in value]
+    return value
+
+
 def to_svg(specs: list[dict[str, Any]]) -> list[str]:
     """Each spec as an SVG document (text), rendered in-process by vl-convert."""
     try:
         import vl_convert as vlc
     except ImportError as exc:
         raise ImportError('reports need vl-convert: pip install "osmosis-ai[report]"') from exc
-    return [vlc.vegalite_to_svg(spec) for spec in specs]
+    return [vlc.vegalite_to_svg(_drawable(spec)) for spec in specs]

@@ -9,7 +9,7 @@ when it changed or moved (``--dataset`` points at a copy), rows are matched by c
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -94,15 +94,21 @@ def _fingerprint_matches(path: Path, recorded: Mapping[str, Any]) -> bool:
 
 
 def load_dataset_rows(
-    header: Mapping[str, Any], keys: Mapping[str, int], override: str | os.PathLike[str] | None = None
+    header: Mapping[str, Any],
+    keys: Mapping[str, int],
+    indices: Iterable[int],
+    override: str | os.PathLike[str] | None = None,
 ) -> DatasetRows:
-    """The dataset rows of a log whose rows are ``keys`` (``{row_key: row_index}``).
+    """The dataset rows of a log whose rows are ``indices`` (``keys``: ``{row_key: row_index}`` of those
+    whose records carry a content key).
 
     Args:
         header: The log header (its ``dataset`` names the file).
-        keys: Each row's content key and index in the log.
+        keys: Each keyed row's content key and index in the log.
+        indices: Every row index of the log.
         override: A dataset file to read instead of the header's (``--dataset``).
     """
+    wanted = set(indices)
     recorded = header.get("dataset") if isinstance(header.get("dataset"), Mapping) else {}
     name = override or recorded.get("path")
     if not name:
@@ -114,21 +120,27 @@ def load_dataset_rows(
         )
     by_position = override is None and _fingerprint_matches(path, recorded)
     try:
-        rows = _read(path, keys, by_position)
+        rows = _read(path, keys, wanted, by_position)
+        if not rows and not by_position and override is not None:
+            # The file given is the dataset, but no row's content matches the log's keys (an older log,
+            # rows edited since): row i of the log is taken to be row i of the file, and the page says so.
+            by_position = True
+            rows = _read(path, keys, wanted, by_position)
     except (ValueError, OSError) as exc:
         return DatasetRows(str(path), note=f"dataset file {path} could not be read: {exc}")
     found = DatasetRows(str(path), "position" if by_position else "content", rows)
-    missing = len(set(keys.values()) - set(rows))
-    if missing:
+    if by_position and override is not None:
+        found.note = f"no row of {path} matches the log's rows by content: rows are matched by position"
+    missing = len(wanted - set(rows))
+    if missing and found.note is None:
         found.note = f"{missing} of the log's rows were not found in {path} (matched by {found.matched_by})"
     return found
 
 
-def _read(path: Path, keys: Mapping[str, int], by_position: bool) -> dict[int, dict[str, Any]]:
+def _read(path: Path, keys: Mapping[str, int], wanted: set[int], by_position: bool) -> dict[int, dict[str, Any]]:
     from osmosis_ai.datasets import iter_batches
     from osmosis_ai.runs.log import row_key
 
-    wanted = set(keys.values())
     rows: dict[int, dict[str, Any]] = {}
     position = 0
     for batch in iter_batches(str(path), contract="any"):

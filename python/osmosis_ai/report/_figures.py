@@ -97,7 +97,8 @@ def _group_stats(
             agg.push(attempts, row_index=index, errors=errors)
     if not len(agg):
         return {"rows": 0}
-    s = agg.finish(confidence=summary["level"], method="normal")
+    # One row has no spread to build an interval from: its group shows the values and no interval.
+    s = agg.finish(confidence=summary["level"], method="normal") if len(agg) >= 2 else agg.finish()
     pick = [ks[0], ks[-1]]
     scored = s.count > 0 and not (summary["failed_policy"] == "zero" and s.failed == s.count)
 

@@ -302,6 +302,10 @@ class RowIndex:
     def __len__(self) -> int:
         return len(self._rows)
 
+    def indices(self) -> list[int]:
+        """Every row index, in order."""
+        return sorted(self._rows)
+
     def answer_digest(self, row_index: int) -> int:
         """A digest of the row's final answers (equal digests: the same answers, in this process)."""
         row = self._rows.get(row_index)

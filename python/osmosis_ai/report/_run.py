@@ -117,7 +117,7 @@ def scan_file(
     for record in source.records():
         index.add(record)
         runs += 1
-    rows = load_dataset_rows(source.header, index.row_keys(), dataset)
+    rows = load_dataset_rows(source.header, index.row_keys(), index.indices(), dataset)
     return Scan(source, index, rows, runs)
 
 
