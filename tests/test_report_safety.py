@@ -27,7 +27,7 @@ CORPUS = [
     "<script>" + PWN + "</script>",
     '<img src=x onerror="' + PWN + '">',
     '<a href="javascript:' + PWN + '">click me</a>',
-    "<svg onload=\"" + PWN + "\"><circle r=9 /></svg>",
+    '<svg onload="' + PWN + '"><circle r=9 /></svg>',
     '<iframe src="javascript:' + PWN + '"></iframe>',
     '<link rel="stylesheet" href="http://198.51.100.7/x.css"><meta http-equiv="refresh" content="0;url=http://198.51.100.7/">',
     "<style>body{display:none}</style><base href='http://198.51.100.7/'>",
@@ -63,10 +63,20 @@ def _lines(folder: Path) -> tuple[Path, Path]:
             lines.append(json.dumps(record, ensure_ascii=j % 2 == 0))
     # A lone surrogate escape and bytes that are not UTF-8: the strict reader refuses both lines.
     row = len(CORPUS)
-    lines.append('{"row_key": "sur", "row_index": %d, "run_index": 0, "success": true, "scores": {"acc": 1.0},'
-                 ' "final_messages": [{"role": "assistant", "content": "lone \\ud800 surrogate \\udfff here"}]}' % row)  # fmt: skip
-    raw = ('{"row_key": "bytes", "row_index": %d, "run_index": 0, "success": true, "scores": {"acc": 0.0},'
-           ' "final_messages": [{"role": "assistant", "content": "bad ' % (row + 1)).encode() + b"\xff\xfe" + b' bytes"}]}'
+    head = (
+        '{"row_key": "%s", "row_index": '
+        + str(row)
+        + ', "run_index": 0, "success": true, "scores": {"acc": 1.0}, '
+    )
+    lines.append(
+        head.replace("%s", "sur")
+        + '"final_messages": [{"role": "assistant", "content": "lone \\ud800 surrogate \\udfff here"}]}'
+    )
+    bad = (
+        head.replace("%s", "bytes").replace(str(row), str(row + 1), 1)
+        + '"final_messages": [{"role": "assistant", "content": "bad '
+    )
+    raw = bad.encode() + b"\xff\xfe" + b' bytes"}]}'
     log = folder / "hostile-log.jsonl"
     log.write_bytes(("\n".join(lines) + "\n").encode("utf-8") + raw + b"\n")
     return log, dataset
@@ -88,8 +98,14 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
 def test_the_reader_keeps_lines_the_strict_reader_refuses(hostile) -> None:
     log, _ = hostile
     source = open_source(log)
-    texts = [r.data["final_messages"][0]["content"] for r in source.records() if r.data["row_key"] in ("sur", "bytes")]
-    assert texts == ["lone \ufffd surrogate \ufffd here", "bad \ufffd\ufffd bytes"] and source.lenient_lines == 2
+    texts = [
+        r.data["final_messages"][0]["content"]
+        for r in source.records()
+        if r.data["row_key"] in ("sur", "bytes")
+    ]
+    assert (
+        texts == ["lone \ufffd surrogate \ufffd here", "bad \ufffd\ufffd bytes"] and source.lenient_lines == 2
+    )
 
 
 def test_embedded_json_cannot_close_its_script_element() -> None:
@@ -97,10 +113,14 @@ def test_embedded_json_cannot_close_its_script_element() -> None:
     assert "<" not in text and ">" not in text and "&" not in text and "\u2028" not in text
     assert json.loads(text) == {"a": "</script><!--<script>\u2028\u2029&"}
     policy = content_security_policy(server=False)
-    assert "script-src 'sha256-" in policy and "unsafe-inline" not in policy and "connect-src 'none'" in policy
+    assert (
+        "script-src 'sha256-" in policy and "unsafe-inline" not in policy and "connect-src 'none'" in policy
+    )
 
 
-def test_every_hostile_string_renders_as_text_and_the_row_count_stays_right(browser: Browser, hostile) -> None:
+def test_every_hostile_string_renders_as_text_and_the_row_count_stays_right(
+    browser: Browser, hostile
+) -> None:
     _, page = hostile
     browser.watch_network()
     open_page(browser, page)
@@ -111,11 +131,19 @@ def test_every_hostile_string_renders_as_text_and_the_row_count_stays_right(brow
         card = f"document.querySelector(\"{table()} tr.row[data-row='{j}']\").nextElementSibling"
         # Long texts show their first 20,000 characters and a button for the rest.
         browser.evaluate(f"{card}.querySelectorAll('button.more').forEach(b => b.click())")
-        for part in (f"prompt {j}: {h}", f"truth {j}: {h}", f"answer {j}: {h}", f"error {j}: {h}", f"explanation {j}: {h}"):
+        for part in (
+            f"prompt {j}: {h}",
+            f"truth {j}: {h}",
+            f"answer {j}: {h}",
+            f"error {j}: {h}",
+            f"explanation {j}: {h}",
+        ):
             assert browser.evaluate(f"{card}.textContent.includes({json.dumps(part)})"), (j, part[:60])
         if j % 3 == 0:
             assert browser.evaluate(f"{card}.textContent.includes({json.dumps(f'raised {j}: {h}')})"), j
-    assert search(browser, "surrogate") == 1 and "lone \ufffd surrogate \ufffd here" in open_card(browser, len(CORPUS))
+    assert search(browser, "surrogate") == 1 and "lone \ufffd surrogate \ufffd here" in open_card(
+        browser, len(CORPUS)
+    )
     assert search(browser, "") == ROWS
     screenshot(browser, "report-hostile")
     # Nothing ran, nothing became an element, nothing was requested.
