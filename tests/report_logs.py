@@ -51,27 +51,42 @@ def _record(i: int, run: int, row: dict[str, Any], *, answer: str, exact: float 
     return record
 
 
-def write_eval_log(folder: Path, rows: int = 90, n: int = 4) -> tuple[Path, Path]:
+def passes(i: int, run: int, variant: str = "a") -> bool:
+    """Whether run ``run`` of row ``i`` passes ``m:exact`` in run A or B (see :func:`write_eval_log`)."""
+    if variant == "b" and i % 5 == 1:
+        return run == 0  # B passes the first attempt of the rows A never passes
+    if variant == "b" and i % 10 == 0:
+        return run != 0  # ... and misses the first attempt of some rows A always passes
+    return i % 5 in (0, 2) or (i % 5 in (3, 4) and (i + run) % 3 != 0)
+
+
+def write_eval_log(folder: Path, rows: int = 90, n: int = 4, variant: str = "a") -> tuple[Path, Path]:
     """An eval log over a dataset with ``topic`` and ``difficulty`` fields, n runs per row.
 
     Row i, run r: ``m:exact`` passes on every run for i % 5 in (0, 2), on none for i % 5 == 1, when
     (i + r) % 3 != 0 otherwise; rows i % 11 == 7 score 0.0 on every run. ``m:format`` raises on run 1
     of rows i % 10 == 3. Run 2 of rows i % 9 == 4 errors (a provider 429): no score at all.
+    Variant "b" (another model on the same dataset, :func:`passes`) differs on rows i % 5 == 1 and
+    i % 10 == 0 only, where it also words its answers "Result: ...".
     """
     data = dataset_rows(rows)
-    dataset = write_dataset(folder / "questions.jsonl", data)
+    dataset = folder / "questions.jsonl"
+    if not dataset.exists():
+        write_dataset(dataset, data)
     header = {"format": "osmosis-results/1", "kind": "eval",
-              "config": {"eval_fns": [FIRST, SECOND], "n_runs": n, "model": "org/model-a", "agent": "agent:loop"},
+              "config": {"eval_fns": [FIRST, SECOND], "n_runs": n, "model": f"org/model-{variant}", "agent": "agent:loop"},
               "dataset": dataset_fingerprint(dataset), "created_at": "2026-11-27T00:00:00+00:00",
               "osmosis_version": "0.3.9"}  # fmt: skip
     lines = [header]
     for i, row in enumerate(data):
         for run in range(n):
-            passed = i % 5 in (0, 2) or (i % 5 in (3, 4) and (i + run) % 3 != 0)
+            passed = passes(i, run, variant)
             exact = 0.0 if i % 11 == 7 else float(passed)
-            answer = f"The answer is {2 * i if passed else 2 * i + 1}."
+            changed = variant == "b" and (i % 5 == 1 or i % 10 == 0)
+            lead = "Result:" if changed else "The answer is"
+            answer = f"{lead} {2 * i if passed else 2 * i + 1}."
             lines.append(_record(i, run, row, answer=answer, exact=exact, ok=not (i % 9 == 4 and run == 2),
                                  format_error=i % 10 == 3 and run == 1))  # fmt: skip
-    log = folder / "eval-log.jsonl"
+    log = folder / ("eval-log.jsonl" if variant == "a" else "eval-log-b.jsonl")
     log.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
     return log, dataset
