@@ -147,7 +147,7 @@ def test_paired_bootstrap_is_seeded_and_covers_a_real_difference(tmp_path: Path)
     assert one.flips == {"a_only": 0, "b_only": 36, "both": 12, "neither": 12}
     assert one.mcnemar_p == pytest.approx(mcnemar_reference(0, 36))
     assert one.changed_rows[0]["status"] == "improved" and len(one.changed_rows) == 20
-    assert {run["model_tag"] for run in one.changed_rows[0]["runs"]} == {"A", "B"}
+    assert one.changed_rows[0]["pass_rate_a"] == 0.0 and one.changed_rows[0]["pass_rate_b"] == 1.0
     same = osmosis_ai.compare(a, a)
     assert all(v["low"] == v["high"] == 0.0 for v in same.differences.values())
     assert same.mcnemar_p == 1.0 and same.changed_rows == []
@@ -169,32 +169,59 @@ def test_compare_refuses_different_datasets_and_says_how_many_rows_match(tmp_pat
 # --- report data ----------------------------------------------------------------------------------------
 
 
-def test_report_data_and_a_bounded_page(tmp_path: Path) -> None:
+def _page_lines(page: Path, element_id: str) -> list[Any]:
+    """The JSON lines of one of a page's compressed data blocks, decoded as the browser does."""
+    import base64
+    import gzip
+    import re
+
+    found = re.search(rf'id="{element_id}"[^>]*>([^<]*)</script>', page.read_text())
+    assert found is not None, element_id
+    raw = gzip.decompress(base64.b64decode(found.group(1))) if found.group(1) else b""
+    return [json.loads(line) for line in raw.splitlines()]
+
+
+def test_report_data_holds_every_row_and_the_numbers_agree(tmp_path: Path) -> None:
     rng = random.Random(5)
     rows = [(f"k{i}", runs) for i, runs in enumerate(_runs(rng, 50, 4))]
     log = write_log(
         tmp_path / "log.jsonl", rows, extra={"messages": [{"role": "assistant", "content": "hi"}]}
     )
-    result = osmosis_ai.report(log, output=tmp_path / "page.html", max_rows=7)
+    result = osmosis_ai.report(log, output=tmp_path / "page.html")
     run = result.runs[0]
-    passed = sum(all(s == 1.0 for s in scores) for _, scores in rows)
+    every = sum(all(s == 1.0 for s in scores) for _, scores in rows)
     errored = sum(any(s is None for s in scores) for _, scores in rows)
-    assert run.rows_total == 50 and run.row_counts == {
-        "passed": passed,
-        "errored": errored,
-        "failed": 50 - passed - errored,
-    }
-    scored = sum(s is not None for _, scores in rows for s in scores)
-    assert sum(b["count"] for b in run.histograms["score:acc"]) == scored
-    assert sum(b["count"] for b in run.histograms["latency_ms"]) == 200
-    s = run.metrics["primary"]["acc"]
+    none = sum(all(s == 0.0 for s in scores) for _, scores in rows)
+    assert run.rows_total == 50 and run.runs_total == 200 and run.runs_left_out == 0
+    assert run.row_counts == {"incomplete": 0, "errored": errored, "passed_every_attempt": every,
+                              "passed_some": 50 - every - errored - none, "passed_none": none}  # fmt: skip
+    acc = run.summary["models"][0]["functions"][0]
     ref = statistics.fmean(pass_at_k_reference(4, sum(x == 1.0 for x in sc), 2) for _, sc in rows)
-    assert s["pass_at_k"]["2"] == pytest.approx(ref) and s["intervals"]["pass_at_2"]["low"] <= ref
-    assert [r["status"] for r in run.rows][: errored if errored < 7 else 7] == ["errored"] * min(errored, 7)
-    assert len(run.rows) == 7 and run.header["dataset"]["fingerprint"] == "f"
-    page = (tmp_path / "page.html").read_text()
-    assert "embeds 7 of 50 rows" in page and result.html_bytes == len(page.encode())
-    assert "http://" not in page.replace("http://www.w3.org", "") and "https://" not in page
+    assert acc["pass_at_k"]["2"] == pytest.approx(ref) and acc["intervals"]["pass_at_2"]["low"] <= ref
+    assert acc["runs"]["errored_run"] == sum(s is None for _, sc in rows for s in sc)
+    # Every row and every run is in the page, and each row's outcome is the one the summary counts.
+    page = tmp_path / "page.html"
+    listed = _page_lines(page, "rows-data-0")
+    assert [r["i"] for r in listed] == list(range(50)) and len(_page_lines(page, "runs-data-0")) == 200
+    counted = {k: sum(r["out"]["acc"]["cat"] == k for r in listed) for k in acc["rows"]}
+    assert counted == acc["rows"]
+    text = page.read_text()
+    assert result.html_bytes == len(text.encode()) and "unsafe-inline" not in text.split("<style>")[0]
+    assert "http://" not in text.replace("http://www.w3.org", "") and "https://" not in text
+
+
+def test_a_page_past_its_data_limit_lists_every_row_and_says_which_runs_it_left_out(tmp_path: Path) -> None:
+    rows = [(f"k{i}", [1.0, 0.0, None]) for i in range(400)]
+    log = write_log(
+        tmp_path / "log.jsonl", rows, extra={"messages": [{"role": "assistant", "content": "x" * 300}]}
+    )
+    result = osmosis_ai.report(log, output=tmp_path / "page.html", max_data_mb=0.01)
+    run = result.runs[0]
+    page = tmp_path / "page.html"
+    kept = len(_page_lines(page, "runs-data-0"))
+    assert 0 < kept < 1200 and run.runs_left_out == 1200 - kept and run.rows_left_out > 0
+    assert len(_page_lines(page, "rows-data-0")) == 400 and "osmosis view" in run.meta["left_out_note"]
+    assert result.data_bytes < 0.01 * (1 << 20) + 64 * 1024  # the limit, give or take one flush
 
 
 def test_report_and_compare_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
