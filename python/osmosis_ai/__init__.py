@@ -43,7 +43,7 @@ _LAZY: dict[str, str] = {
     # Statistics over results files (the Rust core); load_results imports polars when called.
     "summarize_results": "osmosis_ai.stats",
     "load_results": "osmosis_ai.stats",
-    # Result pages: polars, altair and vl-convert load when one is made.
+    # Result pages: vl-convert loads when one is made.
     "report": "osmosis_ai.report",
     "compare": "osmosis_ai.report",
     # The rollout names load pydantic (and, for the client and server, httpx / FastAPI).

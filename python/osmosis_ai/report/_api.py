@@ -109,7 +109,8 @@ def report(
     for i, path in enumerate(items):
         embedded = CompressedLines(budget=max(budget - data_bytes, 0)) if output is not None else None
         rows = CompressedLines() if output is not None else None
-        sink = (lambda row, run, e=embedded: e.add([row, run])) if embedded is not None else None
+        # A line per run: [row index, outcome per score key, the record as the log has it].
+        sink = (lambda row, out, run, e=embedded: e.add([row, out, run])) if embedded is not None else None
         scan = scan_file(path, sink=sink, dataset=dataset)
         summary, meta, file_specs = describe(scan, index=i, level=level, seed=seed)
         left_rows = scan.index.rows_left_out()

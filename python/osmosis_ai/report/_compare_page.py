@@ -27,17 +27,17 @@ class PageSinks:
         self.runs_b = CompressedLines()
         self.left_out = 0
 
-    def _add(self, lines: CompressedLines, row: int, run: dict[str, Any]) -> bool:
-        if self.runs_a.written + self.runs_b.written > self.budget:
+    def _add(self, lines: CompressedLines, line: list[Any]) -> bool:
+        if self.runs_a.estimate() + self.runs_b.estimate() > self.budget:
             self.left_out += 1
             return False
-        return lines.add([row, run])
+        return lines.add(line)
 
-    def a(self, row: int, run: dict[str, Any]) -> bool:
-        return self._add(self.runs_a, row, run)
+    def a(self, row: int, outcomes: dict[str, str], run: dict[str, Any]) -> bool:
+        return self._add(self.runs_a, [row, outcomes, run])
 
-    def b(self, row: int, run: dict[str, Any]) -> bool:
-        return self._add(self.runs_b, row, run)
+    def b(self, row: int, outcomes: dict[str, str], run: dict[str, Any]) -> bool:
+        return self._add(self.runs_b, [row, outcomes, run])
 
 
 def verdict(interval: dict[str, Any]) -> str:

@@ -137,7 +137,9 @@ def load_dataset_rows(
     return found
 
 
-def _read(path: Path, keys: Mapping[str, int], wanted: set[int], by_position: bool) -> dict[int, dict[str, Any]]:
+def _read(
+    path: Path, keys: Mapping[str, int], wanted: set[int], by_position: bool
+) -> dict[int, dict[str, Any]]:
     from osmosis_ai.datasets import iter_batches
     from osmosis_ai.runs.log import row_key
 

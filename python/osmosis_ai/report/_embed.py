@@ -24,6 +24,7 @@ DEFAULT_MAX_DATA_MB = 32
 _CHUNK = 3 * (1 << 18)  # a multiple of 3: base64 of consecutive chunks concatenates cleanly
 # The compressor holds input before it writes; a sync flush every this many raw bytes keeps the size known.
 _FLUSH_EVERY = 1 << 20
+_CHUNK_RAW = 1 << 18
 _FIRST_RATIO = 0.35  # compressed / raw before anything was flushed (JSON of model outputs: about 1/3)
 
 
@@ -54,17 +55,22 @@ class CompressedLines:
         self._written = 0
         self._pending = 0  # raw bytes given to the compressor since its last flush
         self._flushed_raw = 0
+        self._buffer: list[bytes] = []
+        self._buffered = 0
 
     def add(self, value: Any) -> bool:
         """Adds one line; False (and nothing added) once the budget is used up."""
         if self.full:
             return False
         line = json_line(value)
-        if self.budget is not None and self._estimate(len(line)) > self.budget:
+        if self.budget is not None and self.estimate(len(line)) > self.budget:
             self.full = True
             return False
-        self._write(self._compressor.compress(line))
-        self._pending += len(line)
+        # Lines are compressed in chunks: one compress call per short line cost more than the deflate.
+        self._buffer.append(line)
+        self._buffered += len(line)
+        if self._buffered >= _CHUNK_RAW:
+            self._compress()
         if self._pending >= _FLUSH_EVERY:
             self._write(self._compressor.flush(zlib.Z_SYNC_FLUSH))
             self._flushed_raw += self._pending
@@ -73,10 +79,16 @@ class CompressedLines:
         self.raw_bytes += len(line)
         return True
 
-    def _estimate(self, more: int) -> float:
-        """Compressed bytes once ``more`` raw bytes are added (the pending input at the ratio so far)."""
+    def _compress(self) -> None:
+        self._write(self._compressor.compress(b"".join(self._buffer)))
+        self._pending += self._buffered
+        self._buffer.clear()
+        self._buffered = 0
+
+    def estimate(self, more: int = 0) -> float:
+        """Compressed bytes once ``more`` raw bytes are added (input not yet written at the ratio so far)."""
         ratio = self._written / self._flushed_raw if self._flushed_raw else _FIRST_RATIO
-        return self._written + (self._pending + more) * ratio
+        return self._written + (self._pending + self._buffered + more) * ratio
 
     def _write(self, out: bytes) -> None:
         if out:
@@ -90,6 +102,7 @@ class CompressedLines:
 
     def finish(self) -> int:
         """Ends the stream; returns its compressed size in bytes."""
+        self._compress()
         tail = self._compressor.flush()
         self._file.write(tail)
         self._written += len(tail)

@@ -174,15 +174,18 @@ class RowIndex:
         names: The score names the file declares (more are added as records mention them).
         threshold: The pass threshold.
         declared_n: Runs per row the file declares (rows with fewer are incomplete), or None.
-        sink: Called with ``(row_index, page run)`` for every record (the report's compressed data).
+        sink: Called with ``(row_index, outcome per score key, record)`` for every record (the report's
+            compressed data); False when it takes no more.
         keep_positions: Remember where each run is in the file (``osmosis view``).
+        judged: Count the judge's health fields (rubric files).
     """
 
     names: list[str]
     threshold: float
     declared_n: int | None = None
-    sink: Callable[[int, dict[str, Any]], bool] | None = None
+    sink: Callable[[int, dict[str, str], dict[str, Any]], bool] | None = None
     keep_positions: bool = False
+    judged: bool = False
     keys: list[tuple[str, str, str]] = field(default_factory=list)
     latency_ms: array = field(default_factory=lambda: array("d"))
     tokens: array = field(default_factory=lambda: array("d"))
@@ -235,9 +238,7 @@ class RowIndex:
         outcomes = self._count(row, record, self._keys_for(record))
         if row.positions is not None:
             row.positions.append(item.position)
-        if self.sink is not None and not self.sink(
-            index, page_run(record, self.keys, self.threshold, outcomes)
-        ):
+        if self.sink is not None and not self.sink(index, outcomes, record):
             row.left_out += 1
             self.runs_left_out += 1
 
@@ -260,7 +261,8 @@ class RowIndex:
         row.runs += int(new)
         if row.key is None and isinstance(record.get("row_key"), str):
             row.key = record["row_key"]
-        self._judge(record)
+        if self.judged:
+            self._judge(record)
         self._usage(row, record)
         if row.prompt is None:
             row.prompt = _preview(_first_user(record))

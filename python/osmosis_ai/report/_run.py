@@ -98,7 +98,7 @@ def _threshold(header: dict[str, Any]) -> float:
 def scan_file(
     path: str | os.PathLike[str],
     *,
-    sink: Callable[[int, dict[str, Any]], bool] | None = None,
+    sink: Callable[[int, dict[str, str], dict[str, Any]], bool] | None = None,
     keep_positions: bool = False,
     dataset: str | os.PathLike[str] | None = None,
 ) -> Scan:
@@ -106,13 +106,16 @@ def scan_file(
 
     Args:
         path: The results file.
-        sink: Receives ``(row_index, run as the page shows it)``; False when it takes no more.
+        sink: Receives ``(row_index, outcome per score key, record)`` of every run; False when it takes
+            no more.
         keep_positions: Remember where each run is in the file (to read it again on demand).
         dataset: The dataset file to read ground truths and fields from (default: the log header's).
     """
     source = open_source(path)
     threshold = _threshold(source.header)
-    index = RowIndex(_names(source), threshold, _declared_n(source.header), sink, keep_positions)
+    config = source.header.get("config") if isinstance(source.header.get("config"), dict) else {}
+    judged = source.layout == "rubric-json" or "rubric" in (source.header.get("kind"), config.get("kind"))
+    index = RowIndex(_names(source), threshold, _declared_n(source.header), sink, keep_positions, judged)
     runs = 0
     for record in source.records():
         index.add(record)

@@ -118,9 +118,12 @@ function embeddedSource(suffix) {
     async load() {
       await embeddedLines('rows-data' + suffix, (r) => rows.push(r));
       for (const side of ['', 'a', 'b']) {
+        // A line per run: [row index, outcome per score key, the record as the log has it].
         await embeddedLines('runs-data' + suffix + (side ? '-' + side : ''), (line) => {
+          const run = line[2];
+          run._outcomes = line[1];
           const list = runsBy[side].get(line[0]);
-          if (list) list.push(line[1]); else runsBy[side].set(line[0], [line[1]]);
+          if (list) list.push(run); else runsBy[side].set(line[0], [run]);
         });
       }
       return rows;
