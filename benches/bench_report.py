@@ -33,7 +33,7 @@ def write_log(path: Path, runs: int) -> Path:
         for row in range(runs // N):
             for run in range(N):
                 ok = (row + run) % 17 != 0
-                answer = " ".join(rng.choice(WORDS) for _ in range(42))
+                answer = " ".join(rng.choice(WORDS) for _ in range(44))
                 record: dict[str, Any] = {
                     "row_key": f"k{row}", "row_index": row, "run_index": run, "model_tag": "", "success": ok,
                     "scores": {"m:acc": float((row * 7 + run) % 3 == 0), "m:fmt": ((row + run) % 10) / 10} if ok else {},
@@ -90,21 +90,19 @@ def _read_once(log: Path) -> list[str]:
 
 @pytest.mark.parametrize("size", list(SIZES))
 def test_read_the_log_once(benchmark, logs: dict[str, Path], size: str) -> None:  # type: ignore[no-untyped-def]
-    peak = compare(
-        benchmark, f"report, {SIZES[size]:,} runs", "baseline", _peak_mb, _read_once(logs[size]), rounds=3
-    )
-    NOTES.append(f"read once, {SIZES[size]:,} runs: peak RSS {peak:.0f} MB")
+    label, group = f"read {size}", f"report, {SIZES[size]:,} runs"
+    peak = compare(benchmark, group, "baseline", _peak_mb, _read_once(logs[size]), label, rounds=3)
+    NOTES.append(f"read once, {SIZES[size]:,} runs: peak RSS {peak:.0f} MB, CPU {_cpu(label):.2f} s (median)")
 
 
 @pytest.mark.parametrize("size", list(SIZES))
 def test_write_the_report(benchmark, logs: dict[str, Path], size: str) -> None:  # type: ignore[no-untyped-def]
     log = logs[size]
-    peak = compare(
-        benchmark, f"report, {SIZES[size]:,} runs", "osmosis report", _peak_mb, _report(log), rounds=3
-    )
+    label, group = f"report {size}", f"report, {SIZES[size]:,} runs"
+    peak = compare(benchmark, group, "osmosis report", _peak_mb, _report(log), label, rounds=3)
     page = log.with_suffix(".html").stat().st_size
     NOTES.append(
         f"osmosis report, {SIZES[size]:,} runs ({log.stat().st_size / 1e6:.0f} MB log): peak RSS {peak:.0f} MB "
-        f"(limit {LIMIT_MB}), page {page / 1e6:.1f} MB"
+        f"(limit {LIMIT_MB}), CPU {_cpu(label):.2f} s (median), page {page / 1e6:.1f} MB"
     )
     assert peak < LIMIT_MB
