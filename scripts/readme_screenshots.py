@@ -27,13 +27,17 @@ SCALE = 0.6  # small files; the text stays readable
 
 def _shot(browser: Browser, name: str, top: float, height: float) -> None:
     clip = {"x": 0, "y": top, "width": WIDTH, "height": height, "scale": SCALE}
-    data = browser.call("Page.captureScreenshot", session=True, format="png", clip=clip, captureBeyondViewport=True)
+    data = browser.call(
+        "Page.captureScreenshot", session=True, format="png", clip=clip, captureBeyondViewport=True
+    )
     (OUT / name).write_bytes(base64.b64decode(data["data"]))
     print(f"wrote docs/{name} ({(OUT / name).stat().st_size / 1024:.0f} KiB)")
 
 
 def _top(browser: Browser, selector: str) -> float:
-    return float(browser.evaluate(f"document.querySelector({selector!r}).getBoundingClientRect().top + window.scrollY"))
+    return float(
+        browser.evaluate(f"document.querySelector({selector!r}).getBoundingClientRect().top + window.scrollY")
+    )
 
 
 def main() -> int:

@@ -326,7 +326,10 @@ mod tests {
         // numpy.quantile([1, 2, 3, 4, 10], [0, 0.5, 0.95, 1]) == [1, 3, 8.8, 10]
         let q = quantiles(&[10.0, 1.0, 4.0, 3.0, 2.0], &[0.0, 0.5, 0.95, 1.0]).unwrap();
         let expected = [1.0, 3.0, 8.8, 10.0];
-        assert!(q.iter().zip(expected).all(|(a, b)| (a - b).abs() < 1e-12), "{q:?}");
+        assert!(
+            q.iter().zip(expected).all(|(a, b)| (a - b).abs() < 1e-12),
+            "{q:?}"
+        );
         assert_eq!(quantiles(&[], &[0.5]), None);
         assert_eq!(quantiles(&[7.0], &[0.0, 0.99]), Some(vec![7.0, 7.0]));
     }
