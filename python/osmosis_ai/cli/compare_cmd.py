@@ -64,15 +64,36 @@ def _text(result: Any) -> list[str]:
     is_flag=True,
     help="Compare the shared rows when the runs hold different rows (else refuse).",
 )
+@click.option(
+    "--max-data-mb",
+    type=click.FloatRange(min=0),
+    default=32,
+    show_default=True,
+    help="With -o: compressed MiB of runs the page holds (every row is listed; `osmosis view A B` has no limit).",
+)
+@click.option(
+    "--dataset",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="The dataset file for ground truths and per-group differences (default: the one A names).",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
 def compare_command(
-    a: Path, b: Path, metric: str | None, output: Path | None, allow_partial: bool, seed: int
+    a: Path,
+    b: Path,
+    metric: str | None,
+    output: Path | None,
+    allow_partial: bool,
+    max_data_mb: float,
+    dataset: Path | None,
+    seed: int,
 ) -> None:
     """Is run B better than run A on the same rows, or is it noise?
 
     Rows are matched by content. Prints the difference B - A of the mean score and of pass@k / pass^k
     for each k with paired bootstrap intervals, the pass/fail flips of each row's first attempt with
-    McNemar's exact test, and the rows that changed most.
+    McNemar's exact test, and the rows that changed most. With -o, a page puts A and B side by side for
+    every matched row (`osmosis view A B` serves it for logs of any size).
     """
     from osmosis_ai.cli.output import STATE, emit_detail
 
@@ -81,7 +102,16 @@ def compare_command(
     except ImportError as exc:  # pragma: no cover - the extras are in the dev environment
         raise CLIError(str(exc)) from exc
     try:
-        result = compare(a, b, metric=metric, allow_partial=allow_partial, seed=seed, output=output)
+        result = compare(
+            a,
+            b,
+            metric=metric,
+            allow_partial=allow_partial,
+            seed=seed,
+            output=output,
+            max_data_mb=max_data_mb,
+            dataset=dataset,
+        )
     except ImportError as exc:
         raise CLIError(str(exc)) from exc
     data = result.to_dict()

@@ -135,7 +135,7 @@ function summaryBlocks(parent, summary, meta, index) {
   const warn = warningsBlock(summary, meta);
   if (warn) top.appendChild(warn);
   const scores = section(parent, 'Scores');
-  add(scores, scoresTable(summary), el('h3', null, 'Rows by outcome'), rowTallyTable(summary), errorMessages(summary));
+  add(scores, add(el('div', 'scroll'), scoresTable(summary)), el('h3', null, 'Rows by outcome'), rowTallyTable(summary), errorMessages(summary));
   const plots = section(parent, 'Plots');
   moveFigures(plots, 'p' + index + ':');
   judgeBlock(parent, meta.judge, index);
