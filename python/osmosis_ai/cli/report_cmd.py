@@ -15,7 +15,7 @@ __all__ = ["report_command"]
 def _line(run: Any) -> str:
     rows = run.row_counts
     text = (
-        f"{run.rows_total:,} rows, {run.runs_total:,} runs, n={run.summary['n']}: "
+        f"{run.rows_total:,} rows, {run.runs_total:,} runs, n={run.summary['n_runs'] or '?'}: "
         f"{rows.get('passed_every_attempt', 0):,} passed every attempt, {rows.get('passed_some', 0):,} some, "
         f"{rows.get('passed_none', 0):,} none, {rows.get('errored', 0):,} errored, "
         f"{rows.get('incomplete', 0):,} incomplete"

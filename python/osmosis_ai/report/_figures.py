@@ -90,7 +90,7 @@ def _group_stats(
     from osmosis_ai.stats import Aggregator
 
     agg = Aggregator(
-        pass_threshold=summary["pass_threshold"], ks=ks, n_runs=summary["n"], failed=summary["failed_policy"]
+        pass_threshold=summary["pass_threshold"], ks=ks, n_runs=ks[-1], failed=summary["failed_policy"]
     )
     for index, attempts, errors in rows.attempts(key):
         if index in members:
@@ -139,9 +139,12 @@ def groups(
 
 
 def page_ks_of(summary: Mapping[str, Any]) -> list[int]:
+    """The k values of the summary's first score (every k up to its n): per-group statistics use the same."""
     from osmosis_ai.report._summary import page_ks
 
-    return page_ks(int(summary["n"] or 1))
+    functions = summary["models"][0]["functions"] if summary["models"] else []
+    ks = list(functions[0]["ks"]) if functions else []
+    return [int(k) for k in ks] or page_ks(int(summary.get("n_runs") or 1))
 
 
 def _noise(rows: RowIndex, key: str) -> dict[str, Any] | None:

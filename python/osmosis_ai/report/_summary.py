@@ -209,11 +209,10 @@ def page_summary(
         "schema": SCHEMA,
         "source": {"path": name, "layout": summary.layout, "kind": summary.kind},
         "config": config,
-        "n": n,
+        "n_runs": declared,
         "pass_threshold": summary.pass_threshold,
         "failed_policy": summary.failed_policy,
         "level": level,
-        "interval_method": method,
         "models": models,
         "durations": {
             # Wall time and CPU per invocation come with the result model; the runs' own durations

@@ -86,7 +86,7 @@ function groupsBlock(parent, meta, summary, index, table) {
   s.appendChild(tableBox);
   const plots = moveFigures(s, 'g' + index + ':');
   const primary = summary.models[0] ? summary.models[0].functions.map((f) => f.name) : [];
-  const n = String(summary.n);
+  const n = lastK(summary.models[0] ? summary.models[0].functions[0] : null);
   function show() {
     const field = pick.value;
     plots.querySelectorAll('figure').forEach((f) => { f.hidden = f.dataset.plot !== 'g' + index + ':' + field; });

@@ -6,6 +6,14 @@ const ROW_WORDS = [
 ];
 const RUN_WORDS = { passed: 'passed', not_passed: 'did not pass', errored: 'errored', unscored: 'unscored', skipped: 'skipped' };
 
+function lastK(f) { return String(f && f.ks && f.ks.length ? f.ks[f.ks.length - 1] : 1); }
+
+function intervalMethods(summary) {
+  const seen = new Set();
+  for (const m of summary.models) for (const f of m.functions) for (const iv of Object.values(f.intervals || {})) if (iv.method) seen.add(iv.method);
+  return Array.from(seen).join(', ') || 'none';
+}
+
 function scoreKey(tag, name) { return tag === 'primary' || !tag ? name : name + ' [' + tag + ']'; }
 
 function headerBlock(summary, meta) {
@@ -19,7 +27,8 @@ function headerBlock(summary, meta) {
     ['command / agent', cfg.command || cfg.agent || cfg.rubric_id], ['model(s)', models],
     ['dataset', dataset.path], ['dataset fingerprint', dataset.fingerprint], ['dataset rows shown from', meta.dataset_read],
     ['created', meta.created_at], ['osmosis version', meta.osmosis_version],
-    ['runs per row (n)', summary.n], ['rows', first.total_rows], ['runs', first.total_runs],
+    ['runs per row (n)', summary.n_runs === null || summary.n_runs === undefined ? 'not declared by the file' : summary.n_runs],
+    ['rows', first.total_rows], ['runs', first.total_runs],
     ['pass threshold', summary.pass_threshold],
     ['wall time (s)', dur.total_duration_ms === null || dur.total_duration_ms === undefined ? 'not recorded in this log' : fmt(dur.total_duration_ms / 1000, 1)],
     ['CPU time (s)', dur.cpu_ms === null || dur.cpu_ms === undefined ? 'not recorded in this log' : fmt(dur.cpu_ms / 1000, 1)],
@@ -27,7 +36,7 @@ function headerBlock(summary, meta) {
     ['tokens', first.total_tokens || null],
     ['latency per run p50 / p95 / p99 (ms)', meta.latency && meta.latency.percentiles
       ? ['p50', 'p95', 'p99'].map((k) => fmt(meta.latency.percentiles[k], 1)).join(' / ') : null],
-    ['intervals', (summary.level * 100).toFixed(0) + '% over rows (' + summary.interval_method + ')'],
+    ['intervals', (summary.level * 100).toFixed(0) + '% over rows (' + intervalMethods(summary) + ')'],
   ]);
 }
 
@@ -42,14 +51,17 @@ function cell(tr, value, cls) { tr.appendChild(el('td', cls || (typeof value ===
 
 function withInterval(value, iv) {
   const s = fmt(value);
-  return value === null || value === undefined ? s : s + ' ' + fmtInterval(iv);
+  if (value === null || value === undefined) return s;
+  // An interval the data cannot support has no bounds and says why (too few rows, no spread).
+  return s + ' ' + (iv && (iv.low === null || iv.low === undefined) && iv.note ? '(' + iv.note + ')' : fmtInterval(iv));
 }
 
 function scoresTable(summary) {
   const t = el('table', 'scores');
-  const n = summary.n;
+  const first = summary.models.length && summary.models[0].functions.length ? summary.models[0].functions[0] : null;
+  const n = lastK(first);
   const head = ['model', 'score', 'runs', 'scored', 'passed', 'did not pass', 'errored (run)', 'errored (function)', 'unscored',
-    'mean', 'std', 'min', 'max', 'pass@1', 'pass@' + n, 'pass^' + n];
+    'mean', 'std', 'min', 'max', 'pass@1', 'pass@n (n = ' + n + ')', 'pass^n'];
   const tr = el('tr');
   for (const h of head) tr.appendChild(el('th', null, h));
   t.appendChild(el('thead')).appendChild(tr);
@@ -58,7 +70,7 @@ function scoresTable(summary) {
     for (const f of m.functions) {
       const r = el('tr');
       r.dataset.score = scoreKey(m.model_tag, f.name);
-      const last = String(f.ks.length ? f.ks[f.ks.length - 1] : 1);
+      const last = lastK(f);
       const iv = f.intervals || {};
       cell(r, m.model_tag, ''); cell(r, f.name, 'name');
       for (const k of ['finished', 'scored', 'passed', 'not_passed', 'errored_run', 'errored_function', 'unscored']) cell(r, f.runs[k]);
