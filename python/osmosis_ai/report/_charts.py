@@ -187,16 +187,12 @@ def pass_difference(points: list[dict[str, Any]], title: str) -> dict[str, Any]:
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f]")
 
 
-def _drawable(value: Any) -> Any:
+def _drawable(spec: dict[str, Any]) -> Any:
     """The spec with control characters in its texts shown as U+FFFD: a NUL in a dataset field made
     vl-convert abort the whole process (a panic that does not unwind)."""
-    if isinstance(value, str):
-        return _CONTROL.sub("\ufffd", value)
-    if isinstance(value, dict):
-        return {_drawable(k): _drawable(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_drawable(v) for v in value]
-    return value
+    from osmosis_ai.report._source import replace_in_texts
+
+    return replace_in_texts(spec, _CONTROL)
 
 
 def to_svg(specs: list[dict[str, Any]]) -> list[str]:

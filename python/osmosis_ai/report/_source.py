@@ -18,7 +18,15 @@ from typing import Any
 
 from osmosis_ai.errors import DatasetParseError, StatsError
 
-__all__ = ["LogSource", "Record", "line_offsets", "open_source", "read_line_at", "tolerant_loads"]
+__all__ = [
+    "LogSource",
+    "Record",
+    "line_offsets",
+    "open_source",
+    "read_line_at",
+    "replace_in_texts",
+    "tolerant_loads",
+]
 
 _BATCH = 512
 _LONE_SURROGATE = re.compile("[\ud800-\udfff]")
@@ -112,14 +120,19 @@ def tolerant_loads(raw: bytes) -> Any:
     return _clean(json.loads(raw.decode("utf-8", "replace")))
 
 
-def _clean(value: Any) -> Any:
+def replace_in_texts(value: Any, pattern: re.Pattern[str]) -> Any:
+    """``value`` (JSON data) with every match of ``pattern`` in its strings and keys replaced by U+FFFD."""
     if isinstance(value, str):
-        return _LONE_SURROGATE.sub("\ufffd", value)
+        return pattern.sub("\ufffd", value)
     if isinstance(value, dict):
-        return {_clean(k): _clean(v) for k, v in value.items()}
+        return {replace_in_texts(k, pattern): replace_in_texts(v, pattern) for k, v in value.items()}
     if isinstance(value, list):
-        return [_clean(v) for v in value]
+        return [replace_in_texts(v, pattern) for v in value]
     return value
+
+
+def _clean(value: Any) -> Any:
+    return replace_in_texts(value, _LONE_SURROGATE)
 
 
 def _line_number(path: str, offset: int) -> int:
