@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -57,7 +58,7 @@ class LogSource:
     header: dict[str, Any]
     skipped_tail: bool = False
     lenient_lines: int = 0
-    _offsets: list[int] | None = field(default=None, repr=False)
+    _offsets: array | None = field(default=None, repr=False)
 
     def records(self) -> Iterator[Record]:
         """Every run record, in file order (a generator: the file is read as it is consumed)."""
@@ -141,9 +142,9 @@ def _line_number(path: str, offset: int) -> int:
         return handle.read(offset).count(b"\n") + 1
 
 
-def line_offsets(path: str) -> list[int]:
+def line_offsets(path: str) -> array:
     """The byte offset of every non-blank line (no parsing: one pass that only finds newlines)."""
-    offsets: list[int] = []
+    offsets = array("q")
     at = 0
     with open(path, "rb") as handle:
         for raw in handle:

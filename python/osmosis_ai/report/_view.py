@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import os
 import zlib
+from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -47,7 +48,7 @@ class _Runs:
                 row = record.data.get("row_index")
                 if isinstance(row, int):
                     self.kept.setdefault(row, []).append(self._page(record.data))
-            self.offsets: list[int] = []
+            self.offsets = array("q")
         else:
             self.offsets = line_offsets(self.path)
 
