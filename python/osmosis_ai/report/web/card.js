@@ -53,16 +53,31 @@ function errorsBox(run) {
   return box.childElementCount ? box : null;
 }
 
+// The recorded tool calls (name, duration) in call order, matched to the transcript's tool messages.
+function toolTimings(run) {
+  const left = (Array.isArray(run.tool_calls) ? run.tool_calls : []).filter((c) => c && typeof c === 'object');
+  return (name) => {
+    let i = left.findIndex((c) => name && (c.name === name || (c.function && c.function.name === name)));
+    if (i < 0) i = 0;
+    return left.length ? left.splice(i, 1)[0] : null;
+  };
+}
+
 function transcript(run) {
   const msgs = messagesOf(run);
   if (!msgs.length) return null;
   const box = el('ol', 'transcript');
+  const timing = toolTimings(run);
   for (const m of msgs) {
     const li = el('li', 'msg');
     if (m && typeof m === 'object') {
       li.dataset.role = String(m.role || '?');
       li.appendChild(el('span', 'role', String(m.role || '?')));
       if (m.name) li.appendChild(el('span', 'tool-name', String(m.name)));
+      if (m.role === 'tool') {
+        const t = timing(m.name);
+        if (t && t.duration_ms !== undefined && t.duration_ms !== null) li.appendChild(el('span', 'took', 'took ' + fmt(t.duration_ms, 1) + ' ms'));
+      }
       if (m.content !== undefined && m.content !== null) li.appendChild(longText('div', 'content', contentText(m.content)));
       if (Array.isArray(m.tool_calls)) {
         for (const c of m.tool_calls) {
