@@ -41,7 +41,8 @@ def pass_hat_k_reference(n: int, c: int, k: int) -> float:
 def write_log(path: Path, rows: list[tuple[str, list[float | None]]], *, kind: str = "eval", order: list[int] | None = None,
               offset: int = 0, extra: dict[str, Any] | None = None) -> Path:  # fmt: skip
     """A results log: ``rows`` are (content key, scores per attempt; None = a failed run)."""
-    header = {"format": "osmosis-results/1", "kind": kind, "config": {"eval_fns": ["acc"], "model": "m"},
+    n = max((len(scores) for _, scores in rows), default=1)  # declared, as the commands do
+    header = {"format": "osmosis-results/1", "kind": kind, "config": {"eval_fns": ["acc"], "model": "m", "n_runs": n},
               "dataset": {"path": "d.jsonl", "size": 1, "fingerprint": "f"}, "created_at": "2026-11-25T00:00:00Z"}  # fmt: skip
     lines = [header]
     for position in order if order is not None else range(len(rows)):
@@ -82,7 +83,8 @@ def test_mcnemar_matches_the_exact_rational_reference(b: int, c: int) -> None:
 
 
 def _reference(a_rows: list[list[float | None]], b_rows: list[list[float | None]], k: int) -> dict[str, Any]:
-    """B - A of pass@k per row, flips on run 0, the paired normal interval: all in plain Python."""
+    """B - A of pass@k per row, flips on run 0, the paired Student t interval (scipy's quantile)."""
+    from scipy.stats import t as student
 
     def count(scores: list[float | None]) -> tuple[int, int]:
         return len(scores), sum(1 for s in scores if s is not None and s >= 1.0)
@@ -93,7 +95,7 @@ def _reference(a_rows: list[list[float | None]], b_rows: list[list[float | None]
         diffs.append(pass_at_k_reference(nb, cb, k) - pass_at_k_reference(na, ca, k))
     first = [(ra[0] == 1.0, rb[0] == 1.0) for ra, rb in zip(a_rows, b_rows, strict=True)]
     a_only, b_only = sum(x and not y for x, y in first), sum(y and not x for x, y in first)
-    half = statistics.NormalDist().inv_cdf(0.975) * statistics.stdev(diffs) / math.sqrt(len(diffs))
+    half = student.ppf(0.975, len(diffs) - 1) * statistics.stdev(diffs) / math.sqrt(len(diffs))
     mean = statistics.fmean(diffs)
     return {"estimate": mean, "low": mean - half, "high": mean + half, "a_only": a_only, "b_only": b_only}
 
@@ -120,13 +122,13 @@ def test_compare_matches_a_pure_python_reference(
     order = list(range(rows))
     rng.shuffle(order)
     b = write_log(folder / "b.jsonl", list(zip(keys, b_rows, strict=True)), order=order, offset=1000)
-    result = osmosis_ai.compare(a, b, method="normal")
+    result = osmosis_ai.compare(a, b, method="t")
     assert (result.rows_matched, result.matched_by) == (rows, "row_key")
     for k in range(1, n + 1):
         ref = _reference(a_rows, b_rows, k)
         got = result.differences[f"pass_at_{k}"]
         assert got["estimate"] == pytest.approx(ref["estimate"], abs=1e-12)
-        if ref["high"] > ref["low"]:
+        if ref["high"] - ref["low"] > 1e-12:
             assert (got["low"], got["high"]) == (
                 pytest.approx(ref["low"], abs=1e-9),
                 pytest.approx(ref["high"], abs=1e-9),
@@ -140,17 +142,21 @@ def test_paired_bootstrap_is_seeded_and_covers_a_real_difference(tmp_path: Path)
     rows = [(f"k{i}", [float(i % 5 == 0)] * 3) for i in range(60)]
     better = [(f"k{i}", [float(i % 5 != 1)] * 3) for i in range(60)]
     a, b = write_log(tmp_path / "a.jsonl", rows), write_log(tmp_path / "b.jsonl", better)
-    one = osmosis_ai.compare(a, b, seed=3)
-    assert one.differences == osmosis_ai.compare(a, b, seed=3).differences
+    one = osmosis_ai.compare(a, b, method="bootstrap", seed=3)
+    assert one.differences == osmosis_ai.compare(a, b, method="bootstrap", seed=3).differences
     iv = one.differences["pass_at_1"]
     assert iv["method"] == "bootstrap" and 0 < iv["low"] < iv["estimate"] < iv["high"]
     assert one.flips == {"a_only": 0, "b_only": 36, "both": 12, "neither": 12}
     assert one.mcnemar_p == pytest.approx(mcnemar_reference(0, 36))
     assert one.changed_rows[0]["status"] == "improved" and len(one.changed_rows) == 20
     assert one.changed_rows[0]["pass_rate_a"] == 0.0 and one.changed_rows[0]["pass_rate_b"] == 1.0
+    assert one.verdict["outcome"] == "b_better"
     same = osmosis_ai.compare(a, a)
-    assert all(v["low"] == v["high"] == 0.0 for v in same.differences.values())
-    assert same.mcnemar_p == 1.0 and same.changed_rows == []
+    # No spread: no interval (never a point interval), and the note says why.
+    assert all(v["estimate"] == 0.0 and v["low"] is None and v["note"] for v in same.differences.values())
+    assert (
+        same.mcnemar_p == 1.0 and same.changed_rows == [] and same.verdict["outcome"] == "no_clear_difference"
+    )
 
 
 def test_compare_refuses_different_datasets_and_says_how_many_rows_match(tmp_path: Path) -> None:

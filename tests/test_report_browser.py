@@ -229,3 +229,34 @@ def test_past_the_data_limit_the_page_and_the_command_say_what_they_left_out(
     assert "not in this page" in text and "truth-178" in text
     screenshot(browser, "report-data-limit")
     assert browser.errors() == []
+
+
+def test_wall_time_and_cpu_per_invocation_of_a_resumed_log(browser: Browser, tmp_path: Path) -> None:
+    log, _ = write_eval_log(tmp_path, rows=20)
+    lines = log.read_text().splitlines()
+    stamped = [lines[0]]
+    for number, line in enumerate(lines[1:]):
+        record = json.loads(line)
+        # Rows 0-9 written by the first invocation, rows 10-19 by a resume (invocation 1).
+        invocation = int(record["row_index"] >= 10)
+        record.update(
+            invocation=invocation,
+            invocation_ms=100.0 * (number % 40 + 1),
+            invocation_cpu_ms=20.0 * (number % 40 + 1),
+        )
+        stamped.append(json.dumps(record))
+    log.write_text("\n".join(stamped) + "\n")
+    page = tmp_path / "stamped.html"
+    made = osmosis_ai.report(log, output=page)
+    durations = made.runs[0].summary["durations"]
+    assert [i["index"] for i in durations["invocations"]] == [0, 1] and durations[
+        "total_duration_ms"
+    ] == 8000.0
+    open_page(browser, page)
+    assert "p0:invocations" in plots(browser)
+    header = browser.evaluate("document.querySelector('table.kv').innerText")
+    cpu = durations["cpu_ms"] / 1000
+    cpu_text = f"{cpu:.0f}" if cpu == int(cpu) else f"{cpu:.1f}"  # as the page formats it
+    assert "wall time (s)\t8\n" in header and f"CPU time (s)\t{cpu_text}\n" in header
+    screenshot(browser, "report-invocations")
+    assert browser.errors() == []

@@ -24,20 +24,22 @@ def _text(result: Any) -> list[str]:
         f"A: {result.a}",
         f"B: {result.b}",
         f"metric {result.metric}: {result.rows_matched} rows matched by {result.matched_by}; "
-        f"95% paired {result.interval_method} intervals of B - A",
+        f"paired {result.interval_method} intervals of B - A",
         "",
         f"{'statistic':<12}{'A':>9}{'B':>9}{'B - A':>10}  {'interval':<22}verdict",
     ]
     for name, iv in result.differences.items():
+        interval = "no interval" if iv["low"] is None else "[{:+.4f}, {:+.4f}]".format(iv["low"], iv["high"])
         lines.append(
             f"{_label(name):<12}{result.a_values[name]:>9.4f}{result.b_values[name]:>9.4f}{iv['estimate']:>+10.4f}  "
-            f"{'[{:+.4f}, {:+.4f}]'.format(iv['low'], iv['high']):<22}{verdict(iv)}"
+            f"{interval:<22}{verdict(iv['verdict'])}"
         )
     lines += [
         "",
-        f"First attempts: A passed/B failed {f['a_only']}, A failed/B passed {f['b_only']}, "
-        f"both passed {f['both']}, both failed {f['neither']}",
+        f"First attempts: A passed/B did not {f['a_only']}, B passed/A did not {f['b_only']}, "
+        f"both passed {f['both']}, neither passed {f['neither']}",
         f"McNemar exact p = {result.mcnemar_p:.4g}",
+        f"Verdict: {result.verdict.get('reason', verdict(result.verdict.get('outcome', '')))}",
         *(f"Note: {w}" for w in result.warnings),
     ]
     if result.changed_rows:

@@ -53,9 +53,8 @@ def _line(run: Any) -> str:
     default=None,
     help="The dataset file for ground truths and fields (default: the one the log names).",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
 def report_command(
-    results: tuple[Path, ...], output: Path | None, max_data_mb: float, dataset: Path | None, seed: int
+    results: tuple[Path, ...], output: Path | None, max_data_mb: float, dataset: Path | None
 ) -> None:
     """Write one HTML page (no network needed) for results logs or -o JSON files.
 
@@ -72,7 +71,7 @@ def report_command(
         raise CLIError(str(exc)) from exc
     target = output or results[0].with_suffix(".html")
     try:
-        made = report(list(results), output=target, max_data_mb=max_data_mb, dataset=dataset, seed=seed)
+        made = report(list(results), output=target, max_data_mb=max_data_mb, dataset=dataset)
     except ImportError as exc:
         raise CLIError(str(exc)) from exc
     emit_operation(

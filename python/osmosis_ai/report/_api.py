@@ -57,7 +57,6 @@ def report(
     max_data_mb: float = DEFAULT_MAX_DATA_MB,
     dataset: PathLike | None = None,
     level: float = 0.95,
-    seed: int = 0,
 ) -> Report:
     """Summarises results files (any layout the commands write) and optionally writes the HTML page.
 
@@ -72,8 +71,7 @@ def report(
         output: Where to write the page; nothing is written when None (the file is still read).
         max_data_mb: Compressed MiB of runs the page may hold.
         dataset: The dataset file for ground truths and fields (default: the one each log names).
-        level: Confidence level of the intervals.
-        seed: Bootstrap seed.
+        level: Confidence level of the intervals (Wilson for pass rates, Student t for means).
 
     Returns:
         A :class:`Report`.
@@ -112,7 +110,7 @@ def report(
         # A line per run: [row index, outcome per score key, the record as the log has it].
         sink = (lambda row, out, run, e=embedded: e.add([row, out, run])) if embedded is not None else None
         scan = scan_file(path, sink=sink, dataset=dataset)
-        summary, meta, file_specs = describe(scan, index=i, level=level, seed=seed)
+        summary, meta, file_specs = describe(scan, index=i, level=level)
         left_rows = scan.index.rows_left_out()
         if scan.index.runs_left_out:
             meta["left_out_note"] = _left_out_note(

@@ -1,4 +1,9 @@
-"""``osmosis_ai.compare``: is run B really better than run A on the same rows, or is it noise?"""
+"""``osmosis_ai.compare``: is run B really better than run A on the same rows, or is it noise?
+
+The numbers are the comparison model's (:func:`osmosis_ai.results.compare_results`, computed once in
+the Rust core); this module adds what a page needs around them: the rows paired for side-by-side
+reading, the rows that changed most, and per-group differences (through the stats core).
+"""
 
 from __future__ import annotations
 
@@ -7,11 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from osmosis_ai.errors import StatsError
 from osmosis_ai.report._embed import DEFAULT_MAX_DATA_MB
-from osmosis_ai.report._pairs import Pair, Paired, first_attempt, group_deltas, pair_rows, paired_statistics
+from osmosis_ai.report._pairs import Pair, Paired, first_attempt, group_deltas, pair_rows
 from osmosis_ai.report._run import Scan, scan_file
-from osmosis_ai.stats import IntervalMethod
 
 __all__ = ["RunComparison", "compare", "compare_scans"]
 
@@ -34,17 +37,23 @@ class RunComparison:
         pass_threshold: A run passes when its score is >= this.
         a_values: A's estimate per statistic over the matched rows.
         b_values: B's estimate per statistic over the matched rows.
-        differences: ``{statistic: {"estimate", "low", "high", "level", "method"}}`` of ``B - A``,
-            paired over rows (``"mean"``, ``"pass_at_<k>"``, ``"pass_hat_<k>"``).
+        differences: ``{statistic: {"estimate", "a", "b", "low", "high", "level", "method", "p_value",
+            "p_holm", "verdict", "note"}}`` of ``B - A``, paired over rows (``"mean"``, ``"pass_at_<k>"``,
+            ``"pass_hat_<k>"``); ``low`` / ``high`` are None when the rows cannot support an interval
+            (``note`` says why).
         flips: On each row's first attempt (run 0): ``a_only`` (A passed, B did not), ``b_only``,
             ``both``, ``neither``.
         mcnemar_p: McNemar's exact two-sided p-value on those flips.
         changed_rows: The rows whose share of passing runs moved most (without their runs; the page
             shows every row's runs side by side).
-        interval_method: ``"bootstrap"`` (paired, over rows) or ``"normal"``.
+        interval_method: ``"t"`` (paired Student t, over rows) or ``"bootstrap"``.
         groups: Per dataset field (2-30 values), per group: rows and the paired ``B - A`` of the mean
             and pass@1 with intervals.
-        warnings: What the numbers do not cover (different n, rows only one run holds).
+        warnings: What the numbers do not cover (different n, rows only one run holds, how many
+            statistics were tested).
+        verdict: The headline verdict: ``{"statistic", "outcome", "reason"}``; ``outcome`` is
+            ``"b_better"`` / ``"a_better"`` only when the interval, Holm's adjusted p-value and McNemar's
+            test agree.
     """
 
     a: str
@@ -61,9 +70,10 @@ class RunComparison:
     flips: dict[str, int]
     mcnemar_p: float
     changed_rows: list[dict[str, Any]] = field(default_factory=list)
-    interval_method: str = "bootstrap"
+    interval_method: str = "t"
     groups: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    verdict: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """Every field as plain data."""
@@ -77,15 +87,6 @@ def flip_of(pair: Pair) -> str | None:
     """How the pair's first attempts went (None when either has no first attempt that counts)."""
     fa, fb = first_attempt(pair.a), first_attempt(pair.b)
     return None if fa is None or fb is None else _FLIP[(fa, fb)]
-
-
-def _flips(pairs: list[Pair]) -> dict[str, int]:
-    flips = dict.fromkeys(_FLIP.values(), 0)
-    for pair in pairs:
-        kind = flip_of(pair)
-        if kind is not None:
-            flips[kind] += 1
-    return flips
 
 
 def _changed_rows(pairs: list[Pair]) -> list[dict[str, Any]]:
@@ -110,17 +111,6 @@ def _changed_rows(pairs: list[Pair]) -> list[dict[str, Any]]:
     ]
 
 
-def _metric(scan_a: Scan, scan_b: Scan, metric: str | None, path_a: str, path_b: str) -> str:
-    names = list(scan_a.index.names)
-    chosen = metric or (names[0] if names else None)
-    for scan, path in ((scan_a, path_a), (scan_b, path_b)):
-        if chosen is None or chosen not in scan.index.names:
-            held = ", ".join(scan.index.names) or "no scores"
-            raise StatsError(f"{path}: no score named {chosen!r}; it holds {held}", field="metric")
-    assert chosen is not None
-    return chosen
-
-
 def compare_scans(
     scan_a: Scan,
     scan_b: Scan,
@@ -128,56 +118,49 @@ def compare_scans(
     metric: str | None = None,
     allow_partial: bool = False,
     level: float = 0.95,
-    method: IntervalMethod = "bootstrap",
+    method: str = "t",
     resamples: int = 1000,
     seed: int = 0,
 ) -> tuple[RunComparison, Paired]:
     """The comparison of two scanned files and their paired rows (see :func:`compare`)."""
-    from osmosis_ai.stats import mcnemar_exact
+    from osmosis_ai.results import compare_results
 
-    path_a, path_b = scan_a.source.path, scan_b.source.path
-    name = _metric(scan_a, scan_b, metric, path_a, path_b)
-    paired = pair_rows(scan_a.index, scan_b.index, name)
-    matched = paired.matched
-    if not allow_partial and (len(matched) != paired.rows_a or len(matched) != paired.rows_b):
-        raise StatsError(
-            f"{path_a} and {path_b} were run on different datasets: {len(matched)} rows match by "
-            f"{'content' if paired.by_content else 'row index'} (A has {paired.rows_a} rows, B has {paired.rows_b}). "
-            "Compare runs of the same dataset, or allow a partial comparison (allow_partial=True, --allow-partial) "
-            f"of the {len(matched)} shared rows.",
-            field="rows",
-        )
-    if len(matched) < 2:
-        raise StatsError(
-            f"{path_a} and {path_b} share {len(matched)} rows; a comparison needs at least 2", field="rows"
-        )
-    threshold = scan_a.index.threshold
+    model = compare_results(
+        scan_a.source.path,
+        scan_b.source.path,
+        metric=metric,
+        allow_partial=allow_partial,
+        level=level,
+        method="bootstrap" if method == "bootstrap" else "t",
+        resamples=resamples,
+        seed=seed,
+    ).to_dict()
+    paired = pair_rows(scan_a.index, scan_b.index, model["metric"])
+    threshold = model["a"]["summary"]["pass_threshold"]
     # An unscored judgement is not a 0 in a rubric's mean (eval-rubric's own rule); an eval's failed run is.
     rubric = scan_a.source.header.get("kind") == "rubric" or scan_a.source.layout == "rubric-json"
-    failed = "exclude" if rubric else "zero"
-    stats = paired_statistics(
-        matched, threshold, failed=failed, level=level, method=method, resamples=resamples, seed=seed
-    )
     fields = {i: row.get("fields") or {} for i, row in scan_a.dataset.rows.items()}
-    flips = _flips(matched)
+    n = model["ks"][-1] if model["ks"] else 1
+    differences = model["differences"]
     comparison = RunComparison(
-        a=path_a,
-        b=path_b,
-        metric=name,
-        matched_by="row_key" if paired.by_content else "row_index",
-        rows_a=paired.rows_a,
-        rows_b=paired.rows_b,
-        rows_matched=len(matched),
+        a=model["a"]["path"],
+        b=model["b"]["path"],
+        metric=model["metric"],
+        matched_by=model["matched_by"],
+        rows_a=model["a"]["rows"],
+        rows_b=model["b"]["rows"],
+        rows_matched=model["rows_matched"],
         pass_threshold=threshold,
-        a_values=stats.a_values,
-        b_values=stats.b_values,
-        differences=stats.differences,
-        flips=flips,
-        mcnemar_p=mcnemar_exact(flips["a_only"], flips["b_only"]),
-        changed_rows=_changed_rows(matched),
-        interval_method=method,
-        groups=group_deltas(matched, fields, threshold, stats.n, level, failed),
-        warnings=[*stats.warnings, *paired.warnings],
+        a_values={k: d["a"] for k, d in differences.items()},
+        b_values={k: d["b"] for k, d in differences.items()},
+        differences=differences,
+        flips=model["flips"],
+        mcnemar_p=model["mcnemar_p"],
+        changed_rows=_changed_rows(paired.matched),
+        interval_method=model["method"],
+        groups=group_deltas(paired.matched, fields, threshold, n, level, "exclude" if rubric else "zero"),
+        warnings=[w["message"] for w in model["warnings"]] + paired.warnings,
+        verdict=model["verdict"],
     )
     return comparison, paired
 
@@ -189,7 +172,7 @@ def compare(
     metric: str | None = None,
     allow_partial: bool = False,
     level: float = 0.95,
-    method: IntervalMethod = "bootstrap",
+    method: str = "t",
     resamples: int = 1000,
     seed: int = 0,
     output: PathLike | None = None,
@@ -199,8 +182,10 @@ def compare(
     """Compares two runs on the same rows: flips, paired intervals of ``B - A``, McNemar's exact test.
 
     Rows are matched by content (``row_key``), so two runs over the same dataset pair up even when their
-    order or ``--offset`` differs. The paired bootstrap resamples rows with both runs' attempts of a row
-    together; McNemar's test looks at each row's first attempt. Both are computed in the Rust core.
+    order or ``--offset`` differs. Every statistic is a paired difference over the matched rows (Student
+    t, or the paired bootstrap resampling rows with both runs' attempts together); McNemar's test looks at
+    each row's first attempt; a verdict needs the interval, Holm's adjusted p-value and McNemar to agree.
+    All of it is the comparison model's (:func:`osmosis_ai.results.compare_results`, the Rust core).
     With ``output``, the page shows A and B side by side for every matched row (runs embedded up to
     ``max_data_mb`` compressed MiB), with only-flips / only-differences filters and per-group deltas.
 
@@ -210,7 +195,7 @@ def compare(
         metric: The score name; default the first one A declares.
         allow_partial: Compare the shared rows when the runs hold different rows (else refuse).
         level: Confidence level of the intervals.
-        method: ``"bootstrap"`` (paired, over rows) or ``"normal"`` (the paired normal interval).
+        method: ``"t"`` (paired Student t; ``"normal"`` is taken as it) or ``"bootstrap"`` (paired, over rows).
         resamples: Bootstrap resamples.
         seed: Bootstrap seed.
         output: Write the comparison page here as well.
@@ -236,6 +221,8 @@ def compare(
         >>> result = compare(log("a.jsonl", 3), log("b.jsonl", 8))
         >>> (result.flips["b_only"], round(result.differences["pass_at_1"]["estimate"], 2), round(result.mcnemar_p, 4))
         (5, 0.5, 0.0625)
+        >>> result.verdict["outcome"]
+        'no_clear_difference'
     """
     from osmosis_ai.report._compare_page import PageSinks, write_compare_page
 

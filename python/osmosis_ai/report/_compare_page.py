@@ -40,13 +40,12 @@ class PageSinks:
         return self._add(self.runs_b, [row, outcomes, run])
 
 
-def verdict(interval: dict[str, Any]) -> str:
-    """``"B better"`` / ``"B worse"`` when the interval of ``B - A`` excludes 0, else no clear difference."""
-    if interval["low"] > 0:
-        return "B better"
-    if interval["high"] < 0:
-        return "B worse"
-    return "no clear difference"
+_VERDICTS = {"b_better": "B better", "a_better": "B worse", "no_clear_difference": "no clear difference"}
+
+
+def verdict(outcome: str) -> str:
+    """The comparison model's verdict in words."""
+    return _VERDICTS.get(outcome, outcome)
 
 
 def _label(statistic: str) -> str:
@@ -59,12 +58,14 @@ def comparison_summary(c: RunComparison) -> dict[str, Any]:
         {
             "statistic": name,
             "label": _label(name),
-            "a": c.a_values.get(name),
-            "b": c.b_values.get(name),
+            "a": iv["a"],
+            "b": iv["b"],
             "estimate": iv["estimate"],
             "low": iv["low"],
             "high": iv["high"],
-            "verdict": verdict(iv),
+            "p_holm": iv.get("p_holm"),
+            "note": iv.get("note"),
+            "verdict": verdict(iv["verdict"]),
         }
         for name, iv in c.differences.items()
     ]
@@ -78,12 +79,18 @@ def comparison_summary(c: RunComparison) -> dict[str, Any]:
         "rows_matched": c.rows_matched,
         "pass_threshold": c.pass_threshold,
         "mcnemar_p": c.mcnemar_p,
-        "interval_note": f"95% paired {c.interval_method} over rows",
+        "interval_note": f"{_level(c):.0%} paired {c.interval_method} intervals over rows; verdicts need the "
+        "interval, Holm's adjusted p-value and McNemar's test to agree",
+        "verdict": {**c.verdict, "words": verdict(c.verdict.get("outcome", ""))} if c.verdict else None,
         "flips": c.flips,
         "differences": differences,
         "groups": c.groups,
         "warnings": c.warnings,
     }
+
+
+def _level(c: RunComparison) -> float:
+    return next((float(d["level"]) for d in c.differences.values() if d.get("level")), 0.95)
 
 
 def _side(entry: dict[str, Any] | None, metric: str) -> dict[str, Any] | None:
@@ -132,10 +139,12 @@ def pair_entries(paired: Paired, scan_a: Scan, scan_b: Scan, metric: str) -> lis
 
 
 def figure_specs(c: RunComparison) -> list[tuple[str, dict[str, Any]]]:
+    # A difference without an interval (no spread over the rows) is drawn as its point alone.
     diff_points = [
-        {"statistic": _label(k), "estimate": v["estimate"], "low": v["low"], "high": v["high"]}
+        {"statistic": _label(k), "estimate": v["estimate"], "low": v["low"] if v["low"] is not None else v["estimate"],
+         "high": v["high"] if v["high"] is not None else v["estimate"]}
         for k, v in c.differences.items()
-    ]
+    ]  # fmt: skip
     curves = []
     for run, values in (("A", c.a_values), ("B", c.b_values)):
         for name, value in values.items():

@@ -1,10 +1,10 @@
-"""What one run was for one score name, and what one row was: the words a page labels and filters by.
+"""What one run was for one score name, and what one row was: the labels a page filters rows by.
 
-The vocabulary is the result model's (README, "Words the results use"): a run *errored* (the run itself,
-or its scorer raised: no score), was *unscored* (finished without a score), *passed* (score >= the
-threshold) or *did not pass*; a row is *incomplete* (fewer runs than the declared n), *errored*, or
-passed *every attempt*, *some* or *none*, sorted in that order. The page's row filters are these labels;
-the counts it prints are the result model's, and a test checks that both agree.
+The words are the result model's (:class:`osmosis_ai.results.RunOutcome`, :class:`RowOutcome`, from
+the Rust core's lists). The model counts runs and rows; a page also needs each row's own label to
+filter by, which this module gives by the model's rules (a run *errored*, was *unscored*, *passed* or
+*did not pass*; a row is *incomplete*, *errored*, or passed *every attempt*, *some* or *none*, tested in
+that order). A test checks that the rows of every label add up to the model's counts.
 """
 
 from __future__ import annotations
@@ -12,22 +12,19 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["ROW_OUTCOMES", "RUN_OUTCOMES", "row_outcome", "run_outcome", "score_of"]
+from osmosis_ai.results import RowOutcome, RunOutcome
 
-RUN_OUTCOMES = {
-    "errored": "errored",
-    "unscored": "unscored",
-    "passed": "passed",
-    "not_passed": "did not pass",
-}
-ROW_OUTCOMES = {
-    "incomplete": "incomplete",
-    "errored": "errored",
-    "passed_every_attempt": "passed every attempt",
-    "passed_some": "passed some",
-    "passed_none": "passed none",
-}
+__all__ = ["SKIPPED", "page_words", "row_outcome", "run_outcome", "score_of"]
+
 SKIPPED = "skipped"
+
+
+def page_words() -> dict[str, list[list[str]]]:
+    """``{"run": [[value, words], ...], "row": [...]}``: the words the page prints, in the model's order."""
+    return {
+        "run": [[o.value, o.label] for o in RunOutcome] + [[SKIPPED, SKIPPED]],
+        "row": [[o.value, o.label] for o in RowOutcome],
+    }
 
 
 def _success(record: Mapping[str, Any]) -> bool:
@@ -52,24 +49,24 @@ def run_outcome(record: Mapping[str, Any], name: str, threshold: float) -> str:
     if status == "skipped":
         return SKIPPED
     if not _success(record):
-        return "unscored" if status == "unscored" else "errored"
+        return RunOutcome.UNSCORED.value if status == "unscored" else RunOutcome.ERRORED.value
     errors = record.get("eval_errors")
     if type(errors) is dict and name in errors:
-        return "errored"
+        return RunOutcome.ERRORED.value
     score = score_of(record, name)
     if score is None or score - score != 0:  # None, NaN or infinite
-        return "unscored"
-    return "passed" if score >= threshold else "not_passed"
+        return RunOutcome.UNSCORED.value
+    return RunOutcome.PASSED.value if score >= threshold else RunOutcome.NOT_PASSED.value
 
 
 def row_outcome(outcomes: Sequence[str], declared_n: int | None) -> str:
     """The row's label from its runs' outcomes for one score name (see the module docs)."""
     if declared_n and len(outcomes) < declared_n:
-        return "incomplete"
-    if "errored" in outcomes:
-        return "errored"
+        return RowOutcome.INCOMPLETE.value
+    if RunOutcome.ERRORED.value in outcomes:
+        return RowOutcome.ERRORED.value
     attempts = [o for o in outcomes if o != SKIPPED]
-    passed = attempts.count("passed")
+    passed = attempts.count(RunOutcome.PASSED.value)
     if attempts and passed == len(attempts):
-        return "passed_every_attempt"
-    return "passed_some" if passed else "passed_none"
+        return RowOutcome.PASSED_EVERY_ATTEMPT.value
+    return RowOutcome.PASSED_SOME.value if passed else RowOutcome.PASSED_NONE.value

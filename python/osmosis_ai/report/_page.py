@@ -20,6 +20,7 @@ from importlib import resources
 from typing import IO, Any
 
 from osmosis_ai.report._embed import CompressedLines
+from osmosis_ai.report._outcomes import page_words
 
 __all__ = ["PageData", "content_security_policy", "page_script", "page_style", "safe_json", "write_page"]
 
@@ -119,7 +120,7 @@ def write_page(out: IO[bytes], data: PageData) -> int:
         "<div id='app'></div>\n"
     )
     put(_figures(data.figures))
-    for element_id, value in [*data.summaries, *data.metas]:
+    for element_id, value in [("page-words", page_words()), *data.summaries, *data.metas]:
         put(_json_block(element_id, value))
     for element_id, lines in data.blocks:
         put(

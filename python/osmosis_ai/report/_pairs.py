@@ -1,4 +1,5 @@
-"""Two runs' rows paired by content, and the paired statistics of ``B - A`` from the Rust core."""
+"""Two runs' rows paired by content (for reading them side by side), and per-group differences of
+``B - A`` through the Rust core's paired intervals."""
 
 from __future__ import annotations
 
@@ -11,12 +12,10 @@ from osmosis_ai.report._rows import RowIndex
 __all__ = [
     "Pair",
     "Paired",
-    "PairedStatistics",
     "Side",
     "first_attempt",
     "group_deltas",
     "pair_rows",
-    "paired_statistics",
 ]
 
 
@@ -115,23 +114,6 @@ def pair_rows(a: RowIndex, b: RowIndex, name: str) -> Paired:
     return paired
 
 
-@dataclass
-class PairedStatistics:
-    a_values: dict[str, float]
-    b_values: dict[str, float]
-    differences: dict[str, dict[str, Any]]
-    n: int
-    warnings: list[str]
-
-
-def _values(summary: Any) -> dict[str, float]:
-    return {
-        "mean": summary.mean if summary.mean is not None else float("nan"),
-        **{f"pass_at_{k}": v for k, v in summary.pass_at_k.items()},
-        **{f"pass_hat_{k}": v for k, v in summary.pass_hat_k.items()},
-    }
-
-
 def _aggregators(
     pairs: Iterable[Pair], threshold: float, n: int, ks: list[int], failed: Any
 ) -> tuple[Any, Any]:
@@ -144,29 +126,6 @@ def _aggregators(
             attempts, errors = side.attempts(n)
             agg.push(attempts, row_index=label, errors=errors)
     return agg_a, agg_b
-
-
-def paired_statistics(
-    pairs: list[Pair], threshold: float, *, failed: Any, level: float, method: Any, resamples: int, seed: int
-) -> PairedStatistics:
-    """A's and B's values and the paired intervals of ``B - A`` over the pairs (Rust aggregators)."""
-    from osmosis_ai.report._summary import page_ks
-    from osmosis_ai.stats import compare
-
-    most_a = max(len(p.a.runs) for p in pairs)
-    most_b = max(len(p.b.runs) for p in pairs)
-    n = min(most_a, most_b)
-    warnings = []
-    if most_a != most_b:
-        warnings.append(
-            f"A has up to {most_a} runs per row and B up to {most_b}: both are compared on their first {n} "
-            "runs per row, so pass@k means the same on both sides"
-        )
-    ks = page_ks(n)
-    agg_a, agg_b = _aggregators(pairs, threshold, n, ks, failed)
-    result = compare(agg_b, agg_a, ks=ks, level=level, method=method, resamples=resamples, seed=seed)
-    differences = {k: iv.to_dict() for k, iv in result.differences.items()}
-    return PairedStatistics(_values(agg_a.finish()), _values(agg_b.finish()), differences, n, warnings)
 
 
 def group_deltas(

@@ -341,22 +341,6 @@ class RowIndex:
             attempts = [score for _, letter, score in runs if letter not in "XS"]
             yield index, attempts, len(runs) - len(attempts)
 
-    def tallies(self) -> dict[str, dict[str, Any]]:
-        """Per score key: runs by outcome and rows by category (what the result model will give)."""
-        out: dict[str, dict[str, Any]] = {}
-        for row in self._rows.values():
-            for k, (_, _, key) in enumerate(self.keys):
-                runs = row.runs_of(k)
-                if not runs:
-                    continue
-                entry = out.setdefault(key, {"runs": dict.fromkeys("PNEUXS", 0), "rows": {}, "most": 0})
-                for _, letter, _ in runs:
-                    entry["runs"][letter] += 1
-                category = self._category(runs)
-                entry["rows"][category] = entry["rows"].get(category, 0) + 1
-                entry["most"] = max(entry["most"], len(runs))
-        return out
-
     def _category(self, runs: list[tuple[int, str, float | None]]) -> str:
         return row_outcome([_OUTCOME[letter] for _, letter, _ in runs], self.declared_n)
 

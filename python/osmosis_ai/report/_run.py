@@ -211,13 +211,11 @@ def _specs(
 
 
 def describe(
-    scan: Scan, *, index: int = 0, level: float = 0.95, seed: int = 0
+    scan: Scan, *, index: int = 0, level: float = 0.95
 ) -> tuple[dict[str, Any], dict[str, Any], list[tuple[str, dict[str, Any]]]]:
     """(summary, page meta, plot specs) of a scanned file; plot names carry the file's ``index``."""
     source, rows = scan.source, scan.index
-    summary = page_summary(
-        source.path, source.header, rows.tallies(), level=level, seed=seed, skipped_tail=source.skipped_tail
-    )
+    summary = page_summary(source.path, level=level, skipped_tail=source.skipped_tail)
     header = source.header
     notes = [scan.dataset.note] if scan.dataset.note else []
     if source.lenient_lines:

@@ -108,13 +108,13 @@ def _page_bytes(data: Any) -> bytes:
 
 
 def report_site(path: str | os.PathLike[str], *, dataset: str | os.PathLike[str] | None = None,
-                level: float = 0.95, seed: int = 0) -> ViewSite:  # fmt: skip
+                level: float = 0.95) -> ViewSite:  # fmt: skip
     """Reads a results file once and returns what the server answers with."""
     from osmosis_ai.report import _charts as charts
     from osmosis_ai.report._page import PageData, content_security_policy
 
     scan = scan_file(path, keep_positions=True, dataset=dataset)
-    summary, meta, specs = describe(scan, level=level, seed=seed)
+    summary, meta, specs = describe(scan, level=level)
     entries = [{"id": e["i"], **e} for e in scan.index.rows(scan.dataset.rows)]
     texts = {e["id"]: _entry_text(e) for e in entries}
     runs = _Runs(scan)

@@ -76,7 +76,8 @@ function differenceTable(c) {
     const tr = el('tr');
     tr.dataset.statistic = d.statistic;
     add(tr, el('td', 'name', d.label), el('td', 'num', fmt(d.a)), el('td', 'num', fmt(d.b)),
-      el('td', 'num', (d.estimate > 0 ? '+' : '') + fmt(d.estimate)), el('td', 'num', fmtInterval(d)),
+      el('td', 'num', (d.estimate > 0 ? '+' : '') + fmt(d.estimate)),
+      el('td', d.low === null || d.low === undefined ? 'muted' : 'num', d.low === null || d.low === undefined ? (d.note || 'no interval') : fmtInterval(d)),
       el('td', d.verdict === 'B better' ? 'good' : d.verdict === 'B worse' ? 'bad' : '', d.verdict));
     t.appendChild(tr);
   }
@@ -135,7 +136,8 @@ async function comparePage(app) {
   const top = section(app, 'Comparison: ' + c.metric, 'comparison');
   add(top, kvTable([['A', c.a], ['B', c.b], ['score', c.metric],
     ['rows matched', fmt(c.rows_matched) + ' (A has ' + fmt(c.rows_a) + ', B has ' + fmt(c.rows_b) + '; matched by ' + c.matched_by + ')'],
-    ['pass threshold', c.pass_threshold], ['intervals', c.interval_note], ['McNemar exact p (first attempts)', fmt(c.mcnemar_p)]]));
+    ['pass threshold', c.pass_threshold], ['intervals', c.interval_note], ['McNemar exact p (first attempts)', fmt(c.mcnemar_p)],
+    ['verdict', c.verdict ? c.verdict.words + ' on ' + c.verdict.statistic + ': ' + c.verdict.reason : null]]));
   const warn = el('ul', 'warnings');
   for (const w of c.warnings || []) warn.appendChild(el('li', 'note', w));
   if (warn.childElementCount) top.appendChild(warn);

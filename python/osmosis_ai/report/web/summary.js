@@ -1,10 +1,9 @@
 // The numbers of one results file: header, warnings, the score table with intervals, durations, judge.
 
-const ROW_WORDS = [
-  ['passed_every_attempt', 'passed every attempt'], ['passed_some', 'passed some'], ['passed_none', 'passed none'],
-  ['errored', 'errored'], ['incomplete', 'incomplete'],
-];
-const RUN_WORDS = { passed: 'passed', not_passed: 'did not pass', errored: 'errored', unscored: 'unscored', skipped: 'skipped' };
+// The result model's words (from the Rust core, via the page): never spelled again here.
+const WORDS = readJson('page-words');
+const RUN_WORDS = Object.fromEntries(WORDS.run);
+const ROW_WORDS = WORDS.row.slice(2).concat(WORDS.row.slice(0, 2));  // the outcomes first, then errored, incomplete
 
 function lastK(f) { return String(f && f.ks && f.ks.length ? f.ks[f.ks.length - 1] : 1); }
 
