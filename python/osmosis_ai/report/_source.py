@@ -25,6 +25,7 @@ __all__ = [
     "line_offsets",
     "open_source",
     "read_line_at",
+    "rebased",
     "replace_in_texts",
     "tolerant_loads",
 ]
@@ -58,6 +59,9 @@ class LogSource:
     header: dict[str, Any]
     skipped_tail: bool = False
     lenient_lines: int = 0
+    # What the log's row and run indices count from (1 in rubric logs of earlier versions): subtracted,
+    # so every file reads numbered from 0, as the result model reads it.
+    index_base: int = 0
     _offsets: array | None = field(default=None, repr=False)
 
     def records(self) -> Iterator[Record]:
@@ -65,7 +69,11 @@ class LogSource:
         if self.layout in ("eval-json", "rubric-json"):
             yield from _document_records(self.path)
             return
-        yield from self._log_records()
+        if not self.index_base:
+            yield from self._log_records()
+            return
+        for record in self._log_records():
+            yield Record(record.position, rebased(record.data, self.index_base))
 
     def _log_records(self) -> Iterator[Record]:
         from osmosis_ai.datasets import iter_batches
@@ -114,6 +122,16 @@ class LogSource:
             ) from None
         self.lenient_lines += 1
         return data if isinstance(data, dict) else None
+
+
+def rebased(data: dict[str, Any], base: int) -> dict[str, Any]:
+    """The record with its row and run index counted from 0 (``base``: what the log counts from)."""
+    out = dict(data)
+    for name in ("row_index", "run_index"):
+        value = out.get(name)
+        if isinstance(value, int) and not isinstance(value, bool):
+            out[name] = value - base
+    return out
 
 
 def tolerant_loads(raw: bytes) -> Any:
@@ -199,7 +217,9 @@ def open_source(path: str | os.PathLike[str]) -> LogSource:
     except ValueError:
         head = None
     if isinstance(head, dict) and "format" in head:
-        return LogSource(name, "log", head)
+        from osmosis_ai.stats import log_index_base
+
+        return LogSource(name, "log", head, index_base=log_index_base(head))
     if head is None and first:
         # A pretty-printed -o JSON: its first line is not JSON on its own.
         return _document_source(name)
