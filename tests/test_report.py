@@ -245,3 +245,26 @@ def test_report_and_compare_commands(tmp_path: Path, capsys: pytest.CaptureFixtu
     c = write_log(tmp_path / "c.jsonl", [(f"other{i}", [1.0]) for i in range(5)])
     assert main(["compare", str(a), str(c)]) == 1
     assert "0 rows match by content (A has 12 rows, B has 5)" in capsys.readouterr().err
+
+
+def test_a_rubric_log_of_an_earlier_version_reads_numbered_from_zero(tmp_path: Path) -> None:
+    # Rubric logs before `index_base` counted rows and runs from 1; the page reads them as the model does.
+    header = {"format": "osmosis-results/1", "kind": "rubric", "config": {"rubric_id": "helpful", "n_runs": 2},
+              "osmosis_version": "0.3.2"}  # fmt: skip
+    records = [{"row_index": i + 1, "run_index": r + 1, "success": True, "status": "success",
+                "scores": {"helpful": float(i == r)}, "explanation": f"row {i}"} for i in range(3) for r in range(2)]  # fmt: skip
+    log = tmp_path / "old.jsonl"
+    log.write_text("".join(json.dumps(x) + "\n" for x in [header, *records]))
+    result = osmosis_ai.report(log, output=tmp_path / "old.html")
+    listed = _page_lines(tmp_path / "old.html", "rows-data-0")
+    assert [r["i"] for r in listed] == [0, 1, 2] and [r["out"]["helpful"]["runs"] for r in listed] == [
+        "PN",
+        "NP",
+        "NN",
+    ]
+    rows = result.runs[0].summary["models"][0]["functions"][0]["rows"]
+    assert {k: sum(r["out"]["helpful"]["cat"] == k for r in listed) for k in rows} == rows
+    runs = _page_lines(tmp_path / "old.html", "runs-data-0")
+    assert sorted((line[0], line[2]["run_index"]) for line in runs) == [
+        (i, r) for i in range(3) for r in range(2)
+    ]
