@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from osmosis_ai.errors import CLIError
+from osmosis_ai.extras import missing_extra
 
 __all__ = ["report_command"]
 
@@ -67,13 +68,13 @@ def report_command(
 
     try:
         from osmosis_ai.report import report
-    except ImportError as exc:  # pragma: no cover - the extras are in the dev environment
-        raise CLIError(str(exc)) from exc
+    except ImportError as exc:
+        raise (missing_extra(exc, "osmosis report") or CLIError(str(exc))) from exc
     target = output or results[0].with_suffix(".html")
     try:
         made = report(list(results), output=target, max_data_mb=max_data_mb, dataset=dataset)
     except ImportError as exc:
-        raise CLIError(str(exc)) from exc
+        raise (missing_extra(exc, "osmosis report") or CLIError(str(exc))) from exc
     emit_operation(
         "report",
         message=f"Wrote {target} ({made.html_bytes / 1024:.0f} KiB)",

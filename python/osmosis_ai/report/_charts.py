@@ -197,8 +197,7 @@ def _drawable(spec: dict[str, Any]) -> Any:
 
 def to_svg(specs: list[dict[str, Any]]) -> list[str]:
     """Each spec as an SVG document (text), rendered in-process by vl-convert."""
-    try:
-        import vl_convert as vlc
-    except ImportError as exc:
-        raise ImportError('reports need vl-convert: pip install "osmosis-ai[report]"') from exc
+    # Without the report extra this raises ModuleNotFoundError naming vl_convert; the CLI names the extra.
+    import vl_convert as vlc
+
     return [vlc.vegalite_to_svg(_drawable(spec)) for spec in specs]
