@@ -156,7 +156,7 @@ def _noise(rows: RowIndex, key: str) -> dict[str, Any] | None:
         return None
     return judge_noise(
         [index for index, _ in attempts],
-        lambda i: [{"status": "success", "score": s} for s in attempts[i - 1][1]],
+        lambda i: [{"status": "success", "score": s} for s in attempts[i][1]],
     )
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from osmosis_ai.errors import DatasetParseError, StatsError
+from osmosis_ai.stats import log_index_base, rebase_indices
 
 __all__ = [
     "LogSource",
@@ -25,7 +26,6 @@ __all__ = [
     "line_offsets",
     "open_source",
     "read_line_at",
-    "rebased",
     "replace_in_texts",
     "tolerant_loads",
 ]
@@ -73,7 +73,7 @@ class LogSource:
             yield from self._log_records()
             return
         for record in self._log_records():
-            yield Record(record.position, rebased(record.data, self.index_base))
+            yield Record(record.position, rebase_indices(record.data, self.index_base))
 
     def _log_records(self) -> Iterator[Record]:
         from osmosis_ai.datasets import iter_batches
@@ -122,16 +122,6 @@ class LogSource:
             ) from None
         self.lenient_lines += 1
         return data if isinstance(data, dict) else None
-
-
-def rebased(data: dict[str, Any], base: int) -> dict[str, Any]:
-    """The record with its row and run index counted from 0 (``base``: what the log counts from)."""
-    out = dict(data)
-    for name in ("row_index", "run_index"):
-        value = out.get(name)
-        if isinstance(value, int) and not isinstance(value, bool):
-            out[name] = value - base
-    return out
 
 
 def tolerant_loads(raw: bytes) -> Any:
@@ -217,8 +207,6 @@ def open_source(path: str | os.PathLike[str]) -> LogSource:
     except ValueError:
         head = None
     if isinstance(head, dict) and "format" in head:
-        from osmosis_ai.stats import log_index_base
-
         return LogSource(name, "log", head, index_base=log_index_base(head))
     if head is None and first:
         # A pretty-printed -o JSON: its first line is not JSON on its own.

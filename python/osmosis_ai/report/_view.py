@@ -26,7 +26,8 @@ from osmosis_ai.llm.http1_server import Http1Server, HttpReply, HttpRequest
 from osmosis_ai.report._embed import json_line
 from osmosis_ai.report._rows import page_run, run_texts
 from osmosis_ai.report._run import Scan, describe, scan_file
-from osmosis_ai.report._source import line_offsets, read_line_at, rebased
+from osmosis_ai.report._source import line_offsets, read_line_at
+from osmosis_ai.stats import rebase_indices
 
 __all__ = ["ViewSite", "compare_site", "report_site", "serve"]
 
@@ -61,7 +62,7 @@ class _Runs:
             return self.kept.get(row, [])
         base = self.scan.source.index_base
         records = (read_line_at(self.path, self.offsets[p]) for p in self.scan.index.positions(row))
-        return [self._page(rebased(r, base) if base else r) for r in records]
+        return [self._page(rebase_indices(r, base) if base else r) for r in records]
 
     def matching(self, needle: str) -> set[int]:
         """Rows with a run whose texts hold ``needle`` (lower case), by a scan of the file."""

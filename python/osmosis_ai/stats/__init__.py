@@ -42,6 +42,7 @@ from osmosis_ai.stats._results import (
     ModelResults,
     ResultsSummary,
     log_index_base,
+    rebase_indices,
     summarize_results,
     summarize_results_by_model,
 )
@@ -74,6 +75,7 @@ __all__ = [
     "pass_hat_k",
     "pass_hat_k_many",
     "quantiles",
+    "rebase_indices",
     "score_median",
     "score_statistics",
     "summarize",
