@@ -272,3 +272,31 @@ def test_a_rubric_log_of_an_earlier_version_reads_numbered_from_zero(tmp_path: P
     noise = result.runs[0].meta["judge"]["noise"]
     assert noise["records"] == 3 and noise["disagreeing"] == 2
     assert sorted((e["record"], e["scores"]) for e in noise["examples"]) == [(0, [1.0, 0.0]), (1, [0.0, 1.0])]
+
+
+def test_group_numbers_are_the_result_model_of_the_groups_rows(tmp_path: Path) -> None:
+    # Each group of a dataset field is measured as a file of only its rows would be by read_results:
+    # the same mean and pass rates, and the same intervals (t, Wilson; none where the data give none).
+    from osmosis_ai.results import read_results
+    from tests.report_logs import dataset_rows, write_eval_log
+
+    log, _ = write_eval_log(tmp_path, rows=40, n=4)
+    result = osmosis_ai.report(log, output=tmp_path / "page.html")
+    header, *records = (json.loads(line) for line in log.read_text().splitlines())
+    fields = dataset_rows(40)
+    for field in ("topic", "difficulty"):
+        for group in result.runs[0].meta["groups"][field]:
+            members = {i for i, row in enumerate(fields) if row[field] == group["value"]}
+            subset = tmp_path / f"{field}-{group['value']}.jsonl"
+            lines = [header, *(r for r in records if r["row_index"] in members)]
+            subset.write_text("".join(json.dumps(x) + "\n" for x in lines))
+            for model in read_results(subset).to_dict()["models"][0]["functions"]:
+                stats = group["stats"][model["name"]]
+                assert stats["rows"] == len(members)
+                assert stats["mean"] == pytest.approx(model["mean"])
+                assert stats["mean_interval"] == pytest.approx(model["intervals"]["mean"])
+                for k in ("1", "4"):
+                    assert stats["pass_at_k"][k]["value"] == pytest.approx(model["pass_at_k"][k])
+                    interval = stats["pass_at_k"][k]["interval"]
+                    assert interval == pytest.approx(model["intervals"][f"pass_at_{k}"])
+                    assert interval["method"] == "wilson"

@@ -187,6 +187,9 @@ class StatsAggregator:
         self, ks: list[int], method: str, level: float, z: float, resamples: int, seed: int
     ) -> list[tuple[str, tuple[float, float, float] | None]]:
         """Intervals over rows for "mean", "pass_at_<k>" and "pass_hat_<k>"."""
+    def model_intervals(self, level: float) -> str:
+        """The result model's intervals over these rows as JSON ``{name: {estimate, low, high, level,
+        method, rows, effective_n, note}}``: the mean's (Student t), each pass rate's (Wilson)."""
 
 # --- datasets (rust/src/py/dataset.rs) ------------------------------------------------------------------
 

@@ -87,31 +87,35 @@ def _group_fields(dataset: Mapping[int, Mapping[str, Any]]) -> dict[str, dict[st
 def _group_stats(
     rows: RowIndex, key: str, members: set[int], summary: Mapping[str, Any], ks: list[int]
 ) -> dict[str, Any]:
+    """One group's mean and pass@1 / pass@n with the result model's intervals (Student t, Wilson: the
+    rules of the file's own numbers, so a group is never surer than its rows)."""
     from osmosis_ai.stats import Aggregator
 
     agg = Aggregator(
-        pass_threshold=summary["pass_threshold"], ks=ks, n_runs=ks[-1], failed=summary["failed_policy"]
+        pass_threshold=summary["pass_threshold"],
+        ks=ks,
+        n_runs=summary["n_runs"],
+        failed=summary["failed_policy"],
     )
     for index, attempts, errors in rows.attempts(key):
         if index in members:
             agg.push(attempts, row_index=index, errors=errors)
     if not len(agg):
         return {"rows": 0}
-    # One row has no spread to build an interval from: its group shows the values and no interval.
-    s = agg.finish(confidence=summary["level"], method="normal") if len(agg) >= 2 else agg.finish()
-    pick = [ks[0], ks[-1]]
+    s = agg.finish()
+    intervals = agg.model_intervals(level=summary["level"])
+    # As the result model: nothing scored (only errored or unscored runs) is no mean and no pass rate.
     scored = s.count > 0 and not (summary["failed_policy"] == "zero" and s.failed == s.count)
-
-    def interval(name: str) -> dict[str, float] | None:
-        iv = s.intervals.get(name)
-        return None if iv is None else {"low": iv.low, "high": iv.high}
-
     return {
         "rows": s.rows,
         "mean": s.mean if scored else None,
-        "mean_interval": interval("mean") if scored else None,
+        "mean_interval": intervals.get("mean") if scored else None,
         "pass_at_k": {
-            str(k): {"value": s.pass_at_k.get(k), "interval": interval(f"pass_at_{k}")} for k in pick
+            str(k): {
+                "value": s.pass_at_k.get(k) if scored else None,
+                "interval": intervals.get(f"pass_at_{k}") if scored else None,
+            }
+            for k in (ks[0], ks[-1])
         },
     }
 
@@ -139,12 +143,9 @@ def groups(
 
 
 def page_ks_of(summary: Mapping[str, Any]) -> list[int]:
-    """The k values of the summary's first score (every k up to its n): per-group statistics use the same."""
-    from osmosis_ai.report._summary import page_ks
-
+    """The k values of the summary's first score (the result model's): per-group statistics use them."""
     functions = summary["models"][0]["functions"] if summary["models"] else []
-    ks = list(functions[0]["ks"]) if functions else []
-    return [int(k) for k in ks] or page_ks(int(summary.get("n_runs") or 1))
+    return [int(k) for k in (functions[0]["ks"] if functions else [])] or [1]
 
 
 def _noise(rows: RowIndex, key: str) -> dict[str, Any] | None:

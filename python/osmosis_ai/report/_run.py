@@ -128,18 +128,21 @@ def _curve_points(function: dict[str, Any]) -> list[dict[str, Any]]:
     points = []
     for statistic, key, prefix in (("pass@k", "pass_at_k", "pass_at"), ("pass^k", "pass_hat_k", "pass_hat")):
         for k, value in function[key].items():
-            iv = function["intervals"].get(f"{prefix}_{k}") or {}
-            low, high = iv.get("low"), iv.get("high")
             points.append(
-                {
-                    "statistic": statistic,
-                    "k": int(k),
-                    "value": value,
-                    "low": value if low is None else low,
-                    "high": value if high is None else high,
-                }
+                {**_point(statistic, value, function["intervals"].get(f"{prefix}_{k}")), "k": int(k)}
             )
     return points
+
+
+def _point(statistic: str, value: float, interval: dict[str, Any] | None) -> dict[str, Any]:
+    """A plotted value with its interval (drawn as the value alone when the data give no bounds)."""
+    low, high = (interval or {}).get("low"), (interval or {}).get("high")
+    return {
+        "statistic": statistic,
+        "value": value,
+        "low": value if low is None else low,
+        "high": value if high is None else high,
+    }
 
 
 def _group_points(groups: list[dict[str, Any]], name: str, last: str) -> list[dict[str, Any]]:
@@ -147,28 +150,14 @@ def _group_points(groups: list[dict[str, Any]], name: str, last: str) -> list[di
     for group in groups:
         stats = group["stats"].get(name) or {}
         if stats.get("mean") is not None:
-            iv = stats.get("mean_interval") or {}
             points.append(
-                {
-                    "group": group["value"],
-                    "statistic": "mean",
-                    "value": stats["mean"],
-                    "low": iv.get("low", stats["mean"]),
-                    "high": iv.get("high", stats["mean"]),
-                }
+                {"group": group["value"], **_point("mean", stats["mean"], stats.get("mean_interval"))}
             )
         for k in ("1", last):
             entry = (stats.get("pass_at_k") or {}).get(k)
             if entry and entry.get("value") is not None:
-                iv = entry.get("interval") or {}
                 points.append(
-                    {
-                        "group": group["value"],
-                        "statistic": f"pass@{k}",
-                        "value": entry["value"],
-                        "low": iv.get("low", entry["value"]),
-                        "high": iv.get("high", entry["value"]),
-                    }
+                    {"group": group["value"], **_point(f"pass@{k}", entry["value"], entry.get("interval"))}
                 )
     return points
 

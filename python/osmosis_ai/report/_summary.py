@@ -11,17 +11,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
-__all__ = ["page_ks", "page_summary"]
-
-_MAX_KS = 20
-
-
-def page_ks(n: int) -> list[int]:
-    """Every k up to n, or 20 geometrically spaced ones (1 and n always in) above 20 (as the model's)."""
-    if n <= _MAX_KS:
-        return list(range(1, max(n, 1) + 1))
-    step = n ** (1 / (_MAX_KS - 1))
-    return sorted({1, n, *(min(n, max(1, round(step**i))) for i in range(_MAX_KS))})
+__all__ = ["page_summary"]
 
 
 def page_summary(

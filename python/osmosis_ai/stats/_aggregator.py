@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Literal
 
+import orjson
+
 from osmosis_ai import _core
 from osmosis_ai._stats_input import CHUNK, as_int, matrix
 from osmosis_ai._stats_types import Interval, Summary
@@ -195,6 +197,26 @@ class Aggregator:
             raise StatsError(f"every k must be >= 1, got {k_list}", field="ks")
         raw = self._core.intervals(k_list, method, level, z, resamples, seed)
         return {name: _interval(name, iv, level, method) for name, iv in raw}
+
+    def model_intervals(self, *, level: float = 0.95) -> dict[str, dict[str, Any]]:
+        """The result model's intervals over these rows, by the rules of
+        :func:`osmosis_ai.results.read_results` (a subset of a file's rows, such as a group, is measured
+        as the whole file is): the mean's Student t interval, each pass@k / pass^k's Wilson interval
+        over the rows' effective size; bounds the data cannot support are None and ``note`` says why.
+
+        Returns:
+            ``{"mean": {...}, "pass_at_1": {...}, "pass_hat_1": {...}, ...}``, each ``{"estimate", "low",
+            "high", "level", "method", "rows", "effective_n", "note"}`` (the result model's JSON form).
+
+        Example:
+            >>> agg = Aggregator(ks=[1])
+            >>> for i in range(5):
+            ...     agg.push([1.0, 1.0], row_index=i)
+            >>> iv = agg.model_intervals()["pass_at_1"]
+            >>> (iv["method"], iv["high"], round(iv["low"], 4))
+            ('wilson', 1.0, 0.5655)
+        """
+        return orjson.loads(self._core.model_intervals(float(level)))
 
     def finish(
         self,

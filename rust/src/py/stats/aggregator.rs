@@ -190,6 +190,21 @@ impl StatsAggregator {
         Ok(d)
     }
 
+    /// The result model's intervals over these rows, as JSON `{name: {estimate, low, high, level,
+    /// method, rows, effective_n, note}}`: the mean score's (Student t) and each pass rate's (Wilson).
+    fn model_intervals(&self, level: f64) -> PyResult<String> {
+        if !(level > 0.0 && level < 1.0) {
+            return Err(CoreError::from(
+                StatsError::new(format!("level must be between 0 and 1, got {level}"))
+                    .field("level"),
+            )
+            .into());
+        }
+        let intervals = crate::stats::model_intervals(&self.inner.spread(), level);
+        serde_json::to_string(&crate::stats::model::Ordered(intervals))
+            .map_err(|e| CoreError::Protocol(e.to_string()).into())
+    }
+
     /// Paired intervals of `self - other` over the rows both hold (matched by row index), for `mean`
     /// and pass@k / pass^k at `ks`: `(paired rows, [(name, (estimate, low, high) | None)])`.
     #[pyo3(signature = (other, ks, method, level, z, resamples, seed))]

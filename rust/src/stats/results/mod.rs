@@ -18,6 +18,7 @@ mod source;
 mod tally;
 mod warnings;
 
+pub use intervals::model_intervals;
 pub use source::{Layout, Meta};
 pub use tally::{Invocation, ModelTally, NameTally, RowCounts, RunCounts};
 
