@@ -300,3 +300,29 @@ def test_group_numbers_are_the_result_model_of_the_groups_rows(tmp_path: Path) -
                     interval = stats["pass_at_k"][k]["interval"]
                     assert interval == pytest.approx(model["intervals"][f"pass_at_{k}"])
                     assert interval["method"] == "wilson"
+
+
+def test_group_deltas_are_the_comparison_model_of_the_groups_rows(tmp_path: Path) -> None:
+    # Each group's B - A is what compare_results says of two files holding only that group's rows.
+    from osmosis_ai.results import compare_results
+    from tests.report_logs import dataset_rows, write_eval_log
+
+    a, _ = write_eval_log(tmp_path, rows=40, n=4)
+    b, _ = write_eval_log(tmp_path, rows=40, n=4, variant="b")
+    result = osmosis_ai.compare(a, b)
+    fields = dataset_rows(40)
+    for field in ("topic", "difficulty"):
+        for group in result.groups[field]:
+            members = {i for i, row in enumerate(fields) if row[field] == group["value"]}
+            subsets = []
+            for side in (a, b):
+                header, *records = (json.loads(line) for line in side.read_text().splitlines())
+                subset = tmp_path / f"{side.stem}-{field}-{group['value']}.jsonl"
+                lines = [header, *(r for r in records if r["row_index"] in members)]
+                subset.write_text("".join(json.dumps(x) + "\n" for x in lines))
+                subsets.append(subset)
+            model = compare_results(*subsets).to_dict()["differences"]
+            assert group["rows"] == len(members) and set(group["differences"]) == {"mean", "pass_at_1"}
+            for name, difference in group["differences"].items():
+                expected = {k: v for k, v in model[name].items() if k not in ("p_holm", "verdict")}
+                assert difference == pytest.approx(expected)

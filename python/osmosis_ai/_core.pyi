@@ -190,6 +190,9 @@ class StatsAggregator:
     def model_intervals(self, level: float) -> str:
         """The result model's intervals over these rows as JSON ``{name: {estimate, low, high, level,
         method, rows, effective_n, note}}``: the mean's (Student t), each pass rate's (Wilson)."""
+    def paired_differences(self, other: StatsAggregator, ks: list[int], level: float) -> str:
+        """The comparison model's paired differences ``other - self`` (Student t) over the rows both hold,
+        as JSON ``{name: {estimate, a, b, low, high, level, method, p_value, p_holm, verdict, note}}``."""
 
 # --- datasets (rust/src/py/dataset.rs) ------------------------------------------------------------------
 

@@ -138,13 +138,19 @@ def pair_entries(paired: Paired, scan_a: Scan, scan_b: Scan, metric: str) -> lis
     return out
 
 
+def _diff_point(label: str, d: dict[str, Any]) -> dict[str, Any]:
+    """A plotted difference; one without an interval (too few rows, no spread) is its point alone."""
+    low, high = d.get("low"), d.get("high")
+    return {
+        "statistic": label,
+        "estimate": d["estimate"],
+        "low": d["estimate"] if low is None else low,
+        "high": d["estimate"] if high is None else high,
+    }
+
+
 def figure_specs(c: RunComparison) -> list[tuple[str, dict[str, Any]]]:
-    # A difference without an interval (no spread over the rows) is drawn as its point alone.
-    diff_points = [
-        {"statistic": _label(k), "estimate": v["estimate"], "low": v["low"] if v["low"] is not None else v["estimate"],
-         "high": v["high"] if v["high"] is not None else v["estimate"]}
-        for k, v in c.differences.items()
-    ]  # fmt: skip
+    diff_points = [_diff_point(_label(k), v) for k, v in c.differences.items()]
     curves = []
     for run, values in (("A", c.a_values), ("B", c.b_values)):
         for name, value in values.items():
@@ -159,14 +165,7 @@ def figure_specs(c: RunComparison) -> list[tuple[str, dict[str, Any]]]:
     ]
     for field, groups in c.groups.items():
         points = [
-            {
-                "statistic": f"{g['value']}: {_label(k)}",
-                "estimate": d["estimate"],
-                "low": d["low"],
-                "high": d["high"],
-            }
-            for g in groups
-            for k, d in g["differences"].items()
+            _diff_point(f"{g['value']}: {_label(k)}", d) for g in groups for k, d in g["differences"].items()
         ]
         if points:
             specs.append((f"d:{field}", charts.pass_difference(points, f"B - A by {field}")))

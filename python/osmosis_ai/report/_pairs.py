@@ -1,5 +1,5 @@
 """Two runs' rows paired by content (for reading them side by side), and per-group differences of
-``B - A`` through the Rust core's paired intervals."""
+``B - A`` by the comparison model's rules (the Rust core)."""
 
 from __future__ import annotations
 
@@ -136,10 +136,9 @@ def group_deltas(
     level: float,
     failed: Any,
 ) -> dict[str, list[dict[str, Any]]]:
-    """Per dataset field (2-30 values), per group of paired rows: ``B - A`` of the mean and pass@1 with
-    the paired normal interval (``groups_of``: A's row index to its fields)."""
-    from osmosis_ai.stats import compare
-
+    """Per dataset field (2-30 values), per group of paired rows: ``B - A`` of the mean and pass@1 by the
+    comparison model's rules (paired Student t; no bounds and a note where the rows give none; not
+    tested, so no verdict) (``groups_of``: A's row index to its fields)."""
     fields: dict[str, dict[str, list[Pair]]] = {}
     for pair in pairs:
         for name, value in (groups_of.get(pair.a.index) or {}).items():
@@ -150,15 +149,18 @@ def group_deltas(
             continue
         entries = []
         for value, members in sorted(groups.items(), key=lambda item: (-len(item[1]), item[0])):
-            entry: dict[str, Any] = {"value": value, "rows": len(members), "differences": {}}
-            if len(members) >= 2:
-                agg_a, agg_b = _aggregators(members, threshold, n, [1], failed)
-                result = compare(agg_b, agg_a, ks=[1], level=level, method="normal")
-                entry["differences"] = {
-                    k: result.differences[k].to_dict()
-                    for k in ("mean", "pass_at_1")
-                    if k in result.differences
+            agg_a, agg_b = _aggregators(members, threshold, n, [1], failed)
+            differences = agg_a.paired_differences(agg_b, ks=[1], level=level)
+            entries.append(
+                {
+                    "value": value,
+                    "rows": len(members),
+                    "differences": {
+                        k: {f: v for f, v in differences[k].items() if f not in ("p_holm", "verdict")}
+                        for k in ("mean", "pass_at_1")
+                        if k in differences
+                    },
                 }
-            entries.append(entry)
+            )
         out[name] = entries
     return out

@@ -218,6 +218,33 @@ class Aggregator:
         """
         return orjson.loads(self._core.model_intervals(float(level)))
 
+    def paired_differences(
+        self, other: Aggregator, *, ks: Iterable[int] = (1,), level: float = 0.95
+    ) -> dict[str, dict[str, Any]]:
+        """``other - self`` over the rows both hold (matched by row index), by the rules of
+        :func:`osmosis_ai.results.compare_results`: paired Student t intervals and p-values of the mean
+        and pass@k / pass^k at ``ks``; bounds the rows cannot support are None and ``note`` says why.
+        Nothing is adjusted for multiplicity and no verdict is drawn (``p_holm`` is None): this describes
+        a subset of a comparison's rows, such as a group.
+
+        Returns:
+            ``{"mean": {...}, "pass_at_1": {...}, ...}``, each ``{"estimate", "a", "b", "low", "high",
+            "level", "method", "p_value", "p_holm", "verdict", "note"}`` (the comparison model's form).
+
+        Example:
+            >>> a, b = Aggregator(ks=[1]), Aggregator(ks=[1])
+            >>> for i in range(6):
+            ...     a.push([float(i % 2)], row_index=i)
+            ...     b.push([1.0], row_index=i)
+            >>> d = a.paired_differences(b)["pass_at_1"]
+            >>> (d["estimate"], d["method"], round(d["low"], 4))
+            (0.5, 't', -0.0748)
+        """
+        k_list = [as_int(k, "ks") for k in ks]
+        if any(k < 1 for k in k_list):
+            raise StatsError(f"every k must be >= 1, got {k_list}", field="ks")
+        return orjson.loads(self._core.paired_differences(other._core, k_list, float(level)))
+
     def finish(
         self,
         *,

@@ -30,8 +30,8 @@ pub use options::{
     AggregatorOptions, FailedPolicy, IntervalColumns, NonFinitePolicy, Summary, DEFAULT_KS,
 };
 pub use results::{
-    compare, log_index_base, model, model_intervals, summarize_results_file, Layout, ModelTally,
-    NameTally, ResultsOptions, ResultsSummary, LOG_FORMATS,
+    compare, log_index_base, model, model_intervals, paired_t_differences, summarize_results_file,
+    Layout, ModelTally, NameTally, ResultsOptions, ResultsSummary, LOG_FORMATS,
 };
 
 use std::fmt;
