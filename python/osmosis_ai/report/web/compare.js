@@ -108,7 +108,7 @@ function groupDeltas(parent, c) {
       add(tr, el('td', 'name', g.value), el('td', 'num', fmt(g.rows)));
       for (const k of ['mean', 'pass_at_1']) {
         const d = g.differences[k];
-        cell(tr, d ? (d.estimate > 0 ? '+' : '') + withInterval(d.estimate, d) : 'n/a', 'num');
+        intervalCell(tr, d ? d.estimate : null, d, true);
       }
       t.appendChild(tr);
     }

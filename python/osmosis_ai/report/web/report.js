@@ -106,8 +106,8 @@ function groupsBlock(parent, meta, summary, index, table) {
       for (const name of primary) {
         const st = g.stats[name] || {};
         const pk = st.pass_at_k || {};
-        cell(tr, withInterval(st.mean, st.mean_interval), 'num');
-        for (const k of ['1', n]) cell(tr, pk[k] ? withInterval(pk[k].value, pk[k].interval) : 'n/a', 'num');
+        intervalCell(tr, st.mean, st.mean_interval);
+        for (const k of ['1', n]) intervalCell(tr, pk[k] ? pk[k].value : null, pk[k] ? pk[k].interval : null);
       }
       tr.addEventListener('click', () => table.setGroup(field, g.value));
       t.appendChild(tr);
