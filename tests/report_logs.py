@@ -42,7 +42,7 @@ def _record(i: int, run: int, row: dict[str, Any], *, answer: str, exact: float 
                            {"role": "tool", "tool_call_id": "c1", "content": str(2 * i)},
                            {"role": "assistant", "content": answer}] if ok else [],
         "tool_calls": [{"name": "add", "arguments": {"a": i, "b": i}, "result": str(2 * i), "error": None,
-                        "duration_ms": 1.5 + run}] if ok else [],
+                        "duration_ms": 1.5 + run, "started_ms": 12.5 + 10 * run}] if ok else [],
         "duration_ms": 40.0 * (1 + i % 7) + run, "tokens": 100 + i, "prompt_tokens": 80, "completion_tokens": 20 + i,
     }  # fmt: skip
     if format_error:

@@ -149,6 +149,9 @@ def test_the_run_card_shows_everything_about_a_row(browser: Browser, page) -> No
     assert "errored" in {o for label, o in dom["badges"] if label.startswith(SECOND)}
     assert {o for label, o in dom["badges"] if label.startswith(FIRST)} == {"passed", "not_passed"}
     assert outcomes and any("1.5" in row for row in dom["tools"])  # the tool call's duration (ms)
+    assert any("12.5" in row for row in dom["tools"]) and any(
+        "22.5" in row for row in dom["tools"]
+    )  # began at
     assert "took 1.5 ms" in text and "took 2.5 ms" in text  # ... and in the transcript, at its tool message
     screenshot(browser, "report-run-card")
     # A run that scored 0 did not pass: never green, never "succeeded" (#28 finding 4).

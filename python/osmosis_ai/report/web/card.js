@@ -102,8 +102,9 @@ function toolCallTable(run) {
     const call = c && typeof c === 'object' ? c : { name: asText(c) };
     const fn = call.function || {};
     const tr = el('tr', call.error ? 'bad' : '');
-    const at = call.started_ms !== undefined ? call.started_ms : (call.at_ms !== undefined ? call.at_ms : call.offset_ms);
-    add(tr, el('td', 'num', i + 1), el('td', 'num', at === undefined ? '' : fmt(at, 1)),
+    // When the call began, in ms from the run's start (RolloutContext.record_tool_call's started_ms).
+    const at = call.started_ms;
+    add(tr, el('td', 'num', i + 1), el('td', 'num', at === undefined || at === null ? '' : fmt(at, 1)),
       el('td', 'num', call.duration_ms === undefined ? '' : fmt(call.duration_ms, 1)),
       el('td', 'name', asText(call.name || fn.name || 'tool')));
     const args = el('td'); args.appendChild(longText('pre', null, asText(call.arguments !== undefined ? call.arguments : fn.arguments)));
