@@ -326,3 +326,11 @@ def test_group_deltas_are_the_comparison_model_of_the_groups_rows(tmp_path: Path
             for name, difference in group["differences"].items():
                 expected = {k: v for k, v in model[name].items() if k not in ("p_holm", "verdict")}
                 assert difference == pytest.approx(expected)
+
+
+def test_only_fields_that_group_rows_are_offered_for_groups() -> None:
+    # A field with one value groups nothing; nor does one unique to every row (an id, an answer).
+    from osmosis_ai.report._figures import group_fields
+
+    rows = {i: {"fields": {"topic": "ab"[i % 2], "uid": f"u{i}", "same": "x"}} for i in range(6)}
+    assert group_fields(rows) == {"topic": {"a": [0, 2, 4], "b": [1, 3, 5]}}

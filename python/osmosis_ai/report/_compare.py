@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from osmosis_ai.report._embed import DEFAULT_MAX_DATA_MB
+from osmosis_ai.report._figures import group_fields
 from osmosis_ai.report._pairs import Pair, Paired, first_attempt, group_deltas, pair_rows
 from osmosis_ai.report._run import Scan, scan_file
 
@@ -139,7 +140,7 @@ def compare_scans(
     threshold = model["a"]["summary"]["pass_threshold"]
     # An unscored judgement is not a 0 in a rubric's mean (eval-rubric's own rule); an eval's failed run is.
     rubric = scan_a.source.header.get("kind") == "rubric" or scan_a.source.layout == "rubric-json"
-    fields = {i: row.get("fields") or {} for i, row in scan_a.dataset.rows.items()}
+    fields = group_fields(scan_a.dataset.rows)
     n = model["ks"][-1] if model["ks"] else 1
     differences = model["differences"]
     comparison = RunComparison(

@@ -12,7 +12,7 @@ from typing import Any
 
 from osmosis_ai.report._rows import RowIndex
 
-__all__ = ["groups", "histogram", "judge_panels", "latency", "log_histogram"]
+__all__ = ["group_fields", "groups", "histogram", "judge_panels", "latency", "log_histogram"]
 
 _BINS = 20
 _MAX_GROUPS = 30
@@ -68,8 +68,9 @@ def latency(values: array) -> dict[str, Any]:
     }
 
 
-def _group_fields(dataset: Mapping[int, Mapping[str, Any]]) -> dict[str, dict[str, list[int]]]:
-    """Dataset fields with 2 to 30 distinct values: ``{field: {value: [row indices]}}``."""
+def group_fields(dataset: Mapping[int, Mapping[str, Any]]) -> dict[str, dict[str, list[int]]]:
+    """Dataset fields with 2 to 30 distinct values, one of them on 2 rows or more (a field unique to each
+    row, such as an answer, groups nothing): ``{field: {value: [row indices]}}``."""
     fields: dict[str, dict[str, list[int]]] = {}
     dropped: set[str] = set()
     for index, row in dataset.items():
@@ -81,7 +82,11 @@ def _group_fields(dataset: Mapping[int, Mapping[str, Any]]) -> dict[str, dict[st
             if len(groups) > _MAX_GROUPS:
                 dropped.add(name)
                 del fields[name]
-    return {name: groups for name, groups in fields.items() if len(groups) >= 2}
+    return {
+        name: groups
+        for name, groups in fields.items()
+        if len(groups) >= 2 and any(len(members) >= 2 for members in groups.values())
+    }
 
 
 def _group_stats(
@@ -131,7 +136,7 @@ def groups(
     keys = [f["name"] for f in primary["functions"]]
     ks = page_ks_of(summary)
     out: dict[str, Any] = {}
-    for name, members in _group_fields(dataset).items():
+    for name, members in group_fields(dataset).items():
         out[name] = [
             {
                 "value": value,

@@ -130,25 +130,23 @@ def _aggregators(
 
 def group_deltas(
     pairs: list[Pair],
-    groups_of: Mapping[int, Mapping[str, str]],
+    fields: Mapping[str, Mapping[str, list[int]]],
     threshold: float,
     n: int,
     level: float,
     failed: Any,
 ) -> dict[str, list[dict[str, Any]]]:
-    """Per dataset field (2-30 values), per group of paired rows: ``B - A`` of the mean and pass@1 by the
-    comparison model's rules (paired Student t; no bounds and a note where the rows give none; not
-    tested, so no verdict) (``groups_of``: A's row index to its fields)."""
-    fields: dict[str, dict[str, list[Pair]]] = {}
-    for pair in pairs:
-        for name, value in (groups_of.get(pair.a.index) or {}).items():
-            fields.setdefault(name, {}).setdefault(value, []).append(pair)
+    """Per dataset field, per group of paired rows: ``B - A`` of the mean and pass@1 by the comparison
+    model's rules (paired Student t; no bounds and a note where the rows give none; not tested, so no
+    verdict). ``fields``: the groups of A's rows (:func:`~osmosis_ai.report._figures.group_fields`)."""
+    by_row = {pair.a.index: pair for pair in pairs}
     out: dict[str, list[dict[str, Any]]] = {}
     for name, groups in fields.items():
-        if not 2 <= len(groups) <= 30:
-            continue
         entries = []
-        for value, members in sorted(groups.items(), key=lambda item: (-len(item[1]), item[0])):
+        for value, indices in groups.items():
+            members = [by_row[i] for i in indices if i in by_row]
+            if not members:
+                continue
             agg_a, agg_b = _aggregators(members, threshold, n, [1], failed)
             differences = agg_a.paired_differences(agg_b, ks=[1], level=level)
             entries.append(
@@ -162,5 +160,5 @@ def group_deltas(
                     },
                 }
             )
-        out[name] = entries
+        out[name] = sorted(entries, key=lambda e: (-e["rows"], e["value"]))
     return out
