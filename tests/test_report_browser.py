@@ -153,6 +153,7 @@ def test_the_run_card_shows_everything_about_a_row(browser: Browser, page) -> No
         "22.5" in row for row in dom["tools"]
     )  # began at
     assert "took 1.5 ms" in text and "took 2.5 ms" in text  # ... and in the transcript, at its tool message
+    assert "at 12.5 ms \u00b7 took 1.5 ms" in text  # when it began in the run
     screenshot(browser, "report-run-card")
     # A run that scored 0 did not pass: never green, never "succeeded" (#28 finding 4).
     open_card(browser, 7)

@@ -76,7 +76,10 @@ function transcript(run) {
       if (m.name) li.appendChild(el('span', 'tool-name', String(m.name)));
       if (m.role === 'tool') {
         const t = timing(m.name);
-        if (t && t.duration_ms !== undefined && t.duration_ms !== null) li.appendChild(el('span', 'took', 'took ' + fmt(t.duration_ms, 1) + ' ms'));
+        const when = [];
+        if (t && t.started_ms !== undefined && t.started_ms !== null) when.push('at ' + fmt(t.started_ms, 1) + ' ms');
+        if (t && t.duration_ms !== undefined && t.duration_ms !== null) when.push('took ' + fmt(t.duration_ms, 1) + ' ms');
+        if (when.length) li.appendChild(el('span', 'took', when.join(' \u00b7 ')));
       }
       if (m.content !== undefined && m.content !== null) li.appendChild(longText('div', 'content', contentText(m.content)));
       if (Array.isArray(m.tool_calls)) {
