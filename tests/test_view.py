@@ -16,6 +16,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.browser import Browser
 from tests.page_driver import choose, matching, open_card, open_page, screenshot, search
@@ -108,7 +110,11 @@ def test_view_in_chromium_reads_runs_from_the_log_when_a_card_opens(
     assert search(browser, "Question 3:") == 1
     text = open_card(browser, 3)
     assert "The answer is Z." in text and "truth-6" in text and "cannot parse the answer of row 3" in text
-    assert search(browser, "the answer is z.") == 1  # the server's search reads the file too
+    # The server's search looks through every run's texts as the log was read (as its numbers are).
+    assert search(browser, "the answer is 6.") == 1
+    runs = [json.loads(line) for line in data.decode().splitlines()[1:]]
+    answered = {r["row_index"] for r in runs if "answer is 2" in json.dumps(r["final_messages"]).lower()}
+    assert search(browser, "answer is 2") == len(answered) > 1
     screenshot(browser, "view-report")
     assert {u.split("/")[2] for u in browser.requests()} == {url.split("/")[2]}  # nothing beyond the server
     assert browser.errors() == []
@@ -127,3 +133,29 @@ def test_view_compares_two_logs(browser: Browser, serve, tmp_path: Path) -> None
     assert "The answer is 23." in text and "Result: 22." in text
     screenshot(browser, "view-compare")
     assert browser.errors() == []
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    runs=st.lists(
+        st.tuples(st.integers(0, 40), st.text(alphabet="ab1 \x00\x01\x02\u0130\u212aK", max_size=12)),
+        max_size=30,
+    ),
+    needle=st.text(alphabet="ab1 \x00\x01\x02k\u0130", min_size=1, max_size=3),
+)
+def test_the_run_text_index_finds_what_a_scan_of_every_run_finds(runs, needle) -> None:
+    # The index of `osmosis view`'s search against the plain rule (`needle in text.lower()` for each text
+    # of each run), with tiny chunks so entries fall on every side of a chunk's end; row numbers are
+    # digits a needle may hold too, and never match by themselves.
+    from osmosis_ai.report import _search
+    from osmosis_ai.report._rows import run_texts
+
+    index = _search.RunTextIndex(chunk_bytes=16)
+    records = [(row, {"final_messages": [{"role": "assistant", "content": text}], "error": text[:2] or None})
+               for row, text in runs]  # fmt: skip
+    for row, record in records:
+        index.add(row, record)
+    index.finish()
+    expected = {row for row, record in records if any(needle.lower() in t.lower() for t in run_texts(record))}
+    assert index.rows_with(needle.lower()) == expected
+    index.close()

@@ -2,8 +2,9 @@
 
 The same page and script as ``osmosis report``; only the data source differs. At start the log is read
 once, streaming, for the numbers and a row index that remembers where each run is in the file (its line
-offset, not the run); a run card reads its runs back from the file when it is opened, and a search scans
-the file again. Memory holds the row index, never the runs, whatever the log's size.
+offset, not the run); a run card reads its runs back from the file when it is opened, and a search looks
+through the runs' texts compressed into a temporary file while the log was read (``_search``). Memory
+holds the row index, never the runs, whatever the log's size.
 
 The server answers GET only, only for a ``Host`` of 127.0.0.1 / localhost on its own port (another site
 cannot reach it through a browser by DNS rebinding), and sends the page's Content-Security-Policy.
@@ -24,8 +25,9 @@ import orjson
 
 from osmosis_ai.llm.http1_server import Http1Server, HttpReply, HttpRequest
 from osmosis_ai.report._embed import json_line
-from osmosis_ai.report._rows import page_run, run_texts
+from osmosis_ai.report._rows import page_run
 from osmosis_ai.report._run import Scan, describe, scan_file
+from osmosis_ai.report._search import RunTextIndex
 from osmosis_ai.report._source import line_offsets, read_line_at
 from osmosis_ai.stats import rebase_indices
 
@@ -64,15 +66,15 @@ class _Runs:
         records = (read_line_at(self.path, self.offsets[p]) for p in self.scan.index.positions(row))
         return [self._page(rebase_indices(r, base) if base else r) for r in records]
 
-    def matching(self, needle: str) -> set[int]:
-        """Rows with a run whose texts hold ``needle`` (lower case), by a scan of the file."""
-        found: set[int] = set()
-        for record in self.scan.source.records():
-            row = record.data.get("row_index")
-            texts = run_texts(record.data) if isinstance(row, int) and row not in found else ()
-            if any(needle in text.lower() for text in texts):
-                found.add(row)
-        return found
+
+def _scan(path: str | os.PathLike[str], dataset: str | os.PathLike[str] | None) -> tuple[Scan, RunTextIndex]:
+    """One read of a results file: its scan (runs found again by position) and its runs' search index."""
+    found = RunTextIndex()
+    scan = scan_file(
+        path, sink=lambda row, _, record: found.add(row, record), keep_positions=True, dataset=dataset
+    )
+    found.finish()
+    return scan, found
 
 
 def _entry_text(entry: dict[str, Any]) -> str:
@@ -116,7 +118,7 @@ def report_site(path: str | os.PathLike[str], *, dataset: str | os.PathLike[str]
     from osmosis_ai.report import _charts as charts
     from osmosis_ai.report._page import PageData, content_security_policy
 
-    scan = scan_file(path, keep_positions=True, dataset=dataset)
+    scan, found = _scan(path, dataset)
     summary, meta, specs = describe(scan, level=level)
     entries = [{"id": e["i"], **e} for e in scan.index.rows(scan.dataset.rows)]
     texts = {e["id"]: _entry_text(e) for e in entries}
@@ -126,8 +128,7 @@ def report_site(path: str | os.PathLike[str], *, dataset: str | os.PathLike[str]
                     metas=[("page-meta", meta)], figures=list(zip([n for n, _ in specs], svgs, strict=True)))  # fmt: skip
 
     def search(needle: str) -> list[int]:
-        found = {i for i, t in texts.items() if needle in t} | runs.matching(needle)
-        return sorted(found)
+        return sorted({i for i, t in texts.items() if needle in t} | found.rows_with(needle))
 
     return ViewSite(_page_bytes(page), _gzip_lines(entries), lambda row, side: runs.of(row), search,
                     content_security_policy(server=True))  # fmt: skip
@@ -142,8 +143,7 @@ def compare_site(a: str | os.PathLike[str], b: str | os.PathLike[str], *, metric
     from osmosis_ai.report._compare_page import comparison_summary, figure_specs, pair_entries
     from osmosis_ai.report._page import PageData, content_security_policy
 
-    scan_a = scan_file(a, keep_positions=True, dataset=dataset)
-    scan_b = scan_file(b, keep_positions=True, dataset=dataset)
+    (scan_a, found_a), (scan_b, found_b) = _scan(a, dataset), _scan(b, dataset)
     comparison, paired = compare_scans(scan_a, scan_b, metric=metric, allow_partial=allow_partial, seed=seed)
     entries = pair_entries(paired, scan_a, scan_b, comparison.metric)
     texts = {e["id"]: _entry_text({**e, "answer": " ".join(s["answer"] or "" for s in (e["a"], e["b"]) if s)})
@@ -162,8 +162,8 @@ def compare_site(a: str | os.PathLike[str], b: str | os.PathLike[str], *, metric
 
     def search(needle: str) -> list[int]:
         found = {i for i, t in texts.items() if needle in t}
-        for side, runs in sides.items():
-            for row in runs.matching(needle):
+        for side, index in (("a", found_a), ("b", found_b)):
+            for row in index.rows_with(needle):
                 found.update(pairs_of.get((side, row), []))
         return sorted(found)
 
