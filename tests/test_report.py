@@ -334,3 +334,25 @@ def test_only_fields_that_group_rows_are_offered_for_groups() -> None:
 
     rows = {i: {"fields": {"topic": "ab"[i % 2], "uid": f"u{i}", "same": "x"}} for i in range(6)}
     assert group_fields(rows) == {"topic": {"a": [0, 2, 4], "b": [1, 3, 5]}}
+
+
+def test_the_compare_curves_are_each_runs_pass_at_k_with_its_intervals(tmp_path: Path) -> None:
+    from osmosis_ai.report._compare_page import figure_specs
+    from osmosis_ai.results import read_results
+    from tests.report_logs import write_eval_log
+
+    a, _ = write_eval_log(tmp_path, rows=30, n=4)
+    b, _ = write_eval_log(tmp_path, rows=30, n=4, variant="b")
+    result = osmosis_ai.compare(a, b)
+    points = dict(figure_specs(result))["c:pass-curves"]["data"]["values"]
+    for run, path in (("A", a), ("B", b)):
+        model = read_results(path).model().function(result.metric)
+        drawn = {
+            p["k"]: (p["value"], p["low"], p["high"]) for p in points if p["statistic"] == f"{run} pass@k"
+        }
+        assert drawn == {
+            int(k): pytest.approx(
+                (v, model.intervals[f"pass_at_{k}"].low, model.intervals[f"pass_at_{k}"].high)
+            )
+            for k, v in model.pass_at_k.items()
+        }

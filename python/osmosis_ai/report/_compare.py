@@ -50,6 +50,8 @@ class RunComparison:
         interval_method: ``"t"`` (paired Student t, over rows) or ``"bootstrap"``.
         groups: Per dataset field (2-30 values), per group: rows and the paired ``B - A`` of the mean
             and pass@1 with intervals.
+        sides: ``{"a": ..., "b": ...}``: each run's own numbers of the metric over all its rows (the
+            result model's function result: pass@k / pass^k and their intervals, tallies).
         warnings: What the numbers do not cover (different n, rows only one run holds, how many
             statistics were tested).
         verdict: The headline verdict: ``{"statistic", "outcome", "reason"}``; ``outcome`` is
@@ -73,6 +75,7 @@ class RunComparison:
     changed_rows: list[dict[str, Any]] = field(default_factory=list)
     interval_method: str = "t"
     groups: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    sides: dict[str, dict[str, Any]] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
     verdict: dict[str, Any] = field(default_factory=dict)
 
@@ -160,6 +163,7 @@ def compare_scans(
         changed_rows=_changed_rows(paired.matched),
         interval_method=model["method"],
         groups=group_deltas(paired.matched, fields, threshold, n, level, "exclude" if rubric else "zero"),
+        sides={"a": model["a"]["summary"], "b": model["b"]["summary"]},
         warnings=[w["message"] for w in model["warnings"]] + paired.warnings,
         verdict=model["verdict"],
     )

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from osmosis_ai.report import _charts as charts
 from osmosis_ai.report._embed import CompressedLines
 from osmosis_ai.report._pairs import Paired, Side
+from osmosis_ai.report._run import curve_points
 
 if TYPE_CHECKING:
     from osmosis_ai.report._compare import RunComparison
@@ -151,17 +152,17 @@ def _diff_point(label: str, d: dict[str, Any]) -> dict[str, Any]:
 
 def figure_specs(c: RunComparison) -> list[tuple[str, dict[str, Any]]]:
     diff_points = [_diff_point(_label(k), v) for k, v in c.differences.items()]
-    curves = []
-    for run, values in (("A", c.a_values), ("B", c.b_values)):
-        for name, value in values.items():
-            if name.startswith("pass_at_"):
-                k = int(name.rsplit("_", 1)[1])
-                curves.append(
-                    {"statistic": f"{run} pass@k", "k": k, "value": value, "low": value, "high": value}
-                )
+    # Each run's pass@k over its own rows, with the result model's intervals.
+    curves = [
+        {**point, "statistic": f"{run} pass@k"}
+        for run, side in (("A", c.sides.get("a")), ("B", c.sides.get("b")))
+        if side
+        for point in curve_points(side)
+        if point["statistic"] == "pass@k"
+    ]
     specs = [
         ("c:difference", charts.pass_difference(diff_points, "B - A with paired intervals")),
-        ("c:pass-curves", charts.pass_curve(curves, "pass@k of A and B")),
+        ("c:pass-curves", charts.pass_curve(curves, "pass@k of A and B (each over its rows)")),
     ]
     for field, groups in c.groups.items():
         points = [

@@ -16,7 +16,7 @@ from osmosis_ai.report._rows import RowIndex
 from osmosis_ai.report._source import LogSource, open_source
 from osmosis_ai.report._summary import page_summary
 
-__all__ = ["RunReport", "Scan", "describe", "scan_file"]
+__all__ = ["RunReport", "Scan", "curve_points", "describe", "scan_file"]
 
 _FIELD_COLUMNS = 12
 
@@ -124,7 +124,8 @@ def scan_file(
     return Scan(source, index, rows, runs)
 
 
-def _curve_points(function: dict[str, Any]) -> list[dict[str, Any]]:
+def curve_points(function: dict[str, Any]) -> list[dict[str, Any]]:
+    """pass@k and pass^k of a function result against k, with its intervals (for a pass curve)."""
     points = []
     for statistic, key, prefix in (("pass@k", "pass_at_k", "pass_at"), ("pass^k", "pass_hat_k", "pass_hat")):
         for k, value in function[key].items():
@@ -172,7 +173,7 @@ def _specs(
             specs.append(
                 (
                     f"p{index}:pass-curve:{f['name']}",
-                    charts.pass_curve(_curve_points(f), f"pass@k and pass^k: {f['name']}"),
+                    charts.pass_curve(curve_points(f), f"pass@k and pass^k: {f['name']}"),
                 )
             )
     for name, values in scan.index.score_values.items():
