@@ -490,6 +490,15 @@ def test_ctrl_c_keeps_the_log_and_resume_finishes_the_same(workspace, scripted):
     assert resumed["overall_statistics"] == expected and resumed["completed_runs"] == 60
 
 
+def test_sigterm_says_terminated_and_keeps_the_marked_partial_file(workspace, scripted):
+    server = scripted(_many_records(workspace))
+    code, err, resumed = _interrupt_then_resume(workspace, server, signal.SIGTERM)
+    assert code == 143, err
+    assert "Evaluation terminated (SIGTERM) after" in err and "cancelled by user" not in err
+    assert json.loads((workspace / "partial.json").read_text())["interrupted"] is True
+    assert resumed["completed_runs"] == 60
+
+
 def test_kill_9_then_resume_gives_the_same_summary(workspace, scripted):
     server = scripted(_many_records(workspace))
     straight = subprocess.run(

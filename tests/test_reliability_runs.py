@@ -97,6 +97,7 @@ def test_an_agent_that_blocks_its_loop_times_out_and_later_rows_still_run(script
 def test_sigterm_on_eval_keeps_finished_runs_and_exits_with_a_message(scripted, tmp_path) -> None:
     dataset = write_rows(tmp_path / "data.jsonl", [(f"q-{i}", "1") for i in range(40)])
     server = scripted({"default": {"content": "1", "delay": 0.05}})
+    out = tmp_path / "out.json"
     args = eval_args(server, dataset, tmp_path, "--no-preflight")
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     proc = subprocess.Popen(
@@ -109,9 +110,13 @@ def test_sigterm_on_eval_keeps_finished_runs_and_exits_with_a_message(scripted, 
     proc.send_signal(signal.SIGTERM)
     stderr = proc.communicate(timeout=60)[1]
     assert proc.returncode == 143, stderr  # 128 + SIGTERM; Ctrl+C is 130
-    assert "Interrupted:" in stderr and f"--resume {log}" in stderr
+    assert "Terminated (SIGTERM):" in stderr and f"--resume {log}" in stderr
     assert "Traceback" not in stderr
     assert 3 <= len(_records(log)) < 40
+    # The -o file holds what finished, marked as interrupted (the README's promise).
+    document = json.loads(out.read_text())
+    assert document["interrupted"] is True
+    assert sum(len(row["runs"]) for row in document["rows"]) == len(_records(log))
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import math
 import os
-from pathlib import Path
 from typing import Any
 
 import click
@@ -73,28 +72,18 @@ def capped(maximum: int, minimum: int | None = None) -> click.IntRange:
 
 
 def check_output_file(path: str | os.PathLike[str] | None, flag: str = "-o/--output") -> None:
-    """Refuses an output file that is a directory or cannot be created, before the run spends anything
-    (a usage error, exit 2).
+    """Refuses an output file that cannot be written (the rule of :func:`osmosis_ai._files.check_output_path`),
+    before the run spends anything (a usage error, exit 2).
 
     Example:
         >>> check_output_file("/")  # doctest: +SKIP
         Traceback (most recent call last):
         UsageError: -o/--output: / is a directory; give a file name such as /results.json
     """
-    if path is None:
-        return
-    target = Path(path)
-    if target.is_dir():
-        raise click.UsageError(
-            f"{flag}: {target} is a directory; give a file name such as {target / 'results.json'}"
-        )
-    # The nearest existing ancestor decides: missing directories are created at write time.
-    folder = target.parent
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
-    if not folder.is_dir():
-        raise click.UsageError(f"{flag}: cannot create {target}: {folder} is not a directory")
-    if target.exists() and not os.access(target, os.W_OK):
-        raise click.UsageError(f"{flag}: {target} is not writable")
-    if not target.exists() and not os.access(folder, os.W_OK | os.X_OK):
-        raise click.UsageError(f"{flag}: cannot create {target}: {folder} is not writable")
+    from osmosis_ai._files import check_output_path
+    from osmosis_ai.errors import OutputPathError
+
+    try:
+        check_output_path(path)
+    except OutputPathError as exc:
+        raise click.UsageError(f"{flag}: {exc}") from None

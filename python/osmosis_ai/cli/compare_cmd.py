@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from osmosis_ai.cli.output import stdout_output
 from osmosis_ai.errors import CLIError
 
 __all__ = ["compare_command"]
@@ -56,7 +57,7 @@ def _text(result: Any) -> list[str]:
     "--output",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Also write an HTML page.",
+    help="Also write an HTML page (- for standard output).",
 )
 @click.option(
     "--allow-partial",
@@ -64,6 +65,7 @@ def _text(result: Any) -> list[str]:
     help="Compare the shared rows when the runs hold different rows (else refuse).",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@stdout_output
 def compare_command(
     a: Path, b: Path, metric: str | None, output: Path | None, allow_partial: bool, seed: int
 ) -> None:
@@ -73,8 +75,10 @@ def compare_command(
     for each k with paired bootstrap intervals, the pass/fail flips of each row's first attempt with
     McNemar's exact test, and the rows that changed most.
     """
+    from osmosis_ai.cli.bounds import check_output_file
     from osmosis_ai.cli.output import STATE, emit_detail
 
+    check_output_file(output)
     try:
         from osmosis_ai.report import compare
     except ImportError as exc:  # pragma: no cover - the extras are in the dev environment

@@ -228,7 +228,7 @@ async def _evaluate(
     selected: int,
     eval_fns: list[Any],
 ) -> int:
-    from osmosis_ai.cli.run_log import resume_command
+    from osmosis_ai.cli.run_log import interrupted_message
     from osmosis_ai.eval.remote import AgentExecutorSpec
     from osmosis_ai.runs.backends import BackendReport, start_backend
 
@@ -267,14 +267,14 @@ async def _evaluate(
             log.close()
     if report.name != "local":
         _echo(quiet, f"Backend {report.describe()}")
-    if outcome.interrupted:
-        click.echo(
-            f"\nInterrupted: {outcome.executed + outcome.skipped} finished runs are saved in {log_path}.\n"
-            f"Continue with: {resume_command(log_path)}",
-            err=True,
-        )
-        return outcome.interrupted_exit_code
     duration_ms = (time.monotonic() - started) * 1000.0
+    if outcome.interrupted:
+        if o["output"]:  # what finished, marked as such: the log stays the way to continue
+            _write_output(Path(o["output"]), _report(o, log_path, endpoints), o, duration_ms, outcome)
+            _echo(quiet, f"Results so far written to: {o['output']} (interrupted: true)")
+        finished = f"{outcome.executed + outcome.skipped} finished runs"
+        click.echo(interrupted_message(log_path, finished, outcome.interrupted_exit_code), err=True)
+        return outcome.interrupted_exit_code
     return _finish(o, quiet, log_path, outcome, duration_ms, endpoints)
 
 
@@ -357,16 +357,8 @@ def _finish(
     endpoints: dict[str, Any],
 ) -> int:
     from osmosis_ai.eval.report import format_duration, format_results_table, format_tokens
-    from osmosis_ai.eval.summary import build_report
 
-    models = {tag: ep.model for tag, ep in endpoints.items()} if len(endpoints) > 1 else None
-    report = build_report(
-        log_path,
-        eval_fns=list(o["eval_fns"]),
-        n_runs=o["n_runs"],
-        pass_threshold=o["pass_threshold"],
-        models=models,
-    )
+    report = _report(o, log_path, endpoints)
     if not quiet:
         click.echo()
         click.echo("Evaluation Results:")
@@ -420,6 +412,19 @@ def _finish(
     return 0
 
 
+def _report(o: dict[str, Any], log_path: Path, endpoints: dict[str, Any]) -> Any:
+    from osmosis_ai.eval.summary import build_report
+
+    models = {tag: ep.model for tag, ep in endpoints.items()} if len(endpoints) > 1 else None
+    return build_report(
+        log_path,
+        eval_fns=list(o["eval_fns"]),
+        n_runs=o["n_runs"],
+        pass_threshold=o["pass_threshold"],
+        models=models,
+    )
+
+
 def _output_config(o: dict[str, Any]) -> dict[str, Any]:
     config: dict[str, Any] = {
         "model": o["model"],
@@ -440,4 +445,5 @@ def _write_output(path: Path, report: Any, o: dict[str, Any], duration_ms: float
         duration_ms=duration_ms,
         stopped_early=outcome.stopped_early,
         stop_reason=outcome.stop_reason,
+        interrupted=outcome.interrupted,
     )

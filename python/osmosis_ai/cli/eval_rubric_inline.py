@@ -146,6 +146,9 @@ def eval_rubric_inline(
     except DatasetFormatError as exc:
         raise CLIError(str(exc)) from None
     out, identifier = resolve_output_path(output_path, "rubric")
+    from osmosis_ai.cli.bounds import check_output_file
+
+    check_output_file(out)  # an unwritable results file is refused before any judge call
     entry = RubricEntry(
         id="rubric",
         rubric=rubric,

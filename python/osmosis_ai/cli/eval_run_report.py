@@ -171,7 +171,8 @@ def report(
     # Spec §4.9: only an incomplete run (cancelled, stopped, items without a result) is partial (exit 1);
     # failed items are results, reported in the table, `failed_rows` and the next step `--retry-failed`.
     if incomplete:
-        message = f"Evaluation run interrupted: {run_dir.path}"
+        terminated = outcome is not None and outcome.interrupted and outcome.interrupted_exit_code == 143
+        message = f"Evaluation run {'terminated (SIGTERM)' if terminated else 'interrupted'}: {run_dir.path}"
     elif counts["failed"]:
         items = "work item" if counts["failed"] == 1 else "work items"
         message = f"Evaluation run finished ({counts['failed']} {items} failed): {run_dir.path}"

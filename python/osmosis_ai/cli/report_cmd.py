@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from osmosis_ai.cli.output import stdout_output
 from osmosis_ai.errors import CLIError
 
 __all__ = ["report_command"]
@@ -20,7 +21,7 @@ __all__ = ["report_command"]
     "--output",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="The HTML file to write (default: the first RESULTS with .html).",
+    help="The HTML file to write (default: the first RESULTS with .html; - for standard output).",
 )
 @click.option(
     "--max-rows",
@@ -30,6 +31,7 @@ __all__ = ["report_command"]
     help="Rows embedded with their runs per file (failing rows first); plots always cover every row.",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@stdout_output
 def report_command(results: tuple[Path, ...], output: Path | None, max_rows: int, seed: int) -> None:
     """Write one HTML page (no network needed) for results logs or -o JSON files.
 
@@ -37,8 +39,10 @@ def report_command(results: tuple[Path, ...], output: Path | None, max_rows: int
     per-row pass rates, latency and token histograms, judge health (rubric runs), and a row table
     whose rows open their runs.
     """
+    from osmosis_ai.cli.bounds import check_output_file
     from osmosis_ai.cli.output import emit_operation
 
+    check_output_file(output)
     try:
         from osmosis_ai.report import report
     except ImportError as exc:  # pragma: no cover - the extras are in the dev environment

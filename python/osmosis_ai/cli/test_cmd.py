@@ -180,6 +180,8 @@ async def _batch(
         if outcome.stopped_early:
             click.echo(f"  Stopped early: {outcome.stop_reason}")
     document = _results_document(records, duration_ms, outcome)
+    if outcome.interrupted:  # the rows that finished, marked as such
+        document = {"interrupted": True, **document}
     if o["output"]:
         path = Path(o["output"])
         from osmosis_ai._files import write_json_atomic
@@ -190,6 +192,13 @@ async def _batch(
     from osmosis_ai.cli.output import emit_result
 
     emit_result(document)
+    if outcome.interrupted:
+        from osmosis_ai.cli.run_log import stopped_label
+
+        click.echo(
+            f"\n{stopped_label(outcome.interrupted_exit_code)}: {len(records)} row(s) finished.", err=True
+        )
+        return outcome.interrupted_exit_code
     return 1 if failed or outcome.stopped_early else 0
 
 

@@ -81,9 +81,10 @@ def report(
     runs = [build_run_report(p, max_rows=max_rows, seed=seed) for p in items]
     if output is None:
         return Report(runs=runs)
+    from osmosis_ai._files import write_text_output
     from osmosis_ai.report._page import render_run_page
 
     target = Path(output)
-    data = render_run_page(runs).encode("utf-8")
-    target.write_bytes(data)
-    return Report(runs=runs, output=target, html_bytes=len(data))
+    page = render_run_page(runs)
+    write_text_output(target, page)
+    return Report(runs=runs, output=target, html_bytes=len(page.encode("utf-8")))

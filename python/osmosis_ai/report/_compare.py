@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from osmosis_ai.errors import StatsError
@@ -303,7 +302,8 @@ def compare(
         interval_method=method,
     )
     if output is not None:
+        from osmosis_ai._files import write_text_output
         from osmosis_ai.report._compare_page import render_compare_page
 
-        Path(output).write_text(render_compare_page(comparison), encoding="utf-8")
+        write_text_output(output, render_compare_page(comparison))
     return comparison

@@ -50,6 +50,8 @@ def resolve_output_path(output: Path | None, rubric_id: str) -> tuple[Path, str 
         folder = default_cache_root() / _rubric_folder(rubric_id)
         folder.mkdir(parents=True, exist_ok=True)
         return folder / f"rubric_eval_result_{identifier}.json", identifier
+    if str(output) == "-":  # standard output
+        return output, None
     if output.suffix and not output.is_dir():
         output.parent.mkdir(parents=True, exist_ok=True)
         return output, None
@@ -169,7 +171,7 @@ def build_payload(
 
 
 def write_json(path: Path, payload: dict[str, Any]) -> None:
-    """Writes atomically (temp file + rename), so a crash never leaves a half-written results file."""
+    """Writes by the ``-o`` rule of :mod:`osmosis_ai._files` (never half a file; ``-`` is standard output)."""
     write_json_atomic(path, payload, ensure_ascii=False)
 
 
