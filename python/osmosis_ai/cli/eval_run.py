@@ -138,7 +138,7 @@ def run(o: dict[str, Any]) -> int:
         )
     selection = indices if indices is not None else list(range(selected))
     inputs = resolved_inputs(
-        config, settings, dataset, selection, o["rollout_dir"], out_root, list(o["eval_fns"])
+        config, settings, dataset, selection, o["rollout_dir"], out_root, list(o["eval_fns"]), o["base_url"]
     )
     provenance = run_inputs.provenance(config, root)
     endpoint, key_error = _endpoint(config, o)
