@@ -90,8 +90,9 @@ def open_log(
     return log
 
 
-# Options whose value is a secret: a printed command shows a placeholder, never the value.
-_SECRET_OPTIONS = ("--api-key",)
+# Options whose value is a secret: a printed command shows a placeholder, never the value, and the
+# redaction gate knows the values before anything runs (cli.main).
+SECRET_OPTIONS = ("--api-key", "--baseline-api-key", "--token")
 
 
 def continue_command(
@@ -115,10 +116,10 @@ def continue_command(
     kept: list[str] = []
     for arg in args:
         name, has_value, _ = arg.partition("=")
-        if name in drop_options or name in _SECRET_OPTIONS:
+        if name in drop_options or name in SECRET_OPTIONS:
             if not has_value:
                 next(args, None)
-            if name in _SECRET_OPTIONS:
+            if name in SECRET_OPTIONS:
                 kept += [name, "<your API key>"]
         elif arg not in drop_switches:
             kept.append(arg)

@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from osmosis_ai.redact import redact
 from osmosis_ai.rollout.schemas import OpenAIFunctionToolSchema, RolloutMetrics, RolloutRequest
 
 __all__ = [
@@ -195,8 +196,9 @@ class RolloutContext:
         name = _UNSAFE_FILENAME.sub("_", self.request.rollout_id).lstrip(".") or "rollout"
         try:
             os.makedirs(self._debug_dir, exist_ok=True)
+            line = redact(json.dumps(record, default=str, ensure_ascii=False))  # the one gate of every sink
             with open(os.path.join(self._debug_dir, f"{name}.jsonl"), "a", encoding="utf-8") as out:
-                out.write(json.dumps(record, default=str, ensure_ascii=False) + "\n")
+                out.write(line + "\n")
         except OSError as exc:
             logger.warning("could not write debug event for rollout %s: %s", self.request.rollout_id, exc)
 
