@@ -319,3 +319,51 @@ def test_a_worker_held_by_a_given_up_item_is_replaced_not_added() -> None:
     assert all(by_row[i]["success"] for i in range(1, 200))
     # While row 0 held one worker, one other ran; after it was given up, two again: never three.
     assert executor.peak == 2
+
+
+WRONG_RETURN = """
+from osmosis_ai.rollout import RolloutAgentLoop
+
+
+class ReturnsInt(RolloutAgentLoop):
+    name = "returns-int"
+
+    def get_tools(self, request):
+        return []
+
+    async def run(self, ctx):
+        return 3
+
+
+agent = ReturnsInt()
+"""
+
+
+@pytest.mark.parametrize("command", ["eval", "test"])
+def test_an_agent_returning_the_wrong_type_is_told_what_was_expected(scripted, tmp_path, command) -> None:
+    (tmp_path / "wrong.py").write_text(WRONG_RETURN)
+    (tmp_path / "reward_fn").symlink_to(EXAMPLES / "reward_fn")
+    dataset = write_rows(tmp_path / "data.jsonl", [("q-1", "1")])
+    server = scripted({"default": {"content": "1"}})
+    if command == "eval":
+        args = eval_args(server, dataset, tmp_path, "--no-preflight", agent="wrong:agent")
+    else:
+        args = [
+            "test",
+            "-m",
+            "wrong:agent",
+            "-d",
+            str(dataset),
+            "--model",
+            "org/m",
+            "--base-url",
+            server.base_url,
+        ]
+    result = osmosis(*args, cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    output = result.stdout + result.stderr
+    if command == "eval":
+        [record] = _records(tmp_path / "log.jsonl")
+        output = record["error"]
+    assert "run() must return a RolloutResult (ctx.complete(...) or ctx.error(...)), got int" in output
+    assert "AttributeError" not in output

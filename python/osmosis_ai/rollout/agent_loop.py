@@ -24,6 +24,7 @@ __all__ = [
     "RolloutAgentLoop",
     "RolloutContext",
     "RolloutResult",
+    "checked_result",
 ]
 
 logger = logging.getLogger(__name__)
@@ -95,6 +96,25 @@ class RolloutResult:
     error_message: str | None = None
     metrics: RolloutMetrics | None = None
     reward: float | None = None
+
+
+def checked_result(value: Any) -> RolloutResult:
+    """What an agent loop's ``run`` returned, if it is a :class:`RolloutResult` (the one rule of the server,
+    ``eval``, ``test`` and ``eval run``).
+
+    Raises:
+        TypeError: Anything else, named (``... got int``), instead of failing later on a missing attribute.
+
+    Example:
+        >>> checked_result(3)
+        Traceback (most recent call last):
+        TypeError: run() must return a RolloutResult (ctx.complete(...) or ctx.error(...)), got int
+    """
+    if isinstance(value, RolloutResult):
+        return value
+    raise TypeError(
+        f"run() must return a RolloutResult (ctx.complete(...) or ctx.error(...)), got {type(value).__name__}"
+    )
 
 
 _UNSAFE_FILENAME = re.compile(r"[^A-Za-z0-9._-]")

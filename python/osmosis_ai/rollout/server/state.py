@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from osmosis_ai.errors import OsmosisRolloutError
-from osmosis_ai.rollout.agent_loop import RolloutAgentLoop, RolloutContext, RolloutResult
+from osmosis_ai.rollout.agent_loop import RolloutAgentLoop, RolloutContext, checked_result
 from osmosis_ai.rollout.client import OsmosisLLMClient, create_http_client
 from osmosis_ai.rollout.schemas import RolloutRequest
 
@@ -225,11 +225,10 @@ class AppState:
         except Exception as exc:
             logger.exception("rollout %s: agent run raised", request.rollout_id)
             return _error_body(llm, f"{type(exc).__name__}: {exc}")
-        if not isinstance(result, RolloutResult):
-            kind = type(result).__name__
-            return _error_body(
-                llm, f"run() must return a RolloutResult (ctx.complete(...) or ctx.error(...)), got {kind}"
-            )
+        try:
+            result = checked_result(result)
+        except TypeError as exc:
+            return _error_body(llm, str(exc))
         try:
             return llm.response_body(
                 result.status,
