@@ -72,25 +72,26 @@ def test_a_sync_eval_function_that_never_returns_does_not_keep_the_process_alive
 def test_an_agent_that_blocks_its_loop_times_out_and_later_rows_still_run(scripted, project, command) -> None:
     dataset = write_rows(project / "data.jsonl", [("please block", "1"), ("q-fast", "1")])
     server = scripted({"default": {"content": "1"}})
+    # 5 s: the fast row must finish inside it on a loaded machine too; only the blocking one cannot.
     if command == "eval":
         args = eval_args(
-            server, dataset, project, "--no-preflight", "--run-timeout", "1", "--max-failure-rate", "0.5",
+            server, dataset, project, "--no-preflight", "--run-timeout", "5", "--max-failure-rate", "0.5",
             agent="blocking:agent",
         )  # fmt: skip
     else:
         args = [
             "test", "-m", "blocking:agent", "-d", str(dataset), "--model", "org/scripted-model",
-            "--base-url", server.base_url, "--run-timeout", "1",
+            "--base-url", server.base_url, "--run-timeout", "5",
         ]  # fmt: skip
     result = osmosis(*args, cwd=project, timeout=60)
     if command == "eval":
         assert result.returncode == 0, result.stderr
         records = sorted(_records(project / "log.jsonl"), key=lambda r: r["row_index"])
-        assert [r["error"] for r in records] == ["Run timed out after 1s", None]
+        assert [r["error"] for r in records] == ["Run timed out after 5s", None]
         assert records[1]["success"]
     else:
         assert result.returncode == 1, result.stderr
-        assert "Row 0: FAILED" in result.stdout and "timed out after 1s" in result.stdout
+        assert "Row 0: FAILED" in result.stdout and "timed out after 5s" in result.stdout
         assert "Row 1: OK" in result.stdout
 
 
@@ -311,11 +312,12 @@ def test_a_worker_held_by_a_given_up_item_is_replaced_not_added() -> None:
     from osmosis_ai.runs.engine import MemorySink, RunEngine, WorkItem
 
     executor, sink = _Stubborn(), MemorySink()
-    engine = RunEngine(executor, sink, concurrency=2, item_timeout=0.2, isolate=True, handle_signals=False)
+    # 2 s: far beyond an item's 0.02 s even on a loaded machine, so only row 0 can time out.
+    engine = RunEngine(executor, sink, concurrency=2, item_timeout=2.0, isolate=True, handle_signals=False)
     items = [WorkItem(i, {"q": i}, f"k{i}", 0) for i in range(200)]
-    asyncio.run(asyncio.wait_for(engine.run(items), 30))
+    asyncio.run(asyncio.wait_for(engine.run(items), 120))
     by_row = {r["row_index"]: r for r in sink.records}
-    assert len(sink.records) == 200 and by_row[0]["error"] == "Run timed out after 0.2s"
+    assert len(sink.records) == 200 and by_row[0]["error"] == "Run timed out after 2s"
     assert all(by_row[i]["success"] for i in range(1, 200))
     # While row 0 held one worker, one other ran; after it was given up, two again: never three.
     assert executor.peak == 2
