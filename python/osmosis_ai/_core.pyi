@@ -164,7 +164,7 @@ def validate_dataset(path: str, contract: str = "eval", max_problems: int = 100)
     """
 
 def validate_config_text(text: str, path: str, kind: str) -> dict[str, Any]:
-    """Validate eval/training config text (``kind`` is ``"eval"`` or ``"training"``; ``path`` labels the
+    """Validate config text (``kind`` is ``"eval"``, ``"training"`` or ``"benchmark"``; ``path`` labels the
     report). Returns the report as a dict: ``{path, kind, issues: [{line, column, key, message,
     suggestion?}], config, positions}`` where ``config`` is None unless there are no issues and
     ``positions`` maps checked keys (``"experiment.rollout"``) to ``[line, column]``.

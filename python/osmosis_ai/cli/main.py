@@ -112,8 +112,26 @@ COMMANDS: LazyCommands = {
         "rollout_group",
         "Create a rollout in this workspace; list the rollouts the platform synced.",
     ),
+    "quickstart": (
+        "osmosis_ai.cli.quickstart_cmd",
+        "quickstart_command",
+        "Set this machine up for a platform workspace; get a prompt for your coding agent.",
+    ),
+    "upgrade": (
+        "osmosis_ai.cli.upgrade_cmd",
+        "upgrade_command",
+        "Upgrade osmosis-ai to the newest release (uv tool, pipx or pip, as installed).",
+    ),
+    "dev": ("osmosis_ai.cli.dev_cmd", "dev_group", "Development helpers on the platform (hidden)."),
+    "benchmark": (
+        "osmosis_ai.cli.benchmark_cmd",
+        "benchmark_group",
+        "Browse benchmarks; submit benchmark runs, follow, stop and download them.",
+    ),
 }
 
+# Commands left out of `osmosis --help`, as in the established CLI (they still run).
+HIDDEN = frozenset({"dev"})
 # Root options that take a value (skipped when looking for the command's name).
 _ROOT_VALUE_OPTIONS = {"--platform", "--env-file"}
 # Commands with a `--json` of their own (their established report shape); it is not hoisted for them.
@@ -137,7 +155,7 @@ class LazyGroup(click.Group):
         return super().get_command(ctx, cmd_name)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = [(name, help_text) for name, (_, _, help_text) in self.lazy_commands.items()]
+        rows = [(name, text) for name, (_, _, text) in self.lazy_commands.items() if name not in HIDDEN]
         rows += [(name, cmd.get_short_help_str()) for name, cmd in sorted(self.commands.items())]
         if rows:
             with formatter.section("Commands"):
