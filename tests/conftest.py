@@ -73,6 +73,17 @@ def _start_ray(ray: Any, attempts: int = 3) -> None:
             ray.shutdown()
 
 
+@pytest.fixture
+def trainer() -> Iterator[Any]:
+    """A fake TrainGate (completions and callbacks) on 127.0.0.1 for this test (modules that share one
+    define their own, module-scoped)."""
+    from tests.fixtures.rollout_harness import FakeTrainer
+
+    fake = FakeTrainer().start()
+    yield fake
+    fake.stop()
+
+
 @pytest.fixture(scope="module")
 def ray_head() -> Iterator[Any]:
     """A Ray head in this process (2 CPUs, every Ray process on this machine), one per test module."""

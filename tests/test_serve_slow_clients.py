@@ -27,13 +27,6 @@ HANG_GUARD_S = HEAD_TIMEOUT_S + 120
 
 
 @pytest.fixture
-def trainer() -> Iterator[FakeTrainer]:
-    fake = FakeTrainer().start()
-    yield fake
-    fake.stop()
-
-
-@pytest.fixture
 def files_for_sockets() -> Iterator[None]:
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     wanted = SLOW_SOCKETS + 512
