@@ -22,7 +22,7 @@ from tests.fixtures.rollout_harness import FakeTrainer, ServerProcess, rollout_b
 
 SLOW_SOCKETS = 5000
 # Long enough that /health is asked while the youngest slow sockets are certainly still open.
-HEAD_TIMEOUT_S = 20
+HEAD_TIMEOUT_S = 30
 HANG_GUARD_S = HEAD_TIMEOUT_S + 120
 
 
