@@ -308,6 +308,10 @@ def _redact_output(args: Sequence[str]) -> None:
     values = [b for a, b in itertools.pairwise(args) if a in SECRET_OPTIONS]
     values += [a.split("=", 1)[1] for a in args if a.startswith(tuple(f"{o}=" for o in SECRET_OPTIONS))]
     remember(values)
+    if any(name.lower().endswith("_proxy") for name in os.environ):
+        from osmosis_ai.llm.network import network_settings
+
+        network_settings()  # learns the proxy credentials: masked even where printed without their URL
 
 
 def main(argv: Sequence[str] | None = None) -> int:

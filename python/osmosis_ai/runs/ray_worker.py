@@ -81,6 +81,9 @@ class Worker:
         remember_environment()
         self._logs = _LogBuffer()
         logging.getLogger().addHandler(self._logs)
+        from osmosis_ai.llm.network import network_settings
+
+        network_settings()  # learns the proxy credentials, so what the worker prints masks them
         self._spec = spec
         self._paths = paths
         self._concurrency = concurrency
