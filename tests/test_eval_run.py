@@ -284,3 +284,41 @@ def test_resuming_against_another_endpoint_is_refused(tmp_path: Path, scripted: 
     assert "base_url" in stderr and first.base_url in stderr and other.base_url in stderr
     assert other.requests() == []
     assert osmosis_run(ws, first)[0] == 0  # the same endpoint resumes
+
+
+NO_MODEL_MAIN = """
+from osmosis_ai.rollout import AgentWorkflow, AgentWorkflowOutput, Grader
+
+
+class CalcWorkflow(AgentWorkflow):
+    async def run(self, ctx):
+        return AgentWorkflowOutput(messages=[*ctx.prompt, {"role": "assistant", "content": "4"}])
+
+
+class CalcGrader(Grader):
+    async def grade(self, ctx):
+        ctx.set_reward(1.0 if ctx.sample.messages[-1]["content"] == ctx.label else 0.0)
+"""
+
+
+def test_a_missing_provider_key_is_a_warning_for_a_workflow_that_never_calls_the_model(
+    tmp_path: Path,
+) -> None:
+    # 0.3 starts the run and fails at the first model call; a workflow without one simply runs.
+    ws = make_workspace(tmp_path / "ws", calc_rows(2))
+    (ws / "rollouts/calc/main.py").write_text(NO_MODEL_MAIN)
+    args = [
+        OSMOSIS,
+        "--json",
+        "eval",
+        "run",
+        "configs/eval/calc.toml",
+        "--dataset-file",
+        "data/calc.jsonl",
+        "-y",
+    ]
+    proc = subprocess.run(args, cwd=ws, capture_output=True, text=True, timeout=120, env=_env())
+    assert proc.returncode == 0, proc.stderr
+    warning = json.loads(proc.stderr.splitlines()[0])["warning"]
+    assert warning["code"] == "MISSING_API_KEY" and "The run starts anyway" in warning["message"]
+    assert json.loads(proc.stdout)["resource"]["metrics"]["passed"] == 1

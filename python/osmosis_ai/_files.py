@@ -25,6 +25,7 @@ from osmosis_ai.redact import redact
 
 __all__ = [
     "STDOUT",
+    "check_output_file",
     "check_output_path",
     "fsync_dir",
     "output_writer",
@@ -187,3 +188,21 @@ def fsync_dir(directory: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def check_output_file(path: str | os.PathLike[str] | None, field: str = "output") -> None:
+    """The options objects' check of an output file (the rule of :func:`check_output_path`), before a run
+    spends anything; the message names the options field as ``{field}`` (see
+    :class:`~osmosis_ai.errors.RunError`).
+
+    Example:
+        >>> check_output_file("/")  # doctest: +SKIP
+        Traceback (most recent call last):
+        OptionsError: output: / is a directory; give a file name such as /results.json
+    """
+    from osmosis_ai.errors import OptionsError
+
+    try:
+        check_output_path(path)
+    except OutputPathError as exc:
+        raise OptionsError("{" + field + "}: " + str(exc), fields=(field,)) from None

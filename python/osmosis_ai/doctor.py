@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from osmosis_ai.errors import CLIError
+from osmosis_ai.errors import WorkspaceError
 from osmosis_ai.workspace import REQUIRED_DIRS
 
-__all__ = ["DoctorReport", "diagnose"]
+__all__ = ["DoctorReport", "add_guides", "diagnose"]
 
 _AGENTS = """# Working in this Osmosis workspace
 
@@ -73,12 +73,27 @@ def _missing(root: Path) -> list[str]:
     return dirs + [name for name in GUIDES if not (root / name).exists()]
 
 
+def add_guides(root: Path) -> list[str]:
+    """Writes the agent guide files that do not exist yet (never overwrites one); returns those written."""
+    written = []
+    for name, text in GUIDES.items():
+        target = root / name
+        if target.exists() or target.is_symlink():
+            continue
+        _refuse_symlinks(root, name)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with target.open("x", encoding="utf-8") as fh:  # "x": never overwrite
+            fh.write(text)
+        written.append(name)
+    return written
+
+
 def _refuse_symlinks(root: Path, relative: str) -> None:
     current = root
     for part in Path(relative).parts:
         current = current / part
         if current.is_symlink():
-            raise CLIError(f"Refusing to fix {relative}: {current} is a symlink", code="CONFLICT")
+            raise WorkspaceError(f"Refusing to fix {relative}: {current} is a symlink", code="CONFLICT")
 
 
 def _git(root: Path) -> dict[str, Any] | None:
@@ -110,7 +125,7 @@ def diagnose(path: Path, *, fix: bool = False) -> DoctorReport:
     from osmosis_ai.platform.workspace import git_toplevel
 
     if not path.exists():
-        raise CLIError(f"{path}: no such directory")
+        raise WorkspaceError(f"{path}: no such directory")
     root = git_toplevel(path.resolve()) or path.resolve()
     report = DoctorReport(root, _git(root), _missing(root))
     if fix and report.missing:
@@ -120,11 +135,8 @@ def diagnose(path: Path, *, fix: bool = False) -> DoctorReport:
             if item.endswith("/"):
                 (root / item).mkdir(parents=True, exist_ok=True)
                 (root / item / ".gitkeep").touch()
-            else:
-                (root / item).parent.mkdir(parents=True, exist_ok=True)
-                with (root / item).open("x", encoding="utf-8") as fh:  # "x": never overwrite
-                    fh.write(GUIDES[item])
-            report.fixed.append(item)
+                report.fixed.append(item)
+        report.fixed += add_guides(root)
         report.missing = _missing(root)
     report.config_problems = _config_problems(root)
     report.network = _network()

@@ -1,4 +1,5 @@
-"""Ranges of numeric options and checks of output paths, applied before anything runs.
+"""Ranges of numeric options, applied by click before anything runs (output paths are checked by the
+library's options objects: :func:`osmosis_ai._files.check_output_file`).
 
 A NaN passes ``click.FloatRange`` (every comparison with NaN is false), and an unbounded count such as
 ``--batch-size 1000000000`` starts no run but grows memory without end; both are usage errors here.
@@ -7,7 +8,6 @@ A NaN passes ``click.FloatRange`` (every comparison with NaN is false), and an u
 from __future__ import annotations
 
 import math
-import os
 from typing import Any
 
 import click
@@ -20,7 +20,7 @@ __all__ = [
     "MAX_TURNS",
     "FiniteFloat",
     "capped",
-    "check_output_file",
+    "check_limit_all",
     "finite",
     "temperature",
     "timeout_seconds",
@@ -71,19 +71,15 @@ def capped(maximum: int, minimum: int | None = None) -> click.IntRange:
     return click.IntRange(min=minimum, max=maximum)
 
 
-def check_output_file(path: str | os.PathLike[str] | None, flag: str = "-o/--output") -> None:
-    """Refuses an output file that cannot be written (the rule of :func:`osmosis_ai._files.check_output_path`),
-    before the run spends anything (a usage error, exit 2).
+def check_limit_all(limit: int, every: bool, default: int = 50) -> None:
+    """List commands: ``--all`` walks every page, so a ``--limit`` other than the default contradicts it.
 
-    Example:
-        >>> check_output_file("/")  # doctest: +SKIP
-        Traceback (most recent call last):
-        UsageError: -o/--output: / is a directory; give a file name such as /results.json
+    The established CLI reports this as a failed command (exit 1, ``VALIDATION``), not a usage error.
+
+    Raises:
+        CLIError: Both were given.
     """
-    from osmosis_ai._files import check_output_path
-    from osmosis_ai.errors import OutputPathError
+    if every and limit != default:
+        from osmosis_ai.errors import CLIError
 
-    try:
-        check_output_path(path)
-    except OutputPathError as exc:
-        raise click.UsageError(f"{flag}: {exc}") from None
+        raise CLIError("--all and --limit are mutually exclusive.", code="VALIDATION")

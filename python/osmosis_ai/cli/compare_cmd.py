@@ -9,6 +9,7 @@ import click
 
 from osmosis_ai.cli.output import stdout_output
 from osmosis_ai.errors import CLIError
+from osmosis_ai.extras import missing_extra
 
 __all__ = ["compare_command"]
 
@@ -75,18 +76,20 @@ def compare_command(
     for each k with paired bootstrap intervals, the pass/fail flips of each row's first attempt with
     McNemar's exact test, and the rows that changed most.
     """
-    from osmosis_ai.cli.bounds import check_output_file
+    from osmosis_ai._files import check_output_file
     from osmosis_ai.cli.output import STATE, emit_detail
+    from osmosis_ai.cli.run_support import library_errors
 
-    check_output_file(output)
+    with library_errors({"output": "-o/--output"}):
+        check_output_file(output)
     try:
         from osmosis_ai.report import compare
-    except ImportError as exc:  # pragma: no cover - the extras are in the dev environment
-        raise CLIError(str(exc)) from exc
+    except ImportError as exc:
+        raise (missing_extra(exc, "osmosis compare") or CLIError(str(exc))) from exc
     try:
         result = compare(a, b, metric=metric, allow_partial=allow_partial, seed=seed, output=output)
     except ImportError as exc:
-        raise CLIError(str(exc)) from exc
+        raise (missing_extra(exc, "osmosis compare") or CLIError(str(exc))) from exc
     data = result.to_dict()
     # The envelope lists the changed rows without their runs (the page has those).
     data["changed_rows"] = [{k: v for k, v in r.items() if k != "runs"} for r in result.changed_rows]

@@ -8,6 +8,7 @@ import click
 
 from osmosis_ai.cli.output import stdout_output
 from osmosis_ai.errors import CLIError
+from osmosis_ai.extras import missing_extra
 
 __all__ = ["report_command"]
 
@@ -39,19 +40,21 @@ def report_command(results: tuple[Path, ...], output: Path | None, max_rows: int
     per-row pass rates, latency and token histograms, judge health (rubric runs), and a row table
     whose rows open their runs.
     """
-    from osmosis_ai.cli.bounds import check_output_file
+    from osmosis_ai._files import check_output_file
     from osmosis_ai.cli.output import emit_operation
+    from osmosis_ai.cli.run_support import library_errors
 
-    check_output_file(output)
+    with library_errors({"output": "-o/--output"}):
+        check_output_file(output)
     try:
         from osmosis_ai.report import report
-    except ImportError as exc:  # pragma: no cover - the extras are in the dev environment
-        raise CLIError(str(exc)) from exc
+    except ImportError as exc:
+        raise (missing_extra(exc, "osmosis report") or CLIError(str(exc))) from exc
     target = output or results[0].with_suffix(".html")
     try:
         made = report(list(results), output=target, max_rows=max_rows, seed=seed)
     except ImportError as exc:
-        raise CLIError(str(exc)) from exc
+        raise (missing_extra(exc, "osmosis report") or CLIError(str(exc))) from exc
     lines = [
         (run.header["file"], f"{run.rows_total} rows, n={run.header['n']}, {run.row_counts['failed']} failed, "
          f"{run.row_counts['errored']} errored")

@@ -127,19 +127,20 @@ def _platform_login(platform_url: str | None) -> Any:
         ) from None
 
 
-def _register_when_up(
-    platform: Any, host: str, port: int, name: str, key: str | None, events: ServeEvents
+def register_when_up(
+    platform: Any, host: str, port: int, name: str, key: str | None, events: ServeEvents | None = None
 ) -> threading.Thread:
     """Registers with the platform from a background thread once the server answers ``/health``.
 
     A failed registration is reported and the server keeps serving: it still works for a TrainGate that
-    is pointed at it by hand.
+    is pointed at it by hand. ``events`` hears how it went (default: logged, see :class:`ServeEvents`).
     """
     from osmosis_ai.platform.client import PlatformClient
     from osmosis_ai.platform.errors import PlatformError
     from osmosis_ai.platform.registration import register_rollout_server, reported_host, wait_until_healthy
 
     url, login = platform
+    events = events or ServeEvents()
 
     def run() -> None:
         if not wait_until_healthy(port):
@@ -147,7 +148,8 @@ def _register_when_up(
             return
         address = reported_host(host)
         try:
-            with PlatformClient(url, token=login.token, env_token=login.source == "environment") as client:
+            env_token = getattr(login, "source", None) == "environment"
+            with PlatformClient(url, token=login.token, env_token=env_token) as client:
                 result = register_rollout_server(
                     client, host=address, port=port, agent_loop_name=name, api_key=key
                 )
@@ -296,7 +298,7 @@ def serve_agent_loop(
         registration = "skipped (local debug)" if local_debug else "skipped (--skip-register)"
     events.starting(ServeStart(agent_loop.name, host, port, key, source, registration, run_dir))
     if platform is not None:
-        _register_when_up(platform, host, port, agent_loop.name, key, events)
+        register_when_up(platform, host, port, agent_loop.name, key, events)
     from osmosis_ai.rollout.server.graceful import run_server
 
     return run_server(
