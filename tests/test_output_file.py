@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from osmosis_ai._files import check_output_path, write_json_atomic
+from osmosis_ai._files import check_output_path, output_writer, write_json_atomic
 from osmosis_ai.errors import OutputPathError
 from test_eval_cli import EXAMPLES, eval_args, osmosis, write_rows
 
@@ -114,3 +114,15 @@ def test_a_replaced_file_keeps_its_mode(tmp_path) -> None:
     write_json_atomic(target, {"ok": True})
     assert stat.S_IMODE(target.stat().st_mode) == 0o640
     assert json.loads(target.read_text()) == {"ok": True}
+
+
+def test_a_write_interrupted_midway_keeps_the_previous_file_whole(tmp_path) -> None:
+    # Ctrl+C (or any error) while the document is being written: the file that was there stays as it was,
+    # and no temporary file is left beside it.
+    target = tmp_path / "r.json"
+    target.write_text('{"previous": true}')
+    with pytest.raises(KeyboardInterrupt), output_writer(target) as write:
+        write('{"rows": [')
+        raise KeyboardInterrupt
+    assert json.loads(target.read_text()) == {"previous": True}
+    assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
