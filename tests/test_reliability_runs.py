@@ -42,6 +42,24 @@ agent = Blocking()
 
 def never_returns(solution_str, ground_truth, extra_info=None):
     threading.Event().wait()
+
+
+class Hanging(RolloutAgentLoop):
+    name = "hanging"
+
+    def get_tools(self, request):
+        return []
+
+    async def run(self, ctx):
+        if "hang" in ctx.request.messages[-1]["content"]:
+            import asyncio
+
+            await asyncio.Event().wait()  # until the run is cancelled
+        reply = await ctx.chat(ctx.request.messages)
+        return ctx.complete([*ctx.request.messages, reply.message])
+
+
+hanging = Hanging()
 """
 
 
@@ -118,6 +136,32 @@ def test_sigterm_on_eval_keeps_finished_runs_and_exits_with_a_message(scripted, 
     document = json.loads(out.read_text())
     assert document["interrupted"] is True
     assert sum(len(row["runs"]) for row in document["rows"]) == len(_records(log))
+
+
+def test_sigterm_on_test_writes_the_finished_rows_marked_interrupted(scripted, project) -> None:
+    dataset = write_rows(project / "data.jsonl", [("q-fast", "1"), ("please hang", "1")])
+    server = scripted({"default": {"content": "1"}})
+    out = project / "out.json"
+    args = [
+        OSMOSIS, "test", "-m", "blocking:hanging", "-d", str(dataset), "--model", "org/scripted-model",
+        "--base-url", server.base_url, "-o", str(out),
+    ]  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    proc = subprocess.Popen(
+        args, cwd=project, env={**env, "PYTHONUNBUFFERED": "1"}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    for line in proc.stdout:  # the fast row's line is printed once it is finished
+        if "Row 0: OK" in line:
+            break
+    proc.send_signal(signal.SIGTERM)
+    stderr = proc.communicate(timeout=60)[1]
+    assert proc.returncode == 143, stderr
+    assert "Terminated (SIGTERM): 1 row(s) finished." in stderr and "Traceback" not in stderr
+    document = json.loads(out.read_text())
+    assert document["interrupted"] is True
+    assert [r["row_index"] for r in document["results"]] == [0] and document["results"][0]["success"]
 
 
 @pytest.mark.parametrize(
