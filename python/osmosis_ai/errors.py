@@ -28,6 +28,7 @@ __all__ = [
     "OsmosisTimeoutError",
     "OsmosisTransportError",
     "OsmosisValidationError",
+    "OutputPathError",
     "ProviderError",
     "ProviderRequestError",
     "ResultsLogError",
@@ -70,6 +71,14 @@ class CLIError(OsmosisError):
         self.code = code
         self.details = details
         self.request_id = request_id
+
+
+# --- output files -------------------------------------------------------------------------------------
+
+
+class OutputPathError(OsmosisError, ValueError):
+    """A results file cannot be written where asked (``-o``): a directory, a device, a FIFO or a socket,
+    or a place that is not writable. Raised before anything runs; the message names the path."""
 
 
 # --- runs -------------------------------------------------------------------------------------------------

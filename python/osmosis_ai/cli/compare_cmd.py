@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from osmosis_ai.cli.output import stdout_output
 from osmosis_ai.errors import CLIError
 from osmosis_ai.extras import missing_extra
 
@@ -60,7 +61,7 @@ def _text(result: Any) -> list[str]:
     "--output",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Also write an HTML page.",
+    help="Also write an HTML page (- for standard output).",
 )
 @click.option(
     "--allow-partial",
@@ -81,6 +82,7 @@ def _text(result: Any) -> list[str]:
     help="The dataset file for ground truths and per-group differences (default: the one A names).",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@stdout_output
 def compare_command(
     a: Path,
     b: Path,
@@ -98,8 +100,12 @@ def compare_command(
     McNemar's exact test, and the rows that changed most. With -o, a page puts A and B side by side for
     every matched row (`osmosis view A B` serves it for logs of any size).
     """
+    from osmosis_ai._files import check_output_file
     from osmosis_ai.cli.output import STATE, emit_detail
+    from osmosis_ai.cli.run_support import library_errors
 
+    with library_errors({"output": "-o/--output"}):
+        check_output_file(output)
     try:
         from osmosis_ai.report import compare
     except ImportError as exc:

@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from osmosis_ai.cli.output import stdout_output
 from osmosis_ai.errors import CLIError
 from osmosis_ai.extras import missing_extra
 
@@ -38,7 +39,7 @@ def _line(run: Any) -> str:
     "--output",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="The HTML file to write (default: the first RESULTS with .html).",
+    help="The HTML file to write (default: the first RESULTS with .html; - for standard output).",
 )
 @click.option(
     "--max-data-mb",
@@ -54,6 +55,7 @@ def _line(run: Any) -> str:
     default=None,
     help="The dataset file for ground truths and fields (default: the one the log names).",
 )
+@stdout_output
 def report_command(
     results: tuple[Path, ...], output: Path | None, max_data_mb: float, dataset: Path | None
 ) -> None:
@@ -64,8 +66,12 @@ def report_command(
     fields, judge panels for rubric files, and every row: search, filters, sort, a card per row with
     its runs, CSV / JSONL export. `osmosis view LOG` serves the same page for a log of any size.
     """
+    from osmosis_ai._files import check_output_file
     from osmosis_ai.cli.output import emit_operation
+    from osmosis_ai.cli.run_support import library_errors
 
+    with library_errors({"output": "-o/--output"}):
+        check_output_file(output)
     try:
         from osmosis_ai.report import report
     except ImportError as exc:

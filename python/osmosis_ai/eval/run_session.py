@@ -158,7 +158,14 @@ def _prepare(options: EvalRunOptions, observer: RunObserver, platform: Any) -> _
         )
     selection = indices if indices is not None else list(range(selected))
     inputs = resolved_inputs(
-        config, asdict(settings), dataset, selection, rollout_dir, out_root, list(options.eval_fns)
+        config,
+        asdict(settings),
+        dataset,
+        selection,
+        rollout_dir,
+        out_root,
+        list(options.eval_fns),
+        options.base_url,
     )
     provenance = run_inputs.provenance(config, root, observer)
     endpoint = _endpoint(config, options, observer)

@@ -46,11 +46,13 @@ class EvalResult:
         outcome: Runs executed, taken from a resumed log, failed; interrupted or stopped early, and why.
         log_path: The results log (every finished run).
         summary: The log's result model laid out (per eval function mean/std/min/max and pass@k, null
-            when nothing was scored; counts; warnings); None when the session was interrupted (the log
-            holds what finished: resume it).
+            when nothing was scored; counts; warnings). When the session was interrupted it covers what
+            finished, and only when ``output`` was asked for (None otherwise: the log holds what finished,
+            resume it).
         duration_ms: Wall time of the runs.
         backend: How the runs were spread (``name`` is ``local`` unless they ran on Ray).
-        output: The results JSON written (``options.output``), or None.
+        output: The results JSON written (``options.output``; marked ``interrupted: true`` when a signal
+            stopped the session), or None.
     """
 
     options: EvalOptions
@@ -87,6 +89,7 @@ class EvalResult:
             duration_ms=self.duration_ms,
             stopped_early=self.outcome.stopped_early,
             stop_reason=self.outcome.stop_reason,
+            interrupted=self.outcome.interrupted,
         )
         spread = {"backend": self.backend.as_dict()} if self.backend.name != "local" else {}
         return {**document, "results_log": str(self.log_path), **spread}
@@ -249,9 +252,9 @@ async def _evaluate(
             log.close()
     assert log is not None
     result = EvalResult(options, outcome, log.path, backend=report)
-    if outcome.interrupted:
-        return result
     result.duration_ms = (time.monotonic() - started) * 1000.0
+    if outcome.interrupted and options.output is None:
+        return result  # the log holds what finished: summarised when the resumed session ends
     return _summarise(result, endpoints)
 
 
@@ -318,5 +321,6 @@ def _summarise(result: EvalResult, endpoints: dict[str, Endpoint]) -> EvalResult
             duration_ms=result.duration_ms,
             stopped_early=result.outcome.stopped_early,
             stop_reason=result.outcome.stop_reason,
+            interrupted=result.outcome.interrupted,
         )
     return result

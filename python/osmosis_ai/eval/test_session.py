@@ -40,9 +40,10 @@ class TestResult:
 
     Attributes:
         options: The options it ran with.
-        outcome: Rows run and failed; stopped early, and why.
+        outcome: Rows run and failed; interrupted or stopped early, and why.
         records: Every row's record, in row order.
-        document: The established ``{"summary", "results"}`` document (today's summary of the records).
+        document: The established ``{"summary", "results"}`` document (today's summary of the records),
+            led by ``interrupted: true`` when a signal stopped the session.
         duration_ms: Wall time of the rows.
         output: The results JSON written (``options.output``), or None.
     """
@@ -154,6 +155,8 @@ async def _batch(options: TestOptions, observer: RunObserver, inputs: TestInputs
     result = TestResult(options, outcome, sorted(sink.records, key=lambda r: r["row_index"]))
     result.duration_ms = (time.monotonic() - started) * 1000.0
     result.document = results_document(result.records, result.duration_ms, outcome)
+    if outcome.interrupted:  # the rows that finished, marked as such
+        result.document = {"interrupted": True, **result.document}
     if options.output is not None:
         from osmosis_ai._files import write_json_atomic
 

@@ -94,7 +94,7 @@ def report(
         (4, 0.5, 4)
     """
     from osmosis_ai.report import _charts as charts
-    from osmosis_ai.report._page import PageData, write_page
+    from osmosis_ai.report._page import PageData, write_page_output
 
     items = [paths] if isinstance(paths, (str, os.PathLike)) else list(paths)
     budget = int(max_data_mb * (1 << 20))
@@ -142,6 +142,5 @@ def report(
         return Report(runs=runs)
     page.figures = list(zip([name for name, _ in specs], charts.to_svg([s for _, s in specs]), strict=True))
     target = Path(output)
-    with target.open("wb") as out:
-        size = write_page(out, page)
+    size = write_page_output(target, page)
     return Report(runs=runs, output=target, html_bytes=size, data_bytes=data_bytes)

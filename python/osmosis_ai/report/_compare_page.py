@@ -177,7 +177,7 @@ def write_compare_page(
     target: Path, c: RunComparison, paired: Paired, scan_a: Scan, scan_b: Scan, sinks: PageSinks
 ) -> int:
     """Writes the comparison page; returns its size in bytes."""
-    from osmosis_ai.report._page import PageData, write_page
+    from osmosis_ai.report._page import PageData, write_page_output
 
     rows = CompressedLines()
     for entry in pair_entries(paired, scan_a, scan_b, c.metric):
@@ -199,5 +199,4 @@ def write_compare_page(
         figures=list(zip([n for n, _ in specs], charts.to_svg([s for _, s in specs]), strict=True)),
         blocks=[("rows-data", rows), ("runs-data-a", sinks.runs_a), ("runs-data-b", sinks.runs_b)],
     )
-    with target.open("wb") as out:
-        return write_page(out, page)
+    return write_page_output(target, page)

@@ -131,3 +131,22 @@ def write_page(out: IO[bytes], data: PageData) -> int:
         put("</script>\n")
     put(f"<script>{page_script()}</script>\n</body></html>\n")
     return written
+
+
+class _TextSink:
+    """The binary ``out`` of :func:`write_page` over an ``-o`` writer (which takes whole text pieces)."""
+
+    def __init__(self, write: Any) -> None:
+        self._write = write
+
+    def write(self, raw: bytes) -> int:
+        self._write(raw.decode("utf-8"))
+        return len(raw)
+
+
+def write_page_output(target: Any, data: PageData) -> int:
+    """Writes the page as the ``-o`` output ``target`` (``-`` for standard output), whole or not at all."""
+    from osmosis_ai._files import output_writer
+
+    with output_writer(target) as write:
+        return write_page(_TextSink(write), data)  # type: ignore[arg-type]

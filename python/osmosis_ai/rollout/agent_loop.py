@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from osmosis_ai.redact import redact
 from osmosis_ai.rollout.schemas import OpenAIFunctionToolSchema, RolloutMetrics, RolloutRequest
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
     "RolloutAgentLoop",
     "RolloutContext",
     "RolloutResult",
+    "checked_result",
 ]
 
 logger = logging.getLogger(__name__)
@@ -94,6 +96,25 @@ class RolloutResult:
     error_message: str | None = None
     metrics: RolloutMetrics | None = None
     reward: float | None = None
+
+
+def checked_result(value: Any) -> RolloutResult:
+    """What an agent loop's ``run`` returned, if it is a :class:`RolloutResult` (the one rule of the server,
+    ``eval``, ``test`` and ``eval run``).
+
+    Raises:
+        TypeError: Anything else, named (``... got int``), instead of failing later on a missing attribute.
+
+    Example:
+        >>> checked_result(3)
+        Traceback (most recent call last):
+        TypeError: run() must return a RolloutResult (ctx.complete(...) or ctx.error(...)), got int
+    """
+    if isinstance(value, RolloutResult):
+        return value
+    raise TypeError(
+        f"run() must return a RolloutResult (ctx.complete(...) or ctx.error(...)), got {type(value).__name__}"
+    )
 
 
 _UNSAFE_FILENAME = re.compile(r"[^A-Za-z0-9._-]")
@@ -204,8 +225,9 @@ class RolloutContext:
         name = _UNSAFE_FILENAME.sub("_", self.request.rollout_id).lstrip(".") or "rollout"
         try:
             os.makedirs(self._debug_dir, exist_ok=True)
+            line = redact(json.dumps(record, default=str, ensure_ascii=False))  # the one gate of every sink
             with open(os.path.join(self._debug_dir, f"{name}.jsonl"), "a", encoding="utf-8") as out:
-                out.write(json.dumps(record, default=str, ensure_ascii=False) + "\n")
+                out.write(line + "\n")
         except OSError as exc:
             logger.warning("could not write debug event for rollout %s: %s", self.request.rollout_id, exc)
 

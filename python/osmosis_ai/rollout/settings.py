@@ -97,10 +97,16 @@ class RolloutServerSettings(_EnvSettings):
     # Rollouts accepted but waiting for a slot; beyond it /v1/rollout/init answers 429 with Retry-After.
     max_queued_rollouts: int = Field(10000, ge=1, le=1_000_000)
     max_request_body_bytes: int = Field(16 * 1024 * 1024, ge=1024, le=1024 * 1024 * 1024)
-    # Seconds without a byte of a request body before the request is answered 408.
+    # Seconds a whole request body may take to arrive (counted from its head); past it 408, connection closed.
     body_read_timeout_seconds: float = Field(30.0, gt=0, le=3600)
-    # Open connections and requests at once (uvicorn's limit_concurrency); beyond it 503.
+    # Seconds a whole request head may take (from the connection, or from the first byte of a later head on a
+    # kept-alive one); past it the connection is closed.
+    head_timeout_seconds: float = Field(10.0, gt=0, le=3600)
+    # Open connections in all. Connections that have not sent an authenticated request yet are bounded
+    # below that, in all and per client address; past a bound the oldest of them is closed for a newcomer.
     max_connections: int = Field(2048, ge=1, le=100_000)
+    max_untrusted_connections: int = Field(1024, ge=1, le=100_000)
+    max_untrusted_per_address: int = Field(256, ge=1, le=100_000)
     # Seconds an idle keep-alive connection stays open. Longer than clients keep idle connections
     # (httpx 5 s, aiohttp 15 s, Go 90 s): a server that closes first races a client reusing the
     # connection, and that client's request fails with a read error (a lost rollout under load).

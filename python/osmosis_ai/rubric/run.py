@@ -188,6 +188,7 @@ def _gold(options: RubricEvalOptions) -> dict[str, float] | None:
 
 
 def _inline_job(options: InlineRubricOptions) -> _Job:
+    from osmosis_ai._files import check_output_file
     from osmosis_ai.rubric.config import RubricEntry
     from osmosis_ai.rubric.judge import ensure_api_key_available
     from osmosis_ai.rubric.records import load_chat_records
@@ -207,6 +208,7 @@ def _inline_job(options: InlineRubricOptions) -> _Job:
     out, identifier = resolve_output_path_0_3(
         os.fspath(options.output) if options.output is not None else None
     )
+    check_output_file(out)  # an unwritable results file is refused before any judge call
     entry = RubricEntry(
         id="rubric",
         rubric=rubric,

@@ -19,7 +19,9 @@ Schema ``osmosis-results/1`` (JSON lines):
 
 A crash or Ctrl+C loses at most the items in flight. ``--resume LOG`` reads the log back, refuses it when
 the config or the dataset file changed (with what changed), and skips the items it already holds, keyed
-on (row position, row content, run index, model tag). Logs of the earlier eval-only format ``osmosis-eval-log/1`` are
+on (row position, row content, run index, model tag). The process appending to a log holds an exclusive
+lock on it (``flock``, released by the kernel however the process ends): a second one is refused, naming
+the holder's pid, instead of running every remaining item a second time. Logs of the earlier eval-only format ``osmosis-eval-log/1`` are
 read and resumed too.
 """
 
@@ -152,6 +154,37 @@ def dataset_fingerprint(path: Path) -> dict[str, Any]:
     return {"path": str(path), "size": path.stat().st_size, "fingerprint": digest.hexdigest()}
 
 
+def _holder(path: Path) -> int | None:
+    """The pid holding a ``flock`` on ``path`` (Linux ``/proc/locks``; None where it cannot be told)."""
+    try:
+        st = path.stat()
+        lines = Path("/proc/locks").read_text().splitlines()
+    except OSError:
+        return None
+    device = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    for line in lines:
+        fields = line.split()
+        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == device and fields[4].isdigit():
+            return int(fields[4])
+    return None
+
+
+def _lock(path: Path, handle: Any) -> None:
+    """Takes the exclusive append lock of a log, or refuses naming the process that holds it."""
+    import fcntl
+
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        pid = _holder(path)
+        who = f"another process (pid {pid})" if pid is not None else "another process"
+        raise ResultsLogError(
+            f"Results log {path} is being appended to by {who}: wait for it to finish or stop it. "
+            "Two processes appending to one log would run every remaining item twice."
+        ) from None
+
+
 def _key_of(record: Mapping[str, Any]) -> RunKey:
     return (
         int(record["row_index"]),
@@ -204,6 +237,7 @@ class ResultsLog:
                 "or choose another {log_path} path",
                 fields=("resume_path", "log_path"),
             ) from exc
+        _lock(path, handle)
         log = cls(path, handle, set())
         log._write(
             {
@@ -230,6 +264,23 @@ class ResultsLog:
         """Reopens ``path`` for appending after checking it was written for the same config and dataset."""
         if not path.is_file():
             raise ResultsLogError(f"Cannot resume: results log {path} does not exist")
+        handle = path.open("r+b")
+        _lock(path, handle)  # before reading: what another process is appending is not read half-way
+        try:
+            return cls._reopen(path, handle, config, kind, dataset)
+        except BaseException:
+            handle.close()
+            raise
+
+    @classmethod
+    def _reopen(
+        cls,
+        path: Path,
+        handle: Any,
+        config: Mapping[str, Any],
+        kind: str,
+        dataset: Mapping[str, Any] | None,
+    ) -> ResultsLog:
         header: dict[str, Any] = {}
         done: set[RunKey] = set()
         valid = lines = 0
@@ -245,7 +296,6 @@ class ResultsLog:
         if not header:
             raise ResultsLogError(f"{path}: the results log has no header line")
         _check_resumable(path, header, config, kind, dataset)
-        handle = path.open("r+b")
         torn = handle.seek(0, os.SEEK_END) > valid
         handle.truncate(valid)  # drop a torn final line before appending
         handle.seek(valid)

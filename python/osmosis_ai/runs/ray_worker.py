@@ -21,7 +21,7 @@ import threading
 from collections import deque
 from typing import Any
 
-from osmosis_ai.redact import redact, redact_std_streams
+from osmosis_ai.redact import redact, redact_log_records, redact_std_streams, remember_environment
 from osmosis_ai.runs.backends import ExecutorSpec, set_worker_paths
 from osmosis_ai.runs.engine import RunControl, RunEngine, WorkItem
 from osmosis_ai.runs.ray_modules import find_shipped, shipped_key
@@ -74,11 +74,13 @@ class Worker:
         env: dict[str, str],
         paths: list[str],
     ) -> None:
-        # What the user's code prints lands in the cluster's worker logs: masked as on the driver.
+        # What the user's code prints or logs lands in the cluster's worker logs: masked as on the driver.
+        os.environ.update(env)
         redact_std_streams()
+        redact_log_records()
+        remember_environment()
         self._logs = _LogBuffer()
         logging.getLogger().addHandler(self._logs)
-        os.environ.update(env)
         from osmosis_ai.llm.network import network_settings
 
         network_settings()  # learns the proxy credentials, so what the worker prints masks them
