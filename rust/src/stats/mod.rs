@@ -10,6 +10,7 @@ mod agreement;
 mod bootstrap;
 mod distributions;
 mod estimator;
+mod exact_sum;
 mod mcnemar;
 mod options;
 mod results;
