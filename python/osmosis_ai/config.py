@@ -101,7 +101,9 @@ def _construct(
     Validation here cannot fail on data the core accepted; it is kept because pydantic-core builds the
     nested models faster than ``model_construct`` does, and it guards the two sides against drifting apart.
     """
-    model = {"eval": EvalConfig, "training": TrainingConfig, "benchmark": BenchmarkConfig}[kind]
+    models: dict[str, type[_Config] | type[BenchmarkConfig]]
+    models = {"eval": EvalConfig, "training": TrainingConfig, "benchmark": BenchmarkConfig}
+    model = models[kind]
     return model.model_validate({**data, "path": path, "positions": positions})
 
 

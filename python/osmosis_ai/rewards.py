@@ -54,7 +54,7 @@ def collect_signature_errors() -> Iterator[list[SignatureError]]:
 
 
 def _function_name(func: Callable[..., Any]) -> str:
-    return getattr(func, "__qualname__", None) or getattr(func, "__name__", repr(func))
+    return str(getattr(func, "__qualname__", None) or getattr(func, "__name__", repr(func)))
 
 
 def _drops_data_source(signature: inspect.Signature) -> bool:

@@ -18,7 +18,7 @@ import re
 import stat
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, TypeGuard
 
 from osmosis_ai.platform.errors import PlatformError
 from osmosis_ai.platform.eval_import import ImportFile, ImportPlan, fingerprint
@@ -39,7 +39,7 @@ class LocalEvalUploadError(PlatformError):
         super().__init__(message, code="VALIDATION")
 
 
-def _is_count(value: Any) -> bool:
+def _is_count(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 

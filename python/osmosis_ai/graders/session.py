@@ -42,8 +42,8 @@ Sample = tuple[WorkItem, str | None, Mapping[str, Any]]
 
 def output_of(record: Mapping[str, Any]) -> str | None:
     """The model's output in a sample or run record, or None when it holds none."""
-    if isinstance(record.get("output_text"), str):
-        return record["output_text"]
+    if isinstance(text := record.get("output_text"), str):
+        return text
     for key in ("messages", "final_messages"):
         if isinstance(record.get(key), list):
             return final_assistant_text(record[key])

@@ -150,7 +150,7 @@ def _paired_statistics(
     method: IntervalMethod,
     resamples: int,
     seed: int,
-) -> tuple[dict[str, float], dict[str, float], dict[str, dict[str, Any]], str]:
+) -> tuple[dict[str, float], dict[str, float], dict[str, dict[str, Any]], IntervalMethod]:
     """(A's values, B's values, intervals of B - A, method) from the Rust aggregators, rows paired by label."""
     from osmosis_ai.stats import Aggregator
     from osmosis_ai.stats import compare as paired

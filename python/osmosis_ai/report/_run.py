@@ -147,7 +147,7 @@ def build_run_report(
     for the per-row views; the page embeds aggregates and at most ``max_rows`` rows with their runs.
     """
     from osmosis_ai.report import _frame as tables
-    from osmosis_ai.stats import load_results, summarize_results_by_model
+    from osmosis_ai.stats import IntervalMethod, load_results, summarize_results_by_model
 
     name = os.fspath(path)
     frame, meta = load_results(name)
@@ -155,7 +155,9 @@ def build_run_report(
     rows_guess = frame["row_index"].n_unique() if frame.height else 0
     # pass@k is defined up to the fewest attempts of a row (an interrupted run leaves rows short).
     ks = _ks(n_min)
-    method = "bootstrap" if rows_guess * (2 * len(ks) + 1) <= _BOOTSTRAP_WORK_LIMIT else "normal"
+    method: IntervalMethod = (
+        "bootstrap" if rows_guess * (2 * len(ks) + 1) <= _BOOTSTRAP_WORK_LIMIT else "normal"
+    )
     summary = summarize_results_by_model(name, ks=ks, confidence=0.95, method=method, seed=seed)
     metrics = {
         tag: {metric: s.to_dict() for metric, s in model.summaries.items()}

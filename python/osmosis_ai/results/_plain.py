@@ -42,7 +42,7 @@ def _convert(hint: Any, value: Any) -> Any:
 def from_plain(cls: type[T], data: dict[str, Any]) -> T:
     """``cls`` (a dataclass) from its JSON form; keys the class does not know are ignored (a newer
     minor layout adds fields)."""
-    hints = _hints(cls)
+    hints = _hints(cls)  # type: ignore[arg-type]  # a class is hashable; mypy cannot tell for type[T]
     kwargs = {f.name: _convert(hints[f.name], data.get(f.name)) for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     return cls(**kwargs)
 

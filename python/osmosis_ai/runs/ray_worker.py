@@ -23,7 +23,7 @@ from typing import Any
 
 from osmosis_ai.redact import redact, redact_std_streams
 from osmosis_ai.runs.backends import ExecutorSpec, set_worker_paths
-from osmosis_ai.runs.engine import RunControl, RunEngine, WorkItem
+from osmosis_ai.runs.engine import MemorySink, RunControl, RunEngine, WorkItem
 from osmosis_ai.runs.ray_modules import find_shipped, shipped_key
 
 __all__ = ["Worker"]
@@ -124,7 +124,7 @@ class Worker:
         self._executor = executor
         self._engine = RunEngine(
             executor,
-            None,
+            MemorySink(),  # never written: run_item does not log; the driver logs what comes back
             concurrency=self._concurrency,
             item_timeout=self._item_timeout,
             handle_signals=False,
@@ -173,8 +173,10 @@ class Worker:
         assert self._context is not None
         current = self._isolated
         if current is None or (current.ended and current.stop_reason is None):  # stopped early: stays so
-            self._isolated = _Isolated(self._executor, self._concurrency, self._item_timeout, self._context)
-        async for finished in self._isolated.run(items):
+            current = self._isolated = _Isolated(
+                self._executor, self._concurrency, self._item_timeout, self._context
+            )
+        async for finished in current.run(items):
             yield finished
 
     async def stop(self) -> None:
