@@ -214,10 +214,10 @@ def _trial_dir(run_dir: Path, rollout_id: str) -> Path:
 def _trajectory_identity(document: Mapping[str, Any]) -> str | None:
     extra = document.get("extra")
     osmosis = extra.get("osmosis") if isinstance(extra, dict) else None
-    if isinstance(osmosis, dict) and isinstance(osmosis.get("rollout_id"), str):
-        return osmosis["rollout_id"]
-    if isinstance(document.get("session_id"), str):
-        return document["session_id"]
+    if isinstance(osmosis, dict) and isinstance(rollout_id := osmosis.get("rollout_id"), str):
+        return rollout_id
+    if isinstance(session_id := document.get("session_id"), str):
+        return session_id
     trajectory_id = document.get("trajectory_id")
     return trajectory_id.split("/", 1)[0] if isinstance(trajectory_id, str) else None
 

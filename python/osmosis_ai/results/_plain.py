@@ -7,7 +7,7 @@ import types
 import typing
 from enum import Enum
 from functools import cache
-from typing import Any, TypeVar, Union
+from typing import Any, ClassVar, Protocol, TypeVar, Union, overload
 
 __all__ = ["from_plain", "to_plain"]
 
@@ -47,6 +47,14 @@ def from_plain(cls: type[T], data: dict[str, Any]) -> T:
     return cls(**kwargs)
 
 
+class _Dataclass(Protocol):
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+
+@overload
+def to_plain(value: _Dataclass) -> dict[str, Any]: ...
+@overload
+def to_plain(value: Any) -> Any: ...
 def to_plain(value: Any) -> Any:
     """JSON-ready data: dataclasses to objects, mapping keys to strings, tuples to lists, enums to values."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
