@@ -21,13 +21,16 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from osmosis_ai.errors import RunError
 from osmosis_ai.eval.options import EvalOptions
 from osmosis_ai.eval.summary import EvalReport
 from osmosis_ai.llm.providers import Endpoint
 from osmosis_ai.runs.backends import BackendReport
+
+if TYPE_CHECKING:
+    from osmosis_ai.runs.backends import Backend
 from osmosis_ai.runs.engine import RunOutcome
 from osmosis_ai.runs.log import ResultsLog
 from osmosis_ai.runs.observer import RunObserver, quiet_observer
@@ -257,7 +260,7 @@ async def _evaluate(
 async def _drive(
     options: EvalOptions,
     observer: RunObserver,
-    backend: Any,
+    backend: Backend | None,
     transports: dict[str, Any],
     inputs: _Inputs,
     log: ResultsLog,

@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from osmosis_ai.errors import EvalFnError, ResultsLogError, RunError
 from osmosis_ai.eval.functions import EvalFunction, final_assistant_text
@@ -21,6 +21,9 @@ from osmosis_ai.graders.core import Grader, load_grader
 from osmosis_ai.graders.models import DEFAULT_EMBEDDING_MODEL
 from osmosis_ai.runs.engine import MemorySink, RunControl, RunEngine, RunOutcome, WorkItem, new_item_record
 from osmosis_ai.runs.observer import RunObserver, quiet_observer
+
+if TYPE_CHECKING:
+    from osmosis_ai.runs.log import ResultsLog
 
 PathLike = str | os.PathLike[str]
 
@@ -134,7 +137,7 @@ def log_samples(path: Path) -> Iterator[WorkItem]:
 def run_grading(
     grader: Grader,
     items: Iterable[WorkItem],
-    log: Any,
+    log: ResultsLog | MemorySink,
     *,
     concurrency: int = 8,
     on_record: Callable[[dict[str, Any], RunOutcome], None] | None = None,
