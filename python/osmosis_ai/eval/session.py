@@ -30,6 +30,7 @@ from osmosis_ai.llm.providers import Endpoint
 from osmosis_ai.runs.backends import BackendReport
 
 if TYPE_CHECKING:
+    from osmosis_ai.llm.transport import Transport
     from osmosis_ai.runs.backends import Backend
 from osmosis_ai.runs.engine import RunOutcome
 from osmosis_ai.runs.log import ResultsLog
@@ -211,7 +212,7 @@ async def _evaluate(
     options: EvalOptions,
     observer: RunObserver,
     endpoints: dict[str, Endpoint],
-    transports: dict[str, Any],
+    transports: dict[str, Transport],
     inputs: _Inputs,
 ) -> EvalResult:
     from osmosis_ai.eval.remote import AgentExecutorSpec
@@ -261,7 +262,7 @@ async def _drive(
     options: EvalOptions,
     observer: RunObserver,
     backend: Backend | None,
-    transports: dict[str, Any],
+    transports: dict[str, Transport],
     inputs: _Inputs,
     log: ResultsLog,
 ) -> RunOutcome:
