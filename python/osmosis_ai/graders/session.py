@@ -269,7 +269,8 @@ def grade_summary(log_path: Path, name: str) -> dict[str, Any]:
     from osmosis_ai.results import read_results
     from osmosis_ai.runs.log import iter_runs
 
-    passed, examples = 0, []
+    passed = 0
+    examples: list[str] = []
     for record in iter_runs(log_path):
         passed += bool(record.get("passed"))
         if record.get("eval_errors") and len(examples) < 3:

@@ -213,7 +213,15 @@ class Aggregator:
         if self._failed == "zero" and d["count"] == d["failed"]:
             # Every attempt failed: the 0.0s the "zero" policy put in are not scores, so there is no mean.
             d.update(
-                dict.fromkeys(("mean", "std", "min", "max", "variance", "sample_variance", "sample_std"))
+                {
+                    "mean": None,
+                    "std": None,
+                    "min": None,
+                    "max": None,
+                    "variance": None,
+                    "sample_variance": None,
+                    "sample_std": None,
+                }
             )
         intervals: dict[str, Interval] = {}
         if confidence is not None:
