@@ -53,6 +53,11 @@ COMMANDS: LazyCommands = {
         "compare_command",
         "Compare two runs on the same rows: paired intervals, flips, McNemar.",
     ),
+    "view": (
+        "osmosis_ai.cli.view_cmd",
+        "view_command",
+        "Serve the report page of a results log of any size (or compare two) on 127.0.0.1.",
+    ),
     "config": ("osmosis_ai.cli.config_cmd", "config_group", "Check eval and training configs."),
     "grade": (
         "osmosis_ai.cli.grade_cmd",
@@ -335,12 +340,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         STATE.mode = "json"
     try:
         result = cli.main(args=args, prog_name="osmosis", standalone_mode=False)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:
+        # click turns a KeyboardInterrupt into Abort; an ImportInterrupted (the file being imported, 143 for
+        # SIGTERM) keeps its own message and code.
+        if isinstance(exc.__cause__, KeyboardInterrupt) and str(exc.__cause__):
+            click.echo(f"{exc.__cause__}.", err=True)
+            return getattr(exc.__cause__, "exit_code", 130)
         click.echo("Aborted.", err=True)
         return 130
-    except KeyboardInterrupt:
-        click.echo("Interrupted.", err=True)
-        return 130
+    except KeyboardInterrupt as exc:
+        click.echo(f"{exc}." if str(exc) else "Interrupted.", err=True)
+        return getattr(exc, "exit_code", 130)
     except click.ClickException as exc:
         _suggest_command(exc)
         if STATE.mode == "json":
