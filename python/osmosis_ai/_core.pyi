@@ -23,6 +23,7 @@ __all__ = [
     "median",
     "pass_at_k",
     "pass_hat_k",
+    "quantiles",
     "result_model",
     "results_index_base",
     "row_interval",
