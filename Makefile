@@ -83,12 +83,15 @@ build-release: setup
 demo: build
 	@cd examples && $(BIN)/python demo.py
 
-lint: setup-dev
+# Builds first: stubtest compares python/osmosis_ai/_core.pyi with the compiled module.
+lint: build setup-dev
 	cargo fmt --all --check
 	cargo clippy --locked --all-targets -- -D warnings
 	cargo clippy --locked --all-targets --features python -- -D warnings
 	$(BIN)/ruff check python tests benches examples scripts
 	$(BIN)/ruff format --check python tests benches examples scripts
+	$(BIN)/mypy
+	$(BIN)/python -m mypy.stubtest osmosis_ai._core
 
 test-rust:
 	cargo test --locked

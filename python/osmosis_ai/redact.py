@@ -24,7 +24,7 @@ import re
 import sys
 import threading
 from collections.abc import Iterable, Mapping
-from typing import Any, TextIO
+from typing import Any, TextIO, overload
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 __all__ = [
@@ -108,6 +108,10 @@ def url_secrets(url: str | None) -> list[str]:
     return found
 
 
+@overload
+def safe_url(url: str) -> str: ...
+@overload
+def safe_url(url: None) -> None: ...
 def safe_url(url: str | None) -> str | None:
     """``url`` fit to print: credentials and key/token query values replaced by ``***``.
 

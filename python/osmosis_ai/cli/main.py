@@ -288,7 +288,7 @@ def _report_error(exc: BaseException, args: Sequence[str], code: str | None = No
         click.echo(
             error_envelope(
                 _command_name(args),
-                code or getattr(exc, "code", "VALIDATION"),
+                code or getattr(exc, "code", None) or "VALIDATION",
                 str(exc) if code != "INTERNAL" else f"Unexpected internal error ({type(exc).__name__}).",
                 details if isinstance(details, dict) else {"exception_type": type(exc).__name__},
             ),
@@ -310,7 +310,8 @@ def _suggest_command(exc: click.ClickException) -> None:
     names = ctx.command.list_commands(ctx)
     close = difflib.get_close_matches(found.group(1), names, n=1, cutoff=0.6)
     if close:
-        exc.message = f"{exc.message} Did you mean '{close[0]}'?"
+        # click declares ``message`` Final; the suggestion extends it in place, before click prints it.
+        exc.message = f"{exc.message} Did you mean '{close[0]}'?"  # type: ignore[misc]
 
 
 def _redact_output(args: Sequence[str]) -> None:

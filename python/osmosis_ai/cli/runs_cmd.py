@@ -137,7 +137,7 @@ def make_info(kind_name: str) -> click.Command:
             **({"checkpoints": checkpoints} if kind.name == "training" else {}),
             **session.context(),
         }
-        config = detail.get("config") if isinstance(detail.get("config"), dict) else {}
+        config = found if isinstance(found := detail.get("config"), dict) else {}
         model = config.get("model_path") or (config.get("experiment_config") or {}).get("model_path")
         ref = detail.get("model") or run.get("model")
         lines = [

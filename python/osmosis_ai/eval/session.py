@@ -21,13 +21,17 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from osmosis_ai.errors import RunError
 from osmosis_ai.eval.options import EvalOptions
 from osmosis_ai.eval.summary import EvalReport
 from osmosis_ai.llm.providers import Endpoint
 from osmosis_ai.runs.backends import BackendReport
+
+if TYPE_CHECKING:
+    from osmosis_ai.llm.transport import Transport
+    from osmosis_ai.runs.backends import Backend
 from osmosis_ai.runs.engine import RunOutcome
 from osmosis_ai.runs.log import ResultsLog
 from osmosis_ai.runs.observer import RunObserver, quiet_observer
@@ -212,7 +216,7 @@ async def _evaluate(
     options: EvalOptions,
     observer: RunObserver,
     endpoints: dict[str, Endpoint],
-    transports: dict[str, Any],
+    transports: dict[str, Transport],
     inputs: _Inputs,
 ) -> EvalResult:
     from osmosis_ai.eval.remote import AgentExecutorSpec
@@ -261,8 +265,8 @@ async def _evaluate(
 async def _drive(
     options: EvalOptions,
     observer: RunObserver,
-    backend: Any,
-    transports: dict[str, Any],
+    backend: Backend | None,
+    transports: dict[str, Transport],
     inputs: _Inputs,
     log: ResultsLog,
 ) -> RunOutcome:

@@ -21,13 +21,16 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from osmosis_ai.errors import RunError
 from osmosis_ai.eval.options import TestOptions
 from osmosis_ai.rollout.agent_loop import RolloutAgentLoop
 from osmosis_ai.runs.engine import RunOutcome
 from osmosis_ai.runs.observer import RunObserver, quiet_observer
+
+if TYPE_CHECKING:
+    from osmosis_ai.llm.transport import Transport
 
 __all__ = ["TestInputs", "TestOptions", "TestResult", "arun_test", "open_test_inputs", "run_test"]
 
@@ -76,7 +79,7 @@ class TestInputs:
 
     agent: RolloutAgentLoop
     rows: Rows
-    transport: Any
+    transport: Transport
 
 
 def _load_rows(options: TestOptions, observer: RunObserver) -> Rows:

@@ -12,6 +12,7 @@ import logging
 import os
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -286,14 +287,14 @@ class RolloutAgentLoop(abc.ABC):
             )
 
     @abc.abstractmethod
-    def get_tools(self, request: RolloutRequest) -> list[OpenAIFunctionToolSchema]:
+    def get_tools(self, request: RolloutRequest) -> Sequence[OpenAIFunctionToolSchema | dict[str, Any]]:
         """Returns the tools offered for this rollout (``OpenAIFunctionToolSchema`` objects or dicts)."""
 
     @abc.abstractmethod
     async def run(self, ctx: RolloutContext) -> RolloutResult:
         """Runs one rollout and returns ``ctx.complete(...)`` or ``ctx.error(...)``."""
 
-    def get_default_tools(self) -> list[OpenAIFunctionToolSchema]:
+    def get_default_tools(self) -> list[OpenAIFunctionToolSchema | dict[str, Any]]:
         """The tools offered when no particular request is in view (listings, ``osmosis validate``).
 
         Calls :meth:`get_tools` with a placeholder request (metadata ``{"_validation": True}``);

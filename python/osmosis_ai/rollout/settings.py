@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
@@ -57,16 +57,17 @@ class _EnvSettings(BaseModel):
                 continue
             if nested:
                 # A nested section reads the same file as its parent.
-                merged[name] = info.annotation(_env_file=env_file)
+                merged[name] = cast(type[BaseModel], info.annotation)(_env_file=env_file)
                 continue
             env_name = f"{cls.env_prefix}{name.upper()}"
             raw = os.environ.get(env_name, file_values.get(env_name))
             if raw is None or not raw.strip():
                 continue
             try:
-                field_type = (
-                    Annotated[(info.annotation, *info.metadata)] if info.metadata else info.annotation
-                )
+                annotated = (info.annotation, *info.metadata)
+                field_type: Any = (
+                    Annotated[annotated] if info.metadata else info.annotation
+                )  # built at run time
                 merged[name] = TypeAdapter(field_type).validate_python(raw.strip())
             except ValidationError as exc:
                 problem = exc.errors(include_url=False)[0]["msg"]

@@ -329,6 +329,8 @@ def report_lines(payload: dict[str, Any]) -> list[str]:
     if comparison:
         lines.append(f"Baseline comparison (source: {comparison['source_path']}):")
         base, current = comparison["baseline_statistics"], payload["overall_statistics"]
+        b: float
+        c: float
         for key in COMPARED_KEYS:
             if base.get(key) is None or current.get(key) is None:
                 continue  # a side with no score has no statistics to compare

@@ -34,7 +34,7 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -202,7 +202,7 @@ class ResultsLog:
     """
 
     def __init__(
-        self, path: Path, handle: Any, done: set[RunKey], invocation: int = 0, index_base: int = 0
+        self, path: Path, handle: BinaryIO, done: set[RunKey], invocation: int = 0, index_base: int = 0
     ) -> None:
         self.path = path
         self._handle = handle

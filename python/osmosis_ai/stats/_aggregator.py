@@ -221,7 +221,8 @@ class Aggregator:
             >>> (iv["method"], iv["high"], round(iv["low"], 4))
             ('wilson', 1.0, 0.5655)
         """
-        return orjson.loads(self._core.model_intervals(float(level)))
+        intervals: dict[str, dict[str, Any]] = orjson.loads(self._core.model_intervals(float(level)))
+        return intervals
 
     def paired_differences(
         self, other: Aggregator, *, ks: Iterable[int] = (1,), level: float = 0.95
@@ -248,7 +249,10 @@ class Aggregator:
         k_list = [as_int(k, "ks") for k in ks]
         if any(k < 1 for k in k_list):
             raise StatsError(f"every k must be >= 1, got {k_list}", field="ks")
-        return orjson.loads(self._core.paired_differences(other._core, k_list, float(level)))
+        differences: dict[str, dict[str, Any]] = orjson.loads(
+            self._core.paired_differences(other._core, k_list, float(level))
+        )
+        return differences
 
     def finish(
         self,
@@ -270,7 +274,15 @@ class Aggregator:
         if self._failed == "zero" and d["count"] == d["failed"]:
             # Every attempt failed: the 0.0s the "zero" policy put in are not scores, so there is no mean.
             d.update(
-                dict.fromkeys(("mean", "std", "min", "max", "variance", "sample_variance", "sample_std"))
+                {
+                    "mean": None,
+                    "std": None,
+                    "min": None,
+                    "max": None,
+                    "variance": None,
+                    "sample_variance": None,
+                    "sample_std": None,
+                }
             )
         intervals: dict[str, Interval] = {}
         if confidence is not None:

@@ -272,9 +272,11 @@ async def _init(state: AppState, request: RolloutRequest) -> Response:
             logger.exception("rollout %s: get_tools raised", request.rollout_id)
         return _json({"detail": f"get_tools failed: {type(exc).__name__}: {exc}"}, 500)
     tools = list(tools)
-    body = InitResponse(
-        rollout_id=request.rollout_id, tools=[tool_to_dict(t) for t in tools]
-    ).model_dump_json(exclude_none=True)
-    record.init.set_result(body.encode())
+    body = (
+        InitResponse(rollout_id=request.rollout_id, tools=[tool_to_dict(t) for t in tools])
+        .model_dump_json(exclude_none=True)
+        .encode()
+    )
+    record.init.set_result(body)
     state.start_rollout(record, request, tools)
-    return _json(body.encode(), 202)
+    return _json(body, 202)
