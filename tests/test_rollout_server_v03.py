@@ -16,6 +16,8 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.atif_check import assert_valid_atif
+
 SERVER = """
 import asyncio, os, sys, uvicorn
 from osmosis_ai.rollout import AgentWorkflow, AgentWorkflowOutput, Grader, LocalBackend
@@ -29,6 +31,8 @@ class Echo(AgentWorkflow):
 
 class Exact(Grader):
     async def grade(self, ctx):
+        if (ctx.metadata or {}).get("grader_raise"):
+            raise ValueError("grader exploded")
         ctx.set_reward(1.0 if ctx.sample.messages[-1]["content"] == ctx.label else 0.0)
 
 backend = LocalBackend(workflow=Echo, grader=Exact, artifact_root=os.environ.get("ARTIFACTS") or False)
@@ -36,6 +40,15 @@ app = create_rollout_server(backend)
 uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
 """
 KEY = "test-server-key"
+# What the callback server answers, by path (default ``{}``): a controller's per-call report (anchor-0.3 §9).
+_REPORT = {"model_name": "served-model", "samples": {"any": {"llm_call_metrics": [
+    {"prompt_tokens": 12, "completion_tokens": 3, "cost_usd": 0.5, "model_name": "m-7"}]}}}  # fmt: skip
+ANSWERS = {
+    "/report/completion": {"status": "ok", "trajectory": _REPORT},
+    "/report-two/completion": {
+        "trajectory": {"samples": {"any": {"llm_call_metrics": [{"prompt_tokens": 1}] * 2}}}
+    },
+}
 
 
 def _free_port() -> int:
@@ -52,10 +65,11 @@ def callbacks() -> Iterator[tuple[str, list[dict[str, Any]]]]:
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             received.append({"path": self.path, "auth": self.headers.get("Authorization"), "body": body})
+            answer = json.dumps(ANSWERS.get(self.path, {})).encode()
             self.send_response(200)
-            self.send_header("Content-Length", "2")
+            self.send_header("Content-Length", str(len(answer)))
             self.end_headers()
-            self.wfile.write(b"{}")
+            self.wfile.write(answer)
 
         def log_message(self, *args: Any) -> None:
             pass
@@ -156,6 +170,17 @@ def test_cancel_and_bad_requests(rollout_server: str, callbacks: tuple[str, list
     assert status["status"] == "cancelled"
 
 
+def _archived(tmp_path: Path, rollout_id: str) -> dict[str, Any]:
+    """The rollout's archived trajectory (written after the callbacks), checked twice."""
+    archive = tmp_path / f"trials/{rollout_id}/trajectory.json"
+    deadline = time.monotonic() + 20
+    while not archive.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    document = json.loads(archive.read_text())
+    assert_valid_atif(document)
+    return document
+
+
 def test_a_finished_rollout_is_archived_as_a_trajectory_file(
     rollout_server: str, callbacks: tuple[str, list[dict[str, Any]]], tmp_path: Path
 ) -> None:
@@ -165,14 +190,58 @@ def test_a_finished_rollout_is_archived_as_a_trajectory_file(
     auth = {"Authorization": f"Bearer {KEY}"}
     assert httpx.post(rollout_server + "/rollout", json=body, headers=auth).status_code == 202
     _wait_for(received, 2)
-    archive = tmp_path / "trials/r-9/trajectory.json"
-    deadline = time.monotonic() + 20
-    while not archive.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    document = json.loads(archive.read_text())
-    assert document["session_id"] == "r-9" and document["trajectory_id"].split("/")[0] == "r-9"
-    assert document["messages"] == [{"role": "user", "content": "2+2"}, {"role": "assistant", "content": "4"}]
-    osmosis = document["extra"]["osmosis"]
-    assert osmosis["rollout_id"] == "r-9" and osmosis["status"] == "success" and osmosis["reward"] == 1.0
-    assert osmosis["request_extra_fields"] == {"row_index": 3, "run_index": 1}
-    assert osmosis["label"] == "4" and osmosis["metrics"] == {"turns": 2.0}
+    document = _archived(tmp_path, "r-9")
+    assert (document["session_id"], document["trajectory_id"], document["schema_version"]) == (
+        "r-9", "r-9", "ATIF-v1.7",
+    )  # fmt: skip
+    assert [(s["source"], s["message"]) for s in document["steps"]] == [("user", "2+2"), ("agent", "4")]
+    assert document["final_metrics"] == {"total_steps": 2}
+    assert document["extra"]["osmosis"] == {
+        "rollout_id": "r-9", "label": "4", "reward": 1.0, "sample_metrics": {"turns": 2.0},
+        "request_extra_fields": {"row_index": 3, "run_index": 1}, "status": "success",
+    }  # fmt: skip
+
+
+def test_a_callback_answers_report_puts_per_call_metrics_on_the_agent_steps(
+    rollout_server: str, callbacks: tuple[str, list[dict[str, Any]]], tmp_path: Path
+) -> None:
+    callback_url, received = callbacks
+    auth = {"Authorization": f"Bearer {KEY}"}
+    body = _graded_rollout("r-rep", callback_url + "/report")
+    assert httpx.post(rollout_server + "/rollout", json=body, headers=auth).status_code == 202
+    _wait_for(received, 2)
+    document = _archived(tmp_path, "r-rep")
+    agent = document["steps"][-1]
+    assert agent["metrics"] == {"prompt_tokens": 12, "completion_tokens": 3, "cost_usd": 0.5}
+    assert agent["model_name"] == "m-7" and agent["llm_call_count"] == 1
+    assert document["agent"]["model_name"] == "served-model"
+    assert document["final_metrics"] == {
+        "total_prompt_tokens": 12, "total_completion_tokens": 3, "total_cost_usd": 0.5, "total_steps": 2,
+    }  # fmt: skip
+    # Two calls for one agent step cannot be attributed: kept aside, still counted in the totals.
+    body = _graded_rollout("r-two", callback_url + "/report-two")
+    assert httpx.post(rollout_server + "/rollout", json=body, headers=auth).status_code == 202
+    _wait_for(received, 4)
+    document = _archived(tmp_path, "r-two")
+    assert "metrics" not in document["steps"][-1]
+    assert document["extra"]["osmosis"]["unmatched_llm_call_metrics"] == [{"prompt_tokens": 1}] * 2
+    assert document["final_metrics"] == {"total_prompt_tokens": 2, "total_steps": 2}
+
+
+def test_a_failed_grade_is_archived_with_its_sample_and_failure(
+    rollout_server: str, callbacks: tuple[str, list[dict[str, Any]]], tmp_path: Path
+) -> None:
+    callback_url, received = callbacks
+    body = {**_graded_rollout("r-bad", callback_url), "metadata": {"grader_raise": True}}
+    assert (
+        httpx.post(
+            rollout_server + "/rollout", json=body, headers={"Authorization": f"Bearer {KEY}"}
+        ).status_code
+        == 202
+    )
+    _wait_for(received, 2)
+    grader = next(r["body"] for r in received if r["path"] == "/grader")
+    assert grader["status"] == "failure"
+    osmosis = _archived(tmp_path, "r-bad")["extra"]["osmosis"]
+    assert osmosis["status"] == "failure" and osmosis["error_type"] == "validation_error"
+    assert osmosis["request_metadata"] == {"grader_raise": True} and "reward" not in osmosis

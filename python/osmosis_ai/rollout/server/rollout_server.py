@@ -2,8 +2,9 @@
 
 Routes: ``GET /health`` (open), ``POST /rollout`` (202, scheduled before answering; 429 + Retry-After when
 the backend has no capacity), ``GET /rollout/{id}/status``, ``POST /rollout/cancel``. A finished rollout is
-archived (best effort) under the backend's artifact root: ``<id>/trajectory.json`` (unless the sample's
-``trajectory_messages`` is None) and ``<id>/diagnostics.json`` (the backend's diagnostics, when any). Like our 0.2 server,
+archived (best effort) under the backend's artifact root: ``<id>/trajectory.json``, an ATIF document (unless
+the sample's ``trajectory_messages`` is None; a ``trajectory`` report in a callback's answer adds per-call
+metrics) and ``<id>/diagnostics.json`` (the backend's diagnostics, when any). Like our 0.2 server,
 every route but ``/health`` needs ``Authorization: Bearer <key>`` unless auth is explicitly disabled; the
 bearer check runs before the body is read. Results go back through the request's completion and grader
 callback URLs (with the controller key as bearer), retried on transport errors, 429 and 5xx.
@@ -22,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import orjson
 from fastapi import FastAPI, Request, Response
 from pydantic import ValidationError
 
@@ -32,6 +34,7 @@ from osmosis_ai.rollout.sample import ExecutionRequest, ExecutionResult, Rollout
 # app.py is the one place that checks bearer keys and turns a missing FastAPI into an install hint.
 from osmosis_ai.rollout.server.app import _json, _key_matches
 from osmosis_ai.rollout.server.protocol import CancelRequest, RolloutInitRequest
+from osmosis_ai.rollout.trajectory import CallReport, build_trajectory, read_call_report
 
 __all__ = ["API_KEY_ENV", "ControllerAuth", "create_rollout_server"]
 
@@ -87,8 +90,11 @@ class _Rollouts:
             self.status.popitem(last=False)
 
 
-async def _post(http: Any, url: str, body: dict[str, Any], key: str | None) -> None:
-    """POSTs a callback: up to 5 attempts, backoff 0.5 s doubling to 8 s, on transport errors and 429/5xx."""
+async def _post(http: Any, url: str, body: dict[str, Any], key: str | None) -> Any:
+    """POSTs a callback: up to 5 attempts, backoff 0.5 s doubling to 8 s, on transport errors and 429/5xx.
+
+    Returns the answer (None when none came): it may carry a ``trajectory`` report for the archive.
+    """
     import httpx
 
     headers = {"Authorization": f"Bearer {key}"} if key else {}
@@ -97,12 +103,21 @@ async def _post(http: Any, url: str, body: dict[str, Any], key: str | None) -> N
         try:
             response = await http.post(url, json=body, headers=headers)
             if response.status_code not in _RETRY_STATUSES:
-                return
+                return response
         except httpx.TransportError as exc:
             logger.warning("callback %s failed (%s); attempt %d of 5", url, exc, attempt + 1)
         await asyncio.sleep(delay)
         delay = min(delay * 2, 8.0)
     logger.error("callback %s was not delivered after 5 attempts", url)
+    return None
+
+
+def _report(response: Any) -> CallReport | None:
+    """The ``trajectory`` report of a callback's answer, if it has one."""
+    try:
+        return read_call_report(response.json()) if response is not None else None
+    except ValueError:  # not JSON: an answer without a report
+        return None
 
 
 def _sample_body(result: ExecutionResult) -> dict[str, Any] | None:
@@ -123,24 +138,35 @@ async def _run(
 ) -> None:
     key = body.controller_api_key
     posted = {"completion": False, "grader": False}
-    last: list[ExecutionResult] = []  # the latest result reported, archived at the end
+    # The latest result reported that has a sample (else the latest), and the controller's latest report:
+    # what the archive is built from at the end.
+    last: list[ExecutionResult] = []
+    report: list[CallReport] = []
+
+    def keep(result: ExecutionResult) -> None:
+        if not last or result.sample is not None:
+            last[:] = [result]
+
+    def note(response: Any) -> None:
+        if (found := _report(response)) is not None:
+            report[:] = [found]
 
     async def completed(result: ExecutionResult) -> None:
         posted["completion"] = True
-        last[:] = [result]
+        keep(result)
         rollouts.set(
             rollout_id,
             RolloutStatus.GRADING if body.grader_callback_url else result.status,
             err_message=result.err_message,
         )
-        await _post(http, body.completion_callback_url, {
+        note(await _post(http, body.completion_callback_url, {
             "status": result.status.value, "rollout_id": rollout_id, "extra_fields": None,
             "err_message": result.err_message, "err_category": _category(result),
-        }, key)  # fmt: skip
+        }, key))  # fmt: skip
 
     async def graded(result: ExecutionResult) -> None:
         posted["grader"] = True
-        last[:] = [result]
+        keep(result)
         sample = _sample_body(result)
         ok = result.status is RolloutStatus.SUCCESS
         rollouts.set(
@@ -149,10 +175,10 @@ async def _run(
             reward=sample.get("reward") if sample else None,
             err_message=result.err_message,
         )
-        await _post(http, body.grader_callback_url or "", {
+        note(await _post(http, body.grader_callback_url or "", {
             "status": "success" if ok else "failure", "rollout_id": rollout_id, "sample": sample,
             "err_message": result.err_message, "err_category": _category(result),
-        }, key)  # fmt: skip
+        }, key))  # fmt: skip
 
     request = ExecutionRequest(
         id=rollout_id, prompt=body.initial_messages, label=body.label, metadata=body.metadata,
@@ -180,7 +206,9 @@ async def _run(
         root = _artifact_root(backend)
         if last and root is not None:
             try:
-                await asyncio.to_thread(_archive, root / rollout_id, rollout_id, last[0], body)
+                await asyncio.to_thread(
+                    _archive, root / rollout_id, rollout_id, last[0], body, report[0] if report else None
+                )
             except Exception as exc:  # best effort: the controller already has the result
                 logger.warning("could not archive rollout %s: %s", rollout_id, exc)
 
@@ -194,29 +222,44 @@ def _artifact_root(backend: ExecutionBackend) -> Path | None:
     return Path(env) if env else Path.home() / ".osmosis"
 
 
-def _archive(folder: Path, rollout_id: str, result: ExecutionResult, body: RolloutInitRequest) -> None:
+def _archive(
+    folder: Path,
+    rollout_id: str,
+    result: ExecutionResult,
+    body: RolloutInitRequest,
+    report: CallReport | None,
+) -> None:
     from osmosis_ai._files import write_json_atomic
-    from osmosis_ai.rollout.trajectory import trajectory_document
 
     sample = result.sample
     document = None
     if sample is not None and sample.trajectory_messages is not None:
-        ok = result.status is RolloutStatus.SUCCESS
         safe = sample.json_safe_copy().model_dump(mode="json")
-        document = trajectory_document({
-            "rollout_id": rollout_id,
+        context = {
+            "label": sample.label if sample.label is not None else body.label,
+            "reward": sample.reward,  # the sample's own, as graded (the callback nulls it unless kept)
+            "sample_metrics": safe["metrics"] or None,
+            "sample_extra_fields": safe["extra_fields"] or None,
+            "request_metadata": body.metadata,
             "request_extra_fields": body.extra_fields,
-            "label": body.label,
-            "metrics": safe["metrics"],
-            "messages": safe["trajectory_messages"],
-            "status": "success" if ok else "failure",
-            "reward": sample.reward if ok and not sample.remove_sample else None,
+            "unmatched_sample_reports": report.unmatched_samples if report else None,
+            "status": "success" if result.status is RolloutStatus.SUCCESS else "failure",
             "error_type": _category(result),
-        })  # fmt: skip
+        }
+        document = build_trajectory(
+            safe["trajectory_messages"],
+            rollout_id=rollout_id,
+            context=context,
+            llm_calls=report.llm_calls if report else (),
+            final_metrics=report.final_metrics if report else None,
+            model_name=report.model_name if report else None,
+        )
     if document is None and not result.extra_fields:
         return
     if document is not None:
-        write_json_atomic(folder / "trajectory.json", document, ensure_ascii=False)
+        # Through orjson first: a NaN in the conversation becomes null, as JSON (and ATIF) requires.
+        plain = orjson.loads(orjson.dumps(document, default=str))
+        write_json_atomic(folder / "trajectory.json", plain, ensure_ascii=False)
     if result.extra_fields:
         write_json_atomic(folder / "diagnostics.json", result.extra_fields, ensure_ascii=False)
 
