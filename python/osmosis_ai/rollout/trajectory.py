@@ -26,6 +26,7 @@ from typing import Any
 import orjson
 
 from osmosis_ai.atif import ATIF_VERSION
+from osmosis_ai.consts import PACKAGE_VERSION
 
 __all__ = [
     "ATIF_VERSION",
@@ -37,7 +38,6 @@ __all__ = [
 
 PRODUCER = "osmosis-rollout-sdk"  # the established package's agent name: readers group documents by it
 _SOURCES = {"system": "system", "developer": "system", "user": "user", "assistant": "agent"}
-_INT_METRICS = ("prompt_tokens", "completion_tokens", "cached_tokens")
 _TOTALS = {
     "prompt_tokens": "total_prompt_tokens",
     "completion_tokens": "total_completion_tokens",
@@ -55,6 +55,43 @@ def _is_number(value: Any) -> bool:
     return (type(value) is int or type(value) is float) and math.isfinite(value)
 
 
+def _is_mapping(value: Any) -> bool:
+    return type(value) is dict or isinstance(value, Mapping)  # the exact type first: ABC checks are slow
+
+
+def _int_list(value: Any) -> bool:
+    return type(value) is list and all(type(i) is int for i in value)
+
+
+def _number_list(value: Any) -> bool:
+    return type(value) is list and all(_is_number(p) for p in value)
+
+
+def _filled_mapping(value: Any) -> bool:
+    return _is_mapping(value) and len(value) > 0
+
+
+# The fields of ATIF Metrics, each with the test its value must pass (wrong types are dropped: the
+# document must stay valid whatever a workflow or a controller put there).
+_METRICS = {
+    "prompt_tokens": _is_int,
+    "completion_tokens": _is_int,
+    "cached_tokens": _is_int,
+    "cost_usd": _is_number,
+    "prompt_token_ids": _int_list,
+    "completion_token_ids": _int_list,
+    "logprobs": _number_list,
+    "extra": _filled_mapping,
+}
+_STAMP_KEYS = ("created_at", "timestamp", "completed_at")
+_USAGE_DETAILS = (
+    "prompt_tokens_details",
+    "input_tokens_details",
+    "completion_tokens_details",
+    "output_tokens_details",
+)
+
+
 def _text(content: Any) -> str:
     """Message content as ATIF text: strings as they are, text parts joined, anything else as JSON."""
     if type(content) is str:
@@ -62,39 +99,42 @@ def _text(content: Any) -> str:
     if content is None:
         return ""
     if isinstance(content, Sequence) and not isinstance(content, (bytes, bytearray)):
-        parts = [p for p in content if isinstance(p, Mapping)]
+        parts = [p for p in content if _is_mapping(p)]
         if parts and all(p.get("type") == "text" for p in parts):
             return "\n".join(str(p.get("text", "")) for p in parts)
     return orjson.dumps(content, default=str).decode()
 
 
-def _timestamp(message: Mapping[str, Any]) -> str | None:
-    extra = message.get("extra")
-    for value in (
-        message.get("created_at"),
-        message.get("timestamp"),
-        message.get("completed_at"),
-        extra.get("timestamp") if isinstance(extra, Mapping) else None,
-    ):
-        try:
-            if _is_number(value):
-                return _dt.datetime.fromtimestamp(value, tz=_dt.timezone.utc).isoformat()
-            if isinstance(value, str) and value:
-                return _dt.datetime.fromisoformat(value.replace("Z", "+00:00")).isoformat()
-        except (ValueError, OverflowError, OSError):
-            continue
+def _iso(value: Any) -> str | None:
+    try:
+        if _is_number(value):
+            return _dt.datetime.fromtimestamp(value, tz=_dt.timezone.utc).isoformat()
+        if isinstance(value, str) and value:
+            return _dt.datetime.fromisoformat(value.replace("Z", "+00:00")).isoformat()
+    except (ValueError, OverflowError, OSError):
+        pass
     return None
 
 
+def _timestamp(message: Mapping[str, Any]) -> str | None:
+    """The message's own time (``created_at``, ``timestamp``, ``completed_at`` or ``extra.timestamp``)."""
+    for key in _STAMP_KEYS:
+        value = message.get(key)
+        if value is not None and (stamp := _iso(value)) is not None:
+            return stamp
+    extra = message.get("extra")
+    return _iso(extra.get("timestamp")) if extra is not None and _is_mapping(extra) else None
+
+
 def _arguments(raw: Any) -> dict[str, Any]:
-    if isinstance(raw, Mapping):
+    if _is_mapping(raw):
         return dict(raw)
     if isinstance(raw, str) and raw:
         try:
             parsed = orjson.loads(raw)  # refuses NaN, which JSON cannot carry
         except orjson.JSONDecodeError:
             return {"_raw": raw}
-        return parsed if isinstance(parsed, dict) else {"_raw": raw}
+        return parsed if type(parsed) is dict else {"_raw": raw}
     return {}
 
 
@@ -103,10 +143,10 @@ def _tool_calls(raw: Any) -> list[dict[str, Any]]:
         return []
     calls = []
     for index, item in enumerate(raw):
-        if not isinstance(item, Mapping):
+        if not _is_mapping(item):
             continue
         function = item.get("function")
-        function = function if isinstance(function, Mapping) else {}
+        function = function if _is_mapping(function) else {}
         calls.append({
             "tool_call_id": str(item.get("id") or f"call_{index}"),
             "function_name": str(function.get("name") or "unknown"),
@@ -116,64 +156,47 @@ def _tool_calls(raw: Any) -> list[dict[str, Any]]:
 
 
 def _call_metrics(entry: Mapping[str, Any]) -> dict[str, Any]:
-    """The ATIF Metrics fields of one call's numbers (wrong types dropped: the document must stay valid)."""
-    metrics: dict[str, Any] = {}
-    for key in _INT_METRICS:
-        if _is_int(entry.get(key)):
-            metrics[key] = entry[key]
-    if _is_number(entry.get("cost_usd")):
-        metrics["cost_usd"] = entry["cost_usd"]
-    for key in ("prompt_token_ids", "completion_token_ids"):
-        ids = entry.get(key)
-        if isinstance(ids, list) and all(_is_int(i) for i in ids):
-            metrics[key] = ids
-    logprobs = entry.get("logprobs")
-    if isinstance(logprobs, list) and all(_is_number(p) for p in logprobs):
-        metrics["logprobs"] = logprobs
-    if isinstance(entry.get("extra"), Mapping) and entry["extra"]:
-        metrics["extra"] = dict(entry["extra"])
+    """The ATIF Metrics fields of one call's numbers."""
+    metrics = {}
+    for key, value in entry.items():
+        test = _METRICS.get(key)
+        if test is not None and test(value):
+            metrics[key] = dict(value) if key == "extra" else value
     return metrics
+
+
+def _response(message: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """A raw completion response kept on the message under ``extra.response`` (Harbor's convention)."""
+    extra = message.get("extra")
+    response = extra.get("response") if extra is not None and _is_mapping(extra) else None
+    return response if response is not None and _is_mapping(response) else None
 
 
 def _usage_metrics(message: Mapping[str, Any]) -> dict[str, Any]:
     """Inline usage on an assistant message (``usage``, or ``extra.response.usage``), either API's names."""
     usage = message.get("usage")
-    if not isinstance(usage, Mapping):
-        extra = message.get("extra")
-        response = extra.get("response") if isinstance(extra, Mapping) else None
-        usage = response.get("usage") if isinstance(response, Mapping) else None
-        if not isinstance(usage, Mapping):
+    if usage is None or not _is_mapping(usage):
+        response = _response(message)
+        usage = response.get("usage") if response is not None else None
+        if usage is None or not _is_mapping(usage):
             return {}
     found = dict(usage)
-    for chat_name, responses_name in (
-        ("prompt_tokens", "input_tokens"),
-        ("completion_tokens", "output_tokens"),
-    ):
-        if found.get(chat_name) is None:
-            found[chat_name] = usage.get(responses_name)
+    if found.get("prompt_tokens") is None:  # `is None`, not `or`: a real 0 stays
+        found["prompt_tokens"] = usage.get("input_tokens")
+    if found.get("completion_tokens") is None:
+        found["completion_tokens"] = usage.get("output_tokens")
     details = usage.get("prompt_tokens_details") or usage.get("input_tokens_details")
-    if found.get("cached_tokens") is None and isinstance(details, Mapping):
+    if found.get("cached_tokens") is None and _is_mapping(details):
         found["cached_tokens"] = details.get("cached_tokens")
-    kept = {
-        key: dict(usage[key])
-        for key in (
-            "prompt_tokens_details",
-            "input_tokens_details",
-            "completion_tokens_details",
-            "output_tokens_details",
-        )
-        if isinstance(usage.get(key), Mapping) and usage[key]
-    }
-    found["extra"] = kept
+    found["extra"] = {k: dict(usage[k]) for k in _USAGE_DETAILS if _filled_mapping(usage.get(k))}
     return _call_metrics(found)
 
 
 def _model_name(message: Mapping[str, Any]) -> str | None:
     model = message.get("model") or message.get("model_name")
     if not model:
-        extra = message.get("extra")
-        response = extra.get("response") if isinstance(extra, Mapping) else None
-        model = response.get("model") if isinstance(response, Mapping) else None
+        response = _response(message)
+        model = response.get("model") if response is not None else None
     return str(model) if model else None
 
 
@@ -189,15 +212,11 @@ def _step(message: Mapping[str, Any], role: str, step_id: int) -> dict[str, Any]
     step["source"] = source
     step["message"] = _text(message.get("content"))
     reasoning = message.get("reasoning_content")
-    if reasoning is not None and not isinstance(reasoning, str):
+    if reasoning is not None and type(reasoning) is not str:
         reasoning = orjson.dumps(reasoning, default=str).decode()
-    calls = _tool_calls(message.get("tool_calls"))
-    if source != "agent":  # ATIF allows these on agent steps only
-        if reasoning is not None:
-            extra["reasoning_content"] = reasoning
-        if calls:
-            extra["tool_calls"] = calls
-    else:
+    raw_calls = message.get("tool_calls")
+    calls = _tool_calls(raw_calls) if raw_calls else None
+    if source == "agent":
         if (model := _model_name(message)) is not None:
             step["model_name"] = model
         if reasoning is not None:
@@ -207,6 +226,11 @@ def _step(message: Mapping[str, Any], role: str, step_id: int) -> dict[str, Any]
         if metrics := _usage_metrics(message):
             step["metrics"] = metrics
             step["llm_call_count"] = 1
+    else:  # ATIF allows these on agent steps only
+        if reasoning is not None:
+            extra["reasoning_content"] = reasoning
+        if calls:
+            extra["tool_calls"] = calls
     if extra:
         step["extra"] = extra
     return step
@@ -234,11 +258,16 @@ def _observe(steps: list[dict[str, Any]], message: Mapping[str, Any], role: str)
 def _steps(messages: Sequence[Any]) -> list[dict[str, Any]]:
     steps: list[dict[str, Any]] = []
     for message in messages:
-        if not isinstance(message, Mapping):
+        if not _is_mapping(message):
             continue
-        role = str(message.get("role", ""))
-        if role in ("tool", "function"):
+        role = message.get("role", "")
+        if type(role) is not str:
+            role = str(role)
+        if role == "tool" or role == "function":
             _observe(steps, message, role)
+        elif len(message) == 2 and type(content := message.get("content")) is str and role in _SOURCES:
+            # Only a role and a text: the usual message, built without looking for what it cannot have.
+            steps.append({"step_id": len(steps) + 1, "source": _SOURCES[role], "message": content})
         else:
             steps.append(_step(message, role, len(steps) + 1))
     return steps
@@ -283,12 +312,12 @@ def _final_metrics(
     calls: Sequence[Mapping[str, Any]], reported: Mapping[str, Any] | None, step_count: int
 ) -> dict[str, Any]:
     """Reported totals win; else the per-call metrics summed; always the step count."""
-    totals = _reported_totals(reported)
+    totals = _reported_totals(reported) if reported else {}
     if not totals:
         for call in calls:
-            for key, total in _TOTALS.items():
-                value = call.get(key)
-                if _is_int(value) or (key == "cost_usd" and _is_number(value)):
+            for key, value in call.items():
+                total = _TOTALS.get(key)
+                if total is not None and (type(value) is int or (key == "cost_usd" and _is_number(value))):
                     totals[total] = totals.get(total, 0) + value
     totals["total_steps"] = step_count
     return totals
@@ -327,13 +356,13 @@ def build_trajectory(
     if not steps:
         return None
     unmatched = _attribute(steps, llm_calls) if llm_calls else None
-    if producer_version is None:
-        from osmosis_ai.consts import PACKAGE_VERSION as producer_version
-    agent: dict[str, Any] = {"name": PRODUCER, "version": producer_version}
+    agent: dict[str, Any] = {"name": PRODUCER, "version": producer_version or PACKAGE_VERSION}
     if model_name:
         agent["model_name"] = model_name
     osmosis = {"rollout_id": rollout_id}
-    osmosis.update((k, v) for k, v in (context or {}).items() if v is not None)
+    for key, value in (context or {}).items():
+        if value is not None:
+            osmosis[key] = value
     if unmatched:
         osmosis["unmatched_llm_call_metrics"] = unmatched
     return {
