@@ -2,7 +2,9 @@
 
 Checked: the required directories, the agent guide files (``AGENTS.md``, ``CLAUDE.md``,
 ``configs/AGENTS.md``), every config under ``configs/eval`` and ``configs/training`` (the same checks as
-``osmosis config validate``), and the ``origin`` remote (best effort). ``fix`` only adds: a ``.gitkeep``
+``osmosis config validate``), and the ``origin`` remote (best effort). It also reports the proxies and
+certificate authorities every outbound connection uses (:func:`osmosis_ai.llm.network.network_settings`,
+credentials masked). ``fix`` only adds: a ``.gitkeep``
 in each missing directory and our own guide files where none exist. It never overwrites a file and
 refuses any path that goes through a symlink.
 """
@@ -47,6 +49,7 @@ class DoctorReport:
     missing: list[str]
     fixed: list[str] = field(default_factory=list)
     config_problems: list[str] = field(default_factory=list)
+    network: dict[str, Any] = field(default_factory=dict)
 
     @property
     def valid(self) -> bool:
@@ -61,6 +64,7 @@ class DoctorReport:
             "config_problems": self.config_problems,
             "valid": self.valid,
             "fixed": self.fixed,
+            "network": self.network,
         }
 
 
@@ -123,4 +127,11 @@ def diagnose(path: Path, *, fix: bool = False) -> DoctorReport:
             report.fixed.append(item)
         report.missing = _missing(root)
     report.config_problems = _config_problems(root)
+    report.network = _network()
     return report
+
+
+def _network() -> dict[str, Any]:
+    from osmosis_ai.llm.network import network_settings
+
+    return network_settings().describe()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -38,5 +39,18 @@ def doctor_command(path: Path, fix: bool) -> None:
         lines=[
             ("Fixed", ", ".join(report.fixed) or None),
             ("Git", git.get("identity") or git.get("warning")),
+            *network_lines(report.network),
         ],
     )
+
+
+def network_lines(network: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The proxy and certificate settings in effect, as doctor's lines (values arrive masked)."""
+    proxies = network.get("proxies") or {}
+    lines: list[tuple[str, Any]] = [
+        ("HTTPS proxy", proxies.get("https") or "none (direct)"),
+        ("HTTP proxy", proxies.get("http") or "none (direct)"),
+        ("NO_PROXY", ", ".join(network.get("no_proxy") or []) or None),
+        ("Certificates", network.get("ca_source")),
+    ]
+    return lines + [("Network problem", problem) for problem in network.get("problems") or []]

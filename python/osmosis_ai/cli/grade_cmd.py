@@ -9,6 +9,7 @@ import click
 
 from osmosis_ai.cli.run_log import log_options
 from osmosis_ai.errors import CLIError
+from osmosis_ai.graders.models import DEFAULT_EMBEDDING_MODEL
 
 
 def _summary(log_path: Path, name: str) -> dict[str, Any]:
@@ -66,7 +67,7 @@ def _summary(log_path: Path, name: str) -> dict[str, Any]:
 @click.option("--base-url", default=None, help="OpenAI-compatible endpoint for model graders and embeddings.")
 @click.option(
     "--embedding-model",
-    default="text-embedding-3-small",
+    default=DEFAULT_EMBEDDING_MODEL,
     show_default=True,
     help="Embedding model of text_similarity 'cosine'.",
 )

@@ -300,6 +300,10 @@ def _redact_output() -> None:
     from osmosis_ai.redact import redact_std_streams
 
     redact_std_streams()
+    if any(name.lower().endswith("_proxy") for name in os.environ):
+        from osmosis_ai.llm.network import network_settings
+
+        network_settings()  # learns the proxy credentials: masked even where printed without their URL
 
 
 def main(argv: Sequence[str] | None = None) -> int:

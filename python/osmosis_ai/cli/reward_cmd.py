@@ -2,7 +2,7 @@
 
 The library (``osmosis_ai.probes``) returns reports; this module renders them (text, or the ``--json``
 envelope) and turns them into exit codes: ``probe`` exits 1 when a control passes on more than
-``--fail-above`` of the rows, so it can gate CI.
+``--fail-above`` of the rows (default 5 %), so it gates CI out of the box.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import click
 from osmosis_ai.cli.output import help_without_subcommand
 from osmosis_ai.cli.run_log import log_options
 from osmosis_ai.errors import CLIError
+from osmosis_ai.probes.report import DEFAULT_FAIL_ABOVE
 
 GATE_EXIT = 1
 
@@ -48,31 +49,51 @@ def _load_rubrics(ids: tuple[str, ...], data: Path, config: Path | None, base_ur
     return [rubric_eval_function(entries[rubric_id], rubric_id, overrides) for rubric_id in ids]
 
 
-def _render_probe(report: Any, echo: Any) -> None:
-    from osmosis_ai.probes.controls import PROBE_HELP
+def _count(finding: Any) -> str:
+    if finding.fraction is None:
+        return f"{'-':>4}/{0:<4} {'n/a':>6}"
+    return f"{finding.hits:>4}/{finding.rows:<4} {finding.fraction:6.1%}"
 
+
+def _score(value: float | None) -> str:
+    return "not scored" if value is None else f"{value:g}"
+
+
+def _render_probe(report: Any, fail_above: float, echo: Any) -> None:
+    from osmosis_ai.probes.controls import CORRECT_FORMS, PROBE_HELP
+    from osmosis_ai.probes.probe import CORRECT
+
+    low = f"{report.threshold:g}"
     echo(
-        f"Probed {report.rows} row(s); a control passes when it scores >= the correct answer "
-        f"(and that answer >= {report.threshold:g})."
+        f"Probed {report.rows} row(s). A control passes on a row when it scores at least as much as the\n"
+        f"correct answer while that answer scores >= {low}; a control passing on more than {fail_above:.0%} "
+        "of the rows\nfails the probe."
     )
     for fn, by_probe in report.gameable.items():
-        strict = report.too_strict[fn]
         echo(f"\n{fn}")
-        echo(
-            f"  {'correct':<12} {strict.hits:>4}/{strict.rows:<4} {strict.fraction:6.1%}  scores low (too strict?)"
-        )
+        echo("  controls (rows where the control passed):")
         for probe, finding in by_probe.items():
-            flag = "  <- GAMEABLE" if finding.hits else ""
+            flag = "  <- GAMEABLE" if finding.fraction is not None and finding.fraction > fail_above else ""
+            echo(f"    {probe:<17} {_count(finding)}  {PROBE_HELP[probe]}{flag}")
+        strict = report.too_strict[fn]
+        if strict.hits:
             echo(
-                f"  {probe:<12} {finding.hits:>4}/{finding.rows:<4} {finding.fraction:6.1%}  "
-                f"{PROBE_HELP[probe]}{flag}"
+                f"  correct answers scoring below {low} (too strict?) on {strict.hits} of {strict.rows} row(s):"
             )
-        for probe, finding in [("correct", strict), *by_probe.items()]:
+            for form, finding in report.formats[fn].items():
+                echo(f"    {form:<17} {_count(finding)}  {CORRECT_FORMS[form]}")
+        elif strict.rows:
+            echo(f"  correct answers: scored >= {low} on all {strict.rows} row(s), in every format")
+        else:
+            echo("  correct answers: not scored on any row (see the errors in the log)")
+        # One example per control that passed, and one row where a correct format scored low.
+        for probe, finding in [*by_probe.items(), (CORRECT, strict)]:
             for ex in finding.examples[:1]:
+                probe = probe if finding is not strict else f"too strict, {ex['probe']}"
                 control = ex["control"] if len(ex["control"]) <= 60 else ex["control"][:57] + "..."
                 echo(
                     f"    e.g. {probe}, row {ex['row_index']}: {control!r} scored "
-                    f"{ex['control_score']:g} (correct answer {ex['correct_score']:g})"
+                    f"{ex['control_score']:g} (the answer as written: {_score(ex['correct_score'])})"
                 )
 
 
@@ -115,9 +136,10 @@ def _render_probe(report: Any, echo: Any) -> None:
 @click.option(
     "--fail-above",
     type=click.FloatRange(0.0, 1.0),
-    default=None,
+    default=DEFAULT_FAIL_ABOVE,
+    show_default=True,
     metavar="FRACTION",
-    help="Exit 1 when any control passes on more than this fraction of rows.",
+    help="Exit 1 when any control passes on more than this fraction of rows (1 never fails).",
 )
 @click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True)
 @log_options
@@ -128,7 +150,7 @@ def probe_command(
     base_url: str | None,
     dataset: Path,
     threshold: float,
-    fail_above: float | None,
+    fail_above: float,
     concurrency: int,
     log_path: str | None,
     resume_path: str | None,
@@ -163,7 +185,7 @@ def probe_command(
     if outcome.interrupted:
         exit_interrupted(log.path, "the finished rows", outcome.interrupted_exit_code)
     report = build_report(iter_runs(log.path), [f.name for f in functions], threshold=threshold)
-    failures = report.failures(fail_above) if fail_above is not None else []
+    failures = report.failures(fail_above)
     data = {
         **report.as_json(),
         "log": str(log.path),
@@ -173,7 +195,7 @@ def probe_command(
     if quiet:
         emit_detail(data, [])
     else:
-        _render_probe(report, click.echo)
+        _render_probe(report, fail_above, click.echo)
         for fn, probe, fraction in failures:
             click.echo(
                 f"FAIL: {fn}: control '{probe}' passes on {fraction:.1%} of rows (> {fail_above:.1%})",

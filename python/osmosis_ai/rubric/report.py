@@ -103,14 +103,15 @@ def baseline_comparison(source: Path, baseline: dict[str, float], current: dict[
 
 def _record_rows(records: list[RubricRecord], state: RubricSession) -> list[dict[str, Any]]:
     rows = []
-    for index, record in enumerate(records, start=1):
-        runs = state.runs_of(index)
+    for index, record in enumerate(records):
+        # The established document numbers records and runs from 1; the log from 0.
+        runs = [{**run, "run_index": int(run["run_index"]) + 1} for run in state.runs_of(index)]
         scores = [r["score"] for r in runs if r["status"] == "success" and r["score"] is not None]
         unscored = sum(r["status"] == "unscored" for r in runs)
         rows.append(
             {
                 "id": record.record_id,
-                "record_index": index,
+                "record_index": index + 1,
                 "conversation_id": record.label,
                 "input_record": record.data,
                 "statistics": calculate_statistics(scores, len(runs), unscored),

@@ -7,7 +7,9 @@ the sample's ``trajectory_messages`` is None; a ``trajectory`` report in a callb
 metrics) and ``<id>/diagnostics.json`` (the backend's diagnostics, when any). Like our 0.2 server,
 every route but ``/health`` needs ``Authorization: Bearer <key>`` unless auth is explicitly disabled; the
 bearer check runs before the body is read. Results go back through the request's completion and grader
-callback URLs (with the controller key as bearer), retried on transport errors, 429 and 5xx.
+callback URLs (with the controller key as bearer), retried on transport errors, 429 and 5xx with the
+package's one :class:`~osmosis_ai.llm.retry.RetryPolicy`, over a client that follows the proxy and
+certificate settings (:mod:`osmosis_ai.llm.httpx_clients`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,14 @@ import orjson
 from fastapi import FastAPI, Request, Response
 from pydantic import ValidationError
 
+from osmosis_ai.llm.retry import (
+    RETRYABLE_STATUS,
+    RetryLater,
+    RetryPolicy,
+    retry_after_from_headers,
+    retry_async,
+)
+from osmosis_ai.redact import safe_url
 from osmosis_ai.rollout.backend.base import ExecutionBackend
 from osmosis_ai.rollout.context import RolloutContext
 from osmosis_ai.rollout.sample import ExecutionRequest, ExecutionResult, RolloutStatus
@@ -42,7 +52,9 @@ logger = logging.getLogger("osmosis_ai.rollout.server")
 API_KEY_ENV = "OSMOSIS_ROLLOUT_API_KEY"
 INSTANCE_ENV = "_OSMOSIS_ROLLOUT_INSTANCE_ID"
 _UNAUTHORIZED = b'{"detail":"Invalid or missing API key"}'
-_RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+# 409 answers "already reported": another attempt cannot change it.
+_RETRY_STATUSES = RETRYABLE_STATUS - {409}
+CALLBACK_RETRY = RetryPolicy(max_retries=4, base_delay=0.5, max_delay=8.0, max_retry_after=60.0)
 _FINISHED_KEPT = 10_000  # finished rollouts whose status stays queryable (memory stays bounded)
 
 
@@ -91,25 +103,35 @@ class _Rollouts:
 
 
 async def _post(http: Any, url: str, body: dict[str, Any], key: str | None) -> Any:
-    """POSTs a callback: up to 5 attempts, backoff 0.5 s doubling to 8 s, on transport errors and 429/5xx.
+    """POSTs a callback, retried per the package's one policy on transport errors, 429 and 5xx
+    (``Retry-After`` honoured); a callback still undelivered is logged, never raised.
 
     Returns the answer (None when none came): it may carry a ``trajectory`` report for the archive.
     """
     import httpx
 
     headers = {"Authorization": f"Bearer {key}"} if key else {}
-    delay = 0.5
-    for attempt in range(5):
+    shown = safe_url(url)
+    attempts = 0
+
+    async def attempt() -> Any:
+        nonlocal attempts
+        attempts += 1
         try:
             response = await http.post(url, json=body, headers=headers)
-            if response.status_code not in _RETRY_STATUSES:
-                return response
         except httpx.TransportError as exc:
-            logger.warning("callback %s failed (%s); attempt %d of 5", url, exc, attempt + 1)
-        await asyncio.sleep(delay)
-        delay = min(delay * 2, 8.0)
-    logger.error("callback %s was not delivered after 5 attempts", url)
-    return None
+            logger.warning("callback %s failed (%s); attempt %d", shown, type(exc).__name__, attempts)
+            raise RetryLater(exc) from None
+        if response.status_code in _RETRY_STATUSES:
+            error = RuntimeError(f"HTTP {response.status_code}")
+            raise RetryLater(error, retry_after_from_headers(response.headers))
+        return response
+
+    try:
+        return await retry_async(CALLBACK_RETRY, attempt)
+    except Exception as exc:
+        logger.error("callback %s was not delivered after %d attempts (%s)", shown, attempts, exc)
+        return None
 
 
 def _report(response: Any) -> CallReport | None:
@@ -291,9 +313,9 @@ def create_rollout_server(
 
     @contextlib.asynccontextmanager
     async def _lifespan(app: Any) -> AsyncIterator[None]:
-        import httpx
+        from osmosis_ai.llm.httpx_clients import async_http_client
 
-        holder["http"] = httpx.AsyncClient(timeout=10.0)
+        holder["http"] = async_http_client(timeout=10.0)
         try:
             if lifespan is not None:
                 async with lifespan(app):

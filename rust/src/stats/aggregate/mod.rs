@@ -406,6 +406,8 @@ impl Aggregator {
             .collect();
         let scored = self.count > 0;
         let variance = (self.m2 / self.count as f64).max(0.0);
+        let sample_variance =
+            (self.count > 1).then(|| (self.m2 / (self.count - 1) as f64).max(0.0));
         Ok(Summary {
             rows,
             count: self.count,
@@ -415,6 +417,8 @@ impl Aggregator {
             mean: scored.then(|| self.total.total() / self.count as f64),
             variance: scored.then_some(variance),
             std: scored.then(|| variance.sqrt()),
+            sample_variance,
+            sample_std: sample_variance.map(f64::sqrt),
             min: scored.then_some(self.min),
             max: scored.then_some(self.max),
             min_attempts: if rows == 0 { 0 } else { self.min_n },
@@ -504,6 +508,24 @@ mod tests {
         let h3 = (pass_hat_k(4, 2, 3).unwrap() + pass_hat_k(4, 1, 3).unwrap()) / 2.0;
         assert!((s.pass_hat_k[1] - h3).abs() < 1e-15);
         assert_eq!(s.mixed_fraction, vec![(1.0, 1.0)]);
+    }
+
+    #[test]
+    fn sample_variance_divides_by_n_minus_one() {
+        let mut a = agg(AggregatorOptions::default());
+        push(&mut a, &[Some(0.0), Some(0.0), Some(1.0)]);
+        let s = a.finish().unwrap();
+        // Squared deviations sum to 2/3: population 2/9, sample 1/3 (a third more at n = 3).
+        assert!((s.variance.unwrap() - 2.0 / 9.0).abs() < 1e-15);
+        assert!((s.sample_variance.unwrap() - 1.0 / 3.0).abs() < 1e-15);
+        assert!((s.sample_std.unwrap() - (1.0f64 / 3.0).sqrt()).abs() < 1e-15);
+        let mut one = agg(AggregatorOptions::default());
+        push(&mut one, &[Some(0.5)]);
+        let s = one.finish().unwrap();
+        assert_eq!(
+            (s.variance, s.sample_variance, s.sample_std),
+            (Some(0.0), None, None)
+        );
     }
 
     #[test]
