@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from osmosis_ai.atif import check_trajectory, check_trajectory_files
-from osmosis_ai.rollout.trajectory import build_trajectory, read_call_report
+from osmosis_ai.rollout.trajectory import build_trajectory, read_call_report, trajectory_json
 from tests.atif_check import assert_invalid_atif, assert_valid_atif, independent_problems
 
 TOOLS = [
@@ -311,10 +311,7 @@ def test_whatever_the_conversation_holds_the_document_is_valid_atif(
     if document is None:
         assert not any(isinstance(m, dict) for m in messages)
         return
-    # What a writer stores: JSON text (orjson writes NaN inside free-form values as null).
-    import orjson
-
-    stored = json.loads(orjson.dumps(document, default=str))
+    stored = json.loads(trajectory_json(document))  # what every writer stores
     ours = check_trajectory(stored)
     assert ours.valid, ours.describe()
     assert independent_problems(stored) == []

@@ -34,7 +34,7 @@ import orjson
 
 from osmosis_ai.atif import check_trajectory_files
 from osmosis_ai.redact import redact
-from osmosis_ai.rollout.trajectory import build_trajectory
+from osmosis_ai.rollout.trajectory import build_trajectory, trajectory_json
 
 __all__ = ["RunLogText", "project_items", "trajectory_document"]
 
@@ -187,7 +187,7 @@ def project_items(
                 # One syscall each in the usual case (a new attempt): this runs once per item.
                 with contextlib.suppress(FileExistsError):
                     os.mkdir(f"{trials}/{rollout_id}")
-                _write_file(trial, redact(orjson.dumps(document, default=str).decode()).encode())
+                _write_file(trial, redact(trajectory_json(document).decode()).encode())
                 _replace_link(trial, target)
         if rollout_id in with_artifacts:
             artifacts = f"{trials}/{rollout_id}/artifacts"

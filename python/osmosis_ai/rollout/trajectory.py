@@ -18,6 +18,7 @@ and extra fields) is ``extra.osmosis``. Every document built here passes the str
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -34,6 +35,7 @@ __all__ = [
     "CallReport",
     "build_trajectory",
     "read_call_report",
+    "trajectory_json",
 ]
 
 PRODUCER = "osmosis-rollout-sdk"  # the established package's agent name: readers group documents by it
@@ -48,7 +50,8 @@ _FINAL_FIELDS = frozenset({*_TOTALS.values(), "extra"})
 
 
 def _is_int(value: Any) -> bool:
-    return type(value) is int
+    # ATIF integers are JSON integers readers hold in 64 bits.
+    return type(value) is int and -(2**63) <= value < 2**63
 
 
 def _is_number(value: Any) -> bool:
@@ -60,7 +63,15 @@ def _is_mapping(value: Any) -> bool:
 
 
 def _int_list(value: Any) -> bool:
-    return type(value) is list and all(type(i) is int for i in value)
+    return type(value) is list and all(_is_int(i) for i in value)
+
+
+def _json_text(value: Any) -> str:
+    """A value shown as JSON text (orjson refuses integers beyond 64 bits: the standard library does not)."""
+    try:
+        return orjson.dumps(value, default=str).decode()
+    except TypeError:
+        return json.dumps(value, default=str, ensure_ascii=False)
 
 
 def _number_list(value: Any) -> bool:
@@ -102,7 +113,7 @@ def _text(content: Any) -> str:
         parts = [p for p in content if _is_mapping(p)]
         if parts and all(p.get("type") == "text" for p in parts):
             return "\n".join(str(p.get("text", "")) for p in parts)
-    return orjson.dumps(content, default=str).decode()
+    return _json_text(content)
 
 
 def _iso(value: Any) -> str | None:
@@ -213,7 +224,7 @@ def _step(message: Mapping[str, Any], role: str, step_id: int) -> dict[str, Any]
     step["message"] = _text(message.get("content"))
     reasoning = message.get("reasoning_content")
     if reasoning is not None and type(reasoning) is not str:
-        reasoning = orjson.dumps(reasoning, default=str).decode()
+        reasoning = _json_text(reasoning)
     raw_calls = message.get("tool_calls")
     calls = _tool_calls(raw_calls) if raw_calls else None
     if source == "agent":
@@ -317,8 +328,9 @@ def _final_metrics(
         for call in calls:
             for key, value in call.items():
                 total = _TOTALS.get(key)
-                if total is not None and (type(value) is int or (key == "cost_usd" and _is_number(value))):
+                if total is not None and (_is_int(value) or (key == "cost_usd" and _is_number(value))):
                     totals[total] = totals.get(total, 0) + value
+        totals = {k: v for k, v in totals.items() if _is_int(v) or type(v) is float}
     totals["total_steps"] = step_count
     return totals
 
@@ -374,6 +386,29 @@ def build_trajectory(
         "final_metrics": _final_metrics(llm_calls, final_metrics, len(steps)),
         "extra": {"osmosis": osmosis},
     }
+
+
+def _plain(value: Any, depth: int = 0) -> Any:
+    """``value`` with what orjson cannot write made writable: integers beyond 64 bits and keys that are not
+    strings become text, and so does anything nested deeper than any real conversation."""
+    if depth > 100:
+        return str(value)
+    if type(value) is int and not -(2**63) <= value < 2**64:
+        return str(value)
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v, depth + 1) for v in value]
+    return value
+
+
+def trajectory_json(document: Mapping[str, Any]) -> bytes:
+    """A document as JSON text (every writer's): NaN and infinity inside free-form values become null, as
+    JSON requires, and values JSON has no form for become text."""
+    try:
+        return orjson.dumps(document, default=str)
+    except TypeError:  # an integer beyond 64 bits, a key that is not a string, a cycle
+        return orjson.dumps(_plain(document), default=str)
 
 
 @dataclass(frozen=True)

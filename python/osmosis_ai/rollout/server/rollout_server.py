@@ -44,7 +44,7 @@ from osmosis_ai.rollout.sample import ExecutionRequest, ExecutionResult, Rollout
 # app.py is the one place that checks bearer keys and turns a missing FastAPI into an install hint.
 from osmosis_ai.rollout.server.app import _json, _key_matches
 from osmosis_ai.rollout.server.protocol import CancelRequest, RolloutInitRequest
-from osmosis_ai.rollout.trajectory import CallReport, build_trajectory, read_call_report
+from osmosis_ai.rollout.trajectory import CallReport, build_trajectory, read_call_report, trajectory_json
 
 __all__ = ["API_KEY_ENV", "ControllerAuth", "create_rollout_server"]
 
@@ -279,8 +279,8 @@ def _archive(
     if document is None and not result.extra_fields:
         return
     if document is not None:
-        # Through orjson first: a NaN in the conversation becomes null, as JSON (and ATIF) requires.
-        plain = orjson.loads(orjson.dumps(document, default=str))
+        # Through the one writer first: a NaN in the conversation becomes null, as JSON (and ATIF) requires.
+        plain = orjson.loads(trajectory_json(document))
         write_json_atomic(folder / "trajectory.json", plain, ensure_ascii=False)
     if result.extra_fields:
         write_json_atomic(folder / "diagnostics.json", result.extra_fields, ensure_ascii=False)
