@@ -341,7 +341,7 @@ def test_bad_matching_record_names_file_line_and_field(workspace, capsys):
     assert "bad.jsonl:2: field 'score_min' must be a number, got str" in capsys.readouterr().err
     (workspace / "broken.jsonl").write_text('{"rubric_id": "polite", "solution_str": "ok"}\n\n{oops\n')
     assert run_cli("eval-rubric", "-r", "polite", "-d", "broken.jsonl") == 1
-    assert "broken.jsonl:3: invalid JSON" in capsys.readouterr().err
+    assert "Invalid JSON on line 3 of 'broken.jsonl'" in capsys.readouterr().err  # 0.2.17's words
 
 
 @pytest.mark.parametrize(
@@ -440,21 +440,30 @@ def test_eval_rubric_inline_spelling(workspace, scripted, capsys, monkeypatch):
     assert code == 0, captured.err
     assert "DEPRECATION" in captured.err
     assert "Model: openai/judge-9" in captured.out and "Run 02 [SUCCESS]" in captured.out
-    # One layout for both rubric commands: the established eval-rubric document, in the same places.
-    (written,) = (workspace / "res").glob("rubric_eval_result_*.json")
+    # `eval rubric -o` writes 0.3's layout (anchor-0.3 §5.4), 0.3's keys first, in the place eval-rubric uses.
+    written = workspace / "res" / "rubric_eval_result.json"  # 0.3: a trailing / names a directory
     data = json.loads(written.read_text())
-    assert list(data) == [
-        "generated_at", "rubric_id", "rubric_source", "provider", "model", "number", "config_path",
-        "data_path", "overall_statistics", "records", "output_identifier", "rubric", "judge_health",
-        "concurrency", "planned_runs", "completed_runs", "interrupted",
+    assert list(data)[:7] == [
+        "generated_at", "model", "rubric", "data_path", "number", "overall_statistics", "records",
     ]  # fmt: skip
-    assert (data["rubric_id"], data["rubric_source"], data["provider"], data["model"]) == (
-        "rubric", "--rubric", "openai", "judge-9",
-    )  # fmt: skip
-    assert data["rubric"] == "Judge helpfulness."
-    assert [r["conversation_id"] for r in data["records"]] == ["a", "record[2]"]
-    assert [run["score"] for run in data["records"][0]["runs"]] == [0.6, 0.6]
-    assert data["overall_statistics"]["total_runs"] == 4
+    assert (data["model"], data["rubric"], data["number"]) == ("openai/judge-9", "Judge helpfulness.", 2)
+    first = data["records"][0]
+    assert list(first)[:6] == ["index", "label", "scores", "explanations", "errors", "statistics"]
+    assert [r["label"] for r in data["records"]] == ["a", "record[2]"]
+    assert (first["index"], first["scores"], first["explanations"], first["errors"]) == (
+        1,
+        [0.6, 0.6],
+        ["ok", "ok"],
+        [],
+    )
+    assert first["statistics"]["average"] == pytest.approx(0.6) and first["statistics"]["total_runs"] == 2
+    assert data["overall_statistics"]["total_runs"] == 4 and data["overall_statistics"]["min"] == 0.6
+    # Ours after 0.3's keys: the runs, so report / compare / summarize_results read the file as before.
+    assert [run["score"] for run in first["runs"]] == [0.6, 0.6]
+    from osmosis_ai import summarize_results
+
+    summary = summarize_results(written)["rubric"]
+    assert (summary.count, summary.rows, summary.mean) == (4, 2, pytest.approx(0.6))
     sent = server.requests()
     assert all(r["model"] == "judge-9" for r in sent)
     assert any("<<<BEGIN_CANDIDATE_OUTPUT>>>\nHello!" in r["messages"][1]["content"] for r in sent)

@@ -11,7 +11,9 @@ def check_signature(shape_json: str, family: str) -> str:
     """Check a function shape (JSON from ``signatures.describe_function``) against the contract its family
     (``"reward"``, ``"rubric"`` or ``"eval"``) selects by first parameter name.
 
-    Returns the contract name (``"reward"``, ``"rubric"``, ``"eval_simple"`` or ``"eval_full"``).
+    Returns the contract name (``"reward"``, ``"rubric"``, ``"eval_simple"``, ``"eval_full"``, or ``"custom"``
+    for a decorated function whose first parameter is not ``solution_str`` and which is not a full-mode eval
+    function: accepted unchecked, as the established decorators do).
     Raises ``osmosis_ai.errors.SignatureError`` when the function breaks it.
     """
 

@@ -18,7 +18,7 @@ from typing import Any
 from osmosis_ai.errors import CLIError
 from osmosis_ai.workspace import REQUIRED_DIRS
 
-__all__ = ["DoctorReport", "diagnose"]
+__all__ = ["DoctorReport", "add_guides", "diagnose"]
 
 _AGENTS = """# Working in this Osmosis workspace
 
@@ -73,6 +73,21 @@ def _missing(root: Path) -> list[str]:
     return dirs + [name for name in GUIDES if not (root / name).exists()]
 
 
+def add_guides(root: Path) -> list[str]:
+    """Writes the agent guide files that do not exist yet (never overwrites one); returns those written."""
+    written = []
+    for name, text in GUIDES.items():
+        target = root / name
+        if target.exists() or target.is_symlink():
+            continue
+        _refuse_symlinks(root, name)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with target.open("x", encoding="utf-8") as fh:  # "x": never overwrite
+            fh.write(text)
+        written.append(name)
+    return written
+
+
 def _refuse_symlinks(root: Path, relative: str) -> None:
     current = root
     for part in Path(relative).parts:
@@ -120,11 +135,8 @@ def diagnose(path: Path, *, fix: bool = False) -> DoctorReport:
             if item.endswith("/"):
                 (root / item).mkdir(parents=True, exist_ok=True)
                 (root / item / ".gitkeep").touch()
-            else:
-                (root / item).parent.mkdir(parents=True, exist_ok=True)
-                with (root / item).open("x", encoding="utf-8") as fh:  # "x": never overwrite
-                    fh.write(GUIDES[item])
-            report.fixed.append(item)
+                report.fixed.append(item)
+        report.fixed += add_guides(root)
         report.missing = _missing(root)
     report.config_problems = _config_problems(root)
     report.network = _network()

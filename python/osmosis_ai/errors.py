@@ -19,6 +19,7 @@ __all__ = [
     "EvalFnError",
     "MCPLoadError",
     "MissingAPIKeyError",
+    "MissingExtraError",
     "ModelNotFoundError",
     "OsmosisError",
     "OsmosisRolloutError",
@@ -28,6 +29,7 @@ __all__ = [
     "OsmosisValidationError",
     "ProviderError",
     "ProviderRequestError",
+    "RubricRecordsError",
     "SignatureError",
     "StatsError",
     "SystemicProviderError",
@@ -66,6 +68,22 @@ class CLIError(OsmosisError):
         self.request_id = request_id
 
 
+class MissingExtraError(OsmosisError, ModuleNotFoundError):
+    """A feature needs an optional extra that is not installed; the message says what to install.
+
+    A ``ModuleNotFoundError`` whose ``name`` is the missing module, as the established package raises.
+
+    Attributes:
+        extra: The extra to install (``pip install "osmosis-ai[<extra>]"``).
+        module: The missing module.
+    """
+
+    def __init__(self, message: str, *, extra: str, module: str) -> None:
+        super().__init__(message, name=module)
+        self.extra = extra
+        self.module = module
+
+
 # --- input files --------------------------------------------------------------------------------------
 
 
@@ -101,6 +119,15 @@ class DatasetParseError(DatasetFormatError):
 
 class DatasetValidationError(DatasetFormatError):
     """A dataset row breaks the row contract: missing, null, empty or non-string field (established name)."""
+
+
+class RubricRecordsError(DatasetFormatError, CLIError):
+    """An ``eval-rubric`` records file cannot be loaded through the 0.2 ``cli_services.DatasetLoader``.
+
+    The established loader raised ``CLIError`` there, so this one is both: ``except CLIError`` in existing
+    code catches it, and it carries the file, line and field of a :class:`DatasetFormatError` (whose
+    ``__init__`` hands the message on to :class:`CLIError`'s, which sets ``code="VALIDATION"``).
+    """
 
 
 class ConfigError(OsmosisError, ValueError):
@@ -247,8 +274,7 @@ class AgentLoopNotFoundError(OsmosisRolloutError):
     def __init__(self, name: str, available: list[str] | None = None) -> None:
         self.name = name
         self.available = list(available or [])
-        listing = ", ".join(self.available) if self.available else "none"
-        super().__init__(f"Agent loop '{name}' not found. Available: {listing}")
+        super().__init__(f"Agent loop '{name}' not found. Available: {self.available}")
 
 
 class ToolExecutionError(OsmosisRolloutError):

@@ -21,6 +21,7 @@ __all__ = [
     "MAX_TURNS",
     "FiniteFloat",
     "capped",
+    "check_limit_all",
     "check_output_file",
     "finite",
     "temperature",
@@ -98,3 +99,17 @@ def check_output_file(path: str | os.PathLike[str] | None, flag: str = "-o/--out
         raise click.UsageError(f"{flag}: {target} is not writable")
     if not target.exists() and not os.access(folder, os.W_OK | os.X_OK):
         raise click.UsageError(f"{flag}: cannot create {target}: {folder} is not writable")
+
+
+def check_limit_all(limit: int, every: bool, default: int = 50) -> None:
+    """List commands: ``--all`` walks every page, so a ``--limit`` other than the default contradicts it.
+
+    The established CLI reports this as a failed command (exit 1, ``VALIDATION``), not a usage error.
+
+    Raises:
+        CLIError: Both were given.
+    """
+    if every and limit != default:
+        from osmosis_ai.errors import CLIError
+
+        raise CLIError("--all and --limit are mutually exclusive.", code="VALIDATION")

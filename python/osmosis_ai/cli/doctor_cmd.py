@@ -18,12 +18,18 @@ from osmosis_ai.errors import CLIError
 def doctor_command(path: Path, fix: bool) -> None:
     """Check the workspace at PATH (default: the current directory): layout, guide files, configs, the
     origin remote."""
-    from osmosis_ai.cli.output import emit_operation
+    from osmosis_ai.cli.output import STATE, emit_operation
     from osmosis_ai.doctor import diagnose
 
     report = diagnose(path, fix=fix)
     data = report.to_dict()
     if not report.valid:
+        if (
+            STATE.mode == "json"
+        ):  # 0.3.0's scripts read the failed result on stdout; the error follows on stderr
+            emit_operation(
+                "doctor", status_="failed", message="Workspace doctor found problems.", resource=data
+            )
         lines = [f"  - missing {m}" for m in report.missing] + [f"  - {p}" for p in report.config_problems]
         hint = "" if fix or not report.missing else "\nRun `osmosis doctor --fix` to add the missing paths."
         raise CLIError(

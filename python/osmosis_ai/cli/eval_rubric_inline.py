@@ -1,7 +1,7 @@
 """``osmosis eval rubric``: the newer spelling, with an inline rubric and chat-style records.
 
-Shares the engine, options, Ctrl+C handling, exit rules and the results layout (the established
-``eval-rubric`` JSON, written to the same places) of ``eval-rubric`` (see ``cli/eval_rubric.py``).
+Shares the engine, options, Ctrl+C handling and exit rules of ``eval-rubric`` (see ``cli/eval_rubric.py``);
+its results file has 0.3's layout (``rubric.report.layout_0_3``), written where ``eval-rubric`` writes.
 """
 
 from __future__ import annotations
@@ -76,9 +76,10 @@ def _read_rubric(text: str) -> str:
     "-o",
     "--output",
     "output_path",
-    type=click.Path(path_type=Path),
     default=None,
-    help="Results file (with a suffix) or directory (default: ~/.cache/osmosis/eval_result/rubric/).",
+    metavar="PATH",
+    help="Results file, or a directory (a trailing / or an existing one) for rubric_eval_result.json "
+    "(default: ~/.cache/osmosis/eval_result/rubric/).",
 )
 @click.option("--api-key", default=None, help="Deprecated: set the provider's API key variable instead.")
 @click.option("--score-min", type=bounds.finite(), default=0.0, show_default=True)
@@ -90,7 +91,7 @@ def eval_rubric_inline(
     rubric_text: str,
     model: str,
     number: int,
-    output_path: Path | None,
+    output_path: str | None,
     api_key: str | None,
     score_min: float,
     score_max: float,
@@ -114,7 +115,13 @@ def eval_rubric_inline(
     from osmosis_ai.rubric.judge import DEFAULT_API_KEY_ENV, ensure_api_key_available
     from osmosis_ai.rubric.records import load_chat_records
     from osmosis_ai.rubric.remote import JudgeExecutorSpec
-    from osmosis_ai.rubric.report import build_payload, print_report, resolve_output_path, write_json
+    from osmosis_ai.rubric.report import (
+        build_payload,
+        layout_0_3,
+        print_report,
+        resolve_output_path_0_3,
+        write_json,
+    )
     from osmosis_ai.rubric.runner import build_evaluators
     from osmosis_ai.rubric.session import log_config
 
@@ -145,7 +152,7 @@ def eval_rubric_inline(
         records = load_chat_records(data_path)
     except DatasetFormatError as exc:
         raise CLIError(str(exc)) from None
-    out, identifier = resolve_output_path(output_path, "rubric")
+    out, identifier = resolve_output_path_0_3(output_path)
     entry = RubricEntry(
         id="rubric",
         rubric=rubric,
@@ -186,8 +193,9 @@ def eval_rubric_inline(
         concurrency=concurrency,
         rubric=rubric,
     )
-    write_json(out, payload)
+    document = layout_0_3(payload, model=model.strip(), rubric=rubric)
+    write_json(out, document)
     print_report(payload, echo)
     echo(state.health.line())
-    emit_result({**payload, **({"backend": state.backend} if state.backend else {})})
+    emit_result({**document, **({"backend": state.backend} if state.backend else {})})
     _finish(state, out, echo)

@@ -150,7 +150,7 @@ def run(o: dict[str, Any]) -> int:
         config, settings, dataset, selection, o["rollout_dir"], out_root, list(o["eval_fns"])
     )
     provenance = run_inputs.provenance(config, root)
-    endpoint, key_error = _endpoint(config, o)
+    endpoint = _endpoint(config, o)
     concurrency = _concurrency(o, settings, entry)
     spec, limit = _spec(o, settings, entry, endpoint, concurrency)
     o["backend_report"] = report_of_backend = BackendReport()
@@ -178,8 +178,6 @@ def run(o: dict[str, Any]) -> int:
             outcome = None
             try:
                 if pending > 0:
-                    if key_error is not None:
-                        raise key_error
                     if not confirm(
                         f"{pending} rollouts x model {config.experiment.model_path} - continue?", yes=o["yes"]
                     ):
@@ -238,22 +236,19 @@ class _Session:
     backend: Any
 
 
-def _endpoint(config: Any, o: dict[str, Any]) -> tuple[Any, CLIError | None]:
-    """The model's endpoint; a missing key is raised at once for a remote backend (its workers need the
-    key to start), else kept for when an item is about to run (a finished run re-reports without one)."""
+def _endpoint(config: Any, o: dict[str, Any]) -> Any:
+    """The model's endpoint. Without the provider's key the run still starts, with a warning (as 0.3's does):
+    a workflow that never calls the model runs, and one that does fails at its first call."""
+    from osmosis_ai.cli.output import warn
     from osmosis_ai.errors import MissingAPIKeyError
     from osmosis_ai.llm.providers import resolve_endpoint
 
+    model, base_url, api_key = config.experiment.model_path, o["base_url"], o["api_key"]
     try:
-        return resolve_endpoint(
-            config.experiment.model_path, base_url=o["base_url"], api_key=o["api_key"]
-        ), None
+        return resolve_endpoint(model, base_url=base_url, api_key=api_key)
     except MissingAPIKeyError as exc:
-        error = CLIError(str(exc))
-        error.__cause__ = exc
-        if o["backend_choice"].name != "local":
-            raise error from exc
-        return None, error
+        warn("MISSING_API_KEY", f"{exc}\nThe run starts anyway: the workflow's model calls will fail.")
+        return resolve_endpoint(model, base_url=base_url, api_key=api_key, require_key=False)
 
 
 def _concurrency(o: dict[str, Any], settings: dict[str, Any], entry: Any) -> int:

@@ -90,6 +90,9 @@ class OsmosisLLMClient:
             settings = RolloutSettings(client=settings)
         self.server_url = server_url.rstrip("/")
         self.rollout_id = rollout_id
+        # Public in the established client; tests written for it read them.
+        self.api_key = api_key
+        self.timeout_seconds = settings.client.timeout_seconds if timeout_seconds is None else timeout_seconds
         self._settings = settings
         self._timeout = timeout_seconds
         self.max_retries = settings.client.max_retries if max_retries is None else max_retries

@@ -1,5 +1,6 @@
-"""eval-rubric results: output paths, the results JSON (established schema + judge health), the console
-report, and baseline comparison."""
+"""Rubric results: output paths, the results JSON of ``eval-rubric`` (0.2's layout) and ``eval rubric``
+(0.3's), both built from one payload so their numbers are the same, the console report, and baseline
+comparison."""
 
 from __future__ import annotations
 
@@ -22,9 +23,11 @@ __all__ = [
     "baseline_comparison",
     "build_payload",
     "default_cache_root",
+    "layout_0_3",
     "load_baseline",
     "print_report",
     "resolve_output_path",
+    "resolve_output_path_0_3",
     "write_json",
 ]
 
@@ -61,6 +64,19 @@ def resolve_output_path(output: Path | None, rubric_id: str) -> tuple[Path, str 
         raise CLIError(f"Output path '{output}' is a directory.")
     output.mkdir(parents=True, exist_ok=True)
     return output / f"rubric_eval_result_{identifier}.json", identifier
+
+
+def resolve_output_path_0_3(output: str | None) -> tuple[Path, str | None]:
+    """``eval rubric -o``'s rule (0.3): a path ending in a separator, or an existing directory, gets
+    ``rubric_eval_result.json`` inside it; any other path is the file. Without ``-o`` the file goes where
+    ``eval-rubric`` puts it (a results file is always written). Creates the parent directories."""
+    if output is None:
+        return resolve_output_path(None, "rubric")
+    path = Path(output).expanduser()
+    if output.endswith(("/", os.sep)) or path.is_dir():
+        path = path / "rubric_eval_result.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path, None
 
 
 def load_baseline(path: Path) -> dict[str, float]:
@@ -167,6 +183,58 @@ def build_payload(
     if state.session_error:
         payload["session_error"] = state.session_error
     return payload
+
+
+# Our keys after 0.3's: what a reader needs to know the run was cut short or the judge struggled.
+_EXTRA_KEYS = (
+    "rubric_id", "output_identifier", "judge_health", "concurrency", "planned_runs", "completed_runs",
+    "interrupted", "session_error",
+)  # fmt: skip
+
+
+def _record_0_3(row: dict[str, Any]) -> dict[str, Any]:
+    runs = row["runs"]
+    scored = [r for r in runs if r["status"] == "success" and r["score"] is not None]
+    return {
+        "index": row["record_index"],
+        "label": row["conversation_id"],
+        "scores": [r["score"] for r in scored],
+        "explanations": [r.get("explanation") or "" for r in scored],
+        "errors": [
+            r.get("error") or r.get("unscored_reason") or r["status"] for r in runs if r not in scored
+        ],
+        "statistics": row["statistics"],
+        # Ours, after 0.3's keys: each run as the 0.2 layout keeps it (report, compare and
+        # summarize_results read a rubric document's runs by record_index).
+        "record_index": row["record_index"],
+        "runs": runs,
+    }
+
+
+def layout_0_3(payload: dict[str, Any], *, model: str, rubric: str) -> dict[str, Any]:
+    """The ``eval rubric -o`` document: 0.3's keys in 0.3's order, then ours, from a :func:`build_payload`
+    payload (the statistics are the same objects, so both layouts always agree).
+
+    0.3's layout is ``{generated_at, model, rubric, data_path, number, overall_statistics, records: [{index,
+    label, scores, explanations, errors, statistics}]}``; statistics of a record without a score are null,
+    never 0.0.
+
+    Example:
+        >>> doc = layout_0_3(payload, model="openai/gpt-4o-mini", rubric="Be kind.")  # doctest: +SKIP
+        >>> list(doc)[:3]  # doctest: +SKIP
+        ['generated_at', 'model', 'rubric']
+    """
+    document: dict[str, Any] = {
+        "generated_at": payload["generated_at"],
+        "model": model,
+        "rubric": rubric,
+        "data_path": payload["data_path"],
+        "number": payload["number"],
+        "overall_statistics": payload["overall_statistics"],
+        "records": [_record_0_3(row) for row in payload["records"]],
+    }
+    document.update({key: payload[key] for key in _EXTRA_KEYS if key in payload})
+    return document
 
 
 def write_json(path: Path, payload: dict[str, Any]) -> None:

@@ -16,16 +16,16 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import logging
 import os
 import secrets
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
 from fastapi import FastAPI, Request, Response
 from pydantic import ValidationError
 
@@ -44,7 +44,7 @@ from osmosis_ai.rollout.sample import ExecutionRequest, ExecutionResult, Rollout
 # app.py is the one place that checks bearer keys and turns a missing FastAPI into an install hint.
 from osmosis_ai.rollout.server.app import _json, _key_matches
 from osmosis_ai.rollout.server.protocol import CancelRequest, RolloutInitRequest
-from osmosis_ai.rollout.trajectory import CallReport, build_trajectory, read_call_report, trajectory_json
+from osmosis_ai.rollout.trajectory import CallReport, default_artifact_root, read_call_report, save_trajectory
 
 __all__ = ["API_KEY_ENV", "ControllerAuth", "create_rollout_server"]
 
@@ -227,63 +227,42 @@ async def _run(
         rollouts.tasks.pop(rollout_id, None)
         root = _artifact_root(backend)
         if last and root is not None:
-            try:
-                await asyncio.to_thread(
-                    _archive, root / rollout_id, rollout_id, last[0], body, report[0] if report else None
-                )
-            except Exception as exc:  # best effort: the controller already has the result
-                logger.warning("could not archive rollout %s: %s", rollout_id, exc)
+            await save_trajectory(
+                rollout_id=rollout_id, result=last[0], request_label=body.label,
+                request_metadata=body.metadata, request_extra_fields=body.extra_fields,
+                report=report[0] if report else None, artifact_root=root,
+            )  # fmt: skip
+
+
+async def _backend_status(backend: ExecutionBackend, rollout_id: str) -> dict[str, Any]:
+    """The backend's word on a rollout this server has no record of (its hook may be sync or async)."""
+    found = backend.rollout_status(rollout_id)
+    if inspect.isawaitable(found):
+        found = await found
+    if isinstance(found, Mapping):
+        return {"rollout_id": rollout_id, **found}
+    return {"rollout_id": rollout_id, "status": found or RolloutStatus.UNKNOWN.value}
+
+
+async def _backend_cancel(
+    backend: ExecutionBackend, body: CancelRequest, dispositions: dict[str, str]
+) -> dict[str, str]:
+    """Asks the backend to cancel what this server does not run itself (ids it has not found, or a selector)."""
+    missing = [i for i, d in dispositions.items() if d == "not_found"]
+    if body.ids is not None and not missing:
+        return {}
+    answer = backend.cancel_rollouts(
+        ids=missing if body.ids is not None else None, prefix=body.prefix, all=body.all
+    )
+    if inspect.isawaitable(answer):
+        answer = await answer
+    return {k: v for k, v in (answer or {}).items() if dispositions.get(k, "not_found") == "not_found"}
 
 
 def _artifact_root(backend: ExecutionBackend) -> Path | None:
     if hasattr(backend, "artifact_root"):
         return backend.artifact_root  # a LocalBackend's (None: it keeps no files)
-    from osmosis_ai.rollout.backend.local import ARTIFACT_ROOT_ENV
-
-    env = os.environ.get(ARTIFACT_ROOT_ENV, "").strip()
-    return Path(env) if env else Path.home() / ".osmosis"
-
-
-def _archive(
-    folder: Path,
-    rollout_id: str,
-    result: ExecutionResult,
-    body: RolloutInitRequest,
-    report: CallReport | None,
-) -> None:
-    from osmosis_ai._files import write_json_atomic
-
-    sample = result.sample
-    document = None
-    if sample is not None and sample.trajectory_messages is not None:
-        safe = sample.json_safe_copy().model_dump(mode="json")
-        context = {
-            "label": sample.label if sample.label is not None else body.label,
-            "reward": sample.reward,  # the sample's own, as graded (the callback nulls it unless kept)
-            "sample_metrics": safe["metrics"] or None,
-            "sample_extra_fields": safe["extra_fields"] or None,
-            "request_metadata": body.metadata,
-            "request_extra_fields": body.extra_fields,
-            "unmatched_sample_reports": report.unmatched_samples if report else None,
-            "status": "success" if result.status is RolloutStatus.SUCCESS else "failure",
-            "error_type": _category(result),
-        }
-        document = build_trajectory(
-            safe["trajectory_messages"],
-            rollout_id=rollout_id,
-            context=context,
-            llm_calls=report.llm_calls if report else (),
-            final_metrics=report.final_metrics if report else None,
-            model_name=report.model_name if report else None,
-        )
-    if document is None and not result.extra_fields:
-        return
-    if document is not None:
-        # Through the one writer first: a NaN in the conversation becomes null, as JSON (and ATIF) requires.
-        plain = orjson.loads(trajectory_json(document))
-        write_json_atomic(folder / "trajectory.json", plain, ensure_ascii=False)
-    if result.extra_fields:
-        write_json_atomic(folder / "diagnostics.json", result.extra_fields, ensure_ascii=False)
+    return default_artifact_root()
 
 
 def create_rollout_server(
@@ -375,8 +354,7 @@ def create_rollout_server(
     async def status(rollout_id: str, request: Request) -> Response:
         if (refusal := denied(request)) is not None:
             return refusal
-        known = rollouts.status.get(rollout_id)
-        body = known or {"rollout_id": rollout_id, "status": await backend.rollout_status(rollout_id)}
+        body = rollouts.status.get(rollout_id) or await _backend_status(backend, rollout_id)
         return _json({k: v for k, v in body.items() if v is not None})
 
     @app.post("/rollout/cancel")
@@ -401,6 +379,7 @@ def create_rollout_server(
             queued = rollouts.status.get(rollout_id, {}).get("status") == RolloutStatus.QUEUED.value
             task.cancel()
             dispositions[rollout_id] = "cancelled_queued" if queued else "cancelled_running"
+        dispositions.update(await _backend_cancel(backend, body, dispositions))
         return _json({"dispositions": dispositions})
 
     return app

@@ -1,17 +1,16 @@
-"""Trajectory documents in ATIF (the Agent Trajectory Interchange Format of the Harbor framework, version
-``ATIF-v1.7``, as the established package writes them): the one builder behind every trajectory file, the
-rollout server's ``<artifact root>/<rollout id>/trajectory.json`` and ``osmosis eval run``'s
-``rollout_trials/<rollout id>/trajectory.json`` (and its copy under ``trajectories/``).
+"""The ATIF builder: one rollout's conversation, per-call metrics and platform context as an ``ATIF-v1.7``
+document (the Agent Trajectory Interchange Format of the Harbor framework, as the established package
+writes it).
 
 A conversation (OpenAI chat messages) becomes ATIF steps: ``system``/``developer`` messages are system
 steps, ``user`` messages user steps, ``assistant`` messages agent steps (their tool calls as ATIF tool
 calls, their inline ``usage`` and ``model`` as the step's metrics and model), and each ``tool`` message an
 observation result on the agent step before it (naming its tool call when that step made it). What does not
-fit a field is kept under the step's ``extra``. Per-call LLM metrics (the bridge's, or a controller's report)
-go onto the agent steps in order when there are as many calls as agent steps, else under
-``extra.osmosis.unmatched_llm_call_metrics``; ``final_metrics`` holds the totals and the step count. The
-platform context (rollout id, label, reward, the sample's metrics and extra fields, the request's metadata
-and extra fields) is ``extra.osmosis``. Every document built here passes the strict check of
+fit a field is kept under the step's ``extra``. Per-call LLM metrics (the eval-run bridge's, or a
+controller's report) go onto the agent steps in order when there are as many calls as agent steps, else
+under ``extra.osmosis.unmatched_llm_call_metrics``; ``final_metrics`` holds the totals and the step count.
+The platform context (rollout id, label, reward, the sample's metrics and extra fields, the request's
+metadata and extra fields) is ``extra.osmosis``. Every document built here passes the strict check of
 :mod:`osmosis_ai.atif`, whatever the messages hold.
 """
 
@@ -21,7 +20,6 @@ import datetime as _dt
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -29,14 +27,7 @@ import orjson
 from osmosis_ai.atif import ATIF_VERSION
 from osmosis_ai.consts import PACKAGE_VERSION
 
-__all__ = [
-    "ATIF_VERSION",
-    "PRODUCER",
-    "CallReport",
-    "build_trajectory",
-    "read_call_report",
-    "trajectory_json",
-]
+__all__ = ["ATIF_VERSION", "PRODUCER", "build_trajectory"]
 
 PRODUCER = "osmosis-rollout-sdk"  # the established package's agent name: readers group documents by it
 _SOURCES = {"system": "system", "developer": "system", "user": "user", "assistant": "agent"}
@@ -386,74 +377,3 @@ def build_trajectory(
         "final_metrics": _final_metrics(llm_calls, final_metrics, len(steps)),
         "extra": {"osmosis": osmosis},
     }
-
-
-def _plain(value: Any, depth: int = 0) -> Any:
-    """``value`` with what orjson cannot write made writable: integers beyond 64 bits and keys that are not
-    strings become text, and so does anything nested deeper than any real conversation."""
-    if depth > 100:
-        return str(value)
-    if type(value) is int and not -(2**63) <= value < 2**64:
-        return str(value)
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v, depth + 1) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v, depth + 1) for v in value]
-    return value
-
-
-def trajectory_json(document: Mapping[str, Any]) -> bytes:
-    """A document as JSON text (every writer's): NaN and infinity inside free-form values become null, as
-    JSON requires, and values JSON has no form for become text."""
-    try:
-        return orjson.dumps(document, default=str)
-    except TypeError:  # an integer beyond 64 bits, a key that is not a string, a cycle
-        return orjson.dumps(_plain(document), default=str)
-
-
-@dataclass(frozen=True)
-class CallReport:
-    """What a controller reported about a rollout's LLM calls in a callback answer (``trajectory``).
-
-    Attributes:
-        model_name: The model that served the calls.
-        llm_calls: Each call's metrics, in dispatch order (ATIF ``Metrics`` names and ``model_name``).
-        final_metrics: Totals the controller computed, if any.
-        unmatched_samples: Several sample entries (a rollout has one sample): kept as they came.
-    """
-
-    model_name: str | None = None
-    llm_calls: tuple[Mapping[str, Any], ...] = ()
-    final_metrics: Mapping[str, Any] | None = None
-    unmatched_samples: Mapping[str, Any] | None = None
-
-
-def read_call_report(body: Any) -> CallReport | None:
-    """The ``trajectory`` report in a callback answer's JSON body, or None when it has none or it is malformed.
-
-    Its shape (the established one): ``{"model_name", "samples": {<any key>: {"model_name",
-    "llm_call_metrics": [...], "final_metrics": {...}}}}``; one sample entry applies whatever its key.
-
-    Example:
-        >>> read_call_report({"trajectory": {"samples": {"s": {"llm_call_metrics": [{"prompt_tokens": 5}]}}}})
-        CallReport(model_name=None, llm_calls=({'prompt_tokens': 5},), final_metrics=None, unmatched_samples=None)
-    """
-    report = body.get("trajectory") if isinstance(body, Mapping) else None
-    samples = report.get("samples", {}) if isinstance(report, Mapping) else None
-    if not isinstance(samples, Mapping):
-        return None
-    model = report.get("model_name")
-    model = model if isinstance(model, str) and model else None
-    if len(samples) != 1:
-        return CallReport(model, unmatched_samples=dict(samples) or None)
-    sample = next(iter(samples.values()))
-    if not isinstance(sample, Mapping):
-        return None
-    calls = sample.get("llm_call_metrics")
-    final = sample.get("final_metrics")
-    own_model = sample.get("model_name")
-    return CallReport(
-        own_model if isinstance(own_model, str) and own_model else model,
-        tuple(c for c in calls if isinstance(c, Mapping)) if isinstance(calls, list) else (),
-        final if isinstance(final, Mapping) else None,
-    )
