@@ -182,6 +182,23 @@ fn optional_integers(map: &Map<String, Value>, path: &str, keys: &[&str], minimu
     Ok(())
 }
 
+/// An optional list field whose every item passes `check`.
+fn optional_items(
+    map: &Map<String, Value>,
+    path: &str,
+    key: &str,
+    check: impl Fn(&Value, &str) -> Checked,
+) -> Checked {
+    let Some(items) = optional(map, key) else {
+        return Ok(());
+    };
+    let at = join(path, key);
+    for (index, item) in list(items, &at)?.iter().enumerate() {
+        check(item, &format!("{at}[{index}]"))?;
+    }
+    Ok(())
+}
+
 fn optional_extra(map: &Map<String, Value>, path: &str) -> Checked {
     optional(map, "extra").map_or(Ok(()), |v| dict(v, &join(path, "extra")))
 }
@@ -269,12 +286,7 @@ fn agent(value: &Value, path: &str) -> Checked {
     text(required(map, path, "name")?, &join(path, "name"))?;
     text(required(map, path, "version")?, &join(path, "version"))?;
     optional_texts(map, path, &["model_name"])?;
-    if let Some(definitions) = optional(map, "tool_definitions") {
-        let at = join(path, "tool_definitions");
-        for (index, item) in list(definitions, &at)?.iter().enumerate() {
-            dict(item, &format!("{at}[{index}]"))?;
-        }
-    }
+    optional_items(map, path, "tool_definitions", dict)?;
     optional_extra(map, path)
 }
 
@@ -537,19 +549,11 @@ fn step_metrics(value: &Value, path: &str) -> Checked {
         number(cost, &join(path, "cost_usd"))?;
     }
     for key in ["prompt_token_ids", "completion_token_ids"] {
-        if let Some(ids) = optional(map, key) {
-            let at = join(path, key);
-            for (index, id) in list(ids, &at)?.iter().enumerate() {
-                integer(id, &format!("{at}[{index}]"), i64::MIN)?;
-            }
-        }
+        optional_items(map, path, key, |id, at| {
+            integer(id, at, i64::MIN).map(|_| ())
+        })?;
     }
-    if let Some(logprobs) = optional(map, "logprobs") {
-        let at = join(path, "logprobs");
-        for (index, p) in list(logprobs, &at)?.iter().enumerate() {
-            number(p, &format!("{at}[{index}]"))?;
-        }
-    }
+    optional_items(map, path, "logprobs", number)?;
     optional_extra(map, path)
 }
 
