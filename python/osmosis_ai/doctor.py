@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from osmosis_ai.errors import CLIError
+from osmosis_ai.errors import WorkspaceError
 from osmosis_ai.workspace import REQUIRED_DIRS
 
 __all__ = ["DoctorReport", "add_guides", "diagnose"]
@@ -93,7 +93,7 @@ def _refuse_symlinks(root: Path, relative: str) -> None:
     for part in Path(relative).parts:
         current = current / part
         if current.is_symlink():
-            raise CLIError(f"Refusing to fix {relative}: {current} is a symlink", code="CONFLICT")
+            raise WorkspaceError(f"Refusing to fix {relative}: {current} is a symlink", code="CONFLICT")
 
 
 def _git(root: Path) -> dict[str, Any] | None:
@@ -125,7 +125,7 @@ def diagnose(path: Path, *, fix: bool = False) -> DoctorReport:
     from osmosis_ai.platform.workspace import git_toplevel
 
     if not path.exists():
-        raise CLIError(f"{path}: no such directory")
+        raise WorkspaceError(f"{path}: no such directory")
     root = git_toplevel(path.resolve()) or path.resolve()
     report = DoctorReport(root, _git(root), _missing(root))
     if fix and report.missing:

@@ -21,6 +21,7 @@ __all__ = [
     "MissingAPIKeyError",
     "MissingExtraError",
     "ModelNotFoundError",
+    "OptionsError",
     "OsmosisError",
     "OsmosisRolloutError",
     "OsmosisServerError",
@@ -29,13 +30,16 @@ __all__ = [
     "OsmosisValidationError",
     "ProviderError",
     "ProviderRequestError",
+    "ResultsLogError",
     "RubricRecordsError",
+    "RunError",
     "SignatureError",
     "StatsError",
     "SystemicProviderError",
     "ToolArgumentError",
     "ToolExecutionError",
     "ToolValidationError",
+    "WorkspaceError",
 ]
 
 
@@ -66,6 +70,63 @@ class CLIError(OsmosisError):
         self.code = code
         self.details = details
         self.request_id = request_id
+
+
+# --- runs -------------------------------------------------------------------------------------------------
+
+
+class RunError(CLIError):
+    """A run (``eval``, ``eval run``, a rubric evaluation, ``grade``, a probe) cannot start or go on.
+
+    Raised by the library's run modules for what the caller gave or what they found: a missing file, a
+    selection past the end of a dataset, a run directory another process holds. It derives from
+    :class:`CLIError` only so that code catching the established name keeps catching what it caught.
+
+    A message may name fields of the run's options object as ``{field}`` (listed in ``fields``);
+    ``str()`` shows the field names, and :meth:`render` lets a front end show its own names for them
+    (the CLI shows its flags).
+
+    Attributes:
+        fields: The options fields the message names.
+
+    Example:
+        >>> error = RunError("{dataset_file} data.csv: no such file", fields=("dataset_file",))
+        >>> str(error), error.render({"dataset_file": "--dataset-file"})
+        ('dataset_file data.csv: no such file', '--dataset-file data.csv: no such file')
+    """
+
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        fields: tuple[str, ...] = (),
+        code: str = "VALIDATION",
+        details: dict[str, object] | None = None,
+    ) -> None:
+        self.template = message
+        self.fields = tuple(fields)
+        super().__init__(self.render({}), code=code, details=details)
+
+    def render(self, names: dict[str, str]) -> str:
+        """The message with each ``{field}`` shown as ``names[field]`` (else the field's own name)."""
+        text = self.template
+        for field in self.fields:
+            text = text.replace("{" + field + "}", names.get(field, field))
+        return text
+
+
+class OptionsError(RunError, ValueError):
+    """A run's options object is invalid on its own: a value out of range, or options that exclude
+    each other. Found before anything is loaded or run."""
+
+
+class ResultsLogError(RunError, ValueError):
+    """A results log cannot be created, read or resumed: bad JSON, another kind of log, another config."""
+
+
+class WorkspaceError(RunError):
+    """A workspace cannot be changed as asked (``init``, ``template apply``, ``doctor --fix``): a file
+    exists, a path leaves the workspace, a symlink is in the way (``code`` ``CONFLICT``)."""
 
 
 class MissingExtraError(OsmosisError, ModuleNotFoundError):

@@ -19,9 +19,11 @@ def doctor_command(path: Path, fix: bool) -> None:
     """Check the workspace at PATH (default: the current directory): layout, guide files, configs, the
     origin remote."""
     from osmosis_ai.cli.output import STATE, emit_operation
+    from osmosis_ai.cli.run_support import library_errors
     from osmosis_ai.doctor import diagnose
 
-    report = diagnose(path, fix=fix)
+    with library_errors({}):
+        report = diagnose(path, fix=fix)
     data = report.to_dict()
     if not report.valid:
         if (

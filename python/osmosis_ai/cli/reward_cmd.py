@@ -14,6 +14,7 @@ import click
 
 from osmosis_ai.cli.output import help_without_subcommand
 from osmosis_ai.cli.run_log import log_options
+from osmosis_ai.cli.run_support import LOG_FLAGS, EchoObserver, library_errors
 from osmosis_ai.errors import CLIError
 from osmosis_ai.probes.report import DEFAULT_FAIL_ABOVE
 
@@ -27,26 +28,7 @@ def reward_group(ctx: click.Context) -> None:
     help_without_subcommand(ctx)
 
 
-def _load_functions(paths: tuple[str, ...]) -> list[Any]:
-    from osmosis_ai.eval.functions import load_eval_functions
-
-    return load_eval_functions(list(paths))
-
-
-def _load_rubrics(ids: tuple[str, ...], data: Path, config: Path | None, base_url: str | None) -> list[Any]:
-    if not ids:
-        return []
-    from osmosis_ai.probes.rubric_fn import rubric_eval_function
-    from osmosis_ai.rubric.config import find_config, load_rubric_configs
-
-    entries = load_rubric_configs(find_config(data, config))
-    missing = [rubric_id for rubric_id in ids if rubric_id not in entries]
-    if missing:
-        raise CLIError(
-            f"Rubric(s) {', '.join(missing)} not in the config (available: {', '.join(sorted(entries))})"
-        )
-    overrides = {"base_url": base_url} if base_url else {}
-    return [rubric_eval_function(entries[rubric_id], rubric_id, overrides) for rubric_id in ids]
+PROBE_FLAGS = {**LOG_FLAGS, "eval_fns": "--eval-fn", "rubric_ids": "--rubric"}
 
 
 def _count(finding: Any) -> str:
@@ -157,38 +139,31 @@ def probe_command(
 ) -> None:
     """Score negative controls built from each row; report gameable and too-strict rewards."""
     from osmosis_ai.cli.output import STATE, emit_detail
-    from osmosis_ai.cli.run_log import check_log_options, exit_interrupted, open_log
-    from osmosis_ai.datasets import read_dataset
-    from osmosis_ai.probes.probe import log_config, other_answers, read_answers, run_probes
-    from osmosis_ai.probes.report import build_report
-    from osmosis_ai.runs.log import iter_runs
+    from osmosis_ai.cli.run_log import exit_interrupted
+    from osmosis_ai.probes.session import ProbeOptions, run_probe
     from osmosis_ai.runs.progress import Progress
 
-    check_log_options(log_path, resume_path)
-    if not eval_fns and not rubric_ids:
-        raise CLIError("Give at least one --eval-fn MODULE:FN (or grader JSON) or --rubric ID to probe.")
-    functions = _load_functions(eval_fns) if eval_fns else []
-    functions += _load_rubrics(rubric_ids, dataset, config_path, base_url)
     quiet = STATE.mode == "json"
-    echo = (lambda _m: None) if quiet else click.echo
-    answers = read_answers(dataset)
-    log = open_log("probe", log_config(functions, threshold), dataset, log_path, resume_path, echo)
-    progress = Progress(len(answers), unit="rows", quiet=quiet)
-    try:
-        rows = enumerate(read_dataset(dataset, contract="any"))
-        outcome = run_probes(
-            functions, rows, other_answers(answers), log, concurrency=concurrency, on_record=progress
+    with library_errors(PROBE_FLAGS):
+        options = ProbeOptions(
+            dataset=dataset,
+            eval_fns=eval_fns,
+            rubric_ids=rubric_ids,
+            config_path=config_path,
+            base_url=base_url,
+            threshold=threshold,
+            concurrency=concurrency,
+            log_path=log_path,
+            resume_path=resume_path,
         )
-    finally:
-        progress.close()
-        log.close()
-    if outcome.interrupted:
-        exit_interrupted(log.path, "the finished rows", outcome.interrupted_exit_code)
-    report = build_report(iter_runs(log.path), [f.name for f in functions], threshold=threshold)
+        observer = EchoObserver(quiet=quiet, progress=lambda total: Progress(total, unit="rows", quiet=quiet))
+        result = run_probe(options, observer)
+    if result.outcome.interrupted:
+        exit_interrupted(result.log_path, "the finished rows", result.outcome.interrupted_exit_code)
+    report = result.report
     failures = report.failures(fail_above)
     data = {
-        **report.as_json(),
-        "log": str(log.path),
+        **result.to_json(),
         "fail_above": fail_above,
         "failed": [{"function": f, "probe": p, "fraction": x} for f, p, x in failures],
     }

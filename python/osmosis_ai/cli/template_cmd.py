@@ -44,7 +44,10 @@ def template_apply(name: str, force: bool) -> None:
         raise CLIError(
             "Run this inside a workspace (a Git repository, or a directory with rollouts/ and configs/)."
         )
-    result = apply_template(root, name, force=force)
+    from osmosis_ai.cli.run_support import library_errors
+
+    with library_errors({"force": "--force"}):
+        result = apply_template(root, name, force=force)
     steps = [
         f"pip install -e rollouts/{name}",
         f"osmosis eval run configs/eval/{name}.toml --dataset-file data/multiply.jsonl",

@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from osmosis_ai.errors import CLIError
+from osmosis_ai.errors import RunError
 
 __all__ = ["gold_agreement", "judge_noise", "load_gold"]
 
@@ -83,7 +83,7 @@ def load_gold(path: Path) -> dict[str, float]:
     """Human labels by record id from a JSONL file of ``{"id", "score"}`` lines.
 
     Raises:
-        CLIError: A line is not JSON, or lacks a string/number ``id`` or a numeric ``score``.
+        RunError: A line is not JSON, or lacks a string/number ``id`` or a numeric ``score``.
     """
     labels: dict[str, float] = {}
     with path.open(encoding="utf-8") as handle:
@@ -93,17 +93,17 @@ def load_gold(path: Path) -> dict[str, float]:
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise CLIError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
+                raise RunError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
             key, score = (row.get("id"), row.get("score")) if isinstance(row, dict) else (None, None)
             if (
                 not isinstance(key, (str, int))
                 or isinstance(score, bool)
                 or not isinstance(score, (int, float))
             ):
-                raise CLIError(f'{path}:{number}: expected {{"id": <record id>, "score": <number>}}')
+                raise RunError(f'{path}:{number}: expected {{"id": <record id>, "score": <number>}}')
             labels[str(key)] = float(score)
     if not labels:
-        raise CLIError(f"{path}: no gold labels")
+        raise RunError(f"{path}: no gold labels")
     return labels
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from osmosis_ai._files import write_json_atomic
-from osmosis_ai.errors import CLIError
+from osmosis_ai.errors import RunError
 from osmosis_ai.rubric.engine import calculate_statistics
 from osmosis_ai.rubric.records import RubricRecord
 from osmosis_ai.rubric.session import RubricSession
@@ -57,11 +57,11 @@ def resolve_output_path(output: Path | None, rubric_id: str) -> tuple[Path, str 
         output.parent.mkdir(parents=True, exist_ok=True)
         return output, None
     if output.exists() and not output.is_dir():
-        raise CLIError(
+        raise RunError(
             f"Output path '{output}' exists and is a file; expected a directory (it has no suffix)."
         )
     if output.suffix and output.is_dir():
-        raise CLIError(f"Output path '{output}' is a directory.")
+        raise RunError(f"Output path '{output}' is a directory.")
     output.mkdir(parents=True, exist_ok=True)
     return output / f"rubric_eval_result_{identifier}.json", identifier
 
@@ -82,21 +82,21 @@ def resolve_output_path_0_3(output: str | None) -> tuple[Path, str | None]:
 def load_baseline(path: Path) -> dict[str, float]:
     """The statistics of a previous results file (its ``overall_statistics``, or a top-level summary)."""
     if not path.exists():
-        raise CLIError(f"Baseline path '{path}' does not exist.")
+        raise RunError(f"Baseline path '{path}' does not exist.")
     if path.is_dir():
-        raise CLIError(f"Baseline path '{path}' is a directory; expected a results JSON file.")
+        raise RunError(f"Baseline path '{path}' is a directory; expected a results JSON file.")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise CLIError(f"{path}:{exc.lineno}: baseline is not valid JSON ({exc.msg})") from None
+        raise RunError(f"{path}:{exc.lineno}: baseline is not valid JSON ({exc.msg})") from None
     if not isinstance(data, dict):
-        raise CLIError(f"Baseline '{path}' must be a JSON object.")
+        raise RunError(f"Baseline '{path}' must be a JSON object.")
     stats = data.get("overall_statistics")
     if not isinstance(stats, dict):
         if all(k in data for k in ("average", "variance", "stdev")):
             stats = data
         else:
-            raise CLIError(
+            raise RunError(
                 f"Baseline '{path}' has no 'overall_statistics' object (nor average/variance/stdev)."
             )
     numbers: dict[str, float] = {}
@@ -108,7 +108,7 @@ def load_baseline(path: Path) -> dict[str, float]:
         except (TypeError, ValueError):
             continue
     if not numbers:
-        raise CLIError(f"Baseline '{path}' has no numeric statistics.")
+        raise RunError(f"Baseline '{path}' has no numeric statistics.")
     return numbers
 
 

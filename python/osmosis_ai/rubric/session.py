@@ -7,8 +7,8 @@ from the log exactly like one that ran straight through.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
-import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -122,7 +122,7 @@ def run_session(
         raise  # every worker was lost: the caller reports why
     except Exception as exc:  # a bug of ours must not cost the runs already logged: report, then fail
         if os.environ.get("OSMOSIS_DEBUG"):
-            traceback.print_exc()
+            logging.getLogger(__name__).error("the rubric session failed", exc_info=True)
         engine.outcome.stopped_early = True
         engine.outcome.stop_reason = f"{type(exc).__name__}: {exc}"
     return engine.outcome

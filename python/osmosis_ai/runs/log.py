@@ -36,7 +36,7 @@ from typing import Any
 
 import orjson
 
-from osmosis_ai.errors import CLIError
+from osmosis_ai.errors import ResultsLogError
 from osmosis_ai.redact import redact
 from osmosis_ai.stats import RESULTS_LOG_FORMATS, log_index_base
 
@@ -106,9 +106,9 @@ def _records(path: Path) -> Iterator[tuple[int, int, dict[str, Any]]]:
             try:
                 record = orjson.loads(raw)
             except orjson.JSONDecodeError as exc:
-                raise CLIError(f"{path}:{number}: results log line is not valid JSON ({exc})") from exc
+                raise ResultsLogError(f"{path}:{number}: results log line is not valid JSON ({exc})") from exc
             if number == 1 and (not isinstance(record, dict) or record.get("format") not in LOG_FORMATS):
-                raise CLIError(
+                raise ResultsLogError(
                     f"{path}:{number}: not an osmosis results log (expected a '{LOG_FORMAT}' header)"
                 )
             if number == 1:
@@ -137,7 +137,7 @@ def read_log(path: Path) -> LogContents:
         else:
             runs.append(record)
     if header is None:
-        raise CLIError(f"{path}: the results log has no header line")
+        raise ResultsLogError(f"{path}: the results log has no header line")
     return LogContents(header=header, runs=runs, valid_bytes=valid)
 
 
@@ -203,9 +203,10 @@ class ResultsLog:
         try:
             handle = path.open("xb")
         except FileExistsError as exc:
-            raise CLIError(
-                f"Results log {path} already exists: pass --resume {path} to continue it, "
-                "or choose another --log path"
+            raise ResultsLogError(
+                f"Results log {path} already exists: pass {{resume_path}} {path} to continue it, "
+                "or choose another {log_path} path",
+                fields=("resume_path", "log_path"),
             ) from exc
         log = cls(path, handle, set())
         log._write(
@@ -232,7 +233,7 @@ class ResultsLog:
     ) -> ResultsLog:
         """Reopens ``path`` for appending after checking it was written for the same config and dataset."""
         if not path.is_file():
-            raise CLIError(f"Cannot resume: results log {path} does not exist")
+            raise ResultsLogError(f"Cannot resume: results log {path} does not exist")
         header: dict[str, Any] = {}
         done: set[RunKey] = set()
         valid = lines = 0
@@ -246,7 +247,7 @@ class ResultsLog:
                 # Records without a stamp were written by one earlier invocation (or several: unknown).
                 invocation = max(invocation, int(record.get("invocation") or 0) + 1)
         if not header:
-            raise CLIError(f"{path}: the results log has no header line")
+            raise ResultsLogError(f"{path}: the results log has no header line")
         _check_resumable(path, header, config, kind, dataset)
         handle = path.open("r+b")
         torn = handle.seek(0, os.SEEK_END) > valid
@@ -295,19 +296,19 @@ def _check_resumable(
 ) -> None:
     logged_kind = header.get("kind", "eval")
     if logged_kind != kind:
-        raise CLIError(f"Cannot resume {path}: it is a '{logged_kind}' log, not a '{kind}' one.")
+        raise ResultsLogError(f"Cannot resume {path}: it is a '{logged_kind}' log, not a '{kind}' one.")
     old_config = header.get("config", {})
     if header.get("format") != LOG_FORMAT:
         # A log of the earlier format lacks the newer keys: compare what it recorded.
         config = {k: v for k, v in config.items() if k in old_config}
     if old_config != dict(config):
-        raise CLIError(
+        raise ResultsLogError(
             f"Cannot resume {path}: it was written with a different config "
             f"({_describe_difference(old_config, config)}). Start a new log instead of mixing results."
         )
     old = header.get("dataset")
     if old and dataset and old.get("fingerprint") != dataset.get("fingerprint"):
-        raise CLIError(
+        raise ResultsLogError(
             f"Cannot resume {path}: the dataset changed since the log was started ({old.get('path')}: "
             f"{old.get('size')} bytes, fingerprint {old.get('fingerprint')}; now {dataset.get('path')}: "
             f"{dataset.get('size')} bytes, fingerprint {dataset.get('fingerprint')}). "

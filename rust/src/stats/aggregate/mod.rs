@@ -64,11 +64,22 @@ pub struct Spread {
     pub scored_rows: u64,
     pub count: u64,
     pub sum: f64,
-    pub row_sum_sq: f64,
-    pub row_sum_count: f64,
-    pub row_count_sq: f64,
+    /// Σw² over scored rows, and the w²-weighted mean and squared deviations of the row means s/w
+    /// (West's weighted Welford): the residuals around any mean follow without cancellation.
+    pub row_weight_sq: f64,
+    pub row_ratio_mean: f64,
+    pub row_ratio_m2: f64,
     pub max_attempts: u64,
     pub ks: Vec<KSpread>,
+}
+
+impl Spread {
+    /// Σ(s - m·w)² over scored rows, the squared residuals of the ratio estimator at mean `m`:
+    /// Σw²(s/w - m)² = M2 + Σw²·(μ - m)², never the cancelling Σs² - 2mΣsw + m²Σw².
+    pub fn row_residual_squares(&self, mean: f64) -> f64 {
+        let shift = self.row_ratio_mean - mean;
+        self.row_ratio_m2.max(0.0) + self.row_weight_sq * shift * shift
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -100,11 +111,10 @@ pub struct Aggregator {
     short_row: Option<(u64, u64, u64)>,
     /// Leave a row with fewer attempts than an explicit k out at that k instead of refusing it.
     skip_short_rows: bool,
-    /// Per-row sums for the spread of the mean score over rows: Σs², Σs·w, Σw² of the row's score sum
-    /// s and scored attempts w.
-    row_sum_sq: CompensatedSum,
-    row_sum_count: CompensatedSum,
-    row_count_sq: CompensatedSum,
+    /// The spread of the mean score over rows, for its interval: see [`Spread::row_residual_squares`].
+    row_weight_sq: f64,
+    row_ratio_mean: f64,
+    row_ratio_m2: f64,
     /// Rows with at least one score in the mean.
     scored_rows: u64,
     /// Per threshold: rows with 0 < c < n.
@@ -207,9 +217,9 @@ impl Aggregator {
             min_nominal: u64::MAX,
             short_row: None,
             skip_short_rows: options.skip_short_rows,
-            row_sum_sq: CompensatedSum::default(),
-            row_sum_count: CompensatedSum::default(),
-            row_count_sq: CompensatedSum::default(),
+            row_weight_sq: 0.0,
+            row_ratio_mean: 0.0,
+            row_ratio_m2: 0.0,
             scored_rows: 0,
             store,
             scratch: Vec::new(),
@@ -315,10 +325,11 @@ impl Aggregator {
             self.m2 += row_m2 + delta * delta * before * added / after;
             self.count += u64::from(count);
             self.total.add(sum);
-            let w = f64::from(count);
-            self.row_sum_sq.add(sum * sum);
-            self.row_sum_count.add(sum * w);
-            self.row_count_sq.add(w * w);
+            let weight = added * added;
+            self.row_weight_sq += weight;
+            let delta = row_mean - self.row_ratio_mean;
+            self.row_ratio_mean += delta * weight / self.row_weight_sq;
+            self.row_ratio_m2 += weight * delta * (row_mean - self.row_ratio_mean);
             self.scored_rows += 1;
         }
         self.add_counts(label, n, errors, &c);
@@ -444,9 +455,9 @@ impl Aggregator {
             scored_rows: self.scored_rows,
             count: self.count,
             sum: self.total.total(),
-            row_sum_sq: self.row_sum_sq.total(),
-            row_sum_count: self.row_sum_count.total(),
-            row_count_sq: self.row_count_sq.total(),
+            row_weight_sq: self.row_weight_sq,
+            row_ratio_mean: self.row_ratio_mean,
+            row_ratio_m2: self.row_ratio_m2,
             max_attempts: self.max_n,
             ks: self
                 .sums
