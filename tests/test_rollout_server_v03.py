@@ -1,4 +1,5 @@
-"""`create_rollout_server`: the 0.3 rollout protocol, served by uvicorn in a real process, auth on."""
+"""`create_rollout_server`: the 0.3 rollout protocol, served by uvicorn in a real process: open by default, as
+0.3's (the platform's controller sends no key), a bearer key required when the server is given one."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from tests.atif_check import assert_valid_atif
 SERVER = """
 import asyncio, os, sys, uvicorn
 from osmosis_ai.rollout import AgentWorkflow, AgentWorkflowOutput, Grader, LocalBackend
-from osmosis_ai.rollout.server import create_rollout_server
+from osmosis_ai.rollout.server import ControllerAuth, create_rollout_server
 
 class Echo(AgentWorkflow):
     async def run(self, ctx):
@@ -37,7 +38,8 @@ class Exact(Grader):
         ctx.set_reward(1.0 if ctx.sample.messages[-1]["content"] == ctx.label else 0.0)
 
 backend = LocalBackend(workflow=Echo, grader=Exact, artifact_root=os.environ.get("ARTIFACTS") or False)
-app = create_rollout_server(backend)
+key = os.environ.get("REQUIRE_KEY")
+app = create_rollout_server(backend, auth=ControllerAuth(api_key=key) if key else None)
 uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
 """
 # A backend written against 0.3's ExecutionBackend: only execute() (health is not abstract), its status and
@@ -108,15 +110,23 @@ def rollout_server(tmp_path: Path) -> Iterator[str]:
 
 
 @pytest.fixture
+def keyed_server(tmp_path: Path) -> Iterator[str]:
+    yield from _serve(SERVER, tmp_path, REQUIRE_KEY=KEY)
+
+
+@pytest.fixture
 def custom_server(tmp_path: Path) -> Iterator[str]:
     yield from _serve(CUSTOM_SERVER, tmp_path)
 
 
-def _serve(source: str, tmp_path: Path) -> Iterator[str]:
+def _serve(source: str, tmp_path: Path, **extra_env: str) -> Iterator[str]:
     script = tmp_path / "server.py"
     script.write_text(source)
     port = _free_port()
-    env = {"OSMOSIS_ROLLOUT_API_KEY": KEY, "PATH": "/usr/bin:/bin", "ARTIFACTS": str(tmp_path / "trials")}
+    # OSMOSIS_ROLLOUT_API_KEY is the 0.2 server's key, as a user moving to 0.3 may still have it set: it
+    # must not close the 0.3 server to the platform's controller.
+    env = {"OSMOSIS_ROLLOUT_API_KEY": "key-of-a-0.2-server", "PATH": "/usr/bin:/bin", **extra_env}
+    env["ARTIFACTS"] = str(tmp_path / "trials")
     proc = subprocess.Popen([sys.executable, str(script), str(port)], env=env, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
@@ -150,16 +160,14 @@ def _graded_rollout(rollout_id: str, callback_url: str) -> dict[str, Any]:
     }
 
 
-def test_rollout_protocol_with_auth(rollout_server: str, callbacks: tuple[str, list[dict[str, Any]]]) -> None:
+def test_the_platforms_request_without_a_key_is_served(
+    rollout_server: str, callbacks: tuple[str, list[dict[str, Any]]]
+) -> None:
+    # As 0.3's controller calls a user's server: no Authorization header; its key is in the body.
     callback_url, received = callbacks
     health = httpx.get(rollout_server + "/health").json()
     assert health["status"] == "ok" and health["concurrency"]["max_concurrent"] == 4
-    body = _graded_rollout("r-1", callback_url)
-    assert httpx.post(rollout_server + "/rollout", json=body).status_code == 401
-    wrong = {"Authorization": "Bearer nope"}
-    assert httpx.post(rollout_server + "/rollout", json=body, headers=wrong).status_code == 401
-    auth = {"Authorization": f"Bearer {KEY}"}
-    response = httpx.post(rollout_server + "/rollout", json=body, headers=auth)
+    response = httpx.post(rollout_server + "/rollout", json=_graded_rollout("r-1", callback_url))
     assert response.status_code == 202 and response.json() == {}
     _wait_for(received, 2)
     by_path = {r["path"]: r for r in received}
@@ -167,20 +175,51 @@ def test_rollout_protocol_with_auth(rollout_server: str, callbacks: tuple[str, l
     assert RolloutCompleteRequest.model_validate(by_path["/completion"]["body"]).rollout_id == "r-1"
     assert GraderCompleteRequest.model_validate(by_path["/grader"]["body"]).sample.reward == 1.0  # type: ignore[union-attr]
     assert by_path["/completion"]["body"]["status"] == "success"
-    assert by_path["/completion"]["auth"] == "Bearer ctrl-key"
+    assert by_path["/completion"]["auth"] == by_path["/grader"]["auth"] == "Bearer ctrl-key"
     grader = by_path["/grader"]["body"]
     assert grader["status"] == "success" and grader["sample"]["reward"] == 1.0
     assert "trajectory_messages" not in grader["sample"]
-    status = httpx.get(rollout_server + "/rollout/r-1/status", headers=auth).json()
+    status = httpx.get(rollout_server + "/rollout/r-1/status").json()
     assert status == {"rollout_id": "r-1", "status": "success", "reward": 1.0}
     assert RolloutStatusResponse.model_validate(status).reward == 1.0
-    assert httpx.get(rollout_server + "/rollout/nope/status", headers=auth).json()["status"] == "unknown"
-    assert httpx.get(rollout_server + "/rollout/r-1/status").status_code == 401
+    assert httpx.get(rollout_server + "/rollout/nope/status").json()["status"] == "unknown"
+
+
+def test_a_server_given_a_key_refuses_callers_without_it(
+    keyed_server: str, callbacks: tuple[str, list[dict[str, Any]]]
+) -> None:
+    callback_url, received = callbacks
+    assert httpx.get(keyed_server + "/health").status_code == 200  # health stays open
+    body = _graded_rollout("r-k", callback_url)
+    for headers in ({}, {"Authorization": "Bearer nope"}, {"Authorization": "Bearer key-of-a-0.2-server"}):
+        refused = httpx.post(keyed_server + "/rollout", json=body, headers=headers)
+        assert refused.status_code == 401 and refused.headers["www-authenticate"] == "Bearer"
+        assert (
+            httpx.post(keyed_server + "/rollout/cancel", json={"all": True}, headers=headers).status_code
+            == 401
+        )
+    assert httpx.get(keyed_server + "/rollout/r-k/status").status_code == 401
+    assert received == []  # nothing ran
+    auth = {"Authorization": f"Bearer {KEY}"}
+    assert httpx.post(keyed_server + "/rollout", json=body, headers=auth).status_code == 202
+    _wait_for(received, 2)
+    status = httpx.get(keyed_server + "/rollout/r-k/status", headers=auth).json()
+    assert status == {"rollout_id": "r-k", "status": "success", "reward": 1.0}
+
+
+def test_controller_auth_is_0_3s() -> None:
+    from osmosis_ai.rollout.server.auth import ControllerAuth
+
+    assert ControllerAuth().as_bearer_headers() is None and ControllerAuth().api_key is None
+    keyed = ControllerAuth(api_key="s3cret")
+    assert keyed.as_bearer_headers() == {"Authorization": "Bearer s3cret"}
+    assert "s3cret" not in repr(keyed) and repr(ControllerAuth()) == "ControllerAuth(api_key=None)"
+    assert keyed.allows("Bearer s3cret") and keyed.allows("bearer s3cret") and not keyed.allows(None)
+    assert not keyed.allows("Bearer s3cre") and ControllerAuth().allows(None)
 
 
 def test_cancel_and_bad_requests(rollout_server: str, callbacks: tuple[str, list[dict[str, Any]]]) -> None:
     callback_url, _ = callbacks
-    auth = {"Authorization": f"Bearer {KEY}"}
     body = {
         "rollout_id": "slow-1",
         "initial_messages": [{"role": "user", "content": "x"}],
@@ -188,21 +227,22 @@ def test_cancel_and_bad_requests(rollout_server: str, callbacks: tuple[str, list
         "chat_completions_url": "http://127.0.0.1:9/v1",
         "completion_callback_url": callback_url + "/completion",
     }
-    assert httpx.post(rollout_server + "/rollout", json=body, headers=auth).status_code == 202
-    assert (
-        httpx.post(rollout_server + "/rollout", json={**body, "rollout_id": "a/b"}, headers=auth).status_code
-        == 422
-    )
-    assert (
-        httpx.post(rollout_server + "/rollout", json={**body, "llm_api_key": ""}, headers=auth).status_code
-        == 422
-    )
-    assert httpx.post(rollout_server + "/rollout/cancel", json={}, headers=auth).status_code == 422
-    time.sleep(0.2)
-    response = httpx.post(rollout_server + "/rollout/cancel", json={"ids": ["slow-1", "ghost"]}, headers=auth)
+    assert httpx.post(rollout_server + "/rollout", json=body).status_code == 202
+    assert httpx.post(rollout_server + "/rollout", json={**body, "rollout_id": "a/b"}).status_code == 422
+    assert httpx.post(rollout_server + "/rollout", json={**body, "llm_api_key": ""}).status_code == 422
+    assert httpx.post(rollout_server + "/rollout/cancel", json={}).status_code == 422
+    _wait_for_status(rollout_server, "slow-1", "running")  # cancelled while it runs, not while queued
+    response = httpx.post(rollout_server + "/rollout/cancel", json={"ids": ["slow-1", "ghost"]})
     assert response.json() == {"dispositions": {"slow-1": "cancelled_running", "ghost": "not_found"}}
-    status = httpx.get(rollout_server + "/rollout/slow-1/status", headers=auth).json()
+    status = httpx.get(rollout_server + "/rollout/slow-1/status").json()
     assert status["status"] == "cancelled"
+
+
+def _wait_for_status(server: str, rollout_id: str, wanted: str) -> None:
+    deadline = time.monotonic() + 20
+    while httpx.get(f"{server}/rollout/{rollout_id}/status").json()["status"] != wanted:
+        assert time.monotonic() < deadline, f"{rollout_id} never became {wanted}"
+        time.sleep(0.05)
 
 
 def _archived(tmp_path: Path, rollout_id: str) -> dict[str, Any]:
@@ -222,8 +262,7 @@ def test_a_finished_rollout_is_archived_as_a_trajectory_file(
     # §3.5: after the callbacks, <artifact root>/<id>/trajectory.json (an ATIF document) is written.
     callback_url, received = callbacks
     body = {**_graded_rollout("r-9", callback_url), "extra_fields": {"row_index": 3, "run_index": 1}}
-    auth = {"Authorization": f"Bearer {KEY}"}
-    assert httpx.post(rollout_server + "/rollout", json=body, headers=auth).status_code == 202
+    assert httpx.post(rollout_server + "/rollout", json=body).status_code == 202
     _wait_for(received, 2)
     document = _archived(tmp_path, "r-9")
     assert (document["session_id"], document["trajectory_id"], document["schema_version"]) == (
@@ -241,9 +280,8 @@ def test_a_callback_answers_report_puts_per_call_metrics_on_the_agent_steps(
     rollout_server: str, callbacks: tuple[str, list[dict[str, Any]]], tmp_path: Path
 ) -> None:
     callback_url, received = callbacks
-    auth = {"Authorization": f"Bearer {KEY}"}
     body = _graded_rollout("r-rep", callback_url + "/report")
-    assert httpx.post(rollout_server + "/rollout", json=body, headers=auth).status_code == 202
+    assert httpx.post(rollout_server + "/rollout", json=body).status_code == 202
     _wait_for(received, 2)
     document = _archived(tmp_path, "r-rep")
     agent = document["steps"][-1]
@@ -255,7 +293,7 @@ def test_a_callback_answers_report_puts_per_call_metrics_on_the_agent_steps(
     }  # fmt: skip
     # Two calls for one agent step cannot be attributed: kept aside, still counted in the totals.
     body = _graded_rollout("r-two", callback_url + "/report-two")
-    assert httpx.post(rollout_server + "/rollout", json=body, headers=auth).status_code == 202
+    assert httpx.post(rollout_server + "/rollout", json=body).status_code == 202
     _wait_for(received, 4)
     document = _archived(tmp_path, "r-two")
     assert "metrics" not in document["steps"][-1]
@@ -268,12 +306,7 @@ def test_a_failed_grade_is_archived_with_its_sample_and_failure(
 ) -> None:
     callback_url, received = callbacks
     body = {**_graded_rollout("r-bad", callback_url), "metadata": {"grader_raise": True}}
-    assert (
-        httpx.post(
-            rollout_server + "/rollout", json=body, headers={"Authorization": f"Bearer {KEY}"}
-        ).status_code
-        == 202
-    )
+    assert httpx.post(rollout_server + "/rollout", json=body).status_code == 202
     _wait_for(received, 2)
     grader = next(r["body"] for r in received if r["path"] == "/grader")
     assert grader["status"] == "failure"
@@ -287,14 +320,13 @@ def test_a_backend_that_implements_only_execute_is_served(
 ) -> None:
     callback_url, received = callbacks
     assert httpx.get(custom_server + "/health").json() == {"status": "ok"}
-    auth = {"Authorization": f"Bearer {KEY}"}
     body = {**_graded_rollout("c-1", callback_url), "grader_callback_url": None}
-    assert httpx.post(custom_server + "/rollout", json=body, headers=auth).status_code == 202
+    assert httpx.post(custom_server + "/rollout", json=body).status_code == 202
     _wait_for(received, 1)
     assert received[0]["path"] == "/completion" and received[0]["body"]["status"] == "success"
     # Rollouts the server does not run itself: the backend's own (plain, not async) hooks answer.
-    elsewhere = httpx.get(custom_server + "/rollout/elsewhere/status", headers=auth).json()
+    elsewhere = httpx.get(custom_server + "/rollout/elsewhere/status").json()
     assert elsewhere == {"rollout_id": "elsewhere", "status": "running"}
-    assert httpx.get(custom_server + "/rollout/ghost/status", headers=auth).json()["status"] == "unknown"
-    cancel = httpx.post(custom_server + "/rollout/cancel", json={"ids": ["elsewhere", "ghost"]}, headers=auth)
+    assert httpx.get(custom_server + "/rollout/ghost/status").json()["status"] == "unknown"
+    cancel = httpx.post(custom_server + "/rollout/cancel", json={"ids": ["elsewhere", "ghost"]})
     assert cancel.json() == {"dispositions": {"elsewhere": "cancelled_running", "ghost": "not_found"}}
