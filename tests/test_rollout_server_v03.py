@@ -37,7 +37,8 @@ class Exact(Grader):
             raise ValueError("grader exploded")
         ctx.set_reward(1.0 if ctx.sample.messages[-1]["content"] == ctx.label else 0.0)
 
-backend = LocalBackend(workflow=Echo, grader=Exact, artifact_root=os.environ.get("ARTIFACTS") or False)
+root = os.environ["ARTIFACTS"]  # "default": LocalBackend's own (~/.osmosis)
+backend = LocalBackend(workflow=Echo, grader=Exact, artifact_root=None if root == "default" else root)
 key = os.environ.get("REQUIRE_KEY")
 app = create_rollout_server(backend, auth=ControllerAuth(api_key=key) if key else None)
 uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
@@ -115,6 +116,11 @@ def keyed_server(tmp_path: Path) -> Iterator[str]:
 
 
 @pytest.fixture
+def home_server(tmp_path: Path) -> Iterator[str]:
+    yield from _serve(SERVER, tmp_path, ARTIFACTS="default")
+
+
+@pytest.fixture
 def custom_server(tmp_path: Path) -> Iterator[str]:
     yield from _serve(CUSTOM_SERVER, tmp_path)
 
@@ -125,8 +131,8 @@ def _serve(source: str, tmp_path: Path, **extra_env: str) -> Iterator[str]:
     port = _free_port()
     # OSMOSIS_ROLLOUT_API_KEY is the 0.2 server's key, as a user moving to 0.3 may still have it set: it
     # must not close the 0.3 server to the platform's controller.
-    env = {"OSMOSIS_ROLLOUT_API_KEY": "key-of-a-0.2-server", "PATH": "/usr/bin:/bin", **extra_env}
-    env["ARTIFACTS"] = str(tmp_path / "trials")
+    env = {"OSMOSIS_ROLLOUT_API_KEY": "key-of-a-0.2-server", "PATH": "/usr/bin:/bin"}
+    env.update({"ARTIFACTS": str(tmp_path / "trials"), "HOME": str(tmp_path / "home"), **extra_env})
     proc = subprocess.Popen([sys.executable, str(script), str(port)], env=env, stderr=subprocess.PIPE)
     url = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
@@ -245,9 +251,9 @@ def _wait_for_status(server: str, rollout_id: str, wanted: str) -> None:
         time.sleep(0.05)
 
 
-def _archived(tmp_path: Path, rollout_id: str) -> dict[str, Any]:
+def _archived(tmp_path: Path, rollout_id: str, root: str = "trials") -> dict[str, Any]:
     """The rollout's archived trajectory (written after the callbacks), checked twice."""
-    archive = tmp_path / f"trials/{rollout_id}/trajectory.json"
+    archive = tmp_path / f"{root}/{rollout_id}/trajectory.json"
     deadline = time.monotonic() + 20
     while not archive.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -274,6 +280,19 @@ def test_a_finished_rollout_is_archived_as_a_trajectory_file(
         "rollout_id": "r-9", "label": "4", "reward": 1.0, "sample_metrics": {"turns": 2.0},
         "request_extra_fields": {"row_index": 3, "run_index": 1}, "status": "success",
     }  # fmt: skip
+
+
+def test_by_default_the_archive_is_under_home_dot_osmosis(
+    home_server: str, callbacks: tuple[str, list[dict[str, Any]]], tmp_path: Path
+) -> None:
+    # rollout-sdk.md (0.3): "ATIF document per rollout at ~/.osmosis/<rollout_id>/trajectory.json".
+    callback_url, received = callbacks
+    assert (
+        httpx.post(home_server + "/rollout", json=_graded_rollout("r-home", callback_url)).status_code == 202
+    )
+    _wait_for(received, 2)
+    document = _archived(tmp_path, "r-home", root="home/.osmosis")
+    assert document["session_id"] == "r-home" and document["extra"]["osmosis"]["reward"] == 1.0
 
 
 def test_a_callback_answers_report_puts_per_call_metrics_on_the_agent_steps(

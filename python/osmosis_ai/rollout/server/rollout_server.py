@@ -44,7 +44,12 @@ from osmosis_ai.rollout.sample import ExecutionRequest, ExecutionResult, Rollout
 from osmosis_ai.rollout.server.app import _json
 from osmosis_ai.rollout.server.auth import ControllerAuth
 from osmosis_ai.rollout.server.protocol import CancelRequest, RolloutInitRequest
-from osmosis_ai.rollout.trajectory import CallReport, default_artifact_root, read_call_report, save_trajectory
+from osmosis_ai.rollout.trajectory import (
+    CallReport,
+    default_artifact_root,
+    report_from_response,
+    save_trajectory,
+)
 
 __all__ = ["ControllerAuth", "create_rollout_server"]
 
@@ -103,14 +108,6 @@ async def _post(http: Any, url: str, body: dict[str, Any], auth: ControllerAuth)
         return None
 
 
-def _report(response: Any) -> CallReport | None:
-    """The ``trajectory`` report of a callback's answer, if it has one."""
-    try:
-        return read_call_report(response.json()) if response is not None else None
-    except ValueError:  # not JSON: an answer without a report
-        return None
-
-
 def _sample_body(result: ExecutionResult) -> dict[str, Any] | None:
     if result.sample is None:
         return None
@@ -139,7 +136,7 @@ async def _run(
             last[:] = [result]
 
     def note(response: Any) -> None:
-        if (found := _report(response)) is not None:
+        if (found := report_from_response(response)) is not None:
             report[:] = [found]
 
     async def completed(result: ExecutionResult) -> None:

@@ -7,16 +7,23 @@ run``'s ``rollout_trials/<rollout id>/trajectory.json`` too). :mod:`osmosis_ai.a
 """
 
 from osmosis_ai.rollout.trajectory.build import ATIF_VERSION, PRODUCER, build_trajectory
-from osmosis_ai.rollout.trajectory.report import CallReport, read_call_report
+from osmosis_ai.rollout.trajectory.report import (
+    CallReport,
+    as_call_report,
+    read_call_report,
+    report_from_response,
+)
 from osmosis_ai.rollout.trajectory.save import default_artifact_root, save_trajectory, trajectory_json
 
 __all__ = [
     "ATIF_VERSION",
     "PRODUCER",
     "CallReport",
+    "as_call_report",
     "build_trajectory",
     "default_artifact_root",
     "read_call_report",
+    "report_from_response",
     "save_trajectory",
     "trajectory_json",
 ]

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["CallReport", "read_call_report"]
+__all__ = ["CallReport", "as_call_report", "read_call_report", "report_from_response"]
 
 
 @dataclass(frozen=True)
@@ -58,3 +58,27 @@ def read_call_report(body: Any) -> CallReport | None:
         tuple(c for c in calls if isinstance(c, Mapping)) if isinstance(calls, list) else (),
         final if isinstance(final, Mapping) else None,
     )
+
+
+def report_from_response(response: Any) -> CallReport | None:
+    """The report in a callback's HTTP answer (0.3's name): None when there is no answer, it is not JSON, or it
+    carries no well-formed report."""
+    try:
+        return read_call_report(response.json()) if response is not None else None
+    except ValueError:  # not JSON: an answer without a report
+        return None
+
+
+def as_call_report(report: Any) -> CallReport | None:
+    """A report as :func:`save_trajectory` takes it: a :class:`CallReport`, the ``trajectory`` object as a
+    controller sends it, or 0.3's pydantic ``TrajectoryReport`` (anything with ``model_dump()``).
+
+    Example:
+        >>> as_call_report({"model_name": "m", "samples": {}}).model_name
+        'm'
+    """
+    if report is None or isinstance(report, CallReport):
+        return report
+    if callable(getattr(report, "model_dump", None)):
+        report = report.model_dump(mode="json", exclude_none=True)
+    return read_call_report({"trajectory": report})

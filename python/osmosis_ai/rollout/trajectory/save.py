@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from osmosis_ai.rollout.backend.local import default_artifact_root
 from osmosis_ai.rollout.trajectory.build import build_trajectory
-from osmosis_ai.rollout.trajectory.report import CallReport
+from osmosis_ai.rollout.trajectory.report import CallReport, as_call_report
 
 if TYPE_CHECKING:
     from osmosis_ai.rollout.sample import ExecutionResult
@@ -46,14 +46,6 @@ def trajectory_json(document: Mapping[str, Any]) -> bytes:
         return orjson.dumps(document, default=str)
     except TypeError:  # an integer beyond 64 bits, a key that is not a string, a cycle
         return orjson.dumps(_plain(document), default=str)
-
-
-def default_artifact_root() -> Path:
-    """``$OSMOSIS_ROLLOUT_ARTIFACT_ROOT``, else ``~/.osmosis``: where finished rollouts are archived."""
-    from osmosis_ai.rollout.backend.local import ARTIFACT_ROOT_ENV
-
-    env = os.environ.get(ARTIFACT_ROOT_ENV, "").strip()
-    return Path(env) if env else Path.home() / ".osmosis"
 
 
 def _sample_document(
@@ -108,7 +100,7 @@ async def save_trajectory(
     request_label: str | None = None,
     request_metadata: Mapping[str, Any] | None = None,
     request_extra_fields: Mapping[str, Any] | None = None,
-    report: CallReport | None = None,
+    report: CallReport | Mapping[str, Any] | Any | None = None,
     artifact_root: Path | None = None,
     diagnostics: Mapping[str, Any] | None = None,
 ) -> None:
@@ -123,7 +115,9 @@ async def save_trajectory(
         request_label: The request's label (the document's when the sample has none).
         request_metadata: The request's ``metadata``, kept in the document.
         request_extra_fields: The request's ``extra_fields``, kept in the document.
-        report: What the controller reported about the rollout's LLM calls (:func:`read_call_report`).
+        report: What the controller reported about the rollout's LLM calls: a :class:`CallReport`
+            (:func:`report_from_response`), the ``trajectory`` object of a callback's answer, or 0.3's
+            ``TrajectoryReport`` (anything with ``model_dump()``).
         artifact_root: Where to archive (default :func:`default_artifact_root`).
         diagnostics: The backend's diagnostics (default ``result.extra_fields``).
 
@@ -133,7 +127,7 @@ async def save_trajectory(
     root = artifact_root if artifact_root is not None else default_artifact_root()
     request = {"label": request_label, "metadata": request_metadata, "extra_fields": request_extra_fields}
     try:
-        document = _sample_document(rollout_id, result, request, report)
+        document = _sample_document(rollout_id, result, request, as_call_report(report))
         payload = diagnostics if diagnostics is not None else result.extra_fields
         if document is not None or payload:
             await asyncio.to_thread(_write_archive, root / rollout_id, document, payload)
