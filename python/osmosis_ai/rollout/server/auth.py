@@ -3,7 +3,8 @@ controller's key as 0.3 holds it, and the check both servers run on an ``Authori
 
 The 0.3 rollout server checks no key by default, as the established one: the platform's controller calls a
 user's server without one (its key travels in the request body and comes back on the callbacks). A server
-that should refuse other callers is given one: ``create_rollout_server(backend, auth=ControllerAuth(api_key=...))``.
+that should refuse other callers is given one:
+``create_rollout_server(backend, auth=ControllerAuth(api_key=...))``.
 """
 
 from __future__ import annotations

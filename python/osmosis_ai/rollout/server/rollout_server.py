@@ -8,8 +8,8 @@ metrics) and ``<id>/diagnostics.json`` (the backend's diagnostics, when any). As
 no key unless given one (``auth=ControllerAuth(api_key=...)``: then every route but ``/health`` needs
 ``Authorization: Bearer <key>``, checked before the body is read). Results go back through the request's
 completion and grader callback URLs (with the controller key as bearer), retried on transport errors, 429
-and 5xx with the package's one :class:`~osmosis_ai.llm.retry.RetryPolicy`, over a client that follows the proxy and
-certificate settings (:mod:`osmosis_ai.llm.httpx_clients`).
+and 5xx with the package's one :class:`~osmosis_ai.llm.retry.RetryPolicy`, over a client that follows the
+proxy and certificate settings (:mod:`osmosis_ai.llm.httpx_clients`).
 """
 
 from __future__ import annotations
