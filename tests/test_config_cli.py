@@ -13,18 +13,8 @@ import pytest
 
 from osmosis_ai.cli.main import main
 
-BASES = '''
-class AgentWorkflow:
-    """Stand-in for osmosis_ai.rollout.AgentWorkflow (matched by name)."""
-
-
-class Grader:
-    """Stand-in for osmosis_ai.rollout.Grader."""
-
-
-class RolloutAgentLoop:
-    """Stand-in for the 0.2 RolloutAgentLoop."""
-'''
+# The platform's classes, re-exported by a sibling module the entrypoint imports (its own import path).
+BASES = "from osmosis_ai.rollout import AgentWorkflow, Grader, RolloutAgentLoop\n"
 
 GOOD_MAIN = """
 import os
@@ -38,11 +28,13 @@ os.environ["PROBE_SIDE_EFFECT"] = "1"
 
 
 class MyWorkflow(AgentWorkflow):
-    pass
+    async def run(self, ctx):
+        return None
 
 
 class MyGrader(Grader):
-    pass
+    async def grade(self, ctx):
+        ctx.set_reward(1.0)
 """
 
 
@@ -159,6 +151,29 @@ def test_nested_entrypoint_with_relative_imports(workspace: Path, capsys: pytest
     config.write_text(config.read_text().replace('"main.py"', '"agent/run.py"'))
     code, out, err = run(capsys, "config", "validate", str(config))
     assert code == 0, out + err
+
+
+def test_an_entrypoint_that_blocks_at_import_fails_at_the_deadline(
+    workspace: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (workspace / "rollouts/demo/main.py").write_text("import os\nwhile True:\n    pass\n")
+    monkeypatch.setenv("OSMOSIS_IMPORT_TIMEOUT", "1")
+    code, out, _ = run(capsys, "config", "validate", "configs/eval/demo.toml")
+    assert code == 1
+    assert "experiment.entrypoint: importing rollouts/demo/main.py failed: Importing " in out, out
+    assert "did not finish within 1 s (stopped at " in out and "main.py:2: while True:" in out, out
+
+
+def test_an_entrypoint_eval_run_could_not_run_is_a_warning(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (workspace / "rollouts/demo/main.py").write_text("x = 1\n")
+    code, _, err = run(capsys, "config", "validate", "configs/eval/demo.toml")
+    assert code == 0
+    assert (
+        "rollouts/demo/main.py imports, but `osmosis eval run` could not run it (defines no AgentWorkflow"
+        in err
+    )
 
 
 def test_unmet_rollout_dependencies_skip_the_import_with_a_warning(
@@ -376,7 +391,7 @@ def test_submit_git_identity_and_unknown_commit(workspace: Path, capsys: pytest.
 def test_help_stays_light() -> None:
     code = (
         "import sys\nfrom osmosis_ai.cli.main import main\nmain(['--help'])\n"
-        "heavy = {'pydantic', 'osmosis_ai.config', 'osmosis_ai.workspace'} & set(sys.modules)\n"
+        "heavy = {'pydantic', 'osmosis_ai.config', 'osmosis_ai.workspace_layout'} & set(sys.modules)\n"
         "assert not heavy, heavy\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)

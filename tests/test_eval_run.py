@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.eval_run_workspace import LOOP_MAIN, calc_rows, make_workspace
+from tests.eval_run_workspace import LOOP_MAIN, MAIN, calc_rows, make_workspace
 
 OSMOSIS = str(Path(sys.executable).with_name("osmosis"))
 MODES = ("wrong_type", "hang", "raise", "no_reward", "nan", "grader_raise")
@@ -160,6 +160,39 @@ def test_a_0_2_agent_loop_runs_with_an_eval_fn(tmp_path: Path, scripted: Any) ->
     assert envelope["resource"]["metrics"]["tokens_used"] > 0
 
 
+def test_an_entrypoint_with_relative_imports_validates_and_runs(tmp_path: Path, scripted: Any) -> None:
+    # One importer with package semantics: what `config validate` accepts, `eval run` runs.
+    server = scripted({"default": {"content": "4"}})
+    ws = make_workspace(tmp_path / "ws", calc_rows(4))
+    (ws / "rollouts/calc/workflow.py").write_text(MAIN)
+    (ws / "rollouts/calc/main.py").write_text("from .workflow import CalcGrader, CalcWorkflow\n")
+    validate = subprocess.run(
+        [OSMOSIS, "config", "validate", "configs/eval/calc.toml"], cwd=ws, capture_output=True, text=True
+    )
+    assert validate.returncode == 0 and "warning" not in validate.stderr, validate.stdout + validate.stderr
+    code, _, stderr = osmosis_run(ws, server)
+    assert code == 0, stderr
+    assert [r["reward"] for r in index(ws)] == [1.0, 0.0, 1.0, 0.0]
+
+
+def test_an_entrypoint_that_blocks_at_import_is_stopped_at_the_deadline(
+    tmp_path: Path, scripted: Any
+) -> None:
+    server = scripted({"default": {"content": "4"}})
+    ws = make_workspace(tmp_path / "ws", calc_rows(2))
+    (ws / "rollouts/calc/main.py").write_text("import os\n\nwhile True:\n    pass\n")
+    env = {**_env(), "OSMOSIS_IMPORT_TIMEOUT": "1"}
+    proc = subprocess.run(
+        [a for a in run_args(server) if a != "--json"], cwd=ws, capture_output=True, text=True, env=env
+    )
+    assert proc.returncode == 1, proc.stderr
+    assert (
+        "main.py did not finish within 1 s (stopped at " in proc.stderr
+        and "main.py:3: while True:" in proc.stderr
+    )
+    assert "Traceback" not in proc.stderr
+
+
 def test_the_printed_next_command_continues_the_same_run(tmp_path: Path, scripted: Any) -> None:
     # A user copies the "Next:" command: it must carry what decides which run and how it runs (-o, --rows,
     # --base-url, ...), never --fresh (which would archive it) and never the API key itself.
@@ -217,7 +250,9 @@ def test_a_failed_rows_multi_line_error_stays_indented_under_its_row(tmp_path: P
     )
     argv = [a for a in run_args(server) if a != "--json"]
     proc = subprocess.run(argv, cwd=ws, capture_output=True, text=True, timeout=120, env=_env())
-    assert proc.returncode == 0, proc.stderr
+    # The only item errored: nothing was scored, which is said in one line and exits 1 (issue #28).
+    assert proc.returncode == 1, proc.stderr
+    assert "Error: reward: no run was scored (1 errored, 0 unscored)" in proc.stderr
     lines = proc.stdout.splitlines()
     first = next(i for i, line in enumerate(lines) if "workflow exploded" in line)
     assert lines[first + 1] == "    see the second line"

@@ -21,7 +21,7 @@ import pytest
 from mcp_repo import REWARD, make_repo, write, write_rows
 from osmosis_ai.cli.main import main
 from tests.atif_check import assert_valid_atif
-from tests.eval_run_workspace import LOOP_MAIN, calc_rows, make_workspace
+from tests.eval_run_workspace import LOOP_MAIN, MAIN, calc_rows, make_workspace
 
 pytest.importorskip("ray")
 
@@ -125,6 +125,20 @@ class EnvGrader(Grader):
     async def grade(self, ctx):
         ctx.set_reward(float(ctx.sample.messages[-1]["content"] == "fast|tok-planted-9876"))
 """
+
+
+def test_an_entrypoint_with_relative_imports_runs_on_ray_workers(ray_head, workspace, capsys) -> None:
+    # The workers import the shipped rollout folder as a package, as the driver does.
+    calc = workspace["dir"] / "rollouts/calc"
+    (calc / "workflow.py").write_text(MAIN)
+    (calc / "main.py").write_text("from .workflow import CalcGrader, CalcWorkflow\n")
+    args = eval_run_args(
+        workspace["server"], "rel", "--backend", "ray", "--ray-workers", "1", "--rows", "0-3"
+    )
+    code, out = run_cli(capsys, *args)
+    assert code == 0, out
+    rewards = [item[3] for item in graded(workspace["dir"] / ".osmosis/evals/rel")]
+    assert rewards == [1.0, 1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0]
 
 
 def test_eval_run_on_ray_gives_workers_the_env_and_secrets_and_keeps_secrets_out_of_ray_logs(

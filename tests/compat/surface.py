@@ -232,4 +232,5 @@ COMPAT_MODULES: tuple[str, ...] = (
     "osmosis_ai.rollout.types.output",
     "osmosis_ai.rollout.types.protocol",
     "osmosis_ai.rollout.types.sample",
+    "osmosis_ai.cli.test_interactive",
 )

@@ -64,7 +64,7 @@ def validate_command(
     from dataclasses import asdict
 
     from osmosis_ai.config import rollout_target, validate_files
-    from osmosis_ai.workspace import check_workspace
+    from osmosis_ai.workspace_layout import check_workspace
 
     files = _expand(paths, kind)
     reports = validate_files(files, kind)  # type: ignore[arg-type]

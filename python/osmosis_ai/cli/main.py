@@ -334,12 +334,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         STATE.mode = "json"
     try:
         result = cli.main(args=args, prog_name="osmosis", standalone_mode=False)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:
+        # click turns a KeyboardInterrupt into Abort; an ImportInterrupted (the file being imported, 143 for
+        # SIGTERM) keeps its own message and code.
+        if isinstance(exc.__cause__, KeyboardInterrupt) and str(exc.__cause__):
+            click.echo(f"{exc.__cause__}.", err=True)
+            return getattr(exc.__cause__, "exit_code", 130)
         click.echo("Aborted.", err=True)
         return 130
-    except KeyboardInterrupt:
-        click.echo("Interrupted.", err=True)
-        return 130
+    except KeyboardInterrupt as exc:
+        click.echo(f"{exc}." if str(exc) else "Interrupted.", err=True)
+        return getattr(exc, "exit_code", 130)
     except click.ClickException as exc:
         _suggest_command(exc)
         if STATE.mode == "json":

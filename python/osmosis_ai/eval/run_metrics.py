@@ -1,82 +1,91 @@
-"""Metrics of a local ``eval run`` from its index rows (the platform's definitions), via the Rust statistics.
+"""Metrics of a local ``eval run`` (``metrics.json``'s ``summary``): the result model of its results log,
+laid out under the platform's field names.
 
-``pass_rate`` = passed / scored, where scored excludes skipped items and failed items count as non-passes;
-``reward_stats`` covers the items that have a reward; pass@k (k = 1, 2, 4, ... up to the runs per row) is
-the unbiased estimator averaged over rows with at least k non-skipped attempts.
+Every number is the result model's (:func:`osmosis_ai.results.read_results` of ``results.jsonl``), only
+the median of the rewards is taken here from the index rows, as the model keeps no sorted scores.
+``pass_rate`` = passed / runs that count (skipped items left out, failed items count as did not pass);
+``reward_stats`` covers the items that have a reward; pass@k (k = 1, 2, 4, ... up to the run's n) counts
+runs missing from an incomplete run as did not pass. When nothing was scored ``pass_rate`` is null (never
+0) and there are no ``reward_stats`` or ``pass_at_k``; ``warnings`` (added to the platform's keys) holds
+the model's warnings, each worded once in the core.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from osmosis_ai.stats import pass_at_k_many, score_median, summarize
+from osmosis_ai.results import FunctionResult, ResultSummary, read_results
+from osmosis_ai.stats import score_median
 
-__all__ = ["aggregate_metrics"]
+__all__ = ["REWARD", "metrics_summary"]
+
+#: The score name of an ``eval run``'s reward in its result model.
+REWARD = "reward"
 
 
-def aggregate_metrics(rows: Iterable[Mapping[str, Any]], pass_threshold: float) -> dict[str, Any]:
-    """The summary of ``metrics.json`` and the ``--json`` envelope from index rows.
+def _rewards(rows: Iterable[Mapping[str, Any]]) -> list[float]:
+    return [
+        float(row["reward"])
+        for row in rows
+        if row.get("status") != "skipped"
+        and isinstance(row.get("reward"), (int, float))
+        and not isinstance(row.get("reward"), bool)
+    ]
 
-    Example:
-        >>> aggregate_metrics([{"row_index": 0, "run_index": 0, "status": "success", "reward": 1.0}], 1.0)["pass_rate"]
-        1.0
+
+def _pass_at_k(reward: FunctionResult) -> list[dict[str, Any]]:
+    """``[{k, value}]`` at k = 1, 2, 4, ... (the platform's k), from the model's pass@k."""
+    points = [{"k": k, "value": v} for k, v in reward.pass_at_k.items() if k & (k - 1) == 0]
+    return points if len(points) >= 2 else []
+
+
+def _reward(result: ResultSummary) -> FunctionResult | None:
+    functions = result.model().functions if result.models else ()
+    return next((f for f in functions if f.name == REWARD), None)
+
+
+def metrics_summary(
+    log_path: str | os.PathLike[str], pass_threshold: float, rows: Iterable[Mapping[str, Any]]
+) -> tuple[dict[str, Any], ResultSummary]:
+    """``metrics.json``'s ``summary`` (and the ``--json`` envelope's), with the result model it lays out.
+
+    Args:
+        log_path: The run's ``results.jsonl``.
+        pass_threshold: A run passes when its reward is >= this.
+        rows: The index rows (latest record per row and run), for the median reward.
     """
-    total = skipped = failed = graded = passed = tokens = 0
-    max_run = -1
-    rewards: list[float] = []
-    attempts: dict[int, list[int]] = {}  # row -> [non-skipped attempts, passes]
-    for row in rows:
-        total += 1
-        tokens += int(row.get("tokens") or 0)
-        max_run = max(max_run, int(row["run_index"]))
-        status = row.get("status")
-        if status == "skipped":
-            skipped += 1
-            continue
-        if status == "failed":
-            failed += 1
-        counts = attempts.setdefault(int(row["row_index"]), [0, 0])
-        counts[0] += 1
-        reward = row.get("reward")
-        if isinstance(reward, (int, float)) and not isinstance(reward, bool):
-            graded += 1
-            rewards.append(float(reward))
-            if reward >= pass_threshold:
-                passed += 1
-                counts[1] += 1
-    scored = total - skipped
+    # Rewards only: a failed item is not a 0.0 reward (the platform's reward_stats).
+    result = read_results(log_path, pass_threshold=pass_threshold, failed="exclude")
+    model = result.model() if result.models else None
+    reward = _reward(result)
+    runs = reward.runs if reward is not None else None
+    total = runs.finished if runs is not None else 0
+    skipped = runs.skipped if runs is not None else 0
     summary: dict[str, Any] = {
         "total_samples": total,
-        "completed_samples": scored,
-        "graded": graded,
-        "passed": passed,
-        "failed": failed,
+        "completed_samples": total - skipped,
+        "graded": reward.graded if reward is not None else 0,
+        "passed": reward.passed if reward is not None else 0,
+        "failed": model.failed_runs if model is not None else 0,
         "skipped": skipped,
-        "pass_rate": passed / scored if scored else 0.0,
+        "pass_rate": reward.pass_rate if reward is not None else None,
         "pass_threshold": pass_threshold,
-        "tokens_used": tokens,
+        "tokens_used": model.total_tokens if model is not None else 0,
     }
-    if rewards:
-        stats = summarize([[r] for r in rewards], pass_threshold=pass_threshold, ks=[1])
+    if reward is not None and reward.graded:
         summary["reward_stats"] = {
-            "mean": stats.mean,
-            "median": score_median(rewards),
-            "std": stats.std,
-            "min": stats.min,
-            "max": stats.max,
+            "mean": reward.mean,
+            "median": score_median(_rewards(rows)),
+            "std": reward.std,
+            "min": reward.min,
+            "max": reward.max,
         }
-    n_runs = max_run + 1
-    if n_runs >= 2:
-        summary["n_runs"] = n_runs
-        points = []
-        k = 1
-        while k <= n_runs:
-            eligible = [c for c in attempts.values() if c[0] >= k]
-            if eligible:
-                estimate = pass_at_k_many([c[0] for c in eligible], [c[1] for c in eligible], k)
-                points.append({"k": k, "value": estimate.mean})
-            k *= 2
-        if len(points) >= 2:
+    if result.n_runs is not None and result.n_runs >= 2:
+        summary["n_runs"] = result.n_runs
+        points = _pass_at_k(reward) if reward is not None else []
+        if points:
             summary["pass_at_k"] = points
-    return summary
+    summary["warnings"] = [{"code": w.code, "message": w.message} for w in result.warnings]
+    return summary, result

@@ -2,8 +2,8 @@
 
 Every invocation (also one that ran nothing, or was interrupted) rewrites ``index.jsonl``,
 ``summary.jsonl``, ``progress.json`` and ``metrics.json`` from the log, so they always describe the run
-as the log holds it. The numbers are today's summary of the latest record per item
-(:func:`osmosis_ai.eval.run_metrics.aggregate_metrics`), carried in :attr:`EvalRunResult.summary`.
+as the log holds it. The numbers are the log's result model laid out under the platform's names
+(:func:`osmosis_ai.eval.run_metrics.metrics_summary`), carried in :attr:`EvalRunResult.summary`.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from osmosis_ai.results import ResultSummary
 from osmosis_ai.runs.backends import BackendReport
 from osmosis_ai.runs.engine import RunOutcome
 
@@ -46,7 +47,9 @@ class EvalRunResult:
         status: ``finished``, ``incomplete`` (interrupted, stopped early, items without a result) or
             ``cancelled`` (the cost question was answered no; nothing ran, no file was refreshed).
         outcome: What this invocation ran (None when it ran nothing).
-        summary: Today's summary of the run (``pass_rate``, ``reward_stats``, ``pass_at_k``, tokens...).
+        summary: The run's metrics (``pass_rate``, ``reward_stats``, ``pass_at_k``, tokens, ``warnings``;
+            ``pass_rate`` null when nothing was scored).
+        result: The result model they are laid out from (None when nothing was refreshed).
         counts: Work items by their latest result.
         duration_ms: The run's wall time over all its invocations.
         failed_rows: The items whose latest result is not a success, with their error and folder.
@@ -71,6 +74,7 @@ class EvalRunResult:
     dataset_source: str = "explicit"
     backend: BackendReport = field(default_factory=BackendReport)
     message: str = ""
+    result: ResultSummary | None = None
 
     @classmethod
     def cancelled_run(cls, options: Any, run_dir: Any) -> EvalRunResult:
@@ -160,11 +164,11 @@ def finish_run(
     Only an incomplete run (cancelled, stopped, items without a result) is ``incomplete``; failed items
     are results, reported in ``failed_rows`` (a retry re-runs them).
     """
-    from osmosis_ai.eval.run_metrics import aggregate_metrics
+    from osmosis_ai.eval.run_metrics import metrics_summary
 
     run_dir = plan.run_dir
     records = run_dir.latest_records()
-    summary = aggregate_metrics(records, plan.settings.pass_threshold)
+    summary, result = metrics_summary(run_dir.log_path, plan.settings.pass_threshold, records)
     statuses = [r.get("status") for r in records]
     counts = WorkCounts(
         plan.selected * plan.settings.n,
@@ -208,4 +212,5 @@ def finish_run(
         dataset_source=plan.dataset_source,
         backend=backend,
         message=message,
+        result=result,
     )

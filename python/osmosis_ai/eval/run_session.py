@@ -133,7 +133,7 @@ def _prepare(options: EvalRunOptions, observer: RunObserver, platform: Any) -> _
     from osmosis_ai.eval.run_dir import RunDirectory, default_run_name
     from osmosis_ai.eval.run_entry import load_rollout_entry
     from osmosis_ai.eval.run_manifest import resolved_inputs
-    from osmosis_ai.workspace import check_config_location, check_rollout, resolve_config_path
+    from osmosis_ai.workspace_layout import check_config_location, check_rollout, resolve_config_path
 
     path = resolve_config_path(options.config_path)
     root = check_config_location(path, "eval", "eval run")
@@ -150,7 +150,7 @@ def _prepare(options: EvalRunOptions, observer: RunObserver, platform: Any) -> _
     out_root = Path(options.output).expanduser().resolve() if options.output else root / ".osmosis" / "evals"
     run_dir = RunDirectory(out_root, options.name or default_run_name(path))
     artifact_root = run_dir.path / "rollout_trials"
-    entry = load_rollout_entry(entry_file, artifact_root=artifact_root)
+    entry = load_rollout_entry(entry_file, artifact_root=artifact_root, rollout_dir=rollout_dir)
     if entry.loop is not None and not options.eval_fns:
         raise RunError(
             f"{entry_file}: a 0.2 RolloutAgentLoop needs {{eval_fns}} MODULE:FN to score its runs",

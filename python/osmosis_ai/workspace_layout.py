@@ -3,20 +3,18 @@
 A workspace is a directory holding ``rollouts/``, ``configs/eval/``, ``configs/training/`` and ``data/``
 (the established layout). A config at ``<ws>/configs/<kind>/...`` names a rollout directory
 ``<ws>/rollouts/<rollout>/`` and an entrypoint inside it; the platform imports that entrypoint and uses the
-``AgentWorkflow`` and ``Grader`` (or legacy ``RolloutAgentLoop``) classes it exposes.
+``AgentWorkflow`` and ``Grader`` (or legacy ``RolloutAgentLoop``) classes it exposes, which
+:mod:`osmosis_ai.entrypoint_probe` checks in a child process.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from osmosis_ai.config import ConfigKind, EvalConfig, TrainingConfig
+from osmosis_ai.entrypoint_probe import EntrypointReport, inspect_entrypoint
 from osmosis_ai.errors import ConfigError
 
 __all__ = [
@@ -36,7 +34,6 @@ CONFIG_DIRS: dict[ConfigKind, str] = {
     "training": "configs/training",
     "benchmark": "configs/benchmark",
 }
-ENTRYPOINT_TIMEOUT_S = 60.0
 
 
 def find_workspace_root(start: str | os.PathLike[str]) -> Path | None:
@@ -139,166 +136,6 @@ def check_rollout(root: Path, config: EvalConfig | TrainingConfig) -> tuple[Path
             f"rollouts/{name}/{entrypoint} does not exist"
         )
     return rollout_dir, entry_file
-
-
-@dataclass
-class EntrypointReport:
-    """What importing an entrypoint showed.
-
-    Attributes:
-        ok: The module imported (or the check was skipped, see ``warning``).
-        error: Why it is not usable (the import failed), when not ``ok``.
-        warning: Set when the check was skipped because this environment lacks a module the entrypoint
-            imports (the platform installs the rollout's own dependencies).
-    """
-
-    ok: bool
-    error: str | None = None
-    warning: str | None = None
-
-
-# Runs in a child interpreter so user code never enters this process (its module-level side effects,
-# sys.path and sys.modules stay there). As in the established CLI, importing is the whole check: a backend
-# validates itself at import time, and nothing scans the module for AgentWorkflow/Grader classes.
-_PROBE = r"""
-import importlib, importlib.util, json, sys, traceback, types
-from pathlib import Path
-
-rollout_dir, entrypoint, out_file = sys.argv[1], sys.argv[2], sys.argv[3]
-result = {"imported": False}
-
-
-def unmet_requirements():
-    # The rollout's own [project].dependencies, checked against this interpreter (as the established CLI
-    # does): when some are missing, importing would fail for reasons the platform does not share.
-    path = Path(rollout_dir) / "pyproject.toml"
-    if not path.is_file():
-        return []
-    try:
-        try:
-            import tomllib
-        except ModuleNotFoundError:
-            import tomli as tomllib
-        deps = tomllib.loads(path.read_text(encoding="utf-8"))["project"]["dependencies"]
-    except Exception:
-        return []  # a malformed or dependency-less pyproject is the platform's to judge
-    try:
-        from packaging.requirements import Requirement
-    except ModuleNotFoundError:
-        Requirement = None
-    from importlib import metadata
-    import re
-    problems = []
-    for spec in deps if isinstance(deps, list) else []:
-        if not isinstance(spec, str):
-            continue
-        req = None
-        if Requirement is not None:
-            try:
-                req = Requirement(spec)
-            except Exception:
-                continue
-            if req.url or (req.marker is not None and not req.marker.evaluate()):
-                continue
-            name = req.name
-        else:
-            match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", spec)
-            if match is None or "@" in spec or ";" in spec:
-                continue
-            name = match.group(1)
-        try:
-            version = metadata.version(name)
-        except metadata.PackageNotFoundError:
-            problems.append(f"{name} is not installed")
-            continue
-        if req is not None and req.specifier and not req.specifier.contains(version, prereleases=True):
-            problems.append(f"{name} {version} does not satisfy {req.specifier}")
-    return problems
-
-
-def import_entrypoint():
-    sys.path.insert(0, rollout_dir)
-    package = types.ModuleType("_osmosis_rollout")
-    package.__path__ = [rollout_dir]
-    sys.modules["_osmosis_rollout"] = package
-    parts = Path(entrypoint).with_suffix("").parts
-    for i in range(1, len(parts)):
-        importlib.import_module("_osmosis_rollout." + ".".join(parts[:i]))
-    name = "_osmosis_rollout." + ".".join(parts)
-    spec = importlib.util.spec_from_file_location(name, str(Path(rollout_dir) / entrypoint))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-unmet = unmet_requirements()
-if unmet:
-    result["unmet"] = unmet
-else:
-    try:
-        import_entrypoint()
-    except ModuleNotFoundError as exc:
-        result["missing_module"] = exc.name
-        result["error"] = f"{type(exc).__name__}: {exc}"
-    except BaseException as exc:  # includes SystemExit raised by user code at import time
-        frames = traceback.extract_tb(exc.__traceback__)
-        user = [f for f in frames if f.filename.startswith(rollout_dir)]
-        where = f" ({Path(user[-1].filename).name}:{user[-1].lineno})" if user else ""
-        result["error"] = f"{type(exc).__name__}: {exc}{where}"
-    else:
-        result["imported"] = True
-with open(out_file, "w", encoding="utf-8") as fh:
-    json.dump(result, fh)
-"""
-
-
-def inspect_entrypoint(
-    rollout_dir: Path, entrypoint: str, *, timeout: float = ENTRYPOINT_TIMEOUT_S
-) -> EntrypointReport:
-    """Imports a rollout entrypoint in a child Python, as the established submit preflight does.
-
-    A module the entrypoint imports but this environment lacks skips the check with a warning.
-
-    Example:
-        >>> inspect_entrypoint(Path("rollouts/demo"), "main.py").ok  # doctest: +SKIP
-        True
-    """
-    label = f"rollouts/{rollout_dir.name}/{entrypoint}"
-    with tempfile.TemporaryDirectory(prefix="osmosis-probe-") as tmp:
-        out_file = Path(tmp) / "result.json"
-        try:
-            proc = subprocess.run(
-                [sys.executable, "-c", _PROBE, str(rollout_dir), entrypoint, str(out_file)],
-                cwd=rollout_dir,
-                capture_output=True,
-                text=True,
-                timeout=timeout,
-                check=False,
-            )
-        except subprocess.TimeoutExpired:
-            return EntrypointReport(ok=False, error=f"importing {label} did not finish within {timeout:g} s")
-        if not out_file.exists():
-            tail = (proc.stderr or proc.stdout).strip().splitlines()[-3:]
-            detail = " | ".join(tail) or f"exit status {proc.returncode}"
-            return EntrypointReport(ok=False, error=f"importing {label} ended the interpreter: {detail}")
-        result = json.loads(out_file.read_text(encoding="utf-8"))
-    if not result["imported"]:
-        if result.get("unmet"):
-            warning = (
-                f"skipped the import check of {label}: this environment does not satisfy the rollout's "
-                f"dependencies ({'; '.join(result['unmet'])}); the platform checks it after installing them"
-            )
-            return EntrypointReport(ok=True, warning=warning)
-        if result.get("missing_module"):
-            warning = (
-                f"skipped the import check of {label}: this environment lacks module "
-                f"'{result['missing_module']}' ({result['error']}); the platform checks it after installing "
-                "the rollout's dependencies"
-            )
-            return EntrypointReport(ok=True, warning=warning)
-        return EntrypointReport(ok=False, error=f"importing {label} failed: {result['error']}")
-    return EntrypointReport(ok=True)
 
 
 @dataclass

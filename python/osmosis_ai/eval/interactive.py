@@ -1,8 +1,11 @@
-"""`osmosis test --interactive`: run one row at a time and pause after every LLM call.
+"""The interactive test console (``osmosis test --interactive``): one row at a time, a pause after every LLM call.
 
 At each pause: Enter or ``n`` takes the next step, ``c`` runs the row to the end, ``m`` lists the messages so
 far, ``t`` the tools, ``q`` aborts the row, ``?`` shows this list. Between rows a row number is asked for;
 ``q``, end of input or Ctrl+C ends the session.
+
+What the session shows and asks goes through a :class:`StepConsole`: the CLI passes one that writes with
+click (colour on a terminal); library users get :class:`TerminalConsole` (``print`` and ``input``).
 """
 
 from __future__ import annotations
@@ -10,9 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from typing import Any
-
-import click
+from typing import Any, Protocol
 
 from osmosis_ai.eval.llm_client import ExternalLLMClient
 from osmosis_ai.eval.options import TestOptions
@@ -20,7 +21,7 @@ from osmosis_ai.rollout.agent_loop import CompletionsResult, RolloutContext
 from osmosis_ai.rollout.requests import dataset_row_to_request
 from osmosis_ai.rollout.tools import validate_tools
 
-__all__ = ["InteractiveSession"]
+__all__ = ["InteractiveSession", "StepConsole", "TerminalConsole"]
 
 STEP_HELP = (
     "Commands: Enter/n = next step, c = continue to the end, m = messages, t = tools, q = quit row, ? = help"
@@ -28,8 +29,32 @@ STEP_HELP = (
 _QUIT = {"q", "quit", "exit"}
 
 
-def _rule(title: str) -> None:
-    click.echo(f"\n{'=' * 20} {title} {'=' * 20}")
+class StepConsole(Protocol):
+    """Where the session writes and how it colours a word (``fg`` is a colour name: green, red)."""
+
+    def echo(self, text: str = "") -> None:
+        """Writes one line."""
+        ...
+
+    def style(self, text: str, fg: str) -> str:
+        """``text`` coloured ``fg`` where the output allows it."""
+        ...
+
+
+class TerminalConsole:
+    """The console of library users: ``print`` to stdout, no colour."""
+
+    def echo(self, text: str = "") -> None:
+        """Writes one line to stdout."""
+        print(text)
+
+    def style(self, text: str, fg: str) -> str:
+        """``text`` unchanged."""
+        return text
+
+
+def _rule(console: StepConsole, title: str) -> None:
+    console.echo(f"\n{'=' * 20} {title} {'=' * 20}")
 
 
 def _label(message: dict[str, Any]) -> str:
@@ -39,27 +64,27 @@ def _label(message: dict[str, Any]) -> str:
     return f"[{str(role).capitalize()}]"
 
 
-def _show_message(message: dict[str, Any], index: int | None = None) -> None:
+def _show_message(console: StepConsole, message: dict[str, Any], index: int | None = None) -> None:
     prefix = f"{index}. " if index is not None else ""
-    click.echo(f"{prefix}{_label(message)}")
+    console.echo(f"{prefix}{_label(message)}")
     content = message.get("content")
     if content:
-        click.echo(f"  {content}")
+        console.echo(f"  {content}")
     for call in message.get("tool_calls") or []:
         function = call.get("function", {}) if isinstance(call, dict) else {}
         try:
             args = json.dumps(json.loads(function.get("arguments") or "{}"), indent=2)
         except (TypeError, ValueError):
             args = str(function.get("arguments"))
-        click.echo(f"  • {function.get('name', '?')}({args})")
+        console.echo(f"  • {function.get('name', '?')}({args})")
 
 
-def _show_tools(tools: list[Any]) -> None:
+def _show_tools(console: StepConsole, tools: list[Any]) -> None:
     for tool in tools:
         data = tool.model_dump(exclude_none=True) if hasattr(tool, "model_dump") else dict(tool)
         function = data.get("function", {})
         params = ", ".join((function.get("parameters") or {}).get("properties", {}))
-        click.echo(f"  - {function.get('name')}: {function.get('description', '')} ({params})")
+        console.echo(f"  - {function.get('name')}: {function.get('description', '')} ({params})")
 
 
 async def _ask(prompt: str) -> str:
@@ -72,8 +97,9 @@ async def _ask(prompt: str) -> str:
 class _SteppingClient(ExternalLLMClient):
     """An LLM client that shows each reply and waits for the user before the agent goes on."""
 
-    def __init__(self, transport: Any, tools: list[Any]) -> None:
+    def __init__(self, transport: Any, tools: list[Any], console: StepConsole) -> None:
         super().__init__(transport)
+        self.console = console
         self.turn = 0
         self.running_free = False
         self._shown = 0
@@ -82,15 +108,15 @@ class _SteppingClient(ExternalLLMClient):
     async def chat_completions(self, messages: list[dict[str, Any]], **kwargs: Any) -> CompletionsResult:
         for message in messages[self._shown :]:
             if message.get("role") == "tool":
-                _show_message(message)
+                _show_message(self.console, message)
         reply = await super().chat_completions(messages, **kwargs)
         self._shown = len(messages) + 1
         self.turn += 1
         if not self.running_free:
-            _rule(f"Turn {self.turn}: LLM Response")
-            _show_message(reply.message)
+            _rule(self.console, f"Turn {self.turn}: LLM Response")
+            _show_message(self.console, reply.message)
             if reply.finish_reason != "tool_calls":
-                click.echo(f"Finish reason: {reply.finish_reason}")
+                self.console.echo(f"Finish reason: {reply.finish_reason}")
             await self._pause([*messages, reply.message])
         return reply
 
@@ -104,17 +130,21 @@ class _SteppingClient(ExternalLLMClient):
                 return
             if answer in ("m", "messages"):
                 for i, message in enumerate(messages):
-                    _show_message(message, i)
+                    _show_message(self.console, message, i)
             elif answer in ("t", "tools"):
-                _show_tools(self._tools_for_display)
+                _show_tools(self.console, self._tools_for_display)
             elif answer in _QUIT:
                 raise InterruptedError("Aborted by user")
             else:
-                click.echo(STEP_HELP)
+                self.console.echo(STEP_HELP)
 
 
 class InteractiveSession:
-    """Runs rows chosen by the user, one LLM call at a time."""
+    """Runs rows chosen by the user, one LLM call at a time (``console``: where it writes; default stdout).
+
+    Example:
+        >>> code = await InteractiveSession(agent, transport, rows, TestOptions(...)).run()  # doctest: +SKIP
+    """
 
     def __init__(
         self,
@@ -123,7 +153,9 @@ class InteractiveSession:
         rows: list[tuple[int, dict[str, Any]]],
         options: TestOptions,
         start_row: int | None = None,
+        console: StepConsole | None = None,
     ) -> None:
+        self.console: StepConsole = console or TerminalConsole()
         self.agent = agent
         self.transport = transport
         self.rows = dict(rows)
@@ -137,20 +169,20 @@ class InteractiveSession:
             if start in self.rows:
                 await self.run_row(start)
             else:
-                click.echo(f"Invalid row index {start}. Valid range: {self.first}-{self.last}")
+                self.console.echo(f"Invalid row index {start}. Valid range: {self.first}-{self.last}")
         while True:
-            click.echo(f"\nSelect a row to test [{self.first}-{self.last}] or 'q' to quit:")
+            self.console.echo(f"\nSelect a row to test [{self.first}-{self.last}] or 'q' to quit:")
             answer = await _ask("> ")
             if answer.lower() in _QUIT:
-                click.echo("Interactive session ended.")
+                self.console.echo("Interactive session ended.")
                 return 0
             try:
                 index = int(answer)
             except ValueError:
-                click.echo(f"Please enter a row number between {self.first} and {self.last}, or 'q'.")
+                self.console.echo(f"Please enter a row number between {self.first} and {self.last}, or 'q'.")
                 continue
             if index not in self.rows:
-                click.echo(f"Row {index} is out of range. Valid range: {self.first}-{self.last}")
+                self.console.echo(f"Row {index} is out of range. Valid range: {self.first}-{self.last}")
                 continue
             await self.run_row(index)
 
@@ -163,38 +195,38 @@ class InteractiveSession:
             completion_params=self.options.completion_params(),
             overrides={"execution_mode": "test", "test_mode": True},
         )
-        _rule(f"Row {index}: Initial Messages")
+        _rule(self.console, f"Row {index}: Initial Messages")
         for message in request.messages:
-            _show_message(message)
+            _show_message(self.console, message)
         tools = self.agent.get_tools(request) or []
         validate_tools(tools)
         if tools:
-            _rule("Available Tools")
-            _show_tools(tools)
-        client = _SteppingClient(self.transport, list(tools))
+            _rule(self.console, "Available Tools")
+            _show_tools(self.console, tools)
+        client = _SteppingClient(self.transport, list(tools), self.console)
         client.set_tools(tools)
         started = time.monotonic()
         ctx = RolloutContext(request=request, tools=list(tools), llm=client, _start_time=started)
         try:
             result = await self.agent.run(ctx)
         except InterruptedError:
-            click.echo("\nAborted by user")
+            self.console.echo("\nAborted by user")
             return
         except Exception as exc:
-            _rule("Result")
-            click.echo(f"Status: {click.style('ERROR', fg='red')}")
-            click.echo(f"Error: {type(exc).__name__}: {exc}")
+            _rule(self.console, "Result")
+            self.console.echo(f"Status: {self.console.style('ERROR', fg='red')}")
+            self.console.echo(f"Error: {type(exc).__name__}: {exc}")
             return
         metrics = client.get_metrics()
-        _rule("Result")
+        _rule(self.console, "Result")
         color = "green" if result.status == "COMPLETED" else "red"
-        click.echo(f"Status: {click.style(result.status, fg=color)}")
+        self.console.echo(f"Status: {self.console.style(result.status, fg=color)}")
         if result.error_message:
-            click.echo(f"Error: {result.error_message}")
-        click.echo(f"Reward: {result.reward}")
-        click.echo(f"Finish reason: {result.finish_reason}")
-        click.echo(f"Duration: {time.monotonic() - started:.2f}s")
-        click.echo(
+            self.console.echo(f"Error: {result.error_message}")
+        self.console.echo(f"Reward: {result.reward}")
+        self.console.echo(f"Finish reason: {result.finish_reason}")
+        self.console.echo(f"Duration: {time.monotonic() - started:.2f}s")
+        self.console.echo(
             f"Tokens: {metrics.prompt_tokens + metrics.response_tokens} ({metrics.num_llm_calls} LLM calls)"
         )
         if (await _ask("Press 'm' to inspect the final messages, or Enter to continue > ")).lower() in (
@@ -202,4 +234,4 @@ class InteractiveSession:
             "messages",
         ):
             for i, message in enumerate(result.final_messages):
-                _show_message(message, i)
+                _show_message(self.console, message, i)
