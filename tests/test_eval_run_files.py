@@ -263,7 +263,7 @@ def test_failed_items_keep_their_trajectory_with_the_failure(tmp_path: Path, scr
     server = scripted({"default": {"content": "4"}})
     rows = [{"user_prompt": "x", "ground_truth": "4", "metadata": {"mode": "grader_raise"}}]
     ws = make_workspace(tmp_path / "ws", rows)
-    assert osmosis_run(ws, server)[0] == 0
+    assert osmosis_run(ws, server)[0] == 1  # nothing scored: exit 1 (the result model), files still written
     (row,) = index(ws)
     assert row["status"] == "failed" and row["trajectory_filename"] == "trajectory.json"
     trial = ws / ".osmosis/evals/r1/rollout_trials" / row["rollout_id"] / "trajectory.json"
