@@ -39,6 +39,14 @@ def scripted(tmp_path: Path) -> Iterator[Callable[[dict[str, Any]], ScriptedServ
         server.stop()
 
 
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """A headless Chromium for the page tests (tests/page_driver.py drives it)."""
+    from tests.page_driver import browser_session
+
+    yield from browser_session()
+
+
 @pytest.fixture(scope="session")
 def local_model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """The embedded SmolLM2 server (xllamacpp, 1 thread), started once per test session."""

@@ -49,6 +49,10 @@ def results_index_base(kind: str | None, index_base: int | None, by_package: boo
 def median(values: list[float]) -> float | None:
     """The median of the scores (the mean of the two middle ones for an even count); None for none."""
 
+def quantiles(values: bytes, code: str, qs: list[float]) -> list[float] | None:
+    """The ``qs`` quantiles of packed values, linear between order statistics (None for no values).
+    Raises ``StatsError`` for a NaN or infinite value or a q outside [0, 1]."""
+
 def row_interval(
     values: bytes,
     code: str,
@@ -183,6 +187,12 @@ class StatsAggregator:
         self, ks: list[int], method: str, level: float, z: float, resamples: int, seed: int
     ) -> list[tuple[str, tuple[float, float, float] | None]]:
         """Intervals over rows for "mean", "pass_at_<k>" and "pass_hat_<k>"."""
+    def model_intervals(self, level: float) -> str:
+        """The result model's intervals over these rows as JSON ``{name: {estimate, low, high, level,
+        method, rows, effective_n, note}}``: the mean's (Student t), each pass rate's (Wilson)."""
+    def paired_differences(self, other: StatsAggregator, ks: list[int], level: float) -> str:
+        """The comparison model's paired differences ``other - self`` (Student t) over the rows both hold,
+        as JSON ``{name: {estimate, a, b, low, high, level, method, p_value, p_holm, verdict, note}}``."""
 
 # --- datasets (rust/src/py/dataset.rs) ------------------------------------------------------------------
 

@@ -155,11 +155,16 @@ class RolloutContext:
         arguments: Any = None,
         result: Any = None,
         error: str | None = None,
+        started: float | None = None,
     ) -> None:
         """Counts one tool call and its latency into the rollout's metrics.
 
         With ``name``, the call is also appended to ``tool_call_log`` as ``{name, arguments, result,
-        error, duration_ms}``; local runs copy that list into the results log.
+        error, duration_ms, started_ms}``; local runs copy that list into the results log, and the
+        report's run card shows the calls as a timed transcript. ``started`` is the
+        :func:`time.monotonic` reading when the call began (default: ``latency_ms`` before now; give it
+        for calls run in parallel and recorded after); ``started_ms`` is that moment in ms from the
+        rollout's start (None when the context has no start time).
 
         Example:
             >>> ctx.record_tool_call(12.5, name="add", arguments={"a": 1}, result="3")  # doctest: +SKIP
@@ -167,6 +172,7 @@ class RolloutContext:
         self._num_tool_calls += 1
         self._tool_latency_ms += latency_ms
         if name is not None:
+            began = time.monotonic() - latency_ms / 1000.0 if started is None else started
             self.tool_call_log.append(
                 {
                     "name": name,
@@ -174,6 +180,9 @@ class RolloutContext:
                     "result": result,
                     "error": error,
                     "duration_ms": round(latency_ms, 3),
+                    "started_ms": round(max(0.0, (began - self._start_time) * 1000.0), 3)
+                    if self._start_time > 0
+                    else None,
                 }
             )
 

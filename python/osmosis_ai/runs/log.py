@@ -38,7 +38,7 @@ import orjson
 
 from osmosis_ai.errors import ResultsLogError
 from osmosis_ai.redact import redact
-from osmosis_ai.stats import RESULTS_LOG_FORMATS, log_index_base
+from osmosis_ai.stats import RESULTS_LOG_FORMATS, log_index_base, rebase_indices
 
 __all__ = [
     "LOG_FORMAT",
@@ -82,10 +82,6 @@ class LogContents:
     valid_bytes: int
 
 
-def _shifted(record: dict[str, Any], by: int) -> dict[str, Any]:
-    return {**record, "row_index": int(record["row_index"]) + by, "run_index": int(record["run_index"]) + by}
-
-
 def _records(path: Path) -> Iterator[tuple[int, int, dict[str, Any]]]:
     """(line number, byte offset after the line, record) for every complete line, streamed; run records
     numbered from 0 whatever the log counts from (:func:`~osmosis_ai.stats.log_index_base`).
@@ -114,7 +110,7 @@ def _records(path: Path) -> Iterator[tuple[int, int, dict[str, Any]]]:
             if number == 1:
                 base = log_index_base(record)
             elif base:
-                record = _shifted(record, -base)
+                record = rebase_indices(record, base)
             yield number, offset, record
 
 
@@ -272,7 +268,7 @@ class ResultsLog:
             "invocation_ms": round((time.perf_counter() - wall) * 1000.0, 3),
             "invocation_cpu_ms": round((time.process_time() - cpu) * 1000.0, 3),
         }
-        self._write(_shifted(stamped, self.index_base) if self.index_base else stamped)
+        self._write(rebase_indices(stamped, -self.index_base) if self.index_base else stamped)
 
     def close(self) -> None:
         if not self._handle.closed:
