@@ -292,7 +292,8 @@ def test_a_trajectory_that_fails_the_strict_atif_check_is_refused(
     assert code == 1 and error["code"] == "VALIDATION"
     assert error["message"].startswith(f"{relative} {message}"), error["message"]
     assert platform.requests("/api/") == []
-    # The run again (same config and --name) rewrites the file from its results log; then it uploads.
-    code, _, err = _eval_run(osmosis, "http://127.0.0.1:9/v1")
+    # The run again (same config, --name and endpoint) rewrites the file from its results log; then it uploads.
+    endpoint = json.loads((finished_run / "manifest.json").read_text())["inputs"]["base_url"]
+    code, _, err = _eval_run(osmosis, endpoint)
     assert code == 0, err
     assert _upload_paths(finished_run)

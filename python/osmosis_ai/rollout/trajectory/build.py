@@ -46,7 +46,8 @@ def _is_int(value: Any) -> bool:
 
 
 def _is_number(value: Any) -> bool:
-    return (type(value) is int or type(value) is float) and math.isfinite(value)
+    # An integer past 64 bits is no number a writer (orjson) or reader can hold: left out like any bad value.
+    return _is_int(value) or (type(value) is float and math.isfinite(value))
 
 
 def _is_mapping(value: Any) -> bool:
