@@ -100,15 +100,18 @@ def test_compat_paths_are_entries_of_the_one_table(module: str) -> None:
 
 def _module_file_on_disk(module: str) -> str | None:
     """The file (``.py``, ``__init__.py``, extension) the package's directories have for ``module``, if any."""
-    from importlib.machinery import PathFinder
+    from importlib.machinery import all_suffixes
     from pathlib import Path
 
     import osmosis_ai
 
-    parent, _, _ = module.rpartition(".")
-    directories = [str(Path(root, *parent.split(".")[1:])) for root in osmosis_ai.__path__]
-    spec = PathFinder.find_spec(module, directories)
-    return None if spec is None or not spec.has_location else spec.origin
+    for root in osmosis_ai.__path__:
+        where = Path(root, *module.split(".")[1:])
+        for suffix in all_suffixes():
+            for candidate in (where.with_name(where.name + suffix), where / f"__init__{suffix}"):
+                if candidate.is_file():
+                    return str(candidate)
+    return None
 
 
 def test_every_path_of_the_table_imports_and_no_file_shadows_one() -> None:

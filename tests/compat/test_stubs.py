@@ -25,28 +25,46 @@ def test_the_stubs_on_disk_are_what_the_table_generates() -> None:
         assert file.read_text(encoding="utf-8") == text, f"{file} differs from the table: {fix}"
 
 
-def _user_file() -> str:
-    """A user's module importing every name of every established path, as users write it."""
-    lines = []
+def _user_file() -> tuple[str, dict[int, str]]:
+    """A user's module importing every name of every established path, and which line reveals which name.
+
+    A name its home lacks would reach users as a silent ``Any`` (mypy does not report errors inside an
+    installed package), so every imported name goes through ``reveal_type``.
+    """
+    lines, revealed = [], {}
     for number, (path, names) in enumerate(ESTABLISHED.items()):
         lines.append(f"import {path}")
-        lines.extend(f"from {path} import {name} as _{number}_{name}" for name in names)
-    lines.append("from osmosis_ai.rollout.agent_workflow import AgentWorkflow")
-    lines.append("from osmosis_ai.rollout.types import AgentWorkflowConfig")
-    lines.append("assert issubclass(AgentWorkflowConfig, object) and AgentWorkflow.__name__")
-    return "\n".join(lines) + "\n"
+        for name in names:
+            lines.append(f"from {path} import {name} as _{number}_{name}")
+            lines.append(f"reveal_type(_{number}_{name})")
+            revealed[len(lines)] = f"{path}.{name}"
+    return "\n".join(lines) + "\n", revealed
 
 
-def test_mypy_resolves_every_established_path(tmp_path: Path) -> None:
+def test_mypy_resolves_every_established_path_to_its_home(tmp_path: Path) -> None:
     user_file = tmp_path / "user_code.py"
-    user_file.write_text(_user_file(), encoding="utf-8")
+    text, revealed = _user_file()
+    user_file.write_text(text, encoding="utf-8")
     # From a directory of its own, so mypy sees the package as users' checkers do: installed (maturin
     # develop's .pth into python/), typed by py.typed, not as files next to the checked one.
-    command = [sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(tmp_path / "cache"), user_file.name]
+    command = [
+        sys.executable,
+        "-m",
+        "mypy",
+        "--strict",
+        "--cache-dir",
+        str(tmp_path / "cache"),
+        user_file.name,
+    ]
     env = {key: value for key, value in os.environ.items() if key not in ("MYPYPATH", "PYTHONPATH")}
     done = subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "Success: no issues found" in done.stdout
+    types = {}
+    for line in done.stdout.splitlines():
+        if ": note: Revealed type is " in line:
+            types[revealed[int(line.split(":")[1])]] = line.split("Revealed type is ", 1)[1].strip('"')
+    assert set(types) == set(revealed.values()), done.stdout
+    assert [name for name, type_ in types.items() if type_ == "Any"] == [], "names whose home lacks them"
 
 
 def test_a_directory_at_a_package_path_does_not_hide_its_row(tmp_path: Path) -> None:
@@ -69,4 +87,9 @@ def test_a_directory_at_a_package_path_does_not_hide_its_row(tmp_path: Path) -> 
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.split() == ["AgentWorkflowConfig", "RolloutSample", "RolloutAgentLoop", "DatasetReader"]
+    assert done.stdout.split() == [
+        "AgentWorkflowConfig",
+        "RolloutSample",
+        "RolloutAgentLoop",
+        "DatasetReader",
+    ]

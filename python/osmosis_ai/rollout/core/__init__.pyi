@@ -16,10 +16,10 @@ from osmosis_ai.rollout.agent_loop import RolloutAgentLoop as RolloutAgentLoop
 from osmosis_ai.rollout.agent_loop import RolloutContext as RolloutContext
 from osmosis_ai.rollout.agent_loop import RolloutResult as RolloutResult
 from osmosis_ai.rollout.schemas import DEFAULT_MAX_METADATA_SIZE_BYTES as DEFAULT_MAX_METADATA_SIZE_BYTES
-from osmosis_ai.rollout.schemas import CompletionUsage as CompletionUsage
 from osmosis_ai.rollout.schemas import CompletionsChoice as CompletionsChoice
 from osmosis_ai.rollout.schemas import CompletionsRequest as CompletionsRequest
 from osmosis_ai.rollout.schemas import CompletionsResponse as CompletionsResponse
+from osmosis_ai.rollout.schemas import CompletionUsage as CompletionUsage
 from osmosis_ai.rollout.schemas import InitResponse as InitResponse
 from osmosis_ai.rollout.schemas import MessageDict as MessageDict
 from osmosis_ai.rollout.schemas import OpenAIFunctionParametersSchema as OpenAIFunctionParametersSchema

@@ -3,10 +3,10 @@
 """Established import path ``osmosis_ai.rollout.core.schemas``: re-exports only (see osmosis_ai._compat)."""
 
 from osmosis_ai.rollout.schemas import DEFAULT_MAX_METADATA_SIZE_BYTES as DEFAULT_MAX_METADATA_SIZE_BYTES
-from osmosis_ai.rollout.schemas import CompletionUsage as CompletionUsage
 from osmosis_ai.rollout.schemas import CompletionsChoice as CompletionsChoice
 from osmosis_ai.rollout.schemas import CompletionsRequest as CompletionsRequest
 from osmosis_ai.rollout.schemas import CompletionsResponse as CompletionsResponse
+from osmosis_ai.rollout.schemas import CompletionUsage as CompletionUsage
 from osmosis_ai.rollout.schemas import InitResponse as InitResponse
 from osmosis_ai.rollout.schemas import MessageDict as MessageDict
 from osmosis_ai.rollout.schemas import OpenAIFunctionCallSchema as OpenAIFunctionCallSchema
