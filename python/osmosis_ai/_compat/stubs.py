@@ -74,7 +74,5 @@ def write_stubs(package_root: Path) -> list[Path]:
 
 
 if __name__ == "__main__":
-    import osmosis_ai
-
-    for written_file in write_stubs(Path(osmosis_ai.__file__).parent):
-        print(f"wrote {written_file}")  # a developer command, not library output
+    for written_file in write_stubs(Path(__file__).resolve().parents[1]):
+        print(f"wrote {written_file}")  # a maintainer's command, not library output
