@@ -34,7 +34,7 @@ class CalcWorkflow(AgentWorkflow):
         if mode == "wrong_type":
             return 42
         if mode == "hang":
-            await asyncio.sleep(3600)
+            await asyncio.Event().wait()  # never set: only the run's deadline ends it
         if mode == "raise":
             raise RuntimeError("workflow exploded")
         if mode == "raise_lines":

@@ -259,7 +259,9 @@ def test_validate_a_directory(workspace: Path, capsys: pytest.CaptureFixture[str
 
 def test_validate_a_file_outside_a_workspace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     stray = tmp_path / "stray.toml"
-    stray.write_text('[experiment]\nrollout = "r"\nentrypoint = "main.py"\nmodel_path = "m"\ndataset = "d"\n')
+    stray.write_text(
+        '[experiment]\nrollout = "r"\nentrypoint = "main.py"\nmodel_path = "m"\ndataset = "d"\n[training]\n'
+    )
     code, out, err = run(capsys, "config", "validate", str(stray))
     assert code == 1 and "cannot tell whether this is an eval or a training config" in out
     code, out, err = run(capsys, "config", "validate", "--kind", "training", str(stray))

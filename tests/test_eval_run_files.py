@@ -31,8 +31,9 @@ def test_run_directory_holds_the_manifest_logs_trajectories_and_artifacts(
     assert manifest["run_name"] == "r1"
     inputs = manifest["inputs"]
     assert sorted(inputs) == [
-        "dataset", "env", "model_path", "n", "rollout", "secret_names", "timeouts", "versions",
+        "base_url", "dataset", "env", "model_path", "n", "rollout", "secret_names", "timeouts", "versions",
     ]  # fmt: skip
+    assert inputs["base_url"] == server.base_url  # the endpoint is locked with the model
     assert inputs["dataset"] == {
         "sha256": hashlib.sha256((ws / "data/calc.jsonl").read_bytes()).hexdigest(),
         "selected_source_rows": "0-3",

@@ -185,7 +185,9 @@ def test_cancel_and_bad_requests(rollout_server: str, callbacks: tuple[str, list
         == 422
     )
     assert httpx.post(rollout_server + "/rollout/cancel", json={}, headers=auth).status_code == 422
-    time.sleep(0.2)
+    deadline = time.monotonic() + 60  # until the rollout runs (a hang guard, not a timing)
+    while httpx.get(rollout_server + "/rollout/slow-1/status", headers=auth).json()["status"] != "running":
+        assert time.monotonic() < deadline, "slow-1 never started running"
     response = httpx.post(rollout_server + "/rollout/cancel", json={"ids": ["slow-1", "ghost"]}, headers=auth)
     assert response.json() == {"dispositions": {"slow-1": "cancelled_running", "ghost": "not_found"}}
     status = httpx.get(rollout_server + "/rollout/slow-1/status", headers=auth).json()

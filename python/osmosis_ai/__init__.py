@@ -53,7 +53,7 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(
         ["ResultComparison", "ResultSummary", "compare_results", "read_results"], "osmosis_ai.results"
     ),
-    # Result pages: polars, altair and vl-convert load when one is made.
+    # Result pages: vl-convert loads when one is made.
     "report": "osmosis_ai.report",
     "compare": "osmosis_ai.report",
     # The rollout names load pydantic (and, for the client and server, httpx / FastAPI).

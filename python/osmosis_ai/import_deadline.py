@@ -150,6 +150,7 @@ def _on_main_thread(work: Callable[[], T], label: str, seconds: float | None) ->
     guard = _Guard()
     stops = [signal.SIGINT, signal.SIGTERM] + ([signal.SIGALRM] if seconds else [])
     previous: dict[int, Any] = {}
+    signum: int
     started = time.monotonic()
     old_timer = (0.0, 0.0)
     try:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -68,7 +69,7 @@ def validate_command(
 
     files = _expand(paths, kind)
     reports = validate_files(files, kind)  # type: ignore[arg-type]
-    results = []
+    results: list[dict[str, Any]] = []
     probes: dict = {}
     for report in reports:
         problems = [str(issue) for issue in report.issues]

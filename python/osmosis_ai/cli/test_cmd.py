@@ -161,4 +161,10 @@ def _render(result: Any, quiet: bool) -> int:
         if result.output is not None:
             click.echo(f"\nResults written to: {result.output}")
     emit_result(result.document)
+    if result.outcome.interrupted:
+        from osmosis_ai.cli.run_log import stopped_label
+
+        label = stopped_label(result.outcome.interrupted_exit_code)
+        click.echo(f"\n{label}: {len(result.records)} row(s) finished.", err=True)
+        return result.outcome.interrupted_exit_code
     return 1 if failed or result.outcome.stopped_early else 0

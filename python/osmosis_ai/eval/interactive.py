@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 from osmosis_ai.eval.llm_client import ExternalLLMClient
 from osmosis_ai.eval.options import TestOptions
-from osmosis_ai.rollout.agent_loop import CompletionsResult, RolloutContext
+from osmosis_ai.rollout.agent_loop import CompletionsResult, RolloutContext, checked_result
 from osmosis_ai.rollout.requests import dataset_row_to_request
 from osmosis_ai.rollout.tools import validate_tools
 
@@ -208,7 +208,7 @@ class InteractiveSession:
         started = time.monotonic()
         ctx = RolloutContext(request=request, tools=list(tools), llm=client, _start_time=started)
         try:
-            result = await self.agent.run(ctx)
+            result = checked_result(await self.agent.run(ctx))
         except InterruptedError:
             self.console.echo("\nAborted by user")
             return

@@ -20,11 +20,14 @@ import secrets
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from osmosis_ai.errors import ResultsLogError, RunError
+
+if TYPE_CHECKING:
+    from osmosis_ai.runs.log import ResultsLog
 
 __all__ = ["RunDirectory", "default_run_name", "validate_run_name"]
 
@@ -67,7 +70,7 @@ def default_run_name(config_path: Path) -> str:
 class Resumed:
     """What a reopened log already holds."""
 
-    log: Any
+    log: ResultsLog
     carried: int
     retried: int
 

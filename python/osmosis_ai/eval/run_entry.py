@@ -107,7 +107,7 @@ def _base(kind: str) -> type | None:
 def _of_rollout(cls: type, root: Path) -> bool:
     """Whether ``cls`` is defined in a module under ``root`` (the user's rollout, not a library)."""
     file = getattr(sys.modules.get(cls.__module__), "__file__", None)
-    return bool(file) and Path(file).resolve().is_relative_to(root)
+    return isinstance(file, str) and bool(file) and Path(file).resolve().is_relative_to(root)
 
 
 def _narrow(classes: list[type], module: str) -> list[type]:

@@ -18,7 +18,7 @@ import re
 import stat
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, TypeGuard
 
 from osmosis_ai.platform.errors import PlatformError
 from osmosis_ai.platform.eval_import import ImportFile, ImportPlan, fingerprint
@@ -39,7 +39,7 @@ class LocalEvalUploadError(PlatformError):
         super().__init__(message, code="VALIDATION")
 
 
-def _is_count(value: Any) -> bool:
+def _is_count(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
@@ -214,10 +214,10 @@ def _trial_dir(run_dir: Path, rollout_id: str) -> Path:
 def _trajectory_identity(document: Mapping[str, Any]) -> str | None:
     extra = document.get("extra")
     osmosis = extra.get("osmosis") if isinstance(extra, dict) else None
-    if isinstance(osmosis, dict) and isinstance(osmosis.get("rollout_id"), str):
-        return osmosis["rollout_id"]
-    if isinstance(document.get("session_id"), str):
-        return document["session_id"]
+    if isinstance(osmosis, dict) and isinstance(rollout_id := osmosis.get("rollout_id"), str):
+        return rollout_id
+    if isinstance(session_id := document.get("session_id"), str):
+        return session_id
     trajectory_id = document.get("trajectory_id")
     return trajectory_id.split("/", 1)[0] if isinstance(trajectory_id, str) else None
 

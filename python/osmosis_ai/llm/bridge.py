@@ -18,6 +18,7 @@ import orjson
 
 from osmosis_ai.llm.http1_server import Http1Server, HttpReply, HttpRequest
 from osmosis_ai.llm.retry import ProviderCallError, SystemicProviderCallError
+from osmosis_ai.llm.transport import Reply, Transport
 
 __all__ = ["LLMBridge", "reply_body", "split_request", "stream_events"]
 
@@ -41,7 +42,7 @@ class LLMBridge:
         ...         url = bridge.url_for("r1")
     """
 
-    def __init__(self, transport: Any, *, token: str | None = None, port: int = 0) -> None:
+    def __init__(self, transport: Transport, *, token: str | None = None, port: int = 0) -> None:
         self.transport = transport
         self.requested_port = port
         self.token = token or secrets.token_hex(16)
@@ -155,7 +156,7 @@ def split_request(body: Mapping[str, Any]) -> tuple[Any, Any, dict[str, Any]]:
     return body["messages"], body.get("tools"), params
 
 
-def reply_body(reply: Any) -> Mapping[str, Any]:
+def reply_body(reply: Reply) -> dict[str, Any]:
     """The standard ``chat.completion`` body of a transport's Reply."""
     # LiteLLM replies carry no raw wire body; build the standard shape from what the transport parsed.
     if reply.raw.get("choices"):

@@ -7,6 +7,7 @@ Builds the per-record judge arguments from a config entry and a record (record v
 from __future__ import annotations
 
 import copy
+import functools
 import inspect
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -156,5 +157,5 @@ def build_evaluators(
 
             evaluators[index] = fail
         else:
-            evaluators[index] = lambda request=request: run_async(request)
+            evaluators[index] = functools.partial(run_async, request)
     return evaluators, previews

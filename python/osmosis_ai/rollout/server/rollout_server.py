@@ -235,7 +235,8 @@ async def _backend_cancel(
 
 def _artifact_root(backend: ExecutionBackend) -> Path | None:
     if hasattr(backend, "artifact_root"):
-        return backend.artifact_root  # a LocalBackend's (None: it keeps no files)
+        root: Path | None = backend.artifact_root  # a LocalBackend's (None: it keeps no files)
+        return root
     return default_artifact_root()
 
 
