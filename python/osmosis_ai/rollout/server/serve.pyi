@@ -2,11 +2,11 @@
 
 """Established import path ``osmosis_ai.rollout.server.serve``: re-exports only (see osmosis_ai._compat)."""
 
+from osmosis_ai.cli.validate import validate_and_report as validate_and_report
 from osmosis_ai.rollout.serve import DEFAULT_HOST as DEFAULT_HOST
 from osmosis_ai.rollout.serve import DEFAULT_PORT as DEFAULT_PORT
 from osmosis_ai.rollout.serve import ServeError as ServeError
 from osmosis_ai.rollout.serve import serve_agent_loop as serve_agent_loop
-from osmosis_ai.rollout.serve import validate_and_report as validate_and_report
 
 __all__ = [
     "DEFAULT_HOST",
