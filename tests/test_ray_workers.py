@@ -20,6 +20,7 @@ import pytest
 
 from mcp_repo import REWARD, make_repo, write, write_rows
 from osmosis_ai.cli.main import main
+from tests.atif_check import assert_valid_atif
 from tests.eval_run_workspace import LOOP_MAIN, MAIN, calc_rows, make_workspace
 
 pytest.importorskip("ray")
@@ -57,6 +58,19 @@ def graded(run_dir: Path) -> list[tuple[Any, ...]]:
     return sorted(tuple(r.get(k) for k in keys) for r in rows)
 
 
+def trajectories(run_dir: Path) -> list[dict[str, Any]]:
+    """Each item's trajectory (valid ATIF, checked twice) in row order, without its rollout id."""
+    rows = [json.loads(line) for line in (run_dir / "index.jsonl").read_text().splitlines()]
+    found = []
+    for row in sorted(rows, key=lambda r: (r["row_index"], r["run_index"])):
+        document = json.loads(
+            (run_dir / "rollout_trials" / row["rollout_id"] / "trajectory.json").read_text()
+        )
+        assert_valid_atif(document)
+        found.append({"steps": document["steps"], "final_metrics": document["final_metrics"]})
+    return found
+
+
 @pytest.fixture
 def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scripted: Any) -> dict[str, Any]:
     ws = make_workspace(tmp_path / "ws", calc_rows(12), n=2)
@@ -83,6 +97,9 @@ def test_eval_run_on_ray_gives_the_local_summary_byte_for_byte(ray_head, workspa
     summary = lambda name: json.loads((evals / name / "metrics.json").read_text())["summary"]  # noqa: E731
     assert summary("ray") == summary("local")
     assert graded(evals / "ray") == graded(evals / "local")
+    # The driver lays out what the workers did with the same builder: the same ATIF documents.
+    assert trajectories(evals / "ray") == trajectories(evals / "local")
+    assert trajectories(evals / "ray")[0]["final_metrics"]["total_prompt_tokens"] == 7
     line = next(x for x in remote.splitlines() if x.strip().startswith("Backend:"))
     spread = [int(n) for n in line.split("items per worker ")[1].split(",")[0].split("/")]
     assert "ray: 2 workers" in line and len(spread) == 2 and sum(spread) == 24 and min(spread) > 0

@@ -318,3 +318,21 @@ def validate_config_files(paths: list[str], kinds: list[str]) -> list[dict[str, 
     ``{path, io_error: {kind, message}}`` with kind ``not_found``, ``permission_denied``,
     ``is_a_directory`` or ``other``.
     """
+
+# --- ATIF trajectories (rust/src/py/atif.rs) ------------------------------------------------------------
+
+ATIF_VERSION: str
+"""The ATIF version this package writes (``"ATIF-v1.7"``)."""
+
+def check_atif(data: bytes) -> tuple[str, Any, Any, Any]:
+    """Parse and strictly check one ATIF document (JSON text) with the GIL released.
+
+    Returns ``("valid", rollout_id, row_index, run_index)`` (each None when the document does not say) or
+    ``("invalid", field, message, None)`` naming the first field at fault (``""``: the whole document).
+    """
+
+def check_atif_files(paths: list[str]) -> list[tuple[str, Any, Any, Any]]:
+    """Read and check many ATIF files, in order, with the GIL released: one tuple per path as
+    :func:`check_atif` gives, or ``("unreadable", kind, message, None)`` with kind ``not_found``,
+    ``permission_denied``, ``is_a_directory`` or ``other``.
+    """

@@ -125,7 +125,7 @@ def check_output_path(path: PathLike | None) -> None:
 
 
 @contextlib.contextmanager
-def output_writer(path: PathLike) -> Iterator[Callable[[str], None]]:
+def output_writer(path: PathLike) -> Iterator[Callable[[str], object]]:
     """Yields a ``write(text)`` for the output ``path`` (see the module docstring); the file appears whole
     when the block ends without an error, and not at all otherwise.
 

@@ -131,7 +131,6 @@ ESTABLISHED: dict[str, dict[str, str]] = {
     "osmosis_ai.eval.rubric.types": _RUBRIC_03,
     "osmosis_ai.rollout.agent_workflow": _at("osmosis_ai.rollout.workflow", "AgentWorkflow"),
     "osmosis_ai.rollout.grader": _at("osmosis_ai.rollout.workflow", "Grader"),
-    "osmosis_ai.rollout.server.auth": _at("osmosis_ai.rollout.server.rollout_server", "ControllerAuth"),
     "osmosis_ai.rollout.types": {**_WORKFLOW_CONFIG, **_WORKFLOW_OUTPUT, **_PROTOCOL, **_SAMPLE},
     "osmosis_ai.rollout.types.config": _WORKFLOW_CONFIG,
     "osmosis_ai.rollout.types.output": _WORKFLOW_OUTPUT,

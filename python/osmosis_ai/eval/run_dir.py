@@ -188,7 +188,8 @@ class RunDirectory:
         from osmosis_ai._files import fsync_dir, write_json_atomic
         from osmosis_ai.eval.run_files import project_items
 
-        project_items(self.path, records, resumed_ids)
+        model = (self.manifest.get("inputs") or {}).get("model_path")
+        project_items(self.path, records, resumed_ids, model_name=model)
         # Standard json.dumps separators (", " and ": "), as the established files: line tools match on them.
         lines = "".join(
             json.dumps(_index_row(r, resumed_ids), allow_nan=False) + "\n" for r in records

@@ -4,7 +4,8 @@ A workflow is handed a chat-completions URL (as on the platform), not a client o
 run`` gives each rollout ``http://127.0.0.1:<port>/v1/rollouts/<rollout_id>`` (clients append
 ``/chat/completions``): the bridge checks the per-run bearer token, sends the request with the run's
 :class:`~osmosis_ai.llm.transport.Transport` (one retry policy, one connection pool, provider keys that
-never reach the workflow) and counts the tokens served per rollout.
+never reach the workflow) and counts the tokens served per rollout, keeping each call's token counts (the
+per-call metrics of the rollout's trajectory).
 """
 
 from __future__ import annotations
@@ -50,6 +51,7 @@ class LLMBridge:
 
         remember([self.token])  # the run's own bearer: masked wherever user code prints or logs it
         self.tokens_by_rollout: dict[str, int] = {}
+        self.calls_by_rollout: dict[str, list[dict[str, int]]] = {}
         self.port: int | None = None
         # Set when a call failed in a way every further call would repeat (bad key, nothing listening).
         self.systemic_error: str | None = None
@@ -62,8 +64,15 @@ class LLMBridge:
         return f"http://127.0.0.1:{self.port}/v1/rollouts/{rollout_id}"
 
     def take_tokens(self, rollout_id: str) -> int:
-        """The tokens served to ``rollout_id`` (forgotten afterwards: memory stays bounded by work in flight)."""
+        """The tokens served to ``rollout_id``; it is forgotten afterwards, calls included (memory stays
+        bounded by work in flight)."""
+        self.calls_by_rollout.pop(rollout_id, None)
         return self.tokens_by_rollout.pop(rollout_id, 0)
+
+    def take_calls(self, rollout_id: str) -> list[dict[str, int]]:
+        """The token counts (``prompt_tokens``, ``completion_tokens``) of each call served to ``rollout_id``
+        so far, in order; later calls are counted afresh."""
+        return self.calls_by_rollout.pop(rollout_id, [])
 
     async def start(self) -> LLMBridge:
         """Listens on 127.0.0.1, and adds ``127.0.0.1`` and ``localhost`` to this process's ``NO_PROXY``:
@@ -105,6 +114,10 @@ class LLMBridge:
             raise
         used = reply.usage.get("prompt_tokens", 0) + reply.usage.get("completion_tokens", 0)
         self.tokens_by_rollout[rollout_id] = self.tokens_by_rollout.get(rollout_id, 0) + used
+        calls = self.calls_by_rollout.get(rollout_id)
+        if calls is None:
+            self.calls_by_rollout[rollout_id] = calls = []
+        calls.append(dict(reply.usage))
         return reply
 
     async def chat_in_process(self, rollout_id: str, body: Mapping[str, Any]) -> dict[str, Any]:

@@ -212,7 +212,11 @@ class ServeEvents:
     def validated(self, result: ValidationResult) -> None:
         """The agent loop was checked (an invalid one is raised after this)."""
         level = logging.INFO if result.valid else logging.ERROR
-        logger.log(level, "agent loop validation: %s", "ok" if result.valid else "; ".join(result.errors))
+        logger.log(
+            level,
+            "agent loop validation: %s",
+            "ok" if result.valid else "; ".join(str(e) for e in result.errors),
+        )
 
     def starting(self, start: ServeStart) -> None:
         """The server is about to listen."""

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +17,7 @@ from pydantic import ValidationError as PydanticValidationError
 from osmosis_ai.errors import ToolValidationError
 from osmosis_ai.rollout.agent_loop import RolloutAgentLoop
 from osmosis_ai.rollout.schemas import InitResponse, RolloutRequest
+from osmosis_ai.rollout.server.auth import key_matches
 from osmosis_ai.rollout.server.limits import BodyTimeout, BodyTooLarge, read_limited_body
 from osmosis_ai.rollout.server.state import AppState, RolloutRecord, logger
 from osmosis_ai.rollout.tools import tool_to_dict, validate_tools
@@ -37,22 +37,6 @@ __all__ = ["create_app"]
 
 _UNAUTHORIZED = b'{"detail":"Invalid or missing API key"}'
 _SHUTTING_DOWN = b'{"detail":"the rollout server is shutting down"}'
-
-
-def _token(header: str | None) -> str | None:
-    """The key of an ``Authorization`` header: ``Bearer <key>`` (scheme case-insensitive) or, as the
-    established server accepts, the bare key."""
-    header = (header or "").strip()
-    parts = header.split()
-    if len(parts) == 2 and parts[0].lower() == "bearer":
-        return parts[1]
-    return header or None
-
-
-def _key_matches(expected: str, header: str | None) -> bool:
-    token = _token(header)
-    # compare_digest on bytes: constant time, and no TypeError for non-ASCII input.
-    return token is not None and secrets.compare_digest(token.encode(), expected.encode())
 
 
 def create_app(
@@ -188,7 +172,7 @@ def _add_routes(app: FastAPI, state: AppState, api_key: str | None) -> None:
         }
 
     def denied(request: Request) -> Response | None:
-        if api_key is None or _key_matches(api_key, request.headers.get("authorization")):
+        if api_key is None or key_matches(api_key, request.headers.get("authorization")):
             return None
         # Closed after the answer: a refused client's body is never read.
         return _json(_UNAUTHORIZED, 401, {"WWW-Authenticate": "Bearer", "Connection": "close"})
