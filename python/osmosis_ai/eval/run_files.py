@@ -183,6 +183,7 @@ def project_items(
             record["trajectory_filename"] = "trajectory.json"
             if rollout_id not in sound or not os.path.exists(target):
                 document = trajectory_document(record, model_name=model_name)
+                assert document is not None  # the record has a conversation (checked above)
                 trial = f"{trials}/{rollout_id}/trajectory.json"
                 # One syscall each in the usual case (a new attempt): this runs once per item.
                 with contextlib.suppress(FileExistsError):

@@ -122,7 +122,7 @@ def _head_check(api_key: str | None) -> Callable[[dict[str, Any]], str]:
         if api_key is None:
             return "trusted"
         header = next((v for k, v in scope.get("headers", ()) if k == b"authorization"), None)
-        if header is not None and _key_matches(api_key, header.decode("latin-1")):
+        if header is not None and key_matches(api_key, header.decode("latin-1")):
             return "trusted"
         if scope.get("method") in ("GET", "HEAD") and scope.get("path") == "/health":
             return "open"

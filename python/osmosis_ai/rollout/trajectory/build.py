@@ -24,8 +24,8 @@ from typing import Any
 
 import orjson
 
+from osmosis_ai._version import __version__ as PACKAGE_VERSION
 from osmosis_ai.atif import ATIF_VERSION
-from osmosis_ai.consts import PACKAGE_VERSION
 
 __all__ = ["ATIF_VERSION", "PRODUCER", "build_trajectory"]
 
@@ -362,7 +362,7 @@ def build_trajectory(
     agent: dict[str, Any] = {"name": PRODUCER, "version": producer_version or PACKAGE_VERSION}
     if model_name:
         agent["model_name"] = model_name
-    osmosis = {"rollout_id": rollout_id}
+    osmosis: dict[str, Any] = {"rollout_id": rollout_id}
     for key, value in (context or {}).items():
         if value is not None:
             osmosis[key] = value

@@ -41,7 +41,7 @@ def read_call_report(body: Any) -> CallReport | None:
     """
     report = body.get("trajectory") if isinstance(body, Mapping) else None
     samples = report.get("samples", {}) if isinstance(report, Mapping) else None
-    if not isinstance(samples, Mapping):
+    if not isinstance(samples, Mapping) or not isinstance(report, Mapping):
         return None
     model = report.get("model_name")
     model = model if isinstance(model, str) and model else None
