@@ -33,6 +33,12 @@ from osmosis_ai import _core, osmosis_reward
 assert _core.__version__ == osmosis_ai.__version__, (_core.__version__, osmosis_ai.__version__)
 assert _core.build_profile() == "release"
 
+# The established import paths are a table, not files: their .pyi stubs are what editors and mypy resolve.
+from pathlib import Path
+from osmosis_ai._compat.stubs import stub_files
+missing = [str(file) for file in stub_files(Path(osmosis_ai.__file__).parent) if not file.is_file()]
+assert not missing, f"the wheel lacks the stubs {missing}"
+
 @osmosis_reward
 def match(solution_str: str, ground_truth: str, extra_info: dict = None) -> float:
     return float(solution_str == ground_truth)

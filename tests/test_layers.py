@@ -30,6 +30,7 @@ PRINTS = {
     "graders/python_grader.py": "the program a python grader runs in its child process",
     "rollout/serve.py": "the rollout server's banner (moving to cli/ is issue #29 item 3, engineer 'harden')",
     "eval/interactive.py": "the interactive test console's default for library users (the CLI passes click's)",
+    "_compat/stubs.py": "`python -m osmosis_ai._compat.stubs` lists the stubs it wrote (a maintainer's command)",
 }
 
 

@@ -2,10 +2,13 @@
 
 :data:`~osmosis_ai._compat.paths.ESTABLISHED` maps each established path (``osmosis_ai.utils``,
 ``osmosis_ai.rollout.core.schemas``, ...) to its names and their homes. :func:`install` (called by
-``osmosis_ai/__init__.py``) puts a finder at the end of ``sys.meta_path`` that makes each such path a module
-on first import; its names load from their homes on first use (:func:`osmosis_ai._lazy.load_attribute`),
-so the table draws no import arrows and ``import osmosis_ai.utils`` loads nothing else. A real module of
-the package always wins: the finder is asked only when no file answers the name.
+``osmosis_ai/__init__.py``) puts a finder at the front of ``sys.meta_path`` that makes each such path a
+module on first import; its names load from their homes on first use
+(:func:`osmosis_ai._lazy.load_attribute`), so the table draws no import arrows and ``import
+osmosis_ai.utils`` loads nothing else. The finder answers first because a directory at a package path (the
+``__init__.pyi`` of :mod:`osmosis_ai._compat.stubs`, or a ``__pycache__`` left by an upgrade in place)
+would otherwise become an empty namespace package; it is one dict lookup for any other import, and
+``tests/compat`` checks that no module file of the package has a row's name.
 """
 
 from __future__ import annotations
@@ -52,7 +55,7 @@ class _Loader:
 
 
 class _Finder:
-    """Answers the established paths no file of the package answers (it is last on ``sys.meta_path``)."""
+    """Answers the established paths (it is first on ``sys.meta_path``) and declines every other name."""
 
     @staticmethod
     def find_spec(fullname: str, path: Any = None, target: Any = None) -> ModuleSpec | None:
@@ -70,4 +73,4 @@ _FINDER = _Finder()
 def install() -> None:
     """Makes the established paths importable (idempotent)."""
     if _FINDER not in sys.meta_path:
-        sys.meta_path.append(_FINDER)  # type: ignore[arg-type]
+        sys.meta_path.insert(0, _FINDER)  # type: ignore[arg-type]

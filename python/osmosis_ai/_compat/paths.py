@@ -120,10 +120,10 @@ ESTABLISHED: dict[str, dict[str, str]] = {
     },
     "osmosis_ai.rollout.mcp.agent_loop": _at("osmosis_ai.rollout.mcp.agent", "MCPAgentLoop"),
     "osmosis_ai.rollout.server.api_key": _at("osmosis_ai.rollout.serve", "generate_api_key"),
-    "osmosis_ai.rollout.server.serve": _at(
-        "osmosis_ai.rollout.serve",
-        "DEFAULT_HOST DEFAULT_PORT ServeError serve_agent_loop validate_and_report",
-    ),
+    "osmosis_ai.rollout.server.serve": {
+        **_at("osmosis_ai.rollout.serve", "DEFAULT_HOST DEFAULT_PORT ServeError serve_agent_loop"),
+        "validate_and_report": "osmosis_ai.cli.validate",  # it prints the report (osmosis_ai.rollout's home too)
+    },
     # 0.3.x
     "osmosis_ai.cli.errors": _at(_ERRORS, "CLIError"),
     "osmosis_ai.cli.test_interactive": _at("osmosis_ai.eval.interactive", "InteractiveSession"),
