@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -189,14 +190,46 @@ def test_model_intervals_match_statsmodels_and_scipy(
     if mean.low is None:
         assert mean.note
         return
-    # The mean's t interval: the ratio over rows with the linearised (row-clustered) standard error.
-    sums = np.array([sum(v if isinstance(v, float) else 0.0 for v in runs[:n]) for runs in rows])
-    counts = np.array([len(runs[:n]) for runs in rows], dtype=float)
+    # The mean over rows: the ratio of score sums to runs with the linearised (row-clustered) error.
+    values = [[v if isinstance(v, float) else 0.0 for v in runs[:n]] for runs in rows]
+    _assert_mean_interval(mean, values)
+
+
+def _assert_mean_interval(mean: Any, rows: list[list[float]]) -> None:
+    """Wilson at the effective size when every score is 0 or 1, else Student t cut to [0, 1]."""
+    sums = np.array([sum(runs) for runs in rows])
+    counts = np.array([len(runs) for runs in rows], dtype=float)
     m = sums.sum() / counts.sum()
     r = len(rows)
-    se = math.sqrt(r / (r - 1) * ((sums - m * counts) ** 2).sum()) / counts.sum()
-    t = sps.t.ppf(0.975, r - 1)
-    assert (mean.low, mean.high) == (pytest.approx(m - t * se, abs=1e-9), pytest.approx(m + t * se, abs=1e-9))
+    se2 = r / (r - 1) * ((sums - m * counts) ** 2).sum() / counts.sum() ** 2
+    assert 0.0 <= mean.low <= mean.high <= 1.0
+    if all(v in (0.0, 1.0) for runs in rows for v in runs):
+        size = r if m in (0.0, 1.0) else counts.sum() if se2 <= 1e-24 else m * (1 - m) / se2
+        size = min(max(size, r), counts.sum())
+        low, high = proportion_confint(m * size, size, alpha=0.05, method="wilson")
+        assert (mean.method, mean.effective_n) == ("wilson", pytest.approx(size, rel=1e-9))
+    else:
+        t = sps.t.ppf(0.975, r - 1)
+        low, high = max(m - t * math.sqrt(se2), 0.0), min(m + t * math.sqrt(se2), 1.0)
+        assert mean.method == "t"
+    assert (mean.low, mean.high) == (pytest.approx(low, abs=1e-9), pytest.approx(high, abs=1e-9))
+
+
+@given(st.lists(st.integers(0, 1), min_size=2, max_size=60), st.sampled_from([0.9, 0.95]))
+@SETTINGS
+def test_mean_of_pass_fail_scores_is_a_wilson_proportion(
+    tmp_path: Path, values: list[int], level: float
+) -> None:
+    # One run per row of a 0/1 grader (a 4-sample grade gave [-0.046, 1.546] with t).
+    path = tmp_path / "log.jsonl"
+    _write(path, [[float(v)] for v in values], 1)
+    mean = read_results(path, level=level).model().function("acc").intervals["mean"]
+    low, high = proportion_confint(sum(values), len(values), alpha=1 - level, method="wilson")
+    assert (mean.method, mean.low, mean.high) == (
+        "wilson",
+        pytest.approx(low, abs=1e-12),
+        pytest.approx(high, abs=1e-12),
+    )
 
 
 @given(st.lists(st.tuples(st.booleans(), st.booleans()), min_size=2, max_size=40))

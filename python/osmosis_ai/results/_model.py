@@ -62,8 +62,9 @@ class Estimate:
         low: Lower bound, or None.
         high: Upper bound, or None.
         level: Confidence level.
-        method: ``"wilson"`` (pass rates: Wilson's score interval with the rows' effective size), ``"t"``
-            (the mean score: Student's t over rows), ``"bootstrap"`` (comparisons, when chosen).
+        method: ``"wilson"`` (pass rates, and the mean of scores that are all 0 or 1: Wilson's score
+            interval with the rows' effective size), ``"t"`` (any other mean score: Student's t over rows,
+            cut to [0, 1] when every score lies there), ``"bootstrap"`` (comparisons, when chosen).
         rows: Rows the statistic is over.
         effective_n: Wilson: the binomial sample size the rows are worth (between the rows and the runs).
         note: Why there is no interval.
@@ -363,8 +364,8 @@ def read_results(
 
     Rules: nothing scored gives None (never 0); runs missing from an incomplete log count as did not
     pass in ``pass_at_k`` (``pass_at_k_observed`` beside it leaves them out) and a warning says how many;
-    pass rates get Wilson intervals, the mean a Student t interval, and an interval the data cannot
-    support has no bounds and a note.
+    pass rates get Wilson intervals, the mean a Student t interval (Wilson when every score is 0 or 1),
+    and an interval the data cannot support has no bounds and a note.
 
     Args:
         path: The results file.
