@@ -16,9 +16,12 @@ from osmosis_ai.results._vocabulary import RESULT_SCHEMA, RowOutcome
 __all__ = [
     "Durations",
     "Estimate",
+    "FunctionProbes",
     "FunctionResult",
     "InvocationResult",
     "ModelResult",
+    "ProbeCount",
+    "ProbeExample",
     "ResultSource",
     "ResultSummary",
     "ResultWarning",
@@ -189,6 +192,54 @@ class FunctionResult:
 
 
 @dataclass(frozen=True)
+class ProbeExample:
+    """A row where a probe finding hit (``row`` counts from 0), and the control or format it hit with."""
+
+    row: int
+    probe: str
+
+
+@dataclass(frozen=True)
+class ProbeCount:
+    """One probed function on one control, one format of the correct answer, or (``probe`` ``"correct"``)
+    the too-strict check over every format.
+
+    Attributes:
+        probe: The control or format name.
+        rows: Rows where the scores it needs exist.
+        hits: Of those, rows where the control passed (scored at least the correct answer while that
+            answer reached the threshold) or the correct format scored below the threshold.
+        skipped: Rows without a score it needs (the function raised, or the probe did not apply).
+        fraction: ``hits / rows``; None when no row counts (never 0).
+        examples: The first few hit rows.
+    """
+
+    probe: str
+    rows: int
+    hits: int
+    skipped: int
+    fraction: float | None
+    examples: tuple[ProbeExample, ...] = ()
+
+
+@dataclass(frozen=True)
+class FunctionProbes:
+    """``reward probe``'s findings for one probed function (a probe log's scores are ``"<function>@<probe>"``).
+
+    Attributes:
+        function: The probed function.
+        controls: One per negative control the log holds.
+        too_strict: Rows where the correct answer scored below the threshold in at least one format.
+        formats: One per format of the correct answer (``correct``: as written).
+    """
+
+    function: str
+    controls: tuple[ProbeCount, ...]
+    too_strict: ProbeCount
+    formats: tuple[ProbeCount, ...]
+
+
+@dataclass(frozen=True)
 class ModelResult:
     """One model of a results file (the primary one, or a compared baseline).
 
@@ -204,6 +255,7 @@ class ModelResult:
         total_tokens: Tokens over the runs.
         run_time_ms: The runs' own durations added up (runs overlap: this is not wall time).
         functions: One :class:`FunctionResult` per score name, in declared order.
+        probes: A probe log's findings per probed function (``reward probe``); empty for other logs.
     """
 
     model_tag: str
@@ -217,6 +269,7 @@ class ModelResult:
     total_tokens: int
     run_time_ms: float
     functions: tuple[FunctionResult, ...]
+    probes: tuple[FunctionProbes, ...] = ()
 
     def function(self, name: str) -> FunctionResult:
         """The score name ``name``.

@@ -13,6 +13,7 @@ pub mod compare;
 mod intervals;
 pub mod model;
 mod paired;
+mod probes;
 mod schema;
 mod source;
 mod tally;
@@ -172,6 +173,11 @@ fn resolve_options(options: &ResultsOptions, meta: &Meta) -> AggregatorOptions {
     resolved
 }
 
+/// The threshold of a probe log's findings: its own, else the pass threshold.
+fn probe_threshold(meta: &Meta, resolved: &AggregatorOptions) -> f64 {
+    meta.probe_threshold.unwrap_or(resolved.pass_threshold)
+}
+
 fn summary(
     layout: Layout,
     meta: Meta,
@@ -204,7 +210,8 @@ pub fn summarize_results_file(
         let (resolved, observed) = resolve(options, &meta);
         let mut grouping = Grouping {
             names: &names,
-            tally: tally::Tally::new(names.clone(), resolved.clone(), observed)?,
+            tally: tally::Tally::new(names.clone(), resolved.clone(), observed)?
+                .probing(&meta.probed, probe_threshold(&meta, &resolved)),
             stop_on_new_name: true,
         };
         if source::for_each_line_attempt(path, layout, meta.index_base, &mut grouping, interrupted)?
@@ -231,7 +238,8 @@ pub fn summarize_results_file(
     let (resolved, observed) = resolve(options, &meta);
     let mut grouping = Grouping {
         names: &names,
-        tally: tally::Tally::new(names.clone(), resolved.clone(), observed)?,
+        tally: tally::Tally::new(names.clone(), resolved.clone(), observed)?
+            .probing(&meta.probed, probe_threshold(&meta, &resolved)),
         stop_on_new_name: false,
     };
     if matches!(layout, Layout::Log | Layout::Records) {

@@ -267,6 +267,7 @@ pub fn build(summary: ResultsSummary, path: &str, level: f64) -> Result<ResultMo
             total_tokens: tally.tokens,
             run_time_ms: tally.duration_ms,
             functions,
+            probes: tally.probes.take().map(|p| p.finish()).unwrap_or_default(),
         };
         model_warnings(&model, &plan, tally.short_rows, &mut warnings_out);
         models.push(model);

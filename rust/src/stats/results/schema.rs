@@ -2,6 +2,7 @@
 //! [`SCHEMA`] version [`SCHEMA_VERSION`]). `osmosis_ai.results` mirrors them field for field.
 
 use super::intervals::Estimate;
+use super::probes::FunctionProbes;
 use super::warnings::Warning;
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
@@ -141,6 +142,8 @@ pub struct ModelResult {
     /// The runs' own durations added up (not wall time: runs overlap).
     pub run_time_ms: f64,
     pub functions: Vec<FunctionResult>,
+    /// A probe log's findings per probed function (`reward probe`); empty for any other log.
+    pub probes: Vec<FunctionProbes>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

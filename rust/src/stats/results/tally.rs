@@ -5,6 +5,7 @@
 //! earlier one (a resumed run that re-wrote an attempt), and is counted once.
 
 use super::attempt::{Attempt, Score, Stamp};
+use super::probes::ProbeTally;
 use crate::stats::{Aggregator, AggregatorOptions, StatsError};
 use std::collections::{BTreeMap, HashMap};
 
@@ -83,6 +84,8 @@ pub struct ModelTally {
     /// Rows with fewer runs recorded than the declared n, and the runs they lack.
     pub short_rows: u64,
     pub missing_in_rows: u64,
+    /// A probe log's findings (see `probes.rs`).
+    pub probes: Option<ProbeTally>,
 }
 
 struct PendingRow {
@@ -110,6 +113,8 @@ pub struct Tally {
     pub invocations: BTreeMap<u32, Invocation>,
     /// Runs whose record carries no invocation stamp (written by an earlier version).
     pub unstamped: u64,
+    /// A probe log's functions and threshold: each model gets a [`ProbeTally`].
+    probing: Option<(Vec<String>, f64)>,
 }
 
 impl Tally {
@@ -131,7 +136,16 @@ impl Tally {
             seq: 0,
             invocations: BTreeMap::new(),
             unstamped: 0,
+            probing: None,
         })
+    }
+
+    /// Also tally `reward probe`'s findings of these functions at this threshold.
+    pub fn probing(mut self, functions: &[String], threshold: f64) -> Self {
+        if !functions.is_empty() {
+            self.probing = Some((functions.to_vec(), threshold));
+        }
+        self
     }
 
     /// Whether rows' content keys and first attempts are kept: for pairing two runs, so only when the
@@ -189,6 +203,9 @@ impl Tally {
                 row_keys: HashMap::new(),
                 short_rows: 0,
                 missing_in_rows: 0,
+                probes: self.probing.as_ref().map(|(functions, threshold)| {
+                    ProbeTally::new(functions, &self.names, *threshold)
+                }),
             },
             pending: HashMap::new(),
             order: BTreeMap::new(),
@@ -326,6 +343,9 @@ fn flush(
                 }
             }
         }
+    }
+    if let (Some(probes), Some(first)) = (&mut tally.probes, runs.first()) {
+        probes.add_row(row_index, &first.scores);
     }
     tally.rows += 1;
     let declared = options.n_runs.filter(|&n| n > 0).map_or(0, |n| n as usize);
