@@ -264,3 +264,28 @@ def test_compare_matches_scipy_statsmodels(tmp_path: Path, outcomes: list[tuple[
     )
     if result.verdict.outcome != "no_clear_difference":
         assert d.p_holm < 0.05 and result.mcnemar_p < 0.05 and (d.low > 0 or d.high < 0)
+
+
+@given(ROWS, st.integers(1, 5))
+@SETTINGS
+def test_per_row_statistics_match_numpy(tmp_path: Path, rows: list[list[object]], n: int) -> None:
+    # Each row's own figures (the rubric commands' per-record statistics) over its scored runs only.
+    path = tmp_path / "log.jsonl"
+    _write(path, rows, n)
+    per_row = read_results(path, failed="exclude", per_row=True).model().function("acc").per_row
+    assert per_row is not None and [r.row for r in per_row] == list(range(len(rows)))
+    for runs, got in zip(rows, per_row, strict=True):
+        scores = [v for v in runs[:n] if isinstance(v, float)]
+        assert (got.finished, got.scored, got.errored) == (
+            len(runs[:n]),
+            len(scores),
+            runs[:n].count("error"),
+        )
+        assert got.unscored == got.finished - got.scored - got.errored
+        if not scores:
+            assert (got.mean, got.variance, got.std, got.min, got.max) == (None,) * 5
+            continue
+        assert got.mean == pytest.approx(np.mean(scores), abs=1e-12)
+        assert got.variance == pytest.approx(np.var(scores), abs=1e-12)
+        assert got.std == pytest.approx(np.std(scores), abs=1e-12)
+        assert (got.min, got.max) == (min(scores), max(scores))

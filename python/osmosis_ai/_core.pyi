@@ -136,9 +136,11 @@ def result_model(
     n_runs: int | None = None,
     failed: str | None = None,
     level: float = 0.95,
+    per_row: bool = False,
 ) -> str:
     """The result model of a results file in any layout, as JSON (schema ``RESULT_SCHEMA``); ``None``
-    options are taken from the file. Raises ``StatsError`` naming path, line and field on a bad record."""
+    options are taken from the file; ``per_row`` adds each row's statistics per score name. Raises
+    ``StatsError`` naming path, line and field on a bad record."""
 
 def compare_results(
     a: str,

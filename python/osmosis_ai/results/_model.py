@@ -25,6 +25,7 @@ __all__ = [
     "ResultSource",
     "ResultSummary",
     "ResultWarning",
+    "RowStatistics",
     "RowTally",
     "RunTally",
     "check_schema",
@@ -127,6 +128,39 @@ class RowTally:
 
 
 @dataclass(frozen=True)
+class RowStatistics:
+    """One row's own statistics for one score name (``read_results(..., per_row=True)``).
+
+    Attributes:
+        row: The row, counted from 0.
+        finished: Its runs recorded; ``scored`` + ``unscored`` + ``errored`` + ``skipped`` of them.
+        scored: Runs with a score.
+        passed: Scored runs at or above the pass threshold.
+        unscored: Runs finished without a score.
+        errored: Runs that errored (the run, or the scorer).
+        skipped: Runs skipped.
+        mean: Over the scored runs; None when none was scored (never 0), as the other four.
+        variance: Population variance of the scored runs.
+        std: Population standard deviation.
+        min: Lowest score.
+        max: Highest score.
+    """
+
+    row: int
+    finished: int
+    scored: int
+    passed: int
+    unscored: int
+    errored: int
+    skipped: int
+    mean: float | None
+    variance: float | None
+    std: float | None
+    min: float | None
+    max: float | None
+
+
+@dataclass(frozen=True)
 class FunctionResult:
     """One score name (an eval function, rubric, grader or ``eval run``'s reward) of one model.
 
@@ -163,6 +197,7 @@ class FunctionResult:
             was scored.
         mixed_fraction: Share of rows with some but not every run passing.
         error_messages: The first messages of the scorer's errors.
+        per_row: Each row's own statistics, by row, when read with ``per_row=True`` (else None).
     """
 
     name: str
@@ -189,6 +224,7 @@ class FunctionResult:
     intervals: dict[str, Estimate]
     mixed_fraction: float | None
     error_messages: tuple[str, ...] = ()
+    per_row: tuple[RowStatistics, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -407,6 +443,7 @@ def read_results(
     n_runs: int | None = None,
     failed: str | None = None,
     level: float = 0.95,
+    per_row: bool = False,
 ) -> ResultSummary:
     """The result model of a results file, computed once in the Rust core.
 
@@ -427,6 +464,8 @@ def read_results(
         failed: ``"zero"`` or ``"exclude"``: what errored and unscored runs are in mean / std / min / max;
             default ``"exclude"`` for rubric results, ``"zero"`` (established) otherwise.
         level: The intervals' confidence level.
+        per_row: Also each row's own statistics per score name (:attr:`FunctionResult.per_row`); memory
+            then grows with the rows.
 
     Returns:
         A :class:`ResultSummary`.
@@ -454,6 +493,7 @@ def read_results(
         None if n_runs is None else int(n_runs),
         failed,
         float(level),
+        bool(per_row),
     )
     data = orjson.loads(raw)
     check_schema(data, RESULT_SCHEMA)

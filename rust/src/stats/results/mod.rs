@@ -53,6 +53,8 @@ pub struct ResultsOptions {
     /// Build the result model's inputs too: pass@k at every k up to the declared n (unless `ks` are
     /// given) and the observed-only values beside them.
     pub model: bool,
+    /// Also each row's statistics per score name (`per_row` of the model): memory grows with the rows.
+    pub per_row: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -211,7 +213,8 @@ pub fn summarize_results_file(
         let mut grouping = Grouping {
             names: &names,
             tally: tally::Tally::new(names.clone(), resolved.clone(), observed)?
-                .probing(&meta.probed, probe_threshold(&meta, &resolved)),
+                .probing(&meta.probed, probe_threshold(&meta, &resolved))
+                .per_row(options.per_row),
             stop_on_new_name: true,
         };
         if source::for_each_line_attempt(path, layout, meta.index_base, &mut grouping, interrupted)?
@@ -239,7 +242,8 @@ pub fn summarize_results_file(
     let mut grouping = Grouping {
         names: &names,
         tally: tally::Tally::new(names.clone(), resolved.clone(), observed)?
-            .probing(&meta.probed, probe_threshold(&meta, &resolved)),
+            .probing(&meta.probed, probe_threshold(&meta, &resolved))
+            .per_row(options.per_row),
         stop_on_new_name: false,
     };
     if matches!(layout, Layout::Log | Layout::Records) {

@@ -158,6 +158,10 @@ fn function_result(
         intervals: Ordered(if scored { intervals } else { Vec::new() }),
         mixed_fraction: s.mixed_fraction.first().map(|m| m.1).filter(|_| s.rows > 0),
         error_messages: tally.messages,
+        per_row: tally.per_row.map(|mut rows| {
+            rows.sort_by_key(|r| r.row);
+            rows
+        }),
         name: tally.name,
         runs,
     })
