@@ -55,6 +55,12 @@ METRICS: dict[str, tuple[object, object]] = {
     "rollout client: CPU, shared pool / client per rollout": (("bench_rollout_server.py::test_rollout_client_shared_pool", "cpu_ms_per_round"), ("bench_rollout_server.py::test_rollout_client_baseline_client_per_rollout", "cpu_ms_per_round")),
     "eval harness, batch 64: CPU per run / aiohttp loop": (("bench_eval.py::test_eval_harness[64]", "ours_marginal_cpu_ms"), ("bench_eval.py::test_eval_harness[64]", "aiohttp_floor_ms")),
     "eval run, context client: CPU per item / aiohttp loop": (("bench_eval_run.py::test_eval_run_cpu_per_item", "ours_marginal_cpu_ms"), ("bench_eval_run.py::test_eval_run_cpu_per_item", "aiohttp_floor_ms")),
+    "eval, ~2 KB rows: CPU per item / raw floor": (("bench_run_kinds.py::test_run_kind[eval]", "ours_marginal_cpu_ms"), ("bench_run_kinds.py::test_run_kind[eval]", "raw_floor_ms")),
+    "eval rubric, ~2 KB rows: CPU per record / raw floor": (("bench_run_kinds.py::test_run_kind[eval rubric]", "ours_marginal_cpu_ms"), ("bench_run_kinds.py::test_run_kind[eval rubric]", "raw_floor_ms")),
+    "eval run, ~2 KB rows: CPU per item / raw floor": (("bench_run_kinds.py::test_run_kind[eval run]", "ours_marginal_cpu_ms"), ("bench_run_kinds.py::test_run_kind[eval run]", "raw_floor_ms")),
+    "memory: eval peak RSS 10k rows / 1k rows": (("bench_run_kinds.py::test_run_kind[eval]", "peak MiB 10000"), ("bench_run_kinds.py::test_run_kind[eval]", "peak MiB 1000")),
+    "memory: eval rubric peak RSS 10k records / 1k records": (("bench_run_kinds.py::test_run_kind[eval rubric]", "peak MiB 10000"), ("bench_run_kinds.py::test_run_kind[eval rubric]", "peak MiB 1000")),
+    "memory: eval run peak RSS 10k rows / 1k rows": (("bench_run_kinds.py::test_run_kind[eval run]", "peak MiB 10000"), ("bench_run_kinds.py::test_run_kind[eval run]", "peak MiB 1000")),
     "eval-rubric: CPU per record / httpx loop": (("bench_rubric.py::test_eval_rubric_vs_floors", "ours, base_url CPU-ms/record"), ("bench_rubric.py::test_eval_rubric_vs_floors", "httpx floor CPU-ms/record")),
 }  # fmt: skip
 
