@@ -11,6 +11,7 @@ import orjson
 import pytest
 
 from benchutil import compare, scaled
+from osmosis_ai.results import read_results
 from osmosis_ai.stats import Aggregator, summarize_results_by_model
 
 ROWS = scaled(100_000, 20_000)
@@ -74,3 +75,21 @@ def test_rust_reader(benchmark, log: Path) -> None:  # type: ignore[no-untyped-d
     assert list(got) == list(expected)
     for name, summary in got.items():
         assert summary == pytest.approx(expected[name], rel=1e-12)
+
+
+def result_model(path: Path) -> dict[str, dict[str, float]]:
+    """The result model (counts, row categories, observed-only pass@k, intervals, warnings) of the log."""
+    functions = read_results(path, n_runs=N).model().functions
+    return {
+        f.name: {"mean": f.mean or 0.0, **{f"pass_at_{k}": v for k, v in f.pass_at_k.items()}}
+        for f in functions
+    }
+
+
+def test_result_model(benchmark, log: Path) -> None:  # type: ignore[no-untyped-def]
+    got = compare(benchmark, GROUP, "read_results (Rust result model)", result_model, log, rounds=5)
+    expected = ours(log)
+    for name, summary in got.items():
+        for key, value in summary.items():
+            if key in expected[name]:
+                assert value == pytest.approx(expected[name][key], rel=1e-12)

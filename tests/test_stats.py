@@ -461,21 +461,29 @@ def test_normal_interval_covers_the_truth_about_95_percent() -> None:
 
 
 def test_confidence_interval_of_values() -> None:
+    # "normal" is estimate ± t·se with Student's t for rows - 1 degrees of freedom (z was too narrow).
     iv = confidence_interval(np.array([0.0, 1.0, 1.0, 1.0]), method="normal")
-    assert (iv.estimate, round(iv.low, 3), round(iv.high, 3)) == (0.75, 0.26, 1.24)
-    weighted = confidence_interval([2.0, 1.0], weights=[2.0, 2.0], method="bootstrap", resamples=200)
-    assert weighted.estimate == 0.75
+    assert (iv.estimate, round(iv.low, 3), round(iv.high, 3)) == (0.75, -0.046, 1.546)
+    # Pass rates (values in [0, 1]) get Wilson's interval by default: inside [0, 1].
+    wilson = confidence_interval(np.array([0.0, 1.0, 1.0, 1.0]))
+    assert (wilson.method, round(wilson.low, 3), round(wilson.high, 3)) == ("wilson", 0.301, 0.954)
+    weighted = confidence_interval([2.0, 1.0] * 5, weights=[2.0, 2.0] * 5, method="bootstrap", resamples=200)
+    assert (weighted.estimate, weighted.method) == (0.75, "bootstrap")
     assert confidence_interval([0.2, 0.4, 0.6], seed=3) == confidence_interval([0.2, 0.4, 0.6], seed=3)
 
 
 @pytest.mark.parametrize(
     ("kwargs", "text"),
     [
-        ({"values": [1.0]}, "at least 2 rows"),
+        ({"values": [1.0], "method": "t"}, "at least 2 rows"),
+        ({"values": [1.0, 2.0], "method": "wilson"}, "Wilson interval is for pass rates"),
         ({"values": [1.0, math.nan, 2.0]}, "row 1: values is NaN"),
         ({"values": [1.0, 2.0], "level": 1.0}, "level must be between 0 and 1"),
-        ({"values": [1.0, 2.0], "method": "t"}, 'method must be "bootstrap" or "normal"'),
-        ({"values": [1.0, 2.0], "resamples": 0}, "resamples must be at least 1"),
+        (
+            {"values": [1.0, 2.0], "method": "z"},
+            'method must be "auto", "wilson", "t", "normal" or "bootstrap"',
+        ),
+        ({"values": [1.0, 2.0] * 5, "method": "bootstrap", "resamples": 0}, "resamples must be at least 1"),
         ({"values": [1.0, 2.0], "weights": [1.0]}, "weights has 1 rows but values has 2"),
         ({"values": [1.0, None]}, "row 1: values = None is not a number"),
     ],

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from osmosis_ai.report import compare, report
+    from osmosis_ai.results import ResultComparison, ResultSummary, compare_results, read_results
     from osmosis_ai.rewards import osmosis_reward, osmosis_rubric
     from osmosis_ai.stats import load_results, summarize_results
 
@@ -43,6 +44,10 @@ _LAZY: dict[str, str] = {
     # Statistics over results files (the Rust core); load_results imports polars when called.
     "summarize_results": "osmosis_ai.stats",
     "load_results": "osmosis_ai.stats",
+    # The one result model of a results file, and the comparison of two (the Rust core).
+    **dict.fromkeys(
+        ["ResultComparison", "ResultSummary", "compare_results", "read_results"], "osmosis_ai.results"
+    ),
     # Result pages: polars, altair and vl-convert load when one is made.
     "report": "osmosis_ai.report",
     "compare": "osmosis_ai.report",
@@ -82,6 +87,8 @@ __all__ = [
     "OsmosisTransportError",
     "OsmosisValidationError",
     "ProviderRequestError",
+    "ResultComparison",
+    "ResultSummary",
     "RolloutAgentLoop",
     "RolloutContext",
     "RolloutMetrics",
@@ -93,6 +100,7 @@ __all__ = [
     "__version__",
     "aevaluate_rubric",
     "compare",
+    "compare_results",
     "create_app",
     "evaluate_rubric",
     "get_agent_loop",
@@ -100,6 +108,7 @@ __all__ = [
     "load_results",
     "osmosis_reward",
     "osmosis_rubric",
+    "read_results",
     "register_agent_loop",
     "report",
     "summarize_results",

@@ -69,6 +69,52 @@ def agreement(judge: list[float], gold: list[float], threshold: float) -> dict[s
     """``{count, mae, bias, spearman, kappa}`` of judge scores against gold labels (kappa of
     ``score >= threshold``; spearman / kappa None when undefined). Raises ``StatsError`` on bad input."""
 
+RESULT_SCHEMA: tuple[str, int]
+"""``(name, version)`` of the result model's JSON form (``result_model``)."""
+
+COMPARISON_SCHEMA: tuple[str, int]
+"""``(name, version)`` of a comparison's JSON form (``compare_results``)."""
+
+RUN_OUTCOMES: list[tuple[str, str]]
+"""What a run was for a score name, ``(JSON key, printed word)``: errored, unscored, passed, did not pass."""
+
+ROW_OUTCOMES: list[tuple[str, str]]
+"""What a row was, ``(JSON key, printed words)``, in the order a row is sorted into them."""
+
+def result_model(
+    path: str,
+    pass_threshold: float | None = None,
+    n_runs: int | None = None,
+    failed: str | None = None,
+    level: float = 0.95,
+) -> str:
+    """The result model of a results file in any layout, as JSON (schema ``RESULT_SCHEMA``); ``None``
+    options are taken from the file. Raises ``StatsError`` naming path, line and field on a bad record."""
+
+def compare_results(
+    a: str,
+    b: str,
+    metric: str | None = None,
+    allow_partial: bool = False,
+    level: float = 0.95,
+    method: str = "t",
+    resamples: int = 1000,
+    seed: int = 0,
+) -> str:
+    """Two results files compared on their shared rows, as JSON (schema ``COMPARISON_SCHEMA``). Raises
+    ``StatsError`` when the rows differ (without ``allow_partial``), fewer than 2 match, or the metric is
+    missing."""
+
+def student_t_quantile(p: float, df: float) -> float:
+    """Student's t quantile: the ``t`` with ``P(T <= t) = p`` (``0 < p < 1``, ``df > 0``)."""
+
+def wilson_interval(p: float, n: float, z: float) -> tuple[float, float]:
+    """Wilson's score interval ``(low, high)`` for proportion ``p`` over ``n`` (possibly effective)
+    trials at normal quantile ``z``."""
+
+def holm_adjust(p_values: list[float]) -> list[float]:
+    """Holm's step-down adjusted p-values, in the order given."""
+
 def summarize_results_file(
     path: str,
     pass_threshold: float | None = None,
@@ -164,7 +210,7 @@ def validate_dataset(path: str, contract: str = "eval", max_problems: int = 100)
     """
 
 def validate_config_text(text: str, path: str, kind: str) -> dict[str, Any]:
-    """Validate eval/training config text (``kind`` is ``"eval"`` or ``"training"``; ``path`` labels the
+    """Validate config text (``kind`` is ``"eval"``, ``"training"`` or ``"benchmark"``; ``path`` labels the
     report). Returns the report as a dict: ``{path, kind, issues: [{line, column, key, message,
     suggestion?}], config, positions}`` where ``config`` is None unless there are no issues and
     ``positions`` maps checked keys (``"experiment.rollout"``) to ``[line, column]``.

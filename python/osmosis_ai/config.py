@@ -15,6 +15,7 @@ from typing import Any
 
 from osmosis_ai import _core
 from osmosis_ai.config_models import (
+    BenchmarkConfig,
     CheckpointsSection,
     ConfigKind,
     EvalConfig,
@@ -28,6 +29,7 @@ from osmosis_ai.config_models import (
 from osmosis_ai.errors import ConfigValidationError
 
 __all__ = [
+    "BenchmarkConfig",
     "CheckpointsSection",
     "ConfigIssue",
     "ConfigKind",
@@ -40,6 +42,7 @@ __all__ = [
     "TrainingConfig",
     "TrainingSection",
     "infer_kind",
+    "load_benchmark_config",
     "load_eval_config",
     "load_training_config",
     "rollout_target",
@@ -80,7 +83,7 @@ class ConfigReport:
     path: str
     kind: ConfigKind | None
     issues: list[ConfigIssue]
-    config: EvalConfig | TrainingConfig | None = None
+    config: EvalConfig | TrainingConfig | BenchmarkConfig | None = None
     io_error: str | None = None
     # Where each value sits, also for an invalid file (see :func:`rollout_target`).
     positions: dict[str, tuple[int, int]] | None = None
@@ -90,13 +93,15 @@ class ConfigReport:
         return not self.issues
 
 
-def _construct(kind: ConfigKind, data: dict[str, Any], path: str, positions: dict[str, Any]) -> _Config:
+def _construct(
+    kind: ConfigKind, data: dict[str, Any], path: str, positions: dict[str, Any]
+) -> _Config | BenchmarkConfig:
     """Builds the typed config from data the core has fully checked.
 
     Validation here cannot fail on data the core accepted; it is kept because pydantic-core builds the
     nested models faster than ``model_construct`` does, and it guards the two sides against drifting apart.
     """
-    model = EvalConfig if kind == "eval" else TrainingConfig
+    model = {"eval": EvalConfig, "training": TrainingConfig, "benchmark": BenchmarkConfig}[kind]
     return model.model_validate({**data, "path": path, "positions": positions})
 
 
@@ -251,7 +256,7 @@ def validate_files(
     return [r for r in reports if r is not None]
 
 
-def _load(path: str | os.PathLike[str], kind: ConfigKind) -> EvalConfig | TrainingConfig:
+def _load(path: str | os.PathLike[str], kind: ConfigKind) -> EvalConfig | TrainingConfig | BenchmarkConfig:
     raw = _core.validate_config_files([os.fspath(path)], [kind])[0]
     if "io_error" in raw:
         error_kind, message = raw["io_error"]["kind"], raw["io_error"]["message"]
@@ -314,4 +319,23 @@ def load_training_config(path: str | os.PathLike[str]) -> TrainingConfig:
     """
     config = _load(path, "training")
     assert isinstance(config, TrainingConfig)
+    return config
+
+
+def load_benchmark_config(path: str | os.PathLike[str]) -> BenchmarkConfig:
+    """Loads and validates a benchmark config (``osmosis benchmark submit``).
+
+    Args:
+        path: The ``.toml`` file (usually ``configs/benchmark/<name>.toml``).
+
+    Raises:
+        ConfigValidationError: Listing every problem as ``path:line:column: key: message``.
+        FileNotFoundError: If the file does not exist (``OSError`` for other read failures).
+
+    Example:
+        >>> load_benchmark_config("configs/benchmark/tb.toml").required_secrets  # doctest: +SKIP
+        ['OPENAI_API_KEY']
+    """
+    config = _load(path, "benchmark")
+    assert isinstance(config, BenchmarkConfig)
     return config

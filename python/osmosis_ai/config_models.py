@@ -1,4 +1,4 @@
-"""The typed eval and training configs: pydantic models of what the Rust core has fully checked.
+"""The typed eval, training and benchmark configs: pydantic models of what the Rust core has fully checked.
 
 :mod:`osmosis_ai.config` builds them from the core's report; the submit payloads are built here.
 """
@@ -11,6 +11,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 __all__ = [
+    "BenchmarkConfig",
     "CheckpointsSection",
     "ConfigKind",
     "EvalConfig",
@@ -21,7 +22,7 @@ __all__ = [
     "TrainingSection",
 ]
 
-ConfigKind = Literal["eval", "training"]
+ConfigKind = Literal["eval", "training", "benchmark"]
 Number = int | float
 
 
@@ -184,3 +185,55 @@ class TrainingConfig(_Config):
             if section:
                 body[name] = section
         return {**body, **self._common_payload()}
+
+
+class BenchmarkConfig(BaseModel):
+    """A validated ``configs/benchmark/*.toml`` (``osmosis benchmark submit``).
+
+    Example:
+        >>> config = load_benchmark_config("configs/benchmark/tb.toml")  # doctest: +SKIP
+        >>> config.benchmark  # doctest: +SKIP
+        'terminal-bench'
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    kind: Literal["benchmark"] = "benchmark"
+    path: Path
+    experiment: dict[str, Any]
+    tasks: dict[str, Any] = {}
+    agents: list[dict[str, Any]]
+    execution: dict[str, Any] = {}
+    verifier: list[str] = []
+    secrets: list[str] = []
+    env: dict[str, str] = {}
+    positions: dict[str, tuple[int, int]] = {}
+
+    @property
+    def benchmark(self) -> str:
+        """The benchmark's key (``[experiment] benchmark``)."""
+        return str(self.experiment["benchmark"])
+
+    @property
+    def required_secrets(self) -> list[str]:
+        """Every secret the run reads: each agent's model and harness key, the judge's key, the verifier's
+        and ``[secrets]``'s names, each once, in that order."""
+        names = [a["model"]["api_key_secret"] for a in self.agents if "api_key_secret" in a["model"]]
+        names += [a["harness_api_key_secret"] for a in self.agents if a.get("harness_api_key_secret")]
+        if self.execution.get("judge_api_key_secret"):
+            names.append(self.execution["judge_api_key_secret"])
+        return list(dict.fromkeys([*names, *self.verifier, *self.secrets]))
+
+    def request_body(self) -> dict[str, Any]:
+        """The body of ``POST /api/cli/benchmark-runs`` without ``secrets`` (sections sent only when set)."""
+        body: dict[str, Any] = {"experiment_config": dict(self.experiment), "agents": list(self.agents)}
+        if self.tasks:
+            body["tasks_config"] = dict(self.tasks)
+        execution = dict(self.execution)
+        if self.verifier:
+            execution["verifier_secrets"] = list(self.verifier)
+        if execution:
+            body["execution_config"] = execution
+        if self.env:
+            body["env_config"] = dict(self.env)
+        return body

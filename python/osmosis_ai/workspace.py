@@ -31,7 +31,11 @@ __all__ = [
 ]
 
 REQUIRED_DIRS = ("rollouts", "configs/training", "configs/eval", "data")
-CONFIG_DIRS: dict[ConfigKind, str] = {"eval": "configs/eval", "training": "configs/training"}
+CONFIG_DIRS: dict[ConfigKind, str] = {
+    "eval": "configs/eval",
+    "training": "configs/training",
+    "benchmark": "configs/benchmark",
+}
 ENTRYPOINT_TIMEOUT_S = 60.0
 
 

@@ -163,3 +163,30 @@ class PlatformServer(_ServerProcess):
     def requests(self, path: str | None = None) -> list[dict[str, Any]]:
         """Requests received (optionally those whose path starts with ``path``)."""
         return [r for r in self.state()["requests"] if path is None or r["path"].startswith(path)]
+
+
+INDEX_SCRIPT = Path(__file__).with_name("package_index.py")
+
+
+class PackageIndex(_ServerProcess):
+    """The package index stand-in (``package_index.py``): its JSON API answers ``answer_file``'s bytes.
+
+    Example:
+        >>> with PackageIndex(tmp_path / "answer.json") as index:  # doctest: +SKIP
+        ...     index.url
+        'http://127.0.0.1:40123/pypi'
+    """
+
+    name = "package index"
+
+    def __init__(self, answer_file: Path) -> None:
+        self.answer_file = answer_file
+        super().__init__()
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/pypi"
+
+    def start(self) -> PackageIndex:
+        self._spawn([sys.executable, str(INDEX_SCRIPT), "--answer", str(self.answer_file)])
+        return self

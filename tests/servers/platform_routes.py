@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from platform_benchmarks import ROUTES as BENCHMARK_ROUTES
+from platform_imports import ROUTES as IMPORT_ROUTES
 from platform_state import NOW, STATE, ApiError, find, page
 
 RUN_KEYS = {"eval": "eval_runs", "training": "training_runs"}
@@ -345,6 +347,7 @@ ROUTES: list[tuple[str, Any]] = [
     ("GET /api/cli/workspaces", workspaces),
     ("GET /api/cli/eval-runs/([^/]+)/samples/manifest", manifest),
     ("POST /api/cli/eval-runs/([^/]+)/samples/download-urls", download_urls),
+    *IMPORT_ROUTES,
     *run_routes("eval", "/api/cli/eval-runs"),
     *run_routes("training", "/api/cli/training-runs"),
     ("GET /api/cli/environment-secrets", list_secrets),
@@ -363,5 +366,6 @@ ROUTES: list[tuple[str, Any]] = [
     ("GET /api/cli/models/([^/]+)", model_info),
     ("GET /api/cli/rollouts", rollouts),
     ("POST /api/cli/rollout-server/register", register),
+    *BENCHMARK_ROUTES,
 ]
-UNSCOPED = {"verify", "revoke", "workspaces", "register"}
+UNSCOPED = {"verify", "revoke", "workspaces", "register", "quickstart_status", "quickstart_done"}

@@ -3,7 +3,7 @@
 It implements the ``/api/cli/*`` endpoints the CLI uses with in-memory state: the device login flow,
 token verification and revocation, workspaces keyed by ``X-Osmosis-Git``, eval and training runs, secrets,
 datasets (with presigned simple and multipart uploads that point back at this server's ``/_storage/``),
-models, rollouts, rollout-server registration and eval sample downloads.
+models, rollouts, rollout-server registration, eval sample downloads and eval imports (``platform_imports``).
 
 Test control (no auth):
     ``GET  /_control/state``      the whole state, including every request received (``requests``)
@@ -32,7 +32,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 # Sibling modules: the script runs with this directory first on sys.path.
 from platform_routes import ROUTES, UNSCOPED
-from platform_state import NOW, STATE, USER, ApiError
+from platform_state import BLOBS, NOW, STATE, USER, ApiError
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -132,7 +132,9 @@ class Handler(BaseHTTPRequestHandler):
                     args = [unquote(g) for g in match.groups()]
                     if handler.__name__ not in UNSCOPED:
                         self._scope()
-                    return 200, handler(self, body, query, user, *args), {}
+                    answer = handler(self, body, query, user, *args)
+                    # A handler answers a JSON object, or (raw bytes, headers) for a stream.
+                    return (200, *answer) if isinstance(answer, tuple) else (200, answer, {})
         raise ApiError(404, {"error": f"no route {method} {path}"})
 
     def _auth(self) -> dict[str, Any]:
@@ -218,6 +220,7 @@ class Handler(BaseHTTPRequestHandler):
         if method == "PUT":
             digest = hashlib.md5(raw).hexdigest()
             storage[key] = {"size": len(raw), "sha256": hashlib.sha256(raw).hexdigest()}
+            BLOBS[key] = raw
             return 200, None, {"ETag": f'"{digest}"'}
         if key in STATE.data.get("blobs", {}):
             blob = STATE.data["blobs"][key].encode()

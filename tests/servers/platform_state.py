@@ -28,6 +28,12 @@ def initial_state() -> dict[str, Any]:
         "rollouts": [],
         "registrations": [],
         "eval_files": {},  # eval run id -> {path: text}
+        "imports": {},
+        "benchmarks": [],
+        "benchmark_runs": [],
+        "benchmark_files": {},  # benchmark run id -> {path: text}
+        "dev_servers": [],
+        "quickstart": {},  # workspace id -> {connected, full_name, billing_ready, completed, intent}  # eval import session id -> {local_run_id, manifest_digest, status, files, run, ...}
         "version_status": None,
         "failures": [],
         "requests": [],
@@ -46,6 +52,8 @@ class State:
 
 
 STATE = State()
+# Bytes PUT to /_storage/ by key (kept out of the state: the state is sent as JSON to the tests).
+BLOBS: dict[str, bytes] = {}
 
 
 class ApiError(Exception):

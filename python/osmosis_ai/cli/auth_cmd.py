@@ -134,18 +134,74 @@ def login(token: str | None, token_store: str, no_browser: bool, force: bool) ->
     )
 
 
-@auth_group.command("logout")
-@click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
-def logout(yes: bool) -> None:
-    """Log out: revoke the stored token on the platform and delete it locally."""
+def _revoke_stored(store: Any, url: str) -> bool:
+    """Revokes the stored token of ``url`` on its platform (best effort); ``True`` when it was revoked."""
     from osmosis_ai.platform.auth import revoke_token
     from osmosis_ai.platform.client import PlatformClient
+    from osmosis_ai.platform.errors import PlatformError
+
+    try:
+        creds = store.load(url)
+    except PlatformError:
+        return False
+    if not (creds and creds.token_id and not creds.expired):
+        return False
+    with PlatformClient(url, token=creds.token) as client:
+        outcome = revoke_token(client, creds.token_id)
+    if outcome is False:
+        warn("TOKEN_REVOKE_FAILED", f"{url} did not revoke the token; it is deleted locally anyway.")
+    return bool(outcome)
+
+
+def _logout_everywhere(store: Any, yes: bool, env_token: bool) -> None:
+    """`logout --all` (0.2.17): every stored login, on every platform, revoked where possible and deleted."""
+    from osmosis_ai.platform.errors import PlatformError
+
+    try:
+        urls = sorted(store.read()["platforms"])
+    except PlatformError:
+        urls = []  # unreadable: nothing to revoke; the file is moved aside below
+        store.move_aside()
+    if not urls:
+        message = "Not logged in." + (
+            " OSMOSIS_TOKEN is set in the environment; unset it too." if env_token else ""
+        )
+        emit_operation("auth.logout", status_="noop", message=message, resource={"platforms": []})
+        return
+    listing = ", ".join(urls)
+    if not confirm(
+        f"Log out of {len(urls)} platform(s) ({listing})?", yes=yes, summary={"platforms": listing}
+    ):
+        emit_operation("auth.logout", status_="cancelled", message="Cancelled.")
+        return
+    done = []
+    for url in urls:
+        revoked = _revoke_stored(store, url)
+        store.delete(url)
+        done.append({"platform_url": url, "revoked": revoked})
+    emit_operation(
+        "auth.logout",
+        message=f"Logged out of {len(done)} platform(s).",
+        resource={"logged_in": False, "platforms": done, "env_token_set": env_token},
+        lines=[(d["platform_url"], "revoked" if d["revoked"] else "deleted locally") for d in done],
+    )
+
+
+@auth_group.command("logout")
+@click.option("-y", "--yes", is_flag=True, help="Do not ask for confirmation.")
+@click.option("--all", "every", is_flag=True, help="Log out of every platform this machine has a login for.")
+def logout(yes: bool, every: bool) -> None:
+    """Log out: revoke the stored token on the platform and delete it locally."""
     from osmosis_ai.platform.credentials import CredentialStore
     from osmosis_ai.platform.errors import PlatformError
 
-    settings = platform_settings()
     env_token = bool(os.environ.get("OSMOSIS_TOKEN", "").strip())
     store = CredentialStore()
+    if every:
+        platform_settings()  # loads the env file, as every platform command does
+        _logout_everywhere(store, yes, env_token)
+        return
+    settings = platform_settings()
     try:
         entry = store.entry(settings.url)
     except PlatformError:
@@ -160,19 +216,7 @@ def logout(yes: bool) -> None:
     if not confirm(f"Log out of {settings.url}?", yes=yes, summary={"platform": settings.url}):
         emit_operation("auth.logout", status_="cancelled", message="Cancelled.")
         return
-    revoked = False
-    try:
-        creds = store.load(settings.url)
-    except PlatformError:
-        creds = None
-    if creds and creds.token_id and not creds.expired:
-        with PlatformClient(settings.url, token=creds.token) as client:
-            outcome = revoke_token(client, creds.token_id)
-        revoked = bool(outcome)
-        if outcome is False:
-            warn(
-                "TOKEN_REVOKE_FAILED", "The platform did not revoke the token; it is deleted locally anyway."
-            )
+    revoked = False if entry.get("unreadable") else _revoke_stored(store, settings.url)
     if entry.get("unreadable"):
         store.move_aside()
     else:

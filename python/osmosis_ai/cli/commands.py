@@ -117,4 +117,23 @@ COMMANDS: LazyCommands = {
         "rollout_group",
         "Create a rollout in this workspace; list the rollouts the platform synced.",
     ),
+    "quickstart": (
+        "osmosis_ai.cli.quickstart_cmd",
+        "quickstart_command",
+        "Set this machine up for a platform workspace; get a prompt for your coding agent.",
+    ),
+    "upgrade": (
+        "osmosis_ai.cli.upgrade_cmd",
+        "upgrade_command",
+        "Upgrade osmosis-ai to the newest release (uv tool, pipx or pip, as installed).",
+    ),
+    "dev": ("osmosis_ai.cli.dev_cmd", "dev_group", "Development helpers on the platform (hidden)."),
+    "benchmark": (
+        "osmosis_ai.cli.benchmark_cmd",
+        "benchmark_group",
+        "Browse benchmarks; submit benchmark runs, follow, stop and download them.",
+    ),
 }
+
+# Commands left out of `osmosis --help`, as in the established CLI (they still run).
+HIDDEN = frozenset({"dev"})

@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Sequence
 
-from osmosis_ai.cli.commands import COMMANDS, ROOT_HELP, ROOT_OPTIONS
+from osmosis_ai.cli.commands import COMMANDS, HIDDEN, ROOT_HELP, ROOT_OPTIONS
 
 _HELP = (["--help"], ["-h"], [])
 _VERSION = (["--version"], ["-V"])
@@ -59,7 +59,7 @@ def _definitions(rows: list[tuple[str, str]], width: int) -> list[str]:
 def root_help(width: int | None = None) -> str:
     """`osmosis --help` as click prints it, at ``width`` (default: click's, from the terminal)."""
     width = _terminal_width() if width is None else width
-    commands = sorted((name, text) for name, (_, _, text) in COMMANDS.items())
+    commands = sorted((name, text) for name, (_, _, text) in COMMANDS.items() if name not in HIDDEN)
     lines = [
         "Usage: osmosis [OPTIONS] [COMMAND] [ARGS]...",
         "",

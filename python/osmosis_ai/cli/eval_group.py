@@ -30,6 +30,11 @@ EVAL_COMMANDS: LazyCommands = {
         "eval_run",
         "Run an eval config locally over a dataset file; running the same --name again resumes it.",
     ),
+    "upload": (
+        "osmosis_ai.cli.eval_upload",
+        "eval_upload",
+        "Import a finished local eval run into the platform (resumes an interrupted upload).",
+    ),
     "submit": ("osmosis_ai.cli.submit", "eval_submit", "Check an eval config and submit the run."),
     "list": ("osmosis_ai.cli.runs_cmd", "eval_list", "List the workspace's evaluation runs."),
     "info": ("osmosis_ai.cli.runs_cmd", "eval_info", "Show an evaluation run: status, metrics, pass@k."),

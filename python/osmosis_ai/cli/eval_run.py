@@ -87,6 +87,11 @@ from osmosis_ai.errors import CLIError
     is_flag=True,
     help="Print every line of the run's logs.txt (one per item) instead of a progress bar.",
 )
+@click.option(
+    "--upload",
+    is_flag=True,
+    help="When the run is complete, import it into the platform (needs a login; resumable).",
+)
 @backend_options
 @click.pass_context
 def eval_run(ctx: click.Context, **o: Any) -> None:
@@ -117,6 +122,10 @@ def run(o: dict[str, Any]) -> int:
         )
     path = resolve_config_path(o["config_path"])
     root = check_config_location(path, "eval", "eval run")
+    if o["upload"]:
+        from osmosis_ai.cli.eval_upload import check_upload_ready
+
+        check_upload_ready()  # a missing login fails now, not after the last item
     config = load_eval_config(path)
     o["rollout_dir"], o["entry_file"] = check_rollout(root, config)
     settings = run_inputs.settings(config)

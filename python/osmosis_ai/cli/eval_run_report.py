@@ -53,6 +53,32 @@ def _table(
     return lines
 
 
+def _upload_step(run_path: Path, incomplete: bool, resource: dict[str, Any], steps: list[Any]) -> str:
+    """`--upload`: imports a complete run (the caller holds its lock); returns what the message adds.
+
+    A failed upload keeps every local result and says how to retry.
+    """
+    from osmosis_ai.cli.eval_upload import retry_command, upload_run
+    from osmosis_ai.errors import CLIError
+
+    if incomplete:
+        return " Upload skipped because the local evaluation is incomplete."
+    try:
+        uploaded = upload_run(run_path, locked=True)
+    except CLIError as exc:
+        raise CLIError(
+            f"The run finished and its results are kept in {run_path}, but the upload failed: {exc}\n"
+            f"Retry with: {retry_command(run_path)}"
+        ) from exc
+    resource["upload"] = {k: uploaded[k] for k in (
+        "session_id", "eval_run_id", "eval_run_name", "status", "expected_files", "uploaded_files"
+    )}  # fmt: skip
+    resource["platform_url"] = uploaded["platform_url"]
+    name = uploaded["eval_run_name"]
+    steps.append((f"osmosis eval info {name}", {"action": "eval_info", "name": name}))
+    return f" Uploaded as {name}."
+
+
 def continue_run_command(run_name: str, *, retry_failed: bool = False) -> str:
     """The command that continues this run: the user's own, with ``--name``, never ``--fresh`` (it would
     archive the run), and ``--retry-failed`` when asked or already given (an interrupted retry goes on)."""
@@ -179,6 +205,8 @@ def report(
         message = f"Evaluation run finished: {run_dir.path}"
     if logs is not None:
         logs.line("INFO", "run", message, {k: counts[k] for k in ("succeeded", "failed", "skipped")})
+    if o.get("upload"):
+        message += _upload_step(run_dir.path, incomplete, resource, steps)
     emit_operation(
         "eval.run",
         status_="partial" if incomplete else "success",

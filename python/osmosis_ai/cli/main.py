@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import click
 
-from osmosis_ai.cli.commands import COMMANDS, ROOT_HELP, ROOT_OPTIONS, LazyCommands
+from osmosis_ai.cli.commands import COMMANDS, HIDDEN, ROOT_HELP, ROOT_OPTIONS, LazyCommands
 
 # Root options that take a value (skipped when looking for the command's name).
 _ROOT_VALUE_OPTIONS = {"--platform", "--env-file"}
@@ -39,7 +39,7 @@ class LazyGroup(click.Group):
         return super().get_command(ctx, cmd_name)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = [(name, help_text) for name, (_, _, help_text) in self.lazy_commands.items()]
+        rows = [(name, text) for name, (_, _, text) in self.lazy_commands.items() if name not in HIDDEN]
         rows += [(name, cmd.get_short_help_str()) for name, cmd in sorted(self.commands.items())]
         if rows:
             with formatter.section("Commands"):

@@ -16,9 +16,9 @@ _LIMIT = click.IntRange(1, 50)
 
 
 def _kind(name: str) -> Any:
-    from osmosis_ai.platform.runs import EVAL, TRAINING
+    from osmosis_ai.platform.runs import BENCHMARK, EVAL, TRAINING
 
-    return EVAL if name == "eval" else TRAINING
+    return {"eval": EVAL, "training": TRAINING, "benchmark": BENCHMARK}[name]
 
 
 def _summary(kind: Any, item: dict[str, Any], run: dict[str, Any]) -> dict[str, Any] | None:
@@ -232,20 +232,75 @@ def make_stop(kind_name: str) -> click.Command:
         kind = _kind(kind_name)
         with platform_session() as session:
             if not confirm(f'Stop {kind.label} run "{name}"?', yes=yes, summary={"run": name}):
-                emit_operation(f"{kind.command}.stop", status_="cancelled", message="Cancelled.")
+                emit_operation(f"{kind.operation_prefix}.stop", status_="cancelled", message="Cancelled.")
                 return
             stop_run(session.client, kind, name)
+        action = f"{kind.operation_prefix}_run_info" if kind.name == "benchmark" else f"{kind.command}_info"
         emit_operation(
-            f"{kind.command}.stop",
+            f"{kind.operation_prefix}.stop",
             message=f"Stop requested for {kind.label} run {name}.",
             resource={"name": name, **session.context()},
-            next_steps=[
-                (f"osmosis {kind.command} info {name}", {"action": f"{kind.command}_info", "name": name})
-            ],
+            next_steps=[(f"osmosis {kind.command} info {name}", {"action": action, "name": name})],
         )
 
     stop_cmd.help = "Stop a run (-y to skip the question)."
     return stop_cmd
+
+
+def download_outputs(
+    kind: Any, name: str, wanted: list[str], *, output: str | None, overwrite: bool, yes: bool, **where: Any
+) -> None:
+    """Downloads a run's outputs of the ``wanted`` types (8 at a time, resumable) and reports the outcome.
+
+    ``where`` goes to :func:`~osmosis_ai.platform.eval_outputs.download_items` (``rows``, ``route``).
+    """
+    from osmosis_ai.platform.errors import PlatformError
+    from osmosis_ai.platform.eval_outputs import download_items
+    from osmosis_ai.platform.runs import get_run
+    from osmosis_ai.platform.transfer import download_all
+
+    operation = f"{kind.operation_prefix}.download"
+    with platform_session() as session:
+        run = get_run(session.client, kind, name)[kind.detail_key]
+        if run.get("status") in kind.pending:
+            raise PlatformError(
+                f"Run {name} has not started; there is nothing to download yet.",
+                code="CONFLICT" if kind.name == "benchmark" else "VALIDATION",
+            )
+        items = download_items(session.client, str(run["id"]), wanted, resource=kind.path, **where)
+        total = sum(i.size or 0 for i in items)
+        if total > 100 * 1024 * 1024 and not confirm(
+            f"Download {total / 2**20:.0f} MiB?", yes=yes, default=True
+        ):
+            emit_operation(operation, status_="cancelled", message="Cancelled.")
+            return
+        safe = re.sub(r"[^A-Za-z0-9._-]+", "_", str(run.get("name") or name))
+        assert session.workspace is not None
+        folder = "benchmarks" if kind.name == "benchmark" else "evals"
+        root = Path(output) if output else session.workspace.directory / ".osmosis" / folder / safe
+        status(f"Downloading {len(items)} file(s) to {root}...")
+        report = download_all(items, root, overwrite=overwrite)
+    resource = {
+        "run": run.get("name"),
+        "output_directory": str(root),
+        "downloaded": report.downloaded,
+        "skipped": report.skipped,
+        "failed": report.failed,
+        "bytes": report.bytes,
+        **session.context(),
+    }
+    if report.failed:
+        lines = "\n".join(f"  - {path}: {why}" for path, why in report.failed.items())
+        raise PlatformError(
+            f"{len(report.failed)} of {len(items)} file(s) failed to download (run the command again to resume):\n{lines}",
+            details=resource,
+        )
+    emit_operation(
+        operation,
+        message=f"Downloaded {len(report.downloaded)} file(s) to {root}"
+        + (f" ({len(report.skipped)} already present)" if report.skipped else ""),
+        resource=resource,
+    )
 
 
 @click.command("download")
@@ -267,52 +322,11 @@ def eval_download(
     name: str, output: str | None, types: str, rows: str | None, overwrite: bool, yes: bool
 ) -> None:
     """Download an evaluation run's outputs (8 at a time, resumable)."""
-    from osmosis_ai.platform.errors import PlatformError
-    from osmosis_ai.platform.eval_outputs import download_items, parse_rows, parse_types
-    from osmosis_ai.platform.runs import EVAL, get_run
-    from osmosis_ai.platform.transfer import download_all
+    from osmosis_ai.platform.eval_outputs import parse_rows, parse_types
 
     wanted = parse_types(types)
     row_spec = parse_rows(rows) if rows else None
-    with platform_session() as session:
-        run = get_run(session.client, EVAL, name)[EVAL.detail_key]
-        if run.get("status") == "pending":
-            raise PlatformError(
-                f"Run {name} has not started; there is nothing to download yet.", code="VALIDATION"
-            )
-        items = download_items(session.client, str(run["id"]), wanted, row_spec)
-        total = sum(i.size or 0 for i in items)
-        if total > 100 * 1024 * 1024 and not confirm(
-            f"Download {total / 2**20:.0f} MiB?", yes=yes, default=True
-        ):
-            emit_operation("eval.download", status_="cancelled", message="Cancelled.")
-            return
-        safe = re.sub(r"[^A-Za-z0-9._-]+", "_", str(run.get("name") or name))
-        assert session.workspace is not None
-        root = Path(output) if output else session.workspace.directory / ".osmosis" / "evals" / safe
-        status(f"Downloading {len(items)} file(s) to {root}...")
-        report = download_all(items, root, overwrite=overwrite)
-    resource = {
-        "run": run.get("name"),
-        "output_directory": str(root),
-        "downloaded": report.downloaded,
-        "skipped": report.skipped,
-        "failed": report.failed,
-        "bytes": report.bytes,
-        **session.context(),
-    }
-    if report.failed:
-        lines = "\n".join(f"  - {path}: {why}" for path, why in report.failed.items())
-        raise PlatformError(
-            f"{len(report.failed)} of {len(items)} file(s) failed to download (run the command again to resume):\n{lines}",
-            details=resource,
-        )
-    emit_operation(
-        "eval.download",
-        message=f"Downloaded {len(report.downloaded)} file(s) to {root}"
-        + (f" ({len(report.skipped)} already present)" if report.skipped else ""),
-        resource=resource,
-    )
+    download_outputs(_kind("eval"), name, wanted, output=output, overwrite=overwrite, yes=yes, rows=row_spec)
 
 
 eval_list, train_list = make_list("eval"), make_list("training")

@@ -55,6 +55,21 @@ def parse_secrets_file(text: str, label: str) -> dict[str, str]:
     return values
 
 
+def read_secrets_file(secrets_file: str | None) -> dict[str, str]:
+    """The values of ``--secrets-file`` (``-`` reads stdin); empty without one.
+
+    Raises:
+        CLIError: The file does not exist, or a line is not ``NAME=value``.
+    """
+    if secrets_file is None:
+        return {}
+    if secrets_file == "-":
+        return parse_secrets_file(click.get_text_stream("stdin").read(), "<stdin>")
+    if not Path(secrets_file).is_file():
+        raise CLIError(f"--secrets-file {secrets_file}: no such file")
+    return parse_secrets_file(Path(secrets_file).read_text(encoding="utf-8"), secrets_file)
+
+
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str] | None:
     if shutil.which("git") is None:
         return None
@@ -138,14 +153,7 @@ def run_preflight(kind: str, config_arg: str, secrets_file: str | None) -> Prefl
     body = config.request_body()
     sources: dict[str, str] = {}
     if config.secrets:
-        file_values: dict[str, str] = {}
-        if secrets_file is not None:
-            if secrets_file == "-":
-                file_values = parse_secrets_file(click.get_text_stream("stdin").read(), "<stdin>")
-            elif not Path(secrets_file).is_file():
-                raise CLIError(f"--secrets-file {secrets_file}: no such file")
-            else:
-                file_values = parse_secrets_file(Path(secrets_file).read_text(encoding="utf-8"), secrets_file)
+        file_values = read_secrets_file(secrets_file)
         provided: dict[str, str] = {}
         for name in config.secrets:
             if file_values.get(name):

@@ -24,12 +24,9 @@ def workspace_group(ctx: click.Context) -> None:
 
 
 def _workspaces(session: Any) -> list[dict[str, Any]]:
-    data = session.client.get("/api/cli/workspaces", scoped=False)
-    items = []
-    for ws in data.get("workspaces") or []:
-        repo = (ws.get("connected_repo") or {}).get("repo_full_name")
-        items.append({"id": ws.get("id"), "name": ws.get("name"), "role": ws.get("role"), "repository": repo})
-    return items
+    from osmosis_ai.platform.quickstart import list_workspaces
+
+    return list_workspaces(session.client)
 
 
 @workspace_group.command("list")

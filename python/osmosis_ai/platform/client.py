@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 from urllib.parse import quote
 
@@ -167,6 +167,39 @@ class PlatformClient:
             raise RetryLater(self._error(response), retry_after_from_headers(response.headers))
 
         return retry_blocking(self.retry, attempt, sleep=self.sleep)
+
+    def stream_lines(
+        self, path: str, *, params: dict[str, Any] | None = None, read_timeout: float = 65.0
+    ) -> Iterator[str]:
+        """``GET`` a server-sent event stream (scoped, with the token) and yields its lines as they arrive.
+
+        Not retried: a stream that breaks is the caller's to reopen. ``read_timeout`` bounds the wait for
+        the next bytes (servers send heartbeats well within it).
+
+        Raises:
+            PlatformError: The platform refused (status mapped as for :meth:`request`) or the connection
+                failed or went silent.
+        """
+        headers = {**self.headers(scoped=True, auth=True), "Accept": "text/event-stream"}
+        query = {k: v for k, v in (params or {}).items() if v is not None}
+        timeout = httpx.Timeout(DEFAULT_TIMEOUT, read=read_timeout)
+        try:
+            with self._http.stream(
+                "GET", self.base_url + path, params=query, headers=headers, timeout=timeout
+            ) as response:
+                if response.status_code >= 400:
+                    response.read()
+                    raise self._error(response)
+                self._note_version(response)
+                yield from response.iter_lines()
+        except httpx.TimeoutException:
+            raise PlatformError(
+                f"The stream from {self.base_url} went silent for {read_timeout:.0f} s."
+            ) from None
+        except httpx.TransportError as exc:
+            raise PlatformError(
+                f"Connection error: the stream from {self.base_url} broke ({type(exc).__name__})."
+            ) from None
 
     def get(self, path: str, **kwargs: Any) -> dict[str, Any]:
         """``request("GET", ...)``."""

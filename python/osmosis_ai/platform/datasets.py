@@ -16,12 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx
-
 from osmosis_ai.platform.client import PlatformClient, segment
 from osmosis_ai.platform.errors import PlatformError
 from osmosis_ai.platform.pages import Page, fetch_all, fetch_logs, fetch_page
-from osmosis_ai.platform.transfer import DownloadItem, download_all, put_bytes
+from osmosis_ai.platform.transfer import DownloadItem, download_all, storage_client, upload_file
 
 __all__ = [
     "DATASET_FIELDS",
@@ -144,34 +142,6 @@ def _create(client: PlatformClient, local: LocalDataset, overwrite: bool) -> dic
         return client.post(PATH, {**body, "overwrite_dataset_id": existing}, idempotent=False)
 
 
-def _multipart(
-    http: httpx.Client,
-    local: LocalDataset,
-    upload: dict[str, Any],
-    progress: Callable[[int], None],
-    sleep: Callable[[float], None],
-) -> list[dict[str, Any]]:
-    part_size, total = int(upload.get("part_size") or 0), int(upload.get("total_parts") or 0)
-    urls = {int(u["part_number"]): str(u["presigned_url"]) for u in upload.get("presigned_urls") or []}
-    if not (part_size > 0 and part_size * (total - 1) < local.size <= part_size * total) or set(urls) != set(
-        range(1, total + 1)
-    ):
-        raise PlatformError("The platform's multipart upload plan does not fit the file; try again.")
-    parts = []
-    with open(local.path, "rb") as handle:
-        for number in range(1, total + 1):
-            chunk = handle.read(part_size)
-            response = put_bytes(http, urls[number], chunk, what=f"part {number}/{total}", sleep=sleep)
-            etag = response.headers.get("etag", "").strip('"')
-            if not etag:
-                raise PlatformError(
-                    f"Storage sent no ETag for part {number}; the upload cannot be completed."
-                )
-            parts.append({"PartNumber": number, "ETag": etag})
-            progress(len(chunk))
-    return parts
-
-
 def upload_dataset(
     client: PlatformClient,
     local: LocalDataset,
@@ -195,23 +165,11 @@ def upload_dataset(
     if not dataset_id or upload is None:
         raise PlatformError("The platform registered the dataset without upload instructions; try again.")
     try:
-        with httpx.Client() as http:
-            parts = None
-            if upload.get("method") == "multipart":
-                parts = _multipart(http, local, upload, progress, sleep)
-            else:
-                put_bytes(
-                    http,
-                    str(upload["presigned_url"]),
-                    local.path,
-                    headers={str(k): str(v) for k, v in (upload.get("upload_headers") or {}).items()},
-                    timeout=600.0,
-                    sleep=sleep,
-                )
-                progress(local.size)
+        with storage_client() as http:
+            parts = upload_file(http, local.path, local.size, upload, progress=progress, sleep=sleep)
         body: dict[str, Any] = {"file_extension": local.extension}
         if parts is not None:
-            body["parts"] = parts
+            body["parts"] = [{"PartNumber": number, "ETag": etag} for number, etag in parts]
         timeout = 120.0 if parts is not None else 30.0
         dataset = client.post(
             f"{PATH}/{segment(dataset_id)}/complete", body, idempotent=True, timeout=timeout

@@ -1,7 +1,8 @@
-"""An evaluation run's output files on the platform: which exist (manifest) and where to fetch them.
+"""A run's output files on the platform: which exist (manifest) and where to fetch them.
 
-``GET /api/cli/eval-runs/{id}/samples/manifest?types=...&rows=...`` lists files; ``POST
-.../samples/download-urls`` turns up to 500 of them at a time into presigned URLs.
+``GET /api/cli/eval-runs/{id}/samples/manifest?types=...&rows=...`` lists an eval run's files; ``POST
+.../samples/download-urls`` turns up to 500 of them at a time into presigned URLs. Benchmark runs have the
+same two routes under ``/api/cli/benchmark-runs/{id}/outputs/``.
 """
 
 from __future__ import annotations
@@ -13,15 +14,16 @@ from osmosis_ai.platform.client import PlatformClient, segment
 from osmosis_ai.platform.errors import PlatformError
 from osmosis_ai.platform.transfer import DownloadItem, safe_relative
 
-__all__ = ["OUTPUT_TYPES", "download_items", "parse_rows", "parse_types"]
+__all__ = ["BENCHMARK_OUTPUT_TYPES", "OUTPUT_TYPES", "download_items", "parse_rows", "parse_types"]
 
 OUTPUT_TYPES = ("metrics", "trajectories", "artifacts", "logs")
+BENCHMARK_OUTPUT_TYPES = ("summary", "results", "artifacts", "logs")
 URL_BATCH = 500
 _ROWS = re.compile(r"^\d+(-\d+)?(,\d+(-\d+)?)*$")
 
 
-def parse_types(text: str) -> list[str]:
-    """``metrics,logs`` or ``all`` as a list of output types.
+def parse_types(text: str, allowed: tuple[str, ...] = OUTPUT_TYPES) -> list[str]:
+    """``metrics,logs`` or ``all`` as a list of output types (of an eval run, or those ``allowed``).
 
     Example:
         >>> parse_types("logs, metrics")
@@ -29,12 +31,12 @@ def parse_types(text: str) -> list[str]:
     """
     names = [t.strip().lower() for t in text.split(",") if t.strip()]
     if names == ["all"]:
-        return list(OUTPUT_TYPES)
-    unknown = [n for n in names if n not in OUTPUT_TYPES]
+        return list(allowed)
+    unknown = [n for n in names if n not in allowed]
     if unknown or not names:
         raise PlatformError(
             f"Unknown output type(s) {', '.join(unknown) or '(none)'}: use a comma list of "
-            f"{', '.join(OUTPUT_TYPES)}, or all.",
+            f"{', '.join(allowed)}, or all.",
             code="VALIDATION",
         )
     return list(dict.fromkeys(names))
@@ -70,14 +72,23 @@ def _url(entry: dict[str, Any]) -> str | None:
 
 
 def download_items(
-    client: PlatformClient, run_id: str, types: list[str], rows: str | None = None
+    client: PlatformClient,
+    run_id: str,
+    types: list[str],
+    rows: str | None = None,
+    *,
+    resource: str = "/api/cli/eval-runs",
+    route: str = "samples",
 ) -> list[DownloadItem]:
     """The run's files of ``types`` with presigned URLs.
+
+    ``resource``/``route`` name the run kind's output routes: an eval run's ``samples``, a benchmark run's
+    ``/api/cli/benchmark-runs`` ``outputs``.
 
     Raises:
         PlatformError: ``NOT_FOUND`` with a hint when the platform has no download route for the run.
     """
-    base = f"/api/cli/eval-runs/{segment(run_id)}/samples"
+    base = f"{resource}/{segment(run_id)}/{route}"
     try:
         manifest = client.get(f"{base}/manifest", params={"types": ",".join(types), "rows": rows})
     except PlatformError as exc:

@@ -16,6 +16,7 @@ from osmosis_ai.platform.errors import PlatformError
 from osmosis_ai.platform.pages import Page, fetch_all, fetch_logs, fetch_page
 
 __all__ = [
+    "BENCHMARK",
     "EVAL",
     "TRAINING",
     "RunKind",
@@ -34,14 +35,19 @@ __all__ = [
 class RunKind:
     """Everything that differs between evaluation and training runs."""
 
-    name: str  # "eval" or "training"
-    command: str  # "eval" or "train" (the CLI group)
+    name: str  # "eval", "training" or "benchmark"
+    command: str  # "eval", "train" or "benchmark runs" (the CLI group)
     path: str
     list_key: str
     detail_key: str
     label: str
     pending: frozenset[str]
     terminal: frozenset[str]
+    operation: str = ""  # prefix of operation names ("benchmark.stop"); the command's when empty
+
+    @property
+    def operation_prefix(self) -> str:
+        return self.operation or self.command
 
 
 EVAL = RunKind(
@@ -64,6 +70,34 @@ TRAINING = RunKind(
     frozenset({"pending", "queued"}),
     frozenset({"finished", "failed", "crashed", "stopped", "killed", "unknown"}),
 )
+BENCHMARK = RunKind(
+    "benchmark",
+    "benchmark runs",
+    "/api/cli/benchmark-runs",
+    "benchmark_runs",
+    "benchmark_run",
+    "benchmark",
+    frozenset({"pending", "queued"}),
+    frozenset({"finished", "failed", "stopped"}),
+    operation="benchmark",
+)
+BENCHMARK_RUN_FIELDS = (
+    "id",
+    "name",
+    "status",
+    "benchmark_id",
+    "benchmark_name",
+    "agent_count",
+    "best_pass_at_1",
+    "ingested_results",
+    "expected_results",
+    "creator_name",
+    "creator_email",
+    "created_at",
+    "started_at",
+    "completed_at",
+    "platform_url",
+)
 _SECRETS_NOT_FOUND = re.compile(r"Secrets? not found:\s*(?P<names>[A-Z0-9_, ]+)", re.IGNORECASE)
 
 
@@ -80,6 +114,12 @@ def run_item(kind: RunKind, run: dict[str, Any]) -> dict[str, Any]:
     """The established list item of a run record (names of nested references, no raw config)."""
     base = {k: run.get(k) for k in ("id", "name", "status", "created_at", "started_at", "completed_at")}
     people = {"creator_name": run.get("creator_name"), "creator_email": run.get("creator_email")}
+    if kind is BENCHMARK:
+        benchmark = run.get("benchmark") if isinstance(run.get("benchmark"), dict) else {}
+        item = {k: run.get(k) for k in BENCHMARK_RUN_FIELDS}
+        item["benchmark_id"] = item["benchmark_id"] or benchmark.get("id")
+        item["benchmark_name"] = item["benchmark_name"] or benchmark.get("name")
+        return item
     if kind is EVAL:
         item = {
             **base,
@@ -138,12 +178,20 @@ def submit_run(client: PlatformClient, kind: RunKind, body: dict[str, Any]) -> d
     return created
 
 
-def list_runs(client: PlatformClient, kind: RunKind, *, limit: int = 50, every: bool = False) -> Page:
-    """One page (or ``every`` page) of runs, as :func:`run_item` records."""
+def list_runs(
+    client: PlatformClient,
+    kind: RunKind,
+    *,
+    limit: int = 50,
+    every: bool = False,
+    params: dict[str, Any] | None = None,
+) -> Page:
+    """One page (or ``every`` page) of runs, as :func:`run_item` records (``params`` filter the list, e.g.
+    ``{"benchmark": id}``)."""
     page = (
-        fetch_all(client, kind.path, kind.list_key)
+        fetch_all(client, kind.path, kind.list_key, params=params)
         if every
-        else fetch_page(client, kind.path, kind.list_key, limit=limit)
+        else fetch_page(client, kind.path, kind.list_key, limit=limit, params=params)
     )
     page.items = [run_item(kind, run) for run in page.items]
     return page

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -37,6 +37,8 @@ __all__ = [
     "download_all",
     "put_bytes",
     "safe_relative",
+    "storage_client",
+    "upload_file",
 ]
 
 TRANSFER_RETRY = RetryPolicy(max_retries=4, base_delay=1.0, max_delay=8.0, max_retry_after=60.0)
@@ -112,6 +114,76 @@ def put_bytes(
 def _chunks(handle: Any) -> Any:
     while chunk := handle.read(CHUNK):
         yield chunk
+
+
+def storage_client() -> httpx.Client:
+    """The client storage uploads go through (it sends no platform token: presigned URLs carry their own
+    authorisation)."""
+    return httpx.Client()
+
+
+def _put_parts(
+    http: httpx.Client,
+    path: Path,
+    size: int,
+    upload: Mapping[str, Any],
+    label: str,
+    progress: Callable[[int], None],
+    sleep: Callable[[float], None],
+) -> list[tuple[int, str]]:
+    part_size, total = int(upload.get("part_size") or 0), int(upload.get("total_parts") or 0)
+    urls = {}
+    for entry in upload.get("presigned_urls") or []:
+        if isinstance(entry, Mapping) and entry.get("presigned_url"):
+            urls[int(entry.get("part_number") or 0)] = str(entry["presigned_url"])
+    fits = part_size > 0 and part_size * (total - 1) < size <= part_size * total
+    if not fits or set(urls) != set(range(1, total + 1)):
+        raise PlatformError(f"The platform's multipart upload plan does not fit {label}; try again.")
+    parts = []
+    with open(path, "rb") as handle:
+        for number in range(1, total + 1):
+            chunk = handle.read(part_size)
+            what = f"{label}: part {number}/{total}"
+            response = put_bytes(http, urls[number], chunk, what=what, sleep=sleep)
+            etag = response.headers.get("etag", "").strip('"')
+            if not etag:
+                raise PlatformError(f"Storage sent no ETag for {what}; the upload cannot be completed.")
+            parts.append((number, etag))
+            progress(len(chunk))
+    return parts
+
+
+def upload_file(
+    http: httpx.Client,
+    path: Path,
+    size: int,
+    upload: Mapping[str, Any],
+    *,
+    label: str = "upload",
+    progress: Callable[[int], None] = lambda n: None,
+    sleep: Callable[[float], None] = time.sleep,
+) -> list[tuple[int, str]] | None:
+    """Sends a file the way the platform's upload instructions say; returns ``(part number, ETag)`` of each
+    part of a multipart upload, ``None`` for a simple one.
+
+    ``upload`` is the platform's one upload shape (datasets and eval imports): ``method: "simple"`` with
+    ``presigned_url`` and ``upload_headers``, or ``method: "multipart"`` with ``part_size``, ``total_parts``
+    and ``presigned_urls[{part_number, presigned_url}]``. ``progress`` gets the byte count of every part sent
+    (or of the whole file).
+
+    Raises:
+        PlatformError: A plan that does not fit the file, an upload that failed after its retries, a part
+            without an ETag.
+    """
+    if upload.get("method") == "multipart":
+        return _put_parts(http, path, size, upload, label, progress, sleep)
+    url = upload.get("presigned_url")
+    if not url:
+        raise PlatformError(f"The platform sent no upload URL for {label}; try again.")
+    headers = {str(k): str(v) for k, v in (upload.get("upload_headers") or {}).items()}
+    put_bytes(http, str(url), path, headers=headers, timeout=600.0, what=label, sleep=sleep)
+    progress(size)
+    return None
 
 
 def safe_relative(path: str) -> PurePosixPath:

@@ -117,8 +117,12 @@ def git_toplevel(start: Path) -> Path | None:
 
 
 def origin_identity(directory: Path) -> GitIdentity | None:
-    """The identity of ``directory``'s ``origin`` remote; ``None`` when there is no such remote."""
-    proc = _git(directory, "remote", "get-url", "origin")
+    """The identity of ``directory``'s ``origin`` remote; ``None`` when there is no such remote.
+
+    The URL as configured, not as ``git remote get-url`` shows it: that applies ``url.*.insteadOf``, which
+    turns the GitHub URL of a repository fetched through a mirror into the mirror's.
+    """
+    proc = _git(directory, "config", "--get", "remote.origin.url")
     if proc is None or proc.returncode != 0 or not proc.stdout.strip():
         return None
     return normalize_git_identity(proc.stdout.strip())

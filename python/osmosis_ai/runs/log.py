@@ -9,7 +9,11 @@ Schema ``osmosis-results/1`` (JSON lines):
   ``run_index``, ``model_tag`` (``""`` unless a baseline model is compared), ``success``, ``scores``
   (``{name: float}``; only real scores, never a stand-in for an error), ``error``, ``duration_ms``, plus
   the command's own fields (eval: ``eval_errors``, ``tokens``, ``tool_calls``...; rubric: ``status``,
-  ``explanation``, ``raw_score``, ``attempts``...).
+  ``explanation``, ``raw_score``, ``attempts``...), and the stamp of the invocation that wrote it:
+  ``invocation`` (0 for the one that created the log, one more per resume), ``invocation_ms`` (wall time
+  since that invocation opened the log) and ``invocation_cpu_ms`` (the process's CPU time since then). The
+  result model adds the invocations up for the wall time and CPU across resumes; records of logs written
+  before the stamp existed have none, and those numbers are then unknown (never guessed).
 
 A crash or Ctrl+C loses at most the items in flight. ``--resume LOG`` reads the log back, refuses it when
 the config or the dataset file changed (with what changed), and skips the items it already holds, keyed
@@ -22,6 +26,7 @@ from __future__ import annotations
 import datetime as _dt
 import hashlib
 import os
+import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -155,10 +160,13 @@ class ResultsLog:
     million items costs a set of keys, not the records).
     """
 
-    def __init__(self, path: Path, handle: Any, done: set[RunKey]) -> None:
+    def __init__(self, path: Path, handle: Any, done: set[RunKey], invocation: int = 0) -> None:
         self.path = path
         self._handle = handle
         self.done = done
+        # The stamp every record gets (see the module docstring): which invocation, and its clocks.
+        self.invocation = invocation
+        self._opened = (time.perf_counter(), time.process_time())
         # Set by resume: the line number of an incomplete final line it dropped (the command reports it).
         self.dropped_line: int | None = None
 
@@ -210,12 +218,15 @@ class ResultsLog:
         header: dict[str, Any] = {}
         done: set[RunKey] = set()
         valid = lines = 0
+        invocation = 1  # a resume is never the invocation that created the log
         for number, offset, record in _records(path):
             valid, lines = offset, number
             if number == 1:
                 header = record
             else:
                 done.add(_key_of(record))
+                # Records without a stamp were written by one earlier invocation (or several: unknown).
+                invocation = max(invocation, int(record.get("invocation") or 0) + 1)
         if not header:
             raise CLIError(f"{path}: the results log has no header line")
         _check_resumable(path, header, config, kind, dataset)
@@ -223,7 +234,7 @@ class ResultsLog:
         torn = handle.seek(0, os.SEEK_END) > valid
         handle.truncate(valid)  # drop a torn final line before appending
         handle.seek(valid)
-        log = cls(path, handle, done)
+        log = cls(path, handle, done, invocation)
         log.dropped_line = lines + 1 if torn else None
         return log
 
@@ -234,8 +245,16 @@ class ResultsLog:
         self._handle.flush()
 
     def append(self, record: Mapping[str, Any]) -> None:
-        """Writes one finished item and flushes it to the OS before returning."""
-        self._write(record)
+        """Writes one finished item, stamped with its invocation, and flushes it to the OS before returning."""
+        wall, cpu = self._opened
+        self._write(
+            {
+                **record,
+                "invocation": self.invocation,
+                "invocation_ms": round((time.perf_counter() - wall) * 1000.0, 3),
+                "invocation_cpu_ms": round((time.process_time() - cpu) * 1000.0, 3),
+            }
+        )
 
     def close(self) -> None:
         if not self._handle.closed:

@@ -15,7 +15,8 @@ them unless you ask for them to count as failed attempts.
 Results files (the results log, the ``-o`` JSON of ``eval`` and ``eval-rubric``) are summarised by
 :func:`summarize_results` / :func:`summarize_results_by_model` and loaded for analysis by
 :func:`load_results`. An eval function that raised is never a score: it is counted as an error and left
-out of that function's statistics.
+out of that function's statistics. What every surface shows about a results file (runs by outcome, rows
+by category, honest intervals, warnings) is the one result model: :func:`osmosis_ai.results.read_results`.
 """
 
 from __future__ import annotations

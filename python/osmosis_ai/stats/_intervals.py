@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, Literal
@@ -14,7 +15,7 @@ from osmosis_ai.errors import StatsError
 if TYPE_CHECKING:
     from osmosis_ai.stats._aggregator import Aggregator
 
-__all__ = ["IntervalMethod", "compare", "confidence_interval"]
+__all__ = ["MIN_BOOTSTRAP_ROWS", "IntervalMethod", "ValuesIntervalMethod", "compare", "confidence_interval"]
 
 IntervalMethod = Literal["bootstrap", "normal"]
 
@@ -33,45 +34,132 @@ def _interval(name: str, raw: tuple[float, float, float] | None, level: float, m
     return Interval(estimate=raw[0], low=raw[1], high=raw[2], level=level, method=method)
 
 
+#: ``confidence_interval``'s methods: ``"auto"`` is Wilson for values in [0, 1], else Student's t.
+ValuesIntervalMethod = Literal["auto", "wilson", "t", "normal", "bootstrap"]
+
+#: Fewer rows than this give no bootstrap interval: resampling a handful of rows is surer than the data.
+MIN_BOOTSTRAP_ROWS = 10
+
+
+def _level(level: float) -> float:
+    if not 0.0 < level < 1.0:
+        raise StatsError(f"level must be between 0 and 1, got {level}", field="level")
+    return level
+
+
+_STRUCT = {"f4": "f", "f8": "d", "b1": "?", "i1": "b", "i2": "h", "i4": "i", "i8": "q"}
+_STRUCT.update({"u1": "B", "u2": "H", "u4": "I", "u8": "Q"})
+
+
+def _floats(data: bytes, code: str) -> list[float]:
+    """Packed values as floats; a NaN or infinite one is refused naming its row (as the core does)."""
+    values = [float(x) for x in memoryview(data).cast(_STRUCT[code])]
+    for row, x in enumerate(values):
+        if not math.isfinite(x):
+            shown = "NaN" if math.isnan(x) else ("inf" if x > 0 else "-inf")  # the core's wording
+            raise StatsError(f"row {row}: values is {shown}", row=row, field="values")
+    return values
+
+
+def _wilson(values: list[float], level: float) -> Interval:
+    """Wilson's score interval with the rows as trials: a value in [0, 1] varies at most as a pass/fail
+    one does, so this is exact for 0/1 values and never surer than the rows for fractions."""
+    rows = len(values)
+    mean = math.fsum(values) / rows
+    z = statistics.NormalDist().inv_cdf(0.5 + level / 2.0)
+    low, high = _core.wilson_interval(min(1.0, max(0.0, mean)), float(rows), z)
+    return Interval(estimate=mean, low=low, high=high, level=level, method="wilson")
+
+
+def _check_spread(interval: Interval, rows: int, method: str) -> Interval:
+    if interval.high - interval.low <= 1e-12 * max(1.0, abs(interval.estimate)):
+        raise StatsError(
+            f"values: the {rows} rows have no spread, so a {method} interval would be the point "
+            f'{interval.estimate:g}; for pass rates (values in [0, 1]) use method="wilson"',
+            field="values",
+        )
+    return interval
+
+
 def confidence_interval(
     values: Any,
     *,
     weights: Any = None,
     level: float = 0.95,
-    method: IntervalMethod = "bootstrap",
+    method: ValuesIntervalMethod = "auto",
     resamples: int = 1000,
     seed: int = 0,
 ) -> Interval:
-    """A confidence interval for the mean over rows of per-row values.
+    """A confidence interval for the mean over rows of per-row values, never surer than the data.
 
-    With ``weights`` the statistic is ``sum(values) / sum(weights)`` (for example score sums over
-    attempts per row). The bootstrap resamples rows with a seeded generator, so the same seed gives
-    the same interval on every platform; ``"normal"`` is ``estimate ± z·se``.
+    * ``"wilson"``: Wilson's score interval with the rows as trials, for pass rates (per-row values in
+      [0, 1]): it stays inside [0, 1] and is not a point when every row passed (five passes of five give
+      [0.566, 1]).
+    * ``"t"`` (alias ``"normal"``): ``estimate ± t·se`` with Student's t for rows - 1 degrees of freedom
+      and the row-clustered standard error; with ``weights`` the statistic is ``sum(values) /
+      sum(weights)`` (for example score sums over attempts per row).
+    * ``"bootstrap"``: the percentile bootstrap over rows with a seeded generator (the same seed gives
+      the same interval on every platform); it needs at least 10 rows.
+    * ``"auto"`` (default): Wilson when there are no weights and every value is in [0, 1], else t.
+
+    An interval the data cannot support (one row for t or the bootstrap, rows without spread) is an
+    error that says so, never a point.
 
     Args:
         values: Per-row values, such as ``pass_at_k_many(..., per_row=True).values``.
-        weights: Optional per-row weights.
+        weights: Optional per-row weights (t and bootstrap).
         level: Confidence level in (0, 1).
-        method: ``"bootstrap"`` or ``"normal"``.
+        method: ``"auto"``, ``"wilson"``, ``"t"`` / ``"normal"`` or ``"bootstrap"``.
         resamples: Bootstrap resamples.
         seed: Bootstrap seed.
 
     Returns:
-        An :class:`Interval`.
+        An :class:`Interval`; its ``method`` says which was used.
 
     Raises:
-        StatsError: on NaN / infinite values (naming the row), fewer than 2 rows, a bad level.
+        StatsError: on NaN / infinite values (naming the row), too few rows or no spread for the method,
+            Wilson on values outside [0, 1] or with weights, a bad level or method.
 
     Example:
-        >>> iv = confidence_interval([0.0, 1.0, 1.0, 1.0], method="normal")
+        >>> iv = confidence_interval([1.0] * 5)
+        >>> (iv.method, round(iv.low, 3), iv.high)
+        ('wilson', 0.566, 1.0)
+        >>> iv = confidence_interval([0.5, 1.0, 0.25, 0.75], method="t")
         >>> (iv.estimate, round(iv.low, 3), round(iv.high, 3))
-        (0.75, 0.26, 1.24)
+        (0.625, 0.111, 1.139)
     """
-    z = _z(level, method)
+    _level(level)
+    if method not in ("auto", "wilson", "t", "normal", "bootstrap"):
+        raise StatsError(
+            f'method must be "auto", "wilson", "t", "normal" or "bootstrap", got {method!r}', field="method"
+        )
     data, code = pack_values(values, "values")
+    rows = len(data) // int(code[1:])
     packed_weights = pack_values(weights, "weights") if weights is not None else None
-    raw = _core.row_interval(data, code, method, level, z, resamples, seed, packed_weights)
-    return _interval("values", raw, level, method)
+    if method in ("auto", "wilson"):
+        floats = _floats(data, code)
+        in_unit = bool(floats) and all(0.0 <= x <= 1.0 for x in floats)
+        if method == "wilson" and (packed_weights is not None or not in_unit):
+            raise StatsError(
+                "values: the Wilson interval is for pass rates (per-row values in [0, 1], at least one row, "
+                "no weights)",
+                field="values",
+            )
+        if packed_weights is None and in_unit:
+            return _wilson(floats, level)
+        method = "t"
+    if method == "bootstrap":
+        if rows < MIN_BOOTSTRAP_ROWS:
+            raise StatsError(
+                f"values: the bootstrap needs at least {MIN_BOOTSTRAP_ROWS} rows, got {rows}: resampling fewer "
+                'is surer than the data (use method="t", or "wilson" for pass rates)',
+                field="values",
+            )
+        raw = _core.row_interval(data, code, "bootstrap", level, 0.0, resamples, seed, packed_weights)
+        return _check_spread(_interval("values", raw, level, "bootstrap"), rows, "bootstrap")
+    t = _core.student_t_quantile(0.5 + level / 2.0, float(max(rows - 1, 1)))
+    raw = _core.row_interval(data, code, "normal", level, t, resamples, seed, packed_weights)
+    return _check_spread(_interval("values", raw, level, method), rows, method)
 
 
 def compare(

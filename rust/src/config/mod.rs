@@ -1,10 +1,11 @@
-//! Eval and training TOML configs (`configs/eval/*.toml`, `configs/training/*.toml`): parse with spans,
+//! Eval, training and benchmark TOML configs (`configs/{eval,training,benchmark}/*.toml`): parse with spans,
 //! check every section and field, and report every problem at once with its line and column.
 //!
 //! The result is plain data ([`Report`], serialisable to JSON): Python builds the typed models from it.
 //! Structure rules follow the established SDK; value rules (positive counts, `0 < top_p <= 1`, ...) are
 //! ours, so mistakes the platform would reject after upload are caught before it.
 
+mod benchmark;
 pub mod position;
 pub mod rules;
 pub mod schema;
@@ -125,7 +126,10 @@ pub fn validate_text(text: &str, path: &str, kind: Kind) -> Report {
     let (document, errors) = DeTable::parse_recoverable(body);
     let mut config = None;
     if errors.is_empty() {
-        let built = sections::check_document(&mut checker, document.get_ref(), kind);
+        let built = match kind {
+            Kind::Benchmark => benchmark::check_document(&mut checker, document.get_ref()),
+            _ => sections::check_document(&mut checker, document.get_ref(), kind),
+        };
         if checker.issues.is_empty() {
             config = Some(built);
         }

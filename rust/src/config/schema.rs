@@ -24,6 +24,10 @@ pub enum Rule {
     FiniteNumber,
     /// A finite number in (0, 1].
     UnitInterval,
+    /// An integer >= 0.
+    NonNegativeInt,
+    /// A secret record's name: `^[A-Z][A-Z0-9_]*$`.
+    SecretName,
 }
 
 pub struct Field {
@@ -126,8 +130,32 @@ pub const CHECKPOINTS: Section = Section {
     ],
 };
 
+/// `[experiment]` of a benchmark config (`configs/benchmark/*.toml`).
+pub const BENCHMARK_EXPERIMENT: Section = Section {
+    name: "experiment",
+    fields: &[req("benchmark", Rule::Text)],
+};
+
+/// `[execution]` of a benchmark config: the platform runner's knobs.
+pub const EXECUTION: Section = Section {
+    name: "execution",
+    fields: &[
+        opt("attempts_per_task", Rule::PositiveInt).upto(MAX_RUNS),
+        opt("max_concurrent_attempts", Rule::PositiveInt).upto(MAX_CONCURRENCY),
+        opt("timeout_multiplier", Rule::PositiveNumber).upto(MAX_RUNS),
+        opt("max_retries", Rule::NonNegativeInt).upto(MAX_RUNS),
+        opt("pass_threshold", Rule::FiniteNumber),
+        opt("judge_model", Rule::Text),
+        opt("judge_api_key_secret", Rule::SecretName),
+    ],
+};
+
 /// The sections with special rules, allowed in both kinds.
 pub const ADVANCED: &str = "advanced";
+/// Benchmark configs only: task selection, the agents, the verifier's secrets.
+pub const TASKS: &str = "tasks";
+pub const AGENTS: &str = "agents";
+pub const VERIFIER: &str = "verifier";
 pub const ENV: &str = "env";
 pub const SECRETS: &str = "secrets";
 
@@ -136,6 +164,8 @@ pub const SECRETS: &str = "secrets";
 pub enum Kind {
     Eval,
     Training,
+    /// `configs/benchmark/*.toml` (`osmosis benchmark submit`); checked by `benchmark.rs`.
+    Benchmark,
 }
 
 impl Kind {
@@ -143,6 +173,7 @@ impl Kind {
         match text {
             "eval" => Some(Kind::Eval),
             "training" | "train" => Some(Kind::Training),
+            "benchmark" => Some(Kind::Benchmark),
             _ => None,
         }
     }
@@ -151,6 +182,7 @@ impl Kind {
         match self {
             Kind::Eval => "eval",
             Kind::Training => "training",
+            Kind::Benchmark => "benchmark",
         }
     }
 
@@ -159,6 +191,7 @@ impl Kind {
         match self {
             Kind::Eval => "an eval",
             Kind::Training => "a training",
+            Kind::Benchmark => "a benchmark",
         }
     }
 
@@ -167,13 +200,18 @@ impl Kind {
         match self {
             Kind::Eval => &[EXPERIMENT, EVALUATION],
             Kind::Training => &[EXPERIMENT, TRAINING, SAMPLING, CHECKPOINTS],
+            Kind::Benchmark => &[BENCHMARK_EXPERIMENT, EXECUTION],
         }
     }
 
     /// Every top-level name this kind accepts.
     pub fn top_level(self) -> Vec<&'static str> {
         let mut names: Vec<&'static str> = self.sections().iter().map(|s| s.name).collect();
-        names.extend([ADVANCED, ENV, SECRETS]);
+        if self == Kind::Benchmark {
+            names.extend([TASKS, AGENTS, VERIFIER, ENV, SECRETS]);
+        } else {
+            names.extend([ADVANCED, ENV, SECRETS]);
+        }
         names
     }
 
@@ -182,10 +220,12 @@ impl Kind {
         self == Kind::Eval
     }
 
+    /// The kind a misplaced section or key most likely belongs to (a benchmark config has none).
     pub fn other(self) -> Kind {
         match self {
             Kind::Eval => Kind::Training,
             Kind::Training => Kind::Eval,
+            Kind::Benchmark => Kind::Benchmark,
         }
     }
 }

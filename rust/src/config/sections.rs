@@ -16,7 +16,7 @@ use toml::de::{DeTable, DeValue};
 use toml::Spanned;
 
 /// Checks one value against its rule; returns its JSON form when it passes.
-fn check_value(
+pub(super) fn check_value(
     checker: &mut Checker<'_>,
     key: &str,
     rule: Rule,
@@ -27,7 +27,12 @@ fn check_value(
     // Described only when a message needs it: most values pass.
     let got = Got(checker, value);
     let problem: Option<String> = match rule {
-        Rule::Text | Rule::RolloutName | Rule::Entrypoint | Rule::Branch | Rule::CommitSha => {
+        Rule::Text
+        | Rule::RolloutName
+        | Rule::Entrypoint
+        | Rule::Branch
+        | Rule::CommitSha
+        | Rule::SecretName => {
             let Some(text) = value.get_ref().as_str() else {
                 checker.report(span, key, format!("must be a string, got {got}"));
                 return None;
@@ -42,6 +47,9 @@ fn check_value(
                     "must be a hexadecimal commit SHA of 7 to 40 characters, got {got}"
                 )),
                 Rule::Text if text.trim().is_empty() => Some("must not be empty".to_string()),
+                Rule::SecretName if !is_secret_name(text) => Some(format!(
+                    "must be a secret name matching ^[A-Z][A-Z0-9_]*$, got {got}"
+                )),
                 _ => None,
             };
             if problem.is_none() {
@@ -49,6 +57,11 @@ fn check_value(
             }
             problem
         }
+        Rule::NonNegativeInt => match integer(value.get_ref()) {
+            None => Some(format!("must be an integer, got {got}")),
+            Some(Ok(i)) if i >= 0 && i as f64 <= max => return Some(Value::from(i)),
+            Some(_) => Some(format!("must be an integer from 0 to {max}, got {got}")),
+        },
         Rule::PositiveInt => match integer(value.get_ref()) {
             None => Some(format!("must be an integer, got {got}")),
             Some(Err(())) => Some(format!("must be an integer from 1 to {max}, got {got}")),
@@ -117,7 +130,7 @@ fn home_of(name: &str, kind: Kind, here: &str) -> Option<String> {
     None
 }
 
-fn check_section(
+pub(super) fn check_section(
     checker: &mut Checker<'_>,
     kind: Kind,
     section: &Section,
@@ -173,12 +186,17 @@ fn check_section(
     out
 }
 
-/// `[env]`: names `^[A-Z_][A-Z0-9_]*$`, not `_OSMOSIS_`-prefixed, string values.
-fn check_env(checker: &mut Checker<'_>, table: &DeTable<'_>) -> Map<String, Value> {
+/// `[env]` (or an agent's, whose keys start with `prefix`): names `^[A-Z_][A-Z0-9_]*$`, not
+/// `_OSMOSIS_`-prefixed, string values.
+pub(super) fn check_env(
+    checker: &mut Checker<'_>,
+    table: &DeTable<'_>,
+    prefix: &str,
+) -> Map<String, Value> {
     let mut out = Map::new();
     for (key, value) in in_file_order(table) {
         let name = key.get_ref().as_ref();
-        let dotted = format!("env.{name}");
+        let dotted = format!("{prefix}.{name}");
         if !is_env_name(name) {
             let upper = name.to_ascii_uppercase().replace(['-', ' ', '.'], "_");
             let suggestion = is_env_name(&upper).then_some(upper);
@@ -212,13 +230,30 @@ fn check_env(checker: &mut Checker<'_>, table: &DeTable<'_>) -> Map<String, Valu
     out
 }
 
-/// `[secrets]`: exactly `required = [names...]`; names valid, unique, and not also in `[env]`.
-fn check_secrets(
+/// A `required = [names...]` section: `[secrets]`, and a benchmark's `[verifier]`.
+pub(super) struct NameList {
+    pub(super) section: &'static str,
+    /// `required` must be written (eval and training `[secrets]`), else it defaults to empty.
+    pub(super) needs_key: bool,
+    pub(super) max: usize,
+}
+
+pub(super) const SECRET_NAMES: NameList = NameList {
+    section: SECRETS,
+    needs_key: true,
+    max: usize::MAX,
+};
+
+/// `[secrets]` (or another [`NameList`]): exactly `required = [names...]`; names valid, unique, and not
+/// also in `[env]`.
+pub(super) fn check_secrets(
     checker: &mut Checker<'_>,
     header: Range<usize>,
     table: &DeTable<'_>,
     env: &HashMap<String, usize>,
+    list: &NameList,
 ) -> Vec<Value> {
+    let section = list.section;
     let mut names = Vec::new();
     for (key, _) in in_file_order(table) {
         let name = key.get_ref().as_ref();
@@ -226,32 +261,46 @@ fn check_secrets(
             let suggestion = did_you_mean(name, ["required"]).map(str::to_string);
             checker.suggest(
                 key.span(),
-                &format!("secrets.{name}"),
-                "Unrecognized key: [secrets] only supports 'required'",
+                &format!("{section}.{name}"),
+                format!("Unrecognized key: [{section}] only supports 'required'"),
                 suggestion,
             );
         }
     }
+    let dotted = format!("{section}.required");
     let Some((_, required)) = lookup(table, "required") else {
-        checker.report(
-            header,
-            "secrets.required",
-            "missing 'required' in [secrets]; list the secret names, e.g. required = [\"OPENAI_API_KEY\"] (or required = [])",
-        );
+        if list.needs_key {
+            checker.report(
+                header,
+                &dotted,
+                format!("missing 'required' in [{section}]; list the secret names, e.g. required = [\"OPENAI_API_KEY\"] (or required = [])"),
+            );
+        }
         return names;
     };
     let DeValue::Array(items) = required.get_ref() else {
         let got = describe(checker, required);
         checker.report(
             required.span(),
-            "secrets.required",
+            &dotted,
             format!("must be a list of strings, e.g. required = [\"OPENAI_API_KEY\"], got {got}"),
         );
         return names;
     };
+    if items.len() > list.max {
+        checker.report(
+            required.span(),
+            &dotted,
+            format!(
+                "lists {} names; at most {} are allowed",
+                items.len(),
+                list.max
+            ),
+        );
+    }
     let mut seen: HashMap<String, usize> = HashMap::new();
     for (i, item) in items.iter().enumerate() {
-        let key = format!("secrets.required[{i}]");
+        let key = format!("{section}.required[{i}]");
         let Some(name) = item.get_ref().as_str() else {
             let got = describe(checker, item);
             checker.report(
@@ -294,9 +343,8 @@ fn check_secrets(
     names
 }
 
-/// Checks a whole document; returns the normalised config (meaningful only when no issue was reported).
-pub(super) fn check_document(checker: &mut Checker<'_>, root: &DeTable<'_>, kind: Kind) -> Value {
-    let mut out = Map::new();
+/// Reports every top-level key `kind` does not accept (with where it belongs, when that is known).
+pub(super) fn check_top_level(checker: &mut Checker<'_>, root: &DeTable<'_>, kind: Kind) {
     let allowed = kind.top_level();
     for (key, value) in in_file_order(root) {
         let name = key.get_ref().as_ref();
@@ -325,6 +373,23 @@ pub(super) fn check_document(checker: &mut Checker<'_>, root: &DeTable<'_>, kind
             checker.suggest(key.span(), name, message, suggestion);
         }
     }
+}
+
+/// The line of each `[env]` name, for "also set in [env] (line n)" messages.
+pub(super) fn env_lines(checker: &Checker<'_>, table: &DeTable<'_>) -> HashMap<String, usize> {
+    table
+        .iter()
+        .map(|(key, _)| {
+            let line = checker.index.position(checker.base + key.span().start).0;
+            (key.get_ref().to_string(), line)
+        })
+        .collect()
+}
+
+/// Checks a whole document; returns the normalised config (meaningful only when no issue was reported).
+pub(super) fn check_document(checker: &mut Checker<'_>, root: &DeTable<'_>, kind: Kind) -> Value {
+    let mut out = Map::new();
+    check_top_level(checker, root, kind);
 
     for section in kind.sections() {
         let table = section_table(checker, root, section.name);
@@ -350,21 +415,18 @@ pub(super) fn check_document(checker: &mut Checker<'_>, root: &DeTable<'_>, kind
     };
     out.insert(ADVANCED.to_string(), Value::Object(advanced));
 
-    let mut env_lines = HashMap::new();
+    let mut lines = HashMap::new();
     let env = match section_table(checker, root, ENV) {
         Some((_, table)) => {
-            for (key, _) in table.iter() {
-                let line = checker.index.position(checker.base + key.span().start).0;
-                env_lines.insert(key.get_ref().to_string(), line);
-            }
-            check_env(checker, table)
+            lines = env_lines(checker, table);
+            check_env(checker, table, ENV)
         }
         None => Map::new(),
     };
     out.insert(ENV.to_string(), Value::Object(env));
 
     let secrets = match section_table(checker, root, SECRETS) {
-        Some((header, table)) => check_secrets(checker, header, table, &env_lines),
+        Some((header, table)) => check_secrets(checker, header, table, &lines, &SECRET_NAMES),
         None => {
             if kind.requires_secrets() && lookup(root, SECRETS).is_none() {
                 checker.report(
@@ -381,7 +443,7 @@ pub(super) fn check_document(checker: &mut Checker<'_>, root: &DeTable<'_>, kind
 }
 
 /// A top-level section as a table, reporting it when present but not a table.
-fn section_table<'a, 'i>(
+pub(super) fn section_table<'a, 'i>(
     checker: &mut Checker<'_>,
     root: &'a DeTable<'i>,
     name: &str,

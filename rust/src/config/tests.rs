@@ -370,3 +370,102 @@ fn values_past_their_maximum_name_the_allowed_range() {
     ));
     assert!(r.is_valid(), "{:?}", r.issues);
 }
+
+const BENCH_MIN: &str = r#"[experiment]
+benchmark = "terminal-bench"
+
+[[agents]]
+harness = "mini-swe-agent"
+
+[agents.model]
+type = "provider"
+model = "openai/gpt-5-mini"
+api_key_secret = "OPENAI_API_KEY"
+"#;
+
+fn bench(text: &str) -> Report {
+    validate_text(text, "b.toml", Kind::Benchmark)
+}
+
+#[test]
+fn minimal_benchmark_config_is_valid_and_normalised() {
+    let text = format!(
+        "{BENCH_MIN}\n[agents.env]\nLOG = \"1\"\n\n[tasks]\ntask_set = \"parity\"\ncategories = [\"a\"]\n\n[execution]\nattempts_per_task = 3\nmax_retries = 0\njudge_api_key_secret = \"JUDGE_KEY\"\n\n[secrets]\nrequired = [\"HF_TOKEN\"]\n"
+    );
+    let r = bench(&text);
+    assert!(r.is_valid(), "{:#?}", r.issues);
+    let c = r.config.unwrap();
+    assert_eq!(c["experiment"]["benchmark"], "terminal-bench");
+    assert_eq!(c["agents"][0]["model"]["api_key_secret"], "OPENAI_API_KEY");
+    assert_eq!(c["agents"][0]["env"]["LOG"], "1");
+    assert_eq!(c["tasks"]["task_set"], "parity");
+    assert_eq!(c["execution"]["max_retries"], 0);
+    assert_eq!(c["secrets"], serde_json::json!(["HF_TOKEN"]));
+    assert_eq!(c["verifier"], serde_json::json!([]));
+}
+
+#[test]
+fn benchmark_structure_problems_name_their_place() {
+    let r = bench("[experiment]\nbenchmark = \"x\"\n");
+    assert_eq!((only(&r).key.as_str(), only(&r).line), ("agents", 1));
+    let r = bench(&BENCH_MIN.replace("type = \"provider\"", "type = \"local\""));
+    assert_eq!(only(&r).key, "agents[0].model.type");
+    let r = bench(&format!("{BENCH_MIN}[tasks]\ntask_set = \"all\"\n"));
+    assert!(only(&r).message.contains("parity"));
+    let r = bench(&format!("{BENCH_MIN}[evaluation]\nn = 1\n"));
+    assert_eq!(only(&r).key, "evaluation");
+    let r = bench(&BENCH_MIN.replace("model = \"openai", "modle = \"openai"));
+    let keys: Vec<&str> = r.issues.iter().map(|i| i.key.as_str()).collect();
+    assert_eq!(keys, ["agents[0].model.model", "agents[0].model.modle"]);
+    assert_eq!(r.issues[1].suggestion.as_deref(), Some("model"));
+    let endpoint = "type = \"endpoint\"\nbase_url = \"https://x\"\nmodel = \"m\"\napi_key_secret = \"K\"\n[agents.model.extra_headers]\nAuthorization = \"Bearer x\"\n";
+    let text = BENCH_MIN.replace(
+        "type = \"provider\"\nmodel = \"openai/gpt-5-mini\"\napi_key_secret = \"OPENAI_API_KEY\"\n",
+        endpoint,
+    );
+    assert!(only(&bench(&text)).message.contains("Authorization"));
+    let agent = "[[agents]]\n[agents.model]\ntype = \"hosted\"\nbase_model = \"b\"\nlora_model_name = \"l\"\n";
+    let nine = format!("[experiment]\nbenchmark = \"x\"\n{}", agent.repeat(9));
+    let r = bench(&nine);
+    assert!(
+        r.issues.iter().any(|i| i.message.contains("1 to 8")),
+        "{:#?}",
+        r.issues
+    );
+}
+
+#[test]
+fn benchmark_secret_collisions_and_harness_rules() {
+    let r = bench(&format!("{BENCH_MIN}[env]\nOPENAI_API_KEY = \"sk\"\n"));
+    let i = only(&r);
+    assert_eq!(
+        (i.key.as_str(), i.line),
+        ("agents[0].model.api_key_secret", 10)
+    );
+    let r = bench(&BENCH_MIN.replace("OPENAI_API_KEY", "DAYTONA_API_KEY"));
+    assert!(only(&r).message.contains("reserved"));
+    let r = bench(&BENCH_MIN.replace("mini-swe-agent", "cursor-cli"));
+    assert!(only(&r)
+        .message
+        .contains("harness_api_key_secret = \"CURSOR_API_KEY\""));
+    let r = bench(&BENCH_MIN.replace(
+        "harness = \"mini-swe-agent\"",
+        "harness = \"cursor-cli\"\nharness_api_key_secret = \"CURSOR_KEY\"",
+    ));
+    assert!(only(&r).message.contains("reads CURSOR_API_KEY"));
+    let r = bench(&BENCH_MIN.replace(
+        "harness = \"mini-swe-agent\"",
+        "harness_api_key_secret = \"X\"",
+    ));
+    assert!(only(&r).message.contains("takes no harness_api_key_secret"));
+    let r = bench(&format!("{BENCH_MIN}[agents.env]\nMSWEA_API_KEY = \"k\"\n"));
+    assert!(only(&r).message.contains("MSWEA_API_KEY"));
+    let r = bench(&format!(
+        "{BENCH_MIN}[verifier]\nrequired = [\"V\"]\n[env]\nV = \"1\"\n"
+    ));
+    assert!(
+        r.issues.iter().any(|i| i.key == "verifier.required[0]"),
+        "{:#?}",
+        r.issues
+    );
+}

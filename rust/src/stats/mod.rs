@@ -8,17 +8,19 @@ mod advantage;
 mod aggregate;
 mod agreement;
 mod bootstrap;
+mod distributions;
 mod estimator;
 mod mcnemar;
 mod options;
 mod results;
 
 pub use advantage::{advantage_sign_changes, advantage_signs, SignChanges};
-pub use aggregate::Aggregator;
+pub use aggregate::{Aggregator, KSpread, Spread};
 pub use agreement::{agreement, cohen_kappa, ranks, spearman, Agreement};
 pub use bootstrap::{
     median, normal_difference, normal_interval, percentile, Bootstrap, Interval, Rng,
 };
+pub use distributions::{holm, normal_quantile, t_quantile, t_two_sided_p, wilson};
 pub use estimator::{
     estimate, estimate_many, estimate_many_iter, pass_at_k, pass_hat_k, validate, Counts,
     Estimator, ManyEstimate,
@@ -28,8 +30,8 @@ pub use options::{
     AggregatorOptions, FailedPolicy, IntervalColumns, NonFinitePolicy, Summary, DEFAULT_KS,
 };
 pub use results::{
-    summarize_results_file, Layout, ModelTally, NameTally, ResultsOptions, ResultsSummary,
-    LOG_FORMATS,
+    compare, model, summarize_results_file, Layout, ModelTally, NameTally, ResultsOptions,
+    ResultsSummary, LOG_FORMATS,
 };
 
 use std::fmt;

@@ -53,6 +53,9 @@ pub struct AggregatorOptions {
     /// Keep a few numbers per row for intervals, comparisons and `mixed_rows`. Without it memory
     /// stays constant however many rows go in; the summary is the same either way.
     pub keep_rows: bool,
+    /// With explicit `ks`: leave a row with fewer attempts than k out of pass@k at that k (the
+    /// observed-only values of an incomplete log) instead of refusing it.
+    pub skip_short_rows: bool,
 }
 
 impl Default for AggregatorOptions {
@@ -65,6 +68,7 @@ impl Default for AggregatorOptions {
             failed: FailedPolicy::Zero,
             nonfinite: NonFinitePolicy::Error,
             keep_rows: true,
+            skip_short_rows: false,
         }
     }
 }

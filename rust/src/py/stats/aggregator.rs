@@ -53,6 +53,7 @@ pub(super) fn aggregator_options(
         failed,
         nonfinite,
         keep_rows,
+        skip_short_rows: false,
     })
 }
 

@@ -19,6 +19,11 @@ pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(estimate_many, m)?)?;
     m.add_function(wrap_pyfunction!(intervals::row_interval, m)?)?;
     m.add_function(wrap_pyfunction!(results::summarize_results_file, m)?)?;
+    m.add_function(wrap_pyfunction!(results::result_model, m)?)?;
+    m.add_function(wrap_pyfunction!(results::compare_results, m)?)?;
+    m.add_function(wrap_pyfunction!(student_t_quantile, m)?)?;
+    m.add_function(wrap_pyfunction!(wilson_interval, m)?)?;
+    m.add_function(wrap_pyfunction!(holm_adjust, m)?)?;
     m.add_function(wrap_pyfunction!(agreement::advantage_sign_changes, m)?)?;
     m.add_function(wrap_pyfunction!(agreement::agreement, m)?)?;
     m.add_function(wrap_pyfunction!(mcnemar_exact, m)?)?;
@@ -26,6 +31,18 @@ pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<aggregator::StatsAggregator>()?;
     // The log formats the reader accepts, newest last: the writer takes its header's from here.
     m.add("RESULTS_LOG_FORMATS", crate::stats::LOG_FORMATS.to_vec())?;
+    // The result model's schema and vocabulary: Python names them from here, never spells them again.
+    use crate::stats::model;
+    m.add("RESULT_SCHEMA", (model::SCHEMA, model::SCHEMA_VERSION))?;
+    m.add(
+        "COMPARISON_SCHEMA",
+        (
+            crate::stats::compare::SCHEMA,
+            crate::stats::compare::SCHEMA_VERSION,
+        ),
+    )?;
+    m.add("RUN_OUTCOMES", model::RUN_OUTCOMES.to_vec())?;
+    m.add("ROW_OUTCOMES", model::ROW_OUTCOMES.to_vec())?;
     Ok(())
 }
 
@@ -50,6 +67,34 @@ fn mcnemar_exact(py: Python<'_>, b: u64, c: u64) -> f64 {
 #[pyfunction]
 fn median(py: Python<'_>, values: Vec<f64>) -> Option<f64> {
     py.detach(|| crate::stats::median(&values))
+}
+
+/// Student's t quantile: the `t` with `P(T <= t) = p`.
+#[pyfunction]
+fn student_t_quantile(p: f64, df: f64) -> PyResult<f64> {
+    if !(p > 0.0 && p < 1.0 && df > 0.0) {
+        return Err(protocol(format!(
+            "t quantile needs 0 < p < 1 and df > 0, got p={p}, df={df}"
+        )));
+    }
+    Ok(crate::stats::t_quantile(p, df))
+}
+
+/// Wilson's score interval `(low, high)` for proportion `p` over `n` trials at normal quantile `z`.
+#[pyfunction]
+fn wilson_interval(p: f64, n: f64, z: f64) -> PyResult<(f64, f64)> {
+    if !((0.0..=1.0).contains(&p) && n > 0.0 && z > 0.0) {
+        return Err(protocol(format!(
+            "wilson needs 0 <= p <= 1, n > 0, z > 0, got {p}, {n}, {z}"
+        )));
+    }
+    Ok(crate::stats::wilson(p, n, z))
+}
+
+/// Holm's step-down adjusted p-values, in the order given.
+#[pyfunction]
+fn holm_adjust(p_values: Vec<f64>) -> Vec<f64> {
+    crate::stats::holm(&p_values)
 }
 
 /// pass^k of one row: `C(c, k) / C(n, k)`.

@@ -67,24 +67,11 @@ pub(super) fn summarize_results_file<'py>(
         pass_threshold,
         n_runs,
         failed: failed.map(parse_failed).transpose()?,
+        model: false,
     };
-    // The read runs without the GIL; now and then it takes the GIL back to let Ctrl+C through.
-    let mut signal: Option<PyErr> = None;
-    let mut interrupted = || {
-        Python::attach(|py| py.check_signals()).map_or_else(
-            |err| {
-                signal = Some(err);
-                true
-            },
-            |()| false,
-        )
-    };
-    let summary =
-        py.detach(|| crate::stats::summarize_results_file(&path, &options, &mut interrupted));
-    if let Some(err) = signal {
-        return Err(err);
-    }
-    let summary = summary?;
+    let summary = without_gil(py, |interrupted| {
+        crate::stats::summarize_results_file(&path, &options, interrupted)
+    })?;
     let out = PyDict::new(py);
     out.set_item("layout", summary.layout.name())?;
     out.set_item("kind", summary.meta.kind.as_deref())?;
@@ -104,4 +91,98 @@ pub(super) fn summarize_results_file<'py>(
         .collect::<PyResult<Vec<_>>>()?;
     out.set_item("models", models)?;
     Ok(out)
+}
+
+/// Runs a file read without the GIL, taking it back now and then to let Ctrl+C through.
+fn without_gil<T: Send>(
+    py: Python<'_>,
+    read: impl FnOnce(&mut dyn FnMut() -> bool) -> Result<T, CoreError> + Send,
+) -> PyResult<T> {
+    let mut signal: Option<PyErr> = None;
+    let result = py.detach(|| {
+        let mut interrupted = || {
+            Python::attach(|py| py.check_signals()).map_or_else(
+                |err| {
+                    signal = Some(err);
+                    true
+                },
+                |()| false,
+            )
+        };
+        read(&mut interrupted)
+    });
+    if let Some(err) = signal {
+        return Err(err);
+    }
+    Ok(result?)
+}
+
+fn to_json<T: serde::Serialize>(value: &T) -> PyResult<String> {
+    serde_json::to_string(value).map_err(|e| CoreError::Protocol(e.to_string()).into())
+}
+
+/// The result model of a results file as JSON (schema `osmosis-result-summary`); `None` options are
+/// taken from the file.
+#[pyfunction]
+#[pyo3(signature = (path, pass_threshold=None, n_runs=None, failed=None, level=0.95))]
+pub(super) fn result_model(
+    py: Python<'_>,
+    path: PathBuf,
+    pass_threshold: Option<f64>,
+    n_runs: Option<i64>,
+    failed: Option<&str>,
+    level: f64,
+) -> PyResult<String> {
+    let base = aggregator_options(1.0, Vec::new(), None, None, "zero", "fail", false)?;
+    let options = ResultsOptions {
+        base,
+        pass_threshold,
+        n_runs,
+        failed: failed.map(parse_failed).transpose()?,
+        model: true,
+    };
+    let name = path.display().to_string();
+    let model = without_gil(py, |interrupted| {
+        let summary = crate::stats::summarize_results_file(&path, &options, interrupted)?;
+        Ok(crate::stats::model::build(summary, &name, level)?)
+    })?;
+    to_json(&model)
+}
+
+/// Two results files compared as JSON (schema `osmosis-result-comparison`).
+#[pyfunction]
+#[pyo3(signature = (a, b, metric=None, allow_partial=false, level=0.95, method="t", resamples=1000, seed=0))]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn compare_results(
+    py: Python<'_>,
+    a: PathBuf,
+    b: PathBuf,
+    metric: Option<String>,
+    allow_partial: bool,
+    level: f64,
+    method: &str,
+    resamples: usize,
+    seed: u64,
+) -> PyResult<String> {
+    use crate::stats::compare::{compare_files, CompareOptions, Method};
+    let method = Method::parse(method).ok_or_else(|| {
+        CoreError::from(
+            crate::stats::StatsError::new(format!(
+                "method must be \"t\" or \"bootstrap\", got {method:?}"
+            ))
+            .field("method"),
+        )
+    })?;
+    let options = CompareOptions {
+        metric,
+        allow_partial,
+        level,
+        method,
+        resamples,
+        seed,
+    };
+    let comparison = without_gil(py, |interrupted| {
+        compare_files(&a, &b, &options, interrupted)
+    })?;
+    to_json(&comparison)
 }

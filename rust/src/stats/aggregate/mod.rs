@@ -23,6 +23,9 @@ struct KSums {
     k: u64,
     at: CompensatedSum,
     hat: CompensatedSum,
+    /// Sums of the squared per-row values, for the spread over rows (intervals without kept rows).
+    at_sq: CompensatedSum,
+    hat_sq: CompensatedSum,
     rows: u64,
     at_table: TableCache,
     hat_table: TableCache,
@@ -34,11 +37,38 @@ impl KSums {
             k,
             at: CompensatedSum::default(),
             hat: CompensatedSum::default(),
+            at_sq: CompensatedSum::default(),
+            hat_sq: CompensatedSum::default(),
             rows: 0,
             at_table: TableCache::new(Estimator::PassAtK, k),
             hat_table: TableCache::new(Estimator::PassHatK, k),
         }
     }
+}
+
+/// Sums over the rows of one k: the per-row pass@k and pass^k values and their squares.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KSpread {
+    pub k: u64,
+    pub rows: u64,
+    pub at: f64,
+    pub at_sq: f64,
+    pub hat: f64,
+    pub hat_sq: f64,
+}
+
+/// What an interval over rows needs, kept as running sums (constant memory): for the mean score, a
+/// ratio of per-row sums `s` over per-row scored attempts `w`; for pass@k, the per-row values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Spread {
+    pub scored_rows: u64,
+    pub count: u64,
+    pub sum: f64,
+    pub row_sum_sq: f64,
+    pub row_sum_count: f64,
+    pub row_count_sq: f64,
+    pub max_attempts: u64,
+    pub ks: Vec<KSpread>,
 }
 
 #[derive(Debug, Clone)]
@@ -68,6 +98,15 @@ pub struct Aggregator {
     min_nominal: u64,
     /// The first row with fewer attempts than an explicit k: `(label, k, attempts)`.
     short_row: Option<(u64, u64, u64)>,
+    /// Leave a row with fewer attempts than an explicit k out at that k instead of refusing it.
+    skip_short_rows: bool,
+    /// Per-row sums for the spread of the mean score over rows: Σs², Σs·w, Σw² of the row's score sum
+    /// s and scored attempts w.
+    row_sum_sq: CompensatedSum,
+    row_sum_count: CompensatedSum,
+    row_count_sq: CompensatedSum,
+    /// Rows with at least one score in the mean.
+    scored_rows: u64,
     /// Per threshold: rows with 0 < c < n.
     mixed: Vec<u64>,
     store: Option<RowStore>,
@@ -167,6 +206,11 @@ impl Aggregator {
             max_n: 0,
             min_nominal: u64::MAX,
             short_row: None,
+            skip_short_rows: options.skip_short_rows,
+            row_sum_sq: CompensatedSum::default(),
+            row_sum_count: CompensatedSum::default(),
+            row_count_sq: CompensatedSum::default(),
+            scored_rows: 0,
             store,
             scratch: Vec::new(),
         })
@@ -271,6 +315,11 @@ impl Aggregator {
             self.m2 += row_m2 + delta * delta * before * added / after;
             self.count += u64::from(count);
             self.total.add(sum);
+            let w = f64::from(count);
+            self.row_sum_sq.add(sum * sum);
+            self.row_sum_count.add(sum * w);
+            self.row_count_sq.add(w * w);
+            self.scored_rows += 1;
         }
         self.add_counts(label, n, errors, &c);
         self.padded += n - len;
@@ -291,7 +340,7 @@ impl Aggregator {
         self.min_nominal = self.min_nominal.min(nominal);
         for sums in &mut self.sums {
             if sums.k > nominal {
-                if self.explicit_ks && self.short_row.is_none() {
+                if self.explicit_ks && !self.skip_short_rows && self.short_row.is_none() {
                     self.short_row = Some((label, sums.k, nominal));
                 }
                 continue;
@@ -300,8 +349,11 @@ impl Aggregator {
                 continue; // errors left too few attempts that count: not in pass@k at this k
             }
             let passed = u64::from(c[0]);
-            sums.at.add(sums.at_table.get(n, passed));
-            sums.hat.add(sums.hat_table.get(n, passed));
+            let (at, hat) = (sums.at_table.get(n, passed), sums.hat_table.get(n, passed));
+            sums.at.add(at);
+            sums.hat.add(hat);
+            sums.at_sq.add(at * at);
+            sums.hat_sq.add(hat * hat);
             sums.rows += 1;
         }
         for (t, &ct) in c.iter().enumerate() {
@@ -374,6 +426,38 @@ impl Aggregator {
             pass_rows,
             mixed_fraction,
         })
+    }
+
+    /// The running sums intervals over rows are computed from (see [`Spread`]), for the ks of
+    /// [`Self::finish`].
+    pub fn spread(&self) -> Spread {
+        let ks = if self.rows == 0 {
+            Vec::new()
+        } else {
+            self.ks()
+        };
+        Spread {
+            scored_rows: self.scored_rows,
+            count: self.count,
+            sum: self.total.total(),
+            row_sum_sq: self.row_sum_sq.total(),
+            row_sum_count: self.row_sum_count.total(),
+            row_count_sq: self.row_count_sq.total(),
+            max_attempts: self.max_n,
+            ks: self
+                .sums
+                .iter()
+                .filter(|s| ks.contains(&s.k) && s.rows > 0)
+                .map(|s| KSpread {
+                    k: s.k,
+                    rows: s.rows,
+                    at: s.at.total(),
+                    at_sq: s.at_sq.total(),
+                    hat: s.hat.total(),
+                    hat_sq: s.hat_sq.total(),
+                })
+                .collect(),
+        }
     }
 
     /// The per-row numbers, or an error saying they were not kept.

@@ -132,14 +132,23 @@ impl Aggregator {
         other: &Aggregator,
         ks: &[u64],
     ) -> Result<(IntervalColumns, IntervalColumns), StatsError> {
-        self.label_positions()?;
+        let labels: Vec<(u64, u64)> = self.store()?.labels.iter().map(|&l| (l, l)).collect();
+        self.paired_columns_by(other, &labels, ks)
+    }
+
+    /// As [`Self::paired_columns`], for the given `(label here, label there)` pairs, in their order;
+    /// a pair whose label either side lacks is left out.
+    pub fn paired_columns_by(
+        &self,
+        other: &Aggregator,
+        labels: &[(u64, u64)],
+        ks: &[u64],
+    ) -> Result<(IntervalColumns, IntervalColumns), StatsError> {
+        let ours_at = self.label_positions()?;
         let theirs_at = other.label_positions()?;
-        let pairs: Vec<(usize, usize)> = self
-            .store()?
-            .labels
+        let pairs: Vec<(usize, usize)> = labels
             .iter()
-            .enumerate()
-            .filter_map(|(i, label)| theirs_at.get(label).map(|&j| (i, j)))
+            .filter_map(|(a, b)| Some((*ours_at.get(a)?, *theirs_at.get(b)?)))
             .collect();
         let select = |cols: IntervalColumns, side: usize| -> IntervalColumns {
             let pick = |v: &Vec<f64>| -> Vec<f64> {

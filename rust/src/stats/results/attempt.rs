@@ -12,10 +12,34 @@ use std::fmt;
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Score {
     Scored(f64),
-    /// The run failed, or it has no score under this name: a failed attempt.
-    Failed,
+    /// The run finished without a score under this name (`null`, absent, a judge's "unscored"): a
+    /// failed attempt for the statistics.
+    Unscored,
+    /// The run itself errored (`success` false: the agent, the provider, a timeout): a failed attempt.
+    RunFailed,
     /// The scorer raised (`eval_errors`): no attempt at all for this name's statistics.
     Errored,
+    /// The item was skipped (an `eval run` grader removed the sample): no attempt at all.
+    Skipped,
+}
+
+impl Score {
+    /// How the aggregator sees it: a score, a failed attempt (`Some(None)`), or no attempt (`None`).
+    pub(crate) fn attempt(self) -> Option<Option<f64>> {
+        match self {
+            Score::Scored(x) => Some(Some(x)),
+            Score::Unscored | Score::RunFailed => Some(None),
+            Score::Errored | Score::Skipped => None,
+        }
+    }
+}
+
+/// When and with what CPU the invocation that wrote a record had got so far (see `runs/log.py`).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub(crate) struct Stamp {
+    pub invocation: u32,
+    pub wall_ms: f64,
+    pub cpu_ms: Option<f64>,
 }
 
 /// A resolved attempt: `scores[i]` is the state of the i-th score name. `tag` "" is the primary model.
@@ -30,6 +54,10 @@ pub(crate) struct Attempt {
     pub messages: Vec<(usize, String)>,
     pub tokens: u64,
     pub duration_ms: f64,
+    /// The record's content key (kept only when rows are kept, for pairing two runs).
+    pub row_key: Option<String>,
+    /// `None` for records written before invocations were stamped.
+    pub stamp: Option<Stamp>,
 }
 
 /// Text borrowed from the input when it has no escapes.
@@ -160,6 +188,16 @@ pub(crate) struct RawAttempt<'a> {
     pub tokens: Option<Raw>,
     #[serde(default)]
     pub duration_ms: Option<Raw>,
+    #[serde(borrow, default)]
+    pub row_key: Option<Text<'a>>,
+    #[serde(borrow, default)]
+    pub status: Option<Text<'a>>,
+    #[serde(default)]
+    pub invocation: Option<u32>,
+    #[serde(default)]
+    pub invocation_ms: Option<f64>,
+    #[serde(default)]
+    pub invocation_cpu_ms: Option<f64>,
 }
 
 /// Resolving a raw attempt found a score name outside the list it was resolved against.
@@ -173,17 +211,30 @@ impl RawAttempt<'_> {
         scores.chain(errors).map(|(name, _)| name.0.as_ref())
     }
 
+    /// What a name without a score of its own is in this record: skipped, errored or unscored.
+    fn default_score(&self, success: bool) -> Score {
+        match self.status.as_ref().map(|s| s.0.as_ref()) {
+            Some("skipped") => Score::Skipped,
+            Some("unscored") => Score::Unscored,
+            _ if success => Score::Unscored,
+            _ => Score::RunFailed,
+        }
+    }
+
     /// The compact attempt for `names`; `Ok(Err(NewName))` when it mentions a name not in `names`.
-    /// `where_` says where the record is, for the error of a score that is not a number.
+    /// `where_` says where the record is, for the error of a score that is not a number. `keep_key`
+    /// keeps the row's content key (for pairing).
     pub(crate) fn resolve(
         self,
         row: u64,
         names: &[String],
         where_: &dyn Fn() -> String,
+        keep_key: bool,
     ) -> Result<Result<Attempt, NewName>, StatsError> {
         // The bare layout may leave `success` out: a record without it succeeded.
         let success = self.success.unwrap_or(true);
-        let mut scores = vec![Score::Failed; names.len()];
+        let fallback = self.default_score(success);
+        let mut scores = vec![fallback; names.len()];
         let position = |name: &str| names.iter().position(|n| n == name);
         for (name, value) in self.scores.map(|p| p.0).unwrap_or_default() {
             let Some(i) = position(&name.0) else {
@@ -191,7 +242,7 @@ impl RawAttempt<'_> {
             };
             let score = match value {
                 Raw::Number(x) => Score::Scored(x),
-                Raw::Null => Score::Failed,
+                Raw::Null => Score::Unscored,
                 Raw::Other(other) => {
                     return Err(StatsError::new(format!(
                         "{}: field 'scores.{}': expected a number or null, got {other}",
@@ -201,8 +252,8 @@ impl RawAttempt<'_> {
                     .field("scores"))
                 }
             };
-            // A failed run is failed whatever it holds.
-            if success {
+            // A failed or skipped run is that whatever it holds.
+            if success && fallback != Score::Skipped {
                 scores[i] = score;
             }
         }
@@ -211,7 +262,7 @@ impl RawAttempt<'_> {
             let Some(i) = position(&name.0) else {
                 return Ok(Err(NewName));
             };
-            if success {
+            if success && fallback != Score::Skipped {
                 scores[i] = Score::Errored;
                 let text = match message {
                     Raw::Other(s) => serde_json::from_str::<String>(&s).unwrap_or(s),
@@ -237,6 +288,18 @@ impl RawAttempt<'_> {
                 .filter(|t| *t >= 0.0)
                 .map_or(0, |t| t as u64),
             duration_ms: self.duration_ms.and_then(|d| d.number()).unwrap_or(0.0),
+            row_key: self
+                .row_key
+                .filter(|_| keep_key)
+                .map(|Text(k)| k.into_owned()),
+            stamp: match (self.invocation, self.invocation_ms) {
+                (Some(invocation), Some(wall_ms)) => Some(Stamp {
+                    invocation,
+                    wall_ms,
+                    cpu_ms: self.invocation_cpu_ms,
+                }),
+                _ => None,
+            },
         }))
     }
 }
@@ -259,6 +322,7 @@ impl RubricRun {
     /// The attempt for a document whose only score name is the rubric's.
     pub(crate) fn into_attempt(self, row: u64) -> Attempt {
         let success = self.status.as_deref() == Some("success") && self.score.is_some();
+        let unscored = matches!(self.status.as_deref(), Some("success" | "unscored"));
         let tokens = self
             .usage
             .as_ref()
@@ -272,11 +336,14 @@ impl RubricRun {
             success,
             scores: vec![match self.score {
                 Some(x) if success => Score::Scored(x),
-                _ => Score::Failed,
+                _ if unscored => Score::Unscored,
+                _ => Score::RunFailed,
             }],
             messages: Vec::new(),
             tokens,
             duration_ms: self.duration_seconds.unwrap_or(0.0) * 1000.0,
+            row_key: None,
+            stamp: None,
         }
     }
 }

@@ -9,11 +9,17 @@
 //! attempt is in no statistic of that name and is counted as an error).
 
 mod attempt;
+pub mod compare;
+mod intervals;
+pub mod model;
+mod paired;
+mod schema;
 mod source;
 mod tally;
+mod warnings;
 
 pub use source::{Layout, Meta};
-pub use tally::{ModelTally, NameTally};
+pub use tally::{Invocation, ModelTally, NameTally, RowCounts, RunCounts};
 
 use crate::error::{CoreError, CoreResult};
 use crate::stats::{AggregatorOptions, FailedPolicy};
@@ -32,6 +38,9 @@ pub struct ResultsOptions {
     pub n_runs: Option<i64>,
     /// `None`: "exclude" for rubric results (an unscored judgement is not a 0), else "zero".
     pub failed: Option<FailedPolicy>,
+    /// Build the result model's inputs too: pass@k at every k up to the declared n (unless `ks` are
+    /// given) and the observed-only values beside them.
+    pub model: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -42,6 +51,10 @@ pub struct ResultsSummary {
     pub options: AggregatorOptions,
     /// Primary model first.
     pub models: Vec<ModelTally>,
+    /// By invocation number: the runs each invocation wrote and how long it had run.
+    pub invocations: std::collections::BTreeMap<u32, Invocation>,
+    /// Runs whose record carries no invocation stamp.
+    pub unstamped: u64,
 }
 
 fn push_name(names: &mut Vec<String>, name: &str) {
@@ -82,7 +95,8 @@ impl source::Sink for Grouping<'_> {
         row: u64,
         where_: &dyn Fn() -> String,
     ) -> CoreResult<bool> {
-        match attempt.resolve(row, self.names, where_)? {
+        let keep_key = self.tally.keeps_rows();
+        match attempt.resolve(row, self.names, where_, keep_key)? {
             Ok(attempt) => {
                 self.tally.add(attempt)?;
                 Ok(true)
@@ -99,6 +113,35 @@ impl source::Sink for Grouping<'_> {
         self.tally.add(run.into_attempt(row))?;
         Ok(true)
     }
+}
+
+/// The options after filling in what the caller left to the file, and those of the observed-only
+/// aggregators when the result model is built.
+fn resolve(
+    options: &ResultsOptions,
+    meta: &Meta,
+) -> (AggregatorOptions, Option<AggregatorOptions>) {
+    let mut resolved = resolve_options(options, meta);
+    if !options.model {
+        return (resolved, None);
+    }
+    if resolved.ks.is_none() {
+        if let Some(n) = resolved.n_runs.filter(|&n| n > 0) {
+            resolved.ks = Some(
+                model::model_ks(n as u64)
+                    .into_iter()
+                    .map(|k| k as i64)
+                    .collect(),
+            );
+        }
+    }
+    let observed = AggregatorOptions {
+        n_runs: None,
+        keep_rows: false,
+        skip_short_rows: true,
+        ..resolved.clone()
+    };
+    (resolved, Some(observed))
 }
 
 /// The options after filling in what the caller left to the file.
@@ -124,11 +167,15 @@ fn summary(
     options: AggregatorOptions,
     tally: tally::Tally,
 ) -> CoreResult<ResultsSummary> {
+    let invocations = tally.invocations.clone();
+    let unstamped = tally.unstamped;
     Ok(ResultsSummary {
         layout,
         meta,
         options,
         models: tally.finish()?,
+        invocations,
+        unstamped,
     })
 }
 
@@ -143,10 +190,10 @@ pub fn summarize_results_file(
     // A log whose header declares its score names usually needs one pass: try that first.
     if layout == Layout::Log && !meta.declared.is_empty() {
         let names = meta.declared.clone();
-        let resolved = resolve_options(options, &meta);
+        let (resolved, observed) = resolve(options, &meta);
         let mut grouping = Grouping {
             names: &names,
-            tally: tally::Tally::new(names.clone(), resolved.clone())?,
+            tally: tally::Tally::new(names.clone(), resolved.clone(), observed)?,
             stop_on_new_name: true,
         };
         if source::for_each_line_attempt(path, layout, &mut grouping, interrupted)? {
@@ -169,10 +216,10 @@ pub fn summarize_results_file(
     if layout == Layout::RubricJson && names.is_empty() {
         names.push("score".to_string()); // a rubric document without its rubric_id
     }
-    let resolved = resolve_options(options, &meta);
+    let (resolved, observed) = resolve(options, &meta);
     let mut grouping = Grouping {
         names: &names,
-        tally: tally::Tally::new(names.clone(), resolved.clone())?,
+        tally: tally::Tally::new(names.clone(), resolved.clone(), observed)?,
         stop_on_new_name: false,
     };
     if matches!(layout, Layout::Log | Layout::Records) {

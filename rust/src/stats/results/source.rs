@@ -68,6 +68,19 @@ pub struct Meta {
     /// Attempts per row the file declares (`n_runs`, the rubric `number`).
     pub n_runs: Option<i64>,
     pub pass_threshold: Option<f64>,
+    /// Rows the run set out to do, when the file says (`eval run`'s `selected_source_rows`).
+    pub planned_rows: Option<u64>,
+}
+
+/// The rows of a compact selector such as `"0-2,5"` (4); `None` when it is not one.
+fn selector_rows(text: &str) -> Option<u64> {
+    let mut rows = 0u64;
+    for part in text.split(',').filter(|p| !p.is_empty()) {
+        let (low, high) = part.split_once('-').unwrap_or((part, part));
+        let (low, high): (u64, u64) = (low.trim().parse().ok()?, high.trim().parse().ok()?);
+        rows += high.checked_sub(low)? + 1;
+    }
+    Some(rows)
 }
 
 impl Meta {
@@ -75,10 +88,35 @@ impl Meta {
         let Some(object) = config.as_object() else {
             return;
         };
-        if let Some(names) = object.get("eval_fns").and_then(Value::as_array) {
+        // A probe log's scores are keyed "<function>@<probe>": its function list names no score.
+        let probe = self.kind.as_deref() == Some("probe");
+        if let Some(names) = object
+            .get("eval_fns")
+            .and_then(Value::as_array)
+            .filter(|_| !probe)
+        {
             self.declared
                 .extend(names.iter().filter_map(Value::as_str).map(str::to_string));
         }
+        // `eval run`: the attempts per row are `n`, the rows its selection; a rubric log: `number`.
+        self.n_runs = self
+            .n_runs
+            .or(object.get("n").and_then(Value::as_i64))
+            .or(object.get("number").and_then(Value::as_i64));
+        self.planned_rows = self.planned_rows.or(object
+            .get("dataset")
+            .and_then(|d| d.get("selected_source_rows"))
+            .and_then(Value::as_str)
+            .and_then(selector_rows));
+        // `eval run` with a workflow's grader: its one score is the reward.
+        if self.kind.as_deref() == Some("eval-run") && self.declared.is_empty() {
+            self.declared.push("reward".to_string());
+        }
+        // `grade`: the grader's own threshold.
+        self.pass_threshold = self.pass_threshold.or(object
+            .get("grader")
+            .and_then(|g| g.get("pass_threshold"))
+            .and_then(Value::as_f64));
         if let Some(id) = object.get("rubric_id").and_then(Value::as_str) {
             self.declared.push(id.to_string());
         }

@@ -4,12 +4,42 @@
 //! end in the order they first appeared. A later attempt for the same `(model, row, run)` replaces the
 //! earlier one (a resumed run that re-wrote an attempt), and is counted once.
 
-use super::attempt::{Attempt, Score};
+use super::attempt::{Attempt, Score, Stamp};
 use crate::stats::{Aggregator, AggregatorOptions, StatsError};
 use std::collections::{BTreeMap, HashMap};
 
 /// How many scorer error messages are kept per score name.
 pub const KEPT_MESSAGES: usize = 3;
+
+/// What the runs of one score name were (see the vocabulary in `model.rs`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RunCounts {
+    /// Runs recorded (a run re-written by a resume counts once).
+    pub finished: u64,
+    pub scored: u64,
+    /// Scored at or above the pass threshold.
+    pub passed: u64,
+    pub unscored: u64,
+    /// The run itself errored (agent, provider, timeout): no score.
+    pub errored_run: u64,
+    /// The scorer raised: no score.
+    pub errored_function: u64,
+    pub skipped: u64,
+}
+
+/// Rows by what their attempts did; every row is in exactly one category, tested in this order.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RowCounts {
+    /// Fewer runs recorded than the declared n.
+    pub incomplete: u64,
+    /// At least one run errored (the run or the scorer).
+    pub errored: u64,
+    pub passed_every_attempt: u64,
+    pub passed_some: u64,
+    pub passed_none: u64,
+    /// Rows where the scorer raised at least once (whatever their category).
+    pub with_function_errors: u64,
+}
 
 /// The summary inputs of one score name of one model.
 #[derive(Debug, Clone)]
@@ -18,6 +48,21 @@ pub struct NameTally {
     pub aggregator: Aggregator,
     /// The first messages of the scorer's errors, in file order.
     pub messages: Vec<String>,
+    /// pass@k over the attempts present only (no padding): `Some` for the result model.
+    pub observed: Option<Aggregator>,
+    pub runs: RunCounts,
+    pub rows: RowCounts,
+    /// With kept rows: per row label, whether its first attempt (run 0) passed (`None`: no score).
+    pub first_attempt: HashMap<u64, Option<bool>>,
+}
+
+/// The runs one invocation of a command wrote, and how far its clocks had got.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Invocation {
+    pub runs: u64,
+    pub wall_ms: f64,
+    /// `None` when a record of it did not say.
+    pub cpu_ms: Option<f64>,
 }
 
 /// Everything summarised about one model (`tag` "" is the primary model).
@@ -33,6 +78,11 @@ pub struct ModelTally {
     pub tokens: u64,
     pub duration_ms: f64,
     pub names: Vec<NameTally>,
+    /// With kept rows: each row label's content key, when the records carry one.
+    pub row_keys: HashMap<u64, String>,
+    /// Rows with fewer runs recorded than the declared n, and the runs they lack.
+    pub short_rows: u64,
+    pub missing_in_rows: u64,
 }
 
 struct PendingRow {
@@ -51,21 +101,60 @@ struct Model {
 pub struct Tally {
     names: Vec<String>,
     options: AggregatorOptions,
+    /// The options of the observed-only aggregators, when the result model is built.
+    observed: Option<AggregatorOptions>,
     complete_at: Option<usize>,
     models: Vec<Model>,
     seq: u64,
+    /// By invocation number, over every model.
+    pub invocations: BTreeMap<u32, Invocation>,
+    /// Runs whose record carries no invocation stamp (written by an earlier version).
+    pub unstamped: u64,
 }
 
 impl Tally {
-    pub fn new(names: Vec<String>, options: AggregatorOptions) -> Result<Self, StatsError> {
+    pub fn new(
+        names: Vec<String>,
+        options: AggregatorOptions,
+        observed: Option<AggregatorOptions>,
+    ) -> Result<Self, StatsError> {
         Aggregator::new(options.clone())?;
+        if let Some(o) = &observed {
+            Aggregator::new(o.clone())?;
+        }
         Ok(Self {
             complete_at: options.n_runs.filter(|&n| n > 0).map(|n| n as usize),
             names,
             options,
+            observed,
             models: Vec::new(),
             seq: 0,
+            invocations: BTreeMap::new(),
+            unstamped: 0,
         })
+    }
+
+    /// Whether rows' content keys and first attempts are kept: for pairing two runs, so only when the
+    /// result model keeps rows (a plain summary with intervals does not pay for them).
+    pub fn keeps_rows(&self) -> bool {
+        self.options.keep_rows && self.observed.is_some()
+    }
+
+    fn stamp(&mut self, stamp: Option<Stamp>) {
+        let Some(stamp) = stamp else {
+            self.unstamped += 1;
+            return;
+        };
+        let entry = self.invocations.entry(stamp.invocation).or_default();
+        if entry.runs == 0 {
+            entry.cpu_ms = stamp.cpu_ms;
+        }
+        entry.runs += 1;
+        entry.wall_ms = entry.wall_ms.max(stamp.wall_ms);
+        entry.cpu_ms = match (entry.cpu_ms, stamp.cpu_ms) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            _ => None,
+        };
     }
 
     fn model(&mut self, tag: &str) -> Result<usize, StatsError> {
@@ -80,6 +169,10 @@ impl Tally {
                     name: name.clone(),
                     aggregator: Aggregator::new(self.options.clone())?,
                     messages: Vec::new(),
+                    observed: self.observed.clone().map(Aggregator::new).transpose()?,
+                    runs: RunCounts::default(),
+                    rows: RowCounts::default(),
+                    first_attempt: HashMap::new(),
                 })
             })
             .collect::<Result<Vec<_>, StatsError>>()?;
@@ -93,6 +186,9 @@ impl Tally {
                 tokens: 0,
                 duration_ms: 0.0,
                 names,
+                row_keys: HashMap::new(),
+                short_rows: 0,
+                missing_in_rows: 0,
             },
             pending: HashMap::new(),
             order: BTreeMap::new(),
@@ -101,6 +197,8 @@ impl Tally {
     }
 
     pub fn add(&mut self, attempt: Attempt) -> Result<(), StatsError> {
+        self.stamp(attempt.stamp);
+        let pairing = self.keeps_rows();
         let m = self.model(&attempt.tag)?;
         let seq = self.seq;
         let model = &mut self.models[m];
@@ -122,17 +220,18 @@ impl Tally {
                 .remove(&row_index)
                 .expect("the row was just added");
             model.order.remove(&row.seq);
-            flush(&mut model.tally, row_index, row)?;
+            flush(&mut model.tally, row_index, row, &self.options, pairing)?;
         }
         Ok(())
     }
 
     /// Adds the rows that never completed and returns the models, primary first.
     pub fn finish(mut self) -> Result<Vec<ModelTally>, StatsError> {
+        let pairing = self.keeps_rows();
         for model in &mut self.models {
             for (_, row_index) in std::mem::take(&mut model.order) {
                 if let Some(row) = model.pending.remove(&row_index) {
-                    flush(&mut model.tally, row_index, row)?;
+                    flush(&mut model.tally, row_index, row, &self.options, pairing)?;
                 }
             }
         }
@@ -142,21 +241,84 @@ impl Tally {
     }
 }
 
+/// One row's runs of one score name into its run and row counts.
+fn count_row(name: &mut NameTally, runs: &[Attempt], i: usize, options: &AggregatorOptions) {
+    let mut row = RunCounts::default();
+    for attempt in runs {
+        row.finished += 1;
+        match attempt.scores[i] {
+            Score::Scored(x) if x.is_finite() => {
+                row.scored += 1;
+                row.passed += u64::from(x >= options.pass_threshold);
+            }
+            Score::Scored(_) | Score::Unscored => row.unscored += 1,
+            Score::RunFailed => row.errored_run += 1,
+            Score::Errored => row.errored_function += 1,
+            Score::Skipped => row.skipped += 1,
+        }
+    }
+    let total = &mut name.runs;
+    total.finished += row.finished;
+    total.scored += row.scored;
+    total.passed += row.passed;
+    total.unscored += row.unscored;
+    total.errored_run += row.errored_run;
+    total.errored_function += row.errored_function;
+    total.skipped += row.skipped;
+    let declared = options.n_runs.filter(|&n| n > 0).map_or(0, |n| n as u64);
+    let attempts = row.finished - row.skipped;
+    let rows = &mut name.rows;
+    rows.with_function_errors += u64::from(row.errored_function > 0);
+    if row.finished < declared {
+        rows.incomplete += 1;
+    } else if row.errored_run + row.errored_function > 0 {
+        rows.errored += 1;
+    } else if attempts > 0 && row.passed == attempts {
+        rows.passed_every_attempt += 1;
+    } else if row.passed > 0 {
+        rows.passed_some += 1;
+    } else {
+        rows.passed_none += 1;
+    }
+}
+
 /// One complete row into a model's counters and aggregators.
-fn flush(tally: &mut ModelTally, row_index: u64, row: PendingRow) -> Result<(), StatsError> {
+fn flush(
+    tally: &mut ModelTally,
+    row_index: u64,
+    row: PendingRow,
+    options: &AggregatorOptions,
+    pairing: bool,
+) -> Result<(), StatsError> {
     let runs: Vec<Attempt> = row.runs.into_values().collect();
+    if pairing {
+        if let Some(key) = runs.iter().find_map(|a| a.row_key.clone()) {
+            tally.row_keys.insert(row_index, key);
+        }
+    }
     for (i, name) in tally.names.iter_mut().enumerate() {
         let errors = runs
             .iter()
-            .filter(|a| a.scores[i] == Score::Errored)
+            .filter(|a| a.scores[i].attempt().is_none())
             .count();
-        let attempts = runs.iter().filter_map(|a| match a.scores[i] {
-            Score::Scored(x) => Some(Some(x)),
-            Score::Failed => Some(None),
-            Score::Errored => None,
-        });
+        let attempts = runs.iter().filter_map(|a| a.scores[i].attempt());
         name.aggregator
-            .push_row_with_errors(attempts, errors as u32, row_index)?;
+            .push_row_with_errors(attempts.clone(), errors as u32, row_index)?;
+        if let Some(observed) = &mut name.observed {
+            observed.push_row_with_errors(attempts, errors as u32, row_index)?;
+        }
+        count_row(name, &runs, i, options);
+        if pairing {
+            let first = runs
+                .iter()
+                .find(|a| a.run == 0)
+                .and_then(|a| match a.scores[i] {
+                    Score::Scored(x) if x.is_finite() => Some(x >= options.pass_threshold),
+                    Score::Errored | Score::Skipped => None,
+                    _ => Some(false),
+                });
+            name.first_attempt.insert(row_index, first);
+        }
         for attempt in &runs {
             for (n, message) in &attempt.messages {
                 if *n == i && name.messages.len() < KEPT_MESSAGES {
@@ -166,6 +328,11 @@ fn flush(tally: &mut ModelTally, row_index: u64, row: PendingRow) -> Result<(), 
         }
     }
     tally.rows += 1;
+    let declared = options.n_runs.filter(|&n| n > 0).map_or(0, |n| n as usize);
+    if runs.len() < declared {
+        tally.short_rows += 1;
+        tally.missing_in_rows += (declared - runs.len()) as u64;
+    }
     for attempt in &runs {
         tally.runs += 1;
         tally.failed += u64::from(!attempt.success);

@@ -22,6 +22,7 @@ fn options() -> ResultsOptions {
         pass_threshold: None,
         n_runs: None,
         failed: None,
+        model: false,
     }
 }
 

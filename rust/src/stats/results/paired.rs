@@ -1,0 +1,195 @@
+//! The statistics of a comparison: each paired difference with its interval and p-value, the
+//! first-run flips for McNemar, and the verdicts.
+
+use super::compare::{CompareOptions, Difference, Flips, Verdict, MIN_BOOTSTRAP_ROWS};
+use super::model::Ordered;
+use crate::stats::{normal_difference, t_quantile, t_two_sided_p, Bootstrap, IntervalColumns};
+use std::collections::HashMap;
+
+pub(super) fn flips(
+    a: &HashMap<u64, Option<bool>>,
+    b: &HashMap<u64, Option<bool>>,
+    pairs: &[(u64, u64)],
+) -> Flips {
+    let mut f = Flips {
+        a_only: 0,
+        b_only: 0,
+        both: 0,
+        neither: 0,
+    };
+    for (la, lb) in pairs {
+        match (a.get(la).copied().flatten(), b.get(lb).copied().flatten()) {
+            (Some(true), Some(false)) => f.a_only += 1,
+            (Some(false), Some(true)) => f.b_only += 1,
+            (Some(true), Some(true)) => f.both += 1,
+            (Some(false), Some(false)) => f.neither += 1,
+            _ => {}
+        }
+    }
+    f
+}
+
+/// The paired difference `B - A` of column `j`, with its t interval and p-value.
+pub(super) fn t_difference(
+    a: &IntervalColumns,
+    b: &IntervalColumns,
+    j: usize,
+    level: f64,
+) -> Difference {
+    let (wa, wb) = (a.weights[j].as_deref(), b.weights[j].as_deref());
+    let rows = a.values[j].len();
+    let ratio = |v: &[f64], w: Option<&[f64]>| {
+        v.iter().sum::<f64>() / w.map_or(rows as f64, |w| w.iter().sum())
+    };
+    let (va, vb) = (ratio(&a.values[j], wa), ratio(&b.values[j], wb));
+    let mut out = Difference {
+        estimate: vb - va,
+        a: va,
+        b: vb,
+        low: None,
+        high: None,
+        level,
+        method: "t",
+        p_value: None,
+        p_holm: None,
+        verdict: "no_clear_difference",
+        note: None,
+    };
+    let Some(unit) = normal_difference(&b.values[j], wb, &a.values[j], wa, 1.0) else {
+        out.note = Some(format!(
+            "{rows} matched rows with scores on both sides: no interval"
+        ));
+        return out;
+    };
+    let se = unit.high - unit.estimate;
+    if se.is_nan() || se <= 1e-12 * unit.estimate.abs().max(1.0) {
+        out.note = Some(format!(
+            "the {rows} matched rows all differ by the same amount: no spread to estimate an interval from"
+        ));
+        return out;
+    }
+    let df = rows as f64 - 1.0;
+    let t = t_quantile(0.5 + level / 2.0, df);
+    out.low = Some(unit.estimate - t * se);
+    out.high = Some(unit.estimate + t * se);
+    out.p_value = Some(t_two_sided_p(unit.estimate / se, df));
+    out
+}
+
+pub(super) fn bootstrap_bounds(
+    a: &IntervalColumns,
+    b: &IntervalColumns,
+    differences: &mut [Difference],
+    options: &CompareOptions,
+) {
+    let rows = a.values.first().map_or(0, Vec::len);
+    for d in differences.iter_mut() {
+        d.method = "bootstrap";
+        d.low = None;
+        d.high = None;
+        if rows < MIN_BOOTSTRAP_ROWS {
+            d.note = Some(format!(
+                "{rows} matched rows: the bootstrap needs at least {MIN_BOOTSTRAP_ROWS} (choose the t interval)"
+            ));
+        }
+    }
+    if rows < MIN_BOOTSTRAP_ROWS {
+        return;
+    }
+    let width = a.values.len();
+    let columns: Vec<&[f64]> = b
+        .values
+        .iter()
+        .chain(&a.values)
+        .map(Vec::as_slice)
+        .collect();
+    let weights: Vec<Option<&[f64]>> = b
+        .weights
+        .iter()
+        .chain(&a.weights)
+        .map(|w| w.as_deref())
+        .collect();
+    let pairs: Vec<(usize, usize)> = (0..width).map(|j| (j, j + width)).collect();
+    let boot = Bootstrap::new(columns, weights, options.resamples, options.seed);
+    for (d, iv) in differences
+        .iter_mut()
+        .zip(boot.difference_intervals(&pairs, options.level))
+    {
+        match iv {
+            Some(iv) if iv.high - iv.low > 1e-12 => (d.low, d.high) = (Some(iv.low), Some(iv.high)),
+            _ => {
+                d.note = Some("every resample gave the same difference: no spread to estimate an interval from".into());
+            }
+        }
+    }
+}
+
+/// Sets each difference's verdict; returns the verdict of `primary`.
+pub(super) fn verdicts(
+    differences: &mut Ordered<Difference>,
+    flips: Flips,
+    mcnemar_p: f64,
+    alpha: f64,
+) -> Verdict {
+    let primary = if differences.0.iter().any(|(n, _)| n == "pass_at_1") {
+        "pass_at_1"
+    } else {
+        "mean"
+    };
+    let mut chosen = None;
+    for (name, d) in &mut differences.0 {
+        let (outcome, reason) = verdict_of(d, flips, mcnemar_p, alpha);
+        d.verdict = outcome;
+        if name == primary {
+            chosen = Some(Verdict {
+                statistic: name.clone(),
+                outcome,
+                reason,
+            });
+        }
+    }
+    chosen.unwrap_or_else(|| Verdict {
+        statistic: primary.into(),
+        outcome: "no_clear_difference",
+        reason: "nothing was compared".into(),
+    })
+}
+
+fn verdict_of(d: &Difference, flips: Flips, mcnemar_p: f64, alpha: f64) -> (&'static str, String) {
+    let (Some(low), Some(high), Some(p)) = (d.low, d.high, d.p_holm) else {
+        let why = d.note.clone().unwrap_or_else(|| "no interval".into());
+        return ("no_clear_difference", why);
+    };
+    let direction = if low > 0.0 {
+        "b_better"
+    } else if high < 0.0 {
+        "a_better"
+    } else {
+        return (
+            "no_clear_difference",
+            format!("the interval [{low:+.4}, {high:+.4}] includes 0"),
+        );
+    };
+    if p >= alpha {
+        return (
+            "no_clear_difference",
+            format!("the Holm-adjusted p-value {p:.4} is not below {alpha}"),
+        );
+    }
+    let agrees = if direction == "b_better" {
+        flips.b_only > flips.a_only
+    } else {
+        flips.a_only > flips.b_only
+    };
+    if mcnemar_p >= alpha || !agrees {
+        return (
+            "no_clear_difference",
+            format!(
+                "McNemar's test does not agree (p = {mcnemar_p:.4}; {} rows passed only in A, {} only in B)",
+                flips.a_only, flips.b_only
+            ),
+        );
+    }
+    let better = if direction == "b_better" { "B" } else { "A" };
+    (direction, format!("{better} is better: the interval excludes 0, Holm-adjusted p = {p:.4}, McNemar p = {mcnemar_p:.4}"))
+}
