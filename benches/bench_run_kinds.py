@@ -26,6 +26,8 @@ from pathlib import Path
 
 import pytest
 
+from bench_eval_run import MAIN as WORKFLOW
+from bench_eval_run import TOML as EVAL_RUN_TOML
 from benchutil import NOTES, SHORT, measured
 from servers import ScriptedServer
 
@@ -64,36 +66,6 @@ _WORDS = [
     "because",
     "therefore",
 ]
-
-WORKFLOW = """
-from osmosis_ai.rollout import AgentWorkflow, AgentWorkflowOutput, Grader, get_rollout_context
-
-
-class BenchWorkflow(AgentWorkflow):
-    async def run(self, ctx):
-        reply = await get_rollout_context().chat_completions({"model": "bench", "messages": ctx.prompt})
-        return AgentWorkflowOutput(messages=[*ctx.prompt, reply["choices"][0]["message"]])
-
-
-class BenchGrader(Grader):
-    async def grade(self, ctx):
-        ctx.set_reward(1.0 if ctx.sample.messages[-1].get("content") == ctx.label else 0.0)
-"""
-
-EVAL_RUN_TOML = """[experiment]
-rollout = "bench"
-entrypoint = "main.py"
-model_path = "openai/bench-model"
-dataset = "bench"
-
-[evaluation]
-batch_size = %d
-agent_workflow_timeout_s = 60
-grader_timeout_s = 60
-
-[secrets]
-required = []
-"""
 
 
 def _texts(words: int, count: int = 997) -> list[str]:
@@ -135,7 +107,7 @@ class _Kind:
             for folder in ("configs/eval", "configs/training", "rollouts/bench"):
                 (self.root / folder).mkdir(parents=True, exist_ok=True)
             (self.root / "rollouts/bench/main.py").write_text(WORKFLOW)
-            (self.root / "configs/eval/bench.toml").write_text(EVAL_RUN_TOML % CONCURRENCY)
+            (self.root / "configs/eval/bench.toml").write_text(EVAL_RUN_TOML % ("bench", CONCURRENCY))
         self.data = {rows: _write(self.root / f"data/rows{rows}.jsonl", kind, rows) for rows in (100, *SIZES)}
 
     def argv(self, rows: int) -> list[str]:
