@@ -8,10 +8,7 @@
 //! (counting `\n`) its first byte is on.
 
 use super::error::{DatasetError, DatasetResult};
-use std::fs::File;
-use std::io::Read;
-
-const READ_BUFFER: usize = 1 << 20;
+use super::read_buffer::ReadBuffer;
 
 /// The fields of the record last read: `data[ends[i - 1]..ends[i]]` is field `i`.
 #[derive(Debug, Default)]
@@ -49,14 +46,8 @@ enum Split {
 }
 
 pub(crate) struct CsvRecords {
-    path: String,
-    file: File,
-    buf: Vec<u8>,
-    /// Unread bytes are `buf[start..filled]`.
-    start: usize,
-    filled: usize,
-    eof: bool,
-    /// The 1-based line of `buf[start]`.
+    input: ReadBuffer,
+    /// The 1-based line of the first unread byte.
     line: u64,
     /// Whether the start of the file (a possible BOM) is behind.
     started: bool,
@@ -65,62 +56,37 @@ pub(crate) struct CsvRecords {
 impl CsvRecords {
     pub fn open(path: &str) -> DatasetResult<Self> {
         Ok(CsvRecords {
-            path: path.to_owned(),
-            file: File::open(path).map_err(|e| DatasetError::io(path, &e))?,
-            buf: vec![0; READ_BUFFER],
-            start: 0,
-            filled: 0,
-            eof: false,
+            input: ReadBuffer::open(path)?,
             line: 1,
             started: false,
         })
     }
 
-    /// Bytes of the record being read so far (what the length limit applies to).
-    pub fn pending(&self) -> usize {
-        self.filled - self.start
-    }
-
-    fn refill(&mut self) -> DatasetResult<()> {
-        self.buf.copy_within(self.start..self.filled, 0);
-        self.filled -= self.start;
-        self.start = 0;
-        if self.filled == self.buf.len() {
-            self.buf.resize(self.buf.len() * 2, 0);
-        }
-        let n = self
-            .file
-            .read(&mut self.buf[self.filled..])
-            .map_err(|e| DatasetError::io(&self.path, &e))?;
-        self.filled += n;
-        self.eof = n == 0;
-        Ok(())
-    }
-
     /// Skips blank lines at the cursor (and a UTF-8 BOM at the start of the file, as `csv_core` does);
     /// false when the file has no more bytes.
     fn skip_blank(&mut self) -> DatasetResult<bool> {
+        let input = &mut self.input;
         if !self.started {
-            while self.filled < 3 && !self.eof {
-                self.refill()?;
+            while input.filled < 3 && !input.eof {
+                input.refill()?;
             }
-            if self.buf[..self.filled].starts_with(b"\xEF\xBB\xBF") {
-                self.start = 3;
+            if input.buf[..input.filled].starts_with(b"\xEF\xBB\xBF") {
+                input.start = 3;
             }
             self.started = true;
         }
         loop {
-            while let Some(&b) = self.buf[..self.filled].get(self.start) {
+            while let Some(&b) = input.buf[..input.filled].get(input.start) {
                 if b != b'\n' && b != b'\r' {
                     return Ok(true);
                 }
                 self.line += u64::from(b == b'\n');
-                self.start += 1;
+                input.start += 1;
             }
-            if self.eof {
+            if input.eof {
                 return Ok(false);
             }
-            self.refill()?;
+            input.refill()?;
         }
     }
 
@@ -136,36 +102,31 @@ impl CsvRecords {
             return Ok(None);
         }
         let line = self.line;
+        let input = &mut self.input;
         loop {
             record.clear();
-            let data = &self.buf[self.start..self.filled];
-            let split = split(data, self.eof, record);
-            match split {
-                Split::Record { end, newlines } => {
-                    self.start += end;
-                    self.line += newlines;
-                    return Ok(Some(line));
-                }
-                Split::Odd => {
-                    if let Some((end, newlines)) = core_record(data, self.eof, record) {
-                        self.start += end;
-                        self.line += newlines;
-                        return Ok(Some(line));
-                    }
-                }
-                Split::More => {}
-            }
-            if self.pending() as u64 > limit {
-                return Err(too_long(line));
-            }
-            if self.eof {
-                // The end of the file ends the record, whatever state it was in.
-                let (end, newlines) = core_record(data, true, record).unwrap_or((data.len(), 0));
-                self.start += end;
+            let data = &input.buf[input.start..input.filled];
+            let found = match split(data, input.eof, record) {
+                Split::Record { end, newlines } => Some((end, newlines)),
+                Split::Odd => core_record(data, input.eof, record),
+                Split::More => None,
+            };
+            if let Some((end, newlines)) = found {
+                input.start += end;
                 self.line += newlines;
                 return Ok(Some(line));
             }
-            self.refill()?;
+            if data.len() as u64 > limit {
+                return Err(too_long(line));
+            }
+            if input.eof {
+                // The end of the file ends the record, whatever state it was in.
+                let (end, newlines) = core_record(data, true, record).unwrap_or((data.len(), 0));
+                input.start += end;
+                self.line += newlines;
+                return Ok(Some(line));
+            }
+            input.refill()?;
         }
     }
 }

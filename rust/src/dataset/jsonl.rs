@@ -1,6 +1,7 @@
 //! JSONL: one JSON value per line; blank lines are skipped and do not count as rows.
 
 use super::error::{json_error_text, DatasetError, DatasetErrorKind, DatasetResult, PositionUnit};
+use super::read_buffer::ReadBuffer;
 use super::row_value::RowValue;
 use super::tape::json::Parsed;
 use super::tape::{self, RowShape, TapeBatch};
@@ -45,29 +46,18 @@ pub(crate) fn is_blank(bytes: &[u8]) -> bool {
 ///
 /// The file is read in large blocks and lines are handed out as slices of the block (no copy per line).
 pub(crate) struct Lines {
-    path: String,
-    file: File,
-    buf: Vec<u8>,
-    /// The unread bytes are `buf[start..filled]`; `buf[start..scanned]` holds no newline.
-    start: usize,
+    input: ReadBuffer,
+    /// `input.buf[input.start..scanned]` holds no newline.
     scanned: usize,
-    filled: usize,
-    eof: bool,
     line: u64,
     max_line: u64,
 }
 
 impl Lines {
     pub fn open(path: &str) -> DatasetResult<Self> {
-        let file = File::open(path).map_err(|e| DatasetError::io(path, &e))?;
         Ok(Lines {
-            path: path.to_owned(),
-            file,
-            buf: vec![0; READ_BUFFER],
-            start: 0,
+            input: ReadBuffer::open(path)?,
             scanned: 0,
-            filled: 0,
-            eof: false,
             line: 0,
             max_line: max_line_bytes(),
         })
@@ -80,51 +70,35 @@ impl Lines {
         self
     }
 
-    /// Moves the unread bytes to the front (growing the buffer when they fill it) and reads more.
-    fn refill(&mut self) -> DatasetResult<()> {
-        self.buf.copy_within(self.start..self.filled, 0);
-        self.filled -= self.start;
-        self.scanned -= self.start;
-        self.start = 0;
-        if self.filled == self.buf.len() {
-            self.buf.resize(self.buf.len() * 2, 0);
-        }
-        let n = self
-            .file
-            .read(&mut self.buf[self.filled..])
-            .map_err(|e| DatasetError::io(&self.path, &e))?;
-        self.filled += n;
-        self.eof = n == 0;
-        Ok(())
-    }
-
     /// The next physical line without its newline, or None at the end of the file. A line longer
     /// than the limit is an error naming it, found before the line is read whole.
     fn next_physical(&mut self) -> DatasetResult<Option<(usize, usize)>> {
+        let too_long = |line: u64, limit: u64, path: &str| line_too_long(path, line + 1, limit);
         loop {
-            if let Some(at) = memchr::memchr(b'\n', &self.buf[self.scanned..self.filled]) {
+            let input = &mut self.input;
+            if let Some(at) = memchr::memchr(b'\n', &input.buf[self.scanned..input.filled]) {
                 let end = self.scanned + at;
-                let start = self.start;
-                self.start = end + 1;
-                self.scanned = self.start;
+                let start = input.start;
+                input.start = end + 1;
+                self.scanned = input.start;
                 if (end - start) as u64 > self.max_line {
-                    return Err(line_too_long(&self.path, self.line + 1, self.max_line));
+                    return Err(too_long(self.line, self.max_line, input.path()));
                 }
                 return Ok(Some((start, end)));
             }
-            self.scanned = self.filled;
-            if (self.filled - self.start) as u64 > self.max_line {
-                return Err(line_too_long(&self.path, self.line + 1, self.max_line));
+            self.scanned = input.filled;
+            if (input.filled - input.start) as u64 > self.max_line {
+                return Err(too_long(self.line, self.max_line, input.path()));
             }
-            if self.eof {
-                if self.start == self.filled {
+            if input.eof {
+                if input.start == input.filled {
                     return Ok(None);
                 }
-                let start = self.start;
-                self.start = self.filled;
-                return Ok(Some((start, self.filled)));
+                let start = input.start;
+                input.start = input.filled;
+                return Ok(Some((start, input.filled)));
             }
-            self.refill()?;
+            self.scanned -= input.refill()?;
         }
     }
 
@@ -135,14 +109,15 @@ impl Lines {
                 return Ok(None);
             };
             self.line += 1;
-            if self.line == 1 && self.buf[start..end].starts_with(BOM) {
+            let buf = &self.input.buf;
+            if self.line == 1 && buf[start..end].starts_with(BOM) {
                 start += BOM.len();
             }
-            if end > start && self.buf[end - 1] == b'\r' {
+            if end > start && buf[end - 1] == b'\r' {
                 end -= 1;
             }
-            if !is_blank(&self.buf[start..end]) {
-                return Ok(Some((self.line, &self.buf[start..end])));
+            if !is_blank(&buf[start..end]) {
+                return Ok(Some((self.line, &self.input.buf[start..end])));
             }
         }
     }

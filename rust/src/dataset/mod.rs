@@ -14,6 +14,7 @@ mod json_array;
 mod jsonl;
 mod parquet_source;
 mod prefetch;
+mod read_buffer;
 mod row_value;
 mod scan;
 mod shape;
