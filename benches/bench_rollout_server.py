@@ -62,12 +62,17 @@ def cpu_seconds(pid: int) -> float:
 
 
 async def one_rollout(url: str, index: int, http: httpx.AsyncClient | None) -> None:
-    llm = OsmosisLLMClient(url, f"bench-{index}", settings=SETTINGS, http_client=http)
+    # The baseline is the established server's way: a plain httpx client (its own SSL context) per rollout.
+    # Our factory's clients share one certificate context, so a client made by it per rollout would not be.
+    own = httpx.AsyncClient(timeout=SETTINGS.client.timeout_seconds) if http is None else None
+    llm = OsmosisLLMClient(url, f"bench-{index}", settings=SETTINGS, http_client=http or own)
     try:
         reply = await llm.chat_completions([{"role": "user", "content": "hello"}])
         await llm.complete_rollout("COMPLETED", [reply.message])
     finally:
         await llm.close()
+        if own is not None:
+            await own.aclose()
 
 
 async def rounds(url: str, shared: bool) -> None:

@@ -14,6 +14,11 @@ from osmosis_ai import osmosis_rubric
 @osmosis_rubric
 def judge(solution_str: str, ground_truth: str | None, extra_info: dict) -> float:
     return 0.5
+
+
+@osmosis_rubric
+def engagement(state: dict, action: dict, metadata: dict = None) -> float:
+    return 0.1
 """
 
 BAD_REWARD = """
@@ -44,6 +49,8 @@ def test_a_complete_repository_passes_with_every_part_listed(tmp_path: Path) -> 
     assert "OK   5 tool(s): add, total, twice, explode, sleepy" in out
     assert "OK   reward_fn.compute_reward:numbers_match_reward (reward contract)" in out
     assert "OK   reward_rubric.judge:judge (rubric contract)" in out
+    # 0.2.17 accepts any signature not starting with solution_str; check says it left it unchecked.
+    assert "OK   reward_rubric.judge:engagement (custom signature, not checked)" in out
     assert "OK   2 row(s)" in out
     assert "All checks passed" in out
 

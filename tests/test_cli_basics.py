@@ -50,6 +50,18 @@ def test_unknown_command_is_a_usage_error(capsys: pytest.CaptureFixture[str]) ->
     assert "No such command" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    "typo,suggestion", [(["auht"], "auth"), (["evl"], "eval"), (["eval", "rubrc"], "rubric")]
+)
+def test_a_mistyped_command_gets_a_suggestion(
+    capsys: pytest.CaptureFixture[str], typo: list[str], suggestion: str
+) -> None:
+    assert main(typo) == 2
+    assert f"Did you mean '{suggestion}'?" in capsys.readouterr().err
+    assert main(["xyzzy"]) == 2
+    assert "Did you mean" not in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("script", ["osmosis", "osmosis-ai", "osmosis_ai"])
 def test_console_scripts_are_installed(script: str) -> None:
     completed = subprocess.run(

@@ -140,6 +140,68 @@ def test_eval_rubric_writes_results_in_the_established_schema(workspace, scripte
     assert any("<<<BEGIN_GROUND_TRUTH>>>\nbe nice" in u for u in users)
 
 
+def _rubric_log_run(server, *extra):
+    return run_cli(
+        "eval-rubric", "-r", "polite", "-d", "data.jsonl", "-n", "2", "--base-url", server.base_url, *extra
+    )
+
+
+def test_rubric_logs_number_rows_and_runs_from_0_like_eval_logs(workspace, scripted, capsys):
+    # Finding 10: rubric logs numbered rows (and runs) from 1, eval logs from 0.
+    from osmosis_ai.stats import load_results
+
+    server = scripted({"default": {"score": 0.75, "explanation": "fine"}})
+    assert _rubric_log_run(server, "--log", "run.jsonl", "-o", "res.json") == 0
+    header, *records = (json.loads(line) for line in (workspace / "run.jsonl").read_text().splitlines())
+    assert header["kind"] == "rubric" and header["index_base"] == 0
+    keys = [(0, 0), (0, 1), (1, 0), (1, 1)]
+    assert sorted((r["row_index"], r["run_index"]) for r in records) == keys
+    # The established -o document keeps its own numbering from 1 ...
+    data = json.loads((workspace / "res.json").read_text())
+    assert [(r["record_index"], [run["run_index"] for run in r["runs"]]) for r in data["records"]] == [
+        (1, [1, 2]),
+        (2, [1, 2]),
+    ]
+    # ... and reads back numbered like the log.
+    for path in ("run.jsonl", "res.json"):
+        frame, _ = load_results(workspace / path)
+        assert sorted(zip(frame["row_index"].to_list(), frame["run_index"].to_list(), strict=True)) == keys
+
+
+def test_a_rubric_log_of_earlier_versions_reads_from_0_and_resumes_in_its_own_numbering(
+    workspace, scripted, capsys
+):
+    from osmosis_ai.runs.log import read_log
+    from osmosis_ai.stats import load_results, summarize_results
+
+    server = scripted({"default": {"score": 0.75, "explanation": "fine"}})
+    assert _rubric_log_run(server, "--log", "new.jsonl", "-o", "full.json") == 0
+    # The same log as earlier versions wrote it: no index_base, rows and runs from 1; the last run lost.
+    header, *records = (json.loads(line) for line in (workspace / "new.jsonl").read_text().splitlines())
+    del header["index_base"]
+    records.sort(key=lambda r: (r["row_index"], r["run_index"]))
+    old = [
+        header,
+        *({**r, "row_index": r["row_index"] + 1, "run_index": r["run_index"] + 1} for r in records),
+    ]
+    (workspace / "old.jsonl").write_text("".join(json.dumps(r) + "\n" for r in old[:-1]))
+    contents = read_log(workspace / "old.jsonl")
+    assert [(r["row_index"], r["run_index"]) for r in contents.runs] == [(0, 0), (0, 1), (1, 0)]
+    frame, _ = load_results(workspace / "old.jsonl")
+    assert frame["row_index"].to_list() == [0, 0, 1] and frame["run_index"].to_list() == [0, 1, 0]
+    assert summarize_results(workspace / "old.jsonl")["polite"].rows == 2
+    capsys.readouterr()
+    assert _rubric_log_run(server, "--resume", "old.jsonl", "-o", "resumed.json") == 0
+    assert "(3 runs already done)" in capsys.readouterr().out
+    lines = [json.loads(line) for line in (workspace / "old.jsonl").read_text().splitlines()]
+    # One run was left to do, appended in the file's own numbering (one file never mixes two).
+    assert len(lines) == 5 and "index_base" not in lines[0]
+    assert sorted((r["row_index"], r["run_index"]) for r in lines[1:]) == [(1, 1), (1, 2), (2, 1), (2, 2)]
+    resumed, full = (json.loads((workspace / p).read_text()) for p in ("resumed.json", "full.json"))
+    assert resumed["overall_statistics"] == full["overall_statistics"]
+    assert [r["record_index"] for r in resumed["records"]] == [1, 2]
+
+
 def test_failed_run_still_writes_the_default_cache_file_and_exits_nonzero(workspace, scripted, capsys):
     server = scripted({"default": {"status": 500, "message": "upstream exploded"}})
     code = run_cli(
@@ -279,7 +341,7 @@ def test_bad_matching_record_names_file_line_and_field(workspace, capsys):
     assert "bad.jsonl:2: field 'score_min' must be a number, got str" in capsys.readouterr().err
     (workspace / "broken.jsonl").write_text('{"rubric_id": "polite", "solution_str": "ok"}\n\n{oops\n')
     assert run_cli("eval-rubric", "-r", "polite", "-d", "broken.jsonl") == 1
-    assert "broken.jsonl:3: invalid JSON" in capsys.readouterr().err
+    assert "Invalid JSON on line 3 of 'broken.jsonl'" in capsys.readouterr().err  # 0.2.17's words
 
 
 @pytest.mark.parametrize(
@@ -378,21 +440,30 @@ def test_eval_rubric_inline_spelling(workspace, scripted, capsys, monkeypatch):
     assert code == 0, captured.err
     assert "DEPRECATION" in captured.err
     assert "Model: openai/judge-9" in captured.out and "Run 02 [SUCCESS]" in captured.out
-    # One layout for both rubric commands: the established eval-rubric document, in the same places.
-    (written,) = (workspace / "res").glob("rubric_eval_result_*.json")
+    # `eval rubric -o` writes 0.3's layout (anchor-0.3 §5.4), 0.3's keys first, in the place eval-rubric uses.
+    written = workspace / "res" / "rubric_eval_result.json"  # 0.3: a trailing / names a directory
     data = json.loads(written.read_text())
-    assert list(data) == [
-        "generated_at", "rubric_id", "rubric_source", "provider", "model", "number", "config_path",
-        "data_path", "overall_statistics", "records", "output_identifier", "rubric", "judge_health",
-        "concurrency", "planned_runs", "completed_runs", "interrupted",
+    assert list(data)[:7] == [
+        "generated_at", "model", "rubric", "data_path", "number", "overall_statistics", "records",
     ]  # fmt: skip
-    assert (data["rubric_id"], data["rubric_source"], data["provider"], data["model"]) == (
-        "rubric", "--rubric", "openai", "judge-9",
-    )  # fmt: skip
-    assert data["rubric"] == "Judge helpfulness."
-    assert [r["conversation_id"] for r in data["records"]] == ["a", "record[2]"]
-    assert [run["score"] for run in data["records"][0]["runs"]] == [0.6, 0.6]
-    assert data["overall_statistics"]["total_runs"] == 4
+    assert (data["model"], data["rubric"], data["number"]) == ("openai/judge-9", "Judge helpfulness.", 2)
+    first = data["records"][0]
+    assert list(first)[:6] == ["index", "label", "scores", "explanations", "errors", "statistics"]
+    assert [r["label"] for r in data["records"]] == ["a", "record[2]"]
+    assert (first["index"], first["scores"], first["explanations"], first["errors"]) == (
+        1,
+        [0.6, 0.6],
+        ["ok", "ok"],
+        [],
+    )
+    assert first["statistics"]["average"] == pytest.approx(0.6) and first["statistics"]["total_runs"] == 2
+    assert data["overall_statistics"]["total_runs"] == 4 and data["overall_statistics"]["min"] == 0.6
+    # Ours after 0.3's keys: the runs, so report / compare / summarize_results read the file as before.
+    assert [run["score"] for run in first["runs"]] == [0.6, 0.6]
+    from osmosis_ai import summarize_results
+
+    summary = summarize_results(written)["rubric"]
+    assert (summary.count, summary.rows, summary.mean) == (4, 2, pytest.approx(0.6))
     sent = server.requests()
     assert all(r["model"] == "judge-9" for r in sent)
     assert any("<<<BEGIN_CANDIDATE_OUTPUT>>>\nHello!" in r["messages"][1]["content"] for r in sent)

@@ -56,3 +56,22 @@ def test_doctor_reports_bad_configs_and_refuses_symlinks(tmp_path: Path) -> None
     refused = osmosis(ws, "doctor", "--fix")
     assert refused.returncode != 0 and "symlink" in refused.stderr
     assert not (other / "eval").exists()
+
+
+def test_a_workspace_osmosis_init_made_passes_doctor(tmp_path: Path) -> None:
+    made = osmosis(tmp_path, "init", "ws")
+    assert made.returncode == 0, made.stderr
+    assert "created AGENTS.md" in made.stdout
+    checked = osmosis(tmp_path / "ws", "doctor")
+    assert checked.returncode == 0, checked.stderr
+
+
+def test_doctor_json_prints_the_failed_result_and_the_error(tmp_path: Path) -> None:
+    # 0.3.0's scripts read `resource.missing` from stdout; the newest reads the error envelope's details.
+    result = osmosis(tmp_path, "--json", "doctor")
+    assert result.returncode == 1
+    payload = json.loads(result.stdout)
+    assert payload["status"] == "failed" and payload["resource"]["valid"] is False
+    assert "AGENTS.md" in payload["resource"]["missing"] and "data/" in payload["resource"]["missing"]
+    error = json.loads(result.stderr)["error"]
+    assert error["code"] == "VALIDATION" and error["details"]["missing"] == payload["resource"]["missing"]

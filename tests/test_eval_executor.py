@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from osmosis_ai.eval.llm_client import ExternalLLMClient
 from osmosis_ai.eval.runner import AgentExecutor
-from osmosis_ai.llm.chat import ExternalLLMClient
 from osmosis_ai.rollout.agent_loop import RolloutAgentLoop
 from osmosis_ai.runs.engine import MemorySink, RunEngine, WorkItem
 

@@ -264,3 +264,41 @@ def test_rollout_port_fixes_the_workflows_endpoint_and_a_taken_one_is_an_error(
         cwd=ws, capture_output=True, text=True, timeout=60, env=_env(),
     )  # fmt: skip
     assert proc.returncode == 2 and "--rollout-port applies to the local backend" in proc.stderr
+
+
+NO_MODEL_MAIN = """
+from osmosis_ai.rollout import AgentWorkflow, AgentWorkflowOutput, Grader
+
+
+class CalcWorkflow(AgentWorkflow):
+    async def run(self, ctx):
+        return AgentWorkflowOutput(messages=[*ctx.prompt, {"role": "assistant", "content": "4"}])
+
+
+class CalcGrader(Grader):
+    async def grade(self, ctx):
+        ctx.set_reward(1.0 if ctx.sample.messages[-1]["content"] == ctx.label else 0.0)
+"""
+
+
+def test_a_missing_provider_key_is_a_warning_for_a_workflow_that_never_calls_the_model(
+    tmp_path: Path,
+) -> None:
+    # 0.3 starts the run and fails at the first model call; a workflow without one simply runs.
+    ws = make_workspace(tmp_path / "ws", calc_rows(2))
+    (ws / "rollouts/calc/main.py").write_text(NO_MODEL_MAIN)
+    args = [
+        OSMOSIS,
+        "--json",
+        "eval",
+        "run",
+        "configs/eval/calc.toml",
+        "--dataset-file",
+        "data/calc.jsonl",
+        "-y",
+    ]
+    proc = subprocess.run(args, cwd=ws, capture_output=True, text=True, timeout=120, env=_env())
+    assert proc.returncode == 0, proc.stderr
+    warning = json.loads(proc.stderr.splitlines()[0])["warning"]
+    assert warning["code"] == "MISSING_API_KEY" and "The run starts anyway" in warning["message"]
+    assert json.loads(proc.stdout)["resource"]["metrics"]["passed"] == 1

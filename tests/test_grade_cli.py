@@ -133,5 +133,8 @@ def test_eval_fn_accepts_a_grader_config(
     assert code == 1
     contains = {f["probe"]: f["fraction"] for f in data["functions"]["contains.json"]["gameable"]}
     assert contains["buried"] == 1.0 and contains["repeated"] == 1.0 and contains["empty"] == 0.0
-    assert all(f["fraction"] == 0.0 for f in data["functions"]["exact.json"]["gameable"])
+    exact = {f["probe"]: f["fraction"] for f in data["functions"]["exact.json"]["gameable"]}
+    # Text answers: the numeric controls do not apply (null, never 0); no other control passes.
+    assert exact.pop("all_numbers") is None and exact.pop("wrong_unit") is None
+    assert all(fraction == 0.0 for fraction in exact.values())
     assert {f["function"] for f in data["failed"]} == {"contains.json"}

@@ -77,10 +77,14 @@ def test_bit_parallel_lcs_matches_the_dynamic_programme(a: str, b: str) -> None:
 def test_text_similarity_by_hand() -> None:
     # kitten / sitting: LCS "ittn" = 4 characters; 2 * 4 / (6 + 7).
     assert run(text_grader("fuzzy_match"), "kitten", {"reference": "sitting"}) == pytest.approx(8 / 13)
-    # "the cat sat" vs "the cat sat down": p1 = 3/3, p2..p4 smoothed (2+1)/(2+1), (1+1)/(1+1), (0+1)/(0+1);
-    # brevity penalty exp(1 - 4/3).
+    # "the cat sat" vs "the cat sat down": p1 = 3/3, p2 = 2/2, p3 = 1/1 and no 4-gram in the input (the
+    # order is left out, not counted as a match); brevity penalty exp(1 - 4/3).
     assert similarity("bleu", "the cat sat", "the cat sat down") == pytest.approx(math.exp(-1 / 3))
-    assert similarity("bleu", "The cat sat on the mat", "the cat sat on the mat") == pytest.approx(1.0)
+    assert similarity("bleu", "the cat sat on the mat.", "the cat sat on the mat .") == pytest.approx(1.0)
+    # BLEU keeps case (sacreBLEU's default): "The" does not match "the"; p1 = 5/6, then 4/5, 3/4, 2/3.
+    assert similarity("bleu", "The cat sat on the mat", "the cat sat on the mat") == pytest.approx(
+        (5 / 6 * 4 / 5 * 3 / 4 * 2 / 3) ** 0.25
+    )
     assert similarity("bleu", "dog", "the cat") == 0.0
     # the cat sat / the cat ran: unigrams 2 of 3 each, bigrams 1 of 2 each, trigrams 0 of 1.
     assert similarity("rouge_1", "the cat sat", "the cat ran") == pytest.approx(2 / 3)
@@ -204,7 +208,7 @@ def test_score_and_label_models_through_the_llm_layer(scripted: Any, judge_env: 
             "name": "s",
             "model": "judge",
             "range": [0, 5],
-            "sampling_params": {"seed": 3, "max_completions_tokens": 50},
+            "sampling_params": {"seed": 3, "max_completions_tokens": 50, "reasoning_effort": "low"},
             "input": [
                 {"role": "developer", "content": "Grade 0-5."},
                 {"role": "user", "content": "{{item.tag}}: {{sample.output_text}}"},
@@ -221,6 +225,8 @@ def test_score_and_label_models_through_the_llm_layer(scripted: Any, judge_env: 
         {"role": "user", "content": "SCORE-A: Paris"},
     ]
     assert body["seed"] == 3 and body["max_tokens"] == 50 and body["temperature"] == 0
+    # A documented sampling parameter is sent, never dropped without a word.
+    assert body["reasoning_effort"] == "low"
     assert body["response_format"]["json_schema"]["schema"]["properties"]["result"] == {"type": "number"}
     label = Grader(
         {
@@ -249,6 +255,92 @@ def test_cosine_similarity_with_scripted_embeddings(scripted: Any, judge_env: No
     assert server.requests()[0] == {"model": "embedder", "input": ["yes", "yeah"]}
     with pytest.raises(EvalFnError, match="embedding call failed"):
         run(grader, "unknown text", {"reference": "yes"})
+
+
+def test_cosine_uses_the_documented_embedding_model_by_default(scripted: Any, judge_env: None) -> None:
+    # OpenAI's grader documentation: cosine similarity "using text-embedding-3-large".
+    server = scripted({"embeddings": {"yes": [1.0, 0.0], "yeah": [1.0, 1.0]}})
+    grader = text_grader("cosine")
+    grader.settings = ModelSettings(base_url=server.base_url)
+    assert run(grader, "yes", {"reference": "yeah"}) == pytest.approx(1 / math.sqrt(2))
+    assert server.requests()[0]["model"] == "text-embedding-3-large"
+
+
+SCORE_MODEL = {
+    "type": "score_model",
+    "name": "judge",
+    "model": "m",
+    "input": [{"role": "user", "content": "{{sample.output_text}}"}],
+}
+EXACT_CHECK = {
+    "type": "string_check",
+    "name": "exact",
+    "input": "{{sample.output_text}}",
+    "reference": "{{item.a}}",
+    "operation": "eq",
+}
+
+
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        (
+            {**SCORE_MODEL, "sampling_params": {"reasoning_efort": "low"}},
+            r"judge: unknown field 'sampling_params\.reasoning_efort' \(supported: temperature, top_p, seed, "
+            r"max_completions_tokens, reasoning_effort\)",
+        ),
+        (
+            {**SCORE_MODEL, "sampling_params": {"reasoning_effort": "extreme"}},
+            r"sampling_params\.reasoning_effort must be one of none, minimal, low",
+        ),
+        ({**SCORE_MODEL, "sampling_params": {"seed": 1.5}}, r"sampling_params\.seed must be an integer"),
+        ({**SCORE_MODEL, "temperature": 0}, r"judge: unknown field 'temperature' in a score_model grader"),
+        ({**EXACT_CHECK, "opration": "eq"}, r"exact: unknown field 'opration' in a string_check grader"),
+        ({**EXACT_CHECK, "pass_threshold": "1"}, r"pass_threshold must be a number"),
+        (
+            {
+                "type": "multi",
+                "name": "m",
+                "calculate_output": "e",
+                "graders": {"e": {**EXACT_CHECK, "x": 1}},
+            },
+            r"m\.graders\.e: unknown field 'x'",
+        ),
+        (
+            {**SCORE_MODEL, "input": [{"role": "user", "content": "hi", "name": "bob"}]},
+            r"judge: input\[0\]: unknown field 'name' in a message",
+        ),
+        ({**SCORE_MODEL, "input": [{"role": "critic", "content": "hi"}]}, r"input\[0\]: role must be one of"),
+        (
+            {
+                **SCORE_MODEL,
+                "input": [{"role": "user", "content": [{"type": "input_image", "image_url": "http://x"}]}],
+            },
+            r"input\[0\]\.content\[0\]: input_image content is not supported locally",
+        ),
+        ({**SCORE_MODEL, "range": [0, "5"]}, r"range must be \[low, high\]"),
+    ],
+)
+def test_unknown_or_unsupported_fields_are_errors_naming_the_field(
+    config: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_grader(config)
+
+
+def test_documented_optional_fields_are_accepted() -> None:
+    load_grader({"type": "python", "name": "p", "source": "def grade(s, i): return 1.0", "image_tag": "2025"})
+    load_grader(
+        {
+            **SCORE_MODEL,
+            "range": [0, 10],
+            "pass_threshold": 5,
+            "sampling_params": {"temperature": 1, "top_p": 0.9, "reasoning_effort": None},
+            "input": [
+                {"type": "message", "role": "developer", "content": [{"type": "input_text", "text": "x"}]}
+            ],
+        }
+    )
 
 
 def test_grade_library_function_keeps_order_and_errors() -> None:
@@ -282,4 +374,7 @@ def test_load_grader_from_file_accepts_the_fine_tuning_shape(tmp_path: Path) -> 
     assert load_grader(path).name == "p"
     path.write_text("{not json")
     with pytest.raises(ConfigError, match=r"g\.json:1"):
+        load_grader(path)
+    path.write_text(json.dumps({**EXACT_CHECK, "operaton": "eq"}))
+    with pytest.raises(ConfigError, match=r"g\.json: exact: unknown field 'operaton'"):
         load_grader(path)

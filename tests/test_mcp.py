@@ -264,7 +264,7 @@ def test_osmosis_eval_mcp_scores_runs_and_logs_every_tool_call_including_failure
     assert "timed out after 1s" in errors[1]
     assert "a" in errors[2] and "integer" in errors[2].lower()
     assert "unknown tool 'no_such_tool'" in errors[3] and "Available: add, total" in errors[3]
-    assert "must be a JSON object" in errors[4]
+    assert "Expected dict from JSON tool arguments" in errors[4]
     bad_request = next(
         r for r in server.requests() if any(m.get("tool_call_id") == "call_4" for m in r["messages"])
     )

@@ -34,7 +34,7 @@ def test_rubric_records_with_invalid_utf8_name_file_and_line(rubric_dir) -> None
     result = osmosis("eval-rubric", "-r", "polite", "-d", str(records), "--base-url", "http://127.0.0.1:1/v1",
                      cwd=rubric_dir)  # fmt: skip
     assert result.returncode != 0
-    assert f"{records}:2: not valid UTF-8" in result.stderr
+    assert f"Invalid UTF-8 on line 2 of '{records}'" in result.stderr
     assert "Traceback" not in result.stderr
 
 

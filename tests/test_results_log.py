@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from osmosis_ai.errors import CLIError
+from osmosis_ai.errors import CLIError, ResultsLogError
 from osmosis_ai.runs.log import ResultsLog, read_log, row_key
 
 CONFIG = {"model": "openai/x", "eval_fns": ["a:f"], "max_turns": 10}
@@ -34,8 +34,13 @@ def test_runs_are_on_disk_as_soon_as_they_are_appended(tmp_path: Path) -> None:
 def test_create_refuses_to_overwrite(tmp_path: Path) -> None:
     path = tmp_path / "log.jsonl"
     ResultsLog.create(path, CONFIG).close()
-    with pytest.raises(CLIError, match="already exists: pass --resume"):
+    # The library names the options fields; the CLI shows its flags (still catchable as CLIError).
+    with pytest.raises(CLIError, match="already exists: pass resume_path") as refused:
         ResultsLog.create(path, CONFIG)
+    flags = {"resume_path": "--resume", "log_path": "--log"}
+    assert isinstance(refused.value, ResultsLogError)
+    shown = refused.value.render(flags)
+    assert "pass --resume" in shown and "another --log path" in shown
 
 
 def test_resume_skips_done_runs_and_drops_a_torn_line(tmp_path: Path) -> None:

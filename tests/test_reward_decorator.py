@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from typing import Any, Optional
+from typing import Any, Optional, Union
 
 import pytest
 
@@ -94,18 +94,24 @@ def test_too_few_parameters() -> None:
     assert err.function.endswith("two")
 
 
-def test_no_parameters() -> None:
-    err = decorate_error(lambda: 0.0)
-    assert "at least 3 parameters, got 0" in str(err)
+def test_a_function_without_parameters_is_accepted_unchecked() -> None:
+    # 0.2.15+: only a first parameter named `solution_str` selects the classic contract.
+    no_params = osmosis_reward(lambda: 0.5)
+    assert no_params() == 0.5
+    assert no_params.__osmosis_contract__ == "custom"
 
 
-def test_first_parameter_name() -> None:
-    def wrong(answer: str, ground_truth: str, extra_info: dict = None) -> float:
-        return 0.0
+def test_any_other_first_parameter_is_accepted_unchecked() -> None:
+    # The signature of public branches of the git-sync example.
+    @osmosis_reward
+    def engagement_reward(state: dict, action: dict, next_state: dict, metadata: dict = None) -> float:
+        return 0.1 + len(next_state)
 
-    err = decorate_error(wrong)
-    assert "First parameter must be named 'solution_str' or 'messages', got 'answer'" in str(err)
-    assert err.parameter == "answer"
+    assert engagement_reward({}, {}, {"a": 1}) == 1.1
+    assert engagement_reward.__osmosis_contract__ == "custom"
+    # The result rule still holds: the README's strict float rule covers every decorated function.
+    with pytest.raises(SignatureError, match="must return a float"):
+        osmosis_reward(lambda answer: 1)("x")
 
 
 @pytest.mark.parametrize("index,name", [(1, "ground_truth"), (2, "extra_info")])
@@ -151,14 +157,28 @@ def test_ground_truth_must_be_plain_str() -> None:
     assert "Second parameter 'ground_truth' must be annotated as str, got str | None" in str(err)
 
 
-@pytest.mark.parametrize("annotation", ["Optional[dict]", "dict[str, Any]", "dict | None", "list"])
-def test_extra_info_must_be_annotated_dict(annotation: str) -> None:
-    namespace: dict[str, Any] = {"Optional": Optional, "Any": Any}
+def _reward_with_extra_info(annotation: str) -> Any:
+    namespace: dict[str, Any] = {"Optional": Optional, "Union": Union, "Any": Any}
     exec(
-        f"def f(solution_str: str, ground_truth: str, extra_info: {annotation} = None):\n    return 0.0",
+        f"def f(solution_str: str, ground_truth: str, extra_info: {annotation} = None):\n    return 0.5",
         namespace,
     )
-    err = decorate_error(namespace["f"])
+    return namespace["f"]
+
+
+@pytest.mark.parametrize(
+    "annotation", ["Optional[dict]", "dict | None", "Union[dict, None]", "'dict | None'"]
+)
+def test_extra_info_may_be_an_optional_dict(annotation: str) -> None:
+    # The signature v0.2.17's docs and tests write.
+    wrapped = osmosis_reward(_reward_with_extra_info(annotation))
+    assert wrapped("a", "b") == 0.5
+    assert wrapped.__osmosis_contract__ == "reward"
+
+
+@pytest.mark.parametrize("annotation", ["dict[str, Any]", "str | None", "list"])
+def test_extra_info_must_be_annotated_dict(annotation: str) -> None:
+    err = decorate_error(_reward_with_extra_info(annotation))
     assert "Third parameter 'extra_info' must be annotated as dict" in str(err)
     assert err.parameter == "extra_info"
 
@@ -172,12 +192,11 @@ def test_extra_info_needs_a_default() -> None:
     assert err.expected == "a default value"
 
 
-def test_full_mode_must_accept_its_keywords() -> None:
+def test_a_messages_function_that_is_no_full_mode_eval_function_is_custom() -> None:
     def partial(messages: list, ground_truth: str, extra: int) -> float:
         return 0.0
 
-    err = decorate_error(partial)
-    assert "must accept a keyword argument 'metadata'" in str(err)
+    assert osmosis_reward(partial).__osmosis_contract__ == "custom"
 
 
 def test_non_callable_is_rejected() -> None:

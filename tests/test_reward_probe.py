@@ -8,11 +8,13 @@ from pathlib import Path
 import pytest
 
 from osmosis_ai.cli.main import main
-from osmosis_ai.probes.controls import PROBES, build_controls
+from osmosis_ai.probes.controls import CORRECT_FORMS, PROBES, build_controls, correct_forms
 from osmosis_ai.probes.probe import other_answers, probe_key
 from osmosis_ai.probes.report import build_report
 
 REWARDS = """
+import re
+
 def substring(solution_str, ground_truth, extra_info=None):
     return 1.0 if str(ground_truth) in solution_str else 0.0
 
@@ -26,6 +28,15 @@ def broken(solution_str, ground_truth, extra_info=None):
     if not solution_str:
         raise ValueError("empty")
     return 1.0
+
+def _last_number(text):
+    numbers = re.findall(r"-?\\d+(?:\\.\\d+)?", text.replace(",", ""))
+    return float(numbers[-1]) if numbers else None
+
+def last_number(solution_str, ground_truth, extra_info=None):
+    # The usual GSM8K-style reward: the final number of the reply against the expected one.
+    answer, expected = _last_number(solution_str), _last_number(str(ground_truth))
+    return float(answer is not None and answer == expected)
 """
 
 ROWS = [
@@ -61,12 +72,42 @@ def test_controls_of_a_numeric_row() -> None:
     assert set(controls) == set(PROBES)
     assert controls["empty"] == "" and controls["echo"] == "6*7?"
     assert "42" in controls["buried"] and controls["buried"].endswith("43.")
-    assert controls["all_numbers"].split() == [str(i) for i in range(101)]
-    assert controls["repeated"] == " ".join(["42"] * 50)
+    assert controls["all_numbers"].split() == [str(i) for i in range(-8, 93)]
+    assert controls["repeated"] == " ".join(["42"] * 50) + " 43."
     assert controls["truncated"] == "4" and controls["other_row"] == "5"
-    assert controls["wrong_unit"] == "42 kg"
+    assert controls["wrong_unit"] is None  # a bare number has no unit to get wrong
     swapped = build_controls({"ground_truth": "3 m"}, None)
     assert swapped["wrong_unit"] == "3 km" and swapped["other_row"] is None and swapped["echo"] is None
+
+
+def test_numeric_controls_are_sized_to_the_answer() -> None:
+    # Finding 9: 0..100 listed for every row missed every answer above 100.
+    big = build_controls({"ground_truth": "12,345"}, None)["all_numbers"].split()
+    assert big[0] == "12,295" and big[-1] == "12,395" and "12,345" in big and len(big) == 101
+    small = build_controls({"ground_truth": "-0.25"}, None)["all_numbers"].split()
+    assert small[0] == "-0.75" and small[-1] == "0.25" and "-0.25" in small and "0.00" in small
+    assert build_controls({"ground_truth": "Paris"}, None)["all_numbers"] is None
+    assert build_controls({"ground_truth": "1,250.5 kg"}, None)["wrong_unit"] == "1,250.5 g"
+
+
+def test_echo_is_left_out_where_the_question_holds_the_answer() -> None:
+    assert (
+        build_controls({"user_prompt": "What is 144 divided by 12?", "ground_truth": "12"}, None)["echo"]
+        is None
+    )
+    assert build_controls({"user_prompt": "What is 144 / 36?", "ground_truth": "4"}, None)["echo"] is not None
+
+
+def test_correct_answer_in_common_formats() -> None:
+    assert correct_forms(" 42 ") == {
+        "correct": " 42 ",
+        "correct_spaced": "\n  42  \n",
+        "correct_hashes": "#### 42",
+        "correct_sentence": "The answer is 42",
+        "correct_boxed": "\\boxed{42}",
+    }
+    assert set(correct_forms("")) == set(CORRECT_FORMS)
+    assert [k for k, v in correct_forms("").items() if v is not None] == ["correct"]
 
 
 def test_other_answers_skips_equal_answers() -> None:
@@ -90,13 +131,23 @@ def test_substring_reward_is_flagged_and_exact_match_is_not(
     gameable = fractions(data, "rewards_probe_fixture:substring")
     # The ground truth is inside these controls on every row.
     assert gameable["buried"] == 1.0 and gameable["repeated"] == 1.0
-    # Every numeric answer is among 0..100 ("5", "42"); "Paris" and "3 m" are not.
-    assert gameable["all_numbers"] == 0.5
-    # "5 kg" and "42 kg" contain the truth, "3 km" does not; "Paris" has no unit to swap.
-    assert gameable["wrong_unit"] == pytest.approx(2 / 3)
+    # The numbers around "5", "42" and "3 m" hold "5" and "42" but not "3 m"; "Paris" is not a number.
+    assert gameable["all_numbers"] == pytest.approx(2 / 3)
+    # Only "3 m" has a unit to swap, and "3 km" does not contain "3 m".
+    assert gameable["wrong_unit"] == 0.0
     assert gameable["empty"] == 0.0 and gameable["truncated"] == 0.0
-    assert all(v == 0.0 for v in fractions(data, "rewards_probe_fixture:exact").values())
-    assert data["functions"]["rewards_probe_fixture:exact"]["too_strict"]["fraction"] == 0.0
+    assert all(v == 0.0 for v in fractions(data, "rewards_probe_fixture:exact").values() if v is not None)
+    strict = data["functions"]["rewards_probe_fixture:exact"]
+    # strip() makes exact match accept whitespace around the answer, and nothing else.
+    formats = {f["probe"]: f["fraction"] for f in strict["correct_formats"]}
+    assert formats == {
+        "correct": 0.0,
+        "correct_spaced": 0.0,
+        "correct_hashes": 1.0,
+        "correct_sentence": 1.0,
+        "correct_boxed": 1.0,
+    }
+    assert strict["too_strict"]["fraction"] == 1.0
     failed = {(f["function"], f["probe"]) for f in data["failed"]}
     assert ("rewards_probe_fixture:substring", "buried") in failed
     assert not any(fn == "rewards_probe_fixture:exact" for fn, _ in failed)
@@ -104,6 +155,68 @@ def test_substring_reward_is_flagged_and_exact_match_is_not(
         f for f in data["functions"]["rewards_probe_fixture:substring"]["gameable"] if f["probe"] == "buried"
     )["examples"][0]
     assert example["row_index"] == 0 and example["control_score"] == 1.0
+
+
+def write_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rows: list[tuple[str, str]]) -> None:
+    (tmp_path / "rewards_probe_fixture.py").write_text(REWARDS)
+    lines = [json.dumps({"user_prompt": prompt, "ground_truth": truth}) + "\n" for prompt, truth in rows]
+    (tmp_path / "data.jsonl").write_text("".join(lines))
+    monkeypatch.chdir(tmp_path)
+
+
+def test_a_sound_last_number_reward_passes_every_control(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Finding 9: `repeated` and `wrong_unit` ("71 kg" for "71") flagged this reward on every row.
+    rows = [("What is 60 + 11?", "71"), ("What is 12 * 12?", "144"), ("What is 144 / 12?", "12")]
+    write_rows(tmp_path, monkeypatch, [*rows, ("Half of 5?", "2.5"), ("What is 1000 * 3?", "3,000")])
+    code, data = run_probe(capsys, "--eval-fn", "rewards_probe_fixture:last_number")
+    found = data["functions"]["rewards_probe_fixture:last_number"]
+    assert code == 0 and data["failed"] == [] and data["fail_above"] == 0.05
+    assert all(f["hits"] == 0 for f in found["gameable"])
+    assert {f["probe"]: f["rows"] for f in found["gameable"]}["echo"] == 4  # "144 / 12?" holds its answer
+    assert found["too_strict"] == {**found["too_strict"], "rows": 5, "hits": 0, "fraction": 0.0}
+    wrong_unit = next(f for f in found["gameable"] if f["probe"] == "wrong_unit")
+    assert wrong_unit["rows"] == 0 and wrong_unit["fraction"] is None and wrong_unit["skipped"] == 5
+
+
+def test_a_unit_blind_reward_is_flagged_on_answers_with_a_unit(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, data = run_probe(capsys, "--eval-fn", "rewards_probe_fixture:last_number")
+    found = data["functions"]["rewards_probe_fixture:last_number"]
+    assert code == 1 and [(f["probe"], f["fraction"]) for f in data["failed"]] == [("wrong_unit", 1.0)]
+    # "Paris" has no number, so its correct answer scores 0 in every format: that row is too strict.
+    assert found["too_strict"]["hits"] == 1 and found["too_strict"]["examples"][0]["row_index"] == 2
+
+
+@pytest.mark.parametrize("answers", [["1234", "250", "7.5", "-3"], ["150", "999", "12,000", "101"]])
+def test_contains_the_number_reward_fails_out_of_the_box(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], answers: list[str]
+) -> None:
+    # Finding 9: answers above 100 were missed by 0..100, and the command exited 0 without --fail-above.
+    write_rows(tmp_path, monkeypatch, [(f"Question {i}?", answer) for i, answer in enumerate(answers)])
+    code, data = run_probe(capsys, "--eval-fn", "rewards_probe_fixture:substring")
+    assert code == 1
+    assert fractions(data, "rewards_probe_fixture:substring")["all_numbers"] == 1.0
+    assert ("rewards_probe_fixture:substring", "all_numbers") in {
+        (f["function"], f["probe"]) for f in data["failed"]
+    }
+
+
+def test_text_output_is_plain(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Finding 9: "correct 0/30 0.0% scores low (too strict?)" read as an alarm when nothing scored low.
+    code = main(["reward", "probe", "-d", "data.jsonl", "--eval-fn", "rewards_probe_fixture:substring"])
+    out = capsys.readouterr()
+    assert code == 1
+    assert "too strict" not in out.out
+    assert "correct answers: scored >= 0.5 on all 4 row(s), in every format" in out.out
+    assert "<- GAMEABLE" in out.out and "FAIL: rewards_probe_fixture:substring: control 'buried'" in out.err
+    code = main(["reward", "probe", "-d", "data.jsonl", "--eval-fn", "rewards_probe_fixture:exact"])
+    out = capsys.readouterr()
+    assert code == 0 and "<- GAMEABLE" not in out.out
+    assert "correct answers scoring below 0.5 (too strict?) on 4 of 4 row(s):" in out.out
+    assert "e.g. too strict, correct_hashes, row 0: '#### 5' scored 0 (the answer as written: 1)" in out.out
 
 
 def test_exact_match_passes_the_gate(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -117,7 +230,8 @@ def test_too_strict_reward_and_errors_are_counted(
     code, data = run_probe(
         capsys, "--eval-fn", "rewards_probe_fixture:never", "--eval-fn", "rewards_probe_fixture:broken"
     )
-    assert code == 0
+    assert code == 1  # `broken` pays every answer it does not raise on: gameable
+    assert {f["function"] for f in data["failed"]} == {"rewards_probe_fixture:broken"}
     assert data["functions"]["rewards_probe_fixture:never"]["too_strict"]["fraction"] == 1.0
     assert fractions(data, "rewards_probe_fixture:never")["buried"] == 0.0
     broken = {f["probe"]: f for f in data["functions"]["rewards_probe_fixture:broken"]["gameable"]}

@@ -58,6 +58,8 @@ def test_rollout_init_conflicts_and_force(tmp_path: Path) -> None:
     (ws / "data/calc.jsonl").write_text('{"user_prompt": "mine", "ground_truth": "1"}\n')
     again = osmosis(ws, "rollout", "init", "calc")
     assert again.returncode != 0 and "rollouts/calc/" in again.stderr and "--force" in again.stderr
+    as_json = osmosis(ws, "--json", "rollout", "init", "calc")
+    assert json.loads(as_json.stderr)["error"]["code"] == "CONFLICT"  # as 0.3 reports it
     assert osmosis(ws, "rollout", "init", "calc", "--force").returncode == 0
     assert not (ws / "rollouts/calc/extra.py").exists()
     assert "mine" in (ws / "data/calc.jsonl").read_text()  # sample data never replaces the user's

@@ -99,10 +99,10 @@ def test_health_is_open_and_reports_counts(server: ServerProcess) -> None:
     [
         {},
         {"Authorization": "Bearer wrong-key"},
-        {"Authorization": "test-key"},
+        {"Authorization": "wrong-key"},
         {"Authorization": "Basic test-key"},
     ],
-    ids=["missing", "wrong", "raw-key-without-bearer", "other-scheme"],
+    ids=["missing", "wrong", "wrong-raw-key", "other-scheme"],
 )
 def test_init_refuses_bad_credentials_before_reading_the_body(
     server: ServerProcess, trainer: FakeTrainer, headers: dict[str, str]
@@ -122,6 +122,18 @@ def test_right_key_with_any_bearer_case_is_accepted(server: ServerProcess, train
     response = init(server, rollout_body(trainer, rollout_id), {"Authorization": "bearer test-key"})
     assert response.status_code == 202
     trainer.wait_for_callback(rollout_id)
+
+
+def test_the_bare_key_is_accepted_as_the_established_server_does(
+    server: ServerProcess, trainer: FakeTrainer
+) -> None:
+    rollout_id = new_id("bare")
+    response = init(server, rollout_body(trainer, rollout_id), {"Authorization": "test-key"})
+    assert response.status_code == 202
+    trainer.wait_for_callback(rollout_id)
+    assert (
+        httpx.get(f"{server.url}/platform/health", headers={"Authorization": "test-key"}).status_code == 200
+    )
 
 
 def test_invalid_body_with_a_key_gets_422_naming_the_field(

@@ -16,6 +16,8 @@ from typing import Any
 import httpx
 import pytest
 
+from osmosis_ai.rollout.types import GraderCompleteRequest, RolloutCompleteRequest, RolloutStatusResponse
+
 SERVER = """
 import asyncio, os, sys, uvicorn
 from osmosis_ai.rollout import AgentWorkflow, AgentWorkflowOutput, Grader, LocalBackend
@@ -34,6 +36,27 @@ class Exact(Grader):
 backend = LocalBackend(workflow=Echo, grader=Exact, artifact_root=os.environ.get("ARTIFACTS") or False)
 app = create_rollout_server(backend)
 uvicorn.run(app, host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
+"""
+# A backend written against 0.3's ExecutionBackend: only execute() (health is not abstract), its status and
+# cancel hooks plain (not async) methods returning 0.3's shapes.
+CUSTOM_SERVER = """
+import sys, uvicorn
+from osmosis_ai.rollout import ExecutionBackend
+from osmosis_ai.rollout.server import create_rollout_server
+from osmosis_ai.rollout.types import ExecutionResult, RolloutSample, RolloutStatus
+
+class OnlyExecute(ExecutionBackend):
+    async def execute(self, request, on_workflow_complete, on_grader_complete=None):
+        sample = RolloutSample(messages=[*request.prompt, {"role": "assistant", "content": "done"}])
+        await on_workflow_complete(ExecutionResult(status=RolloutStatus.SUCCESS, sample=sample))
+
+    def rollout_status(self, rollout_id):
+        return {"status": "running"} if rollout_id == "elsewhere" else None
+
+    def cancel_rollouts(self, ids=None, prefix=None, all=False):
+        return {i: "cancelled_running" for i in ids or [] if i == "elsewhere"}
+
+uvicorn.run(create_rollout_server(OnlyExecute()), host="127.0.0.1", port=int(sys.argv[1]), log_level="warning")
 """
 KEY = "test-server-key"
 
@@ -67,9 +90,18 @@ def callbacks() -> Iterator[tuple[str, list[dict[str, Any]]]]:
 
 
 @pytest.fixture
-def rollout_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+def rollout_server(tmp_path: Path) -> Iterator[str]:
+    yield from _serve(SERVER, tmp_path)
+
+
+@pytest.fixture
+def custom_server(tmp_path: Path) -> Iterator[str]:
+    yield from _serve(CUSTOM_SERVER, tmp_path)
+
+
+def _serve(source: str, tmp_path: Path) -> Iterator[str]:
     script = tmp_path / "server.py"
-    script.write_text(SERVER)
+    script.write_text(source)
     port = _free_port()
     env = {"OSMOSIS_ROLLOUT_API_KEY": KEY, "PATH": "/usr/bin:/bin", "ARTIFACTS": str(tmp_path / "trials")}
     proc = subprocess.Popen([sys.executable, str(script), str(port)], env=env, stderr=subprocess.PIPE)
@@ -118,6 +150,9 @@ def test_rollout_protocol_with_auth(rollout_server: str, callbacks: tuple[str, l
     assert response.status_code == 202 and response.json() == {}
     _wait_for(received, 2)
     by_path = {r["path"]: r for r in received}
+    # The callbacks are what 0.3's RolloutCompleteRequest / GraderCompleteRequest describe.
+    assert RolloutCompleteRequest.model_validate(by_path["/completion"]["body"]).rollout_id == "r-1"
+    assert GraderCompleteRequest.model_validate(by_path["/grader"]["body"]).sample.reward == 1.0  # type: ignore[union-attr]
     assert by_path["/completion"]["body"]["status"] == "success"
     assert by_path["/completion"]["auth"] == "Bearer ctrl-key"
     grader = by_path["/grader"]["body"]
@@ -125,6 +160,7 @@ def test_rollout_protocol_with_auth(rollout_server: str, callbacks: tuple[str, l
     assert "trajectory_messages" not in grader["sample"]
     status = httpx.get(rollout_server + "/rollout/r-1/status", headers=auth).json()
     assert status == {"rollout_id": "r-1", "status": "success", "reward": 1.0}
+    assert RolloutStatusResponse.model_validate(status).reward == 1.0
     assert httpx.get(rollout_server + "/rollout/nope/status", headers=auth).json()["status"] == "unknown"
     assert httpx.get(rollout_server + "/rollout/r-1/status").status_code == 401
 
@@ -176,3 +212,21 @@ def test_a_finished_rollout_is_archived_as_a_trajectory_file(
     assert osmosis["rollout_id"] == "r-9" and osmosis["status"] == "success" and osmosis["reward"] == 1.0
     assert osmosis["request_extra_fields"] == {"row_index": 3, "run_index": 1}
     assert osmosis["label"] == "4" and osmosis["metrics"] == {"turns": 2.0}
+
+
+def test_a_backend_that_implements_only_execute_is_served(
+    custom_server: str, callbacks: tuple[str, list[dict[str, Any]]]
+) -> None:
+    callback_url, received = callbacks
+    assert httpx.get(custom_server + "/health").json() == {"status": "ok"}
+    auth = {"Authorization": f"Bearer {KEY}"}
+    body = {**_graded_rollout("c-1", callback_url), "grader_callback_url": None}
+    assert httpx.post(custom_server + "/rollout", json=body, headers=auth).status_code == 202
+    _wait_for(received, 1)
+    assert received[0]["path"] == "/completion" and received[0]["body"]["status"] == "success"
+    # Rollouts the server does not run itself: the backend's own (plain, not async) hooks answer.
+    elsewhere = httpx.get(custom_server + "/rollout/elsewhere/status", headers=auth).json()
+    assert elsewhere == {"rollout_id": "elsewhere", "status": "running"}
+    assert httpx.get(custom_server + "/rollout/ghost/status", headers=auth).json()["status"] == "unknown"
+    cancel = httpx.post(custom_server + "/rollout/cancel", json={"ids": ["elsewhere", "ghost"]}, headers=auth)
+    assert cancel.json() == {"dispositions": {"elsewhere": "cancelled_running", "ghost": "not_found"}}

@@ -74,8 +74,8 @@ def test_served_mock_trainer_drives_a_real_rollout_server(
         assert tracker.counts[rollout_id] == 1
         fetched = httpx.get(f"{url}/v1/rollout/completed/{rollout_id}")
         assert fetched.status_code == 200 and fetched.json()["rollout_id"] == rollout_id
-        assert httpx.get(f"{url}/v1/rollout/completed/unknown").status_code == 404
-        assert httpx.get(f"{url}/health").json() == {"status": "healthy"}
+        assert httpx.get(f"{url}/v1/rollout/completed/unknown").json() == {}  # 200 and {}, as established
+        assert httpx.get(f"{url}/health").json() == {"status": "healthy", "service": "mock-trainer"}
     finally:
         proc.close()
     with pytest.raises(TimeoutError, match="no completion callback for rollout 'never'"):
@@ -85,8 +85,8 @@ def test_served_mock_trainer_drives_a_real_rollout_server(
 def test_patched_httpx_reaches_the_mock_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[int] = []
 
-    def generator(messages: list[dict]) -> list[dict] | None:
-        calls.append(len(messages))
+    def generator(last_message: dict) -> list[dict] | None:
+        calls.append(last_message["role"])
         return None
 
     app = create_mock_trainer_app(tool_call_generator=generator)
@@ -102,5 +102,57 @@ def test_patched_httpx_reaches_the_mock_in_process(monkeypatch: pytest.MonkeyPat
 
     content, token_ids = asyncio.run(go())
     assert content == "OK." and token_ids == [0, 1, 2]
-    assert calls == [1]
+    assert calls == ["user"]
     assert app.state.tracker.get("in-process")["status"] == "COMPLETED"
+
+
+def test_completion_ids_echo_the_rollout_id_and_tool_calls_are_stable() -> None:
+    # Tests written for 0.2.x assert `data["id"] == "test-123"` and the scripted tool call.
+    from starlette.testclient import TestClient
+
+    client = TestClient(create_mock_trainer_app())
+    hello = client.post("/v1/chat/completions", json={"rollout_id": "test-123", "messages": []}).json()
+    assert hello["id"] == "test-123" and hello["choices"][0]["message"]["content"] == "OK."
+    add = client.post(
+        "/v1/chat/completions",
+        json={"rollout_id": "r", "messages": [{"role": "user", "content": "Please add 5 and 3"}]},
+    ).json()["choices"][0]["message"]
+    assert add["tool_calls"][0]["id"] == "call_mock_add"
+    assert add["tool_calls"][0]["function"] == {"name": "add", "arguments": '{"a": 5, "b": 3}'}
+
+
+@pytest.fixture
+def other_server() -> Iterator[str]:
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(b'{"from": "the real server"}')
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    thread.join(timeout=15)
+
+
+def test_patched_httpx_leaves_other_urls_alone(monkeypatch: pytest.MonkeyPatch, other_server: str) -> None:
+    app = create_mock_trainer_app()
+    patch_httpx_for_mock_trainer(app, monkeypatch)
+
+    async def go() -> tuple[dict, str]:
+        async with httpx.AsyncClient() as http:
+            other = (await http.post(f"{other_server}/api/anything", json={})).json()
+            mocked = (await http.post(f"{other_server}/v1/chat/completions", json={"rollout_id": "x"})).json()
+        return other, mocked["id"]
+
+    other, mocked_id = asyncio.run(go())
+    assert other == {"from": "the real server"}
+    assert mocked_id == "x"

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import json
+import statistics
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from osmosis_ai.cli.main import main
+from osmosis_ai.rubric.calibration import judge_noise
 
 pytestmark = pytest.mark.usefixtures("judge_env")
 
@@ -87,10 +91,16 @@ def test_repeat_and_gold_figures(workspace: Path, scripted, capsys: pytest.Captu
     payload = json.loads((workspace / "out.json").read_text())
     assert payload["number"] == 3
     noise = payload["judge_noise"]
-    # Variances: alpha 0.08/3, beta 0, gamma 0.5/3.
+    # Sample variances (K - 1 = 2 in the denominator; finding 10: the population variance read a third
+    # too low at K = 3): alpha 0.08/2, beta 0, gamma 0.5/2.
+    alpha, gamma = [0.2, 0.4, 0.6], [0.0, 1.0, 0.5]
     assert noise["records"] == 3 and noise["disagreeing"] == 2
-    assert noise["mean_variance"] == pytest.approx((0.08 / 3 + 0.5 / 3) / 3)
-    assert noise["max_std"] == pytest.approx((0.5 / 3) ** 0.5)
+    assert noise["mean_variance"] == pytest.approx(
+        (statistics.variance(alpha) + statistics.variance(gamma)) / 3
+    )
+    assert noise["mean_variance"] == pytest.approx((0.08 / 2 + 0.5 / 2) / 3)
+    assert noise["mean_std"] == pytest.approx((statistics.stdev(alpha) + statistics.stdev(gamma)) / 3)
+    assert noise["max_std"] == pytest.approx(statistics.stdev(gamma))
     assert noise["examples"][0]["record"] == "g"
     gold = payload["gold_agreement"]
     # Judge means 0.4, 1.0, 0.5 against labels 0.5, 1.0, 0.0.
@@ -124,3 +134,21 @@ def test_bad_gold_file(workspace: Path, capsys: pytest.CaptureFixture[str]) -> N
         ]
     )
     assert code == 1 and "bad.jsonl:1" in capsys.readouterr().err
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.lists(st.floats(0, 1, allow_nan=False), min_size=1, max_size=8), min_size=1, max_size=6))
+def test_judge_noise_is_the_sample_variance(scores: list[list[float]]) -> None:
+    numpy = pytest.importorskip("numpy")
+    runs = [[{"status": "success", "score": x} for x in row] for row in scores]
+    noise = judge_noise(list(range(len(runs))), lambda i: runs[i - 1])
+    repeated = [row for row in scores if len(row) >= 2]
+    assert noise["records"] == len(repeated)
+    if not repeated:
+        assert noise["mean_variance"] is None
+        return
+    variances = [numpy.var(row, ddof=1) for row in repeated]
+    stds = [numpy.std(row, ddof=1) for row in repeated]
+    assert noise["mean_variance"] == pytest.approx(numpy.mean(variances), rel=1e-9, abs=1e-12)
+    assert noise["mean_std"] == pytest.approx(numpy.mean(stds), rel=1e-9, abs=1e-12)
+    assert noise["max_std"] == pytest.approx(max(stds), rel=1e-9, abs=1e-12)

@@ -73,7 +73,8 @@ def test_records_only_validate_the_requested_rubric(tmp_path):
         json.dumps({"rubric_id": "other", "solution_str": 5}) + "\n" + json.dumps({"rubric_id": "a"})
     )
     with pytest.raises(
-        DatasetFormatError, match=r"d.jsonl:2: field 'solution_str' must be a non-empty string"
+        DatasetFormatError,
+        match=r"must include a non-empty 'solution_str' string \(line 2 of '.*d.jsonl', got null\)",
     ):
         load_rubric_records(path, "a")
     path.write_text("\n\n")
@@ -165,3 +166,53 @@ def test_established_import_paths_still_work():
     assert rubric_eval.DEFAULT_REQUEST_TIMEOUT_SECONDS == 30.0
     assert rubric_eval.DEFAULT_API_KEY_ENV["google"] == "GEMINI_API_KEY"
     assert set(rubric_types.RewardRubricRunResult.__annotations__) >= {"score", "explanation", "raw"}
+
+
+def test_the_0_3_layout_comes_from_the_0_2_payload_and_keeps_failures_visible() -> None:
+    from osmosis_ai.rubric.engine import calculate_statistics
+    from osmosis_ai.rubric.report import layout_0_3
+
+    ok = {"run_index": 1, "status": "success", "score": 0.5, "explanation": "fine", "error": None}
+    bad = {"run_index": 2, "status": "error", "score": None, "explanation": None, "error": "timeout"}
+    unscored = {"run_index": 1, "status": "unscored", "score": None, "unscored_reason": "no score in reply"}
+    rows = [
+        {
+            "record_index": 1,
+            "conversation_id": "a",
+            "statistics": calculate_statistics([0.5], 2),
+            "runs": [ok, bad],
+        },
+        {
+            "record_index": 2,
+            "conversation_id": "b",
+            "statistics": calculate_statistics([], 1, 1),
+            "runs": [unscored],
+        },
+    ]
+    payload = {
+        "generated_at": "t", "rubric_id": "rubric", "data_path": "d.jsonl", "number": 2, "records": rows,
+        "overall_statistics": calculate_statistics([0.5], 3, 1), "interrupted": False,
+    }  # fmt: skip
+    doc = layout_0_3(payload, model="openai/m", rubric="R")
+    first, second = doc["records"]
+    assert (first["scores"], first["explanations"], first["errors"]) == ([0.5], ["fine"], ["timeout"])
+    assert (
+        second["errors"] == ["no score in reply"] and second["statistics"]["average"] is None
+    )  # null, not 0.0
+    assert doc["overall_statistics"] is payload["overall_statistics"]  # the same numbers, not recomputed
+    assert doc["interrupted"] is False and doc["rubric_id"] == "rubric"
+
+
+def test_eval_rubric_output_paths_follow_0_3(tmp_path: Path) -> None:
+    from osmosis_ai.rubric.report import resolve_output_path_0_3
+
+    (tmp_path / "existing").mkdir()
+    assert resolve_output_path_0_3(f"{tmp_path}/new/")[0] == tmp_path / "new" / "rubric_eval_result.json"
+    assert (
+        resolve_output_path_0_3(str(tmp_path / "existing"))[0]
+        == tmp_path / "existing/rubric_eval_result.json"
+    )
+    assert (
+        resolve_output_path_0_3(str(tmp_path / "a" / "out"))[0] == tmp_path / "a" / "out"
+    )  # a file, no suffix
+    assert (tmp_path / "a").is_dir()

@@ -31,6 +31,8 @@ def test_list_names_the_recipes(tmp_path: Path) -> None:
     assert listed.returncode == 0, listed.stderr
     names = [item["name"] for item in json.loads(listed.stdout)["items"]]
     assert names == ["multiply-local-openai", "multiply-local-strands"]
+    plain = osmosis(tmp_path, "--plain", "template", "list")
+    assert plain.stdout.splitlines() == names  # one name per line, as the established CLI prints
 
 
 @pytest.mark.parametrize(

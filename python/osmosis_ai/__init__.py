@@ -1,13 +1,14 @@
 """osmosis-ai: rewards, rubric judges, agent evals and pass@k for LLM post-training.
 
 Importing the package is cheap: the public names below are loaded on first use (PEP 562), so
-`osmosis --help` and `import osmosis_ai` do not pay for modules they do not touch.
+`osmosis --help` and `import osmosis_ai` do not pay for modules they do not touch. ``from osmosis_ai
+import *`` works on the base install: ``report`` and ``compare`` (the ``report`` extra) are left out of
+``__all__``; ``osmosis_ai.report(...)`` without the extra says what to install.
 """
 
 from __future__ import annotations
 
-import importlib
-
+from osmosis_ai._lazy import load_attribute
 from osmosis_ai.errors import (
     MissingAPIKeyError,
     ModelNotFoundError,
@@ -26,7 +27,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from osmosis_ai.report import compare, report
+    from osmosis_ai.report import compare as compare
+    from osmosis_ai.report import report as report
     from osmosis_ai.results import ResultComparison, ResultSummary, compare_results, read_results
     from osmosis_ai.rewards import osmosis_reward, osmosis_rubric
     from osmosis_ai.stats import load_results, summarize_results
@@ -99,7 +101,6 @@ __all__ = [
     "SignatureError",
     "__version__",
     "aevaluate_rubric",
-    "compare",
     "compare_results",
     "create_app",
     "evaluate_rubric",
@@ -110,18 +111,12 @@ __all__ = [
     "osmosis_rubric",
     "read_results",
     "register_agent_loop",
-    "report",
     "summarize_results",
 ]
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'osmosis_ai' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    return load_attribute(__name__, _LAZY, name, globals())
 
 
 def __dir__() -> list[str]:

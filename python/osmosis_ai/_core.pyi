@@ -11,7 +11,9 @@ def check_signature(shape_json: str, family: str) -> str:
     """Check a function shape (JSON from ``signatures.describe_function``) against the contract its family
     (``"reward"``, ``"rubric"`` or ``"eval"``) selects by first parameter name.
 
-    Returns the contract name (``"reward"``, ``"rubric"``, ``"eval_simple"`` or ``"eval_full"``).
+    Returns the contract name (``"reward"``, ``"rubric"``, ``"eval_simple"``, ``"eval_full"``, or ``"custom"``
+    for a decorated function whose first parameter is not ``solution_str`` and which is not a full-mode eval
+    function: accepted unchecked, as the established decorators do).
     Raises ``osmosis_ai.errors.SignatureError`` when the function breaks it.
     """
 
@@ -38,6 +40,11 @@ def estimate_many(
 
 def mcnemar_exact(b: int, c: int) -> float:
     """McNemar's exact two-sided p-value for ``b`` first-only and ``c`` second-only passes."""
+
+def results_index_base(kind: str | None, index_base: int | None, by_package: bool) -> int:
+    """What a results log's ``row_index`` / ``run_index`` count from, given its header's ``kind``,
+    ``index_base`` and whether it names an ``osmosis_version``: ``index_base`` when present, else 1 for a
+    rubric log an earlier version of the package wrote, else 0."""
 
 def median(values: list[float]) -> float | None:
     """The median of the scores (the mean of the two middle ones for an even count); None for none."""
@@ -157,7 +164,8 @@ class StatsAggregator:
     def mixed_rows(self, threshold: float) -> list[int]:
         """Row indices with 0 < c < n at a tracked threshold."""
     def finish(self) -> dict[str, object]:
-        """rows, count, failed, padded, errors, mean, variance, std, min, max, min_attempts, max_attempts,
+        """rows, count, failed, padded, errors, mean, variance, std, sample_variance, sample_std (None below
+        two scores), min, max, min_attempts, max_attempts,
         pass_threshold, ks, pass_at_k, pass_hat_k, pass_rows (lists aligned with ks), mixed_fraction
         ([(threshold, share)])."""
     def compare(

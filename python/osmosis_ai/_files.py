@@ -9,7 +9,7 @@ from typing import Any
 
 from osmosis_ai.redact import redact
 
-__all__ = ["fsync_dir", "write_json_atomic"]
+__all__ = ["check_output_file", "fsync_dir", "write_json_atomic"]
 
 
 def write_json_atomic(path: Path, payload: Any, *, ensure_ascii: bool = True) -> None:
@@ -45,3 +45,37 @@ def fsync_dir(directory: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def check_output_file(path: str | os.PathLike[str] | None, field: str = "output") -> None:
+    """Refuses an output file that is a directory or cannot be created, before a run spends anything.
+
+    The message names the options field as ``{field}`` (see :class:`~osmosis_ai.errors.RunError`).
+
+    Example:
+        >>> check_output_file("/")  # doctest: +SKIP
+        Traceback (most recent call last):
+        OptionsError: output: / is a directory; give a file name such as /results.json
+    """
+    from osmosis_ai.errors import OptionsError
+
+    if path is None:
+        return
+    target = Path(path)
+    where = "{" + field + "}"
+
+    def refuse(problem: str) -> OptionsError:
+        return OptionsError(f"{where}: {problem}", fields=(field,))
+
+    if target.is_dir():
+        raise refuse(f"{target} is a directory; give a file name such as {target / 'results.json'}")
+    # The nearest existing ancestor decides: missing directories are created at write time.
+    folder = target.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise refuse(f"cannot create {target}: {folder} is not a directory")
+    if target.exists() and not os.access(target, os.W_OK):
+        raise refuse(f"{target} is not writable")
+    if not target.exists() and not os.access(folder, os.W_OK | os.X_OK):
+        raise refuse(f"cannot create {target}: {folder} is not writable")

@@ -81,6 +81,8 @@ class Summary:
         errors: Attempts whose scorer raised (an eval function's exception): they are in no
             statistic above, neither as a score nor as a failure.
         variance: Population variance of the scores (``std`` squared).
+        sample_variance: Sample variance of the scores (divided by count - 1): the unbiased estimate of
+            the spread they come from; None below two scores. ``sample_std`` is its square root.
         error_messages: The first messages of those errors (from a results file).
         pass_at_k_rows: ``{k: rows in pass@k}``: fewer than :attr:`rows` when errors left a row with
             fewer than k attempts that count (such a row is left out at that k).
@@ -104,6 +106,8 @@ class Summary:
     intervals: dict[str, Interval] = field(default_factory=dict)
     errors: int = 0
     variance: float | None = None
+    sample_variance: float | None = None
+    sample_std: float | None = None
     error_messages: tuple[str, ...] = ()
     pass_at_k_rows: dict[int, int] = field(default_factory=dict)
 
@@ -139,6 +143,8 @@ class Summary:
             "intervals": {name: iv.to_dict() for name, iv in self.intervals.items()},
             "errors": self.errors,
             "variance": self.variance,
+            "sample_variance": self.sample_variance,
+            "sample_std": self.sample_std,
             "error_messages": list(self.error_messages),
             "pass_at_k_rows": {str(k): v for k, v in self.pass_at_k_rows.items()},
         }

@@ -2,7 +2,9 @@
 
 Checked: the required directories, the agent guide files (``AGENTS.md``, ``CLAUDE.md``,
 ``configs/AGENTS.md``), every config under ``configs/eval`` and ``configs/training`` (the same checks as
-``osmosis config validate``), and the ``origin`` remote (best effort). ``fix`` only adds: a ``.gitkeep``
+``osmosis config validate``), and the ``origin`` remote (best effort). It also reports the proxies and
+certificate authorities every outbound connection uses (:func:`osmosis_ai.llm.network.network_settings`,
+credentials masked). ``fix`` only adds: a ``.gitkeep``
 in each missing directory and our own guide files where none exist. It never overwrites a file and
 refuses any path that goes through a symlink.
 """
@@ -13,10 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from osmosis_ai.errors import CLIError
+from osmosis_ai.errors import WorkspaceError
 from osmosis_ai.workspace import REQUIRED_DIRS
 
-__all__ = ["DoctorReport", "diagnose"]
+__all__ = ["DoctorReport", "add_guides", "diagnose"]
 
 _AGENTS = """# Working in this Osmosis workspace
 
@@ -47,6 +49,7 @@ class DoctorReport:
     missing: list[str]
     fixed: list[str] = field(default_factory=list)
     config_problems: list[str] = field(default_factory=list)
+    network: dict[str, Any] = field(default_factory=dict)
 
     @property
     def valid(self) -> bool:
@@ -61,6 +64,7 @@ class DoctorReport:
             "config_problems": self.config_problems,
             "valid": self.valid,
             "fixed": self.fixed,
+            "network": self.network,
         }
 
 
@@ -69,12 +73,27 @@ def _missing(root: Path) -> list[str]:
     return dirs + [name for name in GUIDES if not (root / name).exists()]
 
 
+def add_guides(root: Path) -> list[str]:
+    """Writes the agent guide files that do not exist yet (never overwrites one); returns those written."""
+    written = []
+    for name, text in GUIDES.items():
+        target = root / name
+        if target.exists() or target.is_symlink():
+            continue
+        _refuse_symlinks(root, name)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with target.open("x", encoding="utf-8") as fh:  # "x": never overwrite
+            fh.write(text)
+        written.append(name)
+    return written
+
+
 def _refuse_symlinks(root: Path, relative: str) -> None:
     current = root
     for part in Path(relative).parts:
         current = current / part
         if current.is_symlink():
-            raise CLIError(f"Refusing to fix {relative}: {current} is a symlink", code="CONFLICT")
+            raise WorkspaceError(f"Refusing to fix {relative}: {current} is a symlink", code="CONFLICT")
 
 
 def _git(root: Path) -> dict[str, Any] | None:
@@ -106,7 +125,7 @@ def diagnose(path: Path, *, fix: bool = False) -> DoctorReport:
     from osmosis_ai.platform.workspace import git_toplevel
 
     if not path.exists():
-        raise CLIError(f"{path}: no such directory")
+        raise WorkspaceError(f"{path}: no such directory")
     root = git_toplevel(path.resolve()) or path.resolve()
     report = DoctorReport(root, _git(root), _missing(root))
     if fix and report.missing:
@@ -116,11 +135,15 @@ def diagnose(path: Path, *, fix: bool = False) -> DoctorReport:
             if item.endswith("/"):
                 (root / item).mkdir(parents=True, exist_ok=True)
                 (root / item / ".gitkeep").touch()
-            else:
-                (root / item).parent.mkdir(parents=True, exist_ok=True)
-                with (root / item).open("x", encoding="utf-8") as fh:  # "x": never overwrite
-                    fh.write(GUIDES[item])
-            report.fixed.append(item)
+                report.fixed.append(item)
+        report.fixed += add_guides(root)
         report.missing = _missing(root)
     report.config_problems = _config_problems(root)
+    report.network = _network()
     return report
+
+
+def _network() -> dict[str, Any]:
+    from osmosis_ai.llm.network import network_settings
+
+    return network_settings().describe()

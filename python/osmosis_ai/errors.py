@@ -19,7 +19,9 @@ __all__ = [
     "EvalFnError",
     "MCPLoadError",
     "MissingAPIKeyError",
+    "MissingExtraError",
     "ModelNotFoundError",
+    "OptionsError",
     "OsmosisError",
     "OsmosisRolloutError",
     "OsmosisServerError",
@@ -28,12 +30,16 @@ __all__ = [
     "OsmosisValidationError",
     "ProviderError",
     "ProviderRequestError",
+    "ResultsLogError",
+    "RubricRecordsError",
+    "RunError",
     "SignatureError",
     "StatsError",
     "SystemicProviderError",
     "ToolArgumentError",
     "ToolExecutionError",
     "ToolValidationError",
+    "WorkspaceError",
 ]
 
 
@@ -64,6 +70,79 @@ class CLIError(OsmosisError):
         self.code = code
         self.details = details
         self.request_id = request_id
+
+
+# --- runs -------------------------------------------------------------------------------------------------
+
+
+class RunError(CLIError):
+    """A run (``eval``, ``eval run``, a rubric evaluation, ``grade``, a probe) cannot start or go on.
+
+    Raised by the library's run modules for what the caller gave or what they found: a missing file, a
+    selection past the end of a dataset, a run directory another process holds. It derives from
+    :class:`CLIError` only so that code catching the established name keeps catching what it caught.
+
+    A message may name fields of the run's options object as ``{field}`` (listed in ``fields``);
+    ``str()`` shows the field names, and :meth:`render` lets a front end show its own names for them
+    (the CLI shows its flags).
+
+    Attributes:
+        fields: The options fields the message names.
+
+    Example:
+        >>> error = RunError("{dataset_file} data.csv: no such file", fields=("dataset_file",))
+        >>> str(error), error.render({"dataset_file": "--dataset-file"})
+        ('dataset_file data.csv: no such file', '--dataset-file data.csv: no such file')
+    """
+
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        fields: tuple[str, ...] = (),
+        code: str = "VALIDATION",
+        details: dict[str, object] | None = None,
+    ) -> None:
+        self.template = message
+        self.fields = tuple(fields)
+        super().__init__(self.render({}), code=code, details=details)
+
+    def render(self, names: dict[str, str]) -> str:
+        """The message with each ``{field}`` shown as ``names[field]`` (else the field's own name)."""
+        text = self.template
+        for field in self.fields:
+            text = text.replace("{" + field + "}", names.get(field, field))
+        return text
+
+
+class OptionsError(RunError, ValueError):
+    """A run's options object is invalid on its own: a value out of range, or options that exclude
+    each other. Found before anything is loaded or run."""
+
+
+class ResultsLogError(RunError, ValueError):
+    """A results log cannot be created, read or resumed: bad JSON, another kind of log, another config."""
+
+
+class WorkspaceError(RunError):
+    """A workspace cannot be changed as asked (``init``, ``template apply``, ``doctor --fix``): a file
+    exists, a path leaves the workspace, a symlink is in the way (``code`` ``CONFLICT``)."""
+
+
+class MissingExtraError(OsmosisError, ModuleNotFoundError):
+    """A feature needs an optional extra that is not installed; the message says what to install.
+
+    A ``ModuleNotFoundError`` whose ``name`` is the missing module, as the established package raises.
+
+    Attributes:
+        extra: The extra to install (``pip install "osmosis-ai[<extra>]"``).
+        module: The missing module.
+    """
+
+    def __init__(self, message: str, *, extra: str, module: str) -> None:
+        super().__init__(message, name=module)
+        self.extra = extra
+        self.module = module
 
 
 # --- input files --------------------------------------------------------------------------------------
@@ -101,6 +180,15 @@ class DatasetParseError(DatasetFormatError):
 
 class DatasetValidationError(DatasetFormatError):
     """A dataset row breaks the row contract: missing, null, empty or non-string field (established name)."""
+
+
+class RubricRecordsError(DatasetFormatError, CLIError):
+    """An ``eval-rubric`` records file cannot be loaded through the 0.2 ``cli_services.DatasetLoader``.
+
+    The established loader raised ``CLIError`` there, so this one is both: ``except CLIError`` in existing
+    code catches it, and it carries the file, line and field of a :class:`DatasetFormatError` (whose
+    ``__init__`` hands the message on to :class:`CLIError`'s, which sets ``code="VALIDATION"``).
+    """
 
 
 class ConfigError(OsmosisError, ValueError):
@@ -247,8 +335,7 @@ class AgentLoopNotFoundError(OsmosisRolloutError):
     def __init__(self, name: str, available: list[str] | None = None) -> None:
         self.name = name
         self.available = list(available or [])
-        listing = ", ".join(self.available) if self.available else "none"
-        super().__init__(f"Agent loop '{name}' not found. Available: {listing}")
+        super().__init__(f"Agent loop '{name}' not found. Available: {self.available}")
 
 
 class ToolExecutionError(OsmosisRolloutError):

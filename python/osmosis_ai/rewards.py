@@ -1,10 +1,11 @@
 """The ``@osmosis_reward`` and ``@osmosis_rubric`` decorators.
 
-Both check the decorated function's signature once, at decoration time, against the contract its first
-parameter selects (the rule tables live in the Rust core), then check arguments and the result on every
-call. Unlike the established package they accept postponed annotations and ``async def`` functions and do
-not drop a ``data_source`` argument the function declares. Results follow the platform's strict rule
-(:mod:`osmosis_ai.scoring`): anything but a finite ``float`` raises ``TypeError`` at call time.
+As in the established 0.2.15+ package, the classic contract is enforced only when the first parameter is
+named ``solution_str`` (the rule tables live in the Rust core); any other signature is accepted unchecked.
+Postponed annotations work, ``async def`` functions are awaited, and a ``data_source`` keyword is dropped
+only when the function cannot take it. Results follow the platform's strict rule
+(:mod:`osmosis_ai.scoring`) for every decorated function: anything but a finite ``float`` raises
+``TypeError`` at call time.
 """
 
 from __future__ import annotations
@@ -148,11 +149,11 @@ def _wrap(func: F, family: Family) -> F:
 def osmosis_reward(func: F) -> F:
     """Marks a reward function and enforces its contract.
 
-    The classic contract (first parameter ``solution_str``) is
-    ``(solution_str: str, ground_truth: str, extra_info: dict = None, ...)``; a function whose first
-    parameter is ``messages`` is checked as a full-mode eval function instead. Every call must return a
-    finite ``float`` (``1``, ``True``, ``None`` or a numpy scalar raise: write ``return float(x)``).
-    ``async def`` functions are awaited.
+    When the first parameter is ``solution_str`` the classic contract is enforced:
+    ``(solution_str: str, ground_truth: str, extra_info: dict | None = None, ...)``. Any other signature
+    is accepted unchecked, as in the established package. Every call must return a finite ``float``
+    (``1``, ``True``, ``None`` or a numpy scalar raise: write ``return float(x)``). ``async def`` functions
+    are awaited.
 
     Args:
         func: The reward function.
@@ -177,10 +178,11 @@ def osmosis_reward(func: F) -> F:
 def osmosis_rubric(func: F) -> F:
     """Marks a rubric (LLM-judge) scoring function and enforces its contract.
 
-    The classic contract is ``(solution_str: str, ground_truth: str | None, extra_info, ...)`` with no
-    defaults on the first two parameters; ``extra_info`` may be unannotated or a mapping type. Every call
-    checks that ``solution_str`` is a string, ``ground_truth`` a string or ``None`` and ``extra_info``
-    given (or defaulted), and that the result is a finite ``float`` (as for ``@osmosis_reward``).
+    When the first parameter is ``solution_str`` the classic contract is enforced:
+    ``(solution_str: str, ground_truth: str | None, extra_info, ...)`` with no defaults on the first two
+    parameters, and every call checks that ``solution_str`` is a string, ``ground_truth`` a string or
+    ``None`` and ``extra_info`` given (or defaulted). Any other signature is accepted unchecked, as in the
+    established package. The result must be a finite ``float`` (as for ``@osmosis_reward``).
 
     Args:
         func: The rubric function.

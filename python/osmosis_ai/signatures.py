@@ -21,7 +21,7 @@ from osmosis_ai import _core
 __all__ = ["Contract", "Family", "check_function", "describe_function"]
 
 Family = Literal["reward", "rubric", "eval"]
-Contract = Literal["reward", "rubric", "eval_simple", "eval_full"]
+Contract = Literal["reward", "rubric", "eval_simple", "eval_full", "custom"]
 
 _UNION_TYPES: tuple[Any, ...] = (typing.Union, types.UnionType)
 
@@ -133,7 +133,9 @@ def check_function(func: Callable[..., Any], family: Family) -> Contract:
             (``--eval-fn``).
 
     Returns:
-        The contract the function meets: ``"reward"``, ``"rubric"``, ``"eval_simple"`` or ``"eval_full"``.
+        The contract the function meets: ``"reward"``, ``"rubric"``, ``"eval_simple"`` or ``"eval_full"``;
+        for the decorators, ``"custom"`` when the first parameter is not ``solution_str`` and the function
+        is no full-mode eval function (accepted unchecked, as in the established 0.2.15+ decorators).
 
     Raises:
         SignatureError: A ``TypeError`` naming the function, the parameter and what was expected.

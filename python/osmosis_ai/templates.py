@@ -13,7 +13,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from osmosis_ai.errors import CLIError
+from osmosis_ai.errors import WorkspaceError
 from osmosis_ai.scaffold import _TRAINING_TOML, rollout_pyproject
 
 __all__ = ["CATALOG", "TemplateResult", "apply_template", "template_files"]
@@ -135,7 +135,7 @@ def template_files(name: str) -> dict[Path, str]:
     """The files recipe ``name`` writes (relative to the workspace), shared data included."""
     recipe = CATALOG.get(name) if name and not name.startswith((".", "_")) and "/" not in name else None
     if recipe is None:
-        raise CLIError(
+        raise WorkspaceError(
             f"Template '{name}' not found. Available templates: {', '.join(CATALOG)}", code="NOT_FOUND"
         )
     fill = {"name": name, "summary": recipe.summary, "extra": recipe.extra}
@@ -168,15 +168,15 @@ def apply_template(root: Path, name: str, *, force: bool = False) -> TemplateRes
     owned_dir = root / "rollouts" / name
     conflicts: list[str] = []
     if owned_dir.is_symlink() or (owned_dir.exists() and not owned_dir.is_dir()):
-        raise CLIError(
+        raise WorkspaceError(
             f"rollouts/{name} is a symlink or not a directory; refusing to replace it", code="CONFLICT"
         )
     for path, text in files.items():
         target = root / path
         if not target.resolve().is_relative_to(root.resolve()):
-            raise CLIError(f"{path} resolves outside the workspace {root}")
+            raise WorkspaceError(f"{path} resolves outside the workspace {root}")
         if target.is_symlink():
-            raise CLIError(f"{path} is a symlink; refusing to replace it", code="CONFLICT")
+            raise WorkspaceError(f"{path} is a symlink; refusing to replace it", code="CONFLICT")
         shared_same = path in SHARED and target.is_file() and target.read_text(encoding="utf-8") == text
         if target.exists() and not shared_same and not force:
             conflicts.append(str(path))
@@ -184,7 +184,11 @@ def apply_template(root: Path, name: str, *, force: bool = False) -> TemplateRes
         conflicts.insert(0, f"rollouts/{name}/")
     if conflicts:
         listing = "\n".join(f"  - {c}" for c in dict.fromkeys(conflicts))
-        raise CLIError(f"Already exists:\n{listing}\nRe-run with --force to replace them.", code="CONFLICT")
+        raise WorkspaceError(
+            f"Already exists:\n{listing}\nRe-run with {{force}} to replace them.",
+            fields=("force",),
+            code="CONFLICT",
+        )
     if owned_dir.exists():
         shutil.rmtree(owned_dir)
     for path, text in files.items():

@@ -82,7 +82,9 @@ def latest_version(index: str | None = None, timeout: float = 10.0) -> tuple[str
     base = (index or os.environ.get(INDEX_ENV) or DEFAULT_INDEX).rstrip("/")
     url = f"{base}/{PACKAGE}/json"
     try:
-        with httpx.Client(timeout=timeout, follow_redirects=True) as client:
+        from osmosis_ai.llm.httpx_clients import http_client
+
+        with http_client(timeout=timeout, follow_redirects=True) as client:
             response = client.get(url, headers={"Accept": "application/json"})
     except httpx.HTTPError as exc:
         raise UpgradeError(

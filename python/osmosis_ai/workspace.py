@@ -146,23 +146,20 @@ class EntrypointReport:
     """What importing an entrypoint showed.
 
     Attributes:
-        ok: The module imported and exposes what the platform calls.
-        error: Why it is not usable (import failure or nothing to call), when not ``ok``.
+        ok: The module imported (or the check was skipped, see ``warning``).
+        error: Why it is not usable (the import failed), when not ``ok``.
         warning: Set when the check was skipped because this environment lacks a module the entrypoint
             imports (the platform installs the rollout's own dependencies).
-        exposed: For each platform base class name, the names of the module's objects derived from it.
     """
 
     ok: bool
     error: str | None = None
     warning: str | None = None
-    exposed: dict[str, list[str]] = field(default_factory=dict)
 
 
 # Runs in a child interpreter so user code never enters this process (its module-level side effects,
-# sys.path and sys.modules stay there). The base classes are found by *name* in each object's MRO:
-# AgentWorkflow/Grader and RolloutAgentLoop are not part of this package yet, and user code written for the
-# established SDK imports them from there.
+# sys.path and sys.modules stay there). As in the established CLI, importing is the whole check: a backend
+# validates itself at import time, and nothing scans the module for AgentWorkflow/Grader classes.
 _PROBE = r"""
 import importlib, importlib.util, json, sys, traceback, types
 from pathlib import Path
@@ -235,23 +232,12 @@ def import_entrypoint():
     return module
 
 
-def exposed_bases(module):
-    exposed = {"AgentWorkflow": [], "Grader": [], "RolloutAgentLoop": []}
-    for attr, obj in sorted(vars(module).items()):
-        cls = obj if isinstance(obj, type) else type(obj)
-        bases = {c.__name__ for c in getattr(cls, "__mro__", ())[1:]}
-        for base in exposed:
-            if base in bases:
-                exposed[base].append(attr)
-    return exposed
-
-
 unmet = unmet_requirements()
 if unmet:
     result["unmet"] = unmet
 else:
     try:
-        module = import_entrypoint()
+        import_entrypoint()
     except ModuleNotFoundError as exc:
         result["missing_module"] = exc.name
         result["error"] = f"{type(exc).__name__}: {exc}"
@@ -262,7 +248,6 @@ else:
         result["error"] = f"{type(exc).__name__}: {exc}{where}"
     else:
         result["imported"] = True
-        result["exposed"] = exposed_bases(module)
 with open(out_file, "w", encoding="utf-8") as fh:
     json.dump(result, fh)
 """
@@ -271,15 +256,13 @@ with open(out_file, "w", encoding="utf-8") as fh:
 def inspect_entrypoint(
     rollout_dir: Path, entrypoint: str, *, timeout: float = ENTRYPOINT_TIMEOUT_S
 ) -> EntrypointReport:
-    """Imports a rollout entrypoint in a child Python and reports what it exposes.
+    """Imports a rollout entrypoint in a child Python, as the established submit preflight does.
 
-    The platform needs an ``AgentWorkflow`` subclass and a ``Grader`` subclass, or a ``RolloutAgentLoop``
-    subclass. A module the entrypoint imports but this environment lacks skips the check with a warning.
+    A module the entrypoint imports but this environment lacks skips the check with a warning.
 
     Example:
-        >>> report = inspect_entrypoint(Path("rollouts/demo"), "main.py")  # doctest: +SKIP
-        >>> report.exposed["Grader"]  # doctest: +SKIP
-        ['DemoGrader']
+        >>> inspect_entrypoint(Path("rollouts/demo"), "main.py").ok  # doctest: +SKIP
+        True
     """
     label = f"rollouts/{rollout_dir.name}/{entrypoint}"
     with tempfile.TemporaryDirectory(prefix="osmosis-probe-") as tmp:
@@ -315,19 +298,7 @@ def inspect_entrypoint(
             )
             return EntrypointReport(ok=True, warning=warning)
         return EntrypointReport(ok=False, error=f"importing {label} failed: {result['error']}")
-    exposed: dict[str, list[str]] = result["exposed"]
-    has_pair = exposed["AgentWorkflow"] and exposed["Grader"]
-    if has_pair or exposed["RolloutAgentLoop"]:
-        return EntrypointReport(ok=True, exposed=exposed)
-    if exposed["AgentWorkflow"]:
-        missing = "a Grader subclass (it has the AgentWorkflow " + ", ".join(exposed["AgentWorkflow"]) + ")"
-    elif exposed["Grader"]:
-        missing = "an AgentWorkflow subclass (it has the Grader " + ", ".join(exposed["Grader"]) + ")"
-    else:
-        missing = "an AgentWorkflow subclass and a Grader subclass (or a RolloutAgentLoop subclass)"
-    return EntrypointReport(
-        ok=False, error=f"{label} imports, but does not expose {missing}", exposed=exposed
-    )
+    return EntrypointReport(ok=True)
 
 
 @dataclass

@@ -111,10 +111,10 @@ ROWS: list[tuple[int, str, str, str]] = [
 
 # row -> why this issue does not provide it (each belongs to another open issue of the project).
 DEFERRED: dict[int, str] = {
-    89: "needs the harbor extra: issue #16",
+    89: "the Harbor backend is not part of this package (README, Compatibility); the import says so",
     90: "needs the strands extra (importable with it; not in the dev group: strands-agents pins mcp<2.2)",
     98: "needs the strands extra (importable with it; not in the dev group: strands-agents pins mcp<2.2)",
-    100: "needs the harbor extra: issue #16",
+    100: "the Harbor backend is not part of this package (README, Compatibility); the import says so",
 }
 
 # The names upstream 0.2.17 lists in osmosis_ai.rollout.__all__ (a star-import must give all of them).
@@ -225,4 +225,12 @@ COMPAT_MODULES: tuple[str, ...] = (
     "osmosis_ai.rollout.server.serve",
     "osmosis_ai.rollout.server.api_key",
     "osmosis_ai.rollout.mcp.agent_loop",
+    "osmosis_ai.rollout.agent_workflow",
+    "osmosis_ai.rollout.grader",
+    "osmosis_ai.rollout.types",
+    "osmosis_ai.rollout.types.config",
+    "osmosis_ai.rollout.types.output",
+    "osmosis_ai.rollout.types.protocol",
+    "osmosis_ai.rollout.types.sample",
+    "osmosis_ai.rollout.server.auth",
 )

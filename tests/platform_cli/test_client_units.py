@@ -45,7 +45,7 @@ def test_invalid_platform_urls(raw: str) -> None:
 
 
 def test_plain_http_is_refused_off_loopback_unless_opted_in() -> None:
-    with pytest.raises(PlatformError, match="not HTTPS") as info:
+    with pytest.raises(PlatformError, match="Refusing the plain-HTTP platform URL") as info:
         resolve_settings("http://platform.example.com", {})
     assert info.value.code == "VALIDATION"
     settings = resolve_settings(
@@ -54,6 +54,29 @@ def test_plain_http_is_refused_off_loopback_unless_opted_in() -> None:
     assert settings.url == "http://x.example" and settings.warnings[0][0] == "INSECURE_PLATFORM_URL"
     assert resolve_settings("http://127.0.0.1:5000", {}).url == "http://127.0.0.1:5000"
     assert resolve_settings(None, {"OSMOSIS_PLATFORM_URL": ""}).source == "default"
+
+
+def test_a_refused_plain_http_url_is_warned_about_first(tmp_path: Path) -> None:
+    # The established CLI prints the INSECURE_PLATFORM_URL warning, then the VALIDATION error.
+    import json
+    import subprocess
+    import sys
+
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "OSMOSIS_PLATFORM_URL": "http://platform.example.com",
+    }
+    osmosis = str(Path(sys.executable).with_name("osmosis"))
+    result = subprocess.run(
+        [osmosis, "--json", "eval", "list"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 1 and result.stdout == ""
+    warning, error = (json.loads(line) for line in result.stderr.splitlines())
+    assert (
+        warning["warning"]["code"] == "INSECURE_PLATFORM_URL" and "not HTTPS" in warning["warning"]["message"]
+    )
+    assert error["error"]["code"] == "VALIDATION"
 
 
 def test_env_file_fills_gaps_and_refuses_a_different_auth_profile(tmp_path: Path) -> None:

@@ -169,7 +169,10 @@ def test_list_info_logs_stop(workspace: Path, platform: Any, logged_in: str, osm
     assert len(page["items"]) == 60 and page["has_more"] is False and page["next_offset"] is None
 
     code, out, err = osmosis("eval", "list", "--all", "--limit", "5")
-    assert code == 2 and "mutually exclusive" in err
+    assert code == 1 and "Error: --all and --limit are mutually exclusive." in err  # 0.3: a VALIDATION error
+    for command in (("dataset", "list"), ("model", "list"), ("rollout", "list"), ("secret", "list")):
+        code, out, err = osmosis("--json", *command, "--all", "--limit", "5")
+        assert code == 1 and json.loads(err)["error"]["code"] == "VALIDATION", command
     code, out, err = osmosis("eval", "list", "--limit", "51")
     assert code == 2
 

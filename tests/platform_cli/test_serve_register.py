@@ -25,6 +25,13 @@ def free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+def _wait_for_registration(proc: subprocess.Popen[str], platform: Any) -> None:
+    deadline = time.monotonic() + 60
+    while not platform.state()["registrations"]:
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
+        time.sleep(0.1)
+
+
 def test_serve_registers_with_the_platform(home: Path, platform: Any) -> None:
     pytest.importorskip("fastapi")
     platform.seed_token("serve-token-secret")
@@ -52,10 +59,7 @@ def test_serve_registers_with_the_platform(home: Path, platform: Any) -> None:
         text=True,
     )
     try:
-        deadline = time.monotonic() + 60
-        while not platform.state()["registrations"]:
-            assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
-            time.sleep(0.1)
+        _wait_for_registration(proc, platform)
         time.sleep(0.3)  # let the success line be printed
     finally:
         proc.send_signal(signal.SIGTERM)
@@ -80,3 +84,60 @@ def test_serve_without_login_names_both_ways_forward(
     sys.modules.pop("rollout_agents", None)
     assert code == 1
     assert "osmosis auth login" in err and "--skip-register" in err and "--local" in err
+
+
+CREATE_APP_SERVER = """
+import sys, uvicorn
+from osmosis_ai.platform.auth import load_credentials
+from osmosis_ai.rollout import create_app
+from rollout_agents import ScenarioAgent
+
+port = int(sys.argv[1])
+app = create_app(
+    ScenarioAgent(), credentials=load_credentials(), server_host="127.0.0.1", server_port=port, api_key="k-1"
+)
+uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")
+"""
+
+
+def test_create_app_with_credentials_registers_like_serve(home: Path, platform: Any, tmp_path: Path) -> None:
+    # 0.2.17 code builds the server itself: create_app(agent, credentials=..., server_host=, server_port=).
+    pytest.importorskip("fastapi")
+    platform.seed_token("app-token-secret")
+    script = tmp_path / "server.py"
+    script.write_text(CREATE_APP_SERVER)
+    port = free_port()
+    env = {
+        **os.environ,
+        "OSMOSIS_TOKEN": "app-token-secret",
+        "OSMOSIS_TOKEN_PLATFORM_URL": platform.url,
+        "PYTHONPATH": str(FIXTURES),
+    }
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        _wait_for_registration(proc, platform)
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+    registration = platform.state()["registrations"][0]
+    assert (registration["host"], registration["port"]) == ("127.0.0.1", port)
+    assert registration["agent_loop_name"] == "scenario" and registration["api_key"] == "k-1"
+    assert "app-token-secret" not in out + err
+    assert platform.requests("/api/cli/rollout-server/register")[0]["headers"]["authorization"] == (
+        "Bearer app-token-secret"
+    )
+
+
+def test_create_app_refuses_credentials_that_are_no_login() -> None:
+    pytest.importorskip("fastapi")
+    from osmosis_ai.rollout import create_app
+    from tests.fixtures.rollout_agents import ScenarioAgent
+
+    with pytest.raises(TypeError, match="load_credentials"):
+        create_app(ScenarioAgent(), credentials="a-token", server_host="127.0.0.1", server_port=9000)

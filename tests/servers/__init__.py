@@ -3,23 +3,55 @@
 from __future__ import annotations
 
 import json
+import ssl
 import subprocess
 import sys
 import urllib.request
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 SCRIPT = Path(__file__).with_name("scripted_openai.py")
 
 
+@dataclass(frozen=True)
+class TLSFiles:
+    """A server certificate (chain and key) and the test CA that signed it (PEM files)."""
+
+    cert: str
+    key: str
+    ca: str
+
+
 class _ServerProcess:
-    """A server script run as a subprocess that prints ``READY <port>`` once it listens; stopped on exit."""
+    """A server script run as a subprocess that prints ``READY <port>`` once it listens; stopped on exit.
+
+    ``tls`` makes it serve https with that certificate. The test's own calls to it (control routes) never
+    go through a proxy, whatever the environment says.
+    """
 
     name = "server"
 
-    def __init__(self) -> None:
+    def __init__(self, tls: TLSFiles | None = None) -> None:
         self.proc: subprocess.Popen[str] | None = None
         self.port = 0
+        self.tls = tls
+
+    @property
+    def origin(self) -> str:
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}"
+
+    def _tls_args(self) -> list[str]:
+        return ["--tls-cert", self.tls.cert, "--tls-key", self.tls.key] if self.tls else []
+
+    def urlopen(self, request: Any, timeout: float = 10) -> Any:
+        """``urllib.request.urlopen`` straight to this server (no proxy; the test CA when it serves TLS)."""
+        handlers: list[Any] = [urllib.request.ProxyHandler({})]
+        if self.tls:
+            handlers.append(
+                urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile=self.tls.ca))
+            )
+        return urllib.request.build_opener(*handlers).open(request, timeout=timeout)
 
     def start(self) -> Any:
         raise NotImplementedError  # each server builds its command line, then calls _spawn
@@ -63,17 +95,19 @@ class ScriptedServer(_ServerProcess):
 
     name = "scripted server"
 
-    def __init__(self, plan: dict[str, Any] | None = None, plan_dir: Path | None = None) -> None:
+    def __init__(
+        self, plan: dict[str, Any] | None = None, plan_dir: Path | None = None, tls: TLSFiles | None = None
+    ) -> None:
         self.plan = plan or {}
         self.plan_dir = plan_dir
-        super().__init__()
+        super().__init__(tls)
 
     @property
     def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
+        return f"{self.origin}/v1"
 
     def start(self) -> ScriptedServer:
-        args = [sys.executable, str(SCRIPT)]
+        args = [sys.executable, str(SCRIPT), *self._tls_args()]
         if self.plan:
             import tempfile
 
@@ -87,16 +121,16 @@ class ScriptedServer(_ServerProcess):
     def set_plan(self, plan: dict[str, Any]) -> None:
         """Replaces the plan and forgets recorded requests."""
         request = urllib.request.Request(
-            f"http://127.0.0.1:{self.port}/_plan",
+            f"{self.origin}/_plan",
             data=json.dumps(plan).encode(),
             headers={"Content-Type": "application/json"},
         )
-        with urllib.request.urlopen(request, timeout=5) as response:
+        with self.urlopen(request, timeout=5) as response:
             response.read()
 
     def requests(self) -> list[dict[str, Any]]:
         """The request bodies the server received, in order."""
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.port}/_requests", timeout=5) as response:
+        with self.urlopen(f"{self.origin}/_requests", timeout=5) as response:
             return json.loads(response.read())
 
 
@@ -117,10 +151,10 @@ class PlatformServer(_ServerProcess):
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return self.origin
 
     def start(self) -> PlatformServer:
-        self._spawn([sys.executable, str(PLATFORM_SCRIPT)])
+        self._spawn([sys.executable, str(PLATFORM_SCRIPT), *self._tls_args()])
         return self
 
     def _call(self, path: str, body: Any = None) -> Any:
@@ -128,7 +162,7 @@ class PlatformServer(_ServerProcess):
         request = urllib.request.Request(
             self.url + path, data=data, headers={"Content-Type": "application/json"}
         )
-        with urllib.request.urlopen(request, timeout=10) as response:
+        with self.urlopen(request, timeout=10) as response:
             return json.loads(response.read() or b"{}")
 
     def state(self) -> dict[str, Any]:
@@ -163,6 +197,47 @@ class PlatformServer(_ServerProcess):
     def requests(self, path: str | None = None) -> list[dict[str, Any]]:
         """Requests received (optionally those whose path starts with ``path``)."""
         return [r for r in self.state()["requests"] if path is None or r["path"].startswith(path)]
+
+
+PROXY_SCRIPT = Path(__file__).with_name("forward_proxy.py")
+
+
+class ForwardProxy(_ServerProcess):
+    """The forward proxy (``forward_proxy.py``): plain http forwarding and ``CONNECT``, every name resolving
+    to 127.0.0.1, an optional ``user:password`` it requires, optionally itself served over TLS.
+
+    Example:
+        >>> with ForwardProxy() as proxy:  # doctest: +SKIP
+        ...     proxy.url, proxy.log()
+        ('http://127.0.0.1:40123', [])
+    """
+
+    name = "forward proxy"
+
+    def __init__(self, auth: str | None = None, tls: TLSFiles | None = None) -> None:
+        self.auth = auth
+        super().__init__(tls)
+
+    @property
+    def url(self) -> str:
+        """The proxy URL to put in ``HTTP(S)_PROXY`` (with the credentials when it requires some)."""
+        scheme = "https" if self.tls else "http"
+        credentials = f"{self.auth}@" if self.auth else ""
+        return f"{scheme}://{credentials}127.0.0.1:{self.port}"
+
+    def start(self) -> ForwardProxy:
+        auth = ["--auth", self.auth] if self.auth else []
+        self._spawn([sys.executable, str(PROXY_SCRIPT), *auth, *self._tls_args()])
+        return self
+
+    def log(self) -> list[dict[str, Any]]:
+        """Every request the proxy received: ``{"method", "host", "port", "path", "authorized"}``."""
+        with self.urlopen(f"{self.origin}/_log") as response:
+            return json.loads(response.read())
+
+    def hosts(self) -> set[str]:
+        """The host names requests went to through the proxy."""
+        return {entry["host"] for entry in self.log()}
 
 
 INDEX_SCRIPT = Path(__file__).with_name("package_index.py")

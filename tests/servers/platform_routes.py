@@ -149,13 +149,17 @@ def manifest(h: Any, body: Any, query: dict, token: dict, run_id: str) -> dict:
     return {"files": wanted, "totals": {"files": len(wanted)}}
 
 
+def storage_base(h: Any) -> str:
+    """Where presigned URLs point: this server, or the state's ``storage_base`` (a name only a proxy reaches)."""
+    return STATE.data.get("storage_base") or f"http://127.0.0.1:{h.server.server_address[1]}"
+
+
 def download_urls(h: Any, body: Any, query: dict, token: dict, run_id: str) -> dict:
-    port = h.server.server_address[1]
     items = []
     for item in body.get("items", []):
         key = f"evals/{run_id}/{item['path']}"
         STATE.data.setdefault("blobs", {})[key] = STATE.data["eval_files"][run_id][item["path"]]
-        items.append({"path": item["path"], "url": f"http://127.0.0.1:{port}/_storage/{key}"})
+        items.append({"path": item["path"], "url": f"{storage_base(h)}/_storage/{key}"})
     return {"items": items, "expires_in": 600}
 
 
@@ -222,8 +226,7 @@ def create_dataset(h: Any, body: Any, query: dict, token: dict) -> dict:
     if existing:
         datasets.remove(existing)
     dataset_id = STATE.next_id("ds")
-    port = h.server.server_address[1]
-    base = f"http://127.0.0.1:{port}/_storage/datasets/{dataset_id}"
+    base = f"{storage_base(h)}/_storage/datasets/{dataset_id}"
     size = int(body["file_size"])
     dataset = {
         "id": dataset_id,
@@ -292,9 +295,8 @@ def dataset_logs(h: Any, body: Any, query: dict, token: dict, name: str) -> dict
 
 def dataset_download(h: Any, body: Any, query: dict, token: dict, name: str) -> dict:
     dataset = find(STATE.data["datasets"], name, "Dataset")
-    port = h.server.server_address[1]
     return {
-        "presigned_url": f"http://127.0.0.1:{port}/_storage/datasets/{dataset['id']}/download",
+        "presigned_url": f"{storage_base(h)}/_storage/datasets/{dataset['id']}/download",
         "expires_in": 600,
         "file_name": f"{dataset['file_name']}.{dataset['file_format']}",
     }

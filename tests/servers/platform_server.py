@@ -33,6 +33,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 # Sibling modules: the script runs with this directory first on sys.path.
 from platform_routes import ROUTES, UNSCOPED
 from platform_state import BLOBS, NOW, STATE, USER, ApiError
+from tls_serving import add_tls_arguments, enable_tls
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -244,9 +245,11 @@ def _maybe_json(raw: bytes) -> Any:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--port", type=int, default=0)
+    add_tls_arguments(parser)
     args = parser.parse_args()
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
     server.daemon_threads = True
+    enable_tls(server, args)
     print(f"READY {server.server_address[1]}", flush=True)
     with contextlib.suppress(KeyboardInterrupt):
         server.serve_forever()

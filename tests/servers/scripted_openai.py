@@ -26,7 +26,8 @@ then nothing more until the client leaves, ``"empty_choices"`` answers 200 with 
 ``POST /v1/embeddings`` answers from the plan's ``"embeddings": {"<text>": [floats]}`` (a text missing
 from it is a 400), so cosine-similarity graders get vectors chosen by the test.
 
-Usage: ``python scripted_openai.py --plan plan.json [--port 0]``; prints ``READY <port>`` when listening.
+Usage: ``python scripted_openai.py --plan plan.json [--port 0] [--tls-cert F --tls-key F]``; prints
+``READY <port>`` when listening.
 """
 
 from __future__ import annotations
@@ -41,6 +42,8 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tls_serving import add_tls_arguments, enable_tls
 
 DEFAULT_SPEC: dict[str, Any] = {"score": 0.5, "explanation": "scripted default"}
 
@@ -239,6 +242,7 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--plan", help="JSON plan file (default: always score 0.5)")
     parser.add_argument("--port", type=int, default=0)
+    add_tls_arguments(parser)
     args = parser.parse_args(argv)
     plan = {}
     if args.plan:
@@ -246,6 +250,7 @@ def main(argv: list[str] | None = None) -> None:
             plan = json.load(fh)
     server = _Server(("127.0.0.1", args.port), make_handler(_State(plan)))
     server.daemon_threads = True
+    enable_tls(server, args)
     print(f"READY {server.server_address[1]}", flush=True)
     try:
         server.serve_forever(poll_interval=0.1)

@@ -1,7 +1,7 @@
 """The options that name a local run's agent, shared by `osmosis eval` and `osmosis test`.
 
 Only click is imported here, so the commands that use these options stay cheap to load; the agent itself is
-loaded by :mod:`osmosis_ai.cli.agent_source` when a run starts.
+loaded by :mod:`osmosis_ai.eval.agent` when a run starts.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def agent_options(command: F) -> F:
         click.option(
             "--mcp-tool-timeout",
             "tool_timeout",
-            type=bounds.finite(max=bounds.MAX_TIMEOUT_S),  # "> 0" is worded by check_agent_source
+            type=bounds.finite(max=bounds.MAX_TIMEOUT_S),  # "> 0" is worded by the library (eval.agent)
             metavar="SECONDS",
             help="With --mcp: seconds one tool call may take (default $OSMOSIS_MCP_TOOL_TIMEOUT, else 60).",
         ),

@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from osmosis_ai.cli.bounds import check_limit_all
 from osmosis_ai.cli.output import (
     confirm,
     emit_detail,
@@ -18,7 +19,7 @@ from osmosis_ai.cli.output import (
     warn,
 )
 from osmosis_ai.cli.platform_context import platform_session
-from osmosis_ai.cli.runs_cmd import _check_limit_all, download_outputs, make_logs, make_stop
+from osmosis_ai.cli.runs_cmd import download_outputs, make_logs, make_stop
 
 _LIMIT = click.IntRange(1, 50)
 _RUN_COLUMNS = [
@@ -56,7 +57,7 @@ def list_cmd(limit: int, every: bool) -> None:
     """List the benchmarks available to this workspace (KEY is what `info` and configs name)."""
     from osmosis_ai.platform.benchmarks import list_benchmarks
 
-    _check_limit_all(limit, every)
+    check_limit_all(limit, every)
     with platform_session() as session:
         status("Fetching benchmarks...")
         page = list_benchmarks(session.client, limit=limit, every=every)
@@ -91,7 +92,7 @@ def info_cmd(key: str, limit: int, every: bool) -> None:
     from osmosis_ai.platform.benchmarks import get_benchmark
     from osmosis_ai.platform.runs import BENCHMARK, list_runs
 
-    _check_limit_all(limit, every)
+    check_limit_all(limit, every)
     with platform_session() as session:
         status(f'Fetching benchmark "{key}"...')
         detail = get_benchmark(session.client, key)
@@ -236,7 +237,7 @@ def runs_list_cmd(limit: int, every: bool) -> None:
     """List the workspace's benchmark runs, newest first."""
     from osmosis_ai.platform.runs import BENCHMARK, list_runs
 
-    _check_limit_all(limit, every)
+    check_limit_all(limit, every)
     with platform_session() as session:
         status("Fetching benchmark runs...")
         page = list_runs(session.client, BENCHMARK, limit=limit, every=every)

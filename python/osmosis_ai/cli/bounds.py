@@ -1,4 +1,5 @@
-"""Ranges of numeric options and checks of output paths, applied before anything runs.
+"""Ranges of numeric options, applied by click before anything runs (output paths are checked by the
+library's options objects: :func:`osmosis_ai._files.check_output_file`).
 
 A NaN passes ``click.FloatRange`` (every comparison with NaN is false), and an unbounded count such as
 ``--batch-size 1000000000`` starts no run but grows memory without end; both are usage errors here.
@@ -7,8 +8,6 @@ A NaN passes ``click.FloatRange`` (every comparison with NaN is false), and an u
 from __future__ import annotations
 
 import math
-import os
-from pathlib import Path
 from typing import Any
 
 import click
@@ -21,7 +20,7 @@ __all__ = [
     "MAX_TURNS",
     "FiniteFloat",
     "capped",
-    "check_output_file",
+    "check_limit_all",
     "finite",
     "temperature",
     "timeout_seconds",
@@ -72,29 +71,15 @@ def capped(maximum: int, minimum: int | None = None) -> click.IntRange:
     return click.IntRange(min=minimum, max=maximum)
 
 
-def check_output_file(path: str | os.PathLike[str] | None, flag: str = "-o/--output") -> None:
-    """Refuses an output file that is a directory or cannot be created, before the run spends anything
-    (a usage error, exit 2).
+def check_limit_all(limit: int, every: bool, default: int = 50) -> None:
+    """List commands: ``--all`` walks every page, so a ``--limit`` other than the default contradicts it.
 
-    Example:
-        >>> check_output_file("/")  # doctest: +SKIP
-        Traceback (most recent call last):
-        UsageError: -o/--output: / is a directory; give a file name such as /results.json
+    The established CLI reports this as a failed command (exit 1, ``VALIDATION``), not a usage error.
+
+    Raises:
+        CLIError: Both were given.
     """
-    if path is None:
-        return
-    target = Path(path)
-    if target.is_dir():
-        raise click.UsageError(
-            f"{flag}: {target} is a directory; give a file name such as {target / 'results.json'}"
-        )
-    # The nearest existing ancestor decides: missing directories are created at write time.
-    folder = target.parent
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
-    if not folder.is_dir():
-        raise click.UsageError(f"{flag}: cannot create {target}: {folder} is not a directory")
-    if target.exists() and not os.access(target, os.W_OK):
-        raise click.UsageError(f"{flag}: {target} is not writable")
-    if not target.exists() and not os.access(folder, os.W_OK | os.X_OK):
-        raise click.UsageError(f"{flag}: cannot create {target}: {folder} is not writable")
+    if every and limit != default:
+        from osmosis_ai.errors import CLIError
+
+        raise CLIError("--all and --limit are mutually exclusive.", code="VALIDATION")

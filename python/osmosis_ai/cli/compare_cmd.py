@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from osmosis_ai.errors import CLIError
+from osmosis_ai.extras import missing_extra
 
 __all__ = ["compare_command"]
 
@@ -77,12 +78,12 @@ def compare_command(
 
     try:
         from osmosis_ai.report import compare
-    except ImportError as exc:  # pragma: no cover - the extras are in the dev environment
-        raise CLIError(str(exc)) from exc
+    except ImportError as exc:
+        raise (missing_extra(exc, "osmosis compare") or CLIError(str(exc))) from exc
     try:
         result = compare(a, b, metric=metric, allow_partial=allow_partial, seed=seed, output=output)
     except ImportError as exc:
-        raise CLIError(str(exc)) from exc
+        raise (missing_extra(exc, "osmosis compare") or CLIError(str(exc))) from exc
     data = result.to_dict()
     # The envelope lists the changed rows without their runs (the page has those).
     data["changed_rows"] = [{k: v for k, v in r.items() if k != "runs"} for r in result.changed_rows]

@@ -8,6 +8,7 @@ from typing import Any
 
 import click
 
+from osmosis_ai.cli.bounds import check_limit_all
 from osmosis_ai.cli.output import (
     STATE,
     confirm,
@@ -66,8 +67,7 @@ def list_cmd(limit: int, every: bool) -> None:
     """List the workspace's datasets."""
     from osmosis_ai.platform.datasets import list_datasets
 
-    if every and limit != 50:
-        raise click.UsageError("--all and --limit are mutually exclusive.")
+    check_limit_all(limit, every)
     with platform_session() as session:
         page = list_datasets(session.client, limit=limit, every=every)
     emit_list(

@@ -128,10 +128,10 @@ def down_cmd(server_id: str) -> None:
 @click.option("--all", "every", is_flag=True, help="Every server (all pages).")
 def list_cmd(limit: int, every: bool) -> None:
     """List the workspace's remote rollout servers."""
-    from osmosis_ai.cli.runs_cmd import _check_limit_all
+    from osmosis_ai.cli.bounds import check_limit_all
     from osmosis_ai.platform.dev_servers import list_servers
 
-    _check_limit_all(limit, every)
+    check_limit_all(limit, every)
     with platform_session() as session:
         page = list_servers(session.client, limit=limit, every=every)
     emit_list(

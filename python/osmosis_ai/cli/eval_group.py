@@ -2,7 +2,8 @@
 
 ``osmosis eval -m module:agent -d data.jsonl --model M --eval-fn mod:fn`` runs the agent over the dataset
 (the established command). The options live on the group so that spelling keeps working; the work itself
-is in :mod:`osmosis_ai.cli.eval_local`, imported only when an eval runs.
+is the library's (:mod:`osmosis_ai.eval.session`), called and rendered by :mod:`osmosis_ai.cli.eval_local`,
+imported only when an eval runs.
 """
 
 from __future__ import annotations

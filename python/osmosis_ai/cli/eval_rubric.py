@@ -19,6 +19,7 @@ from osmosis_ai.cli import bounds
 from osmosis_ai.cli.backend_options import backend_options
 from osmosis_ai.cli.output import emit_result, json_result
 from osmosis_ai.cli.run_log import log_options
+from osmosis_ai.cli.run_support import BACKEND_FLAGS, LOG_FLAGS, library_errors
 from osmosis_ai.errors import CLIError
 
 
@@ -68,103 +69,55 @@ def _common_judge_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return backend_options(log_options(func))
 
 
-def _overrides(
-    base_url: str | None,
-    timeout: float | None,
-    max_retries: int | None,
-    temperature: float | None,
-    seed: int | None,
-) -> dict[str, Any]:
+FLAGS = {
+    **LOG_FLAGS,
+    **BACKEND_FLAGS,
+    "repeat": "--repeat",
+    "number": "--number",
+    "output": "-o/--output",
+    "model": "--model",
+    "score_max": "--score-max",
+    "score_min": "--score-min",
+    "concurrency": "--concurrency",
+}
+
+
+def judge_fields(o: dict[str, Any]) -> dict[str, Any]:
+    """The judge's settings among a rubric command's click options, as options fields."""
+    from osmosis_ai.runs.backends import BackendOptions
+
+    names = ("number", "concurrency", "base_url", "timeout", "max_retries", "temperature", "seed")
     return {
-        "base_url": base_url,
-        "timeout": timeout,
-        "max_retries": max_retries,
-        "temperature": temperature,
-        "seed": seed,
+        **{name: o[name] for name in (*names, "log_path", "resume_path")},
+        "backend": BackendOptions(o["backend"], ray_address=o["ray_address"], ray_workers=o["ray_workers"]),
     }
 
 
-def _judge_records(
-    *,
-    kind_config: dict[str, Any],
-    rubric_id: str,
-    records: list[Any],
-    number: int,
-    evaluators: dict[int, Any],
-    previews: dict[int, str],
-    concurrency: int,
-    data_path: Path,
-    log_path: str | None,
-    resume_path: str | None,
-    backend: Any = None,
-    spec: Any = None,
-) -> Any:
-    """Runs the session on the engine with its results log; returns the session read back from the log."""
-    from osmosis_ai.cli.run_log import open_log
-    from osmosis_ai.rubric.session import RubricSession, run_session
-    from osmosis_ai.runs.backends import BackendError, BackendOptions, BackendReport, backend_session
+def observer() -> Any:
+    """Steps on stdout, the progress bar (scored judgements) on stderr."""
+    from osmosis_ai.cli.run_support import EchoObserver
     from osmosis_ai.runs.progress import Progress
-
-    options = backend or BackendOptions()
-    if options.name != "local" and spec is None:
-        raise BackendError(f"--backend {options.name} needs an executor spec for the workers")
-    total = len(records) * number
 
     def extra(outcome: Any) -> list[str]:
         return [f"scored {outcome.executed + outcome.skipped - outcome.failed}"]
 
-    report = BackendReport()
-    # The backend first (as `osmosis eval`): an unreachable cluster, or workers that cannot import the
-    # --function, stop the command before its results log exists. A resumed log exists already: it is
-    # read first, so a session with nothing left to run starts no backend.
-    opened = (
-        open_log("rubric", kind_config, data_path, log_path, resume_path, click.echo) if resume_path else None
-    )
-    pending = None if opened is None else total - len(opened.done)
-    session = backend_session(
-        options, spec, concurrency=concurrency, item_timeout=None, report=report, pending=pending
-    )
-    try:
-        with session as (loop, remote):
-            log = (
-                opened
-                if opened is not None
-                else open_log("rubric", kind_config, data_path, log_path, None, click.echo)
-            )
-            progress = Progress(total, extra=extra)
-            try:
-                outcome = run_session(
-                    rubric_id=rubric_id,
-                    records=records,
-                    number=number,
-                    evaluators=evaluators,
-                    previews=previews,
-                    log=log,
-                    concurrency=concurrency,
-                    progress=progress,
-                    loop=loop,
-                    backend=remote,
-                )
-            finally:
-                progress.close()
-                log.close()
-    finally:
-        if opened is not None:
-            opened.close()  # also when the backend did not start
-    session = RubricSession.from_log(log.path, total, outcome)
-    if report.name != "local":
-        click.echo(f"Backend {report.describe()}")
-        session.backend = report.as_dict()
-    return session
+    return EchoObserver(progress=lambda total: Progress(total, extra=extra))
 
 
-def _load_function(spec: str) -> Callable[..., Any]:
-    from osmosis_ai.importer import import_object
+def render(result: Any, extra_lines: Callable[[dict[str, Any]], list[str]] | None = None) -> None:
+    """Prints the report, judge health and ``extra_lines``; emits the ``--json`` result; then ends the
+    command as the session ended (130/143 when interrupted, exit 1 when a run produced no score)."""
+    echo = click.echo
+    if result.backend.name != "local":
+        echo(f"Backend {result.backend.describe()}")
+    from osmosis_ai.rubric.report import print_report
 
-    func = import_object(spec, what="--function", example="rubrics:score_politeness", error=CLIError)
-    if not callable(func):
-        raise CLIError(f"'{spec}' is not callable (it is a {type(func).__name__}).")
-    return func
+    print_report(result.payload, echo)
+    echo(result.session.health.line())
+    for line in extra_lines(result.payload) if extra_lines is not None else []:
+        echo(line)
+    emit_result(result.to_json())
+    _finish(result.session, result.output, echo)
 
 
 def _finish(state: Any, output_path: Path | None, echo: Callable[[str], None]) -> None:
@@ -260,150 +213,31 @@ def _finish(state: Any, output_path: Path | None, echo: Callable[[str], None]) -
 )
 @_common_judge_options
 @json_result
-def eval_rubric(
-    rubric_id: str,
-    data_path: Path,
-    number: int,
-    config_path: Path | None,
-    output_path: Path | None,
-    baseline_path: Path | None,
-    function_spec: str | None,
-    concurrency: int,
-    base_url: str | None,
-    timeout: float | None,
-    max_retries: int | None,
-    temperature: float | None,
-    seed: int | None,
-    log_path: str | None,
-    resume_path: str | None,
-    backend: str = "local",
-    ray_address: str | None = None,
-    ray_workers: int | None = None,
-    repeat: int | None = None,
-    gold_path: Path | None = None,
-    gold_threshold: float = 0.5,
-) -> None:
+def eval_rubric(**o: Any) -> None:
     """Score JSONL records against a rubric from a YAML config with an LLM judge."""
-    from osmosis_ai.cli.backend_options import backend_from_options
-    from osmosis_ai.cli.run_log import check_log_options
-    from osmosis_ai.errors import DatasetFormatError
-    from osmosis_ai.rubric.config import find_config, load_rubric_configs
-    from osmosis_ai.rubric.judge import ensure_api_key_available
-    from osmosis_ai.rubric.records import load_rubric_records
-    from osmosis_ai.rubric.remote import JudgeExecutorSpec
-    from osmosis_ai.rubric.report import (
-        baseline_comparison,
-        build_payload,
-        load_baseline,
-        print_report,
-        resolve_output_path,
-        write_json,
-    )
-    from osmosis_ai.rubric.runner import build_evaluators
-    from osmosis_ai.rubric.session import log_config
+    from osmosis_ai.rubric.run import RubricEvalOptions, run_rubric_eval
 
-    check_log_options(log_path, resume_path)
-    if repeat is not None:
-        if number not in (1, repeat):
-            raise CLIError(f"--repeat {repeat} and --number {number} disagree: give one of them.")
-        number = repeat
-    backend_choice = backend_from_options(backend, ray_address, ray_workers)
-    rubric_id = rubric_id.strip()
-    if not rubric_id:
-        raise click.UsageError("Rubric identifier cannot be empty.")
-    if number < 1:
-        raise click.UsageError("Number of runs must be a positive integer.")
-    if not data_path.exists():
-        raise CLIError(f"Data path '{data_path}' does not exist.")
-    if data_path.is_dir():
-        raise CLIError(f"Expected a JSONL file but received directory '{data_path}'.")
-    config = find_config(data_path, config_path)
-    entries = load_rubric_configs(config)
-    if rubric_id not in entries:
-        available = ", ".join(sorted(entries)) or "none"
-        raise CLIError(f"Rubric '{rubric_id}' was not found in {config}. Available: {available}")
-    entry = entries[rubric_id]
-    overrides = _overrides(base_url, timeout, max_retries, temperature, seed)
-    function = _load_function(function_spec) if function_spec else None
-    model_info = {**entry.model_info, **{k: v for k, v in overrides.items() if v is not None}}
-    if function is None:
-        ensure_api_key_available(model_info)
-    try:
-        records, others, unlabelled = load_rubric_records(data_path, rubric_id)
-    except DatasetFormatError as exc:
-        raise CLIError(str(exc)) from None
-    if not records:
-        raise CLIError(f"No records in '{data_path}' reference rubric '{rubric_id}'.")
-    baseline = load_baseline(baseline_path) if baseline_path else None
-    gold = None
-    if gold_path is not None:
-        from osmosis_ai.rubric.calibration import load_gold
-
-        gold = load_gold(gold_path)
-    out, identifier = resolve_output_path(output_path, rubric_id)
-    from osmosis_ai.cli.bounds import check_output_file
-
-    check_output_file(out)  # an unwritable results file is refused before any judge call
-
-    echo = click.echo
-    echo(
-        f"Rubric '{rubric_id}' ({entry.source_label}) -> "
-        f"provider '{model_info.get('provider') or '<unknown>'}' "
-        f"model '{model_info.get('model') or '<unspecified>'}'"
-    )
-    echo(f"Loaded {len(records)} matching record(s) from {data_path}")
-    if others or unlabelled:
-        echo(f"Skipped {others} record(s) of other rubrics and {unlabelled} without a rubric_id")
-    echo(f"Running {number} evaluation(s) per record, {concurrency} at a time")
-    echo("")
-    evaluators, previews = build_evaluators(entry, records, overrides=overrides, function=function)
-    state = _judge_records(
-        kind_config=log_config(rubric_id, entry.rubric, model_info, number, function_spec),
-        rubric_id=rubric_id,
-        records=records,
-        number=number,
-        evaluators=evaluators,
-        previews=previews,
-        concurrency=concurrency,
-        data_path=data_path,
-        log_path=log_path,
-        resume_path=resume_path,
-        backend=backend_choice,
-        spec=JudgeExecutorSpec(rubric_id, entry, records, overrides, function_spec, concurrency),
-    )
-    payload = build_payload(
-        rubric_id=rubric_id,
-        source_label=entry.source_label,
-        model_info=model_info,
-        number=number,
-        config_path=config,
-        data_path=data_path,
-        records=records,
-        state=state,
-        identifier=identifier,
-        concurrency=concurrency,
-        baseline=None,
-        rubric=entry.rubric,
-    )
-    if baseline is not None and baseline_path is not None:
-        payload["baseline_comparison"] = baseline_comparison(
-            baseline_path, baseline, payload["overall_statistics"]
+    with library_errors(FLAGS):
+        options = RubricEvalOptions(
+            rubric_id=o["rubric_id"],
+            data_path=o["data_path"],
+            config_path=o["config_path"],
+            output=o["output_path"],
+            baseline_path=o["baseline_path"],
+            function=o["function_spec"],
+            repeat=o["repeat"],
+            gold_path=o["gold_path"],
+            gold_threshold=o["gold_threshold"],
+            **judge_fields(o),
         )
-    noise = gold_figures = None
-    if repeat is not None or gold is not None:
-        from osmosis_ai.rubric.calibration import gold_agreement, judge_noise, lines
+        result = run_rubric_eval(options, observer())
+    render(result, _calibration_lines)
 
-        if repeat is not None:
-            noise = payload["judge_noise"] = judge_noise(records, state.runs_of)
-        if gold is not None:
-            gold_figures = payload["gold_agreement"] = gold_agreement(
-                records, state.runs_of, gold, threshold=gold_threshold
-            )
-    write_json(out, payload)
-    print_report(payload, echo)
-    echo(state.health.line())
-    if noise is not None or gold_figures is not None:
-        for line in lines(noise, gold_figures):
-            echo(line)
-    emit_result({**payload, **({"backend": state.backend} if state.backend else {})})
-    _finish(state, out, echo)
+
+def _calibration_lines(payload: dict[str, Any]) -> list[str]:
+    noise, gold = payload.get("judge_noise"), payload.get("gold_agreement")
+    if noise is None and gold is None:
+        return []
+    from osmosis_ai.rubric.calibration import lines
+
+    return lines(noise, gold)

@@ -19,6 +19,7 @@ def init_command(directory: Path, name: str, force: bool) -> None:
     """Create a workspace in DIRECTORY: rollouts/NAME/, configs/eval/NAME.toml, configs/training/NAME.toml,
     data/NAME.jsonl. The configs pass `osmosis config validate` as written.
     """
+    from osmosis_ai.doctor import add_guides
     from osmosis_ai.scaffold import scaffold_files, validate_rollout_name
 
     problem = validate_rollout_name(name)
@@ -43,9 +44,12 @@ def init_command(directory: Path, name: str, force: bool) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(text, encoding="utf-8")
         click.echo(f"created {path}")
+    guides = add_guides(root)  # what `osmosis doctor` checks; a guide of your own is kept
+    for guide in guides:
+        click.echo(f"created {guide}")
     click.echo(
         f"\nInitialized rollout '{name}' in {root}.\nNext steps:\n"
         f"  osmosis config validate configs/eval/{name}.toml configs/training/{name}.toml\n"
         f"  osmosis eval submit configs/eval/{name}.toml --dry-run"
     )
-    emit_result({"root": str(root), "rollout": name, "created": [str(path) for path in files]})
+    emit_result({"root": str(root), "rollout": name, "created": [*(str(path) for path in files), *guides]})

@@ -173,6 +173,21 @@ def _report_error(exc: BaseException, args: Sequence[str], code: str | None = No
         click.echo(f"Error: {exc}", err=True)
 
 
+def _suggest_command(exc: click.ClickException) -> None:
+    """Adds "Did you mean 'auth'?" to click's "No such command 'auht'." (the established CLI suggests)."""
+    import difflib
+    import re
+
+    found = re.fullmatch(r"No such command '(.+)'\.", exc.message)
+    ctx = getattr(exc, "ctx", None)
+    if found is None or ctx is None or not isinstance(ctx.command, click.Group):
+        return
+    names = ctx.command.list_commands(ctx)
+    close = difflib.get_close_matches(found.group(1), names, n=1, cutoff=0.6)
+    if close:
+        exc.message = f"{exc.message} Did you mean '{close[0]}'?"
+
+
 def _redact_output() -> None:
     """Everything the CLI prints (messages, warnings, tracebacks) passes the one redactor.
 
@@ -181,6 +196,10 @@ def _redact_output() -> None:
     from osmosis_ai.redact import redact_std_streams
 
     redact_std_streams()
+    if any(name.lower().endswith("_proxy") for name in os.environ):
+        from osmosis_ai.llm.network import network_settings
+
+        network_settings()  # learns the proxy credentials: masked even where printed without their URL
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -203,6 +222,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         click.echo("Interrupted.", err=True)
         return 130
     except click.ClickException as exc:
+        _suggest_command(exc)
         if STATE.mode == "json":
             _report_error(exc, args, code="VALIDATION")
         else:
@@ -210,6 +230,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.exit_code
     except (OsmosisError, OSError) as exc:
         _report_error(exc, args)
+        return 1
+    except ImportError as exc:
+        from osmosis_ai.extras import missing_extra
+
+        needed = missing_extra(exc, f"osmosis {_command_name(args)}")
+        if needed is None and STATE.mode != "json":
+            raise
+        _report_error(needed or exc, args, code=None if needed else "INTERNAL")
         return 1
     except Exception as exc:
         if STATE.mode != "json":

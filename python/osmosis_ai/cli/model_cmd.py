@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from osmosis_ai.cli.bounds import check_limit_all
 from osmosis_ai.cli.output import (
     STATE,
     confirm,
@@ -41,8 +42,7 @@ def list_cmd(kind: str, limit: int, every: bool) -> None:
     """List base models and trained LoRA models."""
     from osmosis_ai.platform.models import list_models
 
-    if every and limit != 50:
-        raise click.UsageError("--all and --limit are mutually exclusive.")
+    check_limit_all(limit, every)
     with platform_session() as session:
         pages = {
             k: list_models(session.client, k, limit=limit, every=every)
@@ -149,8 +149,7 @@ def rollout_list(branch: str | None, limit: int, every: bool) -> None:
     """List rollouts (name, active, last synced commit)."""
     from osmosis_ai.platform.models import list_rollouts
 
-    if every and limit != 50:
-        raise click.UsageError("--all and --limit are mutually exclusive.")
+    check_limit_all(limit, every)
     with platform_session() as session:
         page = list_rollouts(session.client, branch=branch, limit=limit, every=every)
     emit_list(

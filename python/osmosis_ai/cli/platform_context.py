@@ -38,10 +38,16 @@ class Session:
 
 def platform_settings() -> PlatformSettings:
     """Loads the env file and resolves the platform URL (warnings are shown here)."""
+    from osmosis_ai.platform.errors import InsecurePlatformURLError
     from osmosis_ai.platform.settings import load_env_file, resolve_settings
 
     load_env_file(Path(STATE.env_file) if STATE.env_file else None, os.environ)
-    settings = resolve_settings(STATE.platform)
+    try:
+        settings = resolve_settings(STATE.platform)
+    except InsecurePlatformURLError as exc:  # warned, then refused, as the established CLI does
+        for code, message in exc.warnings:
+            warn(code, message)
+        raise
     for code, message in settings.warnings:
         warn(code, message)
     return settings

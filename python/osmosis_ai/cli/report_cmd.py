@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from osmosis_ai.errors import CLIError
+from osmosis_ai.extras import missing_extra
 
 __all__ = ["report_command"]
 
@@ -41,13 +42,13 @@ def report_command(results: tuple[Path, ...], output: Path | None, max_rows: int
 
     try:
         from osmosis_ai.report import report
-    except ImportError as exc:  # pragma: no cover - the extras are in the dev environment
-        raise CLIError(str(exc)) from exc
+    except ImportError as exc:
+        raise (missing_extra(exc, "osmosis report") or CLIError(str(exc))) from exc
     target = output or results[0].with_suffix(".html")
     try:
         made = report(list(results), output=target, max_rows=max_rows, seed=seed)
     except ImportError as exc:
-        raise CLIError(str(exc)) from exc
+        raise (missing_extra(exc, "osmosis report") or CLIError(str(exc))) from exc
     lines = [
         (run.header["file"], f"{run.rows_total} rows, n={run.header['n']}, {run.row_counts['failed']} failed, "
          f"{run.row_counts['errored']} errored")

@@ -2,7 +2,7 @@
 
 The library (``osmosis_ai.probes``) returns reports; this module renders them (text, or the ``--json``
 envelope) and turns them into exit codes: ``probe`` exits 1 when a control passes on more than
-``--fail-above`` of the rows, so it can gate CI.
+``--fail-above`` of the rows (default 5 %), so it gates CI out of the box.
 """
 
 from __future__ import annotations
@@ -14,7 +14,9 @@ import click
 
 from osmosis_ai.cli.output import help_without_subcommand
 from osmosis_ai.cli.run_log import log_options
+from osmosis_ai.cli.run_support import LOG_FLAGS, EchoObserver, library_errors
 from osmosis_ai.errors import CLIError
+from osmosis_ai.probes.report import DEFAULT_FAIL_ABOVE
 
 GATE_EXIT = 1
 
@@ -26,53 +28,54 @@ def reward_group(ctx: click.Context) -> None:
     help_without_subcommand(ctx)
 
 
-def _load_functions(paths: tuple[str, ...]) -> list[Any]:
-    from osmosis_ai.eval.functions import load_eval_functions
-
-    return load_eval_functions(list(paths))
+PROBE_FLAGS = {**LOG_FLAGS, "eval_fns": "--eval-fn", "rubric_ids": "--rubric"}
 
 
-def _load_rubrics(ids: tuple[str, ...], data: Path, config: Path | None, base_url: str | None) -> list[Any]:
-    if not ids:
-        return []
-    from osmosis_ai.probes.rubric_fn import rubric_eval_function
-    from osmosis_ai.rubric.config import find_config, load_rubric_configs
-
-    entries = load_rubric_configs(find_config(data, config))
-    missing = [rubric_id for rubric_id in ids if rubric_id not in entries]
-    if missing:
-        raise CLIError(
-            f"Rubric(s) {', '.join(missing)} not in the config (available: {', '.join(sorted(entries))})"
-        )
-    overrides = {"base_url": base_url} if base_url else {}
-    return [rubric_eval_function(entries[rubric_id], rubric_id, overrides) for rubric_id in ids]
+def _count(finding: Any) -> str:
+    if finding.fraction is None:
+        return f"{'-':>4}/{0:<4} {'n/a':>6}"
+    return f"{finding.hits:>4}/{finding.rows:<4} {finding.fraction:6.1%}"
 
 
-def _render_probe(report: Any, echo: Any) -> None:
-    from osmosis_ai.probes.controls import PROBE_HELP
+def _score(value: float | None) -> str:
+    return "not scored" if value is None else f"{value:g}"
 
+
+def _render_probe(report: Any, fail_above: float, echo: Any) -> None:
+    from osmosis_ai.probes.controls import CORRECT_FORMS, PROBE_HELP
+    from osmosis_ai.probes.probe import CORRECT
+
+    low = f"{report.threshold:g}"
     echo(
-        f"Probed {report.rows} row(s); a control passes when it scores >= the correct answer "
-        f"(and that answer >= {report.threshold:g})."
+        f"Probed {report.rows} row(s). A control passes on a row when it scores at least as much as the\n"
+        f"correct answer while that answer scores >= {low}; a control passing on more than {fail_above:.0%} "
+        "of the rows\nfails the probe."
     )
     for fn, by_probe in report.gameable.items():
-        strict = report.too_strict[fn]
         echo(f"\n{fn}")
-        echo(
-            f"  {'correct':<12} {strict.hits:>4}/{strict.rows:<4} {strict.fraction:6.1%}  scores low (too strict?)"
-        )
+        echo("  controls (rows where the control passed):")
         for probe, finding in by_probe.items():
-            flag = "  <- GAMEABLE" if finding.hits else ""
+            flag = "  <- GAMEABLE" if finding.fraction is not None and finding.fraction > fail_above else ""
+            echo(f"    {probe:<17} {_count(finding)}  {PROBE_HELP[probe]}{flag}")
+        strict = report.too_strict[fn]
+        if strict.hits:
             echo(
-                f"  {probe:<12} {finding.hits:>4}/{finding.rows:<4} {finding.fraction:6.1%}  "
-                f"{PROBE_HELP[probe]}{flag}"
+                f"  correct answers scoring below {low} (too strict?) on {strict.hits} of {strict.rows} row(s):"
             )
-        for probe, finding in [("correct", strict), *by_probe.items()]:
+            for form, finding in report.formats[fn].items():
+                echo(f"    {form:<17} {_count(finding)}  {CORRECT_FORMS[form]}")
+        elif strict.rows:
+            echo(f"  correct answers: scored >= {low} on all {strict.rows} row(s), in every format")
+        else:
+            echo("  correct answers: not scored on any row (see the errors in the log)")
+        # One example per control that passed, and one row where a correct format scored low.
+        for probe, finding in [*by_probe.items(), (CORRECT, strict)]:
             for ex in finding.examples[:1]:
+                probe = probe if finding is not strict else f"too strict, {ex['probe']}"
                 control = ex["control"] if len(ex["control"]) <= 60 else ex["control"][:57] + "..."
                 echo(
                     f"    e.g. {probe}, row {ex['row_index']}: {control!r} scored "
-                    f"{ex['control_score']:g} (correct answer {ex['correct_score']:g})"
+                    f"{ex['control_score']:g} (the answer as written: {_score(ex['correct_score'])})"
                 )
 
 
@@ -115,9 +118,10 @@ def _render_probe(report: Any, echo: Any) -> None:
 @click.option(
     "--fail-above",
     type=click.FloatRange(0.0, 1.0),
-    default=None,
+    default=DEFAULT_FAIL_ABOVE,
+    show_default=True,
     metavar="FRACTION",
-    help="Exit 1 when any control passes on more than this fraction of rows.",
+    help="Exit 1 when any control passes on more than this fraction of rows (1 never fails).",
 )
 @click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True)
 @log_options
@@ -128,52 +132,45 @@ def probe_command(
     base_url: str | None,
     dataset: Path,
     threshold: float,
-    fail_above: float | None,
+    fail_above: float,
     concurrency: int,
     log_path: str | None,
     resume_path: str | None,
 ) -> None:
     """Score negative controls built from each row; report gameable and too-strict rewards."""
     from osmosis_ai.cli.output import STATE, emit_detail
-    from osmosis_ai.cli.run_log import check_log_options, exit_interrupted, open_log
-    from osmosis_ai.datasets import read_dataset
-    from osmosis_ai.probes.probe import log_config, other_answers, read_answers, run_probes
-    from osmosis_ai.probes.report import build_report
-    from osmosis_ai.runs.log import iter_runs
+    from osmosis_ai.cli.run_log import exit_interrupted
+    from osmosis_ai.probes.session import ProbeOptions, run_probe
     from osmosis_ai.runs.progress import Progress
 
-    check_log_options(log_path, resume_path)
-    if not eval_fns and not rubric_ids:
-        raise CLIError("Give at least one --eval-fn MODULE:FN (or grader JSON) or --rubric ID to probe.")
-    functions = _load_functions(eval_fns) if eval_fns else []
-    functions += _load_rubrics(rubric_ids, dataset, config_path, base_url)
     quiet = STATE.mode == "json"
-    echo = (lambda _m: None) if quiet else click.echo
-    answers = read_answers(dataset)
-    log = open_log("probe", log_config(functions, threshold), dataset, log_path, resume_path, echo)
-    progress = Progress(len(answers), unit="rows", quiet=quiet)
-    try:
-        rows = enumerate(read_dataset(dataset, contract="any"))
-        outcome = run_probes(
-            functions, rows, other_answers(answers), log, concurrency=concurrency, on_record=progress
+    with library_errors(PROBE_FLAGS):
+        options = ProbeOptions(
+            dataset=dataset,
+            eval_fns=eval_fns,
+            rubric_ids=rubric_ids,
+            config_path=config_path,
+            base_url=base_url,
+            threshold=threshold,
+            concurrency=concurrency,
+            log_path=log_path,
+            resume_path=resume_path,
         )
-    finally:
-        progress.close()
-        log.close()
-    if outcome.interrupted:
-        exit_interrupted(log.path, "the finished rows", outcome.interrupted_exit_code)
-    report = build_report(iter_runs(log.path), [f.name for f in functions], threshold=threshold)
-    failures = report.failures(fail_above) if fail_above is not None else []
+        observer = EchoObserver(quiet=quiet, progress=lambda total: Progress(total, unit="rows", quiet=quiet))
+        result = run_probe(options, observer)
+    if result.outcome.interrupted:
+        exit_interrupted(result.log_path, "the finished rows", result.outcome.interrupted_exit_code)
+    report = result.report
+    failures = report.failures(fail_above)
     data = {
-        **report.as_json(),
-        "log": str(log.path),
+        **result.to_json(),
         "fail_above": fail_above,
         "failed": [{"function": f, "probe": p, "fraction": x} for f, p, x in failures],
     }
     if quiet:
         emit_detail(data, [])
     else:
-        _render_probe(report, click.echo)
+        _render_probe(report, fail_above, click.echo)
         for fn, probe, fraction in failures:
             click.echo(
                 f"FAIL: {fn}: control '{probe}' passes on {fraction:.1%} of rows (> {fail_above:.1%})",

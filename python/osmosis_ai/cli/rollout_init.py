@@ -29,7 +29,8 @@ def _conflicts(root: Path, name: str, force: bool) -> list[str]:
     if bad:
         raise CLIError(
             "Refusing to replace a symlink or non-regular path (even with --force):\n"
-            + "\n".join(f"  - {p}" for p in bad)
+            + "\n".join(f"  - {p}" for p in bad),
+            code="CONFLICT",
         )
     return []
 
@@ -65,7 +66,8 @@ def rollout_init(name: str, force: bool) -> None:
         raise CLIError(
             "Already exists:\n"
             + "\n".join(f"  - {p}" for p in conflicts)
-            + "\nRe-run with --force to replace them."
+            + "\nRe-run with --force to replace them.",
+            code="CONFLICT",
         )
     if force and (root / "rollouts" / name).is_dir():
         shutil.rmtree(root / "rollouts" / name)

@@ -1,26 +1,18 @@
-"""The results-log options every engine command shares: ``--log`` / ``--resume``, opening, the resume hint."""
+"""The results-log options every engine command shares (``--log`` / ``--resume``) and the resume hint.
+
+Opening the log is the library's (:mod:`osmosis_ai.runs.session_log`)."""
 
 from __future__ import annotations
 
-import os
-import secrets
 import shlex
 import sys
-import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
 
 import click
 
-__all__ = [
-    "check_log_options",
-    "default_log_path",
-    "exit_interrupted",
-    "log_options",
-    "open_log",
-    "resume_command",
-]
+__all__ = ["continue_command", "exit_interrupted", "log_options", "resume_command"]
 
 
 def log_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -39,55 +31,6 @@ def log_options(func: Callable[..., Any]) -> Callable[..., Any]:
         metavar="FILE",
         help="Results log to write (JSONL, one line per finished run; default: a new file in $OSMOSIS_LOG_DIR or ~/.cache/osmosis/eval_logs/).",
     )(func)
-
-
-LOG_DIR_ENV = "OSMOSIS_LOG_DIR"
-
-
-def default_log_path(kind: str) -> Path:
-    """``$OSMOSIS_LOG_DIR`` or ``~/.cache/osmosis/eval_logs``, then ``<kind>-<time>-<pid>-<random>.jsonl``."""
-    folder = os.environ.get(LOG_DIR_ENV, "").strip()
-    root = Path(folder) if folder else Path.home() / ".cache" / "osmosis" / "eval_logs"
-    stamp = time.strftime("%Y%m%d-%H%M%S")
-    return root / f"{kind}-{stamp}-{os.getpid()}-{secrets.token_hex(3)}.jsonl"
-
-
-def check_log_options(log_path: str | None, resume_path: str | None) -> None:
-    """Refuses ``--log`` with ``--resume`` (cheap: call it before anything slow)."""
-    if log_path and resume_path:
-        raise click.UsageError(
-            "Use either --log (a new results log) or --resume (an existing one), not both."
-        )
-
-
-def open_log(
-    kind: str,
-    config: Mapping[str, Any],
-    dataset: Path,
-    log_path: str | None,
-    resume_path: str | None,
-    echo: Callable[[str], None],
-) -> Any:
-    """Creates the session's results log, or reopens the one being resumed after checking it matches."""
-    from osmosis_ai.runs.log import ResultsLog, dataset_fingerprint
-
-    check_log_options(log_path, resume_path)
-    fingerprint = dataset_fingerprint(dataset)
-    if resume_path:
-        log = ResultsLog.resume(Path(resume_path), config, kind=kind, dataset=fingerprint)
-        echo(f"Resuming results log: {log.path} ({len(log.done)} runs already done)")
-        if log.dropped_line is not None:
-            # Always shown (also with --quiet): the file was changed.
-            click.echo(
-                f"Note: {log.path}:{log.dropped_line}: dropped an incomplete last line (a write cut off by "
-                "the previous session's end); that run runs again.",
-                err=True,
-            )
-        return log
-    path = Path(log_path) if log_path else default_log_path(kind)
-    log = ResultsLog.create(path, config, kind=kind, dataset=fingerprint)
-    echo(f"Results log: {log.path}")
-    return log
 
 
 # Options whose value is a secret: a printed command shows a placeholder, never the value.

@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from osmosis_ai.cli.bounds import check_limit_all
 from osmosis_ai.cli.output import confirm, emit_detail, emit_list, emit_operation, status
 from osmosis_ai.cli.platform_context import platform_session
 
@@ -40,11 +41,6 @@ def _summary(kind: Any, item: dict[str, Any], run: dict[str, Any]) -> dict[str, 
     return summary or None
 
 
-def _check_limit_all(limit: int, every: bool) -> None:
-    if every and limit != 50:
-        raise click.UsageError("--all and --limit are mutually exclusive.")
-
-
 def make_list(kind_name: str) -> click.Command:
     @click.command("list")
     @click.option("--limit", type=_LIMIT, default=50, show_default=True, help="Runs per page (1-50).")
@@ -53,7 +49,7 @@ def make_list(kind_name: str) -> click.Command:
         """List runs of this workspace, newest first."""
         from osmosis_ai.platform.runs import list_runs
 
-        _check_limit_all(limit, every)
+        check_limit_all(limit, every)
         kind = _kind(kind_name)
         with platform_session() as session:
             status(f"Fetching {kind.label} runs...")

@@ -10,6 +10,7 @@ import os
 
 import click
 
+from osmosis_ai.cli.bounds import check_limit_all
 from osmosis_ai.cli.output import confirm, emit_list, emit_operation, help_without_subcommand, is_interactive
 from osmosis_ai.cli.platform_context import platform_session
 
@@ -33,8 +34,7 @@ def list_cmd(scope: str, limit: int, every: bool) -> None:
     """List secret names and scopes (values are never shown)."""
     from osmosis_ai.platform.secrets import list_secrets
 
-    if every and limit != 50:
-        raise click.UsageError("--all and --limit are mutually exclusive.")
+    check_limit_all(limit, every)
     with platform_session() as session:
         page = list_secrets(session.client, scope, limit=limit, every=every)
     emit_list(

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 import subprocess
 from dataclasses import dataclass, field
@@ -23,36 +22,12 @@ import click
 
 from osmosis_ai._version import __version__
 from osmosis_ai.cli.output import confirm, emit_operation, is_interactive, status, warn
-from osmosis_ai.errors import CLIError
+from osmosis_ai.cli.run_support import library_errors
+from osmosis_ai.eval.run_inputs import read_secrets_file as read_secrets
 
 REDACTED = "[REDACTED]"
 ENDPOINTS = {"eval": "/api/cli/eval-runs", "training": "/api/cli/training-runs"}
 COMMANDS = {"eval": "osmosis eval submit", "training": "osmosis train submit"}
-_DOTENV_LINE = re.compile(r"^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$")
-
-
-def parse_secrets_file(text: str, label: str) -> dict[str, str]:
-    """Parses dotenv text (``NAME=value``, optional ``export``, ``#`` comments, one pair of quotes).
-
-    Errors cite the source and line number only, never the line's content (it may hold a secret).
-
-    Example:
-        >>> parse_secrets_file("export A='x'\\n# c\\nB=y\\n", "f")
-        {'A': 'x', 'B': 'y'}
-    """
-    values: dict[str, str] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        stripped = line.strip()
-        if not stripped or stripped.startswith("#"):
-            continue
-        match = _DOTENV_LINE.match(stripped)
-        if match is None:
-            raise CLIError(f"{label}:{number}: expected NAME=value (the line's content is not shown)")
-        value = match.group(2).strip()
-        if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
-            value = value[1:-1]
-        values[match.group(1)] = value
-    return values
 
 
 def read_secrets_file(secrets_file: str | None) -> dict[str, str]:
@@ -61,13 +36,8 @@ def read_secrets_file(secrets_file: str | None) -> dict[str, str]:
     Raises:
         CLIError: The file does not exist, or a line is not ``NAME=value``.
     """
-    if secrets_file is None:
-        return {}
-    if secrets_file == "-":
-        return parse_secrets_file(click.get_text_stream("stdin").read(), "<stdin>")
-    if not Path(secrets_file).is_file():
-        raise CLIError(f"--secrets-file {secrets_file}: no such file")
-    return parse_secrets_file(Path(secrets_file).read_text(encoding="utf-8"), secrets_file)
+    with library_errors({"secrets_file": "--secrets-file"}):
+        return read_secrets(secrets_file)
 
 
 def _git(root: Path, *args: str) -> subprocess.CompletedProcess[str] | None:

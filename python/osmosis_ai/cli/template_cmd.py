@@ -20,11 +20,13 @@ def template_group(ctx: click.Context) -> None:
 @template_group.command("list")
 def template_list() -> None:
     """List the templates."""
-    from osmosis_ai.cli.output import emit_list
+    from osmosis_ai.cli.output import STATE, emit_list
     from osmosis_ai.templates import CATALOG
 
     items = [{"name": name, "summary": recipe.summary} for name, recipe in CATALOG.items()]
-    emit_list(items, [("name", "NAME"), ("summary", "SUMMARY")], total_count=len(items), has_more=False)
+    # --plain: one name per line, as the established CLI prints (scripts read it that way).
+    columns = [("name", "NAME")] if STATE.mode == "plain" else [("name", "NAME"), ("summary", "SUMMARY")]
+    emit_list(items, columns, total_count=len(items), has_more=False)
 
 
 @template_group.command("apply", short_help="Write template NAME's rollout, configs and data here.")
@@ -42,7 +44,10 @@ def template_apply(name: str, force: bool) -> None:
         raise CLIError(
             "Run this inside a workspace (a Git repository, or a directory with rollouts/ and configs/)."
         )
-    result = apply_template(root, name, force=force)
+    from osmosis_ai.cli.run_support import library_errors
+
+    with library_errors({"force": "--force"}):
+        result = apply_template(root, name, force=force)
     steps = [
         f"pip install -e rollouts/{name}",
         f"osmosis eval run configs/eval/{name}.toml --dataset-file data/multiply.jsonl",

@@ -14,7 +14,8 @@ from typing import Any
 
 import click
 
-from osmosis_ai.llm.chat import ExternalLLMClient
+from osmosis_ai.eval.llm_client import ExternalLLMClient
+from osmosis_ai.eval.options import TestOptions
 from osmosis_ai.rollout.agent_loop import CompletionsResult, RolloutContext
 from osmosis_ai.rollout.requests import dataset_row_to_request
 from osmosis_ai.rollout.tools import validate_tools
@@ -116,16 +117,22 @@ class InteractiveSession:
     """Runs rows chosen by the user, one LLM call at a time."""
 
     def __init__(
-        self, agent: Any, transport: Any, rows: list[tuple[int, dict[str, Any]]], options: dict[str, Any]
+        self,
+        agent: Any,
+        transport: Any,
+        rows: list[tuple[int, dict[str, Any]]],
+        options: TestOptions,
+        start_row: int | None = None,
     ) -> None:
         self.agent = agent
         self.transport = transport
         self.rows = dict(rows)
         self.first, self.last = rows[0][0], rows[-1][0]
         self.options = options
+        self.start_row = start_row
 
     async def run(self) -> int:
-        start = self.options.get("row")
+        start = self.start_row
         if start is not None:
             if start in self.rows:
                 await self.run_row(start)
@@ -148,14 +155,12 @@ class InteractiveSession:
             await self.run_row(index)
 
     async def run_row(self, index: int) -> None:
-        o = self.options
-        params = {k: o[k] for k in ("temperature", "max_tokens") if o.get(k) is not None}
         request = dataset_row_to_request(
             self.rows[index],
             index,
             rollout_id=f"test-{index}",
-            max_turns=o["max_turns"],
-            completion_params=params,
+            max_turns=self.options.max_turns,
+            completion_params=self.options.completion_params(),
             overrides={"execution_mode": "test", "test_mode": True},
         )
         _rule(f"Row {index}: Initial Messages")

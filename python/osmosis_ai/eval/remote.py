@@ -139,28 +139,18 @@ class AgentExecutorSpec:
     @contextlib.asynccontextmanager
     async def open(self) -> AsyncIterator[Any]:
         """Loads the agent and eval functions, opens the transports, yields the executor."""
-        from osmosis_ai.cli.agent_source import load_agent
-        from osmosis_ai.eval.runner import AgentExecutor
-        from osmosis_ai.llm.chat import ExternalLLMClient
-        from osmosis_ai.llm.transport import make_transport
+        from osmosis_ai.eval.agent import build_agent_executor, load_agent, open_transports
         from osmosis_ai.runs.backends import worker_path
 
         mcp_dir = str(worker_path(self.mcp_dir)) if self.mcp_dir else None
         module = worker_target(self.module, self.root) if self.module else None
-        agent = load_agent(module, mcp_dir, quiet=True, tool_timeout=self.tool_timeout)
+        agent = load_agent(module, mcp_dir, tool_timeout=self.tool_timeout)
         eval_fns = load_shipped_eval_functions(self.eval_fns, self.root)
-        transports = {
-            tag: make_transport(ep, max_connections=self.max_connections)
-            for tag, ep in self.endpoints.items()
-        }
-        try:
-            yield AgentExecutor(
+        async with open_transports(self.endpoints, max_connections=self.max_connections) as transports:
+            yield build_agent_executor(
                 agent,
                 eval_fns,
-                lambda tag: ExternalLLMClient(transports[tag]),
+                transports,
                 max_turns=self.max_turns,
                 completion_params=self.completion_params,
             )
-        finally:
-            for transport in transports.values():
-                await transport.aclose()

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from osmosis_ai.errors import CLIError
+from osmosis_ai.errors import RunError
 
 __all__ = ["cache_root", "resolve_platform_dataset"]
 
@@ -40,21 +40,22 @@ def resolve_platform_dataset(client: Any, name: str) -> tuple[Path, str]:
     """The local file of platform dataset ``name`` and where it came from (``cache`` or ``download``).
 
     Raises:
-        CLIError: The dataset is not uploaded (yet), or the download failed; the message suggests
-            ``--dataset-file``.
+        RunError: The dataset is not uploaded (yet), or the download failed; the message suggests
+            a local ``dataset_file``.
     """
     from osmosis_ai.platform.datasets import download_dataset, get_dataset
 
     try:
         record = get_dataset(client, name)
     except Exception as exc:  # platform errors carry their own message; add the way out
-        raise CLIError(
-            f"Could not resolve dataset '{name}': {exc}; pass --dataset-file to run against a local file"
+        raise RunError(
+            f"Could not resolve dataset '{name}': {exc}; pass {{dataset_file}} to run against a local file",
+            fields=("dataset_file",),
         ) from exc
     status = record.get("status")
     if status != "uploaded":
         hint = " Try again after it finishes uploading." if status in _IN_PROGRESS else ""
-        raise CLIError(f"Dataset '{name}' is not available (status: {status}).{hint}")
+        raise RunError(f"Dataset '{name}' is not available (status: {status}).{hint}")
     version = record.get("updated_at")
     folder = cache_root() / re.sub(r"[^A-Za-z0-9_.-]", "_", str(record.get("id") or name))
     hit = _cached(folder, version)
@@ -64,8 +65,9 @@ def resolve_platform_dataset(client: Any, name: str) -> tuple[Path, str]:
     try:
         path = download_dataset(client, name, f"{folder}/", overwrite=True)
     except Exception as exc:
-        raise CLIError(
-            f"Could not download dataset '{name}': {str(exc).rstrip('.')}; re-run to retry, or pass --dataset-file"
+        raise RunError(
+            f"Could not download dataset '{name}': {str(exc).rstrip('.')}; re-run to retry, or pass {{dataset_file}}",
+            fields=("dataset_file",),
         ) from exc
     meta = {
         "dataset_id": record.get("id"),

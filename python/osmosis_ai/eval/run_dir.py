@@ -24,7 +24,7 @@ from typing import Any
 
 import orjson
 
-from osmosis_ai.errors import CLIError
+from osmosis_ai.errors import ResultsLogError, RunError
 
 __all__ = ["RunDirectory", "default_run_name", "validate_run_name"]
 
@@ -47,7 +47,7 @@ INDEX_KEYS = (
 def validate_run_name(name: str) -> str:
     """A run name is one path segment of at most 96 characters: letters, digits, ``. _ -``."""
     if not name or len(name) > 96 or name == ".locks" or not _NAME.match(name):
-        raise CLIError(
+        raise RunError(
             f"Invalid run name {name!r}: use 1-96 letters, digits, '.', '_' or '-', starting with a letter or digit."
         )
     return name
@@ -95,8 +95,9 @@ class RunDirectory:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError as exc:
             handle.close()
-            raise CLIError(
-                f"Another `osmosis eval run` already holds {path}; wait for it or use a different --name."
+            raise RunError(
+                f"Another `osmosis eval run` already holds {path}; wait for it or use a different {{name}}.",
+                fields=("name",),
             ) from exc
         self._lock = handle
 
@@ -137,8 +138,11 @@ class RunDirectory:
             return Resumed(log, 0, 0)
         try:
             log = ResultsLog.resume(self.log_path, inputs, kind="eval-run", dataset=fingerprint)
-        except CLIError as exc:
-            raise CLIError(f"{exc} (run '{self.name}': pass --fresh to archive it and start over)") from exc
+        except ResultsLogError as exc:
+            raise ResultsLogError(
+                f"{exc.template} (run '{self.name}': pass {{fresh}} to archive it and start over)",
+                fields=(*exc.fields, "fresh"),
+            ) from exc
         retried = 0
         if retry_failed:
             latest = {}

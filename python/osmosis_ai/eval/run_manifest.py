@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from osmosis_ai.errors import CLIError
+from osmosis_ai.errors import RunError
 
 __all__ = ["VERSIONS", "file_sha256", "open_manifest", "resolved_inputs", "source_digest"]
 
@@ -54,7 +54,10 @@ def source_digest(rollout_dir: Path, output_root: Path | None = None) -> str:
     """
     rollout_dir = rollout_dir.resolve()
     if output_root is not None and output_root.resolve() == rollout_dir:
-        raise CLIError(f"-o {output_root}: the output root cannot be the rollout directory itself")
+        raise RunError(
+            f"{{output}} {output_root}: the output root cannot be the rollout directory itself",
+            fields=("output",),
+        )
     inside = None
     if output_root is not None and output_root.resolve().is_relative_to(rollout_dir):
         inside = output_root.resolve().relative_to(rollout_dir).parts
@@ -64,7 +67,7 @@ def source_digest(rollout_dir: Path, output_root: Path | None = None) -> str:
         if _skipped(parts) or (inside is not None and parts[: len(inside)] == inside):
             continue
         if path.is_symlink() and (path.is_dir() or not path.exists()):
-            raise CLIError(f"{path}: a directory or broken symlink inside the rollout cannot be digested")
+            raise RunError(f"{path}: a directory or broken symlink inside the rollout cannot be digested")
         if path.is_file():
             files.append(("/".join(parts), path))
     digest = hashlib.sha256()
@@ -123,8 +126,8 @@ def open_manifest(
     """The run's manifest: read and checked against ``inputs`` when it exists, else written.
 
     Raises:
-        CLIError: The manifest is unreadable, or its lock differs from ``inputs`` (the message lists every
-            changed key with its old and new value and suggests ``--fresh``).
+        RunError: The manifest is unreadable, or its lock differs from ``inputs`` (the message lists every
+            changed key with its old and new value and suggests ``fresh``).
     """
     from osmosis_ai._files import write_json_atomic
 
@@ -134,17 +137,22 @@ def open_manifest(
         try:
             manifest = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
-            raise CLIError(f"{path}: unreadable ({exc}); start a new run with --fresh") from exc
+            raise RunError(
+                f"{path}: unreadable ({exc}); start a new run with {{fresh}}", fields=("fresh",)
+            ) from exc
         if (
             not isinstance(manifest, dict)
             or manifest.get("schema_version") != 1
             or not isinstance(manifest.get("inputs"), dict)
         ):
-            raise CLIError(f"{path}: not a version 1 run manifest; start a new run with --fresh")
+            raise RunError(
+                f"{path}: not a version 1 run manifest; start a new run with {{fresh}}", fields=("fresh",)
+            )
         if manifest["inputs"] != inputs:
-            raise CLIError(
+            raise RunError(
                 f"Cannot resume run '{run_name}': its inputs changed ({_changes(manifest['inputs'], inputs)}). "
-                "Pass --fresh to archive it and start over, or use another --name."
+                "Pass {fresh} to archive it and start over, or use another {name}.",
+                fields=("fresh", "name"),
             )
         return manifest
     manifest = {

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-from osmosis_ai.errors import CLIError
+from osmosis_ai.errors import RunError
 
 __all__ = ["RunExecutorSpec", "item_timeout", "open_run_executor"]
 
@@ -63,8 +63,9 @@ async def open_run_executor(
             try:
                 await bridge.start()
             except OSError as exc:  # a fixed port already taken
-                raise CLIError(
-                    f"--rollout-port {bridge_port}: cannot listen on 127.0.0.1 ({exc.strerror or exc})"
+                raise RunError(
+                    f"{{rollout_port}} {bridge_port}: cannot listen on 127.0.0.1 ({exc.strerror or exc})",
+                    fields=("rollout_port",),
                 ) from exc
             try:
                 yield WorkflowExecutor(
@@ -73,8 +74,8 @@ async def open_run_executor(
             finally:
                 await bridge.aclose()
         else:
+            from osmosis_ai.eval.llm_client import ExternalLLMClient
             from osmosis_ai.eval.workflow_executor import LoopExecutor
-            from osmosis_ai.llm.chat import ExternalLLMClient
 
             yield LoopExecutor(entry.loop, list(scorers)[:1], lambda _tag: ExternalLLMClient(transport))
     finally:

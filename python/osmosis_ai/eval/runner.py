@@ -15,7 +15,7 @@ from typing import Any
 
 from osmosis_ai.errors import EvalFnError, SystemicProviderError, ToolValidationError
 from osmosis_ai.eval.functions import EvalFunction
-from osmosis_ai.llm.chat import ExternalLLMClient
+from osmosis_ai.eval.llm_client import ExternalLLMClient
 from osmosis_ai.rollout.agent_loop import RolloutAgentLoop, RolloutContext
 from osmosis_ai.rollout.requests import dataset_row_to_request
 from osmosis_ai.rollout.tools import validate_tools

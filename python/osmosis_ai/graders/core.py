@@ -2,8 +2,9 @@
 
 Types: ``string_check``, ``text_similarity`` (``fuzzy_match``, ``bleu``, ``gleu``, ``rouge_*``, and
 ``cosine`` through the LLM layer's embeddings), ``score_model``, ``label_model``, ``python`` and ``multi``.
-A config is checked whole when loaded (unknown type, missing field, bad formula), so a typo fails before
-the first sample, not on each of them. ``meteor`` is refused: it needs WordNet data we do not ship.
+A config is checked whole when loaded (:mod:`.schema`: unknown type or field, missing field, bad formula),
+so a typo fails before the first sample, not on each of them. ``meteor`` is refused: it needs WordNet data
+we do not ship.
 """
 
 from __future__ import annotations
@@ -16,21 +17,12 @@ from typing import Any
 
 from osmosis_ai.errors import ConfigError
 from osmosis_ai.graders import models, text
-from osmosis_ai.graders.formula import check_formula, evaluate
+from osmosis_ai.graders.formula import evaluate
 from osmosis_ai.graders.python_grader import DEFAULT_TIME_LIMIT, run_python_grader
+from osmosis_ai.graders.schema import GRADER_TYPES, check_config
 from osmosis_ai.graders.template import make_sample, render
 
 __all__ = ["GRADER_TYPES", "GradeResult", "Grader", "load_grader"]
-
-_REQUIRED: dict[str, tuple[str, ...]] = {
-    "string_check": ("input", "reference", "operation"),
-    "text_similarity": ("input", "reference", "evaluation_metric"),
-    "score_model": ("input", "model"),
-    "label_model": ("input", "model", "labels", "passing_labels"),
-    "python": ("source",),
-    "multi": ("graders", "calculate_output"),
-}
-GRADER_TYPES = tuple(_REQUIRED)
 
 
 @dataclass
@@ -42,48 +34,6 @@ class GradeResult:
     passed: bool | None = None
     sub_scores: dict[str, float] = field(default_factory=dict)
     detail: dict[str, Any] = field(default_factory=dict)
-
-
-def _check(config: Any, where: str) -> None:
-    if not isinstance(config, Mapping):
-        raise ConfigError(f"{where}: a grader must be a JSON object, got {type(config).__name__}")
-    kind = config.get("type")
-    if kind not in _REQUIRED:
-        raise ConfigError(
-            f"{where}: unknown grader type {kind!r} (expected one of {', '.join(GRADER_TYPES)})"
-        )
-    missing = [name for name in _REQUIRED[kind] if name not in config]
-    if missing:
-        raise ConfigError(f"{where}: {kind} grader lacks {', '.join(missing)}")
-    if kind == "string_check" and config["operation"] not in text.STRING_OPERATIONS:
-        raise ConfigError(f"{where}: operation {config['operation']!r} is not one of eq, ne, like, ilike")
-    if kind == "text_similarity":
-        metric = config["evaluation_metric"]
-        if metric not in (*text.LOCAL_METRICS, "cosine"):
-            raise ConfigError(f"{where}: evaluation_metric {metric!r} is not supported locally")
-    if kind in ("score_model", "label_model") and not isinstance(config["input"], list):
-        raise ConfigError(f"{where}: {kind} input must be a list of messages")
-    if kind == "label_model" and not set(config["passing_labels"]) <= set(config["labels"]):
-        raise ConfigError(f"{where}: passing_labels must be a subset of labels")
-    if kind == "score_model" and "range" in config:
-        bounds = config["range"]
-        if not (isinstance(bounds, list) and len(bounds) == 2 and bounds[0] < bounds[1]):
-            raise ConfigError(f"{where}: range must be [low, high] with low < high")
-    if kind == "python":
-        try:
-            compile(config["source"], "<grader source>", "exec")
-        except SyntaxError as exc:
-            raise ConfigError(f"{where}: python grader source does not compile: {exc}") from None
-    if kind == "multi":
-        graders = config["graders"]
-        if not isinstance(graders, Mapping) or not graders:
-            raise ConfigError(f"{where}: multi graders must be an object of named graders")
-        for name, sub in graders.items():
-            _check(sub, f"{where}.graders.{name}")
-        try:
-            check_formula(str(config["calculate_output"]), graders)
-        except ConfigError as exc:
-            raise ConfigError(f"{where}: {exc}") from None
 
 
 class Grader:
@@ -109,7 +59,7 @@ class Grader:
         settings: models.ModelSettings | None = None,
         time_limit: float = DEFAULT_TIME_LIMIT,
     ) -> None:
-        _check(config, str(config.get("name") or "grader") if isinstance(config, Mapping) else "grader")
+        check_config(config, str(config.get("name") or "grader") if isinstance(config, Mapping) else "grader")
         self.config = dict(config)
         self.settings = settings or models.ModelSettings()
         self.time_limit = time_limit
@@ -180,4 +130,8 @@ def load_grader(
             config = config["grader"]
         if not isinstance(config, Mapping):
             raise ConfigError(f"{path}: a grader config must be a JSON object")
+        try:
+            return Grader(config, settings=settings, time_limit=time_limit)
+        except ConfigError as exc:
+            raise ConfigError(f"{path}: {exc}") from None
     return Grader(config, settings=settings, time_limit=time_limit)

@@ -18,14 +18,17 @@ from osmosis_ai.graders.template import render
 from osmosis_ai.llm.providers import Endpoint, resolve_endpoint
 from osmosis_ai.llm.retry import ProviderCallError
 
-__all__ = ["ModelSettings", "cosine", "label_model", "score_model"]
+__all__ = ["DEFAULT_EMBEDDING_MODEL", "ModelSettings", "cosine", "label_model", "score_model"]
 
-# sampling_params keys of the config -> chat completion parameters.
+# The embedding model of `cosine`, as OpenAI's grader documentation gives it (the config names none).
+DEFAULT_EMBEDDING_MODEL = "text-embedding-3-large"
+# sampling_params keys of the config (every one the schema documents) -> chat completion parameters.
 _SAMPLING = {
     "temperature": "temperature",
     "top_p": "top_p",
     "seed": "seed",
     "max_completions_tokens": "max_tokens",
+    "reasoning_effort": "reasoning_effort",
 }
 
 
@@ -37,12 +40,11 @@ class ModelSettings:
         base_url: str | None = None,
         api_key: str | None = None,
         timeout: float = 60.0,
-        embedding_model: str = "text-embedding-3-small",
+        embedding_model: str = DEFAULT_EMBEDDING_MODEL,
     ) -> None:
         self.base_url = base_url
         self.api_key = api_key
         self.timeout = timeout
-        # The config names no embedding model for `cosine`; this one is used (OpenAI's small one by default).
         self.embedding_model = embedding_model
 
     def endpoint(self, model: str) -> Endpoint:
@@ -95,8 +97,9 @@ async def _ask(
     item: Mapping[str, Any],
     result_schema: dict[str, Any],
 ) -> Any:
+    # Every key is one of _SAMPLING's: the schema check refused any other when the config was loaded.
     params: dict[str, Any] = {
-        _SAMPLING[k]: v for k, v in (grader.get("sampling_params") or {}).items() if k in _SAMPLING
+        _SAMPLING[k]: v for k, v in (grader.get("sampling_params") or {}).items() if v is not None
     }
     params.setdefault("temperature", 0)
     params["response_format"] = {

@@ -1,24 +1,41 @@
 """Grading many samples on the run engine (results log kind ``grade``), and graders as eval functions.
 
 A sample is a record holding the item's fields and the model's output, as ``output_text`` or as
-``messages`` ending with the assistant's answer. ``--log RESULTS`` grades the saved runs of one of our
-results logs instead: each run's output (``output_text``, ``messages`` or ``final_messages``) against
+``messages`` ending with the assistant's answer. ``GradeRunOptions.source_log`` grades the saved runs of one of
+our results logs instead: each run's output (``output_text``, ``messages`` or ``final_messages``) against
 its dataset row, and the grade record keeps the run's keys (row, run, model), so both logs line up.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from osmosis_ai.errors import CLIError, EvalFnError
+from osmosis_ai.errors import EvalFnError, ResultsLogError, RunError
 from osmosis_ai.eval.functions import EvalFunction, final_assistant_text
 from osmosis_ai.graders.core import Grader, load_grader
+from osmosis_ai.graders.models import DEFAULT_EMBEDDING_MODEL
 from osmosis_ai.runs.engine import MemorySink, RunControl, RunEngine, RunOutcome, WorkItem, new_item_record
+from osmosis_ai.runs.observer import RunObserver, quiet_observer
 
-__all__ = ["GradeExecutor", "grade", "grader_eval_function", "log_samples", "output_of", "run_grading"]
+PathLike = str | os.PathLike[str]
+
+__all__ = [
+    "GradeExecutor",
+    "GradeRunOptions",
+    "GradeRunResult",
+    "grade",
+    "grade_summary",
+    "grader_eval_function",
+    "log_samples",
+    "output_of",
+    "run_grade",
+    "run_grading",
+]
 
 Sample = tuple[WorkItem, str | None, Mapping[str, Any]]
 
@@ -86,7 +103,7 @@ def _log_header(path: Path) -> dict[str, Any]:
     except orjson.JSONDecodeError:
         header = None
     if not isinstance(header, dict) or "format" not in header:
-        raise CLIError(f"{path}:1: not an osmosis results log")
+        raise ResultsLogError(f"{path}:1: not an osmosis results log")
     return header
 
 
@@ -98,7 +115,7 @@ def log_samples(path: Path) -> Iterator[WorkItem]:
     header = _log_header(path)
     dataset = header.get("dataset") or {}
     if not dataset.get("path") or not Path(dataset["path"]).is_file():
-        raise CLIError(
+        raise RunError(
             f"{path}: the dataset this log was run on ({dataset.get('path')}) is not readable here"
         )
     # The rows are looked up by index for every run; a log's dataset is read once, not once per run.
@@ -179,3 +196,130 @@ def grader_eval_function(path: str, *, settings: Any = None) -> EvalFunction:
         return (await grader.grade(final_assistant_text(messages), dict(metadata or {}))).score
 
     return EvalFunction(name=path, func=grade_conversation, mode="full")
+
+
+@dataclass(frozen=True, kw_only=True)
+class GradeRunOptions:
+    """A grading session (``osmosis grade``): a grader config over samples, or over a results log's runs.
+
+    Attributes:
+        grader_path: The OpenAI grader config (JSON).
+        data_path: Samples: the item's fields plus ``output_text`` (or ``messages`` ending with the answer).
+        source_log: A results log whose saved runs are graded instead of ``data_path`` (exactly one).
+        base_url: OpenAI-compatible endpoint of model graders and embeddings.
+        embedding_model: The embedding model of ``text_similarity`` ``cosine``.
+        time_limit: Seconds a python grader may run per sample.
+        concurrency: Samples graded at once.
+        log_path: The results log to create (default: a new file under ``$OSMOSIS_LOG_DIR``).
+        resume_path: A results log to continue instead.
+    """
+
+    grader_path: PathLike
+    data_path: PathLike | None = None
+    source_log: PathLike | None = None
+    base_url: str | None = None
+    embedding_model: str = DEFAULT_EMBEDDING_MODEL
+    time_limit: float = 30.0
+    concurrency: int = 8
+    log_path: PathLike | None = None
+    resume_path: PathLike | None = None
+
+    def __post_init__(self) -> None:
+        from osmosis_ai.runs.session_log import check_log_choice
+
+        check_log_choice(self.log_path, self.resume_path)
+        if (self.data_path is None) == (self.source_log is None):
+            raise RunError(
+                "Give exactly one of {data_path} (samples) or {source_log} (a results log's runs).",
+                fields=("data_path", "source_log"),
+            )
+
+
+@dataclass
+class GradeRunResult:
+    """What a grading session did.
+
+    Attributes:
+        options: The options it ran with.
+        grader: The loaded grader (``name``, ``config``).
+        outcome: Samples graded, taken from a resumed log; interrupted or not.
+        log_path: The results log (one record per graded sample).
+        summary: Today's summary of the log (:func:`grade_summary`); empty when interrupted.
+    """
+
+    options: GradeRunOptions
+    grader: Grader
+    outcome: RunOutcome
+    log_path: Path
+    summary: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def problems(self) -> int:
+        """Samples that could not be graded: grader errors and records without output."""
+        return int(self.summary.get("errors", 0)) + int(self.summary.get("without_output", 0))
+
+
+def grade_summary(log_path: Path, name: str) -> dict[str, Any]:
+    """The grader's scores in a grade log: count, mean/std/min/max, passes, errors (three examples), and
+    records without output."""
+    from osmosis_ai.runs.log import iter_runs
+    from osmosis_ai.stats import score_statistics
+
+    scores, passed, errors, missing = [], 0, [], 0
+    for record in iter_runs(log_path):
+        if name in (record.get("scores") or {}):
+            scores.append(record["scores"][name])
+            passed += bool(record.get("passed"))
+        elif record.get("eval_errors"):
+            errors.append(f"row {record['row_index']}: {record['eval_errors'].get(name)}")
+        else:
+            missing += 1
+    stats = score_statistics(scores)
+    return {
+        "grader": name,
+        "graded": len(scores),
+        "mean": stats.mean,
+        "std": stats.std,
+        "min": stats.min,
+        "max": stats.max,
+        "passed": passed,
+        "errors": len(errors),
+        "error_examples": errors[:3],
+        "without_output": missing,
+        "log": str(log_path),
+    }
+
+
+def run_grade(options: GradeRunOptions, observer: RunObserver | None = None) -> GradeRunResult:
+    """Grades every sample (or saved run) the log does not hold yet; returns the session and its summary.
+
+    Example:
+        >>> result = run_grade(GradeRunOptions(grader_path="grader.json", data_path="samples.jsonl"))  # doctest: +SKIP
+        >>> result.summary["mean"]  # doctest: +SKIP
+    """
+    from osmosis_ai.datasets import read_dataset
+    from osmosis_ai.graders.models import ModelSettings
+    from osmosis_ai.runs.session_log import open_session_log
+
+    observer = quiet_observer(observer)
+    settings = ModelSettings(base_url=options.base_url, embedding_model=options.embedding_model)
+    grader = load_grader(Path(options.grader_path), settings=settings, time_limit=options.time_limit)
+    source = Path(options.data_path or options.source_log or "")
+    config = {
+        "grader": grader.config,
+        "source": "log" if options.source_log else "samples",
+        "embedding_model": options.embedding_model,
+    }
+    log = open_session_log("grade", config, source, options.log_path, options.resume_path, observer)
+    if options.source_log is not None:
+        items: Iterable[WorkItem] = log_samples(source)
+    else:
+        items = sample_items(enumerate(read_dataset(source, contract="any")))
+    try:
+        outcome = run_grading(grader, items, log, concurrency=options.concurrency)
+    finally:
+        log.close()
+    result = GradeRunResult(options, grader, outcome, log.path)
+    if not outcome.interrupted:
+        result.summary = grade_summary(log.path, grader.name)
+    return result

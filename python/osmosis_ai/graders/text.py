@@ -1,14 +1,18 @@
 """Text graders computed locally: ``string_check`` and the ``text_similarity`` metrics but ``cosine``.
 
-Tokens (BLEU, GLEU, ROUGE) are the lower-cased word characters runs of the text (``\\w+``). The exact
-definitions, so scores can be checked by hand:
+Each metric equals the library OpenAI's grader documentation names for it, or the reference implementation
+of the metric where it names none (``tests/test_grader_references.py`` checks every one against its
+library on random and edge inputs):
 
-* ``fuzzy_match``: the normalised Indel similarity of the two strings, ``2 * LCS / (len(a) + len(b))``
-  over characters (rapidfuzz's ``ratio`` / 100); 1.0 for two empty strings.
-* ``bleu``: sentence BLEU-4 with uniform weights and the brevity penalty; the 2- to 4-gram precisions
-  are add-one smoothed (Lin and Och, 2004) so a short answer is not 0 for lacking a 4-gram match.
-* ``gleu``: sentence GLEU (Wu et al., 2016): matched 1- to 4-grams over the larger of the two totals.
-* ``rouge_1`` .. ``rouge_5``: F1 of the clipped n-gram overlap; ``rouge_l``: F1 of the token LCS.
+* ``fuzzy_match``: rapidfuzz's ``fuzz.ratio(input, reference) / 100``, the normalised Indel similarity
+  ``1 - (len(a) + len(b) - 2 * LCS) / (len(a) + len(b))`` over characters; 1.0 for two empty strings.
+* ``bleu``: sacreBLEU's ``sentence_bleu(input, [reference]).score / 100`` with its defaults: the ``13a``
+  tokenizer (mteval-v13a, case kept), ``exp`` smoothing and the effective order, so an order the input is
+  too short to have is left out instead of counted as a perfect match.
+* ``gleu``: NLTK's ``sentence_gleu([reference], input)`` (1- to 4-grams) over the same ``13a`` tokens.
+* ``rouge_1`` .. ``rouge_5``, ``rouge_l``: the F-measure of rouge-score's ``RougeScorer(["rougeN",
+  "rougeL"], use_stemmer=False).score(reference, input)``, tokenised as it does: lower-cased, every run of
+  characters other than ``a-z0-9`` is a separator (so ``"naïve"`` is the two tokens ``na ve``).
 """
 
 from __future__ import annotations
@@ -18,9 +22,18 @@ import re
 from collections import Counter
 from collections.abc import Hashable, Sequence
 
-__all__ = ["LOCAL_METRICS", "fuzzy_match", "lcs_length", "similarity", "string_check", "tokens"]
+__all__ = [
+    "LOCAL_METRICS",
+    "bleu",
+    "fuzzy_match",
+    "gleu",
+    "lcs_length",
+    "rouge_tokens",
+    "similarity",
+    "string_check",
+    "tokens_13a",
+]
 
-_TOKEN = re.compile(r"\w+")
 LOCAL_METRICS = (
     "fuzzy_match",
     "bleu",
@@ -33,6 +46,20 @@ LOCAL_METRICS = (
     "rouge_l",
 )
 STRING_OPERATIONS = ("eq", "ne", "like", "ilike")
+_MAX_ORDER = 4
+
+# mteval-v13a's splitting rules, applied in this order to the space-padded line.
+_13A_RULES = (
+    # ASCII punctuation and symbols except ' , - . become tokens of their own.
+    (re.compile(r"([\x20-\x26\x28-\x2b\x2f\x3a-\x40\x5b-\x60\x7b-\x7e])"), r" \1 "),
+    # A period or comma is split off unless it sits between digits (3.14 and 1,000 stay whole).
+    (re.compile(r"([^0-9])([.,])"), r"\1 \2 "),
+    (re.compile(r"([.,])([^0-9])"), r" \1 \2"),
+    # A dash after a digit is split off (a range 1-2 is three tokens).
+    (re.compile(r"([0-9])(-)"), r"\1 \2 "),
+)
+_13A_ENTITIES = (("&quot;", '"'), ("&amp;", "&"), ("&lt;", "<"), ("&gt;", ">"))
+_ROUGE_SEPARATOR = re.compile(r"[^0-9a-z]+")
 
 
 def string_check(value: str, reference: str, operation: str) -> float:
@@ -53,14 +80,32 @@ def string_check(value: str, reference: str, operation: str) -> float:
     raise ValueError(f"unknown string_check operation {operation!r}")
 
 
-def tokens(text: str) -> list[str]:
-    """Lower-cased word tokens.
+def tokens_13a(text: str) -> list[str]:
+    """The tokens BLEU and GLEU count: sacreBLEU's default ``13a`` tokenisation (case kept).
 
     Example:
-        >>> tokens("The cat, the HAT.")
-        ['the', 'cat', 'the', 'hat']
+        >>> tokens_13a("The cat's 3.5 kg, (roughly).")
+        ['The', "cat's", '3.5', 'kg', ',', '(', 'roughly', ')', '.']
     """
-    return _TOKEN.findall(text.lower())
+    # Trailing whitespace goes first, as sacreBLEU strips it before tokenising (so a final "-\n" stays).
+    line = text.rstrip().replace("<skipped>", "").replace("-\n", "").replace("\n", " ")
+    if "&" in line:
+        for entity, character in _13A_ENTITIES:  # one after the other: "&amp;lt;" ends as "<"
+            line = line.replace(entity, character)
+    line = f" {line} "
+    for pattern, replacement in _13A_RULES:
+        line = pattern.sub(replacement, line)
+    return line.split()
+
+
+def rouge_tokens(text: str) -> list[str]:
+    """The tokens ROUGE counts, as rouge-score makes them (no stemming).
+
+    Example:
+        >>> rouge_tokens("NAÏVE sat-down, 2x!")
+        ['na', 've', 'sat', 'down', '2x']
+    """
+    return _ROUGE_SEPARATOR.sub(" ", text.lower()).split()
 
 
 def lcs_length(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
@@ -84,15 +129,17 @@ def lcs_length(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
 
 
 def fuzzy_match(a: str, b: str) -> float:
-    """``2 * LCS / (len(a) + len(b))`` over characters.
+    """rapidfuzz's ``fuzz.ratio(a, b) / 100`` (see the module docstring).
 
     Example:
         >>> round(fuzzy_match("kitten", "sitting"), 4)
         0.6154
     """
-    if not a and not b:
+    total = len(a) + len(b)
+    if not total:
         return 1.0
-    return 2 * lcs_length(a, b) / (len(a) + len(b))
+    # rapidfuzz's order of operations (similarity from the distance, in percent), so scores equal its own.
+    return (1.0 - (total - 2 * lcs_length(a, b)) / total) * 100 / 100
 
 
 def _ngrams(words: Sequence[str], n: int) -> Counter[tuple[str, ...]]:
@@ -105,30 +152,43 @@ def _overlap(candidate: Sequence[str], reference: Sequence[str], n: int) -> tupl
     return matched, sum(cand.values()), sum(ref.values())
 
 
-def bleu(candidate: Sequence[str], reference: Sequence[str]) -> float:
-    """Sentence BLEU-4 (see the module docstring for the smoothing)."""
-    if not candidate or not reference:
+def bleu(value: str, reference: str) -> float:
+    """sacreBLEU's sentence BLEU of ``value`` against ``reference``, as a fraction (see the module docstring).
+
+    Example:
+        >>> round(bleu("x y", "x z"), 6)  # 1 of 2 unigrams, 0 of 1 bigram (smoothed to 1/2); no trigram
+        0.5
+    """
+    candidate, ref = tokens_13a(value), tokens_13a(reference)
+    counts = [_overlap(candidate, ref, n) for n in range(1, _MAX_ORDER + 1)]
+    if not any(matched for matched, _, _ in counts):
         return 0.0
-    log_sum = 0.0
-    for n in range(1, 5):
-        matched, total, _ = _overlap(candidate, reference, n)
-        if n == 1:
-            if matched == 0:
-                return 0.0
-            precision = matched / total
+    brevity = 1.0 if len(candidate) >= len(ref) else math.exp(1 - len(ref) / len(candidate))
+    # Precisions in percent and the geometric mean in sacreBLEU's order, so the score is bit-equal to its own.
+    logs: list[float] = []
+    smoothing = 1.0
+    for matched, total, _ in counts:
+        if total == 0:  # the input is too short for this order: left out (effective order)
+            break
+        if matched == 0:
+            smoothing *= 2
+            logs.append(math.log(100.0 / (smoothing * total)))
         else:
-            precision = (matched + 1) / (total + 1)
-        log_sum += math.log(precision) / 4
-    c, r = len(candidate), len(reference)
-    brevity = 1.0 if c > r else math.exp(1 - r / c)
-    return brevity * math.exp(log_sum)
+            logs.append(math.log(100.0 * matched / total))
+    return brevity * math.exp(sum(logs) / len(logs)) / 100
 
 
-def gleu(candidate: Sequence[str], reference: Sequence[str]) -> float:
-    """Sentence GLEU over 1- to 4-grams."""
+def gleu(value: str, reference: str) -> float:
+    """NLTK's sentence GLEU over 1- to 4-grams of the ``13a`` tokens.
+
+    Example:
+        >>> gleu("the cat sat", "the cat ran")  # 2 + 1 + 0 matched of 3 + 2 + 1
+        0.5
+    """
+    candidate, ref = tokens_13a(value), tokens_13a(reference)
     matched = cand_total = ref_total = 0
-    for n in range(1, 5):
-        m, c, r = _overlap(candidate, reference, n)
+    for n in range(1, _MAX_ORDER + 1):
+        m, c, r = _overlap(candidate, ref, n)
         matched, cand_total, ref_total = matched + m, cand_total + c, ref_total + r
     denominator = max(cand_total, ref_total)
     return matched / denominator if denominator else 0.0
@@ -150,11 +210,11 @@ def similarity(metric: str, value: str, reference: str) -> float:
     """
     if metric == "fuzzy_match":
         return fuzzy_match(value, reference)
-    cand, ref = tokens(value), tokens(reference)
     if metric == "bleu":
-        return bleu(cand, ref)
+        return bleu(value, reference)
     if metric == "gleu":
-        return gleu(cand, ref)
+        return gleu(value, reference)
+    cand, ref = rouge_tokens(value), rouge_tokens(reference)
     if metric == "rouge_l":
         return _f1(lcs_length(cand, ref), len(cand), len(ref))
     if metric.startswith("rouge_") and metric[6:].isdigit():

@@ -65,6 +65,12 @@ class LLMBridge:
         return self.tokens_by_rollout.pop(rollout_id, 0)
 
     async def start(self) -> LLMBridge:
+        """Listens on 127.0.0.1, and adds ``127.0.0.1`` and ``localhost`` to this process's ``NO_PROXY``:
+        workflows here (and the child processes they start) reach the bridge directly, whatever proxy the
+        environment names for the rest of their traffic."""
+        from osmosis_ai.llm.network import cover_loopback
+
+        cover_loopback()
         self._server = await Http1Server(self._handle, port=self.requested_port).start()
         self.port = self._server.port
         return self

@@ -6,6 +6,10 @@ and response objects, header multidicts, tracing hooks) than the rest of the eva
 client does only what that needs: ``Content-Length`` and ``chunked`` bodies, keep-alive, TLS for https, a
 total timeout per request, and one transparent retry when a pooled connection turns out to have been closed
 by the server while idle (before any byte of the answer arrived).
+
+Proxies and certificate authorities are whatever :func:`~osmosis_ai.llm.network.network_settings` decides,
+once per pool: plain http goes to the proxy in absolute form, https through a ``CONNECT`` tunnel
+(:mod:`.http1_proxy`). Without a proxy a request is built and sent exactly as before.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 from osmosis_ai._deadline import within
+from osmosis_ai.llm.network import NetworkSettings, network_settings
 
 __all__ = [
     "BodyTooLarge",
@@ -73,7 +78,14 @@ class Http1Pool:
         >>> response = await pool.post("/chat/completions", b"{}", timeout=30)  # doctest: +SKIP
     """
 
-    def __init__(self, base_url: str, *, limit: int = 64, headers: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        limit: int = 64,
+        headers: dict[str, str] | None = None,
+        network: NetworkSettings | None = None,
+    ) -> None:
         parts = urlsplit(base_url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError(f"not an http(s) URL: {base_url!r}")
@@ -85,22 +97,39 @@ class Http1Pool:
         host_header = self._host if default_port else f"{self._host}:{self._port}"
         if ":" in self._host and not default_port:  # an IPv6 literal needs its brackets back
             host_header = f"[{self._host}]:{self._port}"
+        network = network if network is not None else network_settings()
+        self._proxy = network.proxy_for(base_url)
+        self._ssl: ssl.SSLContext | None = network.ssl_context() if self._tls else None
+        proxy_tls = self._proxy is not None and self._proxy.scheme == "https"
+        self._proxy_ssl: ssl.SSLContext | None = network.ssl_context() if proxy_tls else None
         extra = "".join(f"{k}: {v}\r\n" for k, v in (headers or {}).items())
+        target = self._prefix
+        if self._proxy is not None and not self._tls:  # forwarded: the request line names the whole URL
+            target = f"http://{host_header}{self._prefix}"
+            if self._proxy.authorization:
+                extra = f"Proxy-Authorization: {self._proxy.authorization}\r\n{extra}"
+        self._target = target.encode("latin-1")
         self._head = f"Host: {host_header}\r\n{extra}".encode("latin-1")
         self._idle: deque[_Connection] = deque()
         self._slots = asyncio.Semaphore(limit) if limit > 0 else None
-        self._ssl: ssl.SSLContext | None = ssl.create_default_context() if self._tls else None
 
     async def _open(self, connect_timeout: float) -> _Connection:
-        try:
-            reader, writer = await asyncio.wait_for(
-                asyncio.open_connection(self._host, self._port, ssl=self._ssl, limit=_MAX_HEADER_BYTES * 16),
-                connect_timeout,
+        where = f"{self._host}:{self._port}"
+        if self._proxy is None:
+            opening = asyncio.open_connection(
+                self._host, self._port, ssl=self._ssl, limit=_MAX_HEADER_BYTES * 16
             )
+        else:
+            from osmosis_ai.llm.http1_proxy import open_via_proxy
+
+            opening = open_via_proxy(
+                self._proxy, self._host, self._port, self._ssl, self._proxy_ssl, limit=_MAX_HEADER_BYTES * 16
+            )
+            where += f" through the proxy {self._proxy.shown} ({self._proxy.variable})"
+        try:
+            reader, writer = await asyncio.wait_for(opening, connect_timeout)
         except (OSError, asyncio.TimeoutError, TimeoutError) as exc:
-            raise ConnectFailed(
-                f"cannot connect to {self._host}:{self._port} ({exc or type(exc).__name__})"
-            ) from exc
+            raise ConnectFailed(f"cannot connect to {where} ({exc or type(exc).__name__})") from exc
         return _Connection(reader, writer)
 
     async def post(
@@ -108,7 +137,7 @@ class Http1Pool:
     ) -> HttpResponse:
         """POSTs ``body`` (JSON) to ``prefix + path``; raises OSError/TimeoutError subclasses on failure."""
         request = (
-            b"POST " + (self._prefix + path).encode("latin-1") + b" HTTP/1.1\r\n" + self._head
+            b"POST " + self._target + path.encode("latin-1") + b" HTTP/1.1\r\n" + self._head
             + b"Content-Type: application/json\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n"
             + body
         )  # fmt: skip

@@ -2,7 +2,9 @@
 
 LiteLLM is imported on first use (it takes seconds), with its network cost-map fetch and telemetry off.
 Its own retries are disabled: :class:`~osmosis_ai.llm.retry.RetryPolicy` decides, so attempts, waits and
-``Retry-After`` are visible in our accounting instead of hidden inside a library.
+``Retry-After`` are visible in our accounting instead of hidden inside a library. It checks servers against
+the certificate authorities of :func:`~osmosis_ai.llm.network.network_settings` (``SSL_CERT_FILE`` or
+``SSL_CERT_DIR``), and picks proxies from the same variables with httpx's own rules, which ours copy.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
+from osmosis_ai.llm.network import NetworkSettings, network_settings
 from osmosis_ai.llm.providers import Endpoint
 from osmosis_ai.llm.retry import Failure, ProviderCallError, RetryPolicy, call_with_retries
 from osmosis_ai.llm.transport import DEFAULT_POLICY, Reply
@@ -49,9 +52,12 @@ def _to_dict(response: Any) -> dict[str, Any]:
 class LiteLLMTransport:
     """Calls ``litellm.acompletion`` for one endpoint, one attempt per call of the retry loop."""
 
-    def __init__(self, endpoint: Endpoint, *, policy: RetryPolicy | None = None) -> None:
+    def __init__(
+        self, endpoint: Endpoint, *, policy: RetryPolicy | None = None, network: NetworkSettings | None = None
+    ) -> None:
         self.endpoint = endpoint
         self.policy = policy or DEFAULT_POLICY
+        self._network = network if network is not None else network_settings()
 
     def _litellm(self) -> ModuleType:
         try:
@@ -73,6 +79,9 @@ class LiteLLMTransport:
         policy: RetryPolicy | None = None,
     ) -> Reply:
         litellm = self._litellm()
+        # LiteLLM picks proxies from the same variables with httpx's rules; the authorities are ours to give,
+        # as a file: every LiteLLM client path honours a CA bundle path (not all of them a context).
+        litellm.ssl_verify = self._network.ca_bundle()
         endpoint = self.endpoint
         kwargs: dict[str, Any] = {
             "model": endpoint.litellm_model,

@@ -57,9 +57,11 @@ def default_model_path() -> Path:
 
 def _wait_healthy(base: str, deadline: float) -> None:
     last: Exception | None = None
+    # Our own server on 127.0.0.1: asked directly, whatever proxy the environment names.
+    direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     while time.monotonic() < deadline:
         try:
-            with urllib.request.urlopen(f"{base}/health", timeout=2) as response:
+            with direct.open(f"{base}/health", timeout=2) as response:
                 if response.status == 200:
                     return
         except (urllib.error.URLError, OSError) as exc:
@@ -136,6 +138,7 @@ class LocalModelServer:
             raise RuntimeError("The local model server did not report a listening address")
         self.root_url = address if "://" in address else f"http://{address}"
         _wait_healthy(self.root_url, time.monotonic() + self.startup_timeout)
+        _cover_loopback()
         return self
 
     def stop(self) -> None:
@@ -221,7 +224,16 @@ def spawn_local_server(
     if not line.startswith("READY "):
         SpawnedServer(proc, "").stop(timeout=2)
         raise RuntimeError(f"The local model server did not start (got {line!r}); see its log for details")
+    _cover_loopback()
     return SpawnedServer(proc, line.split(maxsplit=1)[1].strip())
+
+
+def _cover_loopback() -> None:
+    """Calls from this process (and its children, such as the demo's ``osmosis eval``) to the server's
+    127.0.0.1 address go direct, not to a proxy the environment names (see :func:`cover_loopback`)."""
+    from osmosis_ai.llm.network import cover_loopback
+
+    cover_loopback()
 
 
 # The module docstring is reStructuredText for the API docs; --help gets plain text of its own.

@@ -14,6 +14,7 @@ from typing import Any
 import orjson
 
 from osmosis_ai.llm.http1 import ConnectFailed, Http1Pool
+from osmosis_ai.llm.network import NetworkSettings, network_settings
 from osmosis_ai.llm.providers import Endpoint
 from osmosis_ai.llm.retry import Failure, ProviderCallError, RetryPolicy, call_with_retries, classify_status
 from osmosis_ai.llm.transport import DEFAULT_POLICY, Reply
@@ -40,7 +41,12 @@ class OpenAICompatTransport:
     """The direct transport; one instance per endpoint serves every concurrent call of a session."""
 
     def __init__(
-        self, endpoint: Endpoint, *, max_connections: int = 64, policy: RetryPolicy | None = None
+        self,
+        endpoint: Endpoint,
+        *,
+        max_connections: int = 64,
+        policy: RetryPolicy | None = None,
+        network: NetworkSettings | None = None,
     ) -> None:
         if endpoint.base_url is None:
             raise ValueError("OpenAICompatTransport needs an endpoint with a base URL")
@@ -53,6 +59,7 @@ class OpenAICompatTransport:
         self._url = endpoint.base_url.rstrip("/") + "/chat/completions"
         self._shown_url = safe_url(self._url)  # messages name the URL without its credentials
         self._max_connections = max_connections
+        self._network = network if network is not None else network_settings()
         # One pool per event loop: connections and the pool's semaphore belong to the loop that made them,
         # and an agent isolated on its own loop (the run engine's LoopThread) calls from there directly.
         self._pools: dict[asyncio.AbstractEventLoop, Http1Pool] = {}
@@ -67,7 +74,7 @@ class OpenAICompatTransport:
             for gone in [other for other in self._pools if other.is_closed()]:
                 del self._pools[gone]  # an abandoned user loop: its sockets went with it
             pool = self._pools[loop] = Http1Pool(
-                self._base, limit=self._max_connections, headers=self._headers
+                self._base, limit=self._max_connections, headers=self._headers, network=self._network
             )
         return pool
 

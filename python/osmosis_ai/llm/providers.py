@@ -188,6 +188,7 @@ def resolve_endpoint(
     provider: str | None = None,
     key_env: str | None = None,
     timeout: float = 120.0,
+    require_key: bool = True,
 ) -> Endpoint:
     """Resolves a model to an :class:`Endpoint`: the transport, the name on the wire, the key.
 
@@ -195,7 +196,8 @@ def resolve_endpoint(
     the judge's ``model_info`` does). Without ``provider``, a ``base_url`` is a custom OpenAI-compatible
     server: the name goes over the wire as typed (``org/model`` included, an ``openai/`` routing prefix
     dropped) and no key is demanded. Providers in :data:`OPENAI_WIRE_BASE_URLS` use the direct transport;
-    the others use LiteLLM. A key is required for hosted endpoints only, never for a local one.
+    the others use LiteLLM. A key is required for hosted endpoints only, never for a local one, and not
+    at all with ``require_key=False`` (the endpoint then has none, and a call the provider refuses fails).
 
     Raises:
         MissingAPIKeyError: If a hosted provider's key is needed and cannot be found.
@@ -213,7 +215,7 @@ def resolve_endpoint(
     else:
         provider, bare = provider.strip().lower(), model
     base = base_url or base_url_from_env(provider)
-    hosted = base is None or not is_local_url(base)
+    hosted = require_key and (base is None or not is_local_url(base))
     if provider in OPENAI_WIRE_BASE_URLS:
         key = _key(provider, api_key, key_env, required=hosted)
         return Endpoint(model, provider, bare, base or OPENAI_WIRE_BASE_URLS[provider], key, timeout)

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from osmosis_ai.llm.network import NetworkSettings, network_settings
 from osmosis_ai.llm.providers import Endpoint
 from osmosis_ai.llm.retry import RetryPolicy
 from osmosis_ai.llm.usage import CallStats
@@ -55,9 +56,19 @@ class Transport(Protocol):
 
 
 def make_transport(
-    endpoint: Endpoint, *, max_connections: int = 64, policy: RetryPolicy | None = None
+    endpoint: Endpoint,
+    *,
+    max_connections: int = 64,
+    policy: RetryPolicy | None = None,
+    network: NetworkSettings | None = None,
 ) -> Any:
     """The direct OpenAI-compatible transport when the endpoint has a base URL, LiteLLM otherwise.
+
+    Both follow ``network`` (default: :func:`~osmosis_ai.llm.network.network_settings`, read now): the
+    proxy and certificate settings the platform client and storage transfers follow too.
+
+    Raises:
+        ConfigError: A proxy or certificate variable is unusable (the message names it).
 
     Example:
         >>> from osmosis_ai.llm.providers import resolve_endpoint
@@ -65,10 +76,16 @@ def make_transport(
         >>> type(t).__name__
         'OpenAICompatTransport'
     """
+    network = network if network is not None else network_settings()
+    network.check()  # an unusable proxy variable fails the command up front, not every row after it
+    if not (endpoint.base_url or "").startswith("http://"):
+        network.ssl_context()  # likewise a missing SSL_CERT_FILE
     if endpoint.direct:
         from osmosis_ai.llm.openai_http import OpenAICompatTransport
 
-        return OpenAICompatTransport(endpoint, max_connections=max_connections, policy=policy)
+        return OpenAICompatTransport(
+            endpoint, max_connections=max_connections, policy=policy, network=network
+        )
     from osmosis_ai.llm.litellm_transport import LiteLLMTransport
 
-    return LiteLLMTransport(endpoint, policy=policy)
+    return LiteLLMTransport(endpoint, policy=policy, network=network)

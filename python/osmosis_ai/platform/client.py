@@ -16,6 +16,7 @@ from urllib.parse import quote
 import httpx
 
 from osmosis_ai._version import __version__
+from osmosis_ai.llm.httpx_clients import http_client
 from osmosis_ai.llm.retry import (
     RETRYABLE_STATUS,
     RetryLater,
@@ -83,7 +84,8 @@ class PlatformClient:
         self.retry = retry or RetryPolicy(max_retries=3, base_delay=1.0, max_delay=8.0, max_retry_after=60.0)
         self.sleep = sleep
         self.warnings: list[tuple[str, str]] = []
-        self._http = httpx.Client(timeout=timeout, follow_redirects=False)
+        # Proxies and certificate authorities as for every other client (llm/network.py decides).
+        self._http = http_client(timeout=timeout, follow_redirects=False)
 
     def close(self) -> None:
         """Closes the connection pool."""

@@ -10,7 +10,7 @@ from typing import Any
 
 from osmosis_ai.errors import CLIError
 
-__all__ = ["AuthRequiredError", "InteractiveRequiredError", "PlatformError"]
+__all__ = ["AuthRequiredError", "InsecurePlatformURLError", "InteractiveRequiredError", "PlatformError"]
 
 
 class PlatformError(CLIError):
@@ -52,3 +52,16 @@ class InteractiveRequiredError(PlatformError):
 
     def __init__(self, message: str, *, details: dict[str, Any] | None = None) -> None:
         super().__init__(message, code="INTERACTIVE_REQUIRED", details=details)
+
+
+class InsecurePlatformURLError(PlatformError):
+    """A plain-HTTP platform URL to a non-loopback host, refused (``VALIDATION``).
+
+    Attributes:
+        warnings: ``(code, message)`` pairs shown before the error (``INSECURE_PLATFORM_URL``), as the
+            established CLI warns and then refuses.
+    """
+
+    def __init__(self, message: str, *, url: str, warnings: tuple[tuple[str, str], ...]) -> None:
+        super().__init__(message, code="VALIDATION", details={"platform_url": url})
+        self.warnings = warnings

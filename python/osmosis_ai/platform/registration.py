@@ -57,15 +57,21 @@ def reported_host(bound_host: str) -> str:
 
 
 def wait_until_healthy(port: int, *, timeout: float = 10.0, interval: float = 0.2) -> bool:
-    """Polls ``http://127.0.0.1:<port>/health`` until it answers 200, for at most ``timeout`` seconds."""
+    """Polls ``http://127.0.0.1:<port>/health`` until it answers 200, for at most ``timeout`` seconds.
+
+    Our own server on this machine: asked directly, never through a proxy the environment names.
+    """
     import httpx
 
+    from osmosis_ai.llm.httpx_clients import http_client
+
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with contextlib.suppress(httpx.HTTPError):
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2.0).status_code == 200:
-                return True
-        time.sleep(interval)
+    with http_client(direct=True, timeout=2.0) as client:
+        while time.monotonic() < deadline:
+            with contextlib.suppress(httpx.HTTPError):
+                if client.get(f"http://127.0.0.1:{port}/health").status_code == 200:
+                    return True
+            time.sleep(interval)
     return False
 
 

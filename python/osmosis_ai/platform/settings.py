@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from osmosis_ai.platform.errors import PlatformError
+from osmosis_ai.platform.errors import InsecurePlatformURLError, PlatformError
 
 __all__ = [
     "DEFAULT_PLATFORM_URL",
@@ -175,11 +175,17 @@ def resolve_settings(flag: str | None, environ: MutableMapping[str, str] | None 
     parts = urlsplit(url)
     warnings: list[tuple[str, str]] = []
     if parts.scheme != "https" and not is_loopback_host(parts.hostname or ""):
-        message = (
-            f"Platform URL {url} is not HTTPS: your login token would travel unencrypted. Use https://, "
-            "or set OSMOSIS_ALLOW_INSECURE_PLATFORM_URL=1 if you really mean it"
+        warnings.append(
+            (
+                "INSECURE_PLATFORM_URL",
+                f"Platform URL {url} is not HTTPS: your login token would travel unencrypted.",
+            )
         )
         if env.get("OSMOSIS_ALLOW_INSECURE_PLATFORM_URL", "").strip() != "1":
-            raise PlatformError(message, code="VALIDATION", details={"platform_url": url})
-        warnings.append(("INSECURE_PLATFORM_URL", message))
+            raise InsecurePlatformURLError(
+                f"Refusing the plain-HTTP platform URL {url}: use https://, or set "
+                "OSMOSIS_ALLOW_INSECURE_PLATFORM_URL=1 if you really mean it",
+                url=url,
+                warnings=tuple(warnings),
+            )
     return PlatformSettings(url, source, tuple(warnings))

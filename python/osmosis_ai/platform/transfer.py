@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
+from osmosis_ai.llm.httpx_clients import http_client
 from osmosis_ai.llm.retry import (
     RETRYABLE_STATUS,
     RetryLater,
@@ -118,8 +119,8 @@ def _chunks(handle: Any) -> Any:
 
 def storage_client() -> httpx.Client:
     """The client storage uploads go through (it sends no platform token: presigned URLs carry their own
-    authorisation)."""
-    return httpx.Client()
+    authorisation); proxies and certificate authorities as for every client (llm/network.py)."""
+    return http_client()
 
 
 def _put_parts(
@@ -275,7 +276,7 @@ def download_all(
     # Storage may redirect; every hop must meet the same HTTPS-or-loopback rule as the first URL.
     hooks = {"request": [lambda request: check_presigned_url(str(request.url))]}
     with (
-        httpx.Client(follow_redirects=True, event_hooks=hooks) as http,
+        http_client(follow_redirects=True, event_hooks=hooks) as http,
         ThreadPoolExecutor(max_workers=concurrency) as pool,
     ):
         futures = {

@@ -2,8 +2,9 @@
 
 One work item per row on the run engine (results log kind ``probe``, so ``--resume`` works as for eval).
 A record's ``scores`` are keyed ``"<function>@<probe>"``, with the probe ``correct`` for the row's real
-answer; a function that raised is under ``eval_errors`` with the same key, never a score. ``previews``
-keeps each control's text (cut) so the report can show example rows without re-reading the dataset.
+answer as written and ``correct_*`` for it in the other common formats (:data:`~osmosis_ai.probes.controls.CORRECT_FORMS`); a function
+that raised is under ``eval_errors`` with the same key, never a score. ``previews`` keeps each answer's
+text (cut) so the report can show example rows without re-reading the dataset.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 
 from osmosis_ai.errors import EvalFnError
 from osmosis_ai.eval.functions import EvalFunction
-from osmosis_ai.probes.controls import build_controls, correct_answer
+from osmosis_ai.probes.controls import build_controls, correct_answer, correct_forms
 from osmosis_ai.runs.engine import RunControl, RunEngine, RunOutcome, WorkItem, new_item_record, work_items
 
 __all__ = ["CORRECT", "ProbeExecutor", "log_config", "other_answers", "probe_key", "run_probes"]
@@ -30,6 +31,8 @@ def probe_key(function: str, probe: str) -> str:
 
 
 def _preview(text: str) -> str:
+    if len(text) <= _PREVIEW:  # as it is: whitespace around an answer can be what a probe is about
+        return text
     flat = " ".join(text.split())
     return flat if len(flat) <= _PREVIEW else flat[: _PREVIEW - 3] + "..."
 
@@ -76,11 +79,13 @@ class ProbeExecutor:
         return new_item_record(item)
 
     async def execute(self, item: WorkItem, record: dict[str, Any], control: RunControl) -> None:
-        answers: dict[str, str] = {CORRECT: correct_answer(item.row)}
-        controls = build_controls(item.row, self.others.get(item.row_index))
-        answers.update({name: text for name, text in controls.items() if text is not None})
+        candidates = {
+            **correct_forms(correct_answer(item.row)),
+            **build_controls(item.row, self.others.get(item.row_index)),
+        }
+        answers = {name: text for name, text in candidates.items() if text is not None}
         record["previews"] = {name: _preview(text) for name, text in answers.items()}
-        record["not_applicable"] = sorted(name for name, text in controls.items() if text is None)
+        record["not_applicable"] = sorted(name for name, text in candidates.items() if text is None)
         errors: dict[str, str] = {}
         for fn in self.eval_fns:
             for probe, text in answers.items():
@@ -99,7 +104,8 @@ class ProbeExecutor:
 
 def log_config(eval_fns: Sequence[EvalFunction], threshold: float) -> dict[str, Any]:
     """What makes probe logs comparable (a resume with another function list is refused)."""
-    return {"eval_fns": [fn.name for fn in eval_fns], "threshold": threshold, "probes_version": 1}
+    # probes_version 2: controls sized to each answer, correct answers in common formats.
+    return {"eval_fns": [fn.name for fn in eval_fns], "threshold": threshold, "probes_version": 2}
 
 
 def run_probes(

@@ -13,9 +13,9 @@ names users' code expects; that star-import loads the lazy modules too.
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
+from osmosis_ai._lazy import load_attribute
 from osmosis_ai.errors import (
     AgentLoopNotFoundError,
     OsmosisRolloutError,
@@ -138,12 +138,7 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'osmosis_ai.rollout' has no attribute '{name}'")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+    return load_attribute(__name__, _LAZY, name, globals())
 
 
 __all__ = [

@@ -38,9 +38,11 @@ _RETRYABLE_4XX = frozenset({408, 429})
 
 
 def create_http_client(settings: RolloutSettings, timeout_seconds: float | None = None) -> httpx.AsyncClient:
-    """Builds the pooled HTTP client used to talk to TrainGate."""
+    """Builds the pooled HTTP client used to talk to TrainGate (proxies and certificates per llm/network.py)."""
+    from osmosis_ai.llm.httpx_clients import async_http_client
+
     client_settings = settings.client
-    return httpx.AsyncClient(
+    return async_http_client(
         timeout=httpx.Timeout(timeout_seconds or client_settings.timeout_seconds, connect=10.0),
         limits=httpx.Limits(
             max_connections=client_settings.max_connections,
@@ -88,6 +90,9 @@ class OsmosisLLMClient:
             settings = RolloutSettings(client=settings)
         self.server_url = server_url.rstrip("/")
         self.rollout_id = rollout_id
+        # Public in the established client; tests written for it read them.
+        self.api_key = api_key
+        self.timeout_seconds = settings.client.timeout_seconds if timeout_seconds is None else timeout_seconds
         self._settings = settings
         self._timeout = timeout_seconds
         self.max_retries = settings.client.max_retries if max_retries is None else max_retries

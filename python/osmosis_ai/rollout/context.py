@@ -102,12 +102,12 @@ class RolloutContext:
         if not self.chat_completions_url:
             raise RuntimeError("this rollout has no chat-completions URL (OSMOSIS_CHAT_COMPLETIONS_URL)")
         from osmosis_ai.llm.bridge import reply_body, split_request
-        from osmosis_ai.llm.openai_http import OpenAICompatTransport
         from osmosis_ai.llm.providers import Endpoint
+        from osmosis_ai.llm.transport import make_transport
 
         model = str(body.get("model") or "default")
         endpoint = Endpoint(model, "openai", model, self.chat_completions_url, self.api_key)
-        transport = OpenAICompatTransport(endpoint, max_connections=1)
+        transport = make_transport(endpoint, max_connections=1)  # a base URL: the direct transport
         try:
             return reply_body(await transport.complete(*split_request(body)))
         finally:

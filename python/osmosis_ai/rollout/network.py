@@ -82,9 +82,10 @@ def is_private_ip(address: str) -> bool:
 
 
 def _ask(url: str, timeout: float) -> str:
-    import httpx
+    from osmosis_ai.llm.httpx_clients import http_client
 
-    response = httpx.get(url, timeout=timeout, follow_redirects=True)
+    with http_client(timeout=timeout, follow_redirects=True) as client:
+        response = client.get(url)
     response.raise_for_status()
     answer = response.text.strip()
     if not validate_ipv4(answer) or is_private_ip(answer):

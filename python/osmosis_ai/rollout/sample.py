@@ -21,6 +21,7 @@ __all__ = [
     "ExecutionRequest",
     "ExecutionResult",
     "GraderStatus",
+    "MessageDict",
     "RolloutErrorCategory",
     "RolloutSample",
     "RolloutStatus",
@@ -29,6 +30,10 @@ __all__ = [
     "classify_exception",
     "plain_copy",
 ]
+
+
+MessageDict = dict[str, Any]
+"""One OpenAI-style chat message (the 0.3 alias; ``osmosis_ai.rollout.MessageDict`` is the 0.2 TypedDict)."""
 
 
 class RolloutStatus(str, Enum):

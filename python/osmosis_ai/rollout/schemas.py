@@ -89,13 +89,15 @@ def set_max_metadata_size_bytes(size_bytes: int) -> None:
     """
     global _metadata_limit_override
     if isinstance(size_bytes, bool) or not isinstance(size_bytes, int) or size_bytes <= 0:
-        raise ValueError(f"max metadata size must be a positive integer (bytes), got {size_bytes!r}")
+        raise ValueError(
+            f"max metadata size must be positive (an integer number of bytes), got {size_bytes!r}"
+        )
     _metadata_limit_override = size_bytes
 
 
 def _check_rollout_id(value: str) -> str:
     if not value.strip():
-        raise ValueError("rollout_id must not be empty or whitespace only")
+        raise ValueError("rollout_id cannot be empty or whitespace only")
     if len(value) > MAX_ROLLOUT_ID_LENGTH:
         raise ValueError(f"rollout_id must be at most {MAX_ROLLOUT_ID_LENGTH} characters, got {len(value)}")
     return value
@@ -262,7 +264,7 @@ class RolloutRequest(BaseModel):
         10
     """
 
-    rollout_id: str
+    rollout_id: str = Field(max_length=MAX_ROLLOUT_ID_LENGTH)
     server_url: str
     messages: list[dict[str, Any]]
     completion_params: dict[str, Any]
@@ -294,7 +296,7 @@ class RolloutRequest(BaseModel):
         limit = get_max_metadata_size_bytes()
         if len(encoded) > limit:
             raise ValueError(
-                f"metadata is {len(encoded)} bytes as JSON, over the limit of {limit} bytes "
+                f"metadata size exceeds maximum of {limit} bytes: {len(encoded)} bytes as JSON "
                 f"(raise it with set_max_metadata_size_bytes or {METADATA_LIMIT_ENV})"
             )
         return value
@@ -332,7 +334,7 @@ class CompletionsRequest(BaseModel):
 
     model: str = "default"
     messages: list[dict[str, Any]]
-    rollout_id: str
+    rollout_id: str = Field(max_length=MAX_ROLLOUT_ID_LENGTH)
     temperature: float = 1.0
     top_p: float = 1.0
     max_tokens: int = 512

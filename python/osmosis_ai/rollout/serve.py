@@ -156,7 +156,7 @@ def _platform_login(platform_url: str | None) -> Any:
         ) from None
 
 
-def _register_when_up(platform: Any, host: str, port: int, name: str, key: str | None) -> threading.Thread:
+def register_when_up(platform: Any, host: str, port: int, name: str, key: str | None) -> threading.Thread:
     """Registers with the platform from a background thread once the server answers ``/health``.
 
     A failed registration is reported and the server keeps serving: it still works for a TrainGate that
@@ -174,7 +174,8 @@ def _register_when_up(platform: Any, host: str, port: int, name: str, key: str |
             return
         address = reported_host(host)
         try:
-            with PlatformClient(url, token=login.token, env_token=login.source == "environment") as client:
+            env_token = getattr(login, "source", None) == "environment"
+            with PlatformClient(url, token=login.token, env_token=env_token) as client:
                 result = register_rollout_server(
                     client, host=address, port=port, agent_loop_name=name, api_key=key
                 )
@@ -295,7 +296,7 @@ def serve_agent_loop(
         "limit_concurrency": settings.server.max_connections,
     }
     if platform is not None:
-        _register_when_up(platform, host, port, agent_loop.name, key)
+        register_when_up(platform, host, port, agent_loop.name, key)
     with _stopped_by_signals():
         _run_uvicorn(agent_loop, settings, key, run_dir, module_path if reload else None, options)
     click.echo("RolloutServer stopped.")

@@ -1,9 +1,10 @@
 """Helpers for testing agent loops and rollout servers without a real TrainGate.
 
 ``create_mock_trainer_app`` is a small TrainGate stand-in (FastAPI): it answers completions with a
-predictable script and records completion callbacks in a :class:`RolloutCompletionTracker`. Serve it
-with uvicorn on 127.0.0.1, or route an ``httpx`` client to it in-process with
-:func:`patch_httpx_for_mock_trainer`.
+predictable script (the response ``id`` is the request's ``rollout_id``) and records completion callbacks
+in a :class:`RolloutCompletionTracker`. Serve it with uvicorn on 127.0.0.1, or route the TrainGate
+requests of ``httpx`` clients to it in-process with :func:`patch_httpx_for_mock_trainer` (other URLs
+still go to the network).
 """
 
 from __future__ import annotations
@@ -28,9 +29,13 @@ __all__ = [
 ]
 
 # A last user message containing one of these gets an add(a=5, b=3) tool call.
-CALCULATOR_KEYWORDS = ("calculate", "calculator", "add", "sum", "plus", "+")
+CALCULATOR_KEYWORDS = ("calculate", "add", "sum", "plus", "subtract", "multiply", "divide", "+")
 
-ToolCallGenerator = Callable[[list[dict[str, Any]]], "list[dict[str, Any]] | None"]
+# Called with the last message of the conversation (the established signature).
+ToolCallGenerator = Callable[[dict[str, Any]], "list[dict[str, Any]] | None"]
+
+# The paths of TrainGate that patch_httpx_for_mock_trainer routes to the mock.
+_TRAINER_PATHS = ("/v1/chat/completions", "/v1/rollout/completed")
 
 
 def fake_token_ids(text: str) -> list[int]:
@@ -136,19 +141,25 @@ def _last_user_text(messages: list[dict[str, Any]]) -> str:
 
 
 def _scripted_reply(messages: list[dict[str, Any]], generator: ToolCallGenerator | None) -> dict[str, Any]:
-    if messages and messages[-1].get("role") == "tool":
-        return {"role": "assistant", "content": "The calculation is complete."}
-    calls = generator(messages) if generator is not None else None
-    if calls is None and any(word in _last_user_text(messages) for word in CALCULATOR_KEYWORDS):
+    last = messages[-1] if messages else {"role": "user", "content": ""}
+    if generator is not None:
+        calls = generator(last)
+    elif last.get("role") == "user" and any(
+        word in _last_user_text(messages) for word in CALCULATOR_KEYWORDS
+    ):
         calls = [
             {
-                "id": f"call_{uuid.uuid4().hex[:12]}",
+                "id": "call_mock_add",
                 "type": "function",
                 "function": {"name": "add", "arguments": '{"a": 5, "b": 3}'},
             }
         ]
+    else:
+        calls = None
     if calls:
-        return {"role": "assistant", "content": None, "tool_calls": calls}
+        return {"role": "assistant", "content": "I'll help you with that calculation.", "tool_calls": calls}
+    if last.get("role") == "tool":
+        return {"role": "assistant", "content": "The calculation is complete."}
     return {"role": "assistant", "content": "OK."}
 
 
@@ -157,23 +168,28 @@ def create_mock_trainer_app(
 ) -> FastAPI:
     """Builds a mock TrainGate.
 
-    Routes: ``POST /v1/chat/completions`` (after a tool message: "The calculation is complete."; a last
-    user message with a calculator keyword: an ``add(a=5, b=3)`` tool call; otherwise "OK."),
-    ``POST /v1/rollout/completed`` (recorded in ``tracker``), ``GET /v1/rollout/completed/{rollout_id}``
-    (404 until it arrived) and ``GET /health``.
+    Routes: ``POST /v1/chat/completions`` (a last user message with a calculator keyword: an
+    ``add(a=5, b=3)`` tool call; after a tool message: "The calculation is complete."; otherwise "OK.";
+    the response ``id`` is the request's ``rollout_id``), ``POST /v1/rollout/completed`` (recorded in
+    ``tracker``), ``GET /v1/rollout/completed/{rollout_id}`` (``{}`` until it arrived) and ``GET /health``.
 
     Args:
         tracker: Where callbacks are recorded; a new one when omitted (``app.state.tracker``).
-        tool_call_generator: Called with the messages; a non-empty list of tool calls it returns is sent
-            instead of the scripted reply.
+        tool_call_generator: Called with the conversation's last message; a non-empty list of tool calls
+            it returns is sent with the reply (it replaces the calculator-keyword rule).
 
     Example:
         >>> app = create_mock_trainer_app()  # doctest: +SKIP
         >>> uvicorn.run(app, host="127.0.0.1", port=8080)  # doctest: +SKIP
     """
-    from fastapi import FastAPI
-    from fastapi.responses import JSONResponse
-    from starlette.requests import Request
+    try:
+        from fastapi import FastAPI
+        from fastapi.responses import JSONResponse
+        from starlette.requests import Request
+    except ImportError as exc:
+        raise ImportError(
+            f"FastAPI is required for create_mock_trainer_app() ({exc}): pip install 'osmosis-ai[server]'"
+        ) from exc
 
     tracker = tracker if tracker is not None else RolloutCompletionTracker()
     app = FastAPI(title="Mock TrainGate", docs_url=None, redoc_url=None, openapi_url=None)
@@ -189,7 +205,7 @@ def create_mock_trainer_app(
         completion_ids = fake_token_ids(text)
         return JSONResponse(
             {
-                "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
+                "id": body.get("rollout_id") or f"chatcmpl-{uuid.uuid4().hex[:12]}",
                 "object": "chat.completion",
                 "created": int(time.time()),
                 "model": body.get("model", "default"),
@@ -218,13 +234,10 @@ def create_mock_trainer_app(
 
     async def completed_one(request: Request) -> JSONResponse:
         rollout_id = request.path_params["rollout_id"]
-        body = tracker.get(rollout_id)
-        if body is None:
-            return JSONResponse({"detail": f"no completion for rollout '{rollout_id}'"}, status_code=404)
-        return JSONResponse(body)
+        return JSONResponse(tracker.get(rollout_id) or {})  # {} until it arrived, as established
 
     async def health(request: Request) -> JSONResponse:
-        return JSONResponse({"status": "healthy"})
+        return JSONResponse({"status": "healthy", "service": "mock-trainer"})
 
     app.add_route("/v1/chat/completions", chat, methods=["POST"])
     app.add_route("/v1/rollout/completed", completed, methods=["POST"])
@@ -234,7 +247,10 @@ def create_mock_trainer_app(
 
 
 def patch_httpx_for_mock_trainer(client: Any, monkeypatch: Any) -> None:
-    """Routes every ``httpx.AsyncClient`` created afterwards to a mock trainer, in-process.
+    """Routes TrainGate's requests of every ``httpx.AsyncClient`` created afterwards to a mock trainer.
+
+    Requests to ``.../v1/chat/completions`` and ``.../v1/rollout/completed`` (any host) are answered by the
+    mock in-process; every other URL goes where it would have gone (the client's own transport).
 
     Args:
         client: The mock trainer: a FastAPI/ASGI app, or anything with an ``.app`` attribute such as
@@ -246,11 +262,26 @@ def patch_httpx_for_mock_trainer(client: Any, monkeypatch: Any) -> None:
     """
     import httpx
 
-    app = getattr(client, "app", client)
+    mock = httpx.ASGITransport(app=getattr(client, "app", client))
+
+    class _TrainerRoute(httpx.AsyncBaseTransport):
+        def __init__(self, network: httpx.AsyncBaseTransport) -> None:
+            self.network = network
+
+        async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+            if request.url.path.endswith(_TRAINER_PATHS):
+                return await mock.handle_async_request(request)
+            return await self.network.handle_async_request(request)
+
+        async def aclose(self) -> None:
+            await self.network.aclose()
+
     original = httpx.AsyncClient.__init__
 
     def init(self: httpx.AsyncClient, *args: Any, **kwargs: Any) -> None:
-        kwargs["transport"] = httpx.ASGITransport(app=app)
         original(self, *args, **kwargs)
+        # httpx picks a mounted transport (a proxy) before the default one: route both.
+        self._transport = _TrainerRoute(self._transport)
+        self._mounts = {p: t if t is None else _TrainerRoute(t) for p, t in self._mounts.items()}
 
     monkeypatch.setattr(httpx.AsyncClient, "__init__", init)

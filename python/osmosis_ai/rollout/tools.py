@@ -87,13 +87,11 @@ def parse_tool_arguments(arguments: str | dict[str, Any]) -> dict[str, Any]:
         try:
             decoded = json.loads(arguments)
         except json.JSONDecodeError as exc:
-            raise ToolArgumentError(
-                f"Tool arguments are not valid JSON ({exc}): {arguments[:200]!r}"
-            ) from None
+            raise ToolArgumentError(f"Invalid JSON arguments ({exc}): {arguments[:200]!r}") from None
         if not isinstance(decoded, dict):
-            raise ToolArgumentError(f"Tool arguments must be a JSON object, got {type(decoded).__name__}")
+            raise ToolArgumentError(f"Expected dict from JSON tool arguments, got {type(decoded).__name__}")
         return decoded
-    raise ToolArgumentError(f"Tool arguments must be a JSON string or a dict, got {type(arguments).__name__}")
+    raise ToolArgumentError(f"Expected str or dict arguments, got {type(arguments).__name__}")
 
 
 def _field(obj: Any, key: str) -> Any:

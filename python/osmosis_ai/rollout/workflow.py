@@ -24,7 +24,11 @@ __all__ = [
     "ConcurrencyConfig",
     "Grader",
     "GraderConfig",
+    "Messages",
 ]
+
+Messages = list[dict[str, Any]]
+"""A conversation: OpenAI-style message dicts (what ``AgentWorkflow.run`` may return bare)."""
 
 
 class ConcurrencyConfig(BaseModel):
@@ -69,7 +73,7 @@ class AgentWorkflowOutput(BaseModel):
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False, revalidate_instances="always")
 
-    messages: list[dict[str, Any]] | None = None
+    messages: Messages | None = None
     metrics: dict[str, float] = Field(default_factory=dict)
     info: dict[str, Any] = Field(default_factory=dict)
 

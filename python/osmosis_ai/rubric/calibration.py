@@ -1,7 +1,9 @@
 """Judge checks for rubrics: how much the judge disagrees with itself, and with human labels.
 
-* Noise (``eval-rubric --repeat K``): each record judged K times; the per-record variance of the scores
-  is the judge's noise floor: a reward difference smaller than it is not a signal.
+* Noise (``eval-rubric --repeat K``): each record judged K times; the per-record sample variance of the
+  scores (divided by K - 1: the K judgements are a sample of the judge's answers, and dividing by K
+  reads a third too low at K = 3) is the judge's noise floor: a reward difference smaller than it is not
+  a signal.
 * Gold (``eval-rubric --gold FILE``): a JSONL file of human labels, ``{"id": ..., "score": ...}`` per
   line, the id being a record's ``id`` or ``conversation_id``; the judge's mean score per record is
   compared with the label (MAE, bias, Spearman, Cohen's kappa after thresholding).
@@ -16,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from osmosis_ai.errors import CLIError
+from osmosis_ai.errors import RunError
 
 __all__ = ["gold_agreement", "judge_noise", "load_gold"]
 
@@ -32,25 +34,27 @@ def judge_noise(records: Sequence[Any], runs_of: Any) -> dict[str, Any]:
 
     Args:
         records: The judged records (``record_id`` / ``label``), in order.
-        runs_of: ``runs_of(i)`` gives the runs of the i-th record (1-based), as the session holds them.
+        runs_of: ``runs_of(i)`` gives the runs of the record at position i (from 0), as the session
+            holds them.
 
     Returns:
-        ``records`` (with >= 2 scores), ``mean_variance`` / ``mean_std`` (the noise floor),
-        ``max_std``, ``disagreeing`` (records whose scores are not all equal) and the noisiest examples.
+        ``records`` (with >= 2 scores), ``mean_variance`` / ``mean_std`` (the noise floor: the mean over
+        records of the sample variance and sample std of their scores), ``max_std``, ``disagreeing``
+        (records whose scores are not all equal) and the noisiest examples.
 
     Example:
         >>> noise = judge_noise(["a"], lambda i: [{"status": "success", "score": s} for s in (0.2, 0.6)])
         >>> round(noise["mean_variance"], 6), noise["disagreeing"]
-        (0.04, 1)
+        (0.08, 1)
     """
     from osmosis_ai.stats import score_statistics
 
     spreads: list[tuple[float, float, Any, list[float]]] = []
-    for index, record in enumerate(records, start=1):
+    for index, record in enumerate(records):
         scores = _scores(runs_of(index))
         if len(scores) >= 2:
             s = score_statistics(scores)
-            spreads.append((float(s.variance or 0.0), float(s.std or 0.0), record, scores))
+            spreads.append((float(s.sample_variance or 0.0), float(s.sample_std or 0.0), record, scores))
     if not spreads:
         return {
             "records": 0,
@@ -79,7 +83,7 @@ def load_gold(path: Path) -> dict[str, float]:
     """Human labels by record id from a JSONL file of ``{"id", "score"}`` lines.
 
     Raises:
-        CLIError: A line is not JSON, or lacks a string/number ``id`` or a numeric ``score``.
+        RunError: A line is not JSON, or lacks a string/number ``id`` or a numeric ``score``.
     """
     labels: dict[str, float] = {}
     with path.open(encoding="utf-8") as handle:
@@ -89,17 +93,17 @@ def load_gold(path: Path) -> dict[str, float]:
             try:
                 row = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise CLIError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
+                raise RunError(f"{path}:{number}: not valid JSON ({exc.msg})") from None
             key, score = (row.get("id"), row.get("score")) if isinstance(row, dict) else (None, None)
             if (
                 not isinstance(key, (str, int))
                 or isinstance(score, bool)
                 or not isinstance(score, (int, float))
             ):
-                raise CLIError(f'{path}:{number}: expected {{"id": <record id>, "score": <number>}}')
+                raise RunError(f'{path}:{number}: expected {{"id": <record id>, "score": <number>}}')
             labels[str(key)] = float(score)
     if not labels:
-        raise CLIError(f"{path}: no gold labels")
+        raise RunError(f"{path}: no gold labels")
     return labels
 
 
@@ -117,7 +121,7 @@ def gold_agreement(
     labels: list[float] = []
     used: set[str] = set()
     unscored = 0
-    for index, record in enumerate(records, start=1):
+    for index, record in enumerate(records):
         key = next((k for k in (record.record_id, record.label) if k in gold), None)
         if key is None:
             continue

@@ -1,7 +1,8 @@
 """The work of one eval-rubric item on the run engine: one judged run of one record, as a log record.
 
 Each record (the unit of ``--resume``) carries the engine's keys (``row_key``, ``row_index`` = the
-1-based record index, ``run_index`` from 1, ``success``, ``scores: {rubric_id: score}``) and the
+record's position and ``run_index``, both from 0 as in every results log, ``success``, ``scores:
+{rubric_id: score}``) and the
 established per-run fields of the results document (``status``: ``success``, ``unscored`` or ``error``,
 ``score``, ``explanation``, ``raw``, ...). An unscored run has no score: it is never counted as 0.
 """
@@ -183,8 +184,8 @@ class JudgeExecutor:
 
     Args:
         rubric_id: The score's name in ``scores``.
-        evaluators: 1-based record index -> the call that judges that record once.
-        previews: 1-based record index -> the solution preview shown in the results.
+        evaluators: Record position (from 0) -> the call that judges that record once.
+        previews: Record position (from 0) -> the solution preview shown in the results.
     """
 
     def __init__(

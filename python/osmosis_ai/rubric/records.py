@@ -12,7 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from osmosis_ai.errors import DatasetFormatError, DatasetParseError, DatasetValidationError
+from osmosis_ai.errors import (
+    DatasetFormatError,
+    DatasetParseError,
+    DatasetValidationError,
+    RubricRecordsError,
+)
 
 __all__ = [
     "RubricRecord",
@@ -61,7 +66,8 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
                 raise DatasetParseError(
-                    f"{path}:{number}: not valid UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})",
+                    f"Invalid UTF-8 on line {number} of '{path}': byte 0x{raw[exc.start]:02x} at column "
+                    f"{exc.start + 1}",
                     path=str(path),
                     line=number,
                 ) from None
@@ -69,13 +75,13 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                 value = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise DatasetParseError(
-                    f"{path}:{number}: invalid JSON ({exc.msg} at column {exc.colno})",
+                    f"Invalid JSON on line {number} of '{path}': {exc.msg} (column {exc.colno})",
                     path=str(path),
                     line=number,
                 ) from None
             if not isinstance(value, dict):
                 raise DatasetParseError(
-                    f"{path}:{number}: expected a JSON object, got {type(value).__name__}",
+                    f"Expected JSON object on line {number} of '{path}', got {type(value).__name__}",
                     path=str(path),
                     line=number,
                 )
@@ -89,8 +95,12 @@ def _check_path(path: Path) -> None:
         raise DatasetFormatError(f"Expected a JSONL file but received directory '{path}'.", path=str(path))
 
 
+def _kind(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
 def _bad(path: Path, line: int, key: str, expected: str, value: Any) -> DatasetValidationError:
-    got = "null" if value is None else type(value).__name__
+    got = _kind(value)
     return DatasetValidationError(
         f"{path}:{line}: field '{key}' must be {expected}, got {got}", path=str(path), line=line, field=key
     )
@@ -136,14 +146,20 @@ def _label_text(value: Any) -> str | None:
 
 def _record(path: Path, line: int, data: dict[str, Any], index: int) -> RubricRecord:
     """Checks one ``eval-rubric`` record and builds it; ``index`` (1-based) names an unlabelled one."""
+    label, record_id = _identity(data, index)
     solution = data.get("solution_str")
     if not isinstance(solution, str) or not solution.strip():
-        raise _bad(path, line, "solution_str", "a non-empty string", solution)
+        got = "an empty string" if isinstance(solution, str) else _kind(solution)
+        raise DatasetValidationError(
+            f"Record '{label}' must include a non-empty 'solution_str' string (line {line} of '{path}', got {got})",
+            path=str(path),
+            line=line,
+            field="solution_str",
+        )
     extra_info = _optional_object(path, line, data, "extra_info") or {}
     original = _optional_text(path, line, data, "original_input")
     if original is None and isinstance(extra_info.get("original_input"), str):
         original = extra_info["original_input"]
-    label, record_id = _identity(data, index)
     return RubricRecord(
         line=line,
         data=data,
@@ -221,8 +237,16 @@ class RubricRecordLoader:
     """
 
     def load(self, path: str | Path) -> list[RubricRecord]:
-        """Every record of the file; see :func:`load_all_records`."""
-        return load_all_records(Path(path))
+        """Every record of the file; see :func:`load_all_records`.
+
+        Raises:
+            RubricRecordsError: A :class:`DatasetFormatError` that is also a ``CLIError``, as the
+                established loader raised.
+        """
+        try:
+            return load_all_records(Path(path))
+        except DatasetFormatError as exc:
+            raise RubricRecordsError(str(exc), path=exc.path, line=exc.line, field=exc.field) from exc
 
 
 def _last_assistant_text(messages: Any) -> str | None:

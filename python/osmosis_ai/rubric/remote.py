@@ -26,7 +26,7 @@ class JudgeExecutorSpec:
     Args:
         rubric_id: The score's name.
         entry: The rubric config entry.
-        records: Every record of the session (indexed from 1 like the work items).
+        records: Every record of the session (indexed from 0 like the work items).
         overrides: Judge option overrides (``base_url``, ``timeout``, ...).
         function: An ``@osmosis_rubric`` function as ``module:attr`` or ``path/to/file.py:attr``, or None
             for the config's judge.

@@ -1,5 +1,6 @@
-"""eval-rubric results: output paths, the results JSON (established schema + judge health), the console
-report, and baseline comparison."""
+"""Rubric results: output paths, the results JSON of ``eval-rubric`` (0.2's layout) and ``eval rubric``
+(0.3's), both built from one payload so their numbers are the same, the console report, and baseline
+comparison."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from osmosis_ai._files import write_json_atomic
-from osmosis_ai.errors import CLIError
+from osmosis_ai.errors import RunError
 from osmosis_ai.rubric.engine import calculate_statistics
 from osmosis_ai.rubric.records import RubricRecord
 from osmosis_ai.rubric.session import RubricSession
@@ -22,9 +23,11 @@ __all__ = [
     "baseline_comparison",
     "build_payload",
     "default_cache_root",
+    "layout_0_3",
     "load_baseline",
     "print_report",
     "resolve_output_path",
+    "resolve_output_path_0_3",
     "write_json",
 ]
 
@@ -54,33 +57,46 @@ def resolve_output_path(output: Path | None, rubric_id: str) -> tuple[Path, str 
         output.parent.mkdir(parents=True, exist_ok=True)
         return output, None
     if output.exists() and not output.is_dir():
-        raise CLIError(
+        raise RunError(
             f"Output path '{output}' exists and is a file; expected a directory (it has no suffix)."
         )
     if output.suffix and output.is_dir():
-        raise CLIError(f"Output path '{output}' is a directory.")
+        raise RunError(f"Output path '{output}' is a directory.")
     output.mkdir(parents=True, exist_ok=True)
     return output / f"rubric_eval_result_{identifier}.json", identifier
+
+
+def resolve_output_path_0_3(output: str | None) -> tuple[Path, str | None]:
+    """``eval rubric -o``'s rule (0.3): a path ending in a separator, or an existing directory, gets
+    ``rubric_eval_result.json`` inside it; any other path is the file. Without ``-o`` the file goes where
+    ``eval-rubric`` puts it (a results file is always written). Creates the parent directories."""
+    if output is None:
+        return resolve_output_path(None, "rubric")
+    path = Path(output).expanduser()
+    if output.endswith(("/", os.sep)) or path.is_dir():
+        path = path / "rubric_eval_result.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return path, None
 
 
 def load_baseline(path: Path) -> dict[str, float]:
     """The statistics of a previous results file (its ``overall_statistics``, or a top-level summary)."""
     if not path.exists():
-        raise CLIError(f"Baseline path '{path}' does not exist.")
+        raise RunError(f"Baseline path '{path}' does not exist.")
     if path.is_dir():
-        raise CLIError(f"Baseline path '{path}' is a directory; expected a results JSON file.")
+        raise RunError(f"Baseline path '{path}' is a directory; expected a results JSON file.")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise CLIError(f"{path}:{exc.lineno}: baseline is not valid JSON ({exc.msg})") from None
+        raise RunError(f"{path}:{exc.lineno}: baseline is not valid JSON ({exc.msg})") from None
     if not isinstance(data, dict):
-        raise CLIError(f"Baseline '{path}' must be a JSON object.")
+        raise RunError(f"Baseline '{path}' must be a JSON object.")
     stats = data.get("overall_statistics")
     if not isinstance(stats, dict):
         if all(k in data for k in ("average", "variance", "stdev")):
             stats = data
         else:
-            raise CLIError(
+            raise RunError(
                 f"Baseline '{path}' has no 'overall_statistics' object (nor average/variance/stdev)."
             )
     numbers: dict[str, float] = {}
@@ -92,7 +108,7 @@ def load_baseline(path: Path) -> dict[str, float]:
         except (TypeError, ValueError):
             continue
     if not numbers:
-        raise CLIError(f"Baseline '{path}' has no numeric statistics.")
+        raise RunError(f"Baseline '{path}' has no numeric statistics.")
     return numbers
 
 
@@ -103,14 +119,15 @@ def baseline_comparison(source: Path, baseline: dict[str, float], current: dict[
 
 def _record_rows(records: list[RubricRecord], state: RubricSession) -> list[dict[str, Any]]:
     rows = []
-    for index, record in enumerate(records, start=1):
-        runs = state.runs_of(index)
+    for index, record in enumerate(records):
+        # The established document numbers records and runs from 1; the log from 0.
+        runs = [{**run, "run_index": int(run["run_index"]) + 1} for run in state.runs_of(index)]
         scores = [r["score"] for r in runs if r["status"] == "success" and r["score"] is not None]
         unscored = sum(r["status"] == "unscored" for r in runs)
         rows.append(
             {
                 "id": record.record_id,
-                "record_index": index,
+                "record_index": index + 1,
                 "conversation_id": record.label,
                 "input_record": record.data,
                 "statistics": calculate_statistics(scores, len(runs), unscored),
@@ -166,6 +183,58 @@ def build_payload(
     if state.session_error:
         payload["session_error"] = state.session_error
     return payload
+
+
+# Our keys after 0.3's: what a reader needs to know the run was cut short or the judge struggled.
+_EXTRA_KEYS = (
+    "rubric_id", "output_identifier", "judge_health", "concurrency", "planned_runs", "completed_runs",
+    "interrupted", "session_error",
+)  # fmt: skip
+
+
+def _record_0_3(row: dict[str, Any]) -> dict[str, Any]:
+    runs = row["runs"]
+    scored = [r for r in runs if r["status"] == "success" and r["score"] is not None]
+    return {
+        "index": row["record_index"],
+        "label": row["conversation_id"],
+        "scores": [r["score"] for r in scored],
+        "explanations": [r.get("explanation") or "" for r in scored],
+        "errors": [
+            r.get("error") or r.get("unscored_reason") or r["status"] for r in runs if r not in scored
+        ],
+        "statistics": row["statistics"],
+        # Ours, after 0.3's keys: each run as the 0.2 layout keeps it (report, compare and
+        # summarize_results read a rubric document's runs by record_index).
+        "record_index": row["record_index"],
+        "runs": runs,
+    }
+
+
+def layout_0_3(payload: dict[str, Any], *, model: str, rubric: str) -> dict[str, Any]:
+    """The ``eval rubric -o`` document: 0.3's keys in 0.3's order, then ours, from a :func:`build_payload`
+    payload (the statistics are the same objects, so both layouts always agree).
+
+    0.3's layout is ``{generated_at, model, rubric, data_path, number, overall_statistics, records: [{index,
+    label, scores, explanations, errors, statistics}]}``; statistics of a record without a score are null,
+    never 0.0.
+
+    Example:
+        >>> doc = layout_0_3(payload, model="openai/gpt-4o-mini", rubric="Be kind.")  # doctest: +SKIP
+        >>> list(doc)[:3]  # doctest: +SKIP
+        ['generated_at', 'model', 'rubric']
+    """
+    document: dict[str, Any] = {
+        "generated_at": payload["generated_at"],
+        "model": model,
+        "rubric": rubric,
+        "data_path": payload["data_path"],
+        "number": payload["number"],
+        "overall_statistics": payload["overall_statistics"],
+        "records": [_record_0_3(row) for row in payload["records"]],
+    }
+    document.update({key: payload[key] for key in _EXTRA_KEYS if key in payload})
+    return document
 
 
 def write_json(path: Path, payload: dict[str, Any]) -> None:

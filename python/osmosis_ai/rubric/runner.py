@@ -132,7 +132,8 @@ def build_evaluators(
     overrides: dict[str, Any] | None = None,
     function: Callable[..., Any] | None = None,
 ) -> tuple[dict[int, Evaluator], dict[int, str]]:
-    """Per 1-based record index: the call that judges it once, and its solution preview.
+    """Per record position (from 0, as the log's ``row_index``): the call that judges it once, and its
+    solution preview.
 
     Judge requests are prepared once per record and reused across its runs; a record whose request
     cannot be prepared (a missing key, a bad option) gets a call that raises, so each of its runs is
@@ -140,7 +141,7 @@ def build_evaluators(
     """
     evaluators: dict[int, Evaluator] = {}
     previews: dict[int, str] = {}
-    for index, record in enumerate(records, start=1):
+    for index, record in enumerate(records):
         arguments = judge_arguments(entry, record, overrides)
         previews[index] = preview_text(record.solution_str)
         if function is not None:

@@ -7,8 +7,8 @@ from the log exactly like one that ran straight through.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
-import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,9 +76,9 @@ class RubricSession:
                 session.health.add(run)
         return session
 
-    def runs_of(self, record_index: int) -> list[dict[str, Any]]:
-        """The runs of one record (1-based index), in run order."""
-        runs = self.results.get(record_index, {})
+    def runs_of(self, position: int) -> list[dict[str, Any]]:
+        """The runs of the record at ``position`` (from 0, the log's ``row_index``), in run order."""
+        runs = self.results.get(position, {})
         return [runs[k] for k in sorted(runs)]
 
 
@@ -106,8 +106,8 @@ def run_session(
     engine = RunEngine(executor, log, concurrency=concurrency, on_record=progress)
     if backend is not None:
         engine.backend, engine.concurrency = backend, backend.slots()
-    rows = ((index, record.data) for index, record in enumerate(records, start=1))
-    items = work_items(rows, number, ("",), log.done, engine.outcome, first_run_index=1)
+    rows = ((index, record.data) for index, record in enumerate(records))
+    items = work_items(rows, number, ("",), log.done, engine.outcome)
 
     async def main() -> RunOutcome:
         # One connection pool for every judge call of the session.
@@ -122,7 +122,7 @@ def run_session(
         raise  # every worker was lost: the caller reports why
     except Exception as exc:  # a bug of ours must not cost the runs already logged: report, then fail
         if os.environ.get("OSMOSIS_DEBUG"):
-            traceback.print_exc()
+            logging.getLogger(__name__).error("the rubric session failed", exc_info=True)
         engine.outcome.stopped_early = True
         engine.outcome.stop_reason = f"{type(exc).__name__}: {exc}"
     return engine.outcome

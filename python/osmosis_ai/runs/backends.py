@@ -123,6 +123,25 @@ class BackendOptions:
         """The address to connect to, after the ``RAY_ADDRESS`` default."""
         return self.ray_address or os.environ.get("RAY_ADDRESS", "").strip() or "auto"
 
+    def check(self) -> BackendOptions:
+        """Returns these options, or refuses ``ray`` without Ray installed and Ray settings without ``ray``
+        (cheap: before any work). The messages name the fields ``backend``, ``ray_address``, ``ray_workers``."""
+        import importlib.util
+
+        from osmosis_ai.errors import RunError
+
+        if self.name == "ray" and importlib.util.find_spec("ray") is None:
+            raise RunError(
+                "{backend} ray needs Ray, which is not installed: pip install 'osmosis-ai[ray]'",
+                fields=("backend",),
+            )
+        if self.name != "ray" and (self.ray_address or self.ray_workers):
+            raise RunError(
+                "{ray_address} and {ray_workers} apply to {backend} ray only.",
+                fields=("ray_address", "ray_workers", "backend"),
+            )
+        return self
+
 
 @dataclass
 class BackendReport:

@@ -4,9 +4,11 @@ Schema ``osmosis-results/1`` (JSON lines):
 
 * line 1, the header: ``{"format": "osmosis-results/1", "kind": "eval" | "test" | "rubric",
   "config": {...what makes results comparable...}, "dataset": {"path", "size", "fingerprint"} | null,
-  "created_at", "osmosis_version"}``;
-* then one record per finished item: ``row_key`` (digest of the row's content), ``row_index``,
-  ``run_index``, ``model_tag`` (``""`` unless a baseline model is compared), ``success``, ``scores``
+  "created_at", "osmosis_version", "index_base": 0}``;
+* then one record per finished item: ``row_key`` (digest of the row's content), ``row_index`` and
+  ``run_index`` (both from 0 in every kind; a rubric log of earlier versions, without ``index_base``,
+  counted from 1 and reads shifted to 0, and a resume appends to it in its own numbering),
+  ``model_tag`` (``""`` unless a baseline model is compared), ``success``, ``scores``
   (``{name: float}``; only real scores, never a stand-in for an error), ``error``, ``duration_ms``, plus
   the command's own fields (eval: ``eval_errors``, ``tokens``, ``tool_calls``...; rubric: ``status``,
   ``explanation``, ``raw_score``, ``attempts``...), and the stamp of the invocation that wrote it:
@@ -34,9 +36,9 @@ from typing import Any
 
 import orjson
 
-from osmosis_ai.errors import CLIError
+from osmosis_ai.errors import ResultsLogError
 from osmosis_ai.redact import redact
-from osmosis_ai.stats import RESULTS_LOG_FORMATS
+from osmosis_ai.stats import RESULTS_LOG_FORMATS, log_index_base
 
 __all__ = [
     "LOG_FORMAT",
@@ -80,13 +82,19 @@ class LogContents:
     valid_bytes: int
 
 
+def _shifted(record: dict[str, Any], by: int) -> dict[str, Any]:
+    return {**record, "row_index": int(record["row_index"]) + by, "run_index": int(record["run_index"]) + by}
+
+
 def _records(path: Path) -> Iterator[tuple[int, int, dict[str, Any]]]:
-    """(line number, byte offset after the line, record) for every complete line, streamed.
+    """(line number, byte offset after the line, record) for every complete line, streamed; run records
+    numbered from 0 whatever the log counts from (:func:`~osmosis_ai.stats.log_index_base`).
 
     Every record is written with its newline in one call, so a final line without a newline is the write a
     crash interrupted: it is not yielded (that run is simply re-run). Any other bad line is an error; so is
     a first line that is not a log header.
     """
+    base = 0
     offset = 0
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
@@ -98,11 +106,15 @@ def _records(path: Path) -> Iterator[tuple[int, int, dict[str, Any]]]:
             try:
                 record = orjson.loads(raw)
             except orjson.JSONDecodeError as exc:
-                raise CLIError(f"{path}:{number}: results log line is not valid JSON ({exc})") from exc
+                raise ResultsLogError(f"{path}:{number}: results log line is not valid JSON ({exc})") from exc
             if number == 1 and (not isinstance(record, dict) or record.get("format") not in LOG_FORMATS):
-                raise CLIError(
+                raise ResultsLogError(
                     f"{path}:{number}: not an osmosis results log (expected a '{LOG_FORMAT}' header)"
                 )
+            if number == 1:
+                base = log_index_base(record)
+            elif base:
+                record = _shifted(record, -base)
             yield number, offset, record
 
 
@@ -125,7 +137,7 @@ def read_log(path: Path) -> LogContents:
         else:
             runs.append(record)
     if header is None:
-        raise CLIError(f"{path}: the results log has no header line")
+        raise ResultsLogError(f"{path}: the results log has no header line")
     return LogContents(header=header, runs=runs, valid_bytes=valid)
 
 
@@ -160,13 +172,18 @@ class ResultsLog:
     million items costs a set of keys, not the records).
     """
 
-    def __init__(self, path: Path, handle: Any, done: set[RunKey], invocation: int = 0) -> None:
+    def __init__(
+        self, path: Path, handle: Any, done: set[RunKey], invocation: int = 0, index_base: int = 0
+    ) -> None:
         self.path = path
         self._handle = handle
         self.done = done
         # The stamp every record gets (see the module docstring): which invocation, and its clocks.
         self.invocation = invocation
         self._opened = (time.perf_counter(), time.process_time())
+        # What the file counts rows and runs from (1 in a rubric log of earlier versions): items are
+        # numbered from 0 here and written in the file's own numbering, so one file never mixes two.
+        self.index_base = index_base
         # Set by resume: the line number of an incomplete final line it dropped (the command reports it).
         self.dropped_line: int | None = None
 
@@ -186,9 +203,10 @@ class ResultsLog:
         try:
             handle = path.open("xb")
         except FileExistsError as exc:
-            raise CLIError(
-                f"Results log {path} already exists: pass --resume {path} to continue it, "
-                "or choose another --log path"
+            raise ResultsLogError(
+                f"Results log {path} already exists: pass {{resume_path}} {path} to continue it, "
+                "or choose another {log_path} path",
+                fields=("resume_path", "log_path"),
             ) from exc
         log = cls(path, handle, set())
         log._write(
@@ -199,6 +217,7 @@ class ResultsLog:
                 "dataset": dict(dataset) if dataset is not None else None,
                 "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(),
                 "osmosis_version": __version__,
+                "index_base": 0,
             }
         )
         return log
@@ -214,7 +233,7 @@ class ResultsLog:
     ) -> ResultsLog:
         """Reopens ``path`` for appending after checking it was written for the same config and dataset."""
         if not path.is_file():
-            raise CLIError(f"Cannot resume: results log {path} does not exist")
+            raise ResultsLogError(f"Cannot resume: results log {path} does not exist")
         header: dict[str, Any] = {}
         done: set[RunKey] = set()
         valid = lines = 0
@@ -228,13 +247,13 @@ class ResultsLog:
                 # Records without a stamp were written by one earlier invocation (or several: unknown).
                 invocation = max(invocation, int(record.get("invocation") or 0) + 1)
         if not header:
-            raise CLIError(f"{path}: the results log has no header line")
+            raise ResultsLogError(f"{path}: the results log has no header line")
         _check_resumable(path, header, config, kind, dataset)
         handle = path.open("r+b")
         torn = handle.seek(0, os.SEEK_END) > valid
         handle.truncate(valid)  # drop a torn final line before appending
         handle.seek(valid)
-        log = cls(path, handle, done, invocation)
+        log = cls(path, handle, done, invocation, log_index_base(header))
         log.dropped_line = lines + 1 if torn else None
         return log
 
@@ -247,14 +266,13 @@ class ResultsLog:
     def append(self, record: Mapping[str, Any]) -> None:
         """Writes one finished item, stamped with its invocation, and flushes it to the OS before returning."""
         wall, cpu = self._opened
-        self._write(
-            {
-                **record,
-                "invocation": self.invocation,
-                "invocation_ms": round((time.perf_counter() - wall) * 1000.0, 3),
-                "invocation_cpu_ms": round((time.process_time() - cpu) * 1000.0, 3),
-            }
-        )
+        stamped = {
+            **record,
+            "invocation": self.invocation,
+            "invocation_ms": round((time.perf_counter() - wall) * 1000.0, 3),
+            "invocation_cpu_ms": round((time.process_time() - cpu) * 1000.0, 3),
+        }
+        self._write(_shifted(stamped, self.index_base) if self.index_base else stamped)
 
     def close(self) -> None:
         if not self._handle.closed:
@@ -278,19 +296,19 @@ def _check_resumable(
 ) -> None:
     logged_kind = header.get("kind", "eval")
     if logged_kind != kind:
-        raise CLIError(f"Cannot resume {path}: it is a '{logged_kind}' log, not a '{kind}' one.")
+        raise ResultsLogError(f"Cannot resume {path}: it is a '{logged_kind}' log, not a '{kind}' one.")
     old_config = header.get("config", {})
     if header.get("format") != LOG_FORMAT:
         # A log of the earlier format lacks the newer keys: compare what it recorded.
         config = {k: v for k, v in config.items() if k in old_config}
     if old_config != dict(config):
-        raise CLIError(
+        raise ResultsLogError(
             f"Cannot resume {path}: it was written with a different config "
             f"({_describe_difference(old_config, config)}). Start a new log instead of mixing results."
         )
     old = header.get("dataset")
     if old and dataset and old.get("fingerprint") != dataset.get("fingerprint"):
-        raise CLIError(
+        raise ResultsLogError(
             f"Cannot resume {path}: the dataset changed since the log was started ({old.get('path')}: "
             f"{old.get('size')} bytes, fingerprint {old.get('fingerprint')}; now {dataset.get('path')}: "
             f"{dataset.get('size')} bytes, fingerprint {dataset.get('fingerprint')}). "

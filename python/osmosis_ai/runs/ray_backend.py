@@ -47,10 +47,16 @@ _CONNECT_S = 5.0
 
 
 def _forwarded_env() -> dict[str, str]:
+    from osmosis_ai.llm.network import proxy_variables
+
+    # The proxy and certificate variables too: a worker's model calls leave by the driver's route.
     return {
-        k: v
-        for k, v in os.environ.items()
-        if k.endswith(_FORWARDED_SUFFIXES) or k.startswith(_FORWARDED_PREFIXES)
+        **proxy_variables(),
+        **{
+            k: v
+            for k, v in os.environ.items()
+            if k.endswith(_FORWARDED_SUFFIXES) or k.startswith(_FORWARDED_PREFIXES)
+        },
     }
 
 

@@ -79,6 +79,9 @@ class Worker:
         self._logs = _LogBuffer()
         logging.getLogger().addHandler(self._logs)
         os.environ.update(env)
+        from osmosis_ai.llm.network import network_settings
+
+        network_settings()  # learns the proxy credentials, so what the worker prints masks them
         self._spec = spec
         self._paths = paths
         self._concurrency = concurrency

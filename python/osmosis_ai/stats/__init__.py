@@ -40,6 +40,7 @@ from osmosis_ai.stats._results import (
     RESULTS_LOG_FORMATS,
     ModelResults,
     ResultsSummary,
+    log_index_base,
     summarize_results,
     summarize_results_by_model,
 )
@@ -65,6 +66,7 @@ __all__ = [
     "compare",
     "confidence_interval",
     "load_results",
+    "log_index_base",
     "mcnemar_exact",
     "pass_at_k",
     "pass_at_k_many",

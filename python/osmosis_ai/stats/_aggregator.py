@@ -221,6 +221,8 @@ class Aggregator:
             padded=d["padded"],
             errors=d["errors"],
             variance=d["variance"],
+            sample_variance=d["sample_variance"],
+            sample_std=d["sample_std"],
             error_messages=self._messages,
             pass_at_k_rows=dict(zip(d["ks"], d["pass_rows"], strict=True)),
             min_attempts=d["min_attempts"],
@@ -287,8 +289,9 @@ def summarize(
 
 
 def score_statistics(scores: Iterable[float]) -> Summary:
-    """Mean, population variance and std, min and max of plain scores (one attempt each, no pass@k):
-    the rubric summary, computed by the same Rust aggregator as eval's.
+    """Mean, variance and std (population, and sample in ``sample_variance`` / ``sample_std``), min and
+    max of plain scores (one attempt each, no pass@k): the rubric summary, computed by the same Rust
+    aggregator as eval's.
 
     Args:
         scores: The scores that count (leave out unscored or failed judgements: they are not zeros).

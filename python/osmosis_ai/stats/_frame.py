@@ -8,11 +8,15 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from osmosis_ai.errors import StatsError
+from osmosis_ai.stats._results import log_index_base
 
 if TYPE_CHECKING:
     import polars as pl
 
 __all__ = ["LoadedResults", "load_results"]
+
+# Header keys that are not run fields (polars reads the header line as the frame's first row).
+_HEADER_COLUMNS = ("format", "kind", "config", "index_base")
 
 
 class LoadedResults(NamedTuple):
@@ -42,6 +46,10 @@ _RUBRIC_RUN_FIELDS = (
 )
 
 
+def _from_one(index: Any) -> Any:
+    return index - 1 if isinstance(index, int) and not isinstance(index, bool) else index
+
+
 def _document_runs(doc: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """The runs of an eval or eval-rubric ``-o`` JSON, in the log's record layout."""
     rubric_id = doc.get("rubric_id")
@@ -50,9 +58,10 @@ def _document_runs(doc: dict[str, Any]) -> Iterator[dict[str, Any]]:
         for record in doc.get("records") or []:
             for run in record.get("runs") or []:
                 scored = run.get("status") == "success" and run.get("score") is not None
+                # The established document numbers records and runs from 1; rows read from 0, as a log's.
                 yield {
-                    "row_index": record.get("record_index"),
-                    "run_index": run.get("run_index"),
+                    "row_index": _from_one(record.get("record_index")),
+                    "run_index": _from_one(run.get("run_index")),
                     "model_tag": "",
                     "success": scored,
                     "scores": {name: run.get("score") if scored else None},
@@ -137,7 +146,10 @@ def load_results(path: str | os.PathLike[str]) -> LoadedResults:
         # polars reads the file itself (no copy through Python); the header is its first row.
         frame = pl.read_ndjson(name, infer_schema_length=None)
         if is_log:
-            frame = frame.slice(1).drop([c for c in ("format", "kind", "config") if c in frame.columns])
+            frame = frame.slice(1).drop([c for c in _HEADER_COLUMNS if c in frame.columns])
+            base = log_index_base(head)
+            if base:  # a rubric log of earlier versions counted from 1: read from 0, as every log
+                frame = frame.with_columns(pl.col("row_index") - base, pl.col("run_index") - base)
         return LoadedResults(frame, header)
     with open(name, "rb") as handle:
         data = handle.read()

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +24,7 @@ __all__ = [
     "RESULTS_LOG_FORMATS",
     "ModelResults",
     "ResultsSummary",
+    "log_index_base",
     "summarize_results",
     "summarize_results_by_model",
 ]
@@ -33,6 +34,26 @@ __all__ = [
 RESULTS_LOG_FORMATS: tuple[str, ...] = tuple(_core.RESULTS_LOG_FORMATS)
 
 _PRIMARY = ("", "primary")
+
+
+def log_index_base(header: Mapping[str, Any]) -> int:
+    """What the ``row_index`` and ``run_index`` of a results log with this header count from.
+
+    Every log written now says ``"index_base": 0`` (eval logs always counted from 0); a rubric log an
+    earlier version of the package wrote (its header names the ``osmosis_version``) has no such key and
+    counted its records and runs from 1; a log without either, written by hand to the documented
+    layout, counts from 0. Readers subtract this, so every log reads numbered from 0 (the rule is the
+    Rust reader's, which does the same).
+
+    Example:
+        >>> log_index_base({"kind": "rubric", "osmosis_version": "0.3.2"}), log_index_base({"kind": "rubric"})
+        (1, 0)
+    """
+    declared = header.get("index_base")
+    valid = isinstance(declared, int) and not isinstance(declared, bool) and declared >= 0
+    return _core.results_index_base(
+        header.get("kind"), declared if valid else None, "osmosis_version" in header
+    )
 
 
 @dataclass(frozen=True)

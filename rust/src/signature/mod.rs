@@ -3,6 +3,10 @@
 //! Python describes a function as plain data ([`FunctionShape`]); this module checks it against the
 //! contract its first parameter selects. One table per contract keeps every rule in one place, so the
 //! decorators and the eval-function loader can never disagree.
+//!
+//! The decorators follow the established 0.2.15+ rule: the classic contract is enforced only when the
+//! first parameter is named `solution_str`; any other signature is accepted (as the full-mode eval
+//! contract when it fits, else unchecked).
 
 mod shape;
 
@@ -44,6 +48,8 @@ pub enum Contract {
     EvalSimple,
     /// Full-mode eval function, called as `fn(messages=, ground_truth=, metadata=)`.
     EvalFull,
+    /// A decorated function with any other signature: accepted without parameter checks.
+    Custom,
 }
 
 struct ContractRules {
@@ -62,13 +68,13 @@ const fn rule(name: &'static str, expect: Expect, default: DefaultRule) -> Param
 const REWARD_RULES: &[ParamRule] = &[
     rule("solution_str", Expect::StrExact, DefaultRule::Free),
     rule("ground_truth", Expect::StrExact, DefaultRule::Free),
-    rule("extra_info", Expect::DictExact, DefaultRule::Required),
+    rule("extra_info", Expect::DictOrOptional, DefaultRule::Required),
 ];
 
 const RUBRIC_RULES: &[ParamRule] = &[
     rule("solution_str", Expect::StrLike, DefaultRule::Forbidden),
     rule("ground_truth", Expect::StrOrNone, DefaultRule::Forbidden),
-    rule("extra_info", Expect::MappingOrMissing, DefaultRule::Free),
+    rule("extra_info", Expect::Anything, DefaultRule::Free),
 ];
 
 const EVAL_SIMPLE_RULES: &[ParamRule] = &[
@@ -83,6 +89,9 @@ const EVAL_FULL_RULES: &[ParamRule] = &[
     rule("metadata", Expect::Anything, DefaultRule::Free),
 ];
 
+/// No rules: the established decorators accept any signature whose first parameter is not `solution_str`.
+const CUSTOM_RULES: &[ParamRule] = &[];
+
 impl Contract {
     pub fn name(self) -> &'static str {
         match self {
@@ -90,6 +99,7 @@ impl Contract {
             Contract::Rubric => "rubric",
             Contract::EvalSimple => "eval_simple",
             Contract::EvalFull => "eval_full",
+            Contract::Custom => "custom",
         }
     }
 
@@ -99,13 +109,14 @@ impl Contract {
             Contract::Rubric => (Matching::Positional, RUBRIC_RULES),
             Contract::EvalSimple => (Matching::Keyword, EVAL_SIMPLE_RULES),
             Contract::EvalFull => (Matching::Keyword, EVAL_FULL_RULES),
+            Contract::Custom => (Matching::Positional, CUSTOM_RULES),
         };
         ContractRules { matching, rules }
     }
 
     /// The name the first parameter must have under this contract (it selects the contract).
-    pub fn first_param(self) -> &'static str {
-        self.table().rules[0].name
+    pub fn first_param(self) -> Option<&'static str> {
+        self.table().rules.first().map(|r| r.name)
     }
 }
 
@@ -130,8 +141,8 @@ impl Family {
     /// The contracts of this family; the first is the classic one named in errors.
     fn contracts(self) -> &'static [Contract] {
         match self {
-            Family::Reward => &[Contract::Reward, Contract::EvalFull],
-            Family::Rubric => &[Contract::Rubric, Contract::EvalFull],
+            Family::Reward => &[Contract::Reward, Contract::EvalFull, Contract::Custom],
+            Family::Rubric => &[Contract::Rubric, Contract::EvalFull, Contract::Custom],
             Family::Eval => &[Contract::EvalSimple, Contract::EvalFull],
         }
     }
@@ -170,38 +181,47 @@ fn violation(
 }
 
 /// Checks `shape` against the contract its family selects; returns that contract.
+///
+/// The first parameter's name selects a contract. For the decorators, only the classic one
+/// (`solution_str` first) is enforced; any other signature is the full-mode eval contract when it
+/// fits and [`Contract::Custom`] otherwise, never an error.
 pub fn check_family(shape: &FunctionShape, family: Family) -> Result<Contract, SignatureViolation> {
     let contracts = family.contracts();
     let first = shape.params.first().filter(|p| p.is_named());
-    let chosen = first.and_then(|p| contracts.iter().find(|c| c.first_param() == p.name));
-    match chosen {
-        Some(contract) => check_contract(shape, *contract).map(|()| *contract),
-        None => {
-            let names: Vec<String> = contracts
-                .iter()
-                .map(|c| format!("'{}'", c.first_param()))
-                .collect();
-            let expected = names.join(" or ");
-            let got =
-                first.map_or_else(|| "no parameters".to_string(), |p| format!("'{}'", p.name));
-            if matches!(family, Family::Eval) || shape.params.len() >= 3 || first.is_none() {
-                let detail = if shape.params.is_empty() {
-                    format!("must have at least 3 parameters, got 0 (the first named {expected})")
-                } else {
-                    format!("First parameter must be named {expected}, got {got}")
-                };
-                Err(violation(
-                    shape,
-                    first.map(|p| p.name.as_str()),
-                    expected,
-                    detail,
-                ))
-            } else {
-                // Too few parameters to be a classic function: report that, as the established package does.
-                check_contract(shape, contracts[0]).map(|()| contracts[0])
-            }
+    let chosen = first.and_then(|p| {
+        contracts
+            .iter()
+            .find(|c| c.first_param() == Some(p.name.as_str()))
+    });
+    if let Some(contract) = chosen {
+        if *contract == contracts[0] || matches!(family, Family::Eval) {
+            return check_contract(shape, *contract).map(|()| *contract);
         }
     }
+    if !matches!(family, Family::Eval) {
+        let fits = contracts[1..]
+            .iter()
+            .find(|c| check_contract(shape, **c).is_ok());
+        return Ok(fits.copied().unwrap_or(Contract::Custom));
+    }
+    let names: Vec<String> = contracts
+        .iter()
+        .filter_map(|c| c.first_param())
+        .map(|n| format!("'{n}'"))
+        .collect();
+    let expected = names.join(" or ");
+    let got = first.map_or_else(|| "no parameters".to_string(), |p| format!("'{}'", p.name));
+    let detail = if shape.params.is_empty() {
+        format!("must have at least 3 parameters, got 0 (the first named {expected})")
+    } else {
+        format!("First parameter must be named {expected}, got {got}")
+    };
+    Err(violation(
+        shape,
+        first.map(|p| p.name.as_str()),
+        expected,
+        detail,
+    ))
 }
 
 /// Checks `shape` against one contract's rule table.
@@ -282,7 +302,7 @@ fn check_param(
         }
         (DefaultRule::Forbidden, true) => {
             let detail = format!(
-                "{position} parameter '{}' must not have a default value",
+                "{position} parameter '{}' cannot have a default value",
                 rule.name
             );
             Err(violation(
@@ -515,13 +535,77 @@ mod tests {
     }
 
     #[test]
-    fn rubric_rejects_a_non_mapping_extra_info() {
+    fn rubric_accepts_any_extra_info_annotation_as_0_2_17_does() {
         let params = vec![
             p("solution_str", ty("str"), false),
             p("ground_truth", ty("str"), false),
             p("extra_info", ty("str"), false),
         ];
-        let err = check_family(&shape(params), Family::Rubric).unwrap_err();
-        assert_eq!(err.parameter.as_deref(), Some("extra_info"));
+        assert_eq!(
+            check_family(&shape(params), Family::Rubric),
+            Ok(Contract::Rubric)
+        );
+    }
+
+    #[test]
+    fn reward_accepts_optional_dict_extra_info_but_not_optional_str() {
+        for annotation in [
+            Annotation::Union {
+                members: vec![ty("dict"), ty("None")],
+            },
+            Annotation::Text {
+                text: "Optional[dict]".into(),
+            },
+            Annotation::Text {
+                text: "Union[dict, None]".into(),
+            },
+        ] {
+            let mut params = reward_ok();
+            params[2].annotation = annotation;
+            assert_eq!(
+                check_family(&shape(params), Family::Reward),
+                Ok(Contract::Reward)
+            );
+        }
+        let mut params = reward_ok();
+        params[2].annotation = Annotation::Union {
+            members: vec![ty("str"), ty("None")],
+        };
+        let err = check_family(&shape(params), Family::Reward).unwrap_err();
+        assert!(
+            err.message.contains("must be annotated as dict"),
+            "{}",
+            err.message
+        );
+    }
+
+    #[test]
+    fn decorators_accept_any_signature_not_starting_with_solution_str() {
+        let state = vec![
+            p("state", ty("dict"), false),
+            p("action", ty("dict"), false),
+            p("metadata", ty("dict"), true),
+        ];
+        for family in [Family::Reward, Family::Rubric] {
+            assert_eq!(
+                check_family(&shape(state.clone()), family),
+                Ok(Contract::Custom)
+            );
+            assert_eq!(check_family(&shape(vec![]), family), Ok(Contract::Custom));
+        }
+        let full = vec![
+            p("messages", Annotation::Missing, false),
+            p("ground_truth", Annotation::Missing, false),
+            p("metadata", Annotation::Missing, true),
+        ];
+        assert_eq!(
+            check_family(&shape(full.clone()), Family::Reward),
+            Ok(Contract::EvalFull)
+        );
+        assert_eq!(
+            check_family(&shape(full[..2].to_vec()), Family::Reward),
+            Ok(Contract::Custom)
+        );
+        assert!(check_family(&shape(state), Family::Eval).is_err());
     }
 }

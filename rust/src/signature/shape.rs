@@ -190,10 +190,8 @@ pub(crate) enum Expect {
     StrLike,
     /// `str`-like, or a union of one `str`-like type with `None`.
     StrOrNone,
-    /// Exactly `dict`.
-    DictExact,
-    /// Missing, `Any`, a mapping type or generic, optionally with `None`.
-    MappingOrMissing,
+    /// `dict`, or a union of `dict` with `None` (`dict | None`, `Optional[dict]`), as 0.2.17 accepts.
+    DictOrOptional,
     Anything,
 }
 
@@ -206,10 +204,9 @@ impl Expect {
                 let rest = ann.without_none();
                 rest.len() == 1 && rest[0].is_subtype_of("str")
             }
-            Expect::DictExact => ann.is_type("dict"),
-            Expect::MappingOrMissing => {
-                matches!(ann, Annotation::Missing | Annotation::Any)
-                    || ann.without_none().iter().all(|m| is_mapping(m))
+            Expect::DictOrOptional => {
+                let rest = ann.without_none();
+                rest.len() == 1 && rest[0].is_type("dict")
             }
             Expect::Anything => true,
         }
@@ -219,30 +216,8 @@ impl Expect {
         match self {
             Expect::StrExact | Expect::StrLike => "str",
             Expect::StrOrNone => "str or Optional[str]",
-            Expect::DictExact => "dict",
-            Expect::MappingOrMissing => "dict (or a mapping type, optionally with None)",
+            Expect::DictOrOptional => "dict or dict | None",
             Expect::Anything => "anything",
         }
-    }
-}
-
-const MAPPING_NAMES: &[&str] = &[
-    "dict",
-    "typing.Dict",
-    "collections.abc.Mapping",
-    "collections.abc.MutableMapping",
-    "typing.Mapping",
-    "typing.MutableMapping",
-];
-
-fn is_mapping(ann: &Annotation) -> bool {
-    match ann {
-        Annotation::Any => true,
-        Annotation::Type { name, bases } => {
-            MAPPING_NAMES.contains(&name.as_str())
-                || bases.iter().any(|b| MAPPING_NAMES.contains(&b.as_str()))
-        }
-        Annotation::Generic { origin, .. } => MAPPING_NAMES.contains(&origin.as_str()),
-        _ => false,
     }
 }

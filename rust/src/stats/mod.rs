@@ -30,8 +30,8 @@ pub use options::{
     AggregatorOptions, FailedPolicy, IntervalColumns, NonFinitePolicy, Summary, DEFAULT_KS,
 };
 pub use results::{
-    compare, model, summarize_results_file, Layout, ModelTally, NameTally, ResultsOptions,
-    ResultsSummary, LOG_FORMATS,
+    compare, log_index_base, model, summarize_results_file, Layout, ModelTally, NameTally,
+    ResultsOptions, ResultsSummary, LOG_FORMATS,
 };
 
 use std::fmt;

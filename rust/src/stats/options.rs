@@ -91,6 +91,10 @@ pub struct Summary {
     /// Population variance (divide by N) and its square root.
     pub variance: Option<f64>,
     pub std: Option<f64>,
+    /// Sample variance (divide by N - 1, Bessel's correction) and its square root: the unbiased
+    /// estimate of the spread scores come from. None below two scores.
+    pub sample_variance: Option<f64>,
+    pub sample_std: Option<f64>,
     pub min: Option<f64>,
     pub max: Option<f64>,
     /// The fewest and most attempts of a row that count (after padding, without errored ones).

@@ -26,9 +26,9 @@ try:
     from fastapi import FastAPI, Request, Response
     from fastapi.responses import JSONResponse
 except ImportError as exc:  # pragma: no cover - depends on the installation
-    raise ImportError(
-        "The rollout server needs FastAPI and uvicorn: pip install 'osmosis-ai[server]'"
-    ) from exc
+    from osmosis_ai.extras import missing_extra
+
+    raise (missing_extra(exc, "The rollout server") or exc) from exc
 
 if TYPE_CHECKING:
     from osmosis_ai.rollout.settings import RolloutSettings
@@ -39,13 +39,13 @@ _UNAUTHORIZED = b'{"detail":"Invalid or missing API key"}'
 
 
 def _token(header: str | None) -> str | None:
-    """The bearer token of an ``Authorization`` header (``Bearer <token>``, scheme case-insensitive)."""
-    if not header:
-        return None
-    parts = header.strip().split()
-    if len(parts) != 2 or parts[0].lower() != "bearer":
-        return None
-    return parts[1]
+    """The key of an ``Authorization`` header: ``Bearer <key>`` (scheme case-insensitive) or, as the
+    established server accepts, the bare key."""
+    header = (header or "").strip()
+    parts = header.split()
+    if len(parts) == 2 and parts[0].lower() == "bearer":
+        return parts[1]
+    return header or None
 
 
 def _key_matches(expected: str, header: str | None) -> bool:
@@ -74,10 +74,12 @@ def create_app(
         max_concurrent: Rollouts running at once (default: settings, 100).
         record_ttl_seconds: How long finished rollouts are remembered for idempotency (default 3600).
         settings: Rollout settings; the process-wide ones when omitted.
-        credentials: Platform credentials for registration; not supported yet (must be ``None``).
-        server_host: Host the server is reachable at (used with ``credentials`` only).
-        server_port: Port the server is reachable at (used with ``credentials`` only).
-        api_key: The key TrainGate must send as ``Authorization: Bearer <key>``; ``None`` disables auth.
+        credentials: A platform login (``osmosis_ai.platform.auth.load_credentials()``); with
+            ``server_host`` and ``server_port`` the server registers with that platform once it is up.
+        server_host: Host the platform should reach the server at (a wildcard: this machine's address).
+        server_port: Port the server listens on.
+        api_key: The key TrainGate must send (``Authorization: Bearer <key>``, or the bare key); ``None``
+            disables auth.
         debug_dir: Directory for per-rollout ``ctx.log_event`` traces.
         on_startup: Awaited once when the server starts.
         on_shutdown: Awaited once when the server stops, after in-flight rollouts are settled.
@@ -87,17 +89,13 @@ def create_app(
 
     Raises:
         ImportError: FastAPI is not installed (``pip install 'osmosis-ai[server]'``).
-        NotImplementedError: ``credentials`` were given (platform registration is not available yet).
+        TypeError: ``credentials`` is not a login (it has no ``token``).
 
     Example:
         >>> app = create_app(MyAgentLoop(), api_key="secret")  # doctest: +SKIP
         >>> uvicorn.run(app, host="127.0.0.1", port=9000)  # doctest: +SKIP
     """
-    if credentials is not None:
-        raise NotImplementedError(
-            "Platform registration is not available in this version of osmosis-ai; "
-            "serve without credentials (osmosis serve --skip-register) and point TrainGate at the server"
-        )
+    register = _registration(credentials, server_host, server_port, agent_loop.name, api_key)
     if settings is None:
         from osmosis_ai.rollout.settings import get_settings
 
@@ -109,6 +107,8 @@ def create_app(
         await state.start()
         if on_startup is not None:
             await on_startup()
+        if register is not None:
+            register()
         try:
             yield
         finally:
@@ -126,6 +126,30 @@ def create_app(
     app.state.rollout = state
     _add_routes(app, state, api_key)
     return app
+
+
+def _registration(
+    credentials: Any, host: str | None, port: int | None, name: str, api_key: str | None
+) -> Callable[[], Any] | None:
+    """What registers the server with the platform once it is up (as ``osmosis serve`` does), or None."""
+    if credentials is None:
+        return None
+    if not isinstance(getattr(credentials, "token", None), str):
+        raise TypeError(
+            "create_app(credentials=...) takes a platform login such as "
+            f"osmosis_ai.platform.auth.load_credentials(), got {type(credentials).__name__}"
+        )
+    if host is None or port is None:
+        logger.warning("credentials given without server_host and server_port: not registering")
+        return None
+    platform_url = getattr(credentials, "platform_url", None)
+    if not platform_url:
+        from osmosis_ai.platform.settings import resolve_settings
+
+        platform_url = resolve_settings(None).url
+    from osmosis_ai.rollout.serve import register_when_up
+
+    return lambda: register_when_up((platform_url, credentials), host, port, name, api_key)
 
 
 def _json(body: bytes | dict[str, Any], status: int = 200, headers: dict[str, str] | None = None) -> Response:

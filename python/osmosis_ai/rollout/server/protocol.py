@@ -1,4 +1,9 @@
-"""The 0.3 rollout HTTP protocol's bodies: what the controller sends and what the callbacks carry."""
+"""The 0.3 rollout HTTP protocol's bodies: what the controller sends and what the callbacks carry.
+
+The request models validate what arrives; the callback and response models (``RolloutCompleteRequest``,
+``GraderCompleteRequest``, ...) describe, with the established 0.3 names and fields, the bodies the server
+sends, so a controller written in Python can parse them.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +11,27 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, field_validator, model_validator
 
-from osmosis_ai.rollout.sample import check_rollout_id, check_time_budget
+from osmosis_ai.rollout.sample import (
+    GraderStatus,
+    RolloutErrorCategory,
+    RolloutSample,
+    RolloutStatus,
+    check_rollout_id,
+    check_time_budget,
+)
 
-__all__ = ["CancelRequest", "RolloutInitRequest"]
+__all__ = [
+    "CancelRequest",
+    "CancelRolloutsRequest",
+    "CancelRolloutsResponse",
+    "GraderCompleteRequest",
+    "GraderInitRequest",
+    "GraderInitResponse",
+    "RolloutCompleteRequest",
+    "RolloutInitRequest",
+    "RolloutInitResponse",
+    "RolloutStatusResponse",
+]
 
 
 class RolloutInitRequest(BaseModel):
@@ -62,3 +85,59 @@ class CancelRequest(BaseModel):
         if chosen != 1:
             raise ValueError("give exactly one of ids, prefix or all=true")
         return self
+
+
+CancelRolloutsRequest = CancelRequest  # the established 0.3 name
+
+
+class RolloutInitResponse(BaseModel):
+    """The (empty) body of ``POST /rollout``'s 202 answer."""
+
+
+class CancelRolloutsResponse(BaseModel):
+    """``POST /rollout/cancel``'s answer: ``cancelled_queued``, ``cancelled_running`` or ``not_found`` per id."""
+
+    dispositions: dict[str, str]
+
+
+class RolloutStatusResponse(BaseModel):
+    """``GET /rollout/{id}/status``: where a rollout is (``unknown`` for ids the server never saw)."""
+
+    rollout_id: str
+    status: RolloutStatus
+    reward: float | None = None
+    err_message: str | None = None
+
+
+class RolloutCompleteRequest(BaseModel):
+    """The completion callback's body: the workflow step's outcome (the URL names the rollout too)."""
+
+    status: RolloutStatus
+    rollout_id: str | None = None
+    extra_fields: dict[str, Any] | None = None
+    err_message: str | None = None
+    err_category: RolloutErrorCategory | None = None
+
+
+class GraderInitRequest(BaseModel):
+    """What a controller sends a remote grader: the one sample to grade and where to report."""
+
+    sample: RolloutSample
+    rollout_id: str | None = None
+    completion_callback_url: str
+    extra_fields: dict[str, Any] | None = None
+    controller_api_key: str | None = None
+
+
+class GraderInitResponse(BaseModel):
+    """The (empty) answer of a remote grader to :class:`GraderInitRequest`."""
+
+
+class GraderCompleteRequest(BaseModel):
+    """The grader callback's body: the graded sample (its ``reward`` set on success), or none on failure."""
+
+    status: GraderStatus
+    rollout_id: str | None = None
+    sample: RolloutSample | None = None
+    err_message: str | None = None
+    err_category: RolloutErrorCategory | None = None

@@ -6,18 +6,21 @@ archived (best effort) under the backend's artifact root: ``<id>/trajectory.json
 ``trajectory_messages`` is None) and ``<id>/diagnostics.json`` (the backend's diagnostics, when any). Like our 0.2 server,
 every route but ``/health`` needs ``Authorization: Bearer <key>`` unless auth is explicitly disabled; the
 bearer check runs before the body is read. Results go back through the request's completion and grader
-callback URLs (with the controller key as bearer), retried on transport errors, 429 and 5xx.
+callback URLs (with the controller key as bearer), retried on transport errors, 429 and 5xx with the
+package's one :class:`~osmosis_ai.llm.retry.RetryPolicy`, over a client that follows the proxy and
+certificate settings (:mod:`osmosis_ai.llm.httpx_clients`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import logging
 import os
 import secrets
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +28,14 @@ from typing import Any
 from fastapi import FastAPI, Request, Response
 from pydantic import ValidationError
 
+from osmosis_ai.llm.retry import (
+    RETRYABLE_STATUS,
+    RetryLater,
+    RetryPolicy,
+    retry_after_from_headers,
+    retry_async,
+)
+from osmosis_ai.redact import safe_url
 from osmosis_ai.rollout.backend.base import ExecutionBackend
 from osmosis_ai.rollout.context import RolloutContext
 from osmosis_ai.rollout.sample import ExecutionRequest, ExecutionResult, RolloutStatus
@@ -32,6 +43,7 @@ from osmosis_ai.rollout.sample import ExecutionRequest, ExecutionResult, Rollout
 # app.py is the one place that checks bearer keys and turns a missing FastAPI into an install hint.
 from osmosis_ai.rollout.server.app import _json, _key_matches
 from osmosis_ai.rollout.server.protocol import CancelRequest, RolloutInitRequest
+from osmosis_ai.rollout.trajectory import default_artifact_root, save_trajectory
 
 __all__ = ["API_KEY_ENV", "ControllerAuth", "create_rollout_server"]
 
@@ -39,7 +51,9 @@ logger = logging.getLogger("osmosis_ai.rollout.server")
 API_KEY_ENV = "OSMOSIS_ROLLOUT_API_KEY"
 INSTANCE_ENV = "_OSMOSIS_ROLLOUT_INSTANCE_ID"
 _UNAUTHORIZED = b'{"detail":"Invalid or missing API key"}'
-_RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+# 409 answers "already reported": another attempt cannot change it.
+_RETRY_STATUSES = RETRYABLE_STATUS - {409}
+CALLBACK_RETRY = RetryPolicy(max_retries=4, base_delay=0.5, max_delay=8.0, max_retry_after=60.0)
 _FINISHED_KEPT = 10_000  # finished rollouts whose status stays queryable (memory stays bounded)
 
 
@@ -88,21 +102,30 @@ class _Rollouts:
 
 
 async def _post(http: Any, url: str, body: dict[str, Any], key: str | None) -> None:
-    """POSTs a callback: up to 5 attempts, backoff 0.5 s doubling to 8 s, on transport errors and 429/5xx."""
+    """POSTs a callback, retried per the package's one policy on transport errors, 429 and 5xx
+    (``Retry-After`` honoured); a callback still undelivered is logged, never raised."""
     import httpx
 
     headers = {"Authorization": f"Bearer {key}"} if key else {}
-    delay = 0.5
-    for attempt in range(5):
+    shown = safe_url(url)
+    attempts = 0
+
+    async def attempt() -> None:
+        nonlocal attempts
+        attempts += 1
         try:
             response = await http.post(url, json=body, headers=headers)
-            if response.status_code not in _RETRY_STATUSES:
-                return
         except httpx.TransportError as exc:
-            logger.warning("callback %s failed (%s); attempt %d of 5", url, exc, attempt + 1)
-        await asyncio.sleep(delay)
-        delay = min(delay * 2, 8.0)
-    logger.error("callback %s was not delivered after 5 attempts", url)
+            logger.warning("callback %s failed (%s); attempt %d", shown, type(exc).__name__, attempts)
+            raise RetryLater(exc) from None
+        if response.status_code in _RETRY_STATUSES:
+            error = RuntimeError(f"HTTP {response.status_code}")
+            raise RetryLater(error, retry_after_from_headers(response.headers))
+
+    try:
+        await retry_async(CALLBACK_RETRY, attempt)
+    except Exception as exc:
+        logger.error("callback %s was not delivered after %d attempts (%s)", shown, attempts, exc)
 
 
 def _sample_body(result: ExecutionResult) -> dict[str, Any] | None:
@@ -179,46 +202,41 @@ async def _run(
         rollouts.tasks.pop(rollout_id, None)
         root = _artifact_root(backend)
         if last and root is not None:
-            try:
-                await asyncio.to_thread(_archive, root / rollout_id, rollout_id, last[0], body)
-            except Exception as exc:  # best effort: the controller already has the result
-                logger.warning("could not archive rollout %s: %s", rollout_id, exc)
+            await save_trajectory(
+                rollout_id=rollout_id, result=last[0], request_label=body.label,
+                request_extra_fields=body.extra_fields, artifact_root=root,
+            )  # fmt: skip
+
+
+async def _backend_status(backend: ExecutionBackend, rollout_id: str) -> dict[str, Any]:
+    """The backend's word on a rollout this server has no record of (its hook may be sync or async)."""
+    found = backend.rollout_status(rollout_id)
+    if inspect.isawaitable(found):
+        found = await found
+    if isinstance(found, Mapping):
+        return {"rollout_id": rollout_id, **found}
+    return {"rollout_id": rollout_id, "status": found or RolloutStatus.UNKNOWN.value}
+
+
+async def _backend_cancel(
+    backend: ExecutionBackend, body: CancelRequest, dispositions: dict[str, str]
+) -> dict[str, str]:
+    """Asks the backend to cancel what this server does not run itself (ids it has not found, or a selector)."""
+    missing = [i for i, d in dispositions.items() if d == "not_found"]
+    if body.ids is not None and not missing:
+        return {}
+    answer = backend.cancel_rollouts(
+        ids=missing if body.ids is not None else None, prefix=body.prefix, all=body.all
+    )
+    if inspect.isawaitable(answer):
+        answer = await answer
+    return {k: v for k, v in (answer or {}).items() if dispositions.get(k, "not_found") == "not_found"}
 
 
 def _artifact_root(backend: ExecutionBackend) -> Path | None:
     if hasattr(backend, "artifact_root"):
         return backend.artifact_root  # a LocalBackend's (None: it keeps no files)
-    from osmosis_ai.rollout.backend.local import ARTIFACT_ROOT_ENV
-
-    env = os.environ.get(ARTIFACT_ROOT_ENV, "").strip()
-    return Path(env) if env else Path.home() / ".osmosis"
-
-
-def _archive(folder: Path, rollout_id: str, result: ExecutionResult, body: RolloutInitRequest) -> None:
-    from osmosis_ai._files import write_json_atomic
-    from osmosis_ai.rollout.trajectory import trajectory_document
-
-    sample = result.sample
-    document = None
-    if sample is not None and sample.trajectory_messages is not None:
-        ok = result.status is RolloutStatus.SUCCESS
-        safe = sample.json_safe_copy().model_dump(mode="json")
-        document = trajectory_document({
-            "rollout_id": rollout_id,
-            "request_extra_fields": body.extra_fields,
-            "label": body.label,
-            "metrics": safe["metrics"],
-            "messages": safe["trajectory_messages"],
-            "status": "success" if ok else "failure",
-            "reward": sample.reward if ok and not sample.remove_sample else None,
-            "error_type": _category(result),
-        })  # fmt: skip
-    if document is None and not result.extra_fields:
-        return
-    if document is not None:
-        write_json_atomic(folder / "trajectory.json", document, ensure_ascii=False)
-    if result.extra_fields:
-        write_json_atomic(folder / "diagnostics.json", result.extra_fields, ensure_ascii=False)
+    return default_artifact_root()
 
 
 def create_rollout_server(
@@ -248,9 +266,9 @@ def create_rollout_server(
 
     @contextlib.asynccontextmanager
     async def _lifespan(app: Any) -> AsyncIterator[None]:
-        import httpx
+        from osmosis_ai.llm.httpx_clients import async_http_client
 
-        holder["http"] = httpx.AsyncClient(timeout=10.0)
+        holder["http"] = async_http_client(timeout=10.0)
         try:
             if lifespan is not None:
                 async with lifespan(app):
@@ -310,8 +328,7 @@ def create_rollout_server(
     async def status(rollout_id: str, request: Request) -> Response:
         if (refusal := denied(request)) is not None:
             return refusal
-        known = rollouts.status.get(rollout_id)
-        body = known or {"rollout_id": rollout_id, "status": await backend.rollout_status(rollout_id)}
+        body = rollouts.status.get(rollout_id) or await _backend_status(backend, rollout_id)
         return _json({k: v for k, v in body.items() if v is not None})
 
     @app.post("/rollout/cancel")
@@ -336,6 +353,7 @@ def create_rollout_server(
             queued = rollouts.status.get(rollout_id, {}).get("status") == RolloutStatus.QUEUED.value
             task.cancel()
             dispositions[rollout_id] = "cancelled_queued" if queued else "cancelled_running"
+        dispositions.update(await _backend_cancel(backend, body, dispositions))
         return _json({"dispositions": dispositions})
 
     return app

@@ -175,6 +175,8 @@ impl StatsAggregator {
         d.set_item("mean", s.mean)?;
         d.set_item("variance", s.variance)?;
         d.set_item("std", s.std)?;
+        d.set_item("sample_variance", s.sample_variance)?;
+        d.set_item("sample_std", s.sample_std)?;
         d.set_item("min", s.min)?;
         d.set_item("max", s.max)?;
         d.set_item("min_attempts", s.min_attempts)?;

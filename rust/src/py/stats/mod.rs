@@ -28,6 +28,7 @@ pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(agreement::agreement, m)?)?;
     m.add_function(wrap_pyfunction!(mcnemar_exact, m)?)?;
     m.add_function(wrap_pyfunction!(median, m)?)?;
+    m.add_function(wrap_pyfunction!(results_index_base, m)?)?;
     m.add_class::<aggregator::StatsAggregator>()?;
     // The log formats the reader accepts, newest last: the writer takes its header's from here.
     m.add("RESULTS_LOG_FORMATS", crate::stats::LOG_FORMATS.to_vec())?;
@@ -61,6 +62,14 @@ fn pass_at_k(n: i64, c: i64, k: i64) -> PyResult<f64> {
 fn mcnemar_exact(py: Python<'_>, b: u64, c: u64) -> f64 {
     // A table of millions of discordant rows is a loop of that length: run it without the GIL.
     py.detach(|| crate::stats::mcnemar_exact(b, c).p_value)
+}
+
+/// What a results log's `row_index` / `run_index` count from, given its header's `kind`, `index_base`
+/// and whether it names an `osmosis_version` (see `crate::stats::log_index_base`).
+#[pyfunction]
+#[pyo3(signature = (kind, index_base, by_package))]
+fn results_index_base(kind: Option<&str>, index_base: Option<u64>, by_package: bool) -> u64 {
+    crate::stats::log_index_base(kind, index_base, by_package)
 }
 
 /// The median of the scores (`None` for none).

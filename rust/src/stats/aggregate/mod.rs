@@ -64,11 +64,22 @@ pub struct Spread {
     pub scored_rows: u64,
     pub count: u64,
     pub sum: f64,
-    pub row_sum_sq: f64,
-    pub row_sum_count: f64,
-    pub row_count_sq: f64,
+    /// Σw² over scored rows, and the w²-weighted mean and squared deviations of the row means s/w
+    /// (West's weighted Welford): the residuals around any mean follow without cancellation.
+    pub row_weight_sq: f64,
+    pub row_ratio_mean: f64,
+    pub row_ratio_m2: f64,
     pub max_attempts: u64,
     pub ks: Vec<KSpread>,
+}
+
+impl Spread {
+    /// Σ(s - m·w)² over scored rows, the squared residuals of the ratio estimator at mean `m`:
+    /// Σw²(s/w - m)² = M2 + Σw²·(μ - m)², never the cancelling Σs² - 2mΣsw + m²Σw².
+    pub fn row_residual_squares(&self, mean: f64) -> f64 {
+        let shift = self.row_ratio_mean - mean;
+        self.row_ratio_m2.max(0.0) + self.row_weight_sq * shift * shift
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -100,11 +111,10 @@ pub struct Aggregator {
     short_row: Option<(u64, u64, u64)>,
     /// Leave a row with fewer attempts than an explicit k out at that k instead of refusing it.
     skip_short_rows: bool,
-    /// Per-row sums for the spread of the mean score over rows: Σs², Σs·w, Σw² of the row's score sum
-    /// s and scored attempts w.
-    row_sum_sq: CompensatedSum,
-    row_sum_count: CompensatedSum,
-    row_count_sq: CompensatedSum,
+    /// The spread of the mean score over rows, for its interval: see [`Spread::row_residual_squares`].
+    row_weight_sq: f64,
+    row_ratio_mean: f64,
+    row_ratio_m2: f64,
     /// Rows with at least one score in the mean.
     scored_rows: u64,
     /// Per threshold: rows with 0 < c < n.
@@ -207,9 +217,9 @@ impl Aggregator {
             min_nominal: u64::MAX,
             short_row: None,
             skip_short_rows: options.skip_short_rows,
-            row_sum_sq: CompensatedSum::default(),
-            row_sum_count: CompensatedSum::default(),
-            row_count_sq: CompensatedSum::default(),
+            row_weight_sq: 0.0,
+            row_ratio_mean: 0.0,
+            row_ratio_m2: 0.0,
             scored_rows: 0,
             store,
             scratch: Vec::new(),
@@ -315,10 +325,11 @@ impl Aggregator {
             self.m2 += row_m2 + delta * delta * before * added / after;
             self.count += u64::from(count);
             self.total.add(sum);
-            let w = f64::from(count);
-            self.row_sum_sq.add(sum * sum);
-            self.row_sum_count.add(sum * w);
-            self.row_count_sq.add(w * w);
+            let weight = added * added;
+            self.row_weight_sq += weight;
+            let delta = row_mean - self.row_ratio_mean;
+            self.row_ratio_mean += delta * weight / self.row_weight_sq;
+            self.row_ratio_m2 += weight * delta * (row_mean - self.row_ratio_mean);
             self.scored_rows += 1;
         }
         self.add_counts(label, n, errors, &c);
@@ -406,6 +417,8 @@ impl Aggregator {
             .collect();
         let scored = self.count > 0;
         let variance = (self.m2 / self.count as f64).max(0.0);
+        let sample_variance =
+            (self.count > 1).then(|| (self.m2 / (self.count - 1) as f64).max(0.0));
         Ok(Summary {
             rows,
             count: self.count,
@@ -415,6 +428,8 @@ impl Aggregator {
             mean: scored.then(|| self.total.total() / self.count as f64),
             variance: scored.then_some(variance),
             std: scored.then(|| variance.sqrt()),
+            sample_variance,
+            sample_std: sample_variance.map(f64::sqrt),
             min: scored.then_some(self.min),
             max: scored.then_some(self.max),
             min_attempts: if rows == 0 { 0 } else { self.min_n },
@@ -440,9 +455,9 @@ impl Aggregator {
             scored_rows: self.scored_rows,
             count: self.count,
             sum: self.total.total(),
-            row_sum_sq: self.row_sum_sq.total(),
-            row_sum_count: self.row_sum_count.total(),
-            row_count_sq: self.row_count_sq.total(),
+            row_weight_sq: self.row_weight_sq,
+            row_ratio_mean: self.row_ratio_mean,
+            row_ratio_m2: self.row_ratio_m2,
             max_attempts: self.max_n,
             ks: self
                 .sums
@@ -504,6 +519,24 @@ mod tests {
         let h3 = (pass_hat_k(4, 2, 3).unwrap() + pass_hat_k(4, 1, 3).unwrap()) / 2.0;
         assert!((s.pass_hat_k[1] - h3).abs() < 1e-15);
         assert_eq!(s.mixed_fraction, vec![(1.0, 1.0)]);
+    }
+
+    #[test]
+    fn sample_variance_divides_by_n_minus_one() {
+        let mut a = agg(AggregatorOptions::default());
+        push(&mut a, &[Some(0.0), Some(0.0), Some(1.0)]);
+        let s = a.finish().unwrap();
+        // Squared deviations sum to 2/3: population 2/9, sample 1/3 (a third more at n = 3).
+        assert!((s.variance.unwrap() - 2.0 / 9.0).abs() < 1e-15);
+        assert!((s.sample_variance.unwrap() - 1.0 / 3.0).abs() < 1e-15);
+        assert!((s.sample_std.unwrap() - (1.0f64 / 3.0).sqrt()).abs() < 1e-15);
+        let mut one = agg(AggregatorOptions::default());
+        push(&mut one, &[Some(0.5)]);
+        let s = one.finish().unwrap();
+        assert_eq!(
+            (s.variance, s.sample_variance, s.sample_std),
+            (Some(0.0), None, None)
+        );
     }
 
     #[test]

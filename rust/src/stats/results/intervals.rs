@@ -50,9 +50,8 @@ pub fn mean_interval(spread: &Spread, level: f64) -> Option<Estimate> {
         return Some(estimate);
     }
     let r = rows as f64;
-    let squares =
-        spread.row_sum_sq - 2.0 * mean * spread.row_sum_count + mean * mean * spread.row_count_sq;
-    let se = (r / (r - 1.0) * squares.max(0.0)).sqrt() / weight;
+    let squares = spread.row_residual_squares(mean);
+    let se = (r / (r - 1.0) * squares).sqrt() / weight;
     if se <= NO_SPREAD * mean.abs().max(1.0) {
         estimate.note = Some(format!(
             "every one of the {rows} rows has the same mean score: no spread to estimate an interval from"
@@ -132,6 +131,14 @@ mod tests {
         );
         assert!((iv.low.unwrap() - 0.565_517_535_216_825_4).abs() < 1e-12);
         let mean = mean_interval(&s, 0.95).unwrap();
+        assert!(mean.low.is_none() && mean.note.unwrap().contains("same mean score"));
+    }
+
+    #[test]
+    fn identical_rows_have_no_spread_despite_rounding() {
+        // The expanded Σs² - 2mΣsw + m²Σw² left ~1e-16 here, a 1e-8 interval around a constant.
+        let row = vec![Some(0.25), Some(0.5), Some(1.0)];
+        let mean = mean_interval(&spread(&[row.clone(), row]), 0.95).unwrap();
         assert!(mean.low.is_none() && mean.note.unwrap().contains("same mean score"));
     }
 

@@ -29,6 +29,15 @@ use std::path::Path;
 /// The results log formats this version reads (the header's `format`), newest last.
 pub const LOG_FORMATS: &[&str] = &["osmosis-eval-log/1", "osmosis-results/1"];
 
+/// The number a log's `row_index` and `run_index` count from: the header's `index_base` (0 in every
+/// log written since it was added); else 1 for a rubric log an earlier version of the package wrote
+/// (its header names the `osmosis_version`: those numbered records and runs from 1), else 0 (eval logs,
+/// and logs written by hand to the documented layout). Readers subtract it, so every log reads
+/// numbered from 0, as eval logs and the established eval `-o` JSON are.
+pub fn log_index_base(kind: Option<&str>, declared: Option<u64>, by_package: bool) -> u64 {
+    declared.unwrap_or(u64::from(by_package && kind == Some("rubric")))
+}
+
 /// What the caller leaves to the file: `None` takes the file's own value (header config, `-o` JSON
 /// config or rubric `number`), then the default.
 #[derive(Debug, Clone)]
@@ -196,13 +205,14 @@ pub fn summarize_results_file(
             tally: tally::Tally::new(names.clone(), resolved.clone(), observed)?,
             stop_on_new_name: true,
         };
-        if source::for_each_line_attempt(path, layout, &mut grouping, interrupted)? {
+        if source::for_each_line_attempt(path, layout, meta.index_base, &mut grouping, interrupted)?
+        {
             return summary(layout, meta, resolved, grouping.tally);
         }
     }
     let mut seen = Names::default();
     if matches!(layout, Layout::Log | Layout::Records) {
-        source::for_each_line_attempt(path, layout, &mut seen, interrupted)?;
+        source::for_each_line_attempt(path, layout, meta.index_base, &mut seen, interrupted)?;
     } else {
         meta = source::for_each_document_attempt(path, &mut seen, interrupted)?;
         if meta.kind.as_deref() == Some("rubric") {
@@ -223,7 +233,7 @@ pub fn summarize_results_file(
         stop_on_new_name: false,
     };
     if matches!(layout, Layout::Log | Layout::Records) {
-        source::for_each_line_attempt(path, layout, &mut grouping, interrupted)?;
+        source::for_each_line_attempt(path, layout, meta.index_base, &mut grouping, interrupted)?;
     } else {
         source::for_each_document_attempt(path, &mut grouping, interrupted)?;
     }

@@ -68,6 +68,9 @@ pub struct Meta {
     /// Attempts per row the file declares (`n_runs`, the rubric `number`).
     pub n_runs: Option<i64>,
     pub pass_threshold: Option<f64>,
+    /// What the log's `row_index` / `run_index` count from (see [`super::log_index_base`]); readers
+    /// subtract it.
+    pub index_base: u64,
     /// Rows the run set out to do, when the file says (`eval run`'s `selected_source_rows`).
     pub planned_rows: Option<u64>,
 }
@@ -179,6 +182,9 @@ pub fn detect(path: &Path) -> CoreResult<(Layout, Meta)> {
                 meta.read_config(config);
                 meta.config = Some(config.clone());
             }
+            let declared = first.get("index_base").and_then(Value::as_u64);
+            let by_package = first.contains_key("osmosis_version");
+            meta.index_base = super::log_index_base(meta.kind.as_deref(), declared, by_package);
             return Ok((Layout::Log, meta));
         }
         if first.contains_key("row_index") {
@@ -198,11 +204,13 @@ pub fn detect(path: &Path) -> CoreResult<(Layout, Meta)> {
 /// Lines (or rows of a document) between two calls of the caller's interruption check.
 const CHECK_EVERY: usize = 1 << 16;
 
-/// Hands every attempt of a JSONL layout to `sink`, in file order; `Ok(false)` when the sink stopped.
-/// `interrupted` is asked every [`CHECK_EVERY`] lines; `true` ends the read with `CoreError::Interrupted`.
+/// Hands every attempt of a JSONL layout to `sink`, in file order, numbered from 0 (`base`, what the
+/// log counts from, is subtracted); `Ok(false)` when the sink stopped. `interrupted` is asked every
+/// [`CHECK_EVERY`] lines; `true` ends the read with `CoreError::Interrupted`.
 pub(crate) fn for_each_line_attempt(
     path: &Path,
     layout: Layout,
+    base: u64,
     sink: &mut dyn Sink,
     interrupted: &mut dyn FnMut() -> bool,
 ) -> CoreResult<bool> {
@@ -231,9 +239,10 @@ pub(crate) fn for_each_line_attempt(
             header_pending = false;
             continue;
         }
-        let record: RawAttempt<'_> =
+        let mut record: RawAttempt<'_> =
             serde_json::from_slice(line).map_err(|e| record_error(path, line_no, &e))?;
-        let Some(row) = record.row_index else {
+        record.run_index = record.run_index.saturating_sub(base);
+        let Some(row) = record.row_index.map(|row| row.saturating_sub(base)) else {
             return Err(StatsError::new(format!(
                 "{}:{line_no}: not a results record (missing field `row_index`); expected {{\"row_index\": int, \"run_index\": int, \"scores\": {{name: number}}}}",
                 path.display()
@@ -327,8 +336,12 @@ impl<'de> Visitor<'de> for Rows<'_, '_> {
             while let Some(record) = seq.next_element::<RubricRecord>()? {
                 let mut state = self.state.borrow_mut();
                 state.row()?;
-                for run in record.runs {
-                    let outcome = state.sink.rubric(run, record.record_index);
+                for mut run in record.runs {
+                    // The established document numbers records and runs from 1; rows read from 0.
+                    run.run_index = run.run_index.saturating_sub(1);
+                    let outcome = state
+                        .sink
+                        .rubric(run, record.record_index.saturating_sub(1));
                     state.keep(outcome)?;
                 }
             }

@@ -146,6 +146,26 @@ fn the_newer_format_name_and_rubric_logs_are_read() {
     let s = summary(&out.models[0], "helpful");
     // Rubric results leave unscored judgements out of the mean (they are not zeros).
     assert_eq!((s.count, s.failed, s.mean), (2, 1, Some(0.75)));
+    assert_eq!(out.meta.index_base, 0);
+
+    // A rubric log an earlier version wrote (no index_base) counted rows and runs from 1: read from 0.
+    let path = write(
+        "rubric-old.jsonl",
+        r#"{"format": "osmosis-results/1", "kind": "rubric", "config": {"rubric_id": "helpful"}, "osmosis_version": "0.3.0"}
+{"row_index": 1, "run_index": 1, "success": true, "scores": {"helpful": 0.5}}
+{"row_index": 1, "run_index": 2, "success": false, "scores": {}, "error": "judge gave no score"}
+{"row_index": 2, "run_index": 1, "success": true, "scores": {"helpful": 1.0}}
+"#,
+    );
+    let old = summarize_results_file(&path, &options(), &mut never).unwrap();
+    assert_eq!(old.meta.index_base, 1);
+    assert_eq!(summary(&old.models[0], "helpful"), s);
+    let bases = [
+        log_index_base(Some("eval"), None, true),
+        log_index_base(Some("rubric"), Some(0), true),
+        log_index_base(Some("rubric"), None, false),
+    ];
+    assert_eq!(bases, [0, 0, 0]);
 
     let path = write(
         "future.jsonl",

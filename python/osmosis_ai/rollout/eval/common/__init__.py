@@ -2,8 +2,8 @@
 
 from osmosis_ai.datasets import DatasetReader
 from osmosis_ai.errors import DatasetParseError, DatasetValidationError, ProviderError, ToolValidationError
+from osmosis_ai.eval.llm_client import ExternalLLMClient
 from osmosis_ai.eval.report import format_duration, format_tokens
-from osmosis_ai.llm.chat import ExternalLLMClient
 from osmosis_ai.rollout.requests import REQUIRED_COLUMNS, dataset_row_to_request
 from osmosis_ai.rollout.tools import validate_tools
 

@@ -1,0 +1,305 @@
+"""Rubric evaluations as library calls: score JSONL records with an LLM judge, ``number`` runs per record.
+
+Two kinds of options, one run: :class:`RubricEvalOptions` judges with a rubric of a YAML config (or an
+``@osmosis_rubric`` function), as ``osmosis eval-rubric``; :class:`InlineRubricOptions` with a rubric
+given as text and chat-style records, as ``osmosis eval rubric``. :func:`run_rubric_eval` runs either on
+the engine (here or on Ray), every judgement appended to the results log, reads the session back from the
+log, writes the established results JSON and returns a :class:`RubricEvalResult`.
+
+Example:
+    >>> from osmosis_ai.rubric.run import InlineRubricOptions, run_rubric_eval
+    >>> result = run_rubric_eval(InlineRubricOptions(data_path="chats.jsonl", rubric="Is it polite?",
+    ...                                              model="openai/gpt-4o-mini"))  # doctest: +SKIP
+    >>> result.payload["overall_statistics"]["average"]  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from osmosis_ai.errors import DatasetFormatError, RunError
+from osmosis_ai.rubric.run_options import InlineRubricOptions, RubricEvalOptions
+from osmosis_ai.rubric.session import RubricSession
+from osmosis_ai.runs.backends import BackendReport
+from osmosis_ai.runs.observer import RunObserver, quiet_observer
+
+__all__ = ["InlineRubricOptions", "RubricEvalOptions", "RubricEvalResult", "run_rubric_eval"]
+
+
+@dataclass
+class RubricEvalResult:
+    """What a rubric evaluation did and found.
+
+    Attributes:
+        options: The options it ran with.
+        payload: The established results document (written to ``output``): per-record runs and statistics,
+            ``overall_statistics``, judge health, and the judge-noise and gold figures when asked for.
+        session: Every judgement the results log holds, with the session's state (interrupted, stopped
+            early and why, judge health).
+        output: The results file written.
+        document: What was written there: ``payload`` itself for :class:`RubricEvalOptions` (0.2's layout),
+            0.3's layout of it for :class:`InlineRubricOptions`.
+        backend: How the judgements were spread (``name`` is ``local`` unless they ran on Ray).
+    """
+
+    options: RubricEvalOptions | InlineRubricOptions
+    payload: dict[str, Any]
+    session: RubricSession
+    output: Path
+    backend: BackendReport = field(default_factory=BackendReport)
+    document: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def unscored(self) -> int:
+        """Judgements that produced no score (errors and unscored replies)."""
+        return self.session.health.errors + self.session.health.unscored
+
+    def to_json(self) -> dict[str, Any]:
+        """The results document, with how a remote backend spread the runs."""
+        backend = self.session.backend
+        return {**self.document, **({"backend": backend} if backend else {})}
+
+
+@dataclass
+class _Job:
+    """A rubric evaluation with its inputs loaded and checked."""
+
+    rubric_id: str
+    entry: Any
+    records: list[Any]
+    overrides: dict[str, Any]
+    model_info: dict[str, Any]
+    number: int
+    data_path: Path
+    output: Path
+    identifier: str | None
+    log_config: dict[str, Any]
+    function: Any = None
+    function_spec: str | None = None
+    config_path: Path | None = None
+    baseline: dict[str, float] | None = None
+    gold: dict[str, float] | None = None
+    intro: list[str] = field(default_factory=list)
+
+
+def run_rubric_eval(
+    options: RubricEvalOptions | InlineRubricOptions, observer: RunObserver | None = None
+) -> RubricEvalResult:
+    """Runs (or resumes, with ``resume_path``) a rubric evaluation; ``observer`` sees its steps and progress.
+
+    Raises:
+        RunError: The data, the config, the rubric, the function or an output path cannot be used; no
+            record references the rubric.
+        MissingAPIKeyError: The judge's key is not set (checked before any judge call).
+    """
+    observer = quiet_observer(observer)
+    job = _config_job(options) if isinstance(options, RubricEvalOptions) else _inline_job(options)
+    for line in job.intro:
+        observer.message(line)
+    report = BackendReport()
+    session = _judge(job, options, observer, report)
+    payload = _payload(job, options, session)
+    from osmosis_ai.rubric.report import layout_0_3, write_json
+
+    document = payload
+    if isinstance(options, InlineRubricOptions):
+        document = layout_0_3(payload, model=options.model.strip(), rubric=job.entry.rubric)
+    write_json(job.output, document)
+    return RubricEvalResult(options, payload, session, job.output, report, document)
+
+
+def _check_data(data_path: Path) -> None:
+    if not data_path.exists():
+        raise RunError(f"Data path '{data_path}' does not exist.")
+    if data_path.is_dir():
+        raise RunError(f"Expected a JSONL file but received directory '{data_path}'.")
+
+
+def _load_function(spec: str) -> Any:
+    from osmosis_ai.importer import import_object
+
+    func = import_object(spec, what="--function", example="rubrics:score_politeness", error=RunError)
+    if not callable(func):
+        raise RunError(f"'{spec}' is not callable (it is a {type(func).__name__}).")
+    return func
+
+
+def _config_job(options: RubricEvalOptions) -> _Job:
+    from osmosis_ai._files import check_output_file
+    from osmosis_ai.rubric.config import find_config, load_rubric_configs
+    from osmosis_ai.rubric.judge import ensure_api_key_available
+    from osmosis_ai.rubric.records import load_rubric_records
+    from osmosis_ai.rubric.report import load_baseline, resolve_output_path
+    from osmosis_ai.rubric.session import log_config
+
+    data_path, rubric_id = Path(options.data_path), options.rubric_id.strip()
+    _check_data(data_path)
+    config = find_config(data_path, Path(options.config_path) if options.config_path else None)
+    entries = load_rubric_configs(config)
+    if rubric_id not in entries:
+        available = ", ".join(sorted(entries)) or "none"
+        raise RunError(f"Rubric '{rubric_id}' was not found in {config}. Available: {available}")
+    entry = entries[rubric_id]
+    overrides = options.judge_overrides()
+    function = _load_function(options.function) if options.function else None
+    model_info = {**entry.model_info, **{k: v for k, v in overrides.items() if v is not None}}
+    if function is None:
+        ensure_api_key_available(model_info)
+    try:
+        records, others, unlabelled = load_rubric_records(data_path, rubric_id)
+    except DatasetFormatError as exc:
+        raise RunError(str(exc)) from None
+    if not records:
+        raise RunError(f"No records in '{data_path}' reference rubric '{rubric_id}'.")
+    baseline = load_baseline(Path(options.baseline_path)) if options.baseline_path else None
+    gold = _gold(options)
+    out, identifier = resolve_output_path(Path(options.output) if options.output else None, rubric_id)
+    check_output_file(out)  # an unwritable results file is refused before any judge call
+    number = options.runs_per_record()
+    intro = [
+        f"Rubric '{rubric_id}' ({entry.source_label}) -> provider '{model_info.get('provider') or '<unknown>'}' "
+        f"model '{model_info.get('model') or '<unspecified>'}'",
+        f"Loaded {len(records)} matching record(s) from {data_path}",
+        *(
+            [f"Skipped {others} record(s) of other rubrics and {unlabelled} without a rubric_id"]
+            if others or unlabelled
+            else []
+        ),
+        f"Running {number} evaluation(s) per record, {options.concurrency} at a time",
+        "",
+    ]
+    return _Job(
+        rubric_id, entry, records, overrides, model_info, number, data_path, out, identifier,
+        log_config(rubric_id, entry.rubric, model_info, number, options.function),
+        function=function, function_spec=options.function, config_path=config, baseline=baseline, gold=gold,
+        intro=intro,
+    )  # fmt: skip
+
+
+def _gold(options: RubricEvalOptions) -> dict[str, float] | None:
+    if options.gold_path is None:
+        return None
+    from osmosis_ai.rubric.calibration import load_gold
+
+    return load_gold(Path(options.gold_path))
+
+
+def _inline_job(options: InlineRubricOptions) -> _Job:
+    from osmosis_ai.rubric.config import RubricEntry
+    from osmosis_ai.rubric.judge import ensure_api_key_available
+    from osmosis_ai.rubric.records import load_chat_records
+    from osmosis_ai.rubric.report import resolve_output_path_0_3
+    from osmosis_ai.rubric.session import log_config
+
+    data_path = Path(options.data_path)
+    _check_data(data_path)
+    rubric = options.rubric_text()
+    model_info = options.model_info()
+    overrides = options.judge_overrides()
+    ensure_api_key_available({**model_info, **overrides})
+    try:
+        records = load_chat_records(data_path)
+    except DatasetFormatError as exc:
+        raise RunError(str(exc)) from None
+    out, identifier = resolve_output_path_0_3(
+        os.fspath(options.output) if options.output is not None else None
+    )
+    entry = RubricEntry(
+        id="rubric",
+        rubric=rubric,
+        model_info=model_info,
+        score_min=options.score_min,
+        score_max=options.score_max,
+        source_label="--rubric",
+    )
+    intro = [
+        f"Model: {model_info['provider']}/{model_info['model']}",
+        f"Evaluated {len(records)} record(s) from {data_path}",
+        f"Runs per record: {options.number}",
+    ]
+    return _Job(
+        "rubric", entry, records, overrides, {**model_info, **{k: v for k, v in overrides.items() if v is not None}},
+        options.number, data_path, out, identifier, log_config("rubric", rubric, {**model_info, **overrides}, options.number, None),
+        intro=intro,
+    )  # fmt: skip
+
+
+def _judge(job: _Job, options: Any, observer: RunObserver, report: BackendReport) -> RubricSession:
+    """Runs the session on the engine with its results log; returns the session read back from the log."""
+    from osmosis_ai.rubric.remote import JudgeExecutorSpec
+    from osmosis_ai.rubric.runner import build_evaluators
+    from osmosis_ai.rubric.session import run_session
+    from osmosis_ai.runs.backends import backend_session
+    from osmosis_ai.runs.session_log import open_session_log
+
+    evaluators, previews = build_evaluators(
+        job.entry, job.records, overrides=job.overrides, function=job.function
+    )
+    spec = JudgeExecutorSpec(
+        job.rubric_id, job.entry, job.records, job.overrides, job.function_spec, options.concurrency
+    )
+    total = len(job.records) * job.number
+
+    def open_log(resume: Any) -> Any:
+        return open_session_log("rubric", job.log_config, job.data_path, options.log_path, resume, observer)
+
+    # The backend first (as `eval`): an unreachable cluster, or workers that cannot import the function,
+    # stop the session before its results log exists. A resumed log exists already: it is read first, so
+    # a session with nothing left to run starts no backend.
+    opened = open_log(options.resume_path) if options.resume_path else None
+    pending = None if opened is None else total - len(opened.done)
+    try:
+        with backend_session(
+            options.backend,
+            spec,
+            concurrency=options.concurrency,
+            item_timeout=None,
+            report=report,
+            pending=pending,
+        ) as (loop, remote):
+            log = opened if opened is not None else open_log(None)
+            progress = observer.progress(total)
+            try:
+                outcome = run_session(
+                    rubric_id=job.rubric_id, records=job.records, number=job.number, evaluators=evaluators,
+                    previews=previews, log=log, concurrency=options.concurrency, progress=progress, loop=loop,
+                    backend=remote,
+                )  # fmt: skip
+            finally:
+                progress.close()
+                log.close()
+    finally:
+        if opened is not None:
+            opened.close()  # also when the backend did not start
+    session = RubricSession.from_log(log.path, total, outcome)
+    if report.name != "local":
+        session.backend = report.as_dict()
+    return session
+
+
+def _payload(job: _Job, options: Any, session: RubricSession) -> dict[str, Any]:
+    from osmosis_ai.rubric.report import baseline_comparison, build_payload
+
+    payload = build_payload(
+        rubric_id=job.rubric_id, source_label=job.entry.source_label, model_info=job.model_info, number=job.number,
+        config_path=job.config_path, data_path=job.data_path, records=job.records, state=session,
+        identifier=job.identifier, concurrency=options.concurrency, baseline=None, rubric=job.entry.rubric,
+    )  # fmt: skip
+    if job.baseline is not None:
+        payload["baseline_comparison"] = baseline_comparison(
+            Path(options.baseline_path), job.baseline, payload["overall_statistics"]
+        )
+    repeat = getattr(options, "repeat", None)
+    if repeat is not None or job.gold is not None:
+        from osmosis_ai.rubric.calibration import gold_agreement, judge_noise
+
+        if repeat is not None:
+            payload["judge_noise"] = judge_noise(job.records, session.runs_of)
+        if job.gold is not None:
+            payload["gold_agreement"] = gold_agreement(
+                job.records, session.runs_of, job.gold, threshold=options.gold_threshold
+            )
+    return payload
