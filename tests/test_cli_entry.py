@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import click
 import pytest
 
 from osmosis_ai.cli.entry import root_help
@@ -23,6 +24,13 @@ def _click_help(width: int) -> str:
 @pytest.mark.parametrize("width", range(50, 201, 3))
 def test_the_root_help_is_clicks_at_every_width(width: int) -> None:
     assert root_help(width) == _click_help(width)
+
+
+def test_a_bare_context_asking_first_leaves_the_root_help_alone() -> None:
+    # click keeps the first help option it builds on a command; a bare context would make it `--help` alone.
+    cli._help_option = None
+    assert "-h, --help" in cli.get_help(click.Context(cli))
+    assert root_help(80) == _click_help(80)
 
 
 def _run(argv: list[str], columns: int, module: bool) -> subprocess.CompletedProcess[str]:

@@ -32,6 +32,14 @@ class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self.lazy_commands})
 
+    def get_help_option_names(self, ctx: click.Context) -> list[str]:
+        # click (8.1.8+) builds the help option once per command, from the first context that asks, and keeps
+        # it: asked through a bare click.Context(cli) (a docs generator, a test) it would stay `--help` without
+        # `-h` for the rest of the process. The root's names are its own, whoever asks first.
+        names = self.context_settings.get("help_option_names", ctx.help_option_names)
+        taken = {name for param in self.params for name in (*param.opts, *param.secondary_opts)}
+        return [name for name in dict.fromkeys(names) if name not in taken]
+
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in self.lazy_commands:
             module_name, attribute, _ = self.lazy_commands[cmd_name]
