@@ -23,7 +23,7 @@ import datetime as _dt
 import logging
 import os
 import shutil
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -76,8 +76,11 @@ def _write_file(path: str, data: bytes) -> None:
         os.close(fd)
 
 
-def project_items(run_path: Path, records: Sequence[dict[str, Any]], carried: Collection[str]) -> None:
-    """Lays out each latest attempt's trajectory and artifacts; sets ``trajectory_filename`` on its record.
+def project_items(
+    run_path: Path, records: Iterable[dict[str, Any]], carried: Collection[str]
+) -> Iterator[dict[str, Any]]:
+    """Lays out each latest attempt's trajectory and artifacts, yielding its record once done (with
+    ``trajectory_filename`` set where it has one): records stream through, none is kept.
 
     The trajectory goes where the established tool has it, ``rollout_trials/<rollout id>/trajectory.json``
     (``trajectory_filename`` is relative to that folder), and its copy ``trajectories/row_<r>_run_<k>.json``
@@ -119,6 +122,7 @@ def project_items(run_path: Path, records: Sequence[dict[str, Any]], carried: Co
                 _project_artifacts(Path(artifacts), run_path / "artifacts" / name)
         elif rollout_id not in carried and with_artifacts:
             shutil.rmtree(f"{run_path}/artifacts/{name}", ignore_errors=True)
+        yield record
     os.unlink(marker)
 
 
