@@ -12,6 +12,10 @@ from osmosis_ai.redact import redact
 __all__ = ["check_output_file", "fsync_dir", "write_json_atomic"]
 
 
+# Characters of JSON text masked and written at a time by write_json_atomic.
+_PIECE = 1 << 16
+
+
 def write_json_atomic(path: Path, payload: Any, *, ensure_ascii: bool = True) -> None:
     """Writes ``payload`` as indented JSON to ``path`` via a temporary file and a rename.
 
@@ -23,10 +27,21 @@ def write_json_atomic(path: Path, payload: Any, *, ensure_ascii: bool = True) ->
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    text = json.dumps(payload, indent=2, ensure_ascii=ensure_ascii, default=str)
-    # Masking in the JSON text cannot break it: a secret becomes ``***`` inside the same string.
+    encoder = json.JSONEncoder(indent=2, ensure_ascii=ensure_ascii, default=str)
     with tmp.open("w", encoding="utf-8") as handle:
-        handle.write(redact(text) + "\n")
+        # Written in pieces of ~64 KB, not as one string (a results file of 100k records is hundreds of MB
+        # of text). A piece ends between the encoder's chunks, which never split a JSON string, so each
+        # secret is masked whole; masking cannot break the JSON: a secret becomes ``***`` in its string.
+        pieces: list[str] = []
+        size = 0
+        for chunk in encoder.iterencode(payload):
+            pieces.append(chunk)
+            size += len(chunk)
+            if size >= _PIECE:
+                handle.write(redact("".join(pieces)))
+                pieces.clear()
+                size = 0
+        handle.write(redact("".join(pieces)) + "\n")
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(tmp, path)
