@@ -157,7 +157,7 @@ def test_failed_runs_are_recorded_with_their_error_and_set_the_exit_code(scripte
         *eval_args(server, dataset, tmp_path, "--no-preflight", agent="flaky_agent:agent"), cwd=tmp_path
     )
     assert result.returncode == 1
-    assert "2 of 4 runs failed" in result.stderr
+    assert "2 of 4 runs errored" in result.stderr
     assert "Traceback" not in result.stderr
     runs = {r["row_index"]: r["runs"][0] for r in json.loads((tmp_path / "out.json").read_text())["rows"]}
     assert runs[1]["error"] == "RuntimeError: agent blew up on purpose"

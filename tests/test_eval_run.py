@@ -217,7 +217,9 @@ def test_a_failed_rows_multi_line_error_stays_indented_under_its_row(tmp_path: P
     )
     argv = [a for a in run_args(server) if a != "--json"]
     proc = subprocess.run(argv, cwd=ws, capture_output=True, text=True, timeout=120, env=_env())
-    assert proc.returncode == 0, proc.stderr
+    # The only item errored: nothing was scored, which is said in one line and exits 1 (issue #28).
+    assert proc.returncode == 1, proc.stderr
+    assert "Error: reward: no run was scored (1 errored, 0 unscored)" in proc.stderr
     lines = proc.stdout.splitlines()
     first = next(i for i, line in enumerate(lines) if "workflow exploded" in line)
     assert lines[first + 1] == "    see the second line"

@@ -82,7 +82,8 @@ def test_mcnemar_matches_the_exact_rational_reference(b: int, c: int) -> None:
 
 
 def _reference(a_rows: list[list[float | None]], b_rows: list[list[float | None]], k: int) -> dict[str, Any]:
-    """B - A of pass@k per row, flips on run 0, the paired normal interval: all in plain Python."""
+    """B - A of pass@k per row, flips on run 0, the paired Student t interval (scipy's quantile)."""
+    from scipy import stats as scipy_stats
 
     def count(scores: list[float | None]) -> tuple[int, int]:
         return len(scores), sum(1 for s in scores if s is not None and s >= 1.0)
@@ -93,7 +94,7 @@ def _reference(a_rows: list[list[float | None]], b_rows: list[list[float | None]
         diffs.append(pass_at_k_reference(nb, cb, k) - pass_at_k_reference(na, ca, k))
     first = [(ra[0] == 1.0, rb[0] == 1.0) for ra, rb in zip(a_rows, b_rows, strict=True)]
     a_only, b_only = sum(x and not y for x, y in first), sum(y and not x for x, y in first)
-    half = statistics.NormalDist().inv_cdf(0.975) * statistics.stdev(diffs) / math.sqrt(len(diffs))
+    half = scipy_stats.t.ppf(0.975, len(diffs) - 1) * statistics.stdev(diffs) / math.sqrt(len(diffs))
     mean = statistics.fmean(diffs)
     return {"estimate": mean, "low": mean - half, "high": mean + half, "a_only": a_only, "b_only": b_only}
 
@@ -149,7 +150,8 @@ def test_paired_bootstrap_is_seeded_and_covers_a_real_difference(tmp_path: Path)
     assert one.changed_rows[0]["status"] == "improved" and len(one.changed_rows) == 20
     assert {run["model_tag"] for run in one.changed_rows[0]["runs"]} == {"A", "B"}
     same = osmosis_ai.compare(a, a)
-    assert all(v["low"] == v["high"] == 0.0 for v in same.differences.values())
+    # No spread: no interval (never a point), and a note saying why (issue #28 finding 6).
+    assert all(v["low"] is None and v["note"] for v in same.differences.values())
     assert same.mcnemar_p == 1.0 and same.changed_rows == []
 
 

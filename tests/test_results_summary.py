@@ -77,9 +77,13 @@ def test_a_raising_eval_function_shows_errors_not_a_zero_mean(half_raising_eval)
     assert errors["messages"] and all(
         re.fullmatch(r"ValueError: cannot judge [13]", m) for m in errors["messages"]
     )
-    assert "left out of its mean, std, min, max and pass@k" in errors["excluded"]
+    # The result model's warning, worded once in the core: the same line in -o and on the terminal.
+    said = f"{PICKY} raised on 6 runs across 2 rows: those runs are errored and in none of its statistics"
+    assert errors["excluded"] == said
     assert (summary["total_runs"], summary["failed_runs"]) == (12, 0)
-    assert "Errors" in result.stdout and "left out of" in result.stdout and "cannot judge" in result.stdout
+    assert (
+        "Errors" in result.stdout and f"Warning: {said}" in result.stdout and "cannot judge" in result.stdout
+    )
     row1 = next(r for r in out["rows"] if r["row_index"] == 1)
     assert all(PICKY in run["eval_errors"] for run in row1["runs"])
 

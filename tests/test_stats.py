@@ -364,7 +364,10 @@ def test_mixed_fraction_per_threshold() -> None:
 def test_empty_summary() -> None:
     s = summarize([])
     assert (s.rows, s.mean, s.std, s.ks) == (0, None, None, ())
-    assert s.to_established_dict() == {"mean": 0.0, "std": 0.0, "min": 0.0, "max": 0.0}
+    assert s.to_established_dict() == {"mean": None, "std": None, "min": None, "max": None}
+    # Finding 1 of issue #28: every attempt failed is nothing scored (null), not a mean of 0.0.
+    failed = summarize([[None, None], [None, None]]).to_established_dict()
+    assert failed == {"mean": None, "std": None, "min": None, "max": None, "pass_at_1": None}
     assert summarize([], ks=[1, 3]).pass_at_k == {}
 
 
@@ -378,6 +381,9 @@ def test_empty_summary() -> None:
 )
 def test_array_and_streamed_rows_agree_with_python(rows: list[list[float | None]]) -> None:
     s = summarize(rows, pass_threshold=0.5)
+    if all(x is None for row in rows for x in row):
+        assert (s.mean, s.std, s.min, s.max) == (None, None, None, None)  # nothing scored: no mean
+        return
     flat = [0.0 if x is None else x for row in rows for x in row]
     assert s.mean == pytest.approx(statistics.fmean(flat), abs=1e-9)
     assert s.std == pytest.approx(statistics.pstdev(flat), abs=1e-9)
@@ -430,12 +436,13 @@ def test_normal_interval_matches_the_textbook_formula() -> None:
     s = summarize(rows, confidence=0.9, method="normal")
     per_row = pass_at_k_many(5, [int(sum(r)) for r in rows], 3, per_row=True).values
     assert per_row is not None
-    half = statistics.NormalDist().inv_cdf(0.95) * statistics.stdev(per_row) / math.sqrt(len(per_row))
+    t = 1.6603911559963895  # Student's t, 0.95 quantile, 99 degrees of freedom (not z: finding 6)
+    half = t * statistics.stdev(per_row) / math.sqrt(len(per_row))
     iv = s.intervals["pass_at_3"]
     assert (iv.low, iv.high) == (pytest.approx(iv.estimate - half), pytest.approx(iv.estimate + half))
     # Equal attempts per row: the mean's cluster interval is the interval of the row means.
     row_means = [statistics.fmean(r) for r in rows]
-    half = statistics.NormalDist().inv_cdf(0.95) * statistics.stdev(row_means) / 10
+    half = t * statistics.stdev(row_means) / 10
     assert s.intervals["mean"].high == pytest.approx(s.mean + half)
 
 
@@ -606,7 +613,8 @@ def test_paired_comparison_of_two_runs() -> None:
     diffs = [statistics.fmean(x) - statistics.fmean(y) for x, y in shared]
     iv = result.differences["mean"]
     assert iv.estimate == pytest.approx(statistics.fmean(diffs))
-    half = 1.959963984540054 * statistics.stdev(diffs) / math.sqrt(len(diffs))
+    # Student's t for 269 degrees of freedom (issue #28 finding 6: z was too narrow).
+    half = 1.9688219741044666 * statistics.stdev(diffs) / math.sqrt(len(diffs))
     assert (iv.low, iv.high) == (pytest.approx(iv.estimate - half), pytest.approx(iv.estimate + half))
     boot = compare(a, b, seed=4)
     assert boot == compare(a, b, seed=4)

@@ -29,19 +29,25 @@ class ManyEstimate:
 class Interval:
     """A confidence interval over rows.
 
+    An interval the rows cannot support (fewer than 2 rows, fewer than 10 for the bootstrap, or no
+    spread) is never drawn as a point: ``low`` and ``high`` are None and :attr:`note` says why.
+
     Attributes:
         estimate: The statistic on all rows.
-        low: Lower bound.
-        high: Upper bound.
+        low: Lower bound, or None.
+        high: Upper bound, or None.
         level: Confidence level, such as 0.95.
-        method: ``"bootstrap"`` (percentile bootstrap over rows) or ``"normal"``.
+        method: ``"bootstrap"`` (percentile bootstrap over rows), ``"normal"`` (estimate ± t·se, Student's
+            t for rows - 1 degrees of freedom), ``"wilson"`` or ``"t"``.
+        note: Why there is no interval.
     """
 
     estimate: float
-    low: float
-    high: float
+    low: float | None
+    high: float | None
     level: float
     method: str
+    note: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The interval as plain data."""
@@ -51,6 +57,7 @@ class Interval:
             "high": self.high,
             "level": self.level,
             "method": self.method,
+            "note": self.note,
         }
 
 
@@ -149,25 +156,28 @@ class Summary:
             "pass_at_k_rows": {str(k): v for k, v in self.pass_at_k_rows.items()},
         }
 
-    def to_established_dict(self) -> dict[str, float]:
+    def to_established_dict(self) -> dict[str, float | None]:
         """The per-function summary of the established eval's results JSON: exactly ``mean``, ``std``,
         ``min``, ``max`` and, when rows have more than one attempt, ``pass_at_<k>`` per k.
 
-        A summary without scores gives 0.0 for the four aggregates, as the established package does.
+        A summary without a scored attempt gives None (null, "n/a") for every value: a 0.0 made of
+        failed attempts is not a score.
 
         Example:
             >>> from osmosis_ai.stats import summarize
             >>> summarize([[1.0, 0.0], [1.0, 1.0]]).to_established_dict()
             {'mean': 0.75, 'std': 0.433012701892219..., 'min': 0.0, 'max': 1.0, 'pass_at_1': 0.75}
         """
-        out = {
-            "mean": self.mean or 0.0,
-            "std": self.std or 0.0,
-            "min": self.min or 0.0,
-            "max": self.max or 0.0,
+        # Under failed="zero" the failed attempts are 0.0 scores in count; they are not scores.
+        scored = self.count - (self.failed if self.failed_policy == "zero" else 0) > 0
+        out: dict[str, float | None] = {
+            "mean": self.mean if scored else None,
+            "std": self.std if scored else None,
+            "min": self.min if scored else None,
+            "max": self.max if scored else None,
         }
         if self.min_attempts > 1:
-            out.update({f"pass_at_{k}": v for k, v in self.pass_at_k.items()})
+            out.update({f"pass_at_{k}": v if scored else None for k, v in self.pass_at_k.items()})
         return out
 
 
@@ -186,8 +196,10 @@ class Comparison:
     differences: dict[str, Interval]
 
     def excludes_zero(self, name: str) -> bool:
-        """Whether the interval of ``name`` lies entirely above or below 0."""
+        """Whether the interval of ``name`` lies entirely above or below 0 (False without an interval)."""
         interval = self.differences[name]
+        if interval.low is None or interval.high is None:
+            return False
         return interval.low > 0.0 or interval.high < 0.0
 
     def to_dict(self) -> dict[str, Any]:

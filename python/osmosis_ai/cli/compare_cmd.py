@@ -28,11 +28,11 @@ def _text(result: Any) -> list[str]:
         f"{'statistic':<12}{'A':>9}{'B':>9}{'B - A':>10}  {'interval':<22}verdict",
     ]
     for name, iv in result.differences.items():
-        real = iv["low"] > 0 or iv["high"] < 0
+        real = iv["low"] is not None and (iv["low"] > 0 or iv["high"] < 0)
         verdict = ("B better" if iv["estimate"] > 0 else "B worse") if real else "no clear difference"
         lines.append(
             f"{_label(name):<12}{result.a_values[name]:>9.4f}{result.b_values[name]:>9.4f}{iv['estimate']:>+10.4f}  "
-            f"{'[{:+.4f}, {:+.4f}]'.format(iv['low'], iv['high']):<22}{verdict}"
+            f"{'n/a' if iv['low'] is None else '[{:+.4f}, {:+.4f}]'.format(iv['low'], iv['high']):<22}{verdict}"
         )
     lines += [
         "",

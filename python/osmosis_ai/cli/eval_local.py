@@ -2,9 +2,9 @@
 
 The work is the library's :func:`osmosis_ai.eval.session.run_eval`; this module maps the click options to
 :class:`~osmosis_ai.eval.session.EvalOptions`, prints the steps and the progress the session reports, then
-renders its :class:`~osmosis_ai.eval.session.EvalResult` (the table, the ``--json`` envelope) and turns it
-into the exit code: failed runs make it non-zero (``--max-failure-rate`` tolerates some), Ctrl+C gives
-130 with the command that resumes.
+renders its :class:`~osmosis_ai.eval.session.EvalResult` (the table, the result model's warnings, the
+``--json`` envelope) and turns it into the exit code: an eval function with no scored run, or errored runs
+(``--max-failure-rate`` tolerates some), make it 1; Ctrl+C gives 130 with the command that resumes.
 """
 
 from __future__ import annotations
@@ -118,9 +118,12 @@ def _finish(result: Any, quiet: bool, max_failure_rate: float) -> int:
     if outcome.stopped_early:
         click.echo(f"Error: evaluation stopped early: {outcome.stop_reason}", err=True)
         return 1
+    if report.nothing_scored:
+        click.echo(f"Error: {report.nothing_scored[0].message}", err=True)
+        return 1
     if report.total_runs and result.failure_rate > max_failure_rate:
         click.echo(
-            f"Error: {result.failed_runs} of {report.total_runs} runs failed (allowed: {max_failure_rate:.0%}; "
+            f"Error: {result.failed_runs} of {report.total_runs} runs errored (allowed: {max_failure_rate:.0%}; "
             "see --max-failure-rate)",
             err=True,
         )
@@ -128,8 +131,22 @@ def _finish(result: Any, quiet: bool, max_failure_rate: float) -> int:
     return 0
 
 
+def _duration(report: Any, result: Any) -> str:
+    from osmosis_ai.eval.report import format_duration
+
+    if report.duration_ms is None:
+        return format_duration(result.duration_ms)
+    invocations = len(report.result.durations.invocations) if report.result else 1
+    if invocations <= 1:
+        return format_duration(report.duration_ms)
+    return (
+        f"{format_duration(report.duration_ms)} over {invocations} invocations "
+        f"(this one {format_duration(result.duration_ms)})"
+    )
+
+
 def _print_results(result: Any) -> None:
-    from osmosis_ai.eval.report import format_duration, format_results_table, format_tokens
+    from osmosis_ai.eval.report import format_results_table, format_tokens, format_warnings
 
     report, outcome = result.summary, result.outcome
     click.echo()
@@ -139,10 +156,10 @@ def _print_results(result: Any) -> None:
     click.echo(f"  Total runs: {report.total_runs}")
     if outcome.skipped:
         click.echo(f"  Resumed: {outcome.skipped} runs taken from the log, {outcome.executed} run now")
-    click.echo(f"  Failed runs: {report.failed_runs}")
+    click.echo(f"  Errored runs: {report.failed_runs}")
     if report.eval_error_runs:
         click.echo(f"  Runs with eval-function errors: {report.eval_error_runs}")
-    click.echo(f"  Duration: {format_duration(result.duration_ms)}")
+    click.echo(f"  Duration: {_duration(report, result)}")
     click.echo(f"  Total tokens: {format_tokens(report.total_tokens)}")
     click.echo()
     for line in format_results_table(report.summaries, report.eval_fn_errors):
@@ -151,6 +168,10 @@ def _print_results(result: Any) -> None:
         click.echo()
         click.echo(f"Model {summary['model']} ({summary['model_tag']}):")
         for line in format_results_table(summary["eval_fns"], summary.get("eval_fn_errors")):
+            click.echo(line)
+    if report.warnings:
+        click.echo()
+        for line in format_warnings(report.warnings):
             click.echo(line)
     if outcome.stopped_early:
         click.echo(f"\nStopped early: {outcome.stop_reason}")

@@ -13,6 +13,17 @@ import click
 from osmosis_ai.cli.run_log import continue_command
 
 
+def _pass_rate(summary: dict[str, Any]) -> str:
+    """``20.0% (1 of 5 runs passed; 5 scored, threshold 1)``; ``n/a`` when nothing was scored."""
+    threshold = f"threshold {summary['pass_threshold']:g}"
+    if summary["pass_rate"] is None:
+        return f"n/a (no run was scored; {threshold})"
+    return (
+        f"{summary['pass_rate'] * 100:.1f}% ({summary['passed']} of {summary['completed_samples']} runs "
+        f"passed; {summary['graded']} scored, {threshold})"
+    )
+
+
 def _table(
     summary: dict[str, Any],
     counts: Any,
@@ -21,17 +32,13 @@ def _table(
     incomplete: bool,
     backend: Any = None,
 ) -> list[str]:
-    work = f"{counts.done}/{counts.total} complete · {counts.succeeded} ok · {counts.failed} failed"
+    work = f"{counts.done}/{counts.total} complete · {counts.succeeded} ok · {counts.failed} errored"
     if counts.skipped:
         work += f" · {counts.skipped} skipped"
-    rate = (
-        f"{summary['pass_rate'] * 100:.1f}% ({summary['passed']}/{summary['completed_samples']} scored, "
-        f"threshold {summary['pass_threshold']:g})"
-    )
     lines = [
         f"Results{' (incomplete)' if incomplete else ''}",
         f"  Work Items:  {work}",
-        f"  Pass Rate:   {rate}",
+        f"  Pass Rate:   {_pass_rate(summary)}",
     ]
     stats = summary.get("reward_stats")
     if stats:
@@ -50,7 +57,7 @@ def _table(
         f"  Duration:    {duration_ms / 1000:.1f}s",
         f"  Output:      {out}",
     ]
-    return lines
+    return lines + [f"Warning: {w['message']}" for w in summary.get("warnings", ())]
 
 
 def _upload_step(run_path: Path, incomplete: bool, resource: dict[str, Any], steps: list[Any]) -> str:
@@ -89,7 +96,7 @@ def continue_run_command(run_name: str, *, retry_failed: bool = False) -> str:
 
 def render(result: Any, *, upload: bool = False) -> int:
     """Prints the run's failed rows and table (rich mode) and the operation envelope; returns the exit
-    code (1 when the run is incomplete: a resume continues it)."""
+    code (1 when the run is incomplete: a resume continues it; 1 when no run was scored)."""
     from osmosis_ai.cli.output import STATE, emit_operation
 
     counts, outcome = result.counts, result.outcome
@@ -131,4 +138,10 @@ def render(result: Any, *, upload: bool = False) -> int:
         resource=resource,
         next_steps=steps,
     )
-    return 1 if result.incomplete else 0
+    if result.incomplete:
+        return 1
+    nothing = [w for w in result.summary.get("warnings", ()) if w["code"] == "nothing_scored"]
+    if nothing:
+        click.echo(f"Error: {nothing[0]['message']}", err=True)
+        return 1
+    return 0

@@ -102,7 +102,11 @@ def grade_command(
             )
     for line in summary["error_examples"]:
         click.echo(f"  error: {line}", err=True)
+    for warning in summary["warnings"]:
+        click.echo(f"Warning: {warning['message']}")
     if result.problems:
         raise CLIError(
             f"{summary['errors']} grading error(s), {summary['without_output']} record(s) without output"
         )
+    if not summary["graded"]:
+        raise CLIError("no sample was graded: the mean and pass rate are n/a")

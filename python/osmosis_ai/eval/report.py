@@ -6,10 +6,16 @@ percentages, columns joined by `` | ``) so scripts that scrape it keep working.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["format_duration", "format_progress_line", "format_results_table", "format_tokens"]
+__all__ = [
+    "format_duration",
+    "format_progress_line",
+    "format_results_table",
+    "format_tokens",
+    "format_warnings",
+]
 
 
 def format_duration(ms: float) -> str:
@@ -56,18 +62,27 @@ def format_progress_line(done: int, total: int, record: Mapping[str, Any]) -> st
 def _pass_ks(summaries: Mapping[str, Mapping[str, Any]]) -> list[int]:
     ks: set[int] = set()
     for summary in summaries.values():
-        ks.update(int(key.removeprefix("pass_at_")) for key in summary if key.startswith("pass_at_"))
+        ks.update(int(key[8:]) for key in summary if key.startswith("pass_at_") and key[8:].isdigit())
     return sorted(ks)
+
+
+def _percent(value: Any) -> str:
+    return "    n/a" if value is None else f"{100 * float(value):6.1f}%"
+
+
+def _cell(value: Any) -> str:
+    return "   n/a" if value is None else f"{float(value):6.3f}"
 
 
 def format_results_table(
     summaries: Mapping[str, Mapping[str, Any]], errors: Mapping[str, Mapping[str, Any]] | None = None
 ) -> list[str]:
-    """The score table: one line per eval function, pass@k columns only when they were computed.
+    """The score table: one line per eval function, pass@k columns only when they were computed; a
+    number that does not exist (nothing scored) is ``n/a``, never 0.
 
     With ``errors`` (``{name: {"count", "messages", ...}}`` of the functions that raised) an ``Errors``
-    column is added, and a note under the table says those runs are left out of the statistics and shows
-    each function's first message.
+    column is added and each function's first message is shown under the table (the result model's
+    warning says what the errors do to the statistics).
     """
     if not summaries:
         return ["  No eval results."]
@@ -81,18 +96,25 @@ def format_results_table(
         header.append("Errors")
     lines = [" | ".join(header), "-" * len(" | ".join(header))]
     for name, summary in summaries.items():
-        cells = [name.ljust(width)] + [f"{float(summary[key]):6.3f}" for key in ("mean", "min", "max", "std")]
+        cells = [name.ljust(width)] + [_cell(summary.get(key)) for key in ("mean", "min", "max", "std")]
         for k in ks:
             value = summary.get(f"pass_at_{k}")
-            cells.append("    N/A" if value is None else f"{100 * float(value):6.1f}%")
+            cells.append(_percent(value))
         if errors:
             cells.append(f"{int(errors.get(name, {}).get('count', 0)):6d}")
         lines.append(" | ".join(cells))
-    if errors:
-        lines.append("Errors: runs where the eval function raised; they are not scores and are left out of")
-        lines.append("its Mean, Min, Max, Std and pass@k.")
-        for name, info in errors.items():
-            messages = info.get("messages") or []
-            if messages:
-                lines.append(f"  {name}: {_flatten(str(messages[0]), 100)}")
+    for name, summary in summaries.items():
+        observed = summary.get("pass_at_k_observed")
+        if observed:
+            cells = ", ".join(f"pass@{k} {_percent(v).strip()}" for k, v in observed.items())
+            lines.append(f"  {name} over the runs present only: {cells}")
+    for name, info in errors.items():
+        messages = info.get("messages") or []
+        if messages:
+            lines.append(f"  {name} raised: {_flatten(str(messages[0]), 100)}")
     return lines
+
+
+def format_warnings(warnings: Sequence[Any]) -> list[str]:
+    """One ``Warning: <message>`` line per warning of the result model (worded once, in the core)."""
+    return [f"Warning: {w.message}" for w in warnings]

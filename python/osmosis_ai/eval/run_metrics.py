@@ -1,106 +1,95 @@
-"""Metrics of a local ``eval run`` from its index rows (the platform's definitions), via the Rust statistics.
+"""Metrics of a local ``eval run`` (``metrics.json``'s ``summary``): the result model of its results log,
+laid out under the platform's field names.
 
-``pass_rate`` = passed / scored, where scored excludes skipped items and failed items count as non-passes;
-``reward_stats`` covers the items that have a reward; pass@k (k = 1, 2, 4, ... up to the runs per row) is
-the unbiased estimator averaged over rows with at least k non-skipped attempts.
+Every number is the result model's (:func:`osmosis_ai.results.read_results` of ``results.jsonl``), only
+the median of the rewards is taken here from the index rows, as the model keeps no sorted scores.
+``pass_rate`` = passed / runs that count (skipped items left out, failed items count as did not pass);
+``reward_stats`` covers the items that have a reward; pass@k (k = 1, 2, 4, ... up to the run's n) counts
+runs missing from an incomplete run as did not pass. When nothing was scored ``pass_rate`` is null (never
+0) and there are no ``reward_stats`` or ``pass_at_k``; ``warnings`` (added to the platform's keys) holds
+the model's warnings, each worded once in the core.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from osmosis_ai.stats import pass_at_k_many, score_median, summarize
+from osmosis_ai.results import FunctionResult, ResultSummary, read_results
+from osmosis_ai.stats import score_median
 
-__all__ = ["MetricsTally", "aggregate_metrics"]
+__all__ = ["REWARD", "index_reward", "metrics_summary", "rewards_of"]
+
+#: The score name of an ``eval run``'s reward in its result model.
+REWARD = "reward"
 
 
-def aggregate_metrics(rows: Iterable[Mapping[str, Any]], pass_threshold: float) -> dict[str, Any]:
-    """The summary of ``metrics.json`` and the ``--json`` envelope from index rows.
+def index_reward(row: Mapping[str, Any]) -> float | None:
+    """The reward of an index row that counts for the median (None: skipped, or no reward)."""
+    reward = row.get("reward")
+    if row.get("status") == "skipped" or not isinstance(reward, (int, float)) or isinstance(reward, bool):
+        return None
+    return float(reward)
 
-    Example:
-        >>> aggregate_metrics([{"row_index": 0, "run_index": 0, "status": "success", "reward": 1.0}], 1.0)["pass_rate"]
-        1.0
+
+def rewards_of(rows: Iterable[Mapping[str, Any]]) -> list[float]:
+    """The rewards of index rows that count for the median, in order."""
+    return [reward for row in rows if (reward := index_reward(row)) is not None]
+
+
+def _pass_at_k(reward: FunctionResult) -> list[dict[str, Any]]:
+    """``[{k, value}]`` at k = 1, 2, 4, ... (the platform's k), from the model's pass@k."""
+    points = [{"k": k, "value": v} for k, v in reward.pass_at_k.items() if k & (k - 1) == 0]
+    return points if len(points) >= 2 else []
+
+
+def _reward(result: ResultSummary) -> FunctionResult | None:
+    functions = result.model().functions if result.models else ()
+    return next((f for f in functions if f.name == REWARD), None)
+
+
+def metrics_summary(
+    log_path: str | os.PathLike[str], pass_threshold: float, rewards: list[float]
+) -> tuple[dict[str, Any], ResultSummary]:
+    """``metrics.json``'s ``summary`` (and the ``--json`` envelope's), with the result model it lays out.
+
+    Args:
+        log_path: The run's ``results.jsonl``.
+        pass_threshold: A run passes when its reward is >= this.
+        rewards: The rewards of the index rows (latest record per row and run; :func:`rewards_of`), for
+            the median: the rows themselves stream past the end of a run, kept by no one.
     """
-    tally = MetricsTally(pass_threshold)
-    for row in rows:
-        tally.add(row)
-    return tally.summary()
-
-
-class MetricsTally:
-    """:func:`aggregate_metrics` a row at a time, keeping what the summary needs (counts, the rewards, each
-    row's attempts and passes), not the rows."""
-
-    def __init__(self, pass_threshold: float) -> None:
-        self.pass_threshold = pass_threshold
-        self.total = self.skipped = self.failed = self.graded = self.passed = self.tokens = 0
-        self.max_run = -1
-        self.rewards: list[float] = []
-        self.attempts: dict[int, list[int]] = {}  # row -> [non-skipped attempts, passes]
-
-    def add(self, row: Mapping[str, Any]) -> None:
-        """Counts one index row."""
-        self.total += 1
-        self.tokens += int(row.get("tokens") or 0)
-        self.max_run = max(self.max_run, int(row["run_index"]))
-        status = row.get("status")
-        if status == "skipped":
-            self.skipped += 1
-            return
-        if status == "failed":
-            self.failed += 1
-        counts = self.attempts.setdefault(int(row["row_index"]), [0, 0])
-        counts[0] += 1
-        reward = row.get("reward")
-        if isinstance(reward, (int, float)) and not isinstance(reward, bool):
-            self.graded += 1
-            self.rewards.append(float(reward))
-            if reward >= self.pass_threshold:
-                self.passed += 1
-                counts[1] += 1
-
-    def summary(self) -> dict[str, Any]:
-        """The summary of the rows added so far."""
-        scored = self.total - self.skipped
-        summary: dict[str, Any] = {
-            "total_samples": self.total,
-            "completed_samples": scored,
-            "graded": self.graded,
-            "passed": self.passed,
-            "failed": self.failed,
-            "skipped": self.skipped,
-            "pass_rate": self.passed / scored if scored else 0.0,
-            "pass_threshold": self.pass_threshold,
-            "tokens_used": self.tokens,
+    # Rewards only: a failed item is not a 0.0 reward (the platform's reward_stats).
+    result = read_results(log_path, pass_threshold=pass_threshold, failed="exclude")
+    model = result.model() if result.models else None
+    reward = _reward(result)
+    runs = reward.runs if reward is not None else None
+    total = runs.finished if runs is not None else 0
+    skipped = runs.skipped if runs is not None else 0
+    summary: dict[str, Any] = {
+        "total_samples": total,
+        "completed_samples": total - skipped,
+        "graded": reward.graded if reward is not None else 0,
+        "passed": reward.passed if reward is not None else 0,
+        "failed": model.failed_runs if model is not None else 0,
+        "skipped": skipped,
+        "pass_rate": reward.pass_rate if reward is not None else None,
+        "pass_threshold": pass_threshold,
+        "tokens_used": model.total_tokens if model is not None else 0,
+    }
+    if reward is not None and reward.graded:
+        summary["reward_stats"] = {
+            "mean": reward.mean,
+            "median": score_median(rewards),
+            "std": reward.std,
+            "min": reward.min,
+            "max": reward.max,
         }
-        if self.rewards:
-            summary["reward_stats"] = self._reward_stats()
-        n_runs = self.max_run + 1
-        if n_runs >= 2:
-            summary["n_runs"] = n_runs
-            points = self._pass_at_k(n_runs)
-            if len(points) >= 2:
-                summary["pass_at_k"] = points
-        return summary
-
-    def _reward_stats(self) -> dict[str, Any]:
-        stats = summarize([[r] for r in self.rewards], pass_threshold=self.pass_threshold, ks=[1])
-        return {
-            "mean": stats.mean,
-            "median": score_median(self.rewards),
-            "std": stats.std,
-            "min": stats.min,
-            "max": stats.max,
-        }
-
-    def _pass_at_k(self, n_runs: int) -> list[dict[str, Any]]:
-        points = []
-        k = 1
-        while k <= n_runs:
-            eligible = [c for c in self.attempts.values() if c[0] >= k]
-            if eligible:
-                estimate = pass_at_k_many([c[0] for c in eligible], [c[1] for c in eligible], k)
-                points.append({"k": k, "value": estimate.mean})
-            k *= 2
-        return points
+    if result.n_runs is not None and result.n_runs >= 2:
+        summary["n_runs"] = result.n_runs
+        points = _pass_at_k(reward) if reward is not None else []
+        if points:
+            summary["pass_at_k"] = points
+    summary["warnings"] = [{"code": w.code, "message": w.message} for w in result.warnings]
+    return summary, result

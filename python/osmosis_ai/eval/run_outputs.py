@@ -2,8 +2,8 @@
 
 Every invocation (also one that ran nothing, or was interrupted) rewrites ``index.jsonl``,
 ``summary.jsonl``, ``progress.json`` and ``metrics.json`` from the log, so they always describe the run
-as the log holds it. The numbers are today's summary of the latest record per item
-(:func:`osmosis_ai.eval.run_metrics.aggregate_metrics`), carried in :attr:`EvalRunResult.summary`.
+as the log holds it. The numbers are the log's result model laid out under the platform's names
+(:func:`osmosis_ai.eval.run_metrics.metrics_summary`), carried in :attr:`EvalRunResult.summary`.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from osmosis_ai.results import ResultSummary
 from osmosis_ai.runs.backends import BackendReport
 from osmosis_ai.runs.engine import RunOutcome
 
@@ -46,7 +47,9 @@ class EvalRunResult:
         status: ``finished``, ``incomplete`` (interrupted, stopped early, items without a result) or
             ``cancelled`` (the cost question was answered no; nothing ran, no file was refreshed).
         outcome: What this invocation ran (None when it ran nothing).
-        summary: Today's summary of the run (``pass_rate``, ``reward_stats``, ``pass_at_k``, tokens...).
+        summary: The run's metrics (``pass_rate``, ``reward_stats``, ``pass_at_k``, tokens, ``warnings``;
+            ``pass_rate`` null when nothing was scored).
+        result: The result model they are laid out from (None when nothing was refreshed).
         counts: Work items by their latest result.
         duration_ms: The run's wall time over all its invocations.
         failed_rows: The items whose latest result is not a success, with their error and folder.
@@ -71,6 +74,7 @@ class EvalRunResult:
     dataset_source: str = "explicit"
     backend: BackendReport = field(default_factory=BackendReport)
     message: str = ""
+    result: ResultSummary | None = None
 
     @classmethod
     def cancelled_run(cls, options: Any, run_dir: Any) -> EvalRunResult:
@@ -140,20 +144,22 @@ def _failed_row(run_path: Path, r: dict[str, Any]) -> dict[str, Any]:
 
 
 class _Tally:
-    """What the end of a run needs of its records, taken as they stream past (none is kept): the summary's
-    figures, counts by status, the failed items and how many were carried over."""
+    """What the end of a run needs of its records, taken as they stream past (none is kept): the rewards
+    for the median, counts by status, the failed items and how many were carried over."""
 
-    def __init__(self, run_path: Path, pass_threshold: float, carried_ids: set[str]) -> None:
-        from osmosis_ai.eval.run_metrics import MetricsTally
+    def __init__(self, run_path: Path, carried_ids: set[str]) -> None:
+        from osmosis_ai.eval.run_metrics import index_reward
 
-        self.run_path, self.carried_ids = run_path, carried_ids
-        self.metrics = MetricsTally(pass_threshold)
+        self.run_path, self.carried_ids, self.index_reward = run_path, carried_ids, index_reward
+        self.rewards: list[float] = []
         self.statuses: dict[Any, int] = {}
         self.failed_rows: list[dict[str, Any]] = []
         self.resumed = 0
 
     def add(self, record: dict[str, Any]) -> None:
-        self.metrics.add(record)
+        reward = self.index_reward(record)
+        if reward is not None:
+            self.rewards.append(reward)
         status = record.get("status")
         self.statuses[status] = self.statuses.get(status, 0) + 1
         if status != "success":
@@ -182,10 +188,12 @@ def finish_run(
     Only an incomplete run (cancelled, stopped, items without a result) is ``incomplete``; failed items
     are results, reported in ``failed_rows`` (a retry re-runs them).
     """
+    from osmosis_ai.eval.run_metrics import metrics_summary
+
     run_dir = plan.run_dir
-    tally = _Tally(run_dir.path, plan.settings.pass_threshold, carried_ids)
+    tally = _Tally(run_dir.path, carried_ids)
     run_dir.write_outputs(run_dir.latest_records(), carried_ids, tally.add)
-    summary = tally.metrics.summary()
+    summary, result = metrics_summary(run_dir.log_path, plan.settings.pass_threshold, tally.rewards)
     counts = WorkCounts(
         plan.selected * plan.settings.n,
         succeeded=tally.statuses.get("success", 0),
@@ -228,4 +236,5 @@ def finish_run(
         dataset_source=plan.dataset_source,
         backend=backend,
         message=message,
+        result=result,
     )

@@ -45,8 +45,9 @@ class EvalResult:
         options: The options it ran with.
         outcome: Runs executed, taken from a resumed log, failed; interrupted or stopped early, and why.
         log_path: The results log (every finished run).
-        summary: Today's summary of the log (per eval function mean/std/min/max and pass@k, counts); None
-            when the session was interrupted (the log holds what finished: resume it).
+        summary: The log's result model laid out (per eval function mean/std/min/max and pass@k, null
+            when nothing was scored; counts; warnings); None when the session was interrupted (the log
+            holds what finished: resume it).
         duration_ms: Wall time of the runs.
         backend: How the runs were spread (``name`` is ``local`` unless they ran on Ray).
         output: The results JSON written (``options.output``), or None.
@@ -67,12 +68,12 @@ class EvalResult:
 
     @property
     def failed_runs(self) -> int:
-        """Runs that failed, or whose eval functions raised (0 without a summary)."""
+        """Runs that errored, or where an eval function raised (0 without a summary)."""
         return 0 if self.summary is None else self.summary.failed_runs + self.summary.eval_error_runs
 
     @property
     def failure_rate(self) -> float:
-        """Failed runs over all runs (0.0 without runs)."""
+        """:attr:`failed_runs` over all runs (0.0 without runs)."""
         total = 0 if self.summary is None else self.summary.total_runs
         return self.failed_runs / total if total else 0.0
 

@@ -1,18 +1,16 @@
 """From the results log to the established results JSON (`-o FILE`) and per-function summaries.
 
 The log is the single source of truth: an interrupted and resumed eval summarises exactly like one that
-ran straight through. The statistics come from the Rust core reading the log
-(:func:`osmosis_ai.stats.summarize_results_by_model`), so memory does not grow with the log; the ``rows`` of
-the ``-o`` file are streamed from the log to disk.
+ran straight through. Every number is the result model's (:func:`osmosis_ai.results.read_results`,
+computed once in the Rust core from the log, so memory does not grow with it); this module only lays it
+out in the established ``-o`` shape, adding (never renaming) ``warnings``. The ``rows`` of the ``-o`` file
+are streamed from the log to disk.
 
-Per eval function: mean / population std / min / max over the attempts, and pass@k per row with
-``n = max(attempts logged, n_runs)``. Two kinds of run that have no score are told apart:
-
-* a failed run (the agent failed or timed out: ``success`` false) keeps the established convention: a
-  0.0 in the aggregates and never a pass;
-* a run where the eval function raised (``eval_errors``) is not a score at all: it is counted as an error
-  for that function (shown with its first messages) and left out of that function's mean, std, min, max
-  and pass@k (the row's n shrinks by it).
+Per eval function: mean / population std / min / max, and pass@k for the established k (1, 3, 5, 10 up to
+n) with runs missing from the log counted as did not pass. A run that errored (the agent failed or timed
+out) is a 0.0 in mean / std / min / max (the established rule) and never passes; a run where the eval
+function raised is errored for that function and in none of its statistics. When no run of a function
+was scored, its numbers are null (never 0), and a warning says so.
 """
 
 from __future__ import annotations
@@ -24,66 +22,78 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from osmosis_ai._stats_types import Summary
+from osmosis_ai.results import FunctionResult, ModelResult, ResultSummary, ResultWarning, read_results
 from osmosis_ai.runs.log import iter_runs
-from osmosis_ai.stats import ModelResults, summarize_results_by_model
+from osmosis_ai.stats import DEFAULT_KS
 
-__all__ = ["EvalReport", "build_report", "iter_rows"]
+__all__ = ["EvalReport", "build_report", "established_scores", "iter_rows"]
 
 _PRIMARY = "primary"
 
 
-def _established(summary: Summary, n_runs: int) -> dict[str, float]:
-    """``mean``, ``std``, ``min``, ``max`` (0.0 without scores, as established) and, when rows have more
-    than one attempt, ``pass_at_<k>``."""
-    out = {
-        "mean": summary.mean or 0.0,
-        "std": summary.std or 0.0,
-        "min": summary.min or 0.0,
-        "max": summary.max or 0.0,
+def established_scores(function: FunctionResult, n_runs: int) -> dict[str, Any]:
+    """One eval function of the established ``-o``: ``mean``, ``std``, ``min``, ``max`` and, when n > 1,
+    ``pass_at_<k>`` for k in 1, 3, 5, 10 up to n; each None (null, "n/a") when no run was scored. When
+    runs are missing from the log, ``pass_at_k_observed`` (added) has the same k over the runs present."""
+    out: dict[str, Any] = {
+        "mean": function.mean,
+        "std": function.std,
+        "min": function.min,
+        "max": function.max,
     }
     if n_runs > 1:
-        out.update({f"pass_at_{k}": v for k, v in summary.pass_at_k.items()})
+        ks = [k for k in DEFAULT_KS if k <= n_runs]
+        out.update({f"pass_at_{k}": function.pass_at_k.get(k) for k in ks})
+        if function.runs.missing:
+            out["pass_at_k_observed"] = {str(k): function.pass_at_k_observed.get(k) for k in ks}
     return out
 
 
-def _errors(name: str, summary: Summary) -> dict[str, Any]:
-    runs = "run" if summary.errors == 1 else "runs"
+def _errors(function: FunctionResult, warnings: Sequence[ResultWarning]) -> dict[str, Any]:
+    said = [w.message for w in warnings if w.code == "function_errors" and w.function == function.name]
     return {
-        "count": summary.errors,
-        "messages": list(summary.error_messages),
-        "excluded": f"{summary.errors} {runs} where {name} raised are left out of its mean, std, min, max "
-        "and pass@k",
+        "count": function.runs.errored_function,
+        "messages": list(function.error_messages),
+        "excluded": said[0] if said else "",
     }
 
 
 def _function_tables(
-    model: ModelResults | None, eval_fns: Sequence[str], n_runs: int
-) -> tuple[dict[str, dict[str, float]], dict[str, dict[str, Any]]]:
+    model: ModelResult | None, eval_fns: Sequence[str], n_runs: int, warnings: Sequence[ResultWarning]
+) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]]]:
     """Per eval function: the established summary, and the errors of the functions that raised."""
     if model is None:
         return {}, {}
+    by_name = {f.name: f for f in model.functions}
     summaries, errors = {}, {}
-    for name in [*eval_fns, *(n for n in model.summaries if n not in eval_fns)]:
-        summary = model.summaries.get(name)
-        if summary is None or summary.rows == 0:
+    mine = [w for w in warnings if w.model_tag == model.model_tag]
+    for name in [*eval_fns, *(n for n in by_name if n not in eval_fns)]:
+        function = by_name.get(name)
+        if function is None or function.runs.finished == 0:
             continue
-        summaries[name] = _established(summary, n_runs)
-        if summary.errors:
-            errors[name] = _errors(name, summary)
+        summaries[name] = established_scores(function, n_runs)
+        if function.runs.errored_function:
+            errors[name] = _errors(function, mine)
     return summaries, errors
+
+
+def _model(result: ResultSummary, tag: str) -> ModelResult | None:
+    return next((m for m in result.models if m.model_tag == tag), None)
 
 
 @dataclass
 class EvalReport:
-    """Everything the terminal report and the output JSON need.
+    """Everything the terminal report and the output JSON need: the result model of the log, laid out.
 
-    ``total_runs``, ``failed_runs``, ``eval_error_runs`` and ``total_tokens`` count every model's runs
-    (rows x n x models, as the established output); ``total_rows`` and ``summaries`` are the primary
-    model's, and ``model_summaries`` has each model's own.
+    ``total_runs``, ``failed_runs`` (runs that errored: the established name), ``eval_error_runs`` and
+    ``total_tokens`` count every model's runs (rows x n x models, as the established output);
+    ``total_rows`` and ``summaries`` are the primary model's, and ``model_summaries`` has each model's
+    own. ``duration_ms`` is wall time over every invocation of the log (resumes added up), None when the
+    log does not record it. ``warnings`` are the model's, worded once: print each ``message`` as it is.
+    ``result`` is the model itself.
     """
 
-    summaries: dict[str, dict[str, float]]
+    summaries: dict[str, dict[str, Any]]
     model_summaries: list[dict[str, Any]]
     total_rows: int
     total_runs: int
@@ -94,6 +104,14 @@ class EvalReport:
     log_path: Path | None = None
     n_runs: int = 1
     with_tags: bool = False
+    duration_ms: float | None = None
+    warnings: tuple[ResultWarning, ...] = ()
+    result: ResultSummary | None = None
+
+    @property
+    def nothing_scored(self) -> list[ResultWarning]:
+        """The warnings of functions (of any model) where no run was scored: the command exits 1."""
+        return [w for w in self.warnings if w.code == "nothing_scored"]
 
     def _summary(self, duration_ms: float, stopped_early: bool, stop_reason: str | None) -> dict[str, Any]:
         summary: dict[str, Any] = {
@@ -101,9 +119,10 @@ class EvalReport:
             "total_runs": self.total_runs,
             "eval_fns": self.summaries,
             "total_tokens": self.total_tokens,
-            "total_duration_ms": duration_ms,
+            "total_duration_ms": duration_ms if self.duration_ms is None else self.duration_ms,
             "failed_runs": self.failed_runs,
             "eval_error_runs": self.eval_error_runs,
+            "warnings": [{"code": w.code, "message": w.message} for w in self.warnings],
         }
         if self.eval_fn_errors:
             summary["eval_fn_errors"] = self.eval_fn_errors
@@ -223,7 +242,7 @@ def build_report(
     pass_threshold: float,
     models: Mapping[str, str] | None = None,
 ) -> EvalReport:
-    """Summarises a results log through the Rust statistics core.
+    """Lays out the result model of a results log (:func:`osmosis_ai.results.read_results`).
 
     Args:
         log_path: The results log (any order of runs; a repeated run replaces the earlier one).
@@ -235,38 +254,39 @@ def build_report(
     Example:
         >>> report = build_report(Path(log), eval_fns=["m:f"], n_runs=1, pass_threshold=1.0)  # doctest: +SKIP
     """
-    result = summarize_results_by_model(
-        log_path, pass_threshold=pass_threshold, n_runs=n_runs, failed="zero", nonfinite="fail"
-    )
-    by_tag = result.models
-    primary = by_tag.get(_PRIMARY)
-    summaries, errors = _function_tables(primary, eval_fns, n_runs)
+    result = read_results(log_path, pass_threshold=pass_threshold, n_runs=n_runs, failed="zero")
+    warnings = result.warnings
+    summaries, errors = _function_tables(_model(result, _PRIMARY), eval_fns, n_runs, warnings)
     model_summaries = []
     for tag, model in (models or {}).items():
-        found = by_tag.get(tag or _PRIMARY)
-        tables = _function_tables(found, eval_fns, n_runs)
+        found = _model(result, tag or _PRIMARY)
+        tables = _function_tables(found, eval_fns, n_runs, warnings)
         entry: dict[str, Any] = {
             "model": model,
             "model_tag": tag or _PRIMARY,
-            "total_runs": found.runs if found else 0,
-            "total_tokens": found.tokens if found else 0,
-            "total_duration_ms": found.duration_ms if found else 0.0,
+            "total_runs": found.total_runs if found else 0,
+            "total_tokens": found.total_tokens if found else 0,
+            # The established name; the runs of two models interleave, so this is their own time added up.
+            "total_duration_ms": found.run_time_ms if found else 0.0,
             "eval_fns": tables[0],
         }
         if tables[1]:
             entry["eval_fn_errors"] = tables[1]
         model_summaries.append(entry)
-    everything = list(by_tag.values())
+    primary = _model(result, _PRIMARY)
     return EvalReport(
         summaries=summaries,
         model_summaries=model_summaries,
-        total_rows=primary.rows if primary else 0,
-        total_runs=sum(m.runs for m in everything),
-        failed_runs=sum(m.failed_runs for m in everything),
-        eval_error_runs=sum(m.eval_error_runs for m in everything),
-        total_tokens=sum(m.tokens for m in everything),
+        total_rows=primary.total_rows if primary else 0,
+        total_runs=sum(m.total_runs for m in result.models),
+        failed_runs=sum(m.failed_runs for m in result.models),
+        eval_error_runs=sum(m.eval_error_runs for m in result.models),
+        total_tokens=sum(m.total_tokens for m in result.models),
         eval_fn_errors=errors,
         log_path=log_path,
         n_runs=n_runs,
         with_tags=bool(models),
+        duration_ms=result.durations.total_duration_ms,
+        warnings=result.warnings,
+        result=result,
     )

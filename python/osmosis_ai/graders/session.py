@@ -260,33 +260,34 @@ class GradeRunResult:
 
 
 def grade_summary(log_path: Path, name: str) -> dict[str, Any]:
-    """The grader's scores in a grade log: count, mean/std/min/max, passes, errors (three examples), and
-    records without output."""
+    """The grader's numbers in a grade log, from its result model (:func:`osmosis_ai.results.read_results`):
+    count, mean/std/min/max (null when nothing was graded), passes, errors (three examples), records
+    without output, and the model's warnings."""
+    from osmosis_ai.results import read_results
     from osmosis_ai.runs.log import iter_runs
-    from osmosis_ai.stats import score_statistics
 
-    scores, passed, errors, missing = [], 0, [], 0
+    passed, examples = 0, []
     for record in iter_runs(log_path):
-        if name in (record.get("scores") or {}):
-            scores.append(record["scores"][name])
-            passed += bool(record.get("passed"))
-        elif record.get("eval_errors"):
-            errors.append(f"row {record['row_index']}: {record['eval_errors'].get(name)}")
-        else:
-            missing += 1
-    stats = score_statistics(scores)
+        passed += bool(record.get("passed"))
+        if record.get("eval_errors") and len(examples) < 3:
+            examples.append(f"row {record['row_index']}: {record['eval_errors'].get(name)}")
+    result = read_results(log_path, failed="exclude")
+    function = next((f for f in result.model().functions if f.name == name), None) if result.models else None
+    runs = function.runs if function is not None else None
     return {
         "grader": name,
-        "graded": len(scores),
-        "mean": stats.mean,
-        "std": stats.std,
-        "min": stats.min,
-        "max": stats.max,
+        "graded": function.graded if function is not None else 0,
+        "mean": function.mean if function is not None else None,
+        "std": function.std if function is not None else None,
+        "min": function.min if function is not None else None,
+        "max": function.max if function is not None else None,
+        # The grader's own decision (pass_threshold, or a label model's passing labels).
         "passed": passed,
-        "errors": len(errors),
-        "error_examples": errors[:3],
-        "without_output": missing,
+        "errors": runs.errored_function if runs is not None else 0,
+        "error_examples": examples,
+        "without_output": runs.errored_run if runs is not None else 0,
         "log": str(log_path),
+        "warnings": [{"code": w.code, "message": w.message} for w in result.warnings],
     }
 
 

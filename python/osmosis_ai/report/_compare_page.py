@@ -22,7 +22,7 @@ def _differences_table(c: RunComparison) -> str:
     head = "<tr><th>statistic</th><th>A</th><th>B</th><th>B - A</th><th>interval</th><th>verdict</th></tr>"
     body = []
     for name, iv in c.differences.items():
-        real = iv["low"] > 0 or iv["high"] < 0
+        real = iv["low"] is not None and (iv["low"] > 0 or iv["high"] < 0)
         verdict = ("B better" if iv["estimate"] > 0 else "B worse") if real else "no clear difference"
         css = "good" if real and iv["estimate"] > 0 else "bad" if real else ""
         cells = [
@@ -30,7 +30,7 @@ def _differences_table(c: RunComparison) -> str:
             f"{c.a_values.get(name, float('nan')):.4f}",
             f"{c.b_values.get(name, float('nan')):.4f}",
             f"{iv['estimate']:+.4f}",
-            f"[{iv['low']:+.4f}, {iv['high']:+.4f}]",
+            "n/a" if iv["low"] is None else f"[{iv['low']:+.4f}, {iv['high']:+.4f}]",
         ]
         body.append(
             "<tr>"
@@ -75,6 +75,7 @@ def render_compare_page(c: RunComparison) -> str:
     diff_points = [
         {"statistic": _label(k), "estimate": v["estimate"], "low": v["low"], "high": v["high"]}
         for k, v in c.differences.items()
+        if v["low"] is not None
     ]
     specs = [
         ("difference", charts.pass_difference(diff_points, "B - A with paired intervals")),

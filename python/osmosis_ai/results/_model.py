@@ -143,7 +143,8 @@ class FunctionResult:
         min: None as ``mean``.
         max: None as ``mean``.
         variance: None as ``mean``.
-        ks: The k values: every k up to the declared n (past 20, 20 spaced geometrically).
+        ks: The k values: every k up to the declared n (past 20, 20 spaced geometrically plus 3, 5, 10 and
+            the powers of two, the k the established outputs name).
         pass_at_k: ``{k: pass@k}`` with missing runs counted as did not pass (rows padded to n); empty
             (n/a) when nothing was scored.
         pass_hat_k: ``{k: pass^k}``, the same way.

@@ -137,6 +137,35 @@ def _record_rows(records: list[RubricRecord], state: RubricSession) -> list[dict
     return rows
 
 
+def _overall(
+    state: RubricSession, rubric_id: str, fallback: dict[str, Any]
+) -> tuple[dict[str, Any], list[Any]]:
+    """``overall_statistics`` (the established keys) and the warnings, from the log's result model."""
+    from osmosis_ai.results import read_results
+
+    if state.log_path is None or not Path(state.log_path).is_file():
+        return fallback, []
+    result = read_results(state.log_path, failed="exclude")
+    function = (
+        next((f for f in result.model().functions if f.name == rubric_id), None) if result.models else None
+    )
+    if function is None:
+        return fallback, list(result.warnings)
+    runs = function.runs
+    overall = {
+        "average": function.mean,
+        "variance": function.variance,
+        "stdev": function.std,
+        "min": function.min,
+        "max": function.max,
+        "total_runs": runs.finished,
+        "success_count": function.graded,
+        "failure_count": runs.finished - function.graded,
+        "unscored_count": runs.unscored,
+    }
+    return overall, list(result.warnings)
+
+
 def build_payload(
     *,
     rubric_id: str,
@@ -157,6 +186,7 @@ def build_payload(
     all_runs = [run for row in rows for run in row["runs"]]
     scores = [r["score"] for r in all_runs if r["status"] == "success" and r["score"] is not None]
     unscored = sum(r["status"] == "unscored" for r in all_runs)
+    overall, warnings = _overall(state, rubric_id, calculate_statistics(scores, len(all_runs), unscored))
     payload: dict[str, Any] = {
         "generated_at": _dt.datetime.now(_dt.timezone.utc).isoformat(),
         "rubric_id": rubric_id,
@@ -166,7 +196,7 @@ def build_payload(
         "number": number,
         "config_path": str(config_path) if config_path else None,
         "data_path": str(data_path),
-        "overall_statistics": calculate_statistics(scores, len(all_runs), unscored),
+        "overall_statistics": overall,
         "records": rows,
     }
     if identifier is not None:
@@ -180,6 +210,7 @@ def build_payload(
     payload["planned_runs"] = state.total
     payload["completed_runs"] = len(all_runs)
     payload["interrupted"] = state.interrupted
+    payload["warnings"] = [{"code": w.code, "message": w.message} for w in warnings]
     if state.session_error:
         payload["session_error"] = state.session_error
     return payload
@@ -188,7 +219,7 @@ def build_payload(
 # Our keys after 0.3's: what a reader needs to know the run was cut short or the judge struggled.
 _EXTRA_KEYS = (
     "rubric_id", "output_identifier", "judge_health", "concurrency", "planned_runs", "completed_runs",
-    "interrupted", "session_error",
+    "interrupted", "session_error", "warnings",
 )  # fmt: skip
 
 
@@ -291,6 +322,7 @@ def report_lines(payload: dict[str, Any]) -> list[str]:
             lines += _summary_lines(stats, "  ")
             lines.append("")
     lines += ["Overall:", *_summary_lines(payload["overall_statistics"], "  ")[1:]]
+    lines += [f"Warning: {w['message']}" for w in payload.get("warnings", ())]
     comparison = payload.get("baseline_comparison")
     if comparison:
         lines.append(f"Baseline comparison (source: {comparison['source_path']}):")

@@ -15,6 +15,7 @@ __all__ = ["DEFAULT_KS", "Aggregator", "FailedPolicy", "NonFinitePolicy", "score
 
 #: The k values of the established eval: pass@k for each k up to the attempts per row.
 DEFAULT_KS: tuple[int, ...] = (1, 3, 5, 10)
+_PASS = ("pass_at", "pass_hat")
 
 FailedPolicy = Literal["zero", "exclude"]
 NonFinitePolicy = Literal["error", "fail"]
@@ -174,19 +175,23 @@ class Aggregator:
         Args:
             ks: The k values; default those of :meth:`finish`.
             level: Confidence level in (0, 1).
-            method: ``"bootstrap"`` (percentile, rows resampled with ``seed``) or ``"normal"``.
+            method: ``"bootstrap"`` (percentile, rows resampled with ``seed``; at least 10 rows) or
+                ``"normal"`` (estimate ± t·se, Student's t for rows - 1 degrees of freedom).
             resamples: Bootstrap resamples.
             seed: Bootstrap seed; the same seed gives the same interval on every platform.
 
         Returns:
-            ``{"mean": Interval, "pass_at_1": Interval, "pass_hat_1": Interval, ...}``.
+            ``{"mean": Interval, "pass_at_1": Interval, "pass_hat_1": Interval, ...}``; an interval the
+            rows cannot support has no bounds and a ``note`` (never a point).
         """
         z = _z(level, method)
-        k_list = list(self.finish().ks) if ks is None else [as_int(k, "ks") for k in ks]
+        summary = self.finish()
+        k_list = list(summary.ks) if ks is None else [as_int(k, "ks") for k in ks]
         if any(k < 1 for k in k_list):
             raise StatsError(f"every k must be >= 1, got {k_list}", field="ks")
         raw = self._core.intervals(k_list, method, level, z, resamples, seed)
-        return {name: _interval(name, iv, level, method) for name, iv in raw}
+        rows = {f"{p}_{k}": summary.pass_at_k_rows.get(k, summary.rows) for k in k_list for p in _PASS}
+        return {name: _interval(name, iv, level, method, rows.get(name, summary.rows)) for name, iv in raw}
 
     def finish(
         self,
@@ -205,6 +210,11 @@ class Aggregator:
             seed: Bootstrap seed.
         """
         d = self._core.finish()
+        if self._failed == "zero" and d["count"] == d["failed"]:
+            # Every attempt failed: the 0.0s the "zero" policy put in are not scores, so there is no mean.
+            d.update(
+                dict.fromkeys(("mean", "std", "min", "max", "variance", "sample_variance", "sample_std"))
+            )
         intervals: dict[str, Interval] = {}
         if confidence is not None:
             intervals = self.intervals(

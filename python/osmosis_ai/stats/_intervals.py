@@ -28,10 +28,25 @@ def _z(level: float, method: str) -> float:
     return statistics.NormalDist().inv_cdf(0.5 + level / 2.0)
 
 
-def _interval(name: str, raw: tuple[float, float, float] | None, level: float, method: str) -> Interval:
+def _interval(
+    name: str, raw: tuple[float, float, float] | None, level: float, method: str, rows: int
+) -> Interval:
+    """The core's interval over ``rows`` rows, made honest: the normal one widened from z to Student's
+    t (rows - 1 degrees of freedom), and none (a note instead) where the rows cannot support one."""
     if raw is None:
         raise StatsError(f"{name}: a confidence interval needs at least 2 rows with attempts", field=name)
-    return Interval(estimate=raw[0], low=raw[1], high=raw[2], level=level, method=method)
+    estimate, low, high = raw
+    if method == "bootstrap" and rows < MIN_BOOTSTRAP_ROWS:
+        note = f"{rows} rows: the bootstrap needs at least {MIN_BOOTSTRAP_ROWS} (choose the normal interval)"
+        return Interval(estimate=estimate, low=None, high=None, level=level, method=method, note=note)
+    if high - low <= 1e-12 * max(1.0, abs(estimate)):
+        note = f"the {rows} rows have no spread to estimate an interval from"
+        return Interval(estimate=estimate, low=None, high=None, level=level, method=method, note=note)
+    if method == "normal":
+        z = statistics.NormalDist().inv_cdf(0.5 + level / 2.0)
+        widen = _core.student_t_quantile(0.5 + level / 2.0, float(max(rows - 1, 1))) / z
+        low, high = estimate - (estimate - low) * widen, estimate + (high - estimate) * widen
+    return Interval(estimate=estimate, low=low, high=high, level=level, method=method)
 
 
 #: ``confidence_interval``'s methods: ``"auto"`` is Wilson for values in [0, 1], else Student's t.
@@ -71,8 +86,11 @@ def _wilson(values: list[float], level: float) -> Interval:
     return Interval(estimate=mean, low=low, high=high, level=level, method="wilson")
 
 
-def _check_spread(interval: Interval, rows: int, method: str) -> Interval:
-    if interval.high - interval.low <= 1e-12 * max(1.0, abs(interval.estimate)):
+def _check_spread(raw: tuple[float, float, float] | None, level: float, rows: int, method: str) -> Interval:
+    if raw is None:
+        raise StatsError("values: a confidence interval needs at least 2 rows", field="values")
+    interval = Interval(estimate=raw[0], low=raw[1], high=raw[2], level=level, method=method)
+    if raw[2] - raw[1] <= 1e-12 * max(1.0, abs(raw[0])):
         raise StatsError(
             f"values: the {rows} rows have no spread, so a {method} interval would be the point "
             f'{interval.estimate:g}; for pass rates (values in [0, 1]) use method="wilson"',
@@ -156,10 +174,10 @@ def confidence_interval(
                 field="values",
             )
         raw = _core.row_interval(data, code, "bootstrap", level, 0.0, resamples, seed, packed_weights)
-        return _check_spread(_interval("values", raw, level, "bootstrap"), rows, "bootstrap")
+        return _check_spread(raw, level, rows, "bootstrap")
     t = _core.student_t_quantile(0.5 + level / 2.0, float(max(rows - 1, 1)))
     raw = _core.row_interval(data, code, "normal", level, t, resamples, seed, packed_weights)
-    return _check_spread(_interval("values", raw, level, method), rows, method)
+    return _check_spread(raw, level, rows, method)
 
 
 def compare(
@@ -178,7 +196,8 @@ def compare(
     push position). Pairing removes the prompt-to-prompt variance both runs share, so a paired
     interval is much tighter than comparing two separate intervals. The bootstrap resamples rows
     (both runs' values of a row together) with ``seed``; ``"normal"`` uses the linearised standard
-    error of the difference.
+    error of the difference with Student's t (rows - 1 degrees of freedom). A difference the shared rows
+    cannot give an interval for (fewer than 10 for the bootstrap, or no spread) has none, and a note.
 
     Args:
         a: The first run.
@@ -200,10 +219,10 @@ def compare(
         >>> a, b = Aggregator(), Aggregator()
         >>> for i in range(40):
         ...     a.push([1.0, 1.0, float(i % 2)])
-        ...     b.push([1.0, float(i % 2), 0.0])
+        ...     b.push([1.0, float(i % 3 == 0), 0.0])
         >>> result = compare(a, b, method="normal")
         >>> (result.rows, round(result.differences["pass_at_1"].estimate, 4), result.excludes_zero("mean"))
-        (40, 0.3333, True)
+        (40, 0.3833, True)
     """
     z = _z(level, method)
     if ks is None:
@@ -215,4 +234,6 @@ def compare(
     rows, raw = a._core.compare(b._core, k_list, method, level, z, resamples, seed)
     if rows < 2:
         raise StatsError(f"the runs share {rows} rows; a comparison needs at least 2", field="rows")
-    return Comparison(rows=rows, differences={name: _interval(name, iv, level, method) for name, iv in raw})
+    return Comparison(
+        rows=rows, differences={name: _interval(name, iv, level, method, rows) for name, iv in raw}
+    )

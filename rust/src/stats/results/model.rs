@@ -13,21 +13,25 @@ pub use super::schema::{
 };
 use super::warnings::{self, Warning};
 use super::{Invocation, Layout, ModelTally, NameTally, ResultsSummary, RowCounts, RunCounts};
-use crate::stats::{FailedPolicy, StatsError, Summary};
+use crate::stats::{FailedPolicy, StatsError, Summary, DEFAULT_KS};
 
 /// At most this many k values: past it they are spaced geometrically (1 and n always in).
 const MAX_KS: u64 = 20;
 
 /// The k values of the model for `n` runs per row: every k up to n, or, above 20, 20 geometrically
-/// spaced ones.
+/// spaced ones plus the k values the established outputs name (eval's `-o`: 1, 3, 5, 10; `eval
+/// run`'s metrics: the powers of two), so every surface renders its keys from the model.
 pub fn model_ks(n: u64) -> Vec<u64> {
     if n <= MAX_KS {
         return (1..=n).collect();
     }
     let step = (n as f64).powf(1.0 / (MAX_KS - 1) as f64);
+    let powers_of_two = (0..u64::BITS).map(|i| 1u64 << i).take_while(|&k| k <= n);
     let mut ks: Vec<u64> = (0..MAX_KS)
         .map(|i| (step.powi(i as i32).round() as u64).clamp(1, n))
         .chain([1, n])
+        .chain(DEFAULT_KS.into_iter().filter(|&k| k <= n))
+        .chain(powers_of_two)
         .collect();
     ks.sort_unstable();
     ks.dedup();
@@ -315,7 +319,10 @@ mod tests {
         assert_eq!(model_ks(1), vec![1]);
         assert_eq!(model_ks(4), vec![1, 2, 3, 4]);
         let many = model_ks(1000);
-        assert!(many.len() <= 20 && many[0] == 1 && *many.last().unwrap() == 1000);
+        assert!(many.len() <= 20 + 4 + 10 && many[0] == 1 && *many.last().unwrap() == 1000);
+        for k in [2, 3, 4, 5, 8, 10, 16, 512] {
+            assert!(many.contains(&k), "k = {k}: an established key");
+        }
         assert!(many.windows(2).all(|w| w[0] < w[1]));
     }
 }

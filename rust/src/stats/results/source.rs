@@ -133,6 +133,10 @@ impl Meta {
         self.pass_threshold = self
             .pass_threshold
             .or(object.get("pass_threshold").and_then(Value::as_f64));
+        // `grade` and `reward probe` score each sample once: their n is 1 by construction.
+        if matches!(self.kind.as_deref(), Some("grade" | "probe")) {
+            self.n_runs = self.n_runs.or(Some(1));
+        }
     }
 }
 
