@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from pathlib import Path
@@ -12,8 +13,8 @@ from osmosis_ai.redact import redact
 __all__ = ["check_output_file", "fsync_dir", "write_json_atomic"]
 
 
-# Characters of JSON text masked and written at a time by write_json_atomic.
-_PIECE = 1 << 16
+# The encoder's chunks (a key, a value, punctuation) masked and written at a time by write_json_atomic.
+_PIECE = 4096
 
 
 def write_json_atomic(path: Path, payload: Any, *, ensure_ascii: bool = True) -> None:
@@ -29,19 +30,13 @@ def write_json_atomic(path: Path, payload: Any, *, ensure_ascii: bool = True) ->
     tmp = path.with_name(path.name + ".tmp")
     encoder = json.JSONEncoder(indent=2, ensure_ascii=ensure_ascii, default=str)
     with tmp.open("w", encoding="utf-8") as handle:
-        # Written in pieces of ~64 KB, not as one string (a results file of 100k records is hundreds of MB
-        # of text). A piece ends between the encoder's chunks, which never split a JSON string, so each
+        # Written in pieces of the encoder's chunks, not as one string (a results file of 100k records is
+        # hundreds of MB of text). A piece ends between chunks, which never split a JSON string, so each
         # secret is masked whole; masking cannot break the JSON: a secret becomes ``***`` in its string.
-        pieces: list[str] = []
-        size = 0
-        for chunk in encoder.iterencode(payload):
-            pieces.append(chunk)
-            size += len(chunk)
-            if size >= _PIECE:
-                handle.write(redact("".join(pieces)))
-                pieces.clear()
-                size = 0
-        handle.write(redact("".join(pieces)) + "\n")
+        chunks = encoder.iterencode(payload)
+        while piece := "".join(itertools.islice(chunks, _PIECE)):
+            handle.write(redact(piece))
+        handle.write("\n")
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(tmp, path)
