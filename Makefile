@@ -48,11 +48,16 @@ $(STAMP): pyproject.toml | $(UV)
 	@touch $(STAMP)
 
 # Headless Chromium for the report page tests (Debian's package; tests/test_report_browser.py drives it over
-# the DevTools pipe). Installed when missing and apt-get can (root); otherwise those tests skip and say why,
-# unless OSMOSIS_REQUIRE_BROWSER=1 (CI) makes them fail.
+# the DevTools pipe). Installed when missing and apt-get can (root), after a line that says so: it is a
+# system-wide install. OSMOSIS_NO_SYSTEM_INSTALL=1 skips it; without the browser those tests skip and say
+# why, unless OSMOSIS_REQUIRE_BROWSER=1 (CI) makes them fail.
 browser:
-	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
-		&& apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } \
+	@command -v chromium >/dev/null || { \
+	  if [ -z "$${OSMOSIS_NO_SYSTEM_INSTALL:-}" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+	    echo "==> Installing Debian's chromium system-wide (apt-get) for the report page tests;" \
+	      "OSMOSIS_NO_SYSTEM_INSTALL=1 skips it"; \
+	    apt-get update -qq && apt-get install -y -qq chromium >/dev/null; \
+	  else false; fi; } \
 		|| echo "chromium not installed: the report page tests will skip"
 
 # What tests, lint and benches add: pytest, hypothesis, ruff, pyarrow/polars/numpy, ...
@@ -78,12 +83,15 @@ build-release: setup
 demo: build
 	@cd examples && $(BIN)/python demo.py
 
-lint: setup-dev
+# Builds first: stubtest compares python/osmosis_ai/_core.pyi with the compiled module.
+lint: build setup-dev
 	cargo fmt --all --check
 	cargo clippy --locked --all-targets -- -D warnings
 	cargo clippy --locked --all-targets --features python -- -D warnings
 	$(BIN)/ruff check python tests benches examples scripts
 	$(BIN)/ruff format --check python tests benches examples scripts
+	$(BIN)/mypy
+	$(BIN)/python -m mypy.stubtest osmosis_ai._core
 
 test-rust:
 	cargo test --locked

@@ -123,19 +123,102 @@ class Browser:
             if "method" in reply:
                 self.events.append(reply)
 
-    def open(self, path: Path, *, timeout: float = 30) -> None:
-        """Loads a local file and waits for its load event."""
-        self.call("Page.navigate", session=True, url=path.resolve().as_uri())
+    def open(self, target: Path | str, *, timeout: float = 30) -> None:
+        """Loads a local file (or a URL on 127.0.0.1, as a string) and waits for its load event."""
+        url = target if isinstance(target, str) else target.resolve().as_uri()
+        self.events = [e for e in self.events if e["method"] != "Page.loadEventFired"]
+        self.call("Page.navigate", session=True, url=url)
         deadline = time.monotonic() + timeout
         while not any(e["method"] == "Page.loadEventFired" for e in self.events):
             self.events.append(self._read_message(deadline))
 
-    def evaluate(self, expression: str) -> Any:
-        """The value of a script expression in the page (JSON-serialisable values only)."""
-        result = self.call("Runtime.evaluate", session=True, expression=expression, returnByValue=True)
+    def evaluate(self, expression: str, *, timeout: float = 30) -> Any:
+        """The value of a script expression in the page (JSON-serialisable values only). A promise is
+        awaited: a test waits on the page's own events (``osmosis:ready``, ``osmosis:rendered``, ...)."""
+        result = self.call(
+            "Runtime.evaluate",
+            session=True,
+            timeout=timeout,
+            expression=expression,
+            returnByValue=True,
+            awaitPromise=True,
+        )
         if "exceptionDetails" in result:
             raise RuntimeError(f"script failed: {result['exceptionDetails']}")
         return result["result"].get("value")
+
+    def _center(self, selector: str) -> tuple[float, float]:
+        box = self.evaluate(
+            f"(() => {{ const e = document.querySelector({json.dumps(selector)}); if (!e) return null;"
+            " e.scrollIntoView({block: 'center'}); const r = e.getBoundingClientRect();"
+            " return [r.left + r.width / 2, r.top + r.height / 2]; })()"
+        )
+        if box is None:
+            raise AssertionError(f"nothing on the page matches {selector!r}")
+        return box[0], box[1]
+
+    def click(self, selector: str) -> None:
+        """A real mouse click (pressed and released) at the middle of the first element matching ``selector``."""
+        x, y = self._center(selector)
+        for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
+            self.call(
+                "Input.dispatchMouseEvent", session=True, type=kind, x=x, y=y, button="left", clickCount=1
+            )
+
+    def type(self, selector: str, text: str) -> None:
+        """Clicks into a text field, selects what it holds and types ``text`` over it (as a user would)."""
+        self.click(selector)
+        self.evaluate(f"document.querySelector({json.dumps(selector)}).select()")
+        self.call("Input.insertText", session=True, text=text)
+
+    def press(self, key: str) -> None:
+        """One key press on the focused element (``"ArrowDown"``, ``"Enter"``, ...)."""
+        for kind in ("keyDown", "keyUp"):
+            self.call("Input.dispatchKeyEvent", session=True, type=kind, key=key, code=key,
+                      windowsVirtualKeyCode={"ArrowDown": 40, "ArrowUp": 38, "Enter": 13, "Home": 36, "Escape": 27}.get(key, 0))  # fmt: skip
+
+    def choose(self, selector: str, value: str) -> None:
+        """Picks the option ``value`` of a ``<select>`` as a user does: a click opens its list, the arrow
+        keys move to the option, Enter takes it (and the page sees a ``change``)."""
+        options = self.evaluate(
+            f"Array.from(document.querySelector({json.dumps(selector)}).options).map(o => o.value)"
+        )
+        self.click(selector)
+        self.press("Home")
+        for _ in range(options.index(value)):
+            self.press("ArrowDown")
+        self.press("Enter")
+
+    def wait_event(self, method: str, *, timeout: float = 30, match: Any = None) -> dict[str, Any]:
+        """The first event ``method`` (seen already, or read until it arrives) for which ``match(params)``."""
+        deadline = time.monotonic() + timeout
+        seen = 0
+        while True:
+            for event in self.events[seen:]:
+                if event["method"] == method and (match is None or match(event.get("params", {}))):
+                    return event
+            seen = len(self.events)
+            self.events.append(self._read_message(deadline))
+
+    def allow_downloads(self, folder: Path) -> None:
+        """Downloads land in ``folder``, each named by its guid, and report their progress as
+        ``Browser.downloadProgress`` events."""
+        self.call(
+            "Browser.setDownloadBehavior",
+            behavior="allowAndName",
+            downloadPath=str(folder),
+            eventsEnabled=True,
+        )
+
+    def watch_network(self) -> None:
+        """Records every request the page makes (``Network.requestWillBeSent`` events)."""
+        self.call("Network.enable", session=True)
+
+    def requests(self) -> list[str]:
+        """The URLs of the requests recorded since :meth:`watch_network`."""
+        return [
+            e["params"]["request"]["url"] for e in self.events if e["method"] == "Network.requestWillBeSent"
+        ]
 
     def errors(self) -> list[str]:
         """Console errors, uncaught exceptions and error log entries seen so far."""

@@ -39,6 +39,14 @@ def scripted(tmp_path: Path) -> Iterator[Callable[[dict[str, Any]], ScriptedServ
         server.stop()
 
 
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """A headless Chromium for the page tests (tests/page_driver.py drives it)."""
+    from tests.page_driver import browser_session
+
+    yield from browser_session()
+
+
 @pytest.fixture(scope="session")
 def local_model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """The embedded SmolLM2 server (xllamacpp, 1 thread), started once per test session."""
@@ -58,6 +66,32 @@ def judge_env(monkeypatch: pytest.MonkeyPatch) -> None:
             monkeypatch.delenv(name, raising=False)
 
 
+def _start_ray(ray: Any, attempts: int = 3) -> None:
+    """``ray.init`` that survives a loaded machine: Ray gives its node 30 s to come up (fixed in its code)
+    and its raylet the same to find its agent's ports (RAY_agent_register_timeout_ms, raised here); past
+    them the start fails, and a second try finds the agent's imports warm."""
+    os.environ.setdefault("RAY_agent_register_timeout_ms", "300000")
+    for attempt in range(1, attempts + 1):
+        try:
+            ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+            return
+        except Exception as exc:
+            if "timed out during startup" not in str(exc) or attempt == attempts:
+                raise
+            ray.shutdown()
+
+
+@pytest.fixture
+def trainer() -> Iterator[Any]:
+    """A fake TrainGate (completions and callbacks) on 127.0.0.1 for this test (modules that share one
+    define their own, module-scoped)."""
+    from tests.fixtures.rollout_harness import FakeTrainer
+
+    fake = FakeTrainer().start()
+    yield fake
+    fake.stop()
+
+
 @pytest.fixture(scope="module")
 def ray_head() -> Iterator[Any]:
     """A Ray head in this process (2 CPUs, every Ray process on this machine), one per test module."""
@@ -65,7 +99,7 @@ def ray_head() -> Iterator[Any]:
     # Ray reports usage statistics over the internet unless told not to; tests never reach it.
     saved = os.environ.get("RAY_USAGE_STATS_ENABLED")
     os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, logging_level="ERROR")
+    _start_ray(ray)
     yield ray
     ray.shutdown()
     if saved is None:

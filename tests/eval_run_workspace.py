@@ -34,7 +34,7 @@ class CalcWorkflow(AgentWorkflow):
         if mode == "wrong_type":
             return 42
         if mode == "hang":
-            await asyncio.sleep(3600)
+            await asyncio.Event().wait()  # never set: only the run's deadline ends it
         if mode == "raise":
             raise RuntimeError("workflow exploded")
         if mode == "raise_lines":
@@ -46,6 +46,16 @@ class CalcWorkflow(AgentWorkflow):
         if mode == "log_key":
             import logging
             logging.getLogger("calc").warning("bridge key %s", get_rollout_context().api_key)
+        if mode == "no_trajectory":  # a sample whose trajectory is turned off (trajectory_messages=None)
+            from osmosis_ai.rollout import RolloutSample, SampleSource
+
+            class Kept(SampleSource):
+                async def get_sample(self):
+                    reply = {"role": "assistant", "content": "4"}
+                    return RolloutSample(messages=[*ctx.prompt, reply], trajectory_messages=None)
+
+            get_rollout_context().set_sample_source(Kept())
+            return None
         if mode == "log_secret":
             import logging, os
             logging.getLogger("calc").warning("calling with %s", os.environ.get("CALC_TOKEN"))

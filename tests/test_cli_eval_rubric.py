@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import stat
 import subprocess
 import sys
 import textwrap
@@ -482,6 +483,37 @@ def test_eval_rubric_inline_errors(workspace, capsys):
     assert "Cannot infer the provider of model 'mystery'" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("spelling", ["eval-rubric", "eval rubric"])
+def test_the_output_rule_holds_for_both_rubric_commands(workspace, scripted, capsys, monkeypatch, spelling):
+    # A FIFO given as -o is refused before any judge call and stays a FIFO (issue #32 item 3).
+    server = scripted({"default": {"score": 0.6, "explanation": "ok"}})
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    write_records(workspace / "chat.jsonl", [{"messages": [{"role": "assistant", "content": "Hello!"}]}])
+    fifo = workspace / "out.fifo"
+    os.mkfifo(fifo)
+    if spelling == "eval-rubric":
+        args = ["eval-rubric", "-r", "polite", "-d", "data.jsonl", "--base-url", server.base_url]
+    else:
+        args = ["eval", "rubric", "-d", "chat.jsonl", "-r", "Judge.", "--model", "openai/judge-9"]
+    assert run_cli(*args, "-o", str(fifo)) == 2
+    assert "FIFO (named pipe), not a regular file" in capsys.readouterr().err
+    assert server.requests() == [] and stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_eval_rubric_dash_writes_the_document_to_stdout(workspace, scripted, monkeypatch):
+    server = scripted({"default": {"score": 0.6, "explanation": "ok"}})
+    write_records(workspace / "chat.jsonl", [{"messages": [{"role": "assistant", "content": "Hello!"}]}])
+    env = {**os.environ, "OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": "sk-test"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "osmosis_ai.cli.main", "eval", "rubric", "-d", "chat.jsonl", "-r", "Judge.",
+         "--model", "openai/judge-9", "-o", "-"],
+        cwd=workspace, capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["overall_statistics"]["total_runs"] == 1
+    assert "Model: openai/judge-9" in proc.stderr and not (workspace / "-").exists()
+
+
 def _rubric_cmd(server, *extra):
     return [
         sys.executable,
@@ -559,6 +591,15 @@ def test_ctrl_c_keeps_the_log_and_resume_finishes_the_same(workspace, scripted):
     partial = json.loads((workspace / "partial.json").read_text())
     assert partial["interrupted"] is True and 5 <= partial["completed_runs"] < 60
     assert resumed["overall_statistics"] == expected and resumed["completed_runs"] == 60
+
+
+def test_sigterm_says_terminated_and_keeps_the_marked_partial_file(workspace, scripted):
+    server = scripted(_many_records(workspace))
+    code, err, resumed = _interrupt_then_resume(workspace, server, signal.SIGTERM)
+    assert code == 143, err
+    assert "Evaluation terminated (SIGTERM) after" in err and "cancelled by user" not in err
+    assert json.loads((workspace / "partial.json").read_text())["interrupted"] is True
+    assert resumed["completed_runs"] == 60
 
 
 def test_kill_9_then_resume_gives_the_same_summary(workspace, scripted):

@@ -209,11 +209,32 @@ SINGLE_RULES = [
     ("eval", "required = []", "required = []\n[advanced]\nx = nan", "nan", "advanced.x", "finite"),
     ("training", "[experiment]", "[experiment]\nseed = 1", "seed", "experiment.seed", "Unrecognized key"),
     ("training", '"main.py"', "true", "true", "experiment.entrypoint", "got boolean true"),
-    ("training", "", "[training]\nlr = 0", "0", "training.lr", "greater than 0"),
-    ("training", "", '[training]\nlr = "1e-6"', '"1e-6"', "training.lr", "must be a number"),
-    ("training", "", "[training]\ntotal_epochs = true", "true", "training.total_epochs", "an integer"),
-    ("training", "", "[training]\nmax_prompt_length = 0", "0", "training.max_prompt_length", ">= 1"),
-    ("training", "", "[training]\nrollout_batch_size = -32", "-32", "training.rollout_batch_size", ">= 1"),
+    ("training", "[training]", "[training]\nlr = 0", "0", "training.lr", "greater than 0"),
+    ("training", "[training]", '[training]\nlr = "1e-6"', '"1e-6"', "training.lr", "must be a number"),
+    (
+        "training",
+        "[training]",
+        "[training]\ntotal_epochs = true",
+        "true",
+        "training.total_epochs",
+        "an integer",
+    ),
+    (
+        "training",
+        "[training]",
+        "[training]\nmax_prompt_length = 0",
+        "0",
+        "training.max_prompt_length",
+        ">= 1",
+    ),
+    (
+        "training",
+        "[training]",
+        "[training]\nrollout_batch_size = -32",
+        "-32",
+        "training.rollout_batch_size",
+        ">= 1",
+    ),
     ("training", "", "[sampling]\nrollout_top_p = 0", "0", "sampling.rollout_top_p", "at most 1"),
     ("training", "", "[sampling]\nrollout_top_p = 1.01", "1.01", "sampling.rollout_top_p", "at most 1"),
     (
@@ -342,7 +363,7 @@ def test_kind_inference_and_batch_validation(tmp_path: Path) -> None:
     good = tmp_path / "configs" / "eval" / "a.toml"
     good.write_text(EVAL_MIN)
     train = tmp_path / "configs" / "training" / "a.toml"
-    train.write_text(EVAL_MIN)  # valid for eval, but [secrets] is fine for training too
+    train.write_text(EVAL_MIN + "[training]\n")  # [secrets] is fine for training too
     stray = tmp_path / "a.toml"
     stray.write_text(EVAL_MIN)
     assert infer_kind(good) == "eval" and infer_kind(train) == "training" and infer_kind(stray) is None
@@ -351,8 +372,22 @@ def test_kind_inference_and_batch_validation(tmp_path: Path) -> None:
     assert [r.kind for r in reports] == ["eval", "training", None, "eval"]
     assert "cannot tell whether" in reports[2].issues[0].message
     assert reports[3].io_error == "not_found"
+    assert isinstance(reports[1].config, TrainingConfig)
+    # An eval config taken for a training one lacks [training]: an error, not a run on defaults.
     forced = validate_files([stray], kind="training")
-    assert forced[0].ok and isinstance(forced[0].config, TrainingConfig)
+    assert not forced[0].ok
+    assert [(i.key, i.message.split(" (")[0]) for i in forced[0].issues] == [
+        ("training", "missing [training] section")
+    ]
+
+
+def test_a_training_config_without_its_training_section_is_an_error() -> None:
+    text = TRAIN_MIN.replace("[training]\n", "")
+    report = validate_config_text(text, "training", path="configs/training/t.toml")
+    assert not report.ok
+    [issue] = report.issues
+    assert issue.key == "training" and "missing [training] section" in issue.message
+    assert "write `[training]` alone to take the platform's defaults" in issue.message
 
 
 def test_byte_order_mark_is_accepted() -> None:
@@ -385,7 +420,7 @@ def test_large_batches_keep_input_order(tmp_path: Path) -> None:
     for i in range(300):
         path = tmp_path / "configs" / "training" / f"c{i:03d}.toml"
         epochs = i % 7  # 0 is invalid
-        path.write_text(TRAIN_MIN + f"[training]\ntotal_epochs = {epochs}\n")
+        path.write_text(TRAIN_MIN.replace("[training]\n", f"[training]\ntotal_epochs = {epochs}\n"))
         paths.append(path)
     reports = validate_files(paths)
     assert [r.path for r in reports] == [str(p) for p in paths]

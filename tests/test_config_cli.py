@@ -13,18 +13,8 @@ import pytest
 
 from osmosis_ai.cli.main import main
 
-BASES = '''
-class AgentWorkflow:
-    """Stand-in for osmosis_ai.rollout.AgentWorkflow (matched by name)."""
-
-
-class Grader:
-    """Stand-in for osmosis_ai.rollout.Grader."""
-
-
-class RolloutAgentLoop:
-    """Stand-in for the 0.2 RolloutAgentLoop."""
-'''
+# The platform's classes, re-exported by a sibling module the entrypoint imports (its own import path).
+BASES = "from osmosis_ai.rollout import AgentWorkflow, Grader, RolloutAgentLoop\n"
 
 GOOD_MAIN = """
 import os
@@ -38,11 +28,13 @@ os.environ["PROBE_SIDE_EFFECT"] = "1"
 
 
 class MyWorkflow(AgentWorkflow):
-    pass
+    async def run(self, ctx):
+        return None
 
 
 class MyGrader(Grader):
-    pass
+    async def grade(self, ctx):
+        ctx.set_reward(1.0)
 """
 
 
@@ -161,6 +153,29 @@ def test_nested_entrypoint_with_relative_imports(workspace: Path, capsys: pytest
     assert code == 0, out + err
 
 
+def test_an_entrypoint_that_blocks_at_import_fails_at_the_deadline(
+    workspace: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (workspace / "rollouts/demo/main.py").write_text("import os\nwhile True:\n    pass\n")
+    monkeypatch.setenv("OSMOSIS_IMPORT_TIMEOUT", "1")
+    code, out, _ = run(capsys, "config", "validate", "configs/eval/demo.toml")
+    assert code == 1
+    assert "experiment.entrypoint: importing rollouts/demo/main.py failed: Importing " in out, out
+    assert "did not finish within 1 s (stopped at " in out and "main.py:2: while True:" in out, out
+
+
+def test_an_entrypoint_eval_run_could_not_run_is_a_warning(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (workspace / "rollouts/demo/main.py").write_text("x = 1\n")
+    code, _, err = run(capsys, "config", "validate", "configs/eval/demo.toml")
+    assert code == 0
+    assert (
+        "rollouts/demo/main.py imports, but `osmosis eval run` could not run it (defines no AgentWorkflow"
+        in err
+    )
+
+
 def test_unmet_rollout_dependencies_skip_the_import_with_a_warning(
     workspace: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -244,7 +259,9 @@ def test_validate_a_directory(workspace: Path, capsys: pytest.CaptureFixture[str
 
 def test_validate_a_file_outside_a_workspace(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     stray = tmp_path / "stray.toml"
-    stray.write_text('[experiment]\nrollout = "r"\nentrypoint = "main.py"\nmodel_path = "m"\ndataset = "d"\n')
+    stray.write_text(
+        '[experiment]\nrollout = "r"\nentrypoint = "main.py"\nmodel_path = "m"\ndataset = "d"\n[training]\n'
+    )
     code, out, err = run(capsys, "config", "validate", str(stray))
     assert code == 1 and "cannot tell whether this is an eval or a training config" in out
     code, out, err = run(capsys, "config", "validate", "--kind", "training", str(stray))
@@ -376,7 +393,7 @@ def test_submit_git_identity_and_unknown_commit(workspace: Path, capsys: pytest.
 def test_help_stays_light() -> None:
     code = (
         "import sys\nfrom osmosis_ai.cli.main import main\nmain(['--help'])\n"
-        "heavy = {'pydantic', 'osmosis_ai.config', 'osmosis_ai.workspace'} & set(sys.modules)\n"
+        "heavy = {'pydantic', 'osmosis_ai.config', 'osmosis_ai.workspace_layout'} & set(sys.modules)\n"
         "assert not heavy, heavy\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)

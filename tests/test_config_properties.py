@@ -123,7 +123,7 @@ def training_configs(draw: st.DrawFn) -> Config:
     }
     for name, fields in sections.items():
         values = optional_fields(draw, fields)
-        if values or draw(st.booleans()):
+        if values or name == "training" or draw(st.booleans()):  # [training] itself is required
             config[name] = values
     if draw(st.booleans()):
         config["advanced"] = draw(st.dictionaries(st.from_regex(r"\A[a-z_]{1,8}\Z"), I64, max_size=3))

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from tests.eval_run_workspace import LOOP_MAIN, calc_rows, make_workspace
+from tests.eval_run_workspace import LOOP_MAIN, MAIN, calc_rows, make_workspace
 
 OSMOSIS = str(Path(sys.executable).with_name("osmosis"))
 MODES = ("wrong_type", "hang", "raise", "no_reward", "nan", "grader_raise")
@@ -73,15 +73,15 @@ def test_workspace_runs_and_grades_against_ground_truth(tmp_path: Path, scripted
 
 def test_bad_workflows_and_graders_become_classified_failures(tmp_path: Path, scripted: Any) -> None:
     server = scripted({"default": {"content": "4"}})
-    rows = calc_rows(2) + [{"user_prompt": "x", "ground_truth": "4", "metadata": {"mode": m}} for m in MODES]
-    ws = make_workspace(tmp_path / "ws", rows, agent_timeout=1)
+    modes = [m for m in MODES if m != "hang"]  # its deadline is the test below: no other item races it
+    rows = calc_rows(2) + [{"user_prompt": "x", "ground_truth": "4", "metadata": {"mode": m}} for m in modes]
+    ws = make_workspace(tmp_path / "ws", rows)
     code, envelope, stderr = osmosis_run(ws, server)
     assert code == 0, stderr  # spec §4.9: failed items are results; only an incomplete run is partial
     assert envelope["status"] == "success"
-    by_mode = {MODES[r["row_index"] - 2]: r for r in index(ws) if r["row_index"] >= 2}
+    by_mode = {modes[r["row_index"] - 2]: r for r in index(ws) if r["row_index"] >= 2}
     assert {mode: r["error_type"] for mode, r in by_mode.items()} == {
         "wrong_type": "validation_error",
-        "hang": "timeout",
         "raise": "agent_error",
         "no_reward": "validation_error",
         "nan": "validation_error",
@@ -89,13 +89,22 @@ def test_bad_workflows_and_graders_become_classified_failures(tmp_path: Path, sc
     }
     assert all(r["status"] == "failed" and "reward" not in r for r in by_mode.values())  # never a 0 score
     metrics = envelope["resource"]["metrics"]
-    assert (metrics["failed"], metrics["graded"], metrics["passed"]) == (6, 2, 1)
+    assert (metrics["failed"], metrics["graded"], metrics["passed"]) == (5, 2, 1)
     failed = {f["row_index"]: f["error"] for f in envelope["resource"]["failed_rows"]}
-    assert (
-        "deadline" in failed[3]
-        and "set_reward" in failed[6]
-        and "must return AgentWorkflowOutput" in failed[2]
-    )
+    assert "set_reward" in failed[4] and "must return AgentWorkflowOutput" in failed[2]
+
+
+def test_a_workflow_past_its_deadline_is_a_timeout(tmp_path: Path, scripted: Any) -> None:
+    # The only item, so a 1 s deadline cannot catch a healthy item on a loaded machine.
+    server = scripted({"default": {"content": "4"}})
+    rows = [{"user_prompt": "x", "ground_truth": "4", "metadata": {"mode": "hang"}}]
+    ws = make_workspace(tmp_path / "ws", rows, agent_timeout=1)
+    code, envelope, stderr = osmosis_run(ws, server)
+    assert code == 0, stderr
+    [row] = index(ws)
+    assert (row["status"], row["error_type"]) == ("failed", "timeout") and "reward" not in row
+    [failure] = envelope["resource"]["failed_rows"]
+    assert "deadline" in failure["error"]
 
 
 def test_kill_9_then_the_same_command_resumes_without_loss_or_repeats(tmp_path: Path, scripted: Any) -> None:
@@ -160,6 +169,39 @@ def test_a_0_2_agent_loop_runs_with_an_eval_fn(tmp_path: Path, scripted: Any) ->
     assert envelope["resource"]["metrics"]["tokens_used"] > 0
 
 
+def test_an_entrypoint_with_relative_imports_validates_and_runs(tmp_path: Path, scripted: Any) -> None:
+    # One importer with package semantics: what `config validate` accepts, `eval run` runs.
+    server = scripted({"default": {"content": "4"}})
+    ws = make_workspace(tmp_path / "ws", calc_rows(4))
+    (ws / "rollouts/calc/workflow.py").write_text(MAIN)
+    (ws / "rollouts/calc/main.py").write_text("from .workflow import CalcGrader, CalcWorkflow\n")
+    validate = subprocess.run(
+        [OSMOSIS, "config", "validate", "configs/eval/calc.toml"], cwd=ws, capture_output=True, text=True
+    )
+    assert validate.returncode == 0 and "warning" not in validate.stderr, validate.stdout + validate.stderr
+    code, _, stderr = osmosis_run(ws, server)
+    assert code == 0, stderr
+    assert [r["reward"] for r in index(ws)] == [1.0, 0.0, 1.0, 0.0]
+
+
+def test_an_entrypoint_that_blocks_at_import_is_stopped_at_the_deadline(
+    tmp_path: Path, scripted: Any
+) -> None:
+    server = scripted({"default": {"content": "4"}})
+    ws = make_workspace(tmp_path / "ws", calc_rows(2))
+    (ws / "rollouts/calc/main.py").write_text("import os\n\nwhile True:\n    pass\n")
+    env = {**_env(), "OSMOSIS_IMPORT_TIMEOUT": "1"}
+    proc = subprocess.run(
+        [a for a in run_args(server) if a != "--json"], cwd=ws, capture_output=True, text=True, env=env
+    )
+    assert proc.returncode == 1, proc.stderr
+    assert (
+        "main.py did not finish within 1 s (stopped at " in proc.stderr
+        and "main.py:3: while True:" in proc.stderr
+    )
+    assert "Traceback" not in proc.stderr
+
+
 def test_the_printed_next_command_continues_the_same_run(tmp_path: Path, scripted: Any) -> None:
     # A user copies the "Next:" command: it must carry what decides which run and how it runs (-o, --rows,
     # --base-url, ...), never --fresh (which would archive it) and never the API key itself.
@@ -193,15 +235,14 @@ def test_after_a_bad_key_stopped_the_run_the_next_command_reruns_what_it_failed(
     # The items in flight when the provider refused the key are failed results; the key fixed, the printed
     # command must run them again, not only the items never started.
     refusal = {"status": 401, "body": {"error": {"message": "Incorrect API key", "code": "invalid_api_key"}}}
-    bad = scripted({"default": refusal})
+    server = scripted({"default": refusal})
     ws = make_workspace(tmp_path / "ws", calc_rows(6))
-    code, envelope, stderr = osmosis_run(ws, bad, "--max-in-flight", "2")
+    code, envelope, stderr = osmosis_run(ws, server, "--max-in-flight", "2")
     assert code == 1, stderr  # stopped early: partial
     assert envelope["resource"]["failed"] >= 1
     (step,) = envelope["next_steps_structured"]
     argv = shlex.split(step["command"])
-    good = scripted({"default": {"content": "4"}})
-    argv[argv.index("--base-url") + 1] = good.base_url
+    server.set_plan({"default": {"content": "4"}})  # the key fixed on the same endpoint
     proc = subprocess.run(
         [OSMOSIS, *argv[1:]], cwd=ws, capture_output=True, text=True, timeout=120, env=_env()
     )
@@ -266,6 +307,18 @@ def test_rollout_port_fixes_the_workflows_endpoint_and_a_taken_one_is_an_error(
         cwd=ws, capture_output=True, text=True, timeout=60, env=_env(),
     )  # fmt: skip
     assert proc.returncode == 2 and "--rollout-port applies to the local backend" in proc.stderr
+
+
+def test_resuming_against_another_endpoint_is_refused(tmp_path: Path, scripted: Any) -> None:
+    # Two servers' results in one run would be one number over two models: the endpoint is locked.
+    first, other = scripted({"default": {"content": "4"}}), scripted({"default": {"content": "5"}})
+    ws = make_workspace(tmp_path / "ws", calc_rows(2))
+    assert osmosis_run(ws, first)[0] == 0
+    code, _envelope, stderr = osmosis_run(ws, other)
+    assert code == 1
+    assert "base_url" in stderr and first.base_url in stderr and other.base_url in stderr
+    assert other.requests() == []
+    assert osmosis_run(ws, first)[0] == 0  # the same endpoint resumes
 
 
 NO_MODEL_MAIN = """

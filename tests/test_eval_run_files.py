@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import stat
 import subprocess
 from pathlib import Path
 from typing import Any
 
+from tests.atif_check import assert_valid_atif
 from tests.eval_run_workspace import calc_rows, make_workspace
 from tests.test_eval_run import _env, index, osmosis_run, run_args
 
@@ -31,8 +33,9 @@ def test_run_directory_holds_the_manifest_logs_trajectories_and_artifacts(
     assert manifest["run_name"] == "r1"
     inputs = manifest["inputs"]
     assert sorted(inputs) == [
-        "dataset", "env", "model_path", "n", "rollout", "secret_names", "timeouts", "versions",
+        "base_url", "dataset", "env", "model_path", "n", "rollout", "secret_names", "timeouts", "versions",
     ]  # fmt: skip
+    assert inputs["base_url"] == server.base_url  # the endpoint is locked with the model
     assert inputs["dataset"] == {
         "sha256": hashlib.sha256((ws / "data/calc.jsonl").read_bytes()).hexdigest(),
         "selected_source_rows": "0-3",
@@ -67,10 +70,23 @@ def test_run_directory_holds_the_manifest_logs_trajectories_and_artifacts(
             "row_index": row["row_index"],
             "run_index": 0,
         }
-        assert trajectory["messages"][-1]["content"] == "4"
+        assert_valid_atif(trajectory)
+        assert trajectory["schema_version"] == "ATIF-v1.7"
+        assert trajectory["agent"]["model_name"] == "openai/calc-model"
+        steps = trajectory["steps"]
+        system = ["system"] if "system_prompt" in rows[row["row_index"]] else []
+        assert [s["source"] for s in steps] == [*system, "user", "agent"] and steps[-1]["message"] == "4"
+        agent = steps[-1]
+        # The bridge served one call for the workflow's one agent step: its tokens are that step's metrics.
+        assert (
+            agent["metrics"] == {"prompt_tokens": 2, "completion_tokens": 1} and agent["llm_call_count"] == 1
+        )
+        assert trajectory["final_metrics"] == {
+            "total_prompt_tokens": 2, "total_completion_tokens": 1, "total_steps": len(steps),
+        }  # fmt: skip
         # The platform context of the ATIF document (anchor-0.3 §9): the label and the workflow's metrics.
         assert trajectory["extra"]["osmosis"]["label"] == rows[row["row_index"]]["ground_truth"]
-        assert trajectory["extra"]["osmosis"]["metrics"] == {"turns": 1.0}
+        assert trajectory["extra"]["osmosis"]["sample_metrics"] == {"turns": 1.0}
     assert (run / "artifacts/row_3_run_0/note.txt").read_text() == "kept"
 
 
@@ -201,3 +217,73 @@ def test_rerunning_a_finished_run_keeps_its_duration_and_completion_time(
     again = json.loads(metrics.read_text())["eval_run"]
     assert (again["duration_ms"], again["completed_at"]) == (first["duration_ms"], first["completed_at"])
     assert envelope["resource"]["duration_ms"] == first["duration_ms"]
+
+
+def _older_trajectory(rollout_id: str, row: int) -> dict[str, Any]:
+    """A trajectory file as versions before ATIF wrote it: the conversation as ``messages``."""
+    return {
+        "session_id": rollout_id,
+        "trajectory_id": f"{rollout_id}/0",
+        "messages": [{"role": "user", "content": "What is 2+2?"}, {"role": "assistant", "content": "4"}],
+        "extra": {
+            "osmosis": {"rollout_id": rollout_id, "request_extra_fields": {"row_index": row, "run_index": 0}}
+        },
+        "final_metrics": {"total_tokens": 3},
+    }
+
+
+def test_an_older_run_directory_gets_atif_trajectories_on_its_next_invocation(
+    tmp_path: Path, scripted: Any
+) -> None:
+    server = scripted({"default": {"content": "4"}})
+    ws = make_workspace(tmp_path / "ws", calc_rows(3))
+    assert osmosis_run(ws, server)[0] == 0
+    run = ws / ".osmosis/evals/r1"
+    rows = index(ws)
+    for row in rows[:2]:  # rows 0 and 1 as an older version left them; row 2 is already ATIF
+        name = run / f"trajectories/row_{row['row_index']}_run_0.json"
+        trial = run / "rollout_trials" / row["rollout_id"] / "trajectory.json"
+        name.unlink()
+        trial.write_text(json.dumps(_older_trajectory(row["rollout_id"], row["row_index"])))
+        os.link(trial, name)
+    atif_already = run / "trajectories/row_2_run_0.json"
+    before = atif_already.stat().st_mtime_ns
+    code, envelope, stderr = osmosis_run(ws, server)
+    assert code == 0, stderr
+    assert envelope["resource"]["dispatched"] == 0 and envelope["resource"]["resumed"] == 3
+    for row in index(ws):
+        trial = run / "rollout_trials" / row["rollout_id"] / row["trajectory_filename"]
+        document = json.loads(trial.read_text())
+        assert_valid_atif(document)
+        assert document["steps"][-1]["message"] == "4" and "messages" not in document
+        assert trial.read_bytes() == (run / f"trajectories/row_{row['row_index']}_run_0.json").read_bytes()
+    assert atif_already.stat().st_mtime_ns == before  # a valid carried file is left alone
+
+
+def test_failed_items_keep_their_trajectory_with_the_failure(tmp_path: Path, scripted: Any) -> None:
+    server = scripted({"default": {"content": "4"}})
+    rows = [{"user_prompt": "x", "ground_truth": "4", "metadata": {"mode": "grader_raise"}}]
+    ws = make_workspace(tmp_path / "ws", rows)
+    assert osmosis_run(ws, server)[0] == 1  # nothing scored: exit 1 (the result model), files still written
+    (row,) = index(ws)
+    assert row["status"] == "failed" and row["trajectory_filename"] == "trajectory.json"
+    trial = ws / ".osmosis/evals/r1/rollout_trials" / row["rollout_id"] / "trajectory.json"
+    document = json.loads(trial.read_text())
+    assert_valid_atif(document)
+    osmosis = document["extra"]["osmosis"]
+    assert osmosis["status"] == "failed" and osmosis["error_type"] == row["error_type"]
+    assert "reward" not in osmosis and osmosis["request_metadata"] == {"mode": "grader_raise"}
+
+
+def test_a_sample_without_trajectory_messages_gets_no_trajectory_file(tmp_path: Path, scripted: Any) -> None:
+    # RolloutSample(trajectory_messages=None) turns trajectory persistence off (anchor-0.3 §3.3).
+    server = scripted({"default": {"content": "4"}})
+    rows = [{"user_prompt": "x", "ground_truth": "4", "metadata": {"mode": "no_trajectory"}}, *calc_rows(1)]
+    ws = make_workspace(tmp_path / "ws", rows)
+    assert osmosis_run(ws, server)[0] == 0
+    off, on = index(ws)
+    assert off["status"] == "success" and "trajectory_filename" not in off
+    assert on["trajectory_filename"] == "trajectory.json"
+    run = ws / ".osmosis/evals/r1"
+    assert not (run / "rollout_trials" / off["rollout_id"] / "trajectory.json").exists()
+    assert not (run / "trajectories/row_0_run_0.json").exists()

@@ -40,6 +40,16 @@ def test_jsonl_error_names_file_line_and_field(tmp_path: Path) -> None:
     assert (err.line, err.row, err.field) == (3, 1, "ground_truth")
 
 
+def test_a_prompt_that_is_not_text_is_refused_as_eval_refuses_it(tmp_path: Path) -> None:
+    # The row contract of `eval`: anchor 0.3 ran {"user_prompt": 123} as the prompt "123".
+    path = write_jsonl_with_blank(tmp_path / "d.jsonl", [GOOD, {"user_prompt": 123, "ground_truth": "4"}])
+    err = error_of(path)
+    assert str(err) == f"{path}, line 3 (row 1): 'user_prompt' must be a string, got int"
+    assert err.field == "user_prompt"
+    path = write_jsonl_with_blank(tmp_path / "l.jsonl", [{"user_prompt": "u", "label": ["4"]}])
+    assert "'label' must be a string or a number, got list" in str(error_of(path))
+
+
 def test_csv_error_names_the_line_of_an_empty_cell(tmp_path: Path) -> None:
     path = write_csv(tmp_path / "d.csv", [GOOD, GOOD, {"user_prompt": "", "ground_truth": "4"}])
     err = error_of(path)
@@ -65,7 +75,7 @@ def test_only_an_empty_string_is_empty_and_label_is_an_alias(tmp_path: Path) -> 
     rows = [
         {"user_prompt": "  ", "ground_truth": " "},  # spec 4.3: only "" is empty
         {"user_prompt": "u", "label": "7"},
-        {"user_prompt": 5, "ground_truth": 4, "system_prompt": None},  # non-strings are str()-ed
+        {"user_prompt": "5", "ground_truth": 4, "system_prompt": None},  # a number label is its text
         {"user_prompt": "u", "ground_truth": "", "label": "9"},
     ]
     path = tmp_path / "d.jsonl"

@@ -29,6 +29,7 @@ PRINTS = {
     "llm/local_server.py": "`python -m osmosis_ai.llm.local_server` prints its address for the parent process",
     "graders/python_grader.py": "the program a python grader runs in its child process",
     "rollout/serve.py": "the rollout server's banner (moving to cli/ is issue #29 item 3, engineer 'harden')",
+    "eval/interactive.py": "the interactive test console's default for library users (the CLI passes click's)",
 }
 
 
@@ -90,6 +91,18 @@ def test_the_run_kinds_import_nothing_of_the_cli() -> None:
 
 def test_the_ray_worker_imports_nothing_of_the_cli() -> None:
     assert _arrows([PACKAGE / "runs" / "ray_worker.py"], ["osmosis_ai.cli", "click"]) == []
+
+
+def test_the_compat_table_draws_no_import_arrows() -> None:
+    # Established paths are rows of a table of strings; _compat imports nothing but its lazy loader.
+    allowed = ["osmosis_ai._compat", "osmosis_ai._lazy"]
+    found = [
+        f"{path.relative_to(PACKAGE)}:{line}: imports {imported}"
+        for path in _files("_compat")
+        for line, imported in _imports(path)
+        if imported.startswith("osmosis_ai") and not any(imported.startswith(a) for a in allowed)
+    ]
+    assert found == []
 
 
 def test_the_arrow_check_sees_lazy_and_relative_imports(tmp_path: Path) -> None:

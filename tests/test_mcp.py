@@ -192,6 +192,10 @@ def test_osmosis_test_mcp_runs_the_tools_and_feeds_results_back(scripted, tmp_pa
         ("total", {"items": [{"name": "x", "qty": 4}], "scale": 10}, '{"total": 40, "count": 1}', None),
     ]
     assert all(c["duration_ms"] >= 0 for c in run["tool_calls"])
+    # When each call began, from the run's start: the two ran side by side, the first started first.
+    began = [c["started_ms"] for c in run["tool_calls"]]
+    assert all(isinstance(b, float) and b >= 0 for b in began) and began[0] <= began[1]
+    assert began[1] < began[0] + run["tool_calls"][0]["duration_ms"]
 
 
 def test_osmosis_test_mcp_interactive_shows_the_tool_results(scripted, tmp_path: Path) -> None:

@@ -20,7 +20,8 @@ import pytest
 
 from mcp_repo import REWARD, make_repo, write, write_rows
 from osmosis_ai.cli.main import main
-from tests.eval_run_workspace import LOOP_MAIN, calc_rows, make_workspace
+from tests.atif_check import assert_valid_atif
+from tests.eval_run_workspace import LOOP_MAIN, MAIN, calc_rows, make_workspace
 
 pytest.importorskip("ray")
 
@@ -57,6 +58,19 @@ def graded(run_dir: Path) -> list[tuple[Any, ...]]:
     return sorted(tuple(r.get(k) for k in keys) for r in rows)
 
 
+def trajectories(run_dir: Path) -> list[dict[str, Any]]:
+    """Each item's trajectory (valid ATIF, checked twice) in row order, without its rollout id."""
+    rows = [json.loads(line) for line in (run_dir / "index.jsonl").read_text().splitlines()]
+    found = []
+    for row in sorted(rows, key=lambda r: (r["row_index"], r["run_index"])):
+        document = json.loads(
+            (run_dir / "rollout_trials" / row["rollout_id"] / "trajectory.json").read_text()
+        )
+        assert_valid_atif(document)
+        found.append({"steps": document["steps"], "final_metrics": document["final_metrics"]})
+    return found
+
+
 @pytest.fixture
 def workspace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scripted: Any) -> dict[str, Any]:
     ws = make_workspace(tmp_path / "ws", calc_rows(12), n=2)
@@ -83,6 +97,9 @@ def test_eval_run_on_ray_gives_the_local_summary_byte_for_byte(ray_head, workspa
     summary = lambda name: json.loads((evals / name / "metrics.json").read_text())["summary"]  # noqa: E731
     assert summary("ray") == summary("local")
     assert graded(evals / "ray") == graded(evals / "local")
+    # The driver lays out what the workers did with the same builder: the same ATIF documents.
+    assert trajectories(evals / "ray") == trajectories(evals / "local")
+    assert trajectories(evals / "ray")[0]["final_metrics"]["total_prompt_tokens"] == 7
     line = next(x for x in remote.splitlines() if x.strip().startswith("Backend:"))
     spread = [int(n) for n in line.split("items per worker ")[1].split(",")[0].split("/")]
     assert "ray: 2 workers" in line and len(spread) == 2 and sum(spread) == 24 and min(spread) > 0
@@ -108,6 +125,20 @@ class EnvGrader(Grader):
     async def grade(self, ctx):
         ctx.set_reward(float(ctx.sample.messages[-1]["content"] == "fast|tok-planted-9876"))
 """
+
+
+def test_an_entrypoint_with_relative_imports_runs_on_ray_workers(ray_head, workspace, capsys) -> None:
+    # The workers import the shipped rollout folder as a package, as the driver does.
+    calc = workspace["dir"] / "rollouts/calc"
+    (calc / "workflow.py").write_text(MAIN)
+    (calc / "main.py").write_text("from .workflow import CalcGrader, CalcWorkflow\n")
+    args = eval_run_args(
+        workspace["server"], "rel", "--backend", "ray", "--ray-workers", "1", "--rows", "0-3"
+    )
+    code, out = run_cli(capsys, *args)
+    assert code == 0, out
+    rewards = [item[3] for item in graded(workspace["dir"] / ".osmosis/evals/rel")]
+    assert rewards == [1.0, 1.0, 0.0, 0.0, 1.0, 1.0, 0.0, 0.0]
 
 
 def test_eval_run_on_ray_gives_workers_the_env_and_secrets_and_keeps_secrets_out_of_ray_logs(

@@ -42,6 +42,24 @@ agent = Blocking()
 
 def never_returns(solution_str, ground_truth, extra_info=None):
     threading.Event().wait()
+
+
+class Hanging(RolloutAgentLoop):
+    name = "hanging"
+
+    def get_tools(self, request):
+        return []
+
+    async def run(self, ctx):
+        if "hang" in ctx.request.messages[-1]["content"]:
+            import asyncio
+
+            await asyncio.Event().wait()  # until the run is cancelled
+        reply = await ctx.chat(ctx.request.messages)
+        return ctx.complete([*ctx.request.messages, reply.message])
+
+
+hanging = Hanging()
 """
 
 
@@ -72,31 +90,33 @@ def test_a_sync_eval_function_that_never_returns_does_not_keep_the_process_alive
 def test_an_agent_that_blocks_its_loop_times_out_and_later_rows_still_run(scripted, project, command) -> None:
     dataset = write_rows(project / "data.jsonl", [("please block", "1"), ("q-fast", "1")])
     server = scripted({"default": {"content": "1"}})
+    # 5 s: the fast row must finish inside it on a loaded machine too; only the blocking one cannot.
     if command == "eval":
         args = eval_args(
-            server, dataset, project, "--no-preflight", "--run-timeout", "1", "--max-failure-rate", "0.5",
+            server, dataset, project, "--no-preflight", "--run-timeout", "5", "--max-failure-rate", "0.5",
             agent="blocking:agent",
         )  # fmt: skip
     else:
         args = [
             "test", "-m", "blocking:agent", "-d", str(dataset), "--model", "org/scripted-model",
-            "--base-url", server.base_url, "--run-timeout", "1",
+            "--base-url", server.base_url, "--run-timeout", "5",
         ]  # fmt: skip
     result = osmosis(*args, cwd=project, timeout=60)
     if command == "eval":
         assert result.returncode == 0, result.stderr
         records = sorted(_records(project / "log.jsonl"), key=lambda r: r["row_index"])
-        assert [r["error"] for r in records] == ["Run timed out after 1s", None]
+        assert [r["error"] for r in records] == ["Run timed out after 5s", None]
         assert records[1]["success"]
     else:
         assert result.returncode == 1, result.stderr
-        assert "Row 0: FAILED" in result.stdout and "timed out after 1s" in result.stdout
+        assert "Row 0: FAILED" in result.stdout and "timed out after 5s" in result.stdout
         assert "Row 1: OK" in result.stdout
 
 
 def test_sigterm_on_eval_keeps_finished_runs_and_exits_with_a_message(scripted, tmp_path) -> None:
     dataset = write_rows(tmp_path / "data.jsonl", [(f"q-{i}", "1") for i in range(40)])
     server = scripted({"default": {"content": "1", "delay": 0.05}})
+    out = tmp_path / "out.json"
     args = eval_args(server, dataset, tmp_path, "--no-preflight")
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     proc = subprocess.Popen(
@@ -109,9 +129,39 @@ def test_sigterm_on_eval_keeps_finished_runs_and_exits_with_a_message(scripted, 
     proc.send_signal(signal.SIGTERM)
     stderr = proc.communicate(timeout=60)[1]
     assert proc.returncode == 143, stderr  # 128 + SIGTERM; Ctrl+C is 130
-    assert "Interrupted:" in stderr and f"--resume {log}" in stderr
+    assert "Terminated (SIGTERM):" in stderr and f"--resume {log}" in stderr
     assert "Traceback" not in stderr
     assert 3 <= len(_records(log)) < 40
+    # The -o file holds what finished, marked as interrupted (the README's promise).
+    document = json.loads(out.read_text())
+    assert document["interrupted"] is True
+    assert sum(len(row["runs"]) for row in document["rows"]) == len(_records(log))
+
+
+def test_sigterm_on_test_writes_the_finished_rows_marked_interrupted(scripted, project) -> None:
+    dataset = write_rows(project / "data.jsonl", [("q-fast", "1"), ("please hang", "1")])
+    server = scripted({"default": {"content": "1"}})
+    out = project / "out.json"
+    args = [
+        OSMOSIS, "test", "-m", "blocking:hanging", "-d", str(dataset), "--model", "org/scripted-model",
+        "--base-url", server.base_url, "-o", str(out),
+    ]  # fmt: skip
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    proc = subprocess.Popen(
+        args, cwd=project, env={**env, "PYTHONUNBUFFERED": "1"}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    for line in proc.stdout:  # the fast row's line is printed once it is finished
+        if "Row 0: OK" in line:
+            break
+    proc.send_signal(signal.SIGTERM)
+    stderr = proc.communicate(timeout=60)[1]
+    assert proc.returncode == 143, stderr
+    assert "Terminated (SIGTERM): 1 row(s) finished." in stderr and "Traceback" not in stderr
+    document = json.loads(out.read_text())
+    assert document["interrupted"] is True
+    assert [r["row_index"] for r in document["results"]] == [0] and document["results"][0]["success"]
 
 
 @pytest.mark.parametrize(
@@ -306,11 +356,60 @@ def test_a_worker_held_by_a_given_up_item_is_replaced_not_added() -> None:
     from osmosis_ai.runs.engine import MemorySink, RunEngine, WorkItem
 
     executor, sink = _Stubborn(), MemorySink()
-    engine = RunEngine(executor, sink, concurrency=2, item_timeout=0.2, isolate=True, handle_signals=False)
+    # 2 s: far beyond an item's 0.02 s even on a loaded machine, so only row 0 can time out.
+    engine = RunEngine(executor, sink, concurrency=2, item_timeout=2.0, isolate=True, handle_signals=False)
     items = [WorkItem(i, {"q": i}, f"k{i}", 0) for i in range(200)]
-    asyncio.run(asyncio.wait_for(engine.run(items), 30))
+    asyncio.run(asyncio.wait_for(engine.run(items), 120))
     by_row = {r["row_index"]: r for r in sink.records}
-    assert len(sink.records) == 200 and by_row[0]["error"] == "Run timed out after 0.2s"
+    assert len(sink.records) == 200 and by_row[0]["error"] == "Run timed out after 2s"
     assert all(by_row[i]["success"] for i in range(1, 200))
     # While row 0 held one worker, one other ran; after it was given up, two again: never three.
     assert executor.peak == 2
+
+
+WRONG_RETURN = """
+from osmosis_ai.rollout import RolloutAgentLoop
+
+
+class ReturnsInt(RolloutAgentLoop):
+    name = "returns-int"
+
+    def get_tools(self, request):
+        return []
+
+    async def run(self, ctx):
+        return 3
+
+
+agent = ReturnsInt()
+"""
+
+
+@pytest.mark.parametrize("command", ["eval", "test"])
+def test_an_agent_returning_the_wrong_type_is_told_what_was_expected(scripted, tmp_path, command) -> None:
+    (tmp_path / "wrong.py").write_text(WRONG_RETURN)
+    (tmp_path / "reward_fn").symlink_to(EXAMPLES / "reward_fn")
+    dataset = write_rows(tmp_path / "data.jsonl", [("q-1", "1")])
+    server = scripted({"default": {"content": "1"}})
+    if command == "eval":
+        args = eval_args(server, dataset, tmp_path, "--no-preflight", agent="wrong:agent")
+    else:
+        args = [
+            "test",
+            "-m",
+            "wrong:agent",
+            "-d",
+            str(dataset),
+            "--model",
+            "org/m",
+            "--base-url",
+            server.base_url,
+        ]
+    result = osmosis(*args, cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    output = result.stdout + result.stderr
+    if command == "eval":
+        [record] = _records(tmp_path / "log.jsonl")
+        output = record["error"]
+    assert "run() must return a RolloutResult (ctx.complete(...) or ctx.error(...)), got int" in output
+    assert "AttributeError" not in output

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.fixtures.rollout_harness import FakeTrainer, ServerProcess, rollout_body
+from tests.fixtures.rollout_harness import ServerProcess, rollout_body
 
 LIMITS = {
     "OSMOSIS_ROLLOUT_SERVER_MAX_REQUEST_BODY_BYTES": "4096",
@@ -18,13 +18,6 @@ LIMITS = {
     "OSMOSIS_ROLLOUT_SERVER_MAX_QUEUED_ROLLOUTS": "1",
     "OSMOSIS_ROLLOUT_SERVER_SHUTDOWN_GRACE_SECONDS": "0",
 }
-
-
-@pytest.fixture
-def trainer() -> Iterator[FakeTrainer]:
-    fake = FakeTrainer().start()
-    yield fake
-    fake.stop()
 
 
 @pytest.fixture

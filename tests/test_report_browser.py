@@ -1,186 +1,266 @@
-"""Report and comparison pages opened in a real headless Chromium: no console errors, every plot rendered,
-the row table works (a failing row's runs appear after a click). One screenshot per page is kept as a test
-artifact in ``$OSMOSIS_TEST_ARTIFACTS`` (default ``test-artifacts/``).
-
-Chromium comes from the project's set-up (``make browser``, run by ``make test``). Without it these tests
-skip, unless ``OSMOSIS_REQUIRE_BROWSER=1`` (CI) makes its absence a failure.
+"""The report page in a real headless Chromium, driven as a user drives it: every row reachable (pages,
+cards, the data limit), search, filters, sort, groups, the run card, plots and numbers, CSV / JSONL
+export. Each test keeps a screenshot (``test-artifacts/``).
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import json
-import os
 from pathlib import Path
 
 import pytest
 
 import osmosis_ai
-from tests.browser import Browser, chromium_path
-from tests.test_eval_cli import EXAMPLES, eval_args, osmosis, write_rows
-from tests.test_report import write_log
-from tests.test_results_summary import HALF_RAISING, PICKY
-
-ARTIFACTS = Path(
-    os.environ.get("OSMOSIS_TEST_ARTIFACTS") or Path(__file__).resolve().parents[1] / "test-artifacts"
+from osmosis_ai.cli.main import main
+from tests.browser import Browser
+from tests.page_driver import (
+    card_html,
+    choose,
+    click,
+    matching,
+    open_card,
+    open_page,
+    plots,
+    screenshot,
+    search,
+    shown_rows,
+    table,
 )
+from tests.report_logs import FIRST, SECOND, TOPICS, write_eval_log
+
+ROWS = 90
+
+
+def expected_row(i: int, name: str) -> str:
+    """The row outcome of row i of write_eval_log, worked out from its rules (not from the page's code)."""
+    if i % 9 == 4:
+        return "errored"  # run 2 errored
+    if name == SECOND:
+        return "errored" if i % 10 == 3 else "passed_every_attempt"
+    if i % 11 == 7 or i % 5 == 1:
+        return "passed_none"
+    return "passed_every_attempt" if i % 5 in (0, 2) else "passed_some"
+
+
+def count(name: str, outcome: str) -> int:
+    return sum(expected_row(i, name) == outcome for i in range(ROWS))
 
 
 @pytest.fixture(scope="module")
-def browser() -> Browser:
-    path = chromium_path()
-    if path is None:
-        if os.environ.get("OSMOSIS_REQUIRE_BROWSER") == "1":
-            pytest.fail("chromium is not installed; `make browser` installs it (apt-get install chromium)")
-        pytest.skip(
-            "chromium is not installed: run `make browser` (apt-get install chromium) to run the page tests"
-        )
-    with Browser(path) as b:
-        yield b
+def page(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, osmosis_ai.report.Report]:
+    folder = tmp_path_factory.mktemp("report-page")
+    log, _ = write_eval_log(folder, rows=ROWS)
+    target = folder / "report.html"
+    return target, osmosis_ai.report(log, output=target)
 
 
-PLOTS = """Array.from(document.querySelectorAll('figure.plot')).map(f => {
-  const svg = f.querySelector('svg'); const box = svg ? svg.getBoundingClientRect() : {width: 0, height: 0};
-  return [f.dataset.plot, box.width, box.height,
-          svg ? svg.querySelectorAll('path, rect, line, circle, text').length : 0,
-          svg ? svg.querySelectorAll('.mark-rect path, .mark-line path, .mark-area path, .mark-symbol path, .mark-rule line, .mark-rect path').length : 0];
-})"""
-
-OPEN_FAILING_ROW = """(() => {
-  const row = document.querySelector('table.rows tr.row[data-status="%s"]');
-  if (!row) return null;
-  const detail = row.nextElementSibling;
-  const before = detail.hidden;
-  row.click();
-  return {before: before, after: detail.hidden, text: detail.innerText,
-          messages: detail.querySelectorAll('.msg').length};
-})()"""
-
-
-def check_page(browser: Browser, page: Path, expected_plots: set[str], status: str = "failed") -> dict:
-    """Opens a page and checks what every page must hold; returns the opened row's detail."""
-    browser.events.clear()
-    browser.open(page)
-    plots = browser.evaluate(PLOTS)
-    names = {p[0] for p in plots}
-    assert expected_plots <= names, f"missing plots: {expected_plots - names}"
-    for name, width, height, elements, marks in plots:
-        assert width > 100 and height > 100 and elements > 10 and marks > 0, (
-            name,
-            width,
-            height,
-            elements,
-            marks,
-        )
-    assert browser.evaluate("document.querySelectorAll('table.rows tbody tr.row').length") > 0
-    detail = browser.evaluate(OPEN_FAILING_ROW % status)
-    assert detail is not None, f"no {status} row in the table"
-    assert detail["before"] is True and detail["after"] is False and detail["text"].strip()
+def test_every_row_is_reachable_through_the_pages(browser: Browser, page) -> None:
+    target, _ = page
+    open_page(browser, target)
+    assert matching(browser) == ROWS
+    first = shown_rows(browser)
+    second = [] if len(first) == ROWS else (click(browser, f"{table()} button.next"), shown_rows(browser))[1]
+    assert len(first) == 50 and sorted(first + second) == list(range(ROWS))
+    text = open_card(browser, 89)  # a row on the last page opens like any other
+    assert "Question 89: what is 89 + 89?" in text and "truth-178" in text
+    screenshot(browser, "report-rows-last-page")
     assert browser.errors() == []
-    browser.screenshot(ARTIFACTS / f"{page.stem}.png")
-    return detail
 
 
-def test_the_browser_sees_console_errors(browser: Browser, tmp_path: Path) -> None:
-    # The page checks would be empty if errors were never collected.
-    page = tmp_path / "broken.html"
-    page.write_text("<html><body><script>console.error('boom'); undefinedFunction();</script></body></html>")
-    browser.events.clear()
-    browser.open(page)
-    errors = browser.errors()
+def test_search_finds_a_row_by_prompt_ground_truth_output_or_error(browser: Browser, page) -> None:
+    target, _ = page
+    open_page(browser, target)
+    assert search(browser, "Question 42:") == 1 and shown_rows(browser) == [42]  # prompt
+    assert search(browser, "truth-84") == 1 and shown_rows(browser) == [42]  # ground truth (dataset file)
+    assert search(browser, "the answer is 173.") == 1 and shown_rows(browser) == [86]  # a model output
+    # The error text of the second eval function, which the old page showed nowhere (#28 finding 3).
+    assert search(browser, "cannot parse the answer of row 53") == 1 and shown_rows(browser) == [53]
+    assert search(browser, "429 too many") == sum(i % 9 == 4 for i in range(ROWS))  # a run error, any case
+    screenshot(browser, "report-search")
+    assert search(browser, "") == ROWS and browser.errors() == []
+
+
+def test_filters_by_row_outcome_per_eval_function_agree_with_the_numbers(browser: Browser, page) -> None:
+    target, made = page
+    open_page(browser, target)
+    functions = {f["name"]: f for f in made.runs[0].summary["models"][0]["functions"]}
+    for name in (FIRST, SECOND):
+        for outcome in ("passed_every_attempt", "passed_some", "passed_none", "errored"):
+            shown = choose(browser, name, outcome)
+            assert shown == count(name, outcome) == functions[name]["rows"][outcome], (name, outcome)
+        choose(browser, name, "any")
+    # The second function's scorer errors are their own filter, and they are errored rows.
+    assert choose(browser, SECOND, "has_function_error") == sum(i % 10 == 3 for i in range(ROWS))
+    screenshot(browser, "report-filter-function-errors")
+    choose(browser, SECOND, "any")
+    label = browser.evaluate(f"document.querySelector(\"{table()} select[data-filter='{FIRST}']\").innerText")
+    assert f"passed every attempt ({count(FIRST, 'passed_every_attempt')})" in label and "failed" not in label
+
+
+def test_sort_by_any_column(browser: Browser, page) -> None:
+    target, _ = page
+    open_page(browser, target)
+    click(browser, f"{table()} th[data-col='row']")
+    assert shown_rows(browser)[:3] == [0, 1, 2]
+    click(browser, f"{table()} th[data-col='row']")
+    assert shown_rows(browser)[:3] == [89, 88, 87]
+    click(browser, f"{table()} th[data-col='truth']")  # text: truth-0, truth-10, truth-100, ...
+    assert shown_rows(browser)[:2] == [0, 5]
+    click(browser, f"{table()} th[data-col='score:{FIRST}']")  # errored rows first, then passed none, ...
+    order = [expected_row(i, FIRST) for i in shown_rows(browser)]
+    assert order[0] == "errored" and "passed_every_attempt" not in order[: count(FIRST, "errored")]
+    click(browser, f"{table()} th[data-col='slowest']")
+    slowest = [max(40.0 * (1 + i % 7) + r for r in range(4)) for i in shown_rows(browser)]
+    assert slowest == sorted(slowest)
+    assert browser.errors() == []
+
+
+def test_groups_by_a_dataset_field_as_table_and_plot(browser: Browser, page) -> None:
+    target, made = page
+    open_page(browser, target)
+    groups = made.runs[0].meta["groups"]
+    assert set(groups) == {"topic", "difficulty"} and {g["value"] for g in groups["topic"]} == set(TOPICS)
+    browser.choose("select.group-by", "topic")
+    rows = browser.evaluate(
+        "Array.from(document.querySelectorAll('table.groups tr.group')).map(r => r.innerText)"
+    )
+    assert len(rows) == 3 and all("30" in r and "[" in r for r in rows)  # rows, and an interval per statistic
+    visible = browser.evaluate(
+        "Array.from(document.querySelectorAll('figure.plot')).filter(f => f.dataset.plot.startsWith('g0:') && !f.hidden).map(f => f.dataset.plot)"
+    )
+    assert visible == ["g0:topic"]
+    assert click(browser, "table.groups tr.group[data-group='geometry']") == 30
+    assert all(i % 3 == 1 for i in shown_rows(browser))
+    screenshot(browser, "report-groups")
+    assert browser.errors() == []
+
+
+def test_the_run_card_shows_everything_about_a_row(browser: Browser, page) -> None:
+    target, _ = page
+    open_page(browser, target)
+    text = open_card(browser, 3)  # some runs pass, the second function raises on run 1
+    for expected in ("Question 3: what is 3 + 3?", "truth-6", "topic", "algebra", "The answer is 6.", "The answer is 7.",
+                     "ValueError: cannot parse the answer of row 3", "add", "103 tokens", "latency", "ms"):  # fmt: skip
+        assert expected in text, expected
+    dom = card_html(browser, 3)
+    outcomes = {label.split(":")[0] + ":" + label.split(":")[1]: o for label, o in dom["badges"]}
+    assert "errored" in {o for label, o in dom["badges"] if label.startswith(SECOND)}
+    assert {o for label, o in dom["badges"] if label.startswith(FIRST)} == {"passed", "not_passed"}
+    assert outcomes and any("1.5" in row for row in dom["tools"])  # the tool call's duration (ms)
+    assert any("12.5" in row for row in dom["tools"]) and any(
+        "22.5" in row for row in dom["tools"]
+    )  # began at
+    assert "took 1.5 ms" in text and "took 2.5 ms" in text  # ... and in the transcript, at its tool message
+    assert "at 12.5 ms \u00b7 took 1.5 ms" in text  # when it began in the run
+    screenshot(browser, "report-run-card")
+    # A run that scored 0 did not pass: never green, never "succeeded" (#28 finding 4).
+    open_card(browser, 7)
+    zero = card_html(browser, 7)
+    assert {o for label, o in zero["badges"] if label.startswith(FIRST)} == {"not_passed"}
+    assert all("out-passed" not in cls for cls in zero["runs"])
+    text = open_card(browser, 4)  # run 2 errored: its message is on the card
+    assert "Provider error: 429 Too Many Requests" in text
+    assert browser.errors() == []
+
+
+def test_plots_and_the_numbers_of_the_summary(browser: Browser, page) -> None:
+    target, made = page
+    open_page(browser, target)
+    drawn = plots(browser)
+    for name in (f"p0:pass-curve:{FIRST}", f"p0:score:{FIRST}", "p0:latency", "p0:tokens", "g0:topic"):
+        assert name in drawn, name
+    for name, (width, height, marks) in drawn.items():
+        if name.startswith("p0:"):
+            assert width > 100 and height > 100 and marks > 0, (name, width, height, marks)
+    latency = browser.evaluate("document.querySelector(\"figure[data-plot='p0:latency']\").textContent")
+    assert all(p in latency for p in ("p50", "p95", "p99")) and "log scale" in latency
+    summary = made.runs[0].summary
+    first = next(f for f in summary["models"][0]["functions"] if f["name"] == FIRST)
+    row = browser.evaluate(
+        f"Array.from(document.querySelector(\"table.scores tr[data-score='{FIRST}']\").cells).map(c => c.innerText)"
+    )
+    iv = first["intervals"]["pass_at_1"]
     assert (
-        len(errors) >= 2
-        and any("boom" in e for e in errors)
-        and any("undefinedFunction" in e for e in errors)
+        f"{first['pass_at_k']['1']:.4f} [{iv['low']:.4f}, {iv['high']:.4f}]" in row
+    )  # the interval is shown
+    assert str(first["runs"]["errored_run"]) in row
+    header = browser.evaluate("document.querySelector('table.kv').innerText")
+    assert "not wall time" in header and "total run time" not in header  # #28 finding 5
+    assert "wall time (s)\tnot recorded in this log" in header
+    screenshot(browser, "report-plots")
+    assert browser.errors() == []
+
+
+def test_export_the_filtered_rows_as_csv_and_jsonl(browser: Browser, page, tmp_path: Path) -> None:
+    target, _ = page
+    open_page(browser, target)
+    browser.allow_downloads(tmp_path)
+    shown = choose(browser, FIRST, "passed_none")
+    browser.click(f"{table()} button.export-csv")
+    done = browser.wait_event("Browser.downloadProgress", match=lambda p: p.get("state") == "completed")
+    data = (tmp_path / done["params"]["guid"]).read_text(encoding="utf-8-sig")
+    rows = list(csv.DictReader(io.StringIO(data)))
+    assert len(rows) == shown == count(FIRST, "passed_none")
+    assert {r[f"{FIRST} row outcome"] for r in rows} == {"passed none"}
+    assert all(r["ground_truth"] == f"truth-{2 * int(r['row_index'])}" for r in rows)
+    browser.click(f"{table()} button.export-jsonl")
+    done = browser.wait_event(
+        "Browser.downloadProgress",
+        match=lambda p: p.get("state") == "completed" and p["guid"] != done["params"]["guid"],
     )
+    lines = [json.loads(x) for x in (tmp_path / done["params"]["guid"]).read_text().splitlines()]
+    assert len(lines) == shown and all(len(x["runs"]) == 4 for x in lines)
+    assert all(x["outcomes"][FIRST]["cat"] == "passed_none" for x in lines)
+    assert browser.errors() == []
 
 
-def test_eval_report_in_chromium(browser: Browser, scripted, tmp_path: Path) -> None:
-    # A real `osmosis eval` run (scripted model server) whose eval function raises on half the rows.
-    (tmp_path / "picky_fn.py").write_text(HALF_RAISING)
-    (tmp_path / "math_agent.py").symlink_to(EXAMPLES / "math_agent.py")
-    (tmp_path / "reward_fn").symlink_to(EXAMPLES / "reward_fn")
-    dataset = write_rows(tmp_path / "data.jsonl", [(f"q-{i}", str(i)) for i in range(6)])
-    server = scripted({"default": {"content": "4"}})
-    args = eval_args(server, dataset, tmp_path, "--no-preflight", "--n", "3", "--max-failure-rate", "1")
-    args[args.index("--eval-fn") + 1] = PICKY
-    assert osmosis(*args, cwd=tmp_path).returncode == 0
-    page = tmp_path / "eval-report.html"
-    made = osmosis_ai.report([tmp_path / "log.jsonl", tmp_path / "out.json"], output=page)
-    assert [r.header["layout"] for r in made.runs] == ["log", "eval-json"]
-    detail = check_page(
-        browser,
-        page,
-        {f"score:{PICKY}", f"pass-curve:{PICKY}", "latency_ms", "tokens", "row-pass-rate"},
-        "errored",
-    )
-    assert "cannot judge" in detail["text"]  # the eval function's error text, visible after the click
+def test_past_the_data_limit_the_page_and_the_command_say_what_they_left_out(
+    browser: Browser, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    log, _ = write_eval_log(tmp_path, rows=ROWS)
+    target = tmp_path / "small.html"
+    assert main(["report", str(log), "-o", str(target), "--max-data-mb", "0.002"]) == 0
+    out = capsys.readouterr().out
+    assert "runs of" in out and "left out of the page" in out and f"osmosis view {log}" in out
+    open_page(browser, target)
+    assert matching(browser) == ROWS  # every row is still listed, with its numbers
+    note = browser.evaluate("document.querySelector('#app p.note').innerText")
+    assert "are not in this page" in note and "osmosis view" in note
+    assert search(browser, "Question 89:") == 1
+    text = open_card(browser, 89)
+    assert "not in this page" in text and "truth-178" in text
+    screenshot(browser, "report-data-limit")
+    assert browser.errors() == []
 
 
-def test_rubric_report_in_chromium(browser: Browser, scripted, tmp_path: Path, monkeypatch) -> None:
-    from osmosis_ai.cli.main import main
-    from tests.test_cli_eval_rubric import CONFIG, write_records
-
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("OSMOSIS_EVAL_RESULT_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    (tmp_path / "rubric_configs.yaml").write_text(CONFIG, encoding="utf-8")
-    write_records(
-        tmp_path / "data.jsonl", [{"rubric_id": "polite", "solution_str": f"answer {i}"} for i in range(4)]
-    )
-    server = scripted({"default": {"score": 0.5}})
-    server.set_plan(
-        {"by_model": {}, "responses": [{"score": 0.25}, {"content": "not json"}] * 3, "default": {"score": 1}}
-    )
-    assert main(["eval-rubric", "-r", "polite", "-d", "data.jsonl", "-o", "rubric.json", "--base-url",
-                 server.base_url, "--concurrency", "1", "--number", "2"]) == 0  # fmt: skip
-    # A rubric-kind results log as the engine writes it, with the judge's health fields.
-    log = tmp_path / "rubric-log.jsonl"
-    records = [{"format": "osmosis-results/1", "kind": "rubric", "config": {"rubric_id": "polite"}}]
-    for row in range(8):
-        for run in range(2):
-            ok = (row + run) % 3 != 0
-            records.append({"row_key": f"r{row}", "row_index": row, "run_index": run, "success": ok,
-                            "scores": {"polite": 0.2 * row % 1.0} if ok else {}, "status": "success" if ok else "unscored",
-                            "error": None if ok else "judge reply was not JSON", "parse_failures": int(not ok),
-                            "clamped": row == 5, "retries": run, "attempts": 1 + run, "explanation": f"why {row}",
-                            "usage": {"prompt_tokens": 30, "completion_tokens": 9, "total_tokens": 39}})  # fmt: skip
-    log.write_text("".join(json.dumps(r) + "\n" for r in records))
-    page = tmp_path / "rubric-report.html"
-    made = osmosis_ai.report([log, tmp_path / "rubric.json"], output=page)
-    assert made.runs[0].judge == {"parse_failures": 5, "clamped": 2, "retries": 8, "unscored": 5, "errors": 0}
-    assert made.runs[1].judge["parse_failures"] == 3  # the -o JSON's judge fields reach the page too
-    detail = check_page(
-        browser, page, {"judge-health", "score:polite", "pass-curve:polite", "tokens"}, "errored"
-    )
-    assert "judge reply was not JSON" in detail["text"]
-
-
-def test_eval_run_report_and_comparison_in_chromium(browser: Browser, tmp_path: Path) -> None:
-    # `osmosis eval run` logs (kind "eval-run") have the eval record shape; these carry messages and tool calls.
-    extra = {
-        "messages": [
-            {"role": "user", "content": "What is 6 x 7?"},
-            {"role": "assistant", "content": None, "tool_calls": [{"function": {"name": "multiply"}}]},
-            {"role": "tool", "content": "42"},
-            {"role": "assistant", "content": "The answer is 41."},
-        ],
-        "tool_calls": [{"name": "multiply", "arguments": {"a": 6, "b": 7}, "result": "42"}],
-    }
-    rows_a = [(f"k{i}", [float(i % 3 == 0), float(i % 2 == 0), 1.0, 0.0]) for i in range(30)]
-    rows_b = [(f"k{i}", [float(i % 3 != 1), 1.0, 1.0, float(i % 4 == 0)]) for i in range(30)]
-    a = write_log(tmp_path / "eval-run-a.jsonl", rows_a, kind="eval-run", extra=extra)
-    b = write_log(tmp_path / "eval-run-b.jsonl", rows_b, kind="eval-run", extra=extra)
-    page = tmp_path / "eval-run-report.html"
-    osmosis_ai.report(a, output=page)
-    detail = check_page(
-        browser, page, {"score:acc", "pass-curve:acc", "row-pass-rate", "latency_ms"}, "failed"
-    )
-    assert detail["messages"] >= 5 and "The answer is 41." in detail["text"] and '"a": 6' in detail["text"]
-
-    compare_page = tmp_path / "comparison.html"
-    result = osmosis_ai.compare(a, b, output=compare_page)
-    assert result.rows_matched == 30
-    detail = check_page(browser, compare_page, {"difference", "pass-curves"}, "improved")
-    assert (
-        "run 0 [A]" in detail["text"] and "run 0 [B]" in detail["text"] and "What is 6 x 7?" in detail["text"]
-    )
+def test_wall_time_and_cpu_per_invocation_of_a_resumed_log(browser: Browser, tmp_path: Path) -> None:
+    log, _ = write_eval_log(tmp_path, rows=20)
+    lines = log.read_text().splitlines()
+    stamped = [lines[0]]
+    for number, line in enumerate(lines[1:]):
+        record = json.loads(line)
+        # Rows 0-9 written by the first invocation, rows 10-19 by a resume (invocation 1).
+        invocation = int(record["row_index"] >= 10)
+        record.update(
+            invocation=invocation,
+            invocation_ms=100.0 * (number % 40 + 1),
+            invocation_cpu_ms=20.0 * (number % 40 + 1),
+        )
+        stamped.append(json.dumps(record))
+    log.write_text("\n".join(stamped) + "\n")
+    page = tmp_path / "stamped.html"
+    made = osmosis_ai.report(log, output=page)
+    durations = made.runs[0].summary["durations"]
+    assert [i["index"] for i in durations["invocations"]] == [0, 1] and durations[
+        "total_duration_ms"
+    ] == 8000.0
+    open_page(browser, page)
+    assert "p0:invocations" in plots(browser)
+    header = browser.evaluate("document.querySelector('table.kv').innerText")
+    cpu = durations["cpu_ms"] / 1000
+    cpu_text = f"{cpu:.0f}" if cpu == int(cpu) else f"{cpu:.1f}"  # as the page formats it
+    assert "wall time (s)\t8\n" in header and f"CPU time (s)\t{cpu_text}\n" in header
+    screenshot(browser, "report-invocations")
+    assert browser.errors() == []

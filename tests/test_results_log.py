@@ -179,3 +179,46 @@ def test_reading_the_latest_runs_keeps_an_offset_per_run_not_the_run(tmp_path: P
     grown = _peak_reading_latest(large) - _peak_reading_latest(small)
     added = large.stat().st_size - small.stat().st_size
     assert grown < added / 20, f"reading grew {grown} bytes for {added} more bytes of runs"
+
+
+def test_a_log_being_appended_to_cannot_be_resumed_by_another_appender(tmp_path: Path) -> None:
+    import os
+
+    path = tmp_path / "log.jsonl"
+    log = ResultsLog.create(path, CONFIG)
+    log.append(run({"q": 1}, 0, 1.0))
+    # Each open of the log is its own lock holder, so one process shows what a second one meets.
+    with pytest.raises(CLIError, match=rf"being appended to by another process \(pid {os.getpid()}\)"):
+        ResultsLog.resume(path, CONFIG)
+    log.close()
+    resumed = ResultsLog.resume(path, CONFIG)  # released with the first handle (also by a crash)
+    assert len(resumed.done) == 1
+    resumed.close()
+
+
+def test_a_second_eval_resuming_a_running_one_is_refused_naming_its_pid(tmp_path: Path, scripted) -> None:
+    import subprocess
+    import time
+
+    from test_eval_cli import EXAMPLES, OSMOSIS, eval_args, osmosis, write_rows
+
+    dataset = write_rows(tmp_path / "data.jsonl", [(f"q-{i}", "1") for i in range(400)])
+    server = scripted({"default": {"content": "1", "delay": 0.2}})
+    args = eval_args(server, dataset, tmp_path, "--no-preflight", "--batch-size", "1")
+    log = tmp_path / "log.jsonl"
+    first = subprocess.Popen(
+        [OSMOSIS, *args], cwd=EXAMPLES, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and (not log.exists() or len(log.read_text().splitlines()) < 2):
+            assert first.poll() is None, "the first eval ended before it logged a run"
+            time.sleep(0.05)  # until the first run is logged (hang guard only)
+        resume = [a for a in args if a not in ("--log", str(log))]
+        second = osmosis(*resume, "--resume", str(log))
+        assert second.returncode == 1, second.stderr
+        assert f"another process (pid {first.pid})" in second.stderr
+        assert "Traceback" not in second.stderr
+    finally:
+        first.kill()
+        first.wait()

@@ -206,6 +206,25 @@ def test_context_error_and_tool_counters() -> None:
     assert result.metrics is not None
     assert (result.metrics.num_tool_calls, result.metrics.tool_latency_ms) == (2, 2.5)
     assert result.metrics.total_latency_ms == 0.0  # no start time set
+    assert ctx.tool_call_log == []  # unnamed calls are only counted
+
+
+def test_a_named_tool_call_is_logged_with_when_it_began() -> None:
+    ctx = RolloutContext(request=make_request(), tools=[], llm=CountingLLM(), _start_time=100.0)
+    ctx.record_tool_call(4.0, name="add", arguments={"a": 1}, result="2", started=100.25)
+    assert ctx.tool_call_log == [
+        {
+            "name": "add",
+            "arguments": {"a": 1},
+            "result": "2",
+            "error": None,
+            "duration_ms": 4.0,
+            "started_ms": 250.0,
+        }
+    ]
+    unstarted = RolloutContext(request=make_request(), tools=[], llm=CountingLLM())
+    unstarted.record_tool_call(1.0, name="add")
+    assert unstarted.tool_call_log[0]["started_ms"] is None  # no start time: not known
 
 
 def test_log_event_writes_jsonl_only_with_debug_dir_and_keeps_ids_inside(tmp_path: Any) -> None:

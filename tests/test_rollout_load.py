@@ -33,7 +33,7 @@ def test_rollouts_under_load_none_lost_none_duplicated(capsys: pytest.CaptureFix
     assert not report.not_completed, report.summary()
     assert report.health["active_rollouts"] == 0
     assert report.health["completed_rollouts"] == ROLLOUTS * ROUNDS
-    assert report.server_exit == 0
+    assert report.server_exit == 143  # stopped by SIGTERM after draining, as every command (128 + 15)
     with capsys.disabled():
         print(f"\n{report.summary()}")
 

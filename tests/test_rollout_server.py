@@ -6,6 +6,7 @@ import asyncio
 import json
 import pathlib
 import signal
+import threading
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -271,16 +272,28 @@ def test_get_tools_failure_is_500_and_not_remembered(server: ServerProcess, trai
 
 
 def test_shutdown_lets_in_flight_rollouts_finish(trainer: FakeTrainer) -> None:
-    proc = ServerProcess().start()
+    proc = ServerProcess(env={"OSMOSIS_ROLLOUT_SERVER_SHUTDOWN_GRACE_SECONDS": "120"}).start()
+    trainer.hold = threading.Event()  # the rollouts stay in flight until released
     try:
         ids = [new_id("drain") for _ in range(3)]
         for rollout_id in ids:
-            assert init(proc, rollout_body(trainer, rollout_id, metadata={"sleep": 1.0})).status_code == 202
-        assert proc.stop(signal.SIGTERM) == 0
+            assert init(proc, rollout_body(trainer, rollout_id)).status_code == 202
+        trainer.wait_for_completions(len(ids))
+        assert proc.proc is not None
+        proc.proc.send_signal(signal.SIGTERM)
+        while httpx.get(f"{proc.url}/health", timeout=30).json()["status"] != "shutting_down":
+            pass  # the signal is taken on the server's next tick
+        # During the grace period the server still answers: a new init is told to come back.
+        late = init(proc, rollout_body(trainer, new_id("late")))
+        assert late.status_code == 503 and late.headers["retry-after"] == "5"
+        trainer.hold.set()
+        assert proc.stop(signal.SIGTERM) == 143  # 128 + SIGTERM, as every command
         # Nothing to wait for: the server exited only after reporting.
         for rollout_id in ids:
             assert trainer.callbacks[rollout_id][0]["status"] == "COMPLETED"
+        assert "terminated" in proc.output()
     finally:
+        trainer.hold.set()
         proc.close()
 
 
@@ -290,7 +303,7 @@ def test_shutdown_past_the_grace_period_reports_cancelled(trainer: FakeTrainer) 
         ids = [new_id("cancel") for _ in range(3)]
         for rollout_id in ids:
             assert init(proc, rollout_body(trainer, rollout_id, metadata={"sleep": 120})).status_code == 202
-        assert proc.stop(signal.SIGINT) == 0
+        assert proc.stop(signal.SIGINT) == 130
         for rollout_id in ids:
             callback = trainer.callbacks[rollout_id][0]
             assert callback["status"] == "ERROR"

@@ -8,6 +8,7 @@ import *`` works on the base install: ``report`` and ``compare`` (the ``report``
 
 from __future__ import annotations
 
+from osmosis_ai._compat import install as _install_established_paths
 from osmosis_ai._lazy import load_attribute
 from osmosis_ai.errors import (
     MissingAPIKeyError,
@@ -21,6 +22,8 @@ from osmosis_ai.errors import (
     ProviderRequestError,
     SignatureError,
 )
+
+_install_established_paths()  # osmosis_ai.utils, osmosis_ai.rollout.core, ...: see osmosis_ai._compat
 
 # `typing` costs more to import than the rest of this module: the usual guard, without the import.
 TYPE_CHECKING = False
@@ -50,7 +53,7 @@ _LAZY: dict[str, str] = {
     **dict.fromkeys(
         ["ResultComparison", "ResultSummary", "compare_results", "read_results"], "osmosis_ai.results"
     ),
-    # Result pages: polars, altair and vl-convert load when one is made.
+    # Result pages: vl-convert loads when one is made.
     "report": "osmosis_ai.report",
     "compare": "osmosis_ai.report",
     # The rollout names load pydantic (and, for the client and server, httpx / FastAPI).

@@ -1,13 +1,48 @@
 """Type stub of the compiled core `osmosis_ai._core` (built from `rust/src/py/`)."""
 
-from typing import Any
+from typing import Any, Literal, TypedDict, final
+
+__all__ = [
+    "COMPARISON_SCHEMA",
+    "RESULTS_LOG_FORMATS",
+    "RESULT_SCHEMA",
+    "ROW_OUTCOMES",
+    "RUN_OUTCOMES",
+    "DatasetBatches",
+    "StatsAggregator",
+    "__version__",
+    "advantage_sign_changes",
+    "agreement",
+    "build_profile",
+    "check_signature",
+    "compare_results",
+    "count_rows",
+    "estimate_many",
+    "holm_adjust",
+    "mcnemar_exact",
+    "median",
+    "pass_at_k",
+    "pass_hat_k",
+    "quantiles",
+    "result_model",
+    "results_index_base",
+    "row_interval",
+    "student_t_quantile",
+    "summarize_results_file",
+    "validate_config_files",
+    "validate_config_text",
+    "validate_dataset",
+    "wilson_interval",
+]
 
 __version__: str
 
 def build_profile() -> str:
     """``"release"`` or ``"debug"``: how the core was compiled."""
 
-def check_signature(shape_json: str, family: str) -> str:
+def check_signature(
+    shape_json: str, family: str
+) -> Literal["reward", "rubric", "eval_simple", "eval_full", "custom"]:
     """Check a function shape (JSON from ``signatures.describe_function``) against the contract its family
     (``"reward"``, ``"rubric"`` or ``"eval"``) selects by first parameter name.
 
@@ -48,6 +83,10 @@ def results_index_base(kind: str | None, index_base: int | None, by_package: boo
 
 def median(values: list[float]) -> float | None:
     """The median of the scores (the mean of the two middle ones for an even count); None for none."""
+
+def quantiles(values: bytes, code: str, qs: list[float]) -> list[float] | None:
+    """The ``qs`` quantiles of packed values, linear between order statistics (None for no values).
+    Raises ``StatsError`` for a NaN or infinite value or a q outside [0, 1]."""
 
 def row_interval(
     values: bytes,
@@ -138,11 +177,36 @@ def summarize_results_file(
     options are taken from the file. Raises ``FileNotFoundError`` / ``PermissionError`` / ``OSError``
     on I/O failures and ``StatsError`` naming path, line and field on a bad record."""
 
+class _AggregatorSummary(TypedDict):
+    """What ``StatsAggregator.finish`` returns (stub only: at run time a plain dict)."""
+
+    rows: int
+    count: int
+    failed: int
+    padded: int
+    errors: int
+    mean: float | None
+    variance: float | None
+    std: float | None
+    sample_variance: float | None
+    sample_std: float | None
+    min: float | None
+    max: float | None
+    min_attempts: int
+    max_attempts: int
+    pass_threshold: float
+    ks: list[int]
+    pass_at_k: list[float]
+    pass_hat_k: list[float]
+    pass_rows: list[int]
+    mixed_fraction: list[tuple[float, float]]
+
+@final
 class StatsAggregator:
     """The streaming aggregator behind ``osmosis_ai.stats.Aggregator``."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         pass_threshold: float = 1.0,
         thresholds: list[float] = ...,
         ks: list[int] | None = None,
@@ -150,7 +214,7 @@ class StatsAggregator:
         failed: str = "zero",
         nonfinite: str = "error",
         keep_rows: bool = True,
-    ) -> None: ...
+    ) -> StatsAggregator: ...
     def push(
         self,
         scores: list[float | None] | tuple[float | None, ...],
@@ -163,11 +227,9 @@ class StatsAggregator:
     def __len__(self) -> int: ...
     def mixed_rows(self, threshold: float) -> list[int]:
         """Row indices with 0 < c < n at a tracked threshold."""
-    def finish(self) -> dict[str, object]:
-        """rows, count, failed, padded, errors, mean, variance, std, sample_variance, sample_std (None below
-        two scores), min, max, min_attempts, max_attempts,
-        pass_threshold, ks, pass_at_k, pass_hat_k, pass_rows (lists aligned with ks), mixed_fraction
-        ([(threshold, share)])."""
+    def finish(self) -> _AggregatorSummary:
+        """The summary as a dict; ``sample_variance`` and ``sample_std`` are None below two scores, and
+        ``pass_at_k``, ``pass_hat_k``, ``pass_rows`` are aligned with ``ks``."""
     def compare(
         self,
         other: StatsAggregator,
@@ -183,9 +245,16 @@ class StatsAggregator:
         self, ks: list[int], method: str, level: float, z: float, resamples: int, seed: int
     ) -> list[tuple[str, tuple[float, float, float] | None]]:
         """Intervals over rows for "mean", "pass_at_<k>" and "pass_hat_<k>"."""
+    def model_intervals(self, level: float) -> str:
+        """The result model's intervals over these rows as JSON ``{name: {estimate, low, high, level,
+        method, rows, effective_n, note}}``: the mean's (Student t), each pass rate's (Wilson)."""
+    def paired_differences(self, other: StatsAggregator, ks: list[int], level: float) -> str:
+        """The comparison model's paired differences ``other - self`` (Student t) over the rows both hold,
+        as JSON ``{name: {estimate, a, b, low, high, level, method, p_value, p_holm, verdict, note}}``."""
 
 # --- datasets (rust/src/py/dataset.rs) ------------------------------------------------------------------
 
+@final
 class DatasetBatches:
     """Iterator over batches (lists of row dicts) of a dataset file, checked against a row contract.
 
@@ -194,14 +263,14 @@ class DatasetBatches:
     ``osmosis_ai.errors.DatasetValidationError``.
     """
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         path: str,
         contract: str = "eval",
         offset: int = 0,
         limit: int | None = None,
         batch_size: int = 1024,
-    ) -> None: ...
+    ) -> DatasetBatches: ...
     @property
     def format(self) -> str:
         """``"jsonl"``, ``"json"``, ``"csv"`` or ``"parquet"``."""
@@ -211,11 +280,30 @@ class DatasetBatches:
 def count_rows(path: str) -> int:
     """Rows in a dataset file: non-blank lines (JSONL), the footer (Parquet), a syntax pass (JSON, CSV)."""
 
-def validate_dataset(path: str, contract: str = "eval", max_problems: int = 100) -> dict[str, object]:
-    """Checks every row; returns ``{path, format, rows, columns, problems, total_problems, bad_rows}``.
+class _DatasetProblem(TypedDict):
+    """One problem of ``validate_dataset`` (stub only: at run time a plain dict)."""
 
-    Each problem is a dict ``{line, unit, row, field, message, kind, location}``.
-    """
+    line: int | None
+    unit: str
+    row: int | None
+    field: str | None
+    message: str
+    location: str
+    kind: str
+
+class _DatasetReport(TypedDict):
+    """What ``validate_dataset`` returns (stub only: at run time a plain dict)."""
+
+    path: str
+    format: str
+    rows: int
+    columns: list[str]
+    total_problems: int
+    bad_rows: int
+    problems: list[_DatasetProblem]
+
+def validate_dataset(path: str, contract: str = "eval", max_problems: int = 100) -> _DatasetReport:
+    """Checks every row; returns its report, with up to ``max_problems`` problems."""
 
 def validate_config_text(text: str, path: str, kind: str) -> dict[str, Any]:
     """Validate config text (``kind`` is ``"eval"``, ``"training"`` or ``"benchmark"``; ``path`` labels the
@@ -229,4 +317,22 @@ def validate_config_files(paths: list[str], kinds: list[str]) -> list[dict[str, 
     Returns one report dict per file; a file that cannot be read gives
     ``{path, io_error: {kind, message}}`` with kind ``not_found``, ``permission_denied``,
     ``is_a_directory`` or ``other``.
+    """
+
+# --- ATIF trajectories (rust/src/py/atif.rs) ------------------------------------------------------------
+
+ATIF_VERSION: str
+"""The ATIF version this package writes (``"ATIF-v1.7"``)."""
+
+def check_atif(data: bytes) -> tuple[str, Any, Any, Any]:
+    """Parse and strictly check one ATIF document (JSON text) with the GIL released.
+
+    Returns ``("valid", rollout_id, row_index, run_index)`` (each None when the document does not say) or
+    ``("invalid", field, message, None)`` naming the first field at fault (``""``: the whole document).
+    """
+
+def check_atif_files(paths: list[str]) -> list[tuple[str, Any, Any, Any]]:
+    """Read and check many ATIF files, in order, with the GIL released: one tuple per path as
+    :func:`check_atif` gives, or ``("unreadable", kind, message, None)`` with kind ``not_found``,
+    ``permission_denied``, ``is_a_directory`` or ``other``.
     """

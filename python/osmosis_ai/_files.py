@@ -1,46 +1,192 @@
-"""Writing result files so that a crash never leaves a half-written one."""
+"""Writing result files: checked before anything runs, never half-written, never over what is not a file.
+
+The one home of the ``-o`` rule (every command's results file, metrics and report page): the target is
+checked before the run (:func:`check_output_path`: a directory, a device, a FIFO or a socket is refused,
+and so is a place where no file can be created); ``-`` means standard output; a symbolic link is written
+through to its target (the link stays); the file is written to a temporary name beside its target and
+renamed over it, so a crash never leaves half a file and nothing but a regular file is ever replaced. Every
+byte passes the redaction gate (:func:`osmosis_ai.redact.redact`) on its way out.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
+import secrets
+import stat
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
+from osmosis_ai.errors import OutputPathError
 from osmosis_ai.redact import redact
 
-__all__ = ["check_output_file", "fsync_dir", "write_json_atomic"]
+__all__ = [
+    "STDOUT",
+    "check_output_file",
+    "check_output_path",
+    "fsync_dir",
+    "output_writer",
+    "results_to",
+    "write_json_atomic",
+    "write_text_output",
+]
+
+STDOUT = "-"
+_result_stream: TextIO | None = None
+
+PathLike = str | os.PathLike[str]
+
+
+@contextlib.contextmanager
+def results_to(stream: TextIO) -> Iterator[None]:
+    """Sends ``-`` outputs to ``stream`` meanwhile (the CLI: stdout, while its own text goes to stderr)."""
+    global _result_stream
+    previous, _result_stream = _result_stream, stream
+    try:
+        yield
+    finally:
+        _result_stream = previous
+
+
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISCHR, "character device"),
+        (stat.S_ISBLK, "block device"),
+        (stat.S_ISFIFO, "FIFO (named pipe)"),
+        (stat.S_ISSOCK, "socket"),
+    ):
+        if test(mode):
+            return name
+    return "special file"
+
+
+def _target(path: Path) -> Path:
+    """The regular file ``path`` names, symbolic links followed (it need not exist yet).
+
+    Raises:
+        OutputPathError: It is a directory or anything but a regular file.
+    """
+    real = Path(os.path.realpath(path))
+    try:
+        mode = os.stat(real).st_mode
+    except (FileNotFoundError, NotADirectoryError):  # a parent that is a file is named by the caller
+        return real
+    except OSError as exc:
+        raise OutputPathError(f"{path}: cannot be written ({exc.strerror or exc})") from None
+    if stat.S_ISDIR(mode):
+        raise OutputPathError(f"{path} is a directory; give a file name such as {path / 'results.json'}")
+    if not stat.S_ISREG(mode):
+        where = f" ({real})" if real != path.absolute() else ""
+        raise OutputPathError(
+            f"{path}{where} is a {_kind(mode)}, not a regular file: a results file is never written over "
+            "one (give a file name, or - for standard output)"
+        )
+    return real
+
+
+def check_output_path(path: PathLike | None) -> None:
+    """Refuses an output file that cannot be written, before anything runs.
+
+    ``-`` (standard output) and None pass. Missing parent directories are fine (they are created at write
+    time) when the nearest existing one lets a file be created, which is tried for real: permission bits
+    say nothing of a read-only mount or of ``/proc``, and nothing of anything to root.
+
+    Raises:
+        OutputPathError: A directory, a device, a FIFO or a socket; an existing file that is not writable;
+            a parent that is not a directory or where no file can be created.
+
+    Example:
+        >>> check_output_path("/dev/null")  # doctest: +SKIP
+        Traceback (most recent call last):
+        OutputPathError: /dev/null is a character device, not a regular file: ...
+    """
+    if path is None or str(path) == STDOUT:
+        return
+    given = Path(path)
+    target = _target(given)
+    if target.exists():
+        if not os.access(target, os.W_OK):
+            raise OutputPathError(f"{given} is not writable")
+        return
+    folder = target.parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    if not folder.is_dir():
+        raise OutputPathError(f"cannot create {given}: {folder} is not a directory")
+    probe = folder / f".osmosis-write-check-{os.getpid()}-{secrets.token_hex(4)}"
+    try:
+        os.close(os.open(probe, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    except OSError as exc:
+        raise OutputPathError(f"cannot create {given}: {folder}: {exc.strerror or exc}") from None
+    os.unlink(probe)
+
+
+@contextlib.contextmanager
+def output_writer(path: PathLike) -> Iterator[Callable[[str], object]]:
+    """Yields a ``write(text)`` for the output ``path`` (see the module docstring); the file appears whole
+    when the block ends without an error, and not at all otherwise.
+
+    Each piece of text is redacted as it is written: write whole values (a JSON block, a line), never a
+    string cut in two, so that a secret cannot straddle two writes.
+
+    Raises:
+        OutputPathError: ``path`` is (or became) a directory or anything but a regular file.
+    """
+    if str(path) == STDOUT:
+        stream = _result_stream or sys.stdout
+        yield lambda text: stream.write(redact(text))
+        stream.flush()
+        return
+    target = _target(Path(path))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
+    try:
+        with tmp.open("x", encoding="utf-8") as handle:
+            yield lambda text: handle.write(redact(text))
+            handle.flush()
+            os.fsync(handle.fileno())
+        with contextlib.suppress(FileNotFoundError):
+            os.chmod(tmp, stat.S_IMODE(os.stat(_target(target)).st_mode))  # a replaced file keeps its mode
+        os.replace(tmp, target)
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+    fsync_dir(target.parent)
+
+
+def write_text_output(path: PathLike, text: str) -> None:
+    """Writes ``text`` as the output ``path`` (see :func:`output_writer`)."""
+    with output_writer(path) as write:
+        write(text)
 
 
 # The encoder's chunks (a key, a value, punctuation) masked and written at a time by write_json_atomic.
 _PIECE = 4096
 
 
-def write_json_atomic(path: Path, payload: Any, *, ensure_ascii: bool = True) -> None:
-    """Writes ``payload`` as indented JSON to ``path`` via a temporary file and a rename.
+def write_json_atomic(path: PathLike, payload: Any, *, ensure_ascii: bool = True) -> None:
+    """Writes ``payload`` as indented JSON to ``path`` (see :func:`output_writer`).
 
     Parent directories are created. ``ensure_ascii`` follows :func:`json.dumps` (the established eval output
-    escapes non-ASCII; the rubric output does not).
+    escapes non-ASCII; the rubric output does not). Masking in the JSON text cannot break it: a secret
+    becomes ``***`` inside the same string.
 
     Example:
         >>> write_json_atomic(Path(tmp) / "out" / "results.json", {"ok": True})  # doctest: +SKIP
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
     encoder = json.JSONEncoder(indent=2, ensure_ascii=ensure_ascii, default=str)
-    with tmp.open("w", encoding="utf-8") as handle:
-        # Written in pieces of the encoder's chunks, not as one string (a results file of 100k records is
-        # hundreds of MB of text). A piece ends between chunks, which never split a JSON string, so each
-        # secret is masked whole; masking cannot break the JSON: a secret becomes ``***`` in its string.
-        chunks = encoder.iterencode(payload)
+    # Written in pieces of the encoder's chunks, not as one string (a results file of 100k records is
+    # hundreds of MB of text). A piece ends between chunks, which never split a JSON string, so each
+    # secret is masked whole.
+    chunks = encoder.iterencode(payload)
+    with output_writer(path) as write:
         while piece := "".join(itertools.islice(chunks, _PIECE)):
-            handle.write(redact(piece))
-        handle.write("\n")
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
-    fsync_dir(path.parent)
+            write(piece)
+        write("\n")
 
 
 def fsync_dir(directory: Path) -> None:
@@ -58,9 +204,9 @@ def fsync_dir(directory: Path) -> None:
 
 
 def check_output_file(path: str | os.PathLike[str] | None, field: str = "output") -> None:
-    """Refuses an output file that is a directory or cannot be created, before a run spends anything.
-
-    The message names the options field as ``{field}`` (see :class:`~osmosis_ai.errors.RunError`).
+    """The options objects' check of an output file (the rule of :func:`check_output_path`), before a run
+    spends anything; the message names the options field as ``{field}`` (see
+    :class:`~osmosis_ai.errors.RunError`).
 
     Example:
         >>> check_output_file("/")  # doctest: +SKIP
@@ -69,23 +215,7 @@ def check_output_file(path: str | os.PathLike[str] | None, field: str = "output"
     """
     from osmosis_ai.errors import OptionsError
 
-    if path is None:
-        return
-    target = Path(path)
-    where = "{" + field + "}"
-
-    def refuse(problem: str) -> OptionsError:
-        return OptionsError(f"{where}: {problem}", fields=(field,))
-
-    if target.is_dir():
-        raise refuse(f"{target} is a directory; give a file name such as {target / 'results.json'}")
-    # The nearest existing ancestor decides: missing directories are created at write time.
-    folder = target.parent
-    while not folder.exists() and folder != folder.parent:
-        folder = folder.parent
-    if not folder.is_dir():
-        raise refuse(f"cannot create {target}: {folder} is not a directory")
-    if target.exists() and not os.access(target, os.W_OK):
-        raise refuse(f"{target} is not writable")
-    if not target.exists() and not os.access(folder, os.W_OK | os.X_OK):
-        raise refuse(f"cannot create {target}: {folder} is not writable")
+    try:
+        check_output_path(path)
+    except OutputPathError as exc:
+        raise OptionsError("{" + field + "}: " + str(exc), fields=(field,)) from None

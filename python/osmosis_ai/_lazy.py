@@ -22,7 +22,8 @@ def load_attribute(package: str, table: Mapping[str, str], name: str, namespace:
 
     Args:
         package: The package asking (for messages).
-        table: Public name -> the module that defines it.
+        table: Public name -> the module that defines it, or ``module:attribute`` when the name there
+            differs (an established alias).
         name: The attribute asked for.
         namespace: The package's ``globals()``; the value is stored there, so this runs once per name.
 
@@ -34,11 +35,14 @@ def load_attribute(package: str, table: Mapping[str, str], name: str, namespace:
         >>> def __getattr__(name):  # doctest: +SKIP
         ...     return load_attribute(__name__, _LAZY, name, globals())
     """
-    module = table.get(name)
-    if module is None:
+    target = table.get(name)
+    if target is None:
         raise AttributeError(f"module {package!r} has no attribute {name!r}")
+    module, _, attribute = target.partition(":")
     try:
-        value = getattr(importlib.import_module(module), name)  # a lazy package imports on getattr
+        value = getattr(
+            importlib.import_module(module), attribute or name
+        )  # a lazy package imports on getattr
     except ImportError as exc:
         from osmosis_ai.extras import missing_extra
 

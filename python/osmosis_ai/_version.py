@@ -9,6 +9,9 @@ that ``Cargo.toml``, the installed metadata and the loaded core agree (a stale b
 
 from __future__ import annotations
 
+# The distribution's name on package indexes (``pip install osmosis-ai``).
+DISTRIBUTION = "osmosis-ai"
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     __version__: str

@@ -24,7 +24,6 @@ from osmosis_ai.config_models import (
     SamplingSection,
     TrainingConfig,
     TrainingSection,
-    _Config,
 )
 from osmosis_ai.errors import ConfigValidationError
 
@@ -95,13 +94,15 @@ class ConfigReport:
 
 def _construct(
     kind: ConfigKind, data: dict[str, Any], path: str, positions: dict[str, Any]
-) -> _Config | BenchmarkConfig:
+) -> EvalConfig | TrainingConfig | BenchmarkConfig:
     """Builds the typed config from data the core has fully checked.
 
     Validation here cannot fail on data the core accepted; it is kept because pydantic-core builds the
     nested models faster than ``model_construct`` does, and it guards the two sides against drifting apart.
     """
-    model = {"eval": EvalConfig, "training": TrainingConfig, "benchmark": BenchmarkConfig}[kind]
+    models: dict[str, type[EvalConfig] | type[TrainingConfig] | type[BenchmarkConfig]]
+    models = {"eval": EvalConfig, "training": TrainingConfig, "benchmark": BenchmarkConfig}
+    model = models[kind]
     return model.model_validate({**data, "path": path, "positions": positions})
 
 
@@ -120,8 +121,8 @@ def _build_report(raw: dict[str, Any], kind: ConfigKind) -> ConfigReport:
         path=path,
         kind=kind,
         issues=issues,
-        config=config,  # type: ignore[arg-type]
-        positions=positions,  # type: ignore[arg-type]
+        config=config,
+        positions=positions,
     )
 
 

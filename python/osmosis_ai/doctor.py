@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from osmosis_ai.errors import WorkspaceError
-from osmosis_ai.workspace import REQUIRED_DIRS
+from osmosis_ai.workspace_layout import REQUIRED_DIRS
 
 __all__ = ["DoctorReport", "add_guides", "diagnose"]
 

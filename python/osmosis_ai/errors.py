@@ -8,6 +8,11 @@ The Rust core raises these classes too (see ``rust/src/py/errors.rs``), so this 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from osmosis_ai.config import ConfigIssue
+
 __all__ = [
     "AgentLoopNotFoundError",
     "CLIError",
@@ -28,6 +33,7 @@ __all__ = [
     "OsmosisTimeoutError",
     "OsmosisTransportError",
     "OsmosisValidationError",
+    "OutputPathError",
     "ProviderError",
     "ProviderRequestError",
     "ResultsLogError",
@@ -70,6 +76,14 @@ class CLIError(OsmosisError):
         self.code = code
         self.details = details
         self.request_id = request_id
+
+
+# --- output files -------------------------------------------------------------------------------------
+
+
+class OutputPathError(OsmosisError, ValueError):
+    """A results file cannot be written where asked (``-o``): a directory, a device, a FIFO or a socket,
+    or a place that is not writable. Raised before anything runs; the message names the path."""
 
 
 # --- runs -------------------------------------------------------------------------------------------------
@@ -218,7 +232,9 @@ class ConfigValidationError(ConfigError):
             ``path:line:column: key: message``).
     """
 
-    def __init__(self, message: str, *, path: str | None = None, issues: list | None = None) -> None:
+    def __init__(
+        self, message: str, *, path: str | None = None, issues: list[ConfigIssue] | None = None
+    ) -> None:
         super().__init__(message)
         self.path = path
         self.issues = list(issues or [])

@@ -14,7 +14,6 @@ __all__ = ["EXTRA_OF_MODULE", "install_command", "missing_extra"]
 # Top-level module -> the extra of pyproject.toml that installs it.
 EXTRA_OF_MODULE: dict[str, str] = {
     "polars": "report",
-    "altair": "report",
     "vl_convert": "report",
     "fastapi": "server",
     "starlette": "server",

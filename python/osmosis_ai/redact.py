@@ -1,19 +1,30 @@
-"""The one redactor: every secret the process was given is replaced by ``***`` in what it prints or writes.
+"""The one redaction gate: every secret the process knows is replaced by ``***`` before any sink sees it.
 
-Secrets are learnt where they enter (an :class:`~osmosis_ai.llm.providers.Endpoint` remembers its key and
-the credentials of its URL; the CLI remembers ``--api-key`` values and secrets files); the writers call
-:func:`redact` (the results log, result files) and the CLI wraps its output streams with
-:class:`RedactingStream`, so an error message, a warning or a traceback that quotes a secret is caught too.
-Credentials inside any URL (``scheme://user:password@host``) are hidden even when never registered.
+What the process knows (:func:`remember`): the keys an :class:`~osmosis_ai.llm.providers.Endpoint` is given
+and the credentials of its URL, the platform login's token, ``--api-key``-like option values, ``[secrets]``
+values and secrets files, and the values of environment variables named like secrets (``*_API_KEY``,
+``*_TOKEN``, ``*_SECRET``, ...: :func:`remember_environment`). Credentials inside any URL
+(``scheme://user:password@host``) are hidden even when never registered.
+
+The sinks and how each passes the gate: stdout and stderr (``--json`` envelopes and ``--debug`` tracebacks
+included) through :class:`RedactingStream` (:func:`redact_std_streams`, installed by the CLI and by Ray
+workers); log records through the record factory of :func:`redact_log_records` (a message, its arguments
+and its traceback, whatever handler writes it); results logs, ``-o`` files, metrics, trajectories, report
+pages and debug event logs through their writers (:mod:`osmosis_ai.runs.log`, :mod:`osmosis_ai._files`,
+:mod:`osmosis_ai.eval.run_files`), which call :func:`redact`. So an error text a server sent back that
+quotes a key is masked wherever it goes. The one deliberate exception: ``osmosis serve`` shows the API key
+it generated once, in its start-up panel, so it can be given to TrainGate; it is masked from then on.
 """
 
 from __future__ import annotations
 
+import logging
+import os
 import re
 import sys
 import threading
-from collections.abc import Iterable
-from typing import Any, TextIO
+from collections.abc import Iterable, Mapping
+from typing import Any, TextIO, overload
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 __all__ = [
@@ -21,8 +32,10 @@ __all__ = [
     "RedactingStream",
     "redact",
     "redact_data",
+    "redact_log_records",
     "redact_std_streams",
     "remember",
+    "remember_environment",
     "safe_url",
     "url_secrets",
 ]
@@ -51,6 +64,29 @@ def remember(values: Iterable[str | None]) -> None:
             _known = tuple(sorted(set(_known) | fresh, key=len, reverse=True))
 
 
+# Environment variables whose values are secrets: names ending like these (HF_TOKEN, OPENAI_API_KEY,
+# AWS_SECRET_ACCESS_KEY, DB_PASSWORD...), not merely containing them (TOKENIZERS_PARALLELISM=false).
+_SECRET_ENV_NAME = re.compile(r"(?i)(?:^|_)(?:API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$")
+# Shorter environment values are flags and counts, not keys.
+_MIN_ENV_SECRET = 8
+
+
+def remember_environment(environ: Mapping[str, str] | None = None) -> None:
+    """Remembers the values of environment variables named like secrets (see the module docstring).
+
+    Example:
+        >>> remember_environment({"HF_TOKEN": "hf_planted_1234", "TOKENIZERS_PARALLELISM": "false"})
+        >>> redact("hf_planted_1234 false")
+        '*** false'
+    """
+    environ = os.environ if environ is None else environ
+    remember(
+        value
+        for name, value in environ.items()
+        if _SECRET_ENV_NAME.search(name) and len(value.strip()) >= _MIN_ENV_SECRET
+    )
+
+
 def url_secrets(url: str | None) -> list[str]:
     """The secrets a URL carries: its password and the values of key/token query parameters.
 
@@ -72,6 +108,10 @@ def url_secrets(url: str | None) -> list[str]:
     return found
 
 
+@overload
+def safe_url(url: str) -> str: ...
+@overload
+def safe_url(url: None) -> None: ...
 def safe_url(url: str | None) -> str | None:
     """``url`` fit to print: credentials and key/token query values replaced by ``***``.
 
@@ -147,3 +187,46 @@ def redact_std_streams() -> None:
         stream = getattr(sys, name)
         if stream is not None and not isinstance(stream, RedactingStream):
             setattr(sys, name, RedactingStream(stream))
+
+
+_factory_installed = False
+
+
+def redact_log_records() -> None:
+    """Makes every log record pass :func:`redact` when it is made (once per process): its message is
+    formatted and masked, and so is its traceback, so no handler (a file, a stream, a collector) can write
+    a secret.
+
+    The CLI calls it, and so does a Ray worker.
+    """
+    global _factory_installed
+    with _lock:
+        if _factory_installed:
+            return
+        _factory_installed = True
+    make = logging.getLogRecordFactory()
+    formatter = logging.Formatter()
+
+    def masked(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = make(*args, **kwargs)
+        # Masked in place, shape kept: formatters that read the arguments (uvicorn's access log) still can.
+        if isinstance(record.msg, str):
+            record.msg = redact(record.msg)
+        if isinstance(record.args, Mapping):
+            record.args = {key: _masked_argument(value) for key, value in record.args.items()}
+        elif isinstance(record.args, tuple):
+            record.args = tuple(_masked_argument(value) for value in record.args)
+        if record.exc_info and not record.exc_text:
+            record.exc_text = redact(formatter.formatException(record.exc_info))
+        if record.stack_info:
+            record.stack_info = redact(record.stack_info)
+        return record
+
+    logging.setLogRecordFactory(masked)
+
+
+def _masked_argument(value: Any) -> Any:
+    # Numbers keep their type (``%d``); anything else is text by the time it is written.
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    return redact(value if isinstance(value, str) else str(value))

@@ -15,7 +15,7 @@ import functools
 import inspect
 from collections.abc import Callable, Iterator
 from contextvars import ContextVar
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from osmosis_ai.errors import SignatureError
 from osmosis_ai.scoring import coerce_score
@@ -54,7 +54,7 @@ def collect_signature_errors() -> Iterator[list[SignatureError]]:
 
 
 def _function_name(func: Callable[..., Any]) -> str:
-    return getattr(func, "__qualname__", None) or getattr(func, "__name__", repr(func))
+    return str(getattr(func, "__qualname__", None) or getattr(func, "__name__", repr(func)))
 
 
 def _drops_data_source(signature: inspect.Signature) -> bool:
@@ -65,7 +65,9 @@ def _drops_data_source(signature: inspect.Signature) -> bool:
     )
 
 
-def _check_rubric_arguments(name: str, signature: inspect.Signature, args: tuple, kwargs: dict) -> None:
+def _check_rubric_arguments(
+    name: str, signature: inspect.Signature, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> None:
     try:
         bound = signature.bind_partial(*args, **kwargs)
     except TypeError as exc:
@@ -118,7 +120,7 @@ def _wrap(func: F, family: Family) -> F:
     drop_data_source = _drops_data_source(signature)
     check_arguments = family == "rubric" and contract in _CLASSIC_CONTRACTS
 
-    def prepare(args: tuple, kwargs: dict) -> dict:
+    def prepare(args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         if drop_data_source and "data_source" in kwargs:
             kwargs = {k: v for k, v in kwargs.items() if k != "data_source"}
         if check_arguments:
@@ -143,7 +145,7 @@ def _wrap(func: F, family: Family) -> F:
         wrapper = sync_wrapper
 
     wrapper.__osmosis_contract__ = contract
-    return wrapper
+    return cast(F, wrapper)  # functools.wraps: the same signature
 
 
 def osmosis_reward(func: F) -> F:

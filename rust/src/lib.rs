@@ -1,5 +1,6 @@
 //! Rust core of osmosis-ai: plain Rust, no Python unless the `python` feature is on.
 
+pub mod atif;
 pub mod config;
 pub mod dataset;
 pub mod error;

@@ -27,15 +27,19 @@ fn fixtures_are_valid() {
 
 #[test]
 fn an_eval_fixture_is_not_a_training_config_and_vice_versa() {
+    let keys = |report: &osmosis_core::config::Report| -> Vec<String> {
+        report.issues.iter().map(|i| i.key.clone()).collect()
+    };
     let report = validate_file(&fixture("eval_full.toml"), Kind::Training).unwrap();
-    let keys: Vec<&str> = report.issues.iter().map(|i| i.key.as_str()).collect();
-    assert_eq!(keys, ["evaluation"]);
+    assert_eq!(keys(&report), ["training", "evaluation"]);
     assert!(report.issues[0]
+        .message
+        .contains("missing [training] section"));
+    assert!(report.issues[1]
         .message
         .contains("belongs in an eval config"));
     let report = validate_file(&fixture("training_minimal.toml"), Kind::Eval).unwrap();
-    assert_eq!(report.issues.len(), 1);
-    assert_eq!(report.issues[0].key, "secrets");
+    assert_eq!(keys(&report), ["secrets", "training"]);
 }
 
 #[test]

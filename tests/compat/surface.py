@@ -232,5 +232,5 @@ COMPAT_MODULES: tuple[str, ...] = (
     "osmosis_ai.rollout.types.output",
     "osmosis_ai.rollout.types.protocol",
     "osmosis_ai.rollout.types.sample",
-    "osmosis_ai.rollout.server.auth",
+    "osmosis_ai.cli.test_interactive",
 )

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import ast
 import importlib
 import inspect
-from pathlib import Path
 
 import pytest
 
@@ -85,24 +83,49 @@ def test_established_defaults_of_shared_constants() -> None:
 
 
 @pytest.mark.parametrize("module", COMPAT_MODULES)
-def test_compat_modules_are_re_exports_only(module: str) -> None:
-    # A second implementation at an old path would drift from the real one; these files may only import,
-    # list __all__ and name constants.
+def test_compat_paths_are_entries_of_the_one_table(module: str) -> None:
+    # A second implementation at an old path would drift from the real one: each path is a row of the
+    # table in osmosis_ai/_compat/paths.py (no file of its own) whose names come from their one home.
+    from osmosis_ai._compat.paths import ESTABLISHED
+
     loaded = importlib.import_module(module)
-    tree = ast.parse(Path(loaded.__file__).read_text())
-    for node in tree.body:
-        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
-            continue  # docstring
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
-            continue
-        if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Constant, ast.List)):
-            continue
-        pytest.fail(f"{module}: line {node.lineno} is not a re-export ({type(node).__name__})")
-    for name in getattr(loaded, "__all__", []):
+    assert module in ESTABLISHED and getattr(loaded, "__file__", None) is None, f"{module} has a file"
+    assert sorted(loaded.__all__) == sorted(ESTABLISHED[module])
+    for name in loaded.__all__:
         obj = getattr(loaded, name)
         home = getattr(obj, "__module__", None)
         if home is not None and (inspect.isclass(obj) or inspect.isfunction(obj)):
             assert home not in COMPAT_MODULES, f"{module}.{name} is defined in a compat module ({home})"
+
+
+def test_every_path_of_the_table_imports_and_no_file_shadows_one() -> None:
+    from osmosis_ai._compat.paths import ESTABLISHED, NOT_PROVIDED
+
+    for module, names in ESTABLISHED.items():
+        loaded = importlib.import_module(module)
+        assert getattr(loaded, "__file__", None) is None, f"a file of the package shadows {module}"
+        for name in names:
+            getattr(loaded, name)
+    for module, message in NOT_PROVIDED.items():
+        with pytest.raises(ModuleNotFoundError, match="is not part of this osmosis-ai"):
+            importlib.import_module(module)
+        assert message
+
+
+def test_an_established_path_loads_only_what_it_is_asked_for() -> None:
+    # The table draws no import arrows: importing a path loads none of its homes until a name is used.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; import osmosis_ai.utils as m\n"
+        "assert 'osmosis_ai.rewards' not in sys.modules, 'loaded eagerly'\n"
+        "m.osmosis_reward; assert 'osmosis_ai.rewards' in sys.modules\n"
+        "from osmosis_ai.rollout.core import *\n"
+        "assert RolloutAgentLoop.__module__ == 'osmosis_ai.rollout.agent_loop'\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
 
 
 def test_same_objects_at_old_and_new_paths() -> None:

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -111,6 +112,7 @@ def test_the_harbor_backend_says_why_it_is_absent() -> None:
 def test_save_trajectory_writes_the_rollout_archive(tmp_path: Path) -> None:
     import asyncio
 
+    from osmosis_ai.atif import check_trajectory
     from osmosis_ai.rollout.trajectory import save_trajectory
     from osmosis_ai.rollout.types import ExecutionResult, RolloutSample, RolloutStatus
 
@@ -119,7 +121,49 @@ def test_save_trajectory_writes_the_rollout_archive(tmp_path: Path) -> None:
     asyncio.run(save_trajectory(rollout_id="r9", result=result, request_label="4", artifact_root=tmp_path))
     document = json.loads((tmp_path / "r9" / "trajectory.json").read_text())
     assert document["session_id"] == "r9" and document["extra"]["osmosis"]["reward"] == 1.0
+    assert check_trajectory(document).valid and document["schema_version"] == "ATIF-v1.7"
     assert json.loads((tmp_path / "r9" / "diagnostics.json").read_text()) == {"exit": 0}
     # Best effort: an unwritable root is logged, not raised (the controller already has the result).
     (tmp_path / "file").write_text("")
     asyncio.run(save_trajectory(rollout_id="r9", result=result, artifact_root=tmp_path / "file"))
+
+
+def test_save_trajectory_as_0_3_code_calls_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # 0.3 code imports it from the module path too, passes the controller's report as 0.3's pydantic
+    # TrajectoryReport (a model of the same shape here) and leaves the root to the default, ~/.osmosis.
+    import asyncio
+
+    from pydantic import BaseModel
+
+    from osmosis_ai.atif import check_trajectory
+    from osmosis_ai.rollout import trajectory
+    from osmosis_ai.rollout.trajectory.save import save_trajectory
+    from osmosis_ai.rollout.types import ExecutionResult, RolloutSample, RolloutStatus
+
+    class SampleReport(BaseModel):
+        model_name: str | None = None
+        llm_call_metrics: list[dict[str, Any]] = []
+
+    class TrajectoryReport(BaseModel):
+        model_name: str | None = None
+        samples: dict[str, SampleReport] = {}
+
+    assert save_trajectory is trajectory.save_trajectory
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("_OSMOSIS_ROLLOUT_ARTIFACT_ROOT", raising=False)
+    messages = [{"role": "user", "content": "2+2"}, {"role": "assistant", "content": "4"}]
+    result = ExecutionResult(status=RolloutStatus.SUCCESS, sample=RolloutSample(messages=messages))
+    calls = [{"prompt_tokens": 7, "completion_tokens": 1, "logprobs": [-0.5]}]
+    for rollout_id, report in [
+        ("pydantic", TrajectoryReport(model_name="m", samples={"s": SampleReport(llm_call_metrics=calls)})),
+        ("as-sent", {"model_name": "m", "samples": {"s": {"llm_call_metrics": calls}}}),
+    ]:
+        asyncio.run(save_trajectory(rollout_id=rollout_id, result=result, report=report))
+        document = json.loads((tmp_path / ".osmosis" / rollout_id / "trajectory.json").read_text())
+        assert check_trajectory(document).valid, check_trajectory(document)
+        assert document["agent"]["model_name"] == "m"
+        assert document["steps"][-1]["metrics"] == {
+            "prompt_tokens": 7,
+            "completion_tokens": 1,
+            "logprobs": [-0.5],
+        }

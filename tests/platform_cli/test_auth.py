@@ -207,3 +207,15 @@ def test_corrupt_credentials_fail_closed_and_login_moves_them_aside(
     assert path.with_name("credentials.json.bak").read_text() == "{not json"
     assert json.loads(path.read_text())["version"] == 2
     assert stat.S_IMODE(os.stat(path.parent).st_mode) == 0o700
+
+
+@pytest.mark.parametrize("mode", [(), ("--json",), ("--debug",)])
+def test_an_error_text_from_the_platform_never_shows_the_token(
+    logged_in: str, platform: Any, osmosis: Run, monkeypatch: pytest.MonkeyPatch, mode: tuple[str, ...]
+) -> None:
+    monkeypatch.setenv("OSMOSIS_DEBUG", "")  # restored after the test: --debug sets it for the process
+    platform.fail("/api/cli/verify", 403, body={"error": f"token {logged_in} rejected"}, times=5)
+    code, out, err = osmosis(*mode, "auth", "whoami")
+    assert code == 1
+    assert logged_in not in out + err
+    assert "token *** rejected" in out + err

@@ -256,3 +256,43 @@ def test_eval_run_upload_skips_an_incomplete_run_and_says_so(
     assert code == 1 and result["status"] == "partial", err  # stopped early: every call would fail the same
     assert result["message"].endswith("Upload skipped because the local evaluation is incomplete.")
     assert "upload" not in result["resource"] and platform.requests(IMPORTS) == []
+
+
+def _older(document: dict[str, Any]) -> None:
+    """The trajectory as versions before ATIF wrote it: ``messages`` instead of steps."""
+    osmosis = document["extra"]["osmosis"]
+    document.clear()
+    document.update(session_id=osmosis["rollout_id"], messages=[{"role": "user", "content": "2+2"}])
+    document["extra"] = {"osmosis": osmosis}
+
+
+@pytest.mark.parametrize(
+    "damage,message",
+    [
+        (_older, "is not valid ATIF (messages: is not a field of ATIF Trajectory"),
+        (lambda d: d["steps"][-1].update(source="assistant"),
+         "is not valid ATIF (steps[2].source: must be one of 'system', 'user', 'agent', got 'assistant')"),
+        (lambda d: d["steps"][-1].update(metrics={"prompt_tokens": "2"}),
+         "is not valid ATIF (steps[2].metrics.prompt_tokens: must be an integer, got '2')"),
+        (lambda d: d["extra"]["osmosis"].update(rollout_id="f" * 32), "does not identify rollout_id"),
+        (lambda d: d["extra"]["osmosis"]["request_extra_fields"].update(run_index=5),
+         "row/run identity does not match index.jsonl"),
+    ],
+)  # fmt: skip
+def test_a_trajectory_that_fails_the_strict_atif_check_is_refused(
+    finished_run: Path, platform: Any, home: Path, osmosis: Run, damage: Any, message: str
+) -> None:
+    row = json.loads((finished_run / "index.jsonl").read_text().splitlines()[0])
+    relative = f"rollout_trials/{row['rollout_id']}/trajectory.json"
+    document = json.loads((finished_run / relative).read_text())
+    damage(document)
+    (finished_run / relative).write_text(json.dumps(document))
+    code, _, err = osmosis("--json", "eval", "upload", str(finished_run))
+    error = json.loads(err.strip().splitlines()[-1])["error"]
+    assert code == 1 and error["code"] == "VALIDATION"
+    assert error["message"].startswith(f"{relative} {message}"), error["message"]
+    assert platform.requests("/api/") == []
+    # The run again (same config and --name) rewrites the file from its results log; then it uploads.
+    code, _, err = _eval_run(osmosis, "http://127.0.0.1:9/v1")
+    assert code == 0, err
+    assert _upload_paths(finished_run)

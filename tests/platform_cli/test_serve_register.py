@@ -8,6 +8,7 @@ import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -55,15 +56,29 @@ def test_serve_registers_with_the_platform(home: Path, platform: Any) -> None:
         cwd=FIXTURES,
         env=env,
         stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
         text=True,
     )
+    lines: list[str] = []
+    registered = threading.Event()
+
+    def read_stdout() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line)
+            if "[OK] Registered" in line:
+                registered.set()
+
+    reader = threading.Thread(target=read_stdout, daemon=True)
+    reader.start()
     try:
-        _wait_for_registration(proc, platform)
-        time.sleep(0.3)  # let the success line be printed
+        # Waits on the server's own success line (unbuffered), not on a guess of how long it takes.
+        assert registered.wait(timeout=120) or proc.poll() is not None, "no registration line"
     finally:
         proc.send_signal(signal.SIGTERM)
-        out, err = proc.communicate(timeout=30)
+        proc.wait(timeout=60)
+        reader.join(timeout=30)
+    out = err = "".join(lines)  # stderr is merged into it
     registration = platform.state()["registrations"][0]
     assert registration["host"] == "127.0.0.1" and registration["port"] == port
     assert registration["agent_loop_name"] == "scenario"

@@ -176,7 +176,7 @@ def submit_cmd(config_path: str, yes: bool, secrets_file: str | None) -> None:
     from osmosis_ai.platform.errors import PlatformError
     from osmosis_ai.platform.secrets import redact
     from osmosis_ai.redact import remember
-    from osmosis_ai.workspace import check_config_location, resolve_config_path
+    from osmosis_ai.workspace_layout import check_config_location, resolve_config_path
 
     path = resolve_config_path(config_path)
     check_config_location(path, "benchmark", "osmosis benchmark submit")

@@ -7,7 +7,6 @@ and reported, so one run lists every problem; the exit code is 1 when any check 
 
 from __future__ import annotations
 
-import importlib
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,6 +78,8 @@ def _module_names(root: Path, folder: Path) -> list[str]:
 
 def _check_functions(report: CheckReport, root: Path, package: str, family: str, required: bool) -> None:
     """Imports every module under ``root/package`` and lists its ``@osmosis_<family>`` functions."""
+    from osmosis_ai.import_deadline import ImportDeadlineError
+    from osmosis_ai.importer import ImportTargetError, import_module
     from osmosis_ai.rewards import collect_signature_errors
 
     folder = root / package
@@ -99,15 +100,15 @@ def _check_functions(report: CheckReport, root: Path, package: str, family: str,
                 # Every broken function of a module is listed, not only the first one.
                 with collect_signature_errors() as breaches:
                     try:
-                        module = importlib.import_module(name)
+                        module = import_module(name, root=root, what=f"{decorator} module")
                     finally:
                         problems.extend(breaches)
-            except BaseException as exc:  # a module may raise anything at import, SystemExit included
-                if isinstance(exc, KeyboardInterrupt):
-                    raise
-                problems.append(exc)
+            except ImportTargetError as exc:
+                cause = exc.__cause__
+                problems.append(exc if cause is None or isinstance(cause, ImportDeadlineError) else cause)
             for problem in problems:
-                report.add(section, "error", f"{origin}: {type(problem).__name__}: {problem}")
+                text = str(problem) if isinstance(problem, ImportTargetError) else None
+                report.add(section, "error", text or f"{origin}: {type(problem).__name__}: {problem}")
             if module is None:
                 continue
             for attribute, value in sorted(vars(module).items()):

@@ -59,6 +59,11 @@ COMMANDS: LazyCommands = {
         "compare_command",
         "Compare two runs on the same rows: paired intervals, flips, McNemar.",
     ),
+    "view": (
+        "osmosis_ai.cli.view_cmd",
+        "view_command",
+        "Serve the report page of a results log of any size (or compare two) on 127.0.0.1.",
+    ),
     "config": ("osmosis_ai.cli.config_cmd", "config_group", "Check eval and training configs."),
     "grade": (
         "osmosis_ai.cli.grade_cmd",

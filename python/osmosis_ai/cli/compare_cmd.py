@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 
+from osmosis_ai.cli.output import stdout_output
 from osmosis_ai.errors import CLIError
 from osmosis_ai.extras import missing_extra
 
@@ -18,27 +19,30 @@ def _label(statistic: str) -> str:
 
 
 def _text(result: Any) -> list[str]:
+    from osmosis_ai.report._compare_page import verdict
+
     f = result.flips
     lines = [
         f"A: {result.a}",
         f"B: {result.b}",
         f"metric {result.metric}: {result.rows_matched} rows matched by {result.matched_by}; "
-        f"95% paired {result.interval_method} intervals of B - A",
+        f"paired {result.interval_method} intervals of B - A",
         "",
         f"{'statistic':<12}{'A':>9}{'B':>9}{'B - A':>10}  {'interval':<22}verdict",
     ]
     for name, iv in result.differences.items():
-        real = iv["low"] is not None and (iv["low"] > 0 or iv["high"] < 0)
-        verdict = ("B better" if iv["estimate"] > 0 else "B worse") if real else "no clear difference"
+        interval = "no interval" if iv["low"] is None else "[{:+.4f}, {:+.4f}]".format(iv["low"], iv["high"])
         lines.append(
             f"{_label(name):<12}{result.a_values[name]:>9.4f}{result.b_values[name]:>9.4f}{iv['estimate']:>+10.4f}  "
-            f"{'n/a' if iv['low'] is None else '[{:+.4f}, {:+.4f}]'.format(iv['low'], iv['high']):<22}{verdict}"
+            f"{interval:<22}{verdict(iv['verdict'])}"
         )
     lines += [
         "",
-        f"First attempts: A passed/B failed {f['a_only']}, A failed/B passed {f['b_only']}, "
-        f"both passed {f['both']}, both failed {f['neither']}",
+        f"First attempts: A passed/B did not {f['a_only']}, B passed/A did not {f['b_only']}, "
+        f"both passed {f['both']}, neither passed {f['neither']}",
         f"McNemar exact p = {result.mcnemar_p:.4g}",
+        f"Verdict: {result.verdict.get('reason', verdict(result.verdict.get('outcome', '')))}",
+        *(f"Note: {w}" for w in result.warnings),
     ]
     if result.changed_rows:
         lines.append("Rows that changed most (pass rate A -> B):")
@@ -57,31 +61,66 @@ def _text(result: Any) -> list[str]:
     "--output",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Also write an HTML page.",
+    help="Also write an HTML page (- for standard output).",
 )
 @click.option(
     "--allow-partial",
     is_flag=True,
     help="Compare the shared rows when the runs hold different rows (else refuse).",
 )
+@click.option(
+    "--max-data-mb",
+    type=click.FloatRange(min=0),
+    default=32,
+    show_default=True,
+    help="With -o: compressed MiB of runs the page holds (every row is listed; `osmosis view A B` has no limit).",
+)
+@click.option(
+    "--dataset",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="The dataset file for ground truths and per-group differences (default: the one A names).",
+)
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@stdout_output
 def compare_command(
-    a: Path, b: Path, metric: str | None, output: Path | None, allow_partial: bool, seed: int
+    a: Path,
+    b: Path,
+    metric: str | None,
+    output: Path | None,
+    allow_partial: bool,
+    max_data_mb: float,
+    dataset: Path | None,
+    seed: int,
 ) -> None:
     """Is run B better than run A on the same rows, or is it noise?
 
     Rows are matched by content. Prints the difference B - A of the mean score and of pass@k / pass^k
     for each k with paired bootstrap intervals, the pass/fail flips of each row's first attempt with
-    McNemar's exact test, and the rows that changed most.
+    McNemar's exact test, and the rows that changed most. With -o, a page puts A and B side by side for
+    every matched row (`osmosis view A B` serves it for logs of any size).
     """
+    from osmosis_ai._files import check_output_file
     from osmosis_ai.cli.output import STATE, emit_detail
+    from osmosis_ai.cli.run_support import library_errors
 
+    with library_errors({"output": "-o/--output"}):
+        check_output_file(output)
     try:
         from osmosis_ai.report import compare
     except ImportError as exc:
         raise (missing_extra(exc, "osmosis compare") or CLIError(str(exc))) from exc
     try:
-        result = compare(a, b, metric=metric, allow_partial=allow_partial, seed=seed, output=output)
+        result = compare(
+            a,
+            b,
+            metric=metric,
+            allow_partial=allow_partial,
+            seed=seed,
+            output=output,
+            max_data_mb=max_data_mb,
+            dataset=dataset,
+        )
     except ImportError as exc:
         raise (missing_extra(exc, "osmosis compare") or CLIError(str(exc))) from exc
     data = result.to_dict()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -64,11 +65,11 @@ def validate_command(
     from dataclasses import asdict
 
     from osmosis_ai.config import rollout_target, validate_files
-    from osmosis_ai.workspace import check_workspace
+    from osmosis_ai.workspace_layout import check_workspace
 
     files = _expand(paths, kind)
     reports = validate_files(files, kind)  # type: ignore[arg-type]
-    results = []
+    results: list[dict[str, Any]] = []
     probes: dict = {}
     for report in reports:
         problems = [str(issue) for issue in report.issues]

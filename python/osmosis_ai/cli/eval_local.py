@@ -96,17 +96,16 @@ def run_local_eval(**o: Any) -> int:
 
 def _finish(result: Any, quiet: bool, max_failure_rate: float) -> int:
     from osmosis_ai.cli.output import STATE, emit_result
-    from osmosis_ai.cli.run_log import resume_command
+    from osmosis_ai.cli.run_log import interrupted_message
 
     if result.backend.name != "local" and not quiet:
         click.echo(f"Backend {result.backend.describe()}")
     outcome = result.outcome
     if outcome.interrupted:
-        click.echo(
-            f"\nInterrupted: {outcome.executed + outcome.skipped} finished runs are saved in {result.log_path}.\n"
-            f"Continue with: {resume_command(result.log_path)}",
-            err=True,
-        )
+        if result.output is not None and not quiet:  # what finished, marked as such; the log continues
+            click.echo(f"Results so far written to: {result.output} (interrupted: true)")
+        finished = f"{outcome.executed + outcome.skipped} finished runs"
+        click.echo(interrupted_message(result.log_path, finished, outcome.interrupted_exit_code), err=True)
         return outcome.interrupted_exit_code
     if not quiet:
         _print_results(result)

@@ -128,7 +128,8 @@ def _finish(state: Any, output_path: Path | None, echo: Callable[[str], None]) -
     echo(f"Results log: {state.log_path}")
     if state.interrupted:
         click.echo(
-            f"Evaluation cancelled by user after {state.health.runs} of {state.total} run(s); "
+            f"Evaluation {'terminated (SIGTERM)' if state.interrupted_exit_code == 143 else 'cancelled by user'}"
+            f" after {state.health.runs} of {state.total} run(s); "
             f"finished runs are saved in {state.log_path}.\n"
             f"Continue with: {resume_command(state.log_path)}",
             err=True,

@@ -145,7 +145,7 @@ def run(o: dict[str, Any]) -> int:
 def _check_upload_ready(config_path: str) -> None:
     """`--upload`: a missing login fails now, not after the last item (a misplaced config still first)."""
     from osmosis_ai.cli.eval_upload import check_upload_ready
-    from osmosis_ai.workspace import check_config_location, resolve_config_path
+    from osmosis_ai.workspace_layout import check_config_location, resolve_config_path
 
     check_config_location(resolve_config_path(config_path), "eval", "eval run")
     check_upload_ready()

@@ -8,6 +8,7 @@ fast. Errors of ours are printed as ``Error: <message>`` without a traceback (``
 from __future__ import annotations
 
 import importlib
+import itertools
 import os
 import sys
 from collections.abc import Sequence
@@ -171,7 +172,7 @@ def _report_error(exc: BaseException, args: Sequence[str], code: str | None = No
         click.echo(
             error_envelope(
                 _command_name(args),
-                code or getattr(exc, "code", "VALIDATION"),
+                code or getattr(exc, "code", None) or "VALIDATION",
                 str(exc) if code != "INTERNAL" else f"Unexpected internal error ({type(exc).__name__}).",
                 details if isinstance(details, dict) else {"exception_type": type(exc).__name__},
             ),
@@ -193,17 +194,25 @@ def _suggest_command(exc: click.ClickException) -> None:
     names = ctx.command.list_commands(ctx)
     close = difflib.get_close_matches(found.group(1), names, n=1, cutoff=0.6)
     if close:
-        exc.message = f"{exc.message} Did you mean '{close[0]}'?"
+        # click declares ``message`` Final; the suggestion extends it in place, before click prints it.
+        exc.message = f"{exc.message} Did you mean '{close[0]}'?"  # type: ignore[misc]
 
 
-def _redact_output() -> None:
-    """Everything the CLI prints (messages, warnings, tracebacks) passes the one redactor.
+def _redact_output(args: Sequence[str]) -> None:
+    """Everything the CLI prints (messages, warnings, tracebacks) or logs passes the one redaction gate,
+    which knows the secrets of the environment and of the command line from the start.
 
     Left installed on purpose: a traceback of an unexpected error is printed after ``main`` returns.
     """
-    from osmosis_ai.redact import redact_std_streams
+    from osmosis_ai.cli.run_log import SECRET_OPTIONS
+    from osmosis_ai.redact import redact_log_records, redact_std_streams, remember, remember_environment
 
     redact_std_streams()
+    redact_log_records()
+    remember_environment()
+    values = [b for a, b in itertools.pairwise(args) if a in SECRET_OPTIONS]
+    values += [a.split("=", 1)[1] for a in args if a.startswith(tuple(f"{o}=" for o in SECRET_OPTIONS))]
+    remember(values)
     if any(name.lower().endswith("_proxy") for name in os.environ):
         from osmosis_ai.llm.network import network_settings
 
@@ -216,19 +225,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     from osmosis_ai.errors import OsmosisError
 
     STATE.reset()
-    _redact_output()
     args = hoist_root_flags(list(sys.argv[1:] if argv is None else argv))
+    _redact_output(args)
     options = args[: args.index("--")] if "--" in args else args
     if "--json" in options:  # known before click parses, so even a usage error gets an envelope
         STATE.mode = "json"
     try:
         result = cli.main(args=args, prog_name="osmosis", standalone_mode=False)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:
+        # click turns a KeyboardInterrupt into Abort; an ImportInterrupted (the file being imported, 143 for
+        # SIGTERM) keeps its own message and code.
+        if isinstance(exc.__cause__, KeyboardInterrupt) and str(exc.__cause__):
+            click.echo(f"{exc.__cause__}.", err=True)
+            return getattr(exc.__cause__, "exit_code", 130)
         click.echo("Aborted.", err=True)
         return 130
-    except KeyboardInterrupt:
-        click.echo("Interrupted.", err=True)
-        return 130
+    except KeyboardInterrupt as exc:
+        click.echo(f"{exc}." if str(exc) else "Interrupted.", err=True)
+        return getattr(exc, "exit_code", 130)
     except click.ClickException as exc:
         _suggest_command(exc)
         if STATE.mode == "json":

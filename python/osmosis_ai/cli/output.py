@@ -35,6 +35,7 @@ __all__ = [
     "is_interactive",
     "json_result",
     "status",
+    "stdout_output",
     "warn",
 ]
 
@@ -181,20 +182,53 @@ def emit_detail(data: dict[str, Any], lines: Iterable[tuple[str, Any]], sections
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+def _output_to_stdout(kwargs: dict[str, Any]) -> bool:
+    """``-o -``: the command's results file is standard output."""
+    return any(
+        str(kwargs.get(name)) == "-" for name in ("output", "output_path") if kwargs.get(name) is not None
+    )
+
+
+def _results_on_stdout(command: Callable[..., Any], args: Any, kwargs: Any) -> Any:
+    """Runs ``command`` with its text on stderr and its results (``-o -``, the JSON envelope) on stdout."""
+    from osmosis_ai._files import results_to
+
+    STATE.result_stream = sys.stdout
+    try:
+        with results_to(sys.stdout), contextlib.redirect_stdout(sys.stderr):
+            return command(*args, **kwargs)
+    finally:
+        STATE.result_stream = None
+
+
 def json_result(command: F) -> F:
-    """For a local command's callback: in JSON mode its text goes to stderr, keeping stdout for the one
-    envelope :func:`emit_result` writes. Apply it below ``@click.command``."""
+    """For a local command's callback: in JSON mode, or with ``-o -``, its text goes to stderr, keeping
+    stdout for the one envelope :func:`emit_result` writes or the results file. Apply it below
+    ``@click.command``."""
 
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        if STATE.mode != "json":
+        to_stdout = _output_to_stdout(kwargs)
+        if to_stdout and STATE.mode == "json":
+            raise click.UsageError("-o - and --json both write to standard output: choose one.")
+        if STATE.mode != "json" and not to_stdout:
             return command(*args, **kwargs)
-        STATE.result_stream = sys.stdout
-        try:
-            with contextlib.redirect_stdout(sys.stderr):
-                return command(*args, **kwargs)
-        finally:
-            STATE.result_stream = None
+        return _results_on_stdout(command, args, kwargs)
+
+    return wrapper  # type: ignore[return-value]
+
+
+def stdout_output(command: F) -> F:
+    """For a command whose ``-o`` is a page or a file and whose ``--json`` is its own: with ``-o -`` its
+    text goes to stderr and the file to stdout."""
+
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if not _output_to_stdout(kwargs):
+            return command(*args, **kwargs)
+        if STATE.mode == "json":
+            raise click.UsageError("-o - and --json both write to standard output: choose one.")
+        return _results_on_stdout(command, args, kwargs)
 
     return wrapper  # type: ignore[return-value]
 

@@ -3,13 +3,31 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
+from osmosis_ai.cli.output import stdout_output
 from osmosis_ai.errors import CLIError
 from osmosis_ai.extras import missing_extra
 
 __all__ = ["report_command"]
+
+
+def _line(run: Any) -> str:
+    rows = run.row_counts
+    text = (
+        f"{run.rows_total:,} rows, {run.runs_total:,} runs, n={run.summary['n_runs'] or '?'}: "
+        f"{rows.get('passed_every_attempt', 0):,} passed every attempt, {rows.get('passed_some', 0):,} some, "
+        f"{rows.get('passed_none', 0):,} none, {rows.get('errored', 0):,} errored, "
+        f"{rows.get('incomplete', 0):,} incomplete"
+    )
+    if run.runs_left_out:
+        text += (
+            f"; {run.runs_left_out:,} runs of {run.rows_left_out:,} rows left out of the page (over "
+            f"--max-data-mb): `osmosis view {run.path}` shows every run"
+        )
+    return text
 
 
 @click.command("report")
@@ -21,39 +39,48 @@ __all__ = ["report_command"]
     "--output",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="The HTML file to write (default: the first RESULTS with .html).",
+    help="The HTML file to write (default: the first RESULTS with .html; - for standard output).",
 )
 @click.option(
-    "--max-rows",
-    type=click.IntRange(min=0),
-    default=500,
+    "--max-data-mb",
+    type=click.FloatRange(min=0),
+    default=32,
     show_default=True,
-    help="Rows embedded with their runs per file (failing rows first); plots always cover every row.",
+    help="Compressed MiB of runs the page holds; past it every row is still listed, the runs that do not "
+    "fit are left out (and named). `osmosis view` has no limit.",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
-def report_command(results: tuple[Path, ...], output: Path | None, max_rows: int, seed: int) -> None:
+@click.option(
+    "--dataset",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    default=None,
+    help="The dataset file for ground truths and fields (default: the one the log names).",
+)
+@stdout_output
+def report_command(
+    results: tuple[Path, ...], output: Path | None, max_data_mb: float, dataset: Path | None
+) -> None:
     """Write one HTML page (no network needed) for results logs or -o JSON files.
 
-    The page shows each run's header, score histograms, pass@k / pass^k curves with 95% bands,
-    per-row pass rates, latency and token histograms, judge health (rubric runs), and a row table
-    whose rows open their runs.
+    The page shows each file's numbers (runs and rows by outcome, scores with intervals, pass@k /
+    pass^k curves, durations), score, latency and token plots, per-group statistics over the dataset's
+    fields, judge panels for rubric files, and every row: search, filters, sort, a card per row with
+    its runs, CSV / JSONL export. `osmosis view LOG` serves the same page for a log of any size.
     """
+    from osmosis_ai._files import check_output_file
     from osmosis_ai.cli.output import emit_operation
+    from osmosis_ai.cli.run_support import library_errors
 
+    with library_errors({"output": "-o/--output"}):
+        check_output_file(output)
     try:
         from osmosis_ai.report import report
     except ImportError as exc:
         raise (missing_extra(exc, "osmosis report") or CLIError(str(exc))) from exc
     target = output or results[0].with_suffix(".html")
     try:
-        made = report(list(results), output=target, max_rows=max_rows, seed=seed)
+        made = report(list(results), output=target, max_data_mb=max_data_mb, dataset=dataset)
     except ImportError as exc:
         raise (missing_extra(exc, "osmosis report") or CLIError(str(exc))) from exc
-    lines = [
-        (run.header["file"], f"{run.rows_total} rows, n={run.header['n']}, {run.row_counts['failed']} failed, "
-         f"{run.row_counts['errored']} errored")
-        for run in made.runs
-    ]  # fmt: skip
     emit_operation(
         "report",
         message=f"Wrote {target} ({made.html_bytes / 1024:.0f} KiB)",
@@ -64,11 +91,14 @@ def report_command(results: tuple[Path, ...], output: Path | None, max_rows: int
                 {
                     "path": r.path,
                     "rows": r.rows_total,
-                    "rows_embedded": len(r.rows),
+                    "runs": r.runs_total,
                     "row_counts": r.row_counts,
+                    "runs_left_out": r.runs_left_out,
+                    "rows_left_out": r.rows_left_out,
+                    "warnings": [w["message"] for w in r.summary["warnings"]],
                 }
                 for r in made.runs
             ],
         },
-        lines=lines,
+        lines=[(Path(r.path).name, _line(r)) for r in made.runs],
     )

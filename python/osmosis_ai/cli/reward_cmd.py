@@ -161,6 +161,7 @@ def probe_command(
     if result.outcome.interrupted:
         exit_interrupted(result.log_path, "the finished rows", result.outcome.interrupted_exit_code)
     report = result.report
+    assert report is not None  # only an interrupted probe has none
     failures = report.failures(fail_above)
     data = {
         **result.to_json(),

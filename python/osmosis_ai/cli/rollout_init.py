@@ -44,7 +44,7 @@ def rollout_init(name: str, force: bool) -> None:
     """Create rollouts/NAME/ (AgentWorkflow + Grader) and configs/{eval,training}/NAME.toml here."""
     from osmosis_ai.cli.output import emit_operation
     from osmosis_ai.scaffold import rollout_scaffold_files, validate_rollout_name
-    from osmosis_ai.workspace import find_workspace_root, missing_workspace_dirs
+    from osmosis_ai.workspace_layout import find_workspace_root, missing_workspace_dirs
 
     problem = validate_rollout_name(name)
     if problem:

@@ -33,8 +33,9 @@ def log_options(func: Callable[..., Any]) -> Callable[..., Any]:
     )(func)
 
 
-# Options whose value is a secret: a printed command shows a placeholder, never the value.
-_SECRET_OPTIONS = ("--api-key",)
+# Options whose value is a secret: a printed command shows a placeholder, never the value, and the
+# redaction gate knows the values before anything runs (cli.main).
+SECRET_OPTIONS = ("--api-key", "--baseline-api-key", "--token")
 
 
 def continue_command(
@@ -58,10 +59,10 @@ def continue_command(
     kept: list[str] = []
     for arg in args:
         name, has_value, _ = arg.partition("=")
-        if name in drop_options or name in _SECRET_OPTIONS:
+        if name in drop_options or name in SECRET_OPTIONS:
             if not has_value:
                 next(args, None)
-            if name in _SECRET_OPTIONS:
+            if name in SECRET_OPTIONS:
                 kept += [name, "<your API key>"]
         elif arg not in drop_switches:
             kept.append(arg)
@@ -73,11 +74,22 @@ def resume_command(log_path: Path, argv: list[str] | None = None) -> str:
     return continue_command(argv, drop_options=("--log", "--resume"), add=("--resume", str(log_path)))
 
 
-def exit_interrupted(log_path: Path, finished: str, exit_code: int) -> NoReturn:
-    """Ends a command a signal stopped: where ``finished`` (e.g. "12 graded samples") are, the command
-    that continues, and the exit code of the signal (130 for Ctrl+C, 143 for SIGTERM)."""
-    click.echo(
-        f"\nInterrupted: {finished} are saved in {log_path}.\nContinue with: {resume_command(log_path)}",
-        err=True,
+def stopped_label(exit_code: int) -> str:
+    """How a stop by a signal is worded: ``Terminated (SIGTERM)`` (exit 143), else ``Interrupted``."""
+    return "Terminated (SIGTERM)" if exit_code == 143 else "Interrupted"
+
+
+def interrupted_message(log_path: Path, finished: str, exit_code: int) -> str:
+    """What a command a signal stopped says: where ``finished`` (e.g. "12 graded samples") are, and the
+    command that continues."""
+    return (
+        f"\n{stopped_label(exit_code)}: {finished} are saved in {log_path}.\n"
+        f"Continue with: {resume_command(log_path)}"
     )
+
+
+def exit_interrupted(log_path: Path, finished: str, exit_code: int) -> NoReturn:
+    """Ends a command a signal stopped (:func:`interrupted_message`) with the exit code of the signal
+    (130 for Ctrl+C, 143 for SIGTERM)."""
+    click.echo(interrupted_message(log_path, finished, exit_code), err=True)
     sys.exit(exit_code)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -138,7 +137,7 @@ def make_info(kind_name: str) -> click.Command:
             **({"checkpoints": checkpoints} if kind.name == "training" else {}),
             **session.context(),
         }
-        config = detail.get("config") if isinstance(detail.get("config"), dict) else {}
+        config = found if isinstance(found := detail.get("config"), dict) else {}
         model = config.get("model_path") or (config.get("experiment_config") or {}).get("model_path")
         ref = detail.get("model") or run.get("model")
         lines = [
@@ -164,6 +163,8 @@ def make_info(kind_name: str) -> click.Command:
 
 def _save_metrics(session: Any, kind: Any, run: dict[str, Any], metrics: dict[str, Any], output: str) -> str:
     """Eval runs: the platform's metrics.json into ``output/``; training: the metrics answer as JSON."""
+    from osmosis_ai._files import write_json_atomic
+
     target = Path(output)
     if kind.name == "eval":
         from osmosis_ai.platform.eval_outputs import download_items
@@ -176,16 +177,14 @@ def _save_metrics(session: Any, kind: Any, run: dict[str, Any], metrics: dict[st
             report = download_all(items, target, overwrite=True)
             if not report.failed:
                 return str(target / "metrics.json")
-        target.mkdir(parents=True, exist_ok=True)
-        (target / "metrics.json").write_text(json.dumps(metrics, indent=2), encoding="utf-8")
+        write_json_atomic(target / "metrics.json", metrics)
         return str(target / "metrics.json")
     if target.is_dir() or output.endswith("/"):
         safe = re.sub(r"[^A-Za-z0-9._-]+", "_", str(run.get("name") or "run"))
         target = target / f"{safe}_{str(run.get('id', ''))[:8]}.json"
     elif target.suffix != ".json":
         target = target.with_suffix(".json")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(json.dumps(metrics, indent=2), encoding="utf-8")
+    write_json_atomic(target, metrics)
     return str(target)
 
 

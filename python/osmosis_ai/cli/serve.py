@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import signal
+from typing import Any
+
 import click
 
 from osmosis_ai.errors import CLIError
@@ -69,7 +72,7 @@ def serve(
     agent_loop = load_agent_loop(module_path)
     click.echo(f"  Agent name: {agent_loop.name}")
     try:
-        serve_agent_loop(
+        stopped_by = serve_agent_loop(
             agent_loop,
             host=host,
             port=port,
@@ -82,7 +85,53 @@ def serve(
             debug_dir=log_dir,
             module_path=module_path,
             platform_url=platform_url,
+            events=_make_events(),
         )
     except ImportError as exc:
         raise CLIError(str(exc)) from exc
+    if stopped_by == signal.SIGTERM:
+        click.echo("RolloutServer terminated (SIGTERM).", err=True)
+        return 143
+    if stopped_by == signal.SIGINT:
+        click.echo("RolloutServer interrupted (Ctrl+C).", err=True)
+        return 130
+    click.echo("RolloutServer stopped.")
     return 0
+
+
+def _make_events() -> Any:
+    from osmosis_ai.rollout.serve import ServeEvents
+
+    class PrintedEvents(ServeEvents):
+        """The validation report, the start-up panel and registration news, printed."""
+
+        def validated(self, result: Any) -> None:
+            from osmosis_ai.cli.validate import print_validation
+
+            print_validation(result)
+
+        def starting(self, start: Any) -> None:
+            from osmosis_ai.redact import remember
+
+            if start.key_source == "provided":
+                remember([start.api_key])
+            key_note = {
+                "disabled": "(disabled - local debug)",
+                "provided": "(provided)",
+                "generated": f"{start.api_key}\n                (generated; TrainGate must send "
+                "'Authorization: Bearer <key>')",
+            }[start.key_source]
+            click.echo("RolloutServer")
+            click.echo(f"  Agent:        {start.agent_name}")
+            click.echo(f"  Address:      http://{start.host}:{start.port}")
+            click.echo(f"  API Key:      {key_note}")
+            click.echo(f"  Registration: {start.registration}")
+            if start.debug_dir:
+                click.echo(f"  Debug Log:    {start.debug_dir}/")
+            # Shown once, above, so it can be given to TrainGate; masked in everything printed after.
+            remember([start.api_key])
+
+        def message(self, text: str, problem: bool) -> None:
+            click.echo(text, err=problem)
+
+    return PrintedEvents()

@@ -85,7 +85,7 @@ def run_preflight(kind: str, config_arg: str, secrets_file: str | None) -> Prefl
     """Runs every local check of ``submit`` in order; raises on the first stage that fails."""
     from osmosis_ai.config import load_eval_config, load_training_config
     from osmosis_ai.errors import ConfigError
-    from osmosis_ai.workspace import check_config_location, check_workspace, resolve_config_path
+    from osmosis_ai.workspace_layout import check_config_location, check_workspace, resolve_config_path
 
     command = COMMANDS[kind]
     path = resolve_config_path(config_arg)

@@ -37,7 +37,7 @@ def template_apply(name: str, force: bool) -> None:
     from osmosis_ai.cli.output import emit_operation
     from osmosis_ai.platform.workspace import git_toplevel
     from osmosis_ai.templates import apply_template
-    from osmosis_ai.workspace import find_workspace_root
+    from osmosis_ai.workspace_layout import find_workspace_root
 
     root = git_toplevel(Path.cwd()) or find_workspace_root(Path.cwd())
     if root is None:

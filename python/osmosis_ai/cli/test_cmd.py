@@ -98,12 +98,25 @@ def test_command(**o: Any) -> None:
     raise SystemExit(code)
 
 
+class _ClickConsole:
+    """The interactive session's console here: click writes (colour only on a terminal)."""
+
+    def echo(self, text: str = "") -> None:
+        click.echo(text)
+
+    def style(self, text: str, fg: str) -> str:
+        return click.style(text, fg=fg)
+
+
 async def _interactive(options: TestOptions, observer: EchoObserver, start_row: int | None) -> int:
-    from osmosis_ai.cli.test_interactive import InteractiveSession
+    from osmosis_ai.eval.interactive import InteractiveSession
     from osmosis_ai.eval.test_session import open_test_inputs
 
     async with open_test_inputs(options, observer) as inputs:
-        session = InteractiveSession(inputs.agent, inputs.transport, inputs.rows, options, start_row)
+        rows, transport = inputs.rows, inputs.transport
+        session = InteractiveSession(
+            inputs.agent, transport, rows, options, start_row, console=_ClickConsole()
+        )
         return await session.run()
 
 
@@ -148,4 +161,10 @@ def _render(result: Any, quiet: bool) -> int:
         if result.output is not None:
             click.echo(f"\nResults written to: {result.output}")
     emit_result(result.document)
+    if result.outcome.interrupted:
+        from osmosis_ai.cli.run_log import stopped_label
+
+        label = stopped_label(result.outcome.interrupted_exit_code)
+        click.echo(f"\n{label}: {len(result.records)} row(s) finished.", err=True)
+        return result.outcome.interrupted_exit_code
     return 1 if failed or result.outcome.stopped_early else 0

@@ -106,8 +106,8 @@ def format_results_table(
     for name, summary in summaries.items():
         observed = summary.get("pass_at_k_observed")
         if observed:
-            cells = ", ".join(f"pass@{k} {_percent(v).strip()}" for k, v in observed.items())
-            lines.append(f"  {name} over the runs present only: {cells}")
+            shown = ", ".join(f"pass@{k} {_percent(v).strip()}" for k, v in observed.items())
+            lines.append(f"  {name} over the runs present only: {shown}")
     for name, info in errors.items():
         messages = info.get("messages") or []
         if messages:

@@ -20,11 +20,14 @@ import secrets
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from osmosis_ai.errors import ResultsLogError, RunError
+
+if TYPE_CHECKING:
+    from osmosis_ai.runs.log import ResultsLog
 
 __all__ = ["RunDirectory", "default_run_name", "validate_run_name"]
 
@@ -67,7 +70,7 @@ def default_run_name(config_path: Path) -> str:
 class Resumed:
     """What a reopened log already holds."""
 
-    log: Any
+    log: ResultsLog
     carried: int
     retried: int
 
@@ -187,10 +190,11 @@ class RunDirectory:
         from osmosis_ai._files import fsync_dir
         from osmosis_ai.eval.run_files import project_items
 
+        model = (self.manifest.get("inputs") or {}).get("model_path")
         names = ("index.jsonl", "summary.jsonl")
         handles = [(self.path / f".{name}.tmp").open("wb") for name in names]
         try:
-            for record in project_items(self.path, records, resumed_ids):
+            for record in project_items(self.path, records, resumed_ids, model_name=model):
                 on_record(record)
                 # Standard json.dumps separators (", " and ": "), as the established files: line tools match.
                 line = (json.dumps(_index_row(record, resumed_ids), allow_nan=False) + "\n").encode()

@@ -2,10 +2,13 @@
 
 Each finished item's conversation is part of its record in the results log (``messages``), so the log
 stays the one thing a crash can leave half-written. At the end of every invocation :func:`project_items`
-lays out the latest attempt of each item where users read it: ``trajectories/row_<r>_run_<k>.json``
-(written for the items this invocation ran and for any whose file is missing; written in place, not
-renamed into place: a rename per file cost more CPU than the rest of the item, and a projection that
-died part-way is redone whole by the next invocation, which finds its ``.projecting`` marker)
+lays out the latest attempt of each item where users read it: ``trajectories/row_<r>_run_<k>.json``, an
+ATIF document (:mod:`osmosis_ai.rollout.trajectory`), written for the items this invocation ran and for
+each carried item whose file is missing or fails the strict ATIF check or names another rollout, row or run
+(so a directory an older version wrote, with ``messages`` instead of ATIF steps, gets ATIF files on its
+next invocation). Files are written in place, not renamed into place: a rename per file cost more CPU than
+the rest of the item, and a projection that died part-way is redone whole by the next invocation, which
+finds its ``.projecting`` marker
 and ``artifacts/row_<r>_run_<k>/`` (hard links to what the attempt wrote under
 ``rollout_trials/<rollout id>/artifacts/``, copies where links fail). A file per item written while the
 run goes would cost a directory and a file per rollout on the hot path; superseded attempts' artifacts
@@ -29,10 +32,64 @@ from typing import Any
 
 import orjson
 
+from osmosis_ai.atif import check_trajectory_files
 from osmosis_ai.redact import redact
-from osmosis_ai.rollout.trajectory import trajectory_document
+from osmosis_ai.rollout.trajectory import build_trajectory, trajectory_json
 
-__all__ = ["RunLogText", "project_items"]
+__all__ = ["RunLogText", "project_items", "trajectory_document"]
+
+
+def _conversation(record: Mapping[str, Any]) -> Any:
+    """The messages a record's trajectory is built from (none when its workflow turned the trajectory off)."""
+    if record.get("trajectory") is False:
+        return None
+    return record.get("messages") or record.get("final_messages")
+
+
+def trajectory_document(record: Mapping[str, Any], *, model_name: str | None = None) -> dict[str, Any] | None:
+    """The ATIF document of one ``osmosis eval run`` record of the results log, or None without a conversation.
+
+    The record gives the conversation (``messages``; a 0.2 agent loop's ``final_messages``), the bridge's
+    per-call metrics (``llm_calls``; a 0.2 loop's ``prompt_tokens`` / ``completion_tokens`` totals), and the
+    context: ``label``, ``reward``, the workflow's ``metrics``, the row's ``request_metadata``, ``status``,
+    ``error_type`` and the request's extra fields (``row_index`` and ``run_index`` unless the record has
+    ``request_extra_fields``).
+
+    Example:
+        >>> doc = trajectory_document({"rollout_id": "r1", "row_index": 0, "run_index": 1,
+        ...                            "messages": [{"role": "user", "content": "hi"}]})
+        >>> doc["schema_version"], doc["extra"]["osmosis"]["request_extra_fields"]
+        ('ATIF-v1.7', {'row_index': 0, 'run_index': 1})
+    """
+    messages = _conversation(record)
+    if not messages:
+        return None
+    extra_fields = record.get("request_extra_fields")
+    if extra_fields is None:
+        extra_fields = {"row_index": record["row_index"], "run_index": record["run_index"]}
+    totals = None
+    if not record.get("llm_calls") and record.get("prompt_tokens") is not None:
+        totals = {
+            "total_prompt_tokens": record["prompt_tokens"],
+            "total_completion_tokens": record.get("completion_tokens") or 0,
+        }
+    context = {
+        "label": record.get("label"),
+        "reward": record.get("reward"),
+        "sample_metrics": record.get("metrics") or None,
+        "request_metadata": record.get("request_metadata"),
+        "request_extra_fields": extra_fields,
+        "status": record.get("status"),
+        "error_type": record.get("error_type"),
+    }
+    return build_trajectory(
+        messages,
+        rollout_id=record["rollout_id"],
+        context=context,
+        llm_calls=record.get("llm_calls") or (),
+        final_metrics=totals,
+        model_name=model_name,
+    )
 
 
 def _link(source: Path | str, target: Path | str) -> None:
@@ -76,8 +133,22 @@ def _write_file(path: str, data: bytes) -> None:
         os.close(fd)
 
 
+def _sound(trials: str, record: Mapping[str, Any]) -> bool:
+    """Whether a carried rollout's trajectory file is valid ATIF naming its rollout, row and run."""
+    (check,) = check_trajectory_files([f"{trials}/{record['rollout_id']}/trajectory.json"])
+    return check.valid and (check.rollout_id, check.row_index, check.run_index) == (
+        record["rollout_id"],
+        record["row_index"],
+        record["run_index"],
+    )
+
+
 def project_items(
-    run_path: Path, records: Iterable[dict[str, Any]], carried: Collection[str]
+    run_path: Path,
+    records: Iterable[dict[str, Any]],
+    carried: Collection[str],
+    *,
+    model_name: str | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Lays out each latest attempt's trajectory and artifacts, yielding its record once done (with
     ``trajectory_filename`` set where it has one): records stream through, none is kept.
@@ -85,7 +156,7 @@ def project_items(
     The trajectory goes where the established tool has it, ``rollout_trials/<rollout id>/trajectory.json``
     (``trajectory_filename`` is relative to that folder), and its copy ``trajectories/row_<r>_run_<k>.json``
     is a hard link to it. ``carried`` holds the rollout ids an earlier invocation finished (and projected,
-    unless it died first).
+    unless it died first); ``model_name`` is the run's model (each document's ``agent.model_name``).
     """
     # Plain strings, not Path objects: this loop runs once per item of the run.
     folder = f"{run_path}/trajectories"
@@ -102,18 +173,20 @@ def project_items(
         name = f"row_{record['row_index']}_run_{record['run_index']}"
         target = f"{folder}/{name}.json"
         rollout_id = record.get("rollout_id")
-        document = trajectory_document(record)
-        if document is None:
+        if not _conversation(record):
             if rollout_id not in carried and os.path.lexists(target):
                 os.unlink(target)
         else:
             record["trajectory_filename"] = "trajectory.json"
-            trial = f"{trials}/{rollout_id}/trajectory.json"
-            if rollout_id not in carried or not os.path.exists(trial) or not os.path.exists(target):
+            sound = rollout_id in carried and os.path.exists(target) and _sound(trials, record)
+            if not sound:
+                document = trajectory_document(record, model_name=model_name)
+                assert document is not None  # the record has a conversation (checked above)
+                trial = f"{trials}/{rollout_id}/trajectory.json"
                 # One syscall each in the usual case (a new attempt): this runs once per item.
                 with contextlib.suppress(FileExistsError):
                     os.mkdir(f"{trials}/{rollout_id}")
-                _write_file(trial, redact(orjson.dumps(document, default=str).decode()).encode())
+                _write_file(trial, redact(trajectory_json(document).decode()).encode())
                 _replace_link(trial, target)
         if rollout_id in with_artifacts:
             artifacts = f"{trials}/{rollout_id}/artifacts"

@@ -85,13 +85,20 @@ def resolved_inputs(
     rollout_dir: Path,
     out_root: Path,
     eval_fns: list[str],
+    base_url: str | None = None,
 ) -> dict[str, Any]:
     """The run's input lock (``manifest.json`` ``inputs``) from the loaded config and the command's choices.
 
     ``settings`` holds ``n`` and the two timeouts as the command interpreted ``[evaluation]``; ``selection``
-    the selected source rows; ``eval_fns`` a 0.2 loop's scorer (it decides the rewards, so it is locked too).
+    the selected source rows; ``eval_fns`` a 0.2 loop's scorer (it decides the rewards, so it is locked too);
+    ``base_url`` the ``--base-url`` given. The endpoint is locked with the model: the base URL the model's
+    calls go to (credentials masked), recorded when one is set (``--base-url`` or the provider's
+    ``*_BASE_URL`` variable), so a resume against another server is refused instead of mixing two servers'
+    results in one run.
     """
     from osmosis_ai.eval.run_rows import compact_selector
+    from osmosis_ai.llm.providers import base_url_from_env, provider_of
+    from osmosis_ai.redact import safe_url
 
     inputs: dict[str, Any] = {
         "model_path": config.experiment.model_path,
@@ -112,6 +119,9 @@ def resolved_inputs(
     }
     if eval_fns:
         inputs["eval_fns"] = eval_fns
+    endpoint = base_url or base_url_from_env(provider_of(config.experiment.model_path))
+    if endpoint:  # absent, not null, without one: manifests written before this key still resume
+        inputs["base_url"] = safe_url(endpoint.rstrip("/"))
     return inputs
 
 

@@ -171,9 +171,10 @@ class _Tally:
         return sum(self.statuses.values())
 
 
-def _message(run_path: Path, counts: WorkCounts, incomplete: bool) -> str:
+def _message(run_path: Path, counts: WorkCounts, incomplete: bool, outcome: RunOutcome | None) -> str:
     if incomplete:
-        return f"Evaluation run interrupted: {run_path}"
+        terminated = outcome is not None and outcome.interrupted and outcome.interrupted_exit_code == 143
+        return f"Evaluation run {'terminated (SIGTERM)' if terminated else 'interrupted'}: {run_path}"
     if counts.failed:
         items = "work item" if counts.failed == 1 else "work items"
         return f"Evaluation run finished ({counts.failed} {items} failed): {run_path}"
@@ -212,7 +213,7 @@ def finish_run(
         "metrics.json": {"eval_run": eval_run, "summary": summary},
     }
     run_dir.write_files(files)
-    message = _message(run_dir.path, counts, incomplete)
+    message = _message(run_dir.path, counts, incomplete, outcome)
     if logs is not None:
         logs.line(
             "INFO",

@@ -143,7 +143,9 @@ class RunExecutorSpec:
         remember(self.env[name] for name in self.secrets if name in self.env)
         os.environ.update(self.env)
         root = Path(self.artifact_root) if self.artifact_root else None
-        entry = load_rollout_entry(worker_path(self.entry_file), artifact_root=root)
+        entry = load_rollout_entry(
+            worker_path(self.entry_file), artifact_root=root, rollout_dir=worker_path(self.rollout_dir)
+        )
         async with open_run_executor(
             entry,
             self.endpoint,

@@ -19,13 +19,23 @@ import contextlib
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from osmosis_ai.errors import OptionsError, RunError
 from osmosis_ai.eval import run_inputs
 from osmosis_ai.eval.run_outputs import EvalRunResult, finish_run
 from osmosis_ai.runs.backends import BackendOptions, BackendReport
 from osmosis_ai.runs.observer import RunObserver, quiet_observer
+
+if TYPE_CHECKING:
+    import asyncio
+    from collections.abc import Callable, Iterator, Mapping
+
+    from osmosis_ai.eval.run_dir import Resumed
+    from osmosis_ai.eval.run_files import RunLogText
+    from osmosis_ai.runs.backends import Backend
+    from osmosis_ai.runs.engine import RunOutcome
+    from osmosis_ai.runs.log import ResultsLog
 
 __all__ = ["EvalRunOptions", "EvalRunResult", "run_eval_run"]
 
@@ -133,7 +143,7 @@ def _prepare(options: EvalRunOptions, observer: RunObserver, platform: Any) -> _
     from osmosis_ai.eval.run_dir import RunDirectory, default_run_name
     from osmosis_ai.eval.run_entry import load_rollout_entry
     from osmosis_ai.eval.run_manifest import resolved_inputs
-    from osmosis_ai.workspace import check_config_location, check_rollout, resolve_config_path
+    from osmosis_ai.workspace_layout import check_config_location, check_rollout, resolve_config_path
 
     path = resolve_config_path(options.config_path)
     root = check_config_location(path, "eval", "eval run")
@@ -150,7 +160,7 @@ def _prepare(options: EvalRunOptions, observer: RunObserver, platform: Any) -> _
     out_root = Path(options.output).expanduser().resolve() if options.output else root / ".osmosis" / "evals"
     run_dir = RunDirectory(out_root, options.name or default_run_name(path))
     artifact_root = run_dir.path / "rollout_trials"
-    entry = load_rollout_entry(entry_file, artifact_root=artifact_root)
+    entry = load_rollout_entry(entry_file, artifact_root=artifact_root, rollout_dir=rollout_dir)
     if entry.loop is not None and not options.eval_fns:
         raise RunError(
             f"{entry_file}: a 0.2 RolloutAgentLoop needs {{eval_fns}} MODULE:FN to score its runs",
@@ -158,7 +168,14 @@ def _prepare(options: EvalRunOptions, observer: RunObserver, platform: Any) -> _
         )
     selection = indices if indices is not None else list(range(selected))
     inputs = resolved_inputs(
-        config, asdict(settings), dataset, selection, rollout_dir, out_root, list(options.eval_fns)
+        config,
+        asdict(settings),
+        dataset,
+        selection,
+        rollout_dir,
+        out_root,
+        list(options.eval_fns),
+        options.base_url,
     )
     provenance = run_inputs.provenance(config, root, observer)
     endpoint = _endpoint(config, options, observer)
@@ -217,11 +234,12 @@ def _spec(
         str(rollout_dir),
         endpoint,
         max_connections=concurrency,
+        agent_timeout=settings.agent_timeout,
+        grader_timeout=settings.grader_timeout,
         eval_fns=options.eval_fns,
         artifact_root=str(artifact_root),
         env=env,
         secrets=secrets,
-        **timeouts,
     )
     return spec, item_timeout(entry, **timeouts)
 
@@ -231,7 +249,8 @@ def _run(plan: _Plan, observer: RunObserver) -> EvalRunResult:
     from osmosis_ai.runs.backends import backend_session
 
     report = BackendReport()
-    logs = opened = None
+    logs: RunLogText | None = None
+    opened: Resumed | None = None
     pending = 0
     try:
         # The backend first (as `eval`): an unreachable cluster, or workers that cannot import the
@@ -249,6 +268,7 @@ def _run(plan: _Plan, observer: RunObserver) -> EvalRunResult:
         ) as (loop, backend):
             if opened is None:
                 opened, logs, pending = _open_run(plan, observer)
+            assert logs is not None  # opened together with the run
             carried_ids = (
                 {r["rollout_id"] for r in plan.run_dir.latest_records()} if opened.carried else set()
             )
@@ -272,7 +292,7 @@ def _run(plan: _Plan, observer: RunObserver) -> EvalRunResult:
             logs.close()
 
 
-def _open_run(plan: _Plan, observer: RunObserver) -> tuple[Any, Any, int]:
+def _open_run(plan: _Plan, observer: RunObserver) -> tuple[Resumed, RunLogText, int]:
     """Archives the earlier run (``fresh``), opens the results log (new or resumed) and the run's text
     log; returns both and how many of the work items are pending."""
     from osmosis_ai.eval.run_files import RunLogText
@@ -296,15 +316,20 @@ def _open_run(plan: _Plan, observer: RunObserver) -> tuple[Any, Any, int]:
 
 
 def _execute(
-    plan: _Plan, observer: RunObserver, session: tuple[Any, Any], log: Any, rows: Any, logs: Any
-) -> Any:
+    plan: _Plan,
+    observer: RunObserver,
+    session: tuple[asyncio.AbstractEventLoop, Backend | None],
+    log: ResultsLog,
+    rows: Iterator[tuple[int, Mapping[str, Any]]],
+    logs: RunLogText,
+) -> RunOutcome:
     loop, backend = session
     in_flight = min(plan.concurrency, max(plan.work - len(log.done), 1))
     milestone = f"running up to {in_flight} work item{'s' if in_flight != 1 else ''} in flight"
     logs.line("INFO", "run", milestone, {"concurrency": plan.concurrency})
     progress = observer.progress(plan.work, title=milestone)
 
-    def on_record(record: dict[str, Any], outcome: Any) -> None:
+    def on_record(record: dict[str, Any], outcome: RunOutcome) -> None:
         if record.get("status") != "success":
             details = {k: record.get(k) for k in ("row_index", "run_index", "rollout_id", "error_type")}
             logs.line("WARNING", "item", f"{record.get('status')}: {record.get('error') or ''}", details)
@@ -319,7 +344,13 @@ def _execute(
         progress.close()
 
 
-async def _run_engine(plan: _Plan, backend: Any, log: Any, rows: Any, on_record: Any) -> Any:
+async def _run_engine(
+    plan: _Plan,
+    backend: Backend | None,
+    log: ResultsLog,
+    rows: Iterator[tuple[int, Mapping[str, Any]]],
+    on_record: Callable[[dict[str, Any], RunOutcome], None],
+) -> RunOutcome:
     """Runs the engine here or on the started backend's workers (each builds the executor itself)."""
     from osmosis_ai.eval.functions import load_eval_functions
     from osmosis_ai.eval.run_remote import open_run_executor

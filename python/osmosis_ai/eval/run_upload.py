@@ -2,8 +2,8 @@
 
 :func:`build_upload_plan` reads the run as the established client does: ``manifest.json`` (the input lock),
 ``progress.json`` and ``index.jsonl`` (every work item has its terminal result: a run that is not complete
-is refused), ``metrics.json`` (finished, same identity), each indexed trajectory (a JSON document naming
-its rollout, row and run) and the artifacts of the indexed attempts. The files sent are ``index.jsonl``,
+is refused), ``metrics.json`` (finished, same identity), each indexed trajectory (valid ATIF under the strict
+check of :mod:`osmosis_ai.atif`, naming its rollout, row and run) and the artifacts of the indexed attempts. The files sent are ``index.jsonl``,
 ``progress.json``, those trajectories and artifacts; never the manifest, the results log, the metrics,
 the logs or superseded attempts. Each file is hashed and its identity (device, inode, size, times) kept,
 so a file that changes before or while it is sent stops the upload.
@@ -18,8 +18,9 @@ import re
 import stat
 from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, TypeGuard
 
+from osmosis_ai.atif import check_trajectory
 from osmosis_ai.platform.errors import PlatformError
 from osmosis_ai.platform.eval_import import ImportFile, ImportPlan, fingerprint
 
@@ -39,7 +40,7 @@ class LocalEvalUploadError(PlatformError):
         super().__init__(message, code="VALIDATION")
 
 
-def _is_count(value: Any) -> bool:
+def _is_count(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
@@ -211,17 +212,6 @@ def _trial_dir(run_dir: Path, rollout_id: str) -> Path:
     return trial
 
 
-def _trajectory_identity(document: Mapping[str, Any]) -> str | None:
-    extra = document.get("extra")
-    osmosis = extra.get("osmosis") if isinstance(extra, dict) else None
-    if isinstance(osmosis, dict) and isinstance(osmosis.get("rollout_id"), str):
-        return osmosis["rollout_id"]
-    if isinstance(document.get("session_id"), str):
-        return document["session_id"]
-    trajectory_id = document.get("trajectory_id")
-    return trajectory_id.split("/", 1)[0] if isinstance(trajectory_id, str) else None
-
-
 def _trajectory(run_dir: Path, row: Mapping[str, Any]) -> tuple[str, Path] | None:
     name = row.get("trajectory_filename")
     if name is None:
@@ -229,15 +219,22 @@ def _trajectory(run_dir: Path, row: Mapping[str, Any]) -> tuple[str, Path] | Non
     rollout_id = row["rollout_id"]
     relative = f"rollout_trials/{rollout_id}/{name}"
     path = _trial_dir(run_dir, rollout_id) / name
-    document = _json_object(_regular(path, relative), relative)
-    if _trajectory_identity(document) != rollout_id:
-        raise LocalEvalUploadError(f"{relative} does not name rollout {rollout_id}")
-    extra = document.get("extra")
-    osmosis = extra.get("osmosis") if isinstance(extra, dict) else None
-    fields = osmosis.get("request_extra_fields") if isinstance(osmosis, dict) else None
-    found = (fields.get("row_index"), fields.get("run_index")) if isinstance(fields, dict) else None
-    if found != (row["row_index"], row["run_index"]):
-        raise LocalEvalUploadError(f"{relative} names another row or run than index.jsonl")
+    check = check_trajectory(_regular(path, relative))
+    if not check.valid:
+        raise LocalEvalUploadError(
+            f"{relative} is not valid ATIF ({check.describe()}); run the evaluation again (the same config "
+            "and --name): osmosis eval run rewrites a trajectory that fails this check from its results log"
+        )
+    if check.rollout_id != rollout_id:
+        raise LocalEvalUploadError(
+            f"{relative} does not identify rollout_id {rollout_id} (it names {check.rollout_id!r})"
+        )
+    if (check.row_index, check.run_index) != (row["row_index"], row["run_index"]):
+        raise LocalEvalUploadError(
+            f"{relative} row/run identity does not match index.jsonl (extra.osmosis.request_extra_fields "
+            f"names row {check.row_index} run {check.run_index}, index.jsonl row {row['row_index']} run "
+            f"{row['run_index']})"
+        )
     return relative, path
 
 

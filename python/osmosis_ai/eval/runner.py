@@ -16,7 +16,7 @@ from typing import Any
 from osmosis_ai.errors import EvalFnError, SystemicProviderError, ToolValidationError
 from osmosis_ai.eval.functions import EvalFunction
 from osmosis_ai.eval.llm_client import ExternalLLMClient
-from osmosis_ai.rollout.agent_loop import RolloutAgentLoop, RolloutContext
+from osmosis_ai.rollout.agent_loop import RolloutAgentLoop, RolloutContext, checked_result
 from osmosis_ai.rollout.requests import dataset_row_to_request
 from osmosis_ai.rollout.tools import validate_tools
 from osmosis_ai.runs.engine import RunControl, WorkItem, new_item_record
@@ -111,7 +111,7 @@ class AgentExecutor:
         ctx = RolloutContext(request=request, tools=list(tools), llm=client, _start_time=time.monotonic())
         # The same list object: calls recorded before a timeout or a crash still reach the record.
         record["tool_calls"] = ctx.tool_call_log
-        result = await self.agent.run(ctx)
+        result = checked_result(await self.agent.run(ctx))
         record["finish_reason"] = result.finish_reason
         record["reward"] = result.reward
         if result.status != "COMPLETED":

@@ -21,13 +21,17 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from osmosis_ai.errors import RunError
 from osmosis_ai.eval.options import EvalOptions
 from osmosis_ai.eval.summary import EvalReport
 from osmosis_ai.llm.providers import Endpoint
 from osmosis_ai.runs.backends import BackendReport
+
+if TYPE_CHECKING:
+    from osmosis_ai.llm.transport import Transport
+    from osmosis_ai.runs.backends import Backend
 from osmosis_ai.runs.engine import RunOutcome
 from osmosis_ai.runs.log import ResultsLog
 from osmosis_ai.runs.observer import RunObserver, quiet_observer
@@ -46,11 +50,13 @@ class EvalResult:
         outcome: Runs executed, taken from a resumed log, failed; interrupted or stopped early, and why.
         log_path: The results log (every finished run).
         summary: The log's result model laid out (per eval function mean/std/min/max and pass@k, null
-            when nothing was scored; counts; warnings); None when the session was interrupted (the log
-            holds what finished: resume it).
+            when nothing was scored; counts; warnings). When the session was interrupted it covers what
+            finished, and only when ``output`` was asked for (None otherwise: the log holds what finished,
+            resume it).
         duration_ms: Wall time of the runs.
         backend: How the runs were spread (``name`` is ``local`` unless they ran on Ray).
-        output: The results JSON written (``options.output``), or None.
+        output: The results JSON written (``options.output``; marked ``interrupted: true`` when a signal
+            stopped the session), or None.
     """
 
     options: EvalOptions
@@ -87,6 +93,7 @@ class EvalResult:
             duration_ms=self.duration_ms,
             stopped_early=self.outcome.stopped_early,
             stop_reason=self.outcome.stop_reason,
+            interrupted=self.outcome.interrupted,
         )
         spread = {"backend": self.backend.as_dict()} if self.backend.name != "local" else {}
         return {**document, "results_log": str(self.log_path), **spread}
@@ -209,7 +216,7 @@ async def _evaluate(
     options: EvalOptions,
     observer: RunObserver,
     endpoints: dict[str, Endpoint],
-    transports: dict[str, Any],
+    transports: dict[str, Transport],
     inputs: _Inputs,
 ) -> EvalResult:
     from osmosis_ai.eval.remote import AgentExecutorSpec
@@ -249,17 +256,17 @@ async def _evaluate(
             log.close()
     assert log is not None
     result = EvalResult(options, outcome, log.path, backend=report)
-    if outcome.interrupted:
-        return result
     result.duration_ms = (time.monotonic() - started) * 1000.0
+    if outcome.interrupted and options.output is None:
+        return result  # the log holds what finished: summarised when the resumed session ends
     return _summarise(result, endpoints)
 
 
 async def _drive(
     options: EvalOptions,
     observer: RunObserver,
-    backend: Any,
-    transports: dict[str, Any],
+    backend: Backend | None,
+    transports: dict[str, Transport],
     inputs: _Inputs,
     log: ResultsLog,
 ) -> RunOutcome:
@@ -318,5 +325,6 @@ def _summarise(result: EvalResult, endpoints: dict[str, Endpoint]) -> EvalResult
             duration_ms=result.duration_ms,
             stopped_early=result.outcome.stopped_early,
             stop_reason=result.outcome.stop_reason,
+            interrupted=result.outcome.interrupted,
         )
     return result

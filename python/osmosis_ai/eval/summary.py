@@ -16,7 +16,6 @@ was scored, its numbers are null (never 0), and a warning says so.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -144,11 +143,14 @@ class EvalReport:
         duration_ms: float,
         stopped_early: bool = False,
         stop_reason: str | None = None,
+        interrupted: bool = False,
     ) -> dict[str, Any]:
-        """The established `-o` layout in memory: ``config``, ``summary``, ``rows`` (+ ``model_summaries``).
-        :meth:`write_json` writes the same document without holding the rows."""
+        """The established `-o` layout in memory: ``config``, ``summary``, ``rows`` (+ ``model_summaries``),
+        and ``interrupted: true`` after ``config`` when a signal stopped the run (the rows are then those
+        that finished). :meth:`write_json` writes the same document without holding the rows."""
         out: dict[str, Any] = {
             "config": dict(config),
+            **({"interrupted": True} if interrupted else {}),
             "summary": self._summary(duration_ms, stopped_early, stop_reason),
             "rows": list(self.rows()),
         }
@@ -164,26 +166,28 @@ class EvalReport:
         duration_ms: float,
         stopped_early: bool = False,
         stop_reason: str | None = None,
+        interrupted: bool = False,
     ) -> None:
-        """Writes :meth:`to_json`'s document (indented, ASCII) one row at a time, via a temporary file and a
-        rename so a crash never leaves half a file."""
+        """Writes :meth:`to_json`'s document (indented, ASCII) one row at a time, by the ``-o`` rule of
+        :mod:`osmosis_ai._files` (never half a file; ``-`` is standard output; secrets masked)."""
 
         def block(value: Any) -> str:
             return json.dumps(value, indent=2, default=str).replace("\n", "\n  ")
 
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        with tmp.open("w", encoding="utf-8") as out:
-            out.write('{\n  "config": ' + block(dict(config)))
-            out.write(',\n  "summary": ' + block(self._summary(duration_ms, stopped_early, stop_reason)))
-            out.write(',\n  "rows": [')
+        from osmosis_ai._files import output_writer
+
+        with output_writer(path) as write:  # each write is whole JSON values: see output_writer
+            write('{\n  "config": ' + block(dict(config)))
+            if interrupted:
+                write(',\n  "interrupted": true')
+            write(',\n  "summary": ' + block(self._summary(duration_ms, stopped_early, stop_reason)))
+            write(',\n  "rows": [')
             for i, row in enumerate(self.rows()):
-                out.write(("\n    " if i == 0 else ",\n    ") + block(row).replace("\n", "\n  "))
-            out.write("\n  ]")
+                write(("\n    " if i == 0 else ",\n    ") + block(row).replace("\n", "\n  "))
+            write("\n  ]")
             if self.model_summaries:
-                out.write(',\n  "model_summaries": ' + block(self.model_summaries))
-            out.write("\n}\n")
-        os.replace(tmp, path)
+                write(',\n  "model_summaries": ' + block(self.model_summaries))
+            write("\n}\n")
 
 
 def _public_run(record: Mapping[str, Any], with_tag: bool) -> dict[str, Any]:

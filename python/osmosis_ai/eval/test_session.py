@@ -21,13 +21,16 @@ import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from osmosis_ai.errors import RunError
 from osmosis_ai.eval.options import TestOptions
 from osmosis_ai.rollout.agent_loop import RolloutAgentLoop
 from osmosis_ai.runs.engine import RunOutcome
 from osmosis_ai.runs.observer import RunObserver, quiet_observer
+
+if TYPE_CHECKING:
+    from osmosis_ai.llm.transport import Transport
 
 __all__ = ["TestInputs", "TestOptions", "TestResult", "arun_test", "open_test_inputs", "run_test"]
 
@@ -40,9 +43,10 @@ class TestResult:
 
     Attributes:
         options: The options it ran with.
-        outcome: Rows run and failed; stopped early, and why.
+        outcome: Rows run and failed; interrupted or stopped early, and why.
         records: Every row's record, in row order.
-        document: The established ``{"summary", "results"}`` document (today's summary of the records).
+        document: The established ``{"summary", "results"}`` document (today's summary of the records),
+            led by ``interrupted: true`` when a signal stopped the session.
         duration_ms: Wall time of the rows.
         output: The results JSON written (``options.output``), or None.
     """
@@ -75,7 +79,7 @@ class TestInputs:
 
     agent: RolloutAgentLoop
     rows: Rows
-    transport: Any
+    transport: Transport
 
 
 def _load_rows(options: TestOptions, observer: RunObserver) -> Rows:
@@ -154,6 +158,8 @@ async def _batch(options: TestOptions, observer: RunObserver, inputs: TestInputs
     result = TestResult(options, outcome, sorted(sink.records, key=lambda r: r["row_index"]))
     result.duration_ms = (time.monotonic() - started) * 1000.0
     result.document = results_document(result.records, result.duration_ms, outcome)
+    if outcome.interrupted:  # the rows that finished, marked as such
+        result.document = {"interrupted": True, **result.document}
     if options.output is not None:
         from osmosis_ai._files import write_json_atomic
 

@@ -131,17 +131,26 @@ class WorkflowExecutor:
             rollout_id=rollout_id,
             in_process=self.bridge.chat_in_process,
         )
+
+        def workflow_done(result: ExecutionResult) -> None:
+            steps["workflow"] = result
+            # The workflow's model calls, for its trajectory's steps; a grader's judge calls come later.
+            if calls := self.bridge.take_calls(rollout_id):
+                record["llm_calls"] = calls
+
         with context:
-            await self.backend.execute(
-                request, lambda r: steps.__setitem__("workflow", r), lambda r: steps.__setitem__("grader", r)
-            )
+            await self.backend.execute(request, workflow_done, lambda r: steps.__setitem__("grader", r))
         classify(record, steps.get("workflow"), steps.get("grader"))
         step = steps.get("grader") or steps.get("workflow")
         sample = step.sample if step is not None else None
         if sample is not None:
             # The log holds the conversation: trajectories/ is projected from it (run_files).
             record["messages"] = sample.trajectory_messages or sample.messages
-            record["label"] = sample.label
+            if sample.trajectory_messages is None:  # the workflow turned its trajectory off, as 0.3 allows
+                record["trajectory"] = False
+            record["label"] = sample.label if sample.label is not None else request.label
+            if request.metadata is not None:
+                record["request_metadata"] = request.metadata
             if sample.metrics:  # what the workflow reported (AgentWorkflowOutput.metrics), for the trajectory
                 record["metrics"] = sample.json_safe_copy().metrics
         if self.bridge.systemic_error is not None:

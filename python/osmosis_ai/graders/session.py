@@ -13,7 +13,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from osmosis_ai.errors import EvalFnError, ResultsLogError, RunError
 from osmosis_ai.eval.functions import EvalFunction, final_assistant_text
@@ -21,6 +21,9 @@ from osmosis_ai.graders.core import Grader, load_grader
 from osmosis_ai.graders.models import DEFAULT_EMBEDDING_MODEL
 from osmosis_ai.runs.engine import MemorySink, RunControl, RunEngine, RunOutcome, WorkItem, new_item_record
 from osmosis_ai.runs.observer import RunObserver, quiet_observer
+
+if TYPE_CHECKING:
+    from osmosis_ai.runs.log import ResultsLog
 
 PathLike = str | os.PathLike[str]
 
@@ -42,8 +45,8 @@ Sample = tuple[WorkItem, str | None, Mapping[str, Any]]
 
 def output_of(record: Mapping[str, Any]) -> str | None:
     """The model's output in a sample or run record, or None when it holds none."""
-    if isinstance(record.get("output_text"), str):
-        return record["output_text"]
+    if isinstance(text := record.get("output_text"), str):
+        return text
     for key in ("messages", "final_messages"):
         if isinstance(record.get(key), list):
             return final_assistant_text(record[key])
@@ -134,7 +137,7 @@ def log_samples(path: Path) -> Iterator[WorkItem]:
 def run_grading(
     grader: Grader,
     items: Iterable[WorkItem],
-    log: Any,
+    log: ResultsLog | MemorySink,
     *,
     concurrency: int = 8,
     on_record: Callable[[dict[str, Any], RunOutcome], None] | None = None,
@@ -266,7 +269,8 @@ def grade_summary(log_path: Path, name: str) -> dict[str, Any]:
     from osmosis_ai.results import read_results
     from osmosis_ai.runs.log import iter_runs
 
-    passed, examples = 0, []
+    passed = 0
+    examples: list[str] = []
     for record in iter_runs(log_path):
         passed += bool(record.get("passed"))
         if record.get("eval_errors") and len(examples) < 3:

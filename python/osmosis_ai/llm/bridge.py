@@ -4,7 +4,8 @@ A workflow is handed a chat-completions URL (as on the platform), not a client o
 run`` gives each rollout ``http://127.0.0.1:<port>/v1/rollouts/<rollout_id>`` (clients append
 ``/chat/completions``): the bridge checks the per-run bearer token, sends the request with the run's
 :class:`~osmosis_ai.llm.transport.Transport` (one retry policy, one connection pool, provider keys that
-never reach the workflow) and counts the tokens served per rollout.
+never reach the workflow) and counts the tokens served per rollout, keeping each call's token counts (the
+per-call metrics of the rollout's trajectory).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import orjson
 
 from osmosis_ai.llm.http1_server import Http1Server, HttpReply, HttpRequest
 from osmosis_ai.llm.retry import ProviderCallError, SystemicProviderCallError
+from osmosis_ai.llm.transport import Reply, Transport
 
 __all__ = ["LLMBridge", "reply_body", "split_request", "stream_events"]
 
@@ -41,7 +43,7 @@ class LLMBridge:
         ...         url = bridge.url_for("r1")
     """
 
-    def __init__(self, transport: Any, *, token: str | None = None, port: int = 0) -> None:
+    def __init__(self, transport: Transport, *, token: str | None = None, port: int = 0) -> None:
         self.transport = transport
         self.requested_port = port
         self.token = token or secrets.token_hex(16)
@@ -49,6 +51,7 @@ class LLMBridge:
 
         remember([self.token])  # the run's own bearer: masked wherever user code prints or logs it
         self.tokens_by_rollout: dict[str, int] = {}
+        self.calls_by_rollout: dict[str, list[dict[str, int]]] = {}
         self.port: int | None = None
         # Set when a call failed in a way every further call would repeat (bad key, nothing listening).
         self.systemic_error: str | None = None
@@ -61,8 +64,15 @@ class LLMBridge:
         return f"http://127.0.0.1:{self.port}/v1/rollouts/{rollout_id}"
 
     def take_tokens(self, rollout_id: str) -> int:
-        """The tokens served to ``rollout_id`` (forgotten afterwards: memory stays bounded by work in flight)."""
+        """The tokens served to ``rollout_id``; it is forgotten afterwards, calls included (memory stays
+        bounded by work in flight)."""
+        self.calls_by_rollout.pop(rollout_id, None)
         return self.tokens_by_rollout.pop(rollout_id, 0)
+
+    def take_calls(self, rollout_id: str) -> list[dict[str, int]]:
+        """The token counts (``prompt_tokens``, ``completion_tokens``) of each call served to ``rollout_id``
+        so far, in order; later calls are counted afresh."""
+        return self.calls_by_rollout.pop(rollout_id, [])
 
     async def start(self) -> LLMBridge:
         """Listens on 127.0.0.1, and adds ``127.0.0.1`` and ``localhost`` to this process's ``NO_PROXY``:
@@ -104,6 +114,10 @@ class LLMBridge:
             raise
         used = reply.usage.get("prompt_tokens", 0) + reply.usage.get("completion_tokens", 0)
         self.tokens_by_rollout[rollout_id] = self.tokens_by_rollout.get(rollout_id, 0) + used
+        calls = self.calls_by_rollout.get(rollout_id)
+        if calls is None:
+            self.calls_by_rollout[rollout_id] = calls = []
+        calls.append(dict(reply.usage))
         return reply
 
     async def chat_in_process(self, rollout_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
@@ -155,7 +169,7 @@ def split_request(body: Mapping[str, Any]) -> tuple[Any, Any, dict[str, Any]]:
     return body["messages"], body.get("tools"), params
 
 
-def reply_body(reply: Any) -> Mapping[str, Any]:
+def reply_body(reply: Reply) -> dict[str, Any]:
     """The standard ``chat.completion`` body of a transport's Reply."""
     # LiteLLM replies carry no raw wire body; build the standard shape from what the transport parsed.
     if reply.raw.get("choices"):

@@ -228,7 +228,7 @@ async def read_body(
         BodyTooLarge: The body is longer than ``limit`` bytes (a server's guard; clients pass None).
     """
     if headers.get("transfer-encoding", "").lower() == "chunked":
-        chunks = []
+        chunks: list[bytes] = []
         total = 0
         while True:
             size_line = await reader.readuntil(b"\r\n")

@@ -37,11 +37,15 @@ class HttpRequest:
 
 @dataclass(frozen=True)
 class HttpReply:
-    """One whole reply. ``json_error`` builds the ``{"error": {"message", "type"}}`` shape OpenAI clients read."""
+    """One whole reply. ``json_error`` builds the ``{"error": {"message", "type"}}`` shape OpenAI clients read.
+
+    ``headers`` are sent as given (after Content-Type and Content-Length), e.g. a Content-Security-Policy.
+    """
 
     status: int
     body: bytes
     content_type: str = "application/json"
+    headers: tuple[tuple[str, str], ...] = ()
 
     @classmethod
     def json_error(cls, status: int, message: str, kind: str) -> HttpReply:
@@ -143,9 +147,10 @@ async def _send(writer: asyncio.StreamWriter, reply: HttpReply, keep: bool = Fal
     except ValueError:
         reason = "Unknown"
     close = "" if keep else "Connection: close\r\n"
+    extra = "".join(f"{name}: {value}\r\n" for name, value in reply.headers)
     head = (
         f"HTTP/1.1 {reply.status} {reason}\r\nContent-Type: {reply.content_type}\r\n"
-        f"Content-Length: {len(reply.body)}\r\n{close}\r\n"
+        f"Content-Length: {len(reply.body)}\r\n{extra}{close}\r\n"
     )
     writer.write(head.encode("latin-1") + reply.body)
     with contextlib.suppress(ConnectionError):

@@ -81,7 +81,7 @@ class LiteLLMTransport:
         litellm = self._litellm()
         # LiteLLM picks proxies from the same variables with httpx's rules; the authorities are ours to give,
         # as a file: every LiteLLM client path honours a CA bundle path (not all of them a context).
-        litellm.ssl_verify = self._network.ca_bundle()
+        litellm.ssl_verify = self._network.ca_bundle()  # type: ignore[attr-defined]  # a setting litellm does not declare
         endpoint = self.endpoint
         kwargs: dict[str, Any] = {
             "model": endpoint.litellm_model,

@@ -215,9 +215,10 @@ def spawn_local_server(
     finally:
         if log is not subprocess.DEVNULL:
             log.close()  # type: ignore[union-attr]
-    assert proc.stdout is not None
+    stdout = proc.stdout
+    assert stdout is not None
     result: dict[str, str] = {}
-    reader = threading.Thread(target=lambda: result.setdefault("line", proc.stdout.readline()), daemon=True)
+    reader = threading.Thread(target=lambda: result.setdefault("line", stdout.readline()), daemon=True)
     reader.start()
     reader.join(timeout)
     line = result.get("line", "")

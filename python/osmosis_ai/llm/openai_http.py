@@ -32,8 +32,8 @@ def _error_detail(body: bytes) -> str:
     error = data.get("error") if isinstance(data, dict) else None
     if isinstance(error, dict):
         return str(error.get("message") or error.get("code") or error)[:300]
-    if isinstance(data, dict) and isinstance(data.get("detail"), str):
-        return data["detail"][:300]
+    if isinstance(data, dict) and isinstance(detail := data.get("detail"), str):
+        return detail[:300]
     return str(error or data)[:300]
 
 

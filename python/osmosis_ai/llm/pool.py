@@ -8,10 +8,9 @@ transports. Outside a pool a call makes its own transport and closes it afterwar
 from __future__ import annotations
 
 from contextvars import ContextVar, Token
-from typing import Any
 
 from osmosis_ai.llm.providers import Endpoint
-from osmosis_ai.llm.transport import make_transport
+from osmosis_ai.llm.transport import Transport, make_transport
 
 __all__ = ["TransportPool", "active_pool"]
 
@@ -29,10 +28,10 @@ class TransportPool:
 
     def __init__(self, *, max_connections: int = 64) -> None:
         self._max_connections = max_connections
-        self._transports: dict[Endpoint, Any] = {}
+        self._transports: dict[Endpoint, Transport] = {}
         self._token: Token[TransportPool | None] | None = None
 
-    def get(self, endpoint: Endpoint) -> Any:
+    def get(self, endpoint: Endpoint) -> Transport:
         """The pool's transport for ``endpoint``, made on first use."""
         transport = self._transports.get(endpoint)
         if transport is None:

@@ -11,10 +11,11 @@ import atexit
 import contextlib
 import threading
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from osmosis_ai.llm.pool import TransportPool
 from osmosis_ai.llm.providers import Endpoint
+from osmosis_ai.llm.transport import Transport
 from osmosis_ai.loop_thread import LoopThread
 
 __all__ = ["pooled_transport", "run_blocking"]
@@ -42,7 +43,7 @@ def _shutdown(host: LoopThread) -> None:
     host.stop(grace=0, wait=False)
 
 
-def pooled_transport(endpoint: Endpoint) -> Any:
+def pooled_transport(endpoint: Endpoint) -> Transport:
     """The background loop's transport for ``endpoint`` (call only from coroutines run by run_blocking)."""
     return _pool.get(endpoint)
 

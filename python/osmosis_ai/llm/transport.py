@@ -61,7 +61,7 @@ def make_transport(
     max_connections: int = 64,
     policy: RetryPolicy | None = None,
     network: NetworkSettings | None = None,
-) -> Any:
+) -> Transport:
     """The direct OpenAI-compatible transport when the endpoint has a base URL, LiteLLM otherwise.
 
     Both follow ``network`` (default: :func:`~osmosis_ai.llm.network.network_settings`, read now): the

@@ -77,8 +77,11 @@ class PlatformClient:
         retry: RetryPolicy | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
+        from osmosis_ai.redact import remember
+
         self.base_url = base_url.rstrip("/")
         self.token = token
+        remember([token])  # the platform's error texts may quote it: masked wherever they are shown
         self.git_identity = git_identity
         self.env_token = env_token
         self.retry = retry or RetryPolicy(max_retries=3, base_delay=1.0, max_delay=8.0, max_retry_after=60.0)

@@ -85,6 +85,11 @@ class Credentials:
     token_id: str | None = None
     token_store: str | None = None
 
+    def __post_init__(self) -> None:
+        from osmosis_ai.redact import remember
+
+        remember([self.token])  # an error text quoting it (a platform's, say) is masked wherever it goes
+
     @property
     def expired(self) -> bool:
         return self.expires_at is not None and self.expires_at <= datetime.now(timezone.utc)

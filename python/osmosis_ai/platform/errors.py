@@ -32,7 +32,7 @@ class PlatformError(CLIError):
     ) -> None:
         super().__init__(message)
         self.code = code
-        self.details = dict(details or {})
+        self.details: dict[str, Any] = dict(details or {})
         self.status_code = status_code
         if status_code is not None:
             self.details.setdefault("status_code", status_code)

@@ -12,6 +12,7 @@ digest that differs, counts that do not add up, an unknown state) stops the impo
 
 from __future__ import annotations
 
+import functools
 import re
 import time
 from collections.abc import Callable, Mapping
@@ -279,7 +280,7 @@ def send_files(
                     file.size,
                     instructions[file.path],
                     label=file.path,
-                    progress=lambda n, path=file.path: progress(path, n),
+                    progress=functools.partial(progress, file.path),
                     sleep=sleep,
                 )
                 file.check_unchanged()

@@ -86,7 +86,7 @@ class QuickstartStatus:
 def quickstart_status(client: PlatformClient, workspace_id: str) -> QuickstartStatus:
     """The workspace's repository, billing and whether quickstart was completed before."""
     data = client.get(PATH, params={"organizationId": workspace_id}, scoped=False)
-    repo = data.get("repo") if isinstance(data.get("repo"), dict) else {}
+    repo = found if isinstance(found := data.get("repo"), dict) else {}
     return QuickstartStatus(
         repo_connected=bool(repo.get("connected")),
         repo_full_name=repo.get("full_name") or None,

@@ -92,7 +92,7 @@ def register_rollout_server(
         from osmosis_ai.platform.secrets import redact
 
         raise redact(exc, [api_key] if api_key else []) from None
-    check = answer.get("health_check_result") if isinstance(answer.get("health_check_result"), dict) else {}
+    check = found if isinstance(found := answer.get("health_check_result"), dict) else {}
     return Registration(
         server_id=answer.get("id"), healthy=answer.get("status") == "healthy", detail=check.get("error")
     )

@@ -115,7 +115,7 @@ def run_item(kind: RunKind, run: dict[str, Any]) -> dict[str, Any]:
     base = {k: run.get(k) for k in ("id", "name", "status", "created_at", "started_at", "completed_at")}
     people = {"creator_name": run.get("creator_name"), "creator_email": run.get("creator_email")}
     if kind is BENCHMARK:
-        benchmark = run.get("benchmark") if isinstance(run.get("benchmark"), dict) else {}
+        benchmark = found if isinstance(found := run.get("benchmark"), dict) else {}
         item = {k: run.get(k) for k in BENCHMARK_RUN_FIELDS}
         item["benchmark_id"] = item["benchmark_id"] or benchmark.get("id")
         item["benchmark_name"] = item["benchmark_name"] or benchmark.get("name")

@@ -166,7 +166,7 @@ def resolve_settings(flag: str | None, environ: MutableMapping[str, str] | None 
         'https://platform.osmosis.ai'
     """
     env = os.environ if environ is None else environ
-    raw, source = flag, "flag"
+    raw, source = flag or "", "flag"
     if not (raw or "").strip():
         raw, source = env.get("OSMOSIS_PLATFORM_URL", ""), "environment"
     if not raw.strip():

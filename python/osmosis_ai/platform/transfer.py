@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, BinaryIO
 from urllib.parse import urlsplit
 
 import httpx
@@ -112,7 +112,7 @@ def put_bytes(
     return retry_blocking(policy, _storage_attempt(send, what), sleep=sleep, give_up=_after_attempts)
 
 
-def _chunks(handle: Any) -> Any:
+def _chunks(handle: BinaryIO) -> Iterator[bytes]:
     while chunk := handle.read(CHUNK):
         yield chunk
 
@@ -219,7 +219,12 @@ class DownloadReport:
 
 
 def _fetch_one(
-    http: httpx.Client, item: DownloadItem, root: Path, overwrite: bool, policy: RetryPolicy, sleep: Any
+    http: httpx.Client,
+    item: DownloadItem,
+    root: Path,
+    overwrite: bool,
+    policy: RetryPolicy,
+    sleep: Callable[[float], None],
 ) -> tuple[str, int]:
     """Downloads one file via ``<name>.partial`` (resumed with a Range request), then renames it."""
     target = root / safe_relative(item.path)

@@ -1,8 +1,9 @@
 """Pages for results: :func:`report` (one results file or several) and :func:`compare` (two runs, paired).
 
 Both return plain data and, given ``output``, also write one self-contained HTML page (inline SVG
-plots from Vega-Lite, no network). The statistics come from the Rust core via :mod:`osmosis_ai.stats`;
-the plotting libraries (altair, vl-convert) and polars are imported on use (``osmosis-ai[report]``).
+plots from Vega-Lite, every row, no network); ``osmosis view`` serves the same page (:mod:`._view`).
+The statistics come from the Rust core via :mod:`osmosis_ai.stats`; vl-convert is imported on use
+(``osmosis-ai[report]``).
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
 
 def __getattr__(name: str) -> Any:
-    # polars, altair and vl-convert load only when a report is made, not on `import osmosis_ai`.
+    # vl-convert loads only when a report is made, not on `import osmosis_ai`.
     if name in _LAZY:
         import importlib
 

@@ -1,4 +1,9 @@
-"""``osmosis_ai.compare``: is run B really better than run A on the same rows, or is it noise?"""
+"""``osmosis_ai.compare``: is run B really better than run A on the same rows, or is it noise?
+
+The numbers are the comparison model's (:func:`osmosis_ai.results.compare_results`, computed once in
+the Rust core); this module adds what a page needs around them: the rows paired for side-by-side
+reading, the rows that changed most, and per-group differences (through the stats core).
+"""
 
 from __future__ import annotations
 
@@ -7,11 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from osmosis_ai.errors import StatsError
-from osmosis_ai.report._run import _ks
-from osmosis_ai.stats import IntervalMethod
+from osmosis_ai.report._embed import DEFAULT_MAX_DATA_MB
+from osmosis_ai.report._figures import group_fields
+from osmosis_ai.report._pairs import Pair, Paired, first_attempt, group_deltas, pair_rows
+from osmosis_ai.report._run import Scan, scan_file
 
-__all__ = ["RunComparison", "compare"]
+__all__ = ["RunComparison", "compare", "compare_scans"]
 
 PathLike = str | os.PathLike[str]
 _CHANGED_ROWS = 20
@@ -29,16 +35,28 @@ class RunComparison:
         rows_a: Rows of A.
         rows_b: Rows of B.
         rows_matched: Rows in both (the rows every statistic below is over).
-        pass_threshold: An attempt passes when its score is >= this.
+        pass_threshold: A run passes when its score is >= this.
         a_values: A's estimate per statistic over the matched rows.
         b_values: B's estimate per statistic over the matched rows.
-        differences: ``{statistic: {"estimate", "low", "high", "level", "method"}}`` of ``B - A``,
-            paired over rows (``"mean"``, ``"pass_at_<k>"``, ``"pass_hat_<k>"``).
-        flips: On each row's first attempt (run 0): ``a_only`` (A passed, B failed), ``b_only``,
+        differences: ``{statistic: {"estimate", "a", "b", "low", "high", "level", "method", "p_value",
+            "p_holm", "verdict", "note"}}`` of ``B - A``, paired over rows (``"mean"``, ``"pass_at_<k>"``,
+            ``"pass_hat_<k>"``); ``low`` / ``high`` are None when the rows cannot support an interval
+            (``note`` says why).
+        flips: On each row's first attempt (run 0): ``a_only`` (A passed, B did not), ``b_only``,
             ``both``, ``neither``.
         mcnemar_p: McNemar's exact two-sided p-value on those flips.
-        changed_rows: The rows whose pass rate changed most, with both runs' attempts.
-        interval_method: ``"bootstrap"`` (paired, over rows) or ``"normal"``.
+        changed_rows: The rows whose share of passing runs moved most (without their runs; the page
+            shows every row's runs side by side).
+        interval_method: ``"t"`` (paired Student t, over rows) or ``"bootstrap"``.
+        groups: Per dataset field (2-30 values), per group: rows and the paired ``B - A`` of the mean
+            and pass@1 with intervals.
+        sides: ``{"a": ..., "b": ...}``: each run's own numbers of the metric over all its rows (the
+            result model's function result: pass@k / pass^k and their intervals, tallies).
+        warnings: What the numbers do not cover (different n, rows only one run holds, how many
+            statistics were tested).
+        verdict: The headline verdict: ``{"statistic", "outcome", "reason"}``; ``outcome`` is
+            ``"b_better"`` / ``"a_better"`` only when the interval, Holm's adjusted p-value and McNemar's
+            test agree.
     """
 
     a: str
@@ -55,160 +73,101 @@ class RunComparison:
     flips: dict[str, int]
     mcnemar_p: float
     changed_rows: list[dict[str, Any]] = field(default_factory=list)
-    interval_method: str = "bootstrap"
+    interval_method: str = "t"
+    groups: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    sides: dict[str, dict[str, Any]] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    verdict: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """Every field as plain data."""
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
 
-def _keyed(path: str, metric: str | None) -> tuple[Any, Any, Any, str]:
-    """(frame, attempts with a ``key`` column, summary, metric) of one run's primary model."""
-
-    from osmosis_ai.report._frame import attempt_table, score_names
-    from osmosis_ai.stats import load_results, summarize_results_by_model
-
-    summary = summarize_results_by_model(path)
-    frame, _ = load_results(path)
-    primary = next(iter(summary.models.values()), None)
-    names = score_names(frame, list(primary.summaries) if primary else [])
-    chosen = metric or (names[0] if names else None)
-    if chosen is None or chosen not in names:
-        raise StatsError(
-            f"{path}: no score named {chosen!r}; it holds {', '.join(names) or 'no scores'}", field="metric"
-        )
-    attempts = attempt_table(frame, "", chosen, summary.pass_threshold)
-    return frame, attempts, summary, chosen
-
-
-def _with_keys(attempts: Any, by_content: bool) -> Any:
-    import polars as pl
-
-    if not by_content:
-        return attempts.with_columns(pl.col("row_index").cast(pl.String).alias("key"))
-    # A dataset that repeats a row holds it twice: the n-th copy of a content key pairs with the n-th.
-    copy = pl.col("row_index").rank("dense").over("row_key").cast(pl.Int64)
-    return attempts.with_columns((pl.col("row_key") + "#" + copy.cast(pl.String)).alias("key"))
-
-
-def _per_row(attempts: Any) -> dict[str, dict[str, Any]]:
-    import polars as pl
-
-    grouped = (
-        attempts.sort("run_index")
-        .group_by("key")
-        .agg(
-            pl.col("row_index").first(),
-            pl.col("score"),
-            pl.col("counts"),
-            pl.col("passed"),
-            pl.col("run_index"),
-        )
-    )
-    return {row["key"]: row for row in grouped.to_dicts()}
-
-
-def _push(agg: Any, row: dict[str, Any], label: int) -> None:
-    scores = [s for s, c in zip(row["score"], row["counts"], strict=True) if c]
-    agg.push(scores, row_index=label, errors=sum(1 for c in row["counts"] if not c))
-
-
-def _first_attempt(row: dict[str, Any]) -> bool | None:
-    for run, counts, passed in zip(row["run_index"], row["counts"], row["passed"], strict=True):
-        if run == 0:
-            return bool(passed) if counts else None
-    return None
-
-
-def _runs(frame: Any, row_index: int, tag: str) -> list[dict[str, Any]]:
-    import polars as pl
-
-    from osmosis_ai.report._details import RUN_FIELDS, _bounded
-
-    columns = [c for c in RUN_FIELDS if c in frame.columns]
-    picked = frame.filter(pl.col("row_index") == row_index)
-    if "model_tag" in frame.columns:
-        picked = picked.filter(pl.col("model_tag").fill_null("") == "")
-    return [
-        _bounded({**run, "model_tag": tag}) for run in picked.select(columns).sort("run_index").to_dicts()
-    ]
-
-
-def _values(summary: Any) -> dict[str, float]:
-    return {
-        "mean": summary.mean or 0.0,
-        **{f"pass_at_{k}": v for k, v in summary.pass_at_k.items()},
-        **{f"pass_hat_{k}": v for k, v in summary.pass_hat_k.items()},
-    }
-
-
-def _paired_statistics(
-    pairs: list[tuple[dict[str, Any], dict[str, Any]]],
-    summary_a: Any,
-    *,
-    level: float,
-    method: IntervalMethod,
-    resamples: int,
-    seed: int,
-) -> tuple[dict[str, float], dict[str, float], dict[str, dict[str, Any]], str]:
-    """(A's values, B's values, intervals of B - A, method) from the Rust aggregators, rows paired by label."""
-    from osmosis_ai.stats import Aggregator
-    from osmosis_ai.stats import compare as paired
-
-    # Both runs at the same n (the smaller), so pass@k means the same thing on both sides.
-    n = min(max(len(ra["score"]) for ra, _ in pairs), max(len(rb["score"]) for _, rb in pairs))
-    ks = _ks(n)
-    options = {
-        "pass_threshold": summary_a.pass_threshold,
-        "ks": ks,
-        "n_runs": n,
-        "failed": summary_a.failed_policy,
-    }
-    agg_a, agg_b = Aggregator(**options), Aggregator(**options)
-    for label, (ra, rb) in enumerate(pairs):
-        _push(agg_a, {k: v[:n] if isinstance(v, list) else v for k, v in ra.items()}, label)
-        _push(agg_b, {k: v[:n] if isinstance(v, list) else v for k, v in rb.items()}, label)
-    result = paired(agg_b, agg_a, ks=ks, level=level, method=method, resamples=resamples, seed=seed)
-    differences = {k: iv.to_dict() for k, iv in result.differences.items()}
-    return _values(agg_a.finish()), _values(agg_b.finish()), differences, method
-
-
 _FLIP = {(True, False): "a_only", (False, True): "b_only", (True, True): "both", (False, False): "neither"}
 
 
-def _flips(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> dict[str, int]:
-    flips = dict.fromkeys(_FLIP.values(), 0)
-    for ra, rb in pairs:
-        fa, fb = _first_attempt(ra), _first_attempt(rb)
-        if fa is not None and fb is not None:
-            flips[_FLIP[(fa, fb)]] += 1
-    return flips
+def flip_of(pair: Pair) -> str | None:
+    """How the pair's first attempts went (None when either has no first attempt that counts)."""
+    fa, fb = first_attempt(pair.a), first_attempt(pair.b)
+    return None if fa is None or fb is None else _FLIP[(fa, fb)]
 
 
-def _changed_rows(
-    pairs: list[tuple[dict[str, Any], dict[str, Any]]], frame_a: Any, frame_b: Any, by_content: bool
-) -> list[dict[str, Any]]:
-    """The rows whose pass rate moved most, with both runs' attempts (tagged A and B)."""
+def _changed_rows(pairs: list[Pair]) -> list[dict[str, Any]]:
+    """The rows whose share of passing runs moved most (the terminal lists the first ten)."""
     changes = []
-    for ra, rb in pairs:
-        rate_a = sum(ra["passed"]) / max(1, sum(ra["counts"]))
-        rate_b = sum(rb["passed"]) / max(1, sum(rb["counts"]))
-        if rate_a != rate_b:
-            changes.append((rate_b - rate_a, rate_a, rate_b, ra, rb))
-    changes.sort(key=lambda c: (-abs(c[0]), c[3]["row_index"]))
+    for pair in pairs:
+        rate_a, rate_b = pair.a.share_passed(), pair.b.share_passed()
+        if rate_a is not None and rate_b is not None and rate_a != rate_b:
+            changes.append((rate_b - rate_a, rate_a, rate_b, pair))
+    changes.sort(key=lambda c: (-abs(c[0]), c[3].a.index))
     return [
         {
-            "row_key": ra["key"].rsplit("#", 1)[0] if by_content else None,
-            "row_index": ra["row_index"],
-            "row_index_b": rb["row_index"],
+            "row_key": pair.key,
+            "row_index": pair.a.index,
+            "row_index_b": pair.b.index,
             "status": "improved" if delta > 0 else "regressed",
             "pass_rate_a": rate_a,
             "pass_rate_b": rate_b,
             "change": delta,
-            "runs": _runs(frame_a, ra["row_index"], "A") + _runs(frame_b, rb["row_index"], "B"),
         }
-        for delta, rate_a, rate_b, ra, rb in changes[:_CHANGED_ROWS]
+        for delta, rate_a, rate_b, pair in changes[:_CHANGED_ROWS]
     ]
+
+
+def compare_scans(
+    scan_a: Scan,
+    scan_b: Scan,
+    *,
+    metric: str | None = None,
+    allow_partial: bool = False,
+    level: float = 0.95,
+    method: str = "t",
+    resamples: int = 1000,
+    seed: int = 0,
+) -> tuple[RunComparison, Paired]:
+    """The comparison of two scanned files and their paired rows (see :func:`compare`)."""
+    from osmosis_ai.results import compare_results
+
+    model = compare_results(
+        scan_a.source.path,
+        scan_b.source.path,
+        metric=metric,
+        allow_partial=allow_partial,
+        level=level,
+        method="bootstrap" if method == "bootstrap" else "t",
+        resamples=resamples,
+        seed=seed,
+    ).to_dict()
+    paired = pair_rows(scan_a.index, scan_b.index, model["metric"])
+    threshold = model["a"]["summary"]["pass_threshold"]
+    # An unscored judgement is not a 0 in a rubric's mean (eval-rubric's own rule); an eval's failed run is.
+    rubric = scan_a.source.header.get("kind") == "rubric" or scan_a.source.layout == "rubric-json"
+    fields = group_fields(scan_a.dataset.rows)
+    n = model["ks"][-1] if model["ks"] else 1
+    differences = model["differences"]
+    comparison = RunComparison(
+        a=model["a"]["path"],
+        b=model["b"]["path"],
+        metric=model["metric"],
+        matched_by=model["matched_by"],
+        rows_a=model["a"]["rows"],
+        rows_b=model["b"]["rows"],
+        rows_matched=model["rows_matched"],
+        pass_threshold=threshold,
+        a_values={k: d["a"] for k, d in differences.items()},
+        b_values={k: d["b"] for k, d in differences.items()},
+        differences=differences,
+        flips=model["flips"],
+        mcnemar_p=model["mcnemar_p"],
+        changed_rows=_changed_rows(paired.matched),
+        interval_method=model["method"],
+        groups=group_deltas(paired.matched, fields, threshold, n, level, "exclude" if rubric else "zero"),
+        sides={"a": model["a"]["summary"], "b": model["b"]["summary"]},
+        warnings=[w["message"] for w in model["warnings"]] + paired.warnings,
+        verdict=model["verdict"],
+    )
+    return comparison, paired
 
 
 def compare(
@@ -218,16 +177,22 @@ def compare(
     metric: str | None = None,
     allow_partial: bool = False,
     level: float = 0.95,
-    method: IntervalMethod = "bootstrap",
+    method: str = "t",
     resamples: int = 1000,
     seed: int = 0,
     output: PathLike | None = None,
+    max_data_mb: float = DEFAULT_MAX_DATA_MB,
+    dataset: PathLike | None = None,
 ) -> RunComparison:
     """Compares two runs on the same rows: flips, paired intervals of ``B - A``, McNemar's exact test.
 
     Rows are matched by content (``row_key``), so two runs over the same dataset pair up even when their
-    order or ``--offset`` differs. The paired bootstrap resamples rows with both runs' attempts of a row
-    together; McNemar's test looks at each row's first attempt. Both are computed in the Rust core.
+    order or ``--offset`` differs. Every statistic is a paired difference over the matched rows (Student
+    t, or the paired bootstrap resampling rows with both runs' attempts together); McNemar's test looks at
+    each row's first attempt; a verdict needs the interval, Holm's adjusted p-value and McNemar to agree.
+    All of it is the comparison model's (:func:`osmosis_ai.results.compare_results`, the Rust core).
+    With ``output``, the page shows A and B side by side for every matched row (runs embedded up to
+    ``max_data_mb`` compressed MiB), with only-flips / only-differences filters and per-group deltas.
 
     Args:
         a: Run A's results file (the baseline).
@@ -235,10 +200,12 @@ def compare(
         metric: The score name; default the first one A declares.
         allow_partial: Compare the shared rows when the runs hold different rows (else refuse).
         level: Confidence level of the intervals.
-        method: ``"bootstrap"`` (paired, over rows) or ``"normal"`` (the paired normal interval).
+        method: ``"t"`` (paired Student t; ``"normal"`` is taken as it) or ``"bootstrap"`` (paired, over rows).
         resamples: Bootstrap resamples.
         seed: Bootstrap seed.
         output: Write the comparison page here as well.
+        max_data_mb: Compressed MiB of runs the page may hold.
+        dataset: The dataset file for ground truths and per-group deltas (default: the one A names).
 
     Returns:
         A :class:`RunComparison`.
@@ -259,51 +226,25 @@ def compare(
         >>> result = compare(log("a.jsonl", 3), log("b.jsonl", 8))
         >>> (result.flips["b_only"], round(result.differences["pass_at_1"]["estimate"], 2), round(result.mcnemar_p, 4))
         (5, 0.5, 0.0625)
+        >>> result.verdict["outcome"]
+        'no_clear_difference'
     """
-    from osmosis_ai.stats import mcnemar_exact
+    from osmosis_ai.report._compare_page import PageSinks, write_compare_page
 
     path_a, path_b = os.fspath(a), os.fspath(b)
-    frame_a, att_a, sum_a, name = _keyed(path_a, metric)
-    frame_b, att_b, _, _ = _keyed(path_b, name)
-    by_content = all(t.height and t["row_key"].null_count() == 0 for t in (att_a, att_b))
-    rows_a, rows_b = _per_row(_with_keys(att_a, by_content)), _per_row(_with_keys(att_b, by_content))
-    shared = sorted(set(rows_a) & set(rows_b), key=lambda k: rows_a[k]["row_index"])
-    if not allow_partial and (len(shared) != len(rows_a) or len(shared) != len(rows_b)):
-        raise StatsError(
-            f"{path_a} and {path_b} were run on different datasets: {len(shared)} rows match by "
-            f"{'content' if by_content else 'row index'} (A has {len(rows_a)} rows, B has {len(rows_b)}). Compare "
-            "runs of the same dataset, or allow a partial comparison (allow_partial=True, --allow-partial) of "
-            f"the {len(shared)} shared rows.",
-            field="rows",
-        )
-    if len(shared) < 2:
-        raise StatsError(
-            f"{path_a} and {path_b} share {len(shared)} rows; a comparison needs at least 2", field="rows"
-        )
-    pairs = [(rows_a[k], rows_b[k]) for k in shared]
-    a_values, b_values, differences, method = _paired_statistics(
-        pairs, sum_a, level=level, method=method, resamples=resamples, seed=seed
+    sinks = PageSinks(int(max_data_mb * (1 << 20))) if output is not None else None
+    scan_a = scan_file(path_a, sink=sinks.a if sinks else None, dataset=dataset)
+    scan_b = scan_file(path_b, sink=sinks.b if sinks else None, dataset=dataset)
+    comparison, paired = compare_scans(
+        scan_a,
+        scan_b,
+        metric=metric,
+        allow_partial=allow_partial,
+        level=level,
+        method=method,
+        resamples=resamples,
+        seed=seed,
     )
-    flips = _flips(pairs)
-    comparison = RunComparison(
-        a=path_a,
-        b=path_b,
-        metric=name,
-        matched_by="row_key" if by_content else "row_index",
-        rows_a=len(rows_a),
-        rows_b=len(rows_b),
-        rows_matched=len(shared),
-        pass_threshold=sum_a.pass_threshold,
-        a_values=a_values,
-        b_values=b_values,
-        differences=differences,
-        flips=flips,
-        mcnemar_p=mcnemar_exact(flips["a_only"], flips["b_only"]),
-        changed_rows=_changed_rows(pairs, frame_a, frame_b, by_content),
-        interval_method=method,
-    )
-    if output is not None:
-        from osmosis_ai.report._compare_page import render_compare_page
-
-        Path(output).write_text(render_compare_page(comparison), encoding="utf-8")
+    if output is not None and sinks is not None:
+        write_compare_page(Path(output), comparison, paired, scan_a, scan_b, sinks)
     return comparison

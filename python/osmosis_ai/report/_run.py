@@ -1,22 +1,24 @@
-"""What a report shows about one results file, as plain data (no HTML here)."""
+"""What a page shows about one results file, as plain data (no HTML here): one streamed pass over its
+records (:func:`scan_file`), then the summary, the page's meta data and its plots (:func:`describe`).
+"""
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from osmosis_ai.report._details import row_details
+from osmosis_ai.report import _charts as charts
+from osmosis_ai.report import _figures as figures
+from osmosis_ai.report._dataset import DatasetRows, load_dataset_rows
+from osmosis_ai.report._rows import RowIndex
+from osmosis_ai.report._source import LogSource, open_source
+from osmosis_ai.report._summary import page_summary
 
-__all__ = ["DEFAULT_MAX_ROWS", "RunReport", "build_run_report"]
+__all__ = ["RunReport", "Scan", "curve_points", "describe", "scan_file"]
 
-#: Rows whose runs are embedded in a page: past this the page keeps aggregates and a sample, and says so.
-DEFAULT_MAX_ROWS = 500
-# Above this many rows x statistics a percentile bootstrap costs seconds; the normal interval over that
-# many rows is as good, so the page uses it (and names the method).
-_BOOTSTRAP_WORK_LIMIT = 200_000
-_CURVE_POINTS = 400
-_MAX_KS = 20
+_FIELD_COLUMNS = 12
 
 
 @dataclass(frozen=True)
@@ -25,172 +27,210 @@ class RunReport:
 
     Attributes:
         path: The file.
-        header: Layout, kind, command, model(s), dataset and its fingerprint, creation time, n,
-            duration, tokens and cost where the file records them.
-        metrics: Per model tag, per score name: mean, pass@k / pass^k with intervals, mixed fraction,
-            errors (:meth:`osmosis_ai.stats.Summary.to_dict`).
-        primary_metric: The score name the per-row views use.
-        histograms: ``{"score:<name>" | "latency_ms" | "tokens": [{"low", "high", "count"}]}``.
-        row_pass_rates: Sorted per-row pass rates of the primary metric (at most 400 evenly spaced
-            points of the sorted list, as ``[{"rank", "pass_rate"}]``).
-        judge: Judge health counts for rubric runs, else None.
-        rows_total: Rows in the file (primary model).
-        row_counts: ``{"passed", "failed", "errored"}`` over all rows.
-        rows: The rows embedded with their runs (at most ``max_rows``; errored and failed rows first).
-        interval_method: How the intervals were computed.
+        summary: Every number of the page, in the result model's layout (``models[].functions[]``:
+            run and row tallies, mean / std / min / max or null, pass@k / pass^k, intervals; durations;
+            warnings).
+        meta: What else the page shows: the log header's dataset and dates, per-group statistics,
+            latency percentiles, judge panels, notes.
+        rows_total: Rows in the file.
+        runs_total: Run records in the file.
+        runs_left_out: Runs the page does not hold (over its data limit); ``osmosis view`` shows them.
+        rows_left_out: Rows with at least one run left out.
     """
 
     path: str
-    header: dict[str, Any]
-    metrics: dict[str, dict[str, dict[str, Any]]]
-    primary_metric: str | None
-    histograms: dict[str, list[dict[str, Any]]]
-    row_pass_rates: list[dict[str, float]]
-    judge: dict[str, int] | None
+    summary: dict[str, Any]
+    meta: dict[str, Any]
     rows_total: int
-    row_counts: dict[str, int]
-    rows: list[dict[str, Any]] = field(default_factory=list)
-    interval_method: str = "bootstrap"
+    runs_total: int
+    runs_left_out: int = 0
+    rows_left_out: int = 0
+
+    @property
+    def row_counts(self) -> dict[str, int]:
+        """Rows by outcome (passed every attempt / some / none, errored, incomplete) of the first score."""
+        functions = self.summary["models"][0]["functions"] if self.summary["models"] else []
+        return dict(functions[0]["rows"]) if functions else {}
 
     def to_dict(self) -> dict[str, Any]:
         """Every field as plain data."""
         return {name: getattr(self, name) for name in self.__dataclass_fields__}
 
 
-def _ks(n: int) -> list[int]:
-    if n <= _MAX_KS:
-        return list(range(1, n + 1))
-    # Geometric spacing keeps the curve's shape with a bounded number of statistics.
-    ks = {1, n}
-    step = n ** (1 / (_MAX_KS - 1))
-    ks.update(max(1, round(step**i)) for i in range(_MAX_KS))
-    return sorted(ks)
+@dataclass
+class Scan:
+    """One pass over a results file: its source, row index and dataset rows."""
+
+    source: LogSource
+    index: RowIndex
+    dataset: DatasetRows
+    runs_total: int
 
 
-def _attempts_per_row(frame: Any) -> tuple[int, int]:
-    """(fewest, most) run records of a row of one model; (1, 1) for an empty file."""
-    import polars as pl
-
-    if frame.height == 0:
-        return 1, 1
-    keys = ["row_index", "model_tag"] if "model_tag" in frame.columns else ["row_index"]
-    counts = frame.group_by(keys).agg(pl.col("run_index").n_unique().alias("runs"))["runs"]
-    return max(1, int(counts.min())), max(1, int(counts.max()))  # type: ignore[arg-type]
+def _declared_n(header: dict[str, Any]) -> int | None:
+    config = header.get("config") if isinstance(header.get("config"), dict) else {}
+    for value in (config.get("n_runs"), header.get("number"), config.get("number")):
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
 
 
-def _sum_column(frame: Any, name: str) -> float | None:
-    if name not in frame.columns:
-        return None
-    value = frame[name].drop_nulls()
-    return float(value.sum()) if value.len() else None
+def _names(source: LogSource) -> list[str]:
+    header = source.header
+    config = header.get("config") if isinstance(header.get("config"), dict) else {}
+    names = [n for n in config.get("eval_fns") or [] if isinstance(n, str)]
+    rubric = header.get("rubric_id") or config.get("rubric_id")
+    if source.layout == "rubric-json":
+        names = [rubric or "score"]
+    elif isinstance(rubric, str) and rubric not in names:
+        names.append(rubric)
+    return names
 
 
-def _usage_tokens(frame: Any) -> Any:
-    import polars as pl
-
-    if "tokens" in frame.columns:
-        return frame["tokens"]
-    usage = frame.schema.get("usage")
-    if isinstance(usage, pl.Struct) and "total_tokens" in {f.name for f in usage.fields}:
-        return frame["usage"].struct.field("total_tokens")
-    return pl.Series("tokens", [], dtype=pl.Int64)
+def _threshold(header: dict[str, Any]) -> float:
+    config = header.get("config") if isinstance(header.get("config"), dict) else {}
+    for value in (config.get("pass_threshold"), header.get("pass_threshold")):
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    return 1.0
 
 
-def _judge_health(frame: Any) -> dict[str, int]:
-    import polars as pl
+def scan_file(
+    path: str | os.PathLike[str],
+    *,
+    sink: Callable[[int, dict[str, str], dict[str, Any]], bool] | None = None,
+    keep_positions: bool = False,
+    dataset: str | os.PathLike[str] | None = None,
+) -> Scan:
+    """Reads a results file once, streaming: the row index, and each run handed to ``sink``.
 
-    def total(name: str) -> int:
-        return int(frame[name].fill_null(0).cast(pl.Int64).sum()) if name in frame.columns else 0
-
-    def count(name: str, value: Any) -> int:
-        return int((frame[name] == value).sum()) if name in frame.columns else 0
-
-    return {
-        "parse_failures": total("parse_failures"),
-        "clamped": total("clamped"),
-        "retries": total("retries"),
-        "unscored": count("status", "unscored"),
-        "errors": count("status", "error"),
-    }
-
-
-def _header(path: str, meta: dict[str, Any], summary: Any, frame: Any, n: int) -> dict[str, Any]:
-    config = summary.config or meta.get("config") or {}
-    models = [config.get(k) for k in ("model", "baseline_model", "judge_model") if config.get(k)]
-    primary = next(iter(summary.models.values()), None)
-    return {
-        "file": os.path.basename(path),
-        "layout": summary.layout,
-        "kind": summary.kind or meta.get("kind") or "eval",
-        "command": config.get("command") or config.get("agent") or config.get("rubric_id"),
-        "models": models,
-        "dataset": meta.get("dataset"),
-        "created_at": meta.get("created_at"),
-        "osmosis_version": meta.get("osmosis_version"),
-        "n": n,
-        "pass_threshold": summary.pass_threshold,
-        "runs": primary.runs if primary else 0,
-        "failed_runs": primary.failed_runs if primary else 0,
-        "duration_ms": sum(m.duration_ms for m in summary.models.values()),
-        "tokens": sum(m.tokens for m in summary.models.values()) or _sum_column(frame, "tokens"),
-        "cost_usd": _sum_column(frame, "cost_usd") or _sum_column(frame, "cost"),
-        "config": config,
-    }
-
-
-def build_run_report(
-    path: str | os.PathLike[str], *, max_rows: int = DEFAULT_MAX_ROWS, seed: int = 0
-) -> RunReport:
-    """Reads one results file (any layout the package writes) and summarises it for a page.
-
-    The file is read twice: once by the Rust statistics (every number on the page) and once by polars
-    for the per-row views; the page embeds aggregates and at most ``max_rows`` rows with their runs.
+    Args:
+        path: The results file.
+        sink: Receives ``(row_index, outcome per score key, record)`` of every run; False when it takes
+            no more.
+        keep_positions: Remember where each run is in the file (to read it again on demand).
+        dataset: The dataset file to read ground truths and fields from (default: the log header's).
     """
-    from osmosis_ai.report import _frame as tables
-    from osmosis_ai.stats import load_results, summarize_results_by_model
+    source = open_source(path)
+    threshold = _threshold(source.header)
+    config = source.header.get("config") if isinstance(source.header.get("config"), dict) else {}
+    judged = source.layout == "rubric-json" or "rubric" in (source.header.get("kind"), config.get("kind"))
+    index = RowIndex(_names(source), threshold, _declared_n(source.header), sink, keep_positions, judged)
+    runs = 0
+    for record in source.records():
+        index.add(record)
+        runs += 1
+    rows = load_dataset_rows(source.header, index.row_keys(), index.indices(), dataset)
+    return Scan(source, index, rows, runs)
 
-    name = os.fspath(path)
-    frame, meta = load_results(name)
-    n_min, n = _attempts_per_row(frame)
-    rows_guess = frame["row_index"].n_unique() if frame.height else 0
-    # pass@k is defined up to the fewest attempts of a row (an interrupted run leaves rows short).
-    ks = _ks(n_min)
-    method = "bootstrap" if rows_guess * (2 * len(ks) + 1) <= _BOOTSTRAP_WORK_LIMIT else "normal"
-    summary = summarize_results_by_model(name, ks=ks, confidence=0.95, method=method, seed=seed)
-    metrics = {
-        tag: {metric: s.to_dict() for metric, s in model.summaries.items()}
-        for tag, model in summary.models.items()
+
+def curve_points(function: dict[str, Any]) -> list[dict[str, Any]]:
+    """pass@k and pass^k of a function result against k, with its intervals (for a pass curve)."""
+    points = []
+    for statistic, key, prefix in (("pass@k", "pass_at_k", "pass_at"), ("pass^k", "pass_hat_k", "pass_hat")):
+        for k, value in function[key].items():
+            points.append(
+                {**_point(statistic, value, function["intervals"].get(f"{prefix}_{k}")), "k": int(k)}
+            )
+    return points
+
+
+def _point(statistic: str, value: float, interval: dict[str, Any] | None) -> dict[str, Any]:
+    """A plotted value with its interval (drawn as the value alone when the data give no bounds)."""
+    low, high = (interval or {}).get("low"), (interval or {}).get("high")
+    return {
+        "statistic": statistic,
+        "value": value,
+        "low": value if low is None else low,
+        "high": value if high is None else high,
     }
-    primary = next(iter(summary.models.values()), None)
-    declared = list(primary.summaries) if primary else []
-    names = tables.score_names(frame, declared)
-    metric = names[0] if names else None
-    attempts = tables.attempt_table(frame, "", metric, summary.pass_threshold)
-    rows = tables.row_table(attempts)
-    histograms = {
-        f"score:{m}": tables.histogram(tables.attempt_table(frame, "", m, 0.0)["score"]) for m in names
-    }
-    if "duration_ms" in frame.columns:
-        histograms["latency_ms"] = tables.histogram(frame["duration_ms"])
-    histograms["tokens"] = tables.histogram(_usage_tokens(frame))
-    rates = rows["pass_rate"].drop_nulls().sort()
-    step = max(1, rates.len() // _CURVE_POINTS)
-    curve = [
-        {"rank": i / max(1, rates.len() - 1), "pass_rate": float(rates[i])}
-        for i in range(0, rates.len(), step)
-    ]
-    counts = dict(zip(*rows["status"].value_counts().to_dict(as_series=False).values(), strict=True))
-    kind = summary.kind or meta.get("kind")
-    return RunReport(
-        path=name,
-        header=_header(name, meta, summary, frame, n),
-        metrics=metrics,
-        primary_metric=metric,
-        histograms=histograms,
-        row_pass_rates=curve,
-        judge=_judge_health(frame) if kind == "rubric" else None,
-        rows_total=rows.height,
-        row_counts={k: int(counts.get(k, 0)) for k in ("passed", "failed", "errored")},
-        rows=row_details(frame, rows, max_rows),
-        interval_method=method,
+
+
+def _group_points(groups: list[dict[str, Any]], name: str, last: str) -> list[dict[str, Any]]:
+    points = []
+    for group in groups:
+        stats = group["stats"].get(name) or {}
+        if stats.get("mean") is not None:
+            points.append(
+                {"group": group["value"], **_point("mean", stats["mean"], stats.get("mean_interval"))}
+            )
+        for k in ("1", last):
+            entry = (stats.get("pass_at_k") or {}).get(k)
+            if entry and entry.get("value") is not None:
+                points.append(
+                    {"group": group["value"], **_point(f"pass@{k}", entry["value"], entry.get("interval"))}
+                )
+    return points
+
+
+def _specs(
+    index: int, summary: dict[str, Any], meta: dict[str, Any], scan: Scan
+) -> list[tuple[str, dict[str, Any]]]:
+    specs: list[tuple[str, dict[str, Any]]] = []
+    primary = summary["models"][0]["functions"] if summary["models"] else []
+    for f in primary:
+        if f["pass_at_k"]:
+            specs.append(
+                (
+                    f"p{index}:pass-curve:{f['name']}",
+                    charts.pass_curve(curve_points(f), f"pass@k and pass^k: {f['name']}"),
+                )
+            )
+    for name, values in scan.index.score_values.items():
+        bins = figures.histogram(values)
+        if bins:
+            specs.append((f"p{index}:score:{name}", charts.bar_histogram(bins, f"scores: {name}", "score")))
+    latency = meta["latency"]
+    if latency["bins"]:
+        specs.append((f"p{index}:latency", charts.latency_chart(latency["bins"], latency["percentiles"])))
+    tokens = figures.histogram(scan.index.tokens)
+    if tokens:
+        specs.append((f"p{index}:tokens", charts.bar_histogram(tokens, "tokens per run", "tokens per run")))
+    if summary["durations"]["invocations"]:
+        specs.append((f"p{index}:invocations", charts.invocations_chart(summary["durations"]["invocations"])))
+    if meta["judge"]:
+        specs.append((f"j{index}:health", charts.counts_chart(meta["judge"]["health"], "judge health")))
+    if primary:
+        last = str(primary[0]["ks"][-1]) if primary[0]["ks"] else "1"
+        for field, groups in meta["groups"].items():
+            points = _group_points(groups, primary[0]["name"], last)
+            if points:
+                title = f"{primary[0]['name']} by {field}"
+                specs.append((f"g{index}:{field}", charts.group_chart(points, title, "score / rate")))
+    return specs
+
+
+def describe(
+    scan: Scan, *, index: int = 0, level: float = 0.95
+) -> tuple[dict[str, Any], dict[str, Any], list[tuple[str, dict[str, Any]]]]:
+    """(summary, page meta, plot specs) of a scanned file; plot names carry the file's ``index``."""
+    source, rows = scan.source, scan.index
+    summary = page_summary(source.path, level=level, skipped_tail=source.skipped_tail)
+    header = source.header
+    notes = [scan.dataset.note] if scan.dataset.note else []
+    if source.lenient_lines:
+        notes.append(
+            f"{source.lenient_lines} lines held invalid UTF-8 or lone surrogates; those characters show as \ufffd"
+        )
+    groups = figures.groups(rows, scan.dataset.rows, summary)
+    fields = list(groups) + sorted(
+        {f for r in scan.dataset.rows.values() for f in r.get("fields", {})} - set(groups)
     )
+    primary = summary["models"][0]["functions"] if summary["models"] else []
+    meta = {
+        "file": os.path.basename(source.path),
+        "path": source.path,
+        "dataset": header.get("dataset") if isinstance(header.get("dataset"), dict) else None,
+        "dataset_read": scan.dataset.path if scan.dataset.rows else None,
+        "created_at": header.get("created_at"),
+        "osmosis_version": header.get("osmosis_version"),
+        "score_keys": [key for _, _, key in rows.keys],
+        "fields": fields[:_FIELD_COLUMNS],
+        "groups": groups,
+        "latency": figures.latency(rows.latency_ms),
+        "judge": figures.judge_panels(
+            rows, header, summary["source"]["kind"], primary[0]["name"] if primary else None
+        ),
+        "notes": notes,
+    }
+    return summary, meta, _specs(index, summary, meta, scan)

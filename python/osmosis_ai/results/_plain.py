@@ -7,7 +7,7 @@ import types
 import typing
 from enum import Enum
 from functools import cache
-from typing import Any, TypeVar, Union
+from typing import Any, ClassVar, Protocol, TypeVar, Union, overload
 
 __all__ = ["from_plain", "to_plain"]
 
@@ -42,11 +42,19 @@ def _convert(hint: Any, value: Any) -> Any:
 def from_plain(cls: type[T], data: dict[str, Any]) -> T:
     """``cls`` (a dataclass) from its JSON form; keys the class does not know are ignored (a newer
     minor layout adds fields)."""
-    hints = _hints(cls)
+    hints = _hints(cls)  # type: ignore[arg-type]  # a class is hashable; mypy cannot tell for type[T]
     kwargs = {f.name: _convert(hints[f.name], data.get(f.name)) for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     return cls(**kwargs)
 
 
+class _Dataclass(Protocol):
+    __dataclass_fields__: ClassVar[dict[str, Any]]
+
+
+@overload
+def to_plain(value: _Dataclass) -> dict[str, Any]: ...
+@overload
+def to_plain(value: Any) -> Any: ...
 def to_plain(value: Any) -> Any:
     """JSON-ready data: dataclasses to objects, mapping keys to strings, tuples to lists, enums to values."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):

@@ -124,7 +124,7 @@ _LAZY = {
     "create_app": "osmosis_ai.rollout.server",
     "AppState": "osmosis_ai.rollout.server",
     "serve_agent_loop": "osmosis_ai.rollout.serve",
-    "validate_and_report": "osmosis_ai.rollout.serve",
+    "validate_and_report": "osmosis_ai.cli.validate",
     "ServeError": "osmosis_ai.rollout.serve",
     "DEFAULT_HOST": "osmosis_ai.rollout.serve",
     "DEFAULT_PORT": "osmosis_ai.rollout.serve",

@@ -12,9 +12,11 @@ import logging
 import os
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from osmosis_ai.redact import redact
 from osmosis_ai.rollout.schemas import OpenAIFunctionToolSchema, RolloutMetrics, RolloutRequest
 
 __all__ = [
@@ -23,6 +25,7 @@ __all__ = [
     "RolloutAgentLoop",
     "RolloutContext",
     "RolloutResult",
+    "checked_result",
 ]
 
 logger = logging.getLogger(__name__)
@@ -96,6 +99,25 @@ class RolloutResult:
     reward: float | None = None
 
 
+def checked_result(value: Any) -> RolloutResult:
+    """What an agent loop's ``run`` returned, if it is a :class:`RolloutResult` (the one rule of the server,
+    ``eval``, ``test`` and ``eval run``).
+
+    Raises:
+        TypeError: Anything else, named (``... got int``), instead of failing later on a missing attribute.
+
+    Example:
+        >>> checked_result(3)
+        Traceback (most recent call last):
+        TypeError: run() must return a RolloutResult (ctx.complete(...) or ctx.error(...)), got int
+    """
+    if isinstance(value, RolloutResult):
+        return value
+    raise TypeError(
+        f"run() must return a RolloutResult (ctx.complete(...) or ctx.error(...)), got {type(value).__name__}"
+    )
+
+
 _UNSAFE_FILENAME = re.compile(r"[^A-Za-z0-9._-]")
 
 
@@ -155,11 +177,16 @@ class RolloutContext:
         arguments: Any = None,
         result: Any = None,
         error: str | None = None,
+        started: float | None = None,
     ) -> None:
         """Counts one tool call and its latency into the rollout's metrics.
 
         With ``name``, the call is also appended to ``tool_call_log`` as ``{name, arguments, result,
-        error, duration_ms}``; local runs copy that list into the results log.
+        error, duration_ms, started_ms}``; local runs copy that list into the results log, and the
+        report's run card shows the calls as a timed transcript. ``started`` is the
+        :func:`time.monotonic` reading when the call began (default: ``latency_ms`` before now; give it
+        for calls run in parallel and recorded after); ``started_ms`` is that moment in ms from the
+        rollout's start (None when the context has no start time).
 
         Example:
             >>> ctx.record_tool_call(12.5, name="add", arguments={"a": 1}, result="3")  # doctest: +SKIP
@@ -167,6 +194,7 @@ class RolloutContext:
         self._num_tool_calls += 1
         self._tool_latency_ms += latency_ms
         if name is not None:
+            began = time.monotonic() - latency_ms / 1000.0 if started is None else started
             self.tool_call_log.append(
                 {
                     "name": name,
@@ -174,6 +202,9 @@ class RolloutContext:
                     "result": result,
                     "error": error,
                     "duration_ms": round(latency_ms, 3),
+                    "started_ms": round(max(0.0, (began - self._start_time) * 1000.0), 3)
+                    if self._start_time > 0
+                    else None,
                 }
             )
 
@@ -195,8 +226,9 @@ class RolloutContext:
         name = _UNSAFE_FILENAME.sub("_", self.request.rollout_id).lstrip(".") or "rollout"
         try:
             os.makedirs(self._debug_dir, exist_ok=True)
+            line = redact(json.dumps(record, default=str, ensure_ascii=False))  # the one gate of every sink
             with open(os.path.join(self._debug_dir, f"{name}.jsonl"), "a", encoding="utf-8") as out:
-                out.write(json.dumps(record, default=str, ensure_ascii=False) + "\n")
+                out.write(line + "\n")
         except OSError as exc:
             logger.warning("could not write debug event for rollout %s: %s", self.request.rollout_id, exc)
 
@@ -255,14 +287,14 @@ class RolloutAgentLoop(abc.ABC):
             )
 
     @abc.abstractmethod
-    def get_tools(self, request: RolloutRequest) -> list[OpenAIFunctionToolSchema]:
+    def get_tools(self, request: RolloutRequest) -> Sequence[OpenAIFunctionToolSchema | dict[str, Any]]:
         """Returns the tools offered for this rollout (``OpenAIFunctionToolSchema`` objects or dicts)."""
 
     @abc.abstractmethod
     async def run(self, ctx: RolloutContext) -> RolloutResult:
         """Runs one rollout and returns ``ctx.complete(...)`` or ``ctx.error(...)``."""
 
-    def get_default_tools(self) -> list[OpenAIFunctionToolSchema]:
+    def get_default_tools(self) -> list[OpenAIFunctionToolSchema | dict[str, Any]]:
         """The tools offered when no particular request is in view (listings, ``osmosis validate``).
 
         Calls :meth:`get_tools` with a placeholder request (metadata ``{"_validation": True}``);

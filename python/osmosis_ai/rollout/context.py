@@ -148,7 +148,7 @@ class _Artifacts:
                 path.mkdir(parents=True, exist_ok=True)
             except OSError:
                 self._artifacts = None  # artifacts are optional; an unwritable root must not fail the rollout
-        return self._artifacts
+        return None if self._artifacts is None else path
 
 
 class AgentWorkflowContext(_Artifacts):

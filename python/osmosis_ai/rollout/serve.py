@@ -8,19 +8,15 @@ platform once it is up, which needs a login (``osmosis auth login`` or ``OSMOSIS
 
 from __future__ import annotations
 
-import contextlib
 import ipaddress
-import json
+import logging
 import os
 import secrets
-import signal
 import socket
 import threading
 import time
-from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-
-import click
 
 from osmosis_ai.errors import OsmosisRolloutError
 from osmosis_ai.rollout.agent_loop import RolloutAgentLoop
@@ -34,18 +30,18 @@ __all__ = [
     "DEFAULT_PORT",
     "LOG_LEVELS",
     "ServeError",
+    "ServeEvents",
+    "ServeStart",
     "generate_api_key",
     "is_loopback_host",
     "serve_agent_loop",
-    "validate_and_report",
 ]
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 9000
 LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
-# Seconds uvicorn waits for open HTTP requests at shutdown (rollouts themselves get shutdown_grace_seconds).
-HTTP_SHUTDOWN_TIMEOUT_SECONDS = 10
-RELOAD_SPEC_ENV = "OSMOSIS_ROLLOUT_SERVE_SPEC"
+
+logger = logging.getLogger("osmosis_ai.rollout.serve")
 
 
 class ServeError(OsmosisRolloutError):
@@ -75,31 +71,6 @@ def is_loopback_host(host: str) -> bool:
         return ipaddress.ip_address(host.strip("[]")).is_loopback
     except ValueError:
         return False
-
-
-def validate_and_report(agent_loop: Any, verbose: bool = False) -> ValidationResult:
-    """Validates an agent loop and prints the established report (success on stdout, failure on stderr).
-
-    Example:
-        >>> validate_and_report(my_agent, verbose=True)  # doctest: +SKIP
-    """
-    result = validate_agent_loop(agent_loop)
-    if result.valid:
-        click.secho(f"Agent loop '{result.agent_name}' validated successfully.", fg="green")
-        click.echo(f"  - Tools: {result.tool_count}")
-        click.echo(f"  - Warnings: {len(result.warnings)}")
-        if verbose:
-            for warning in result.warnings:
-                click.echo(f"    - {warning}")
-        return result
-    click.secho(f"Agent loop validation failed with {len(result.errors)} error(s):", fg="red", err=True)
-    for error in result.errors:
-        click.echo(f"  - {error}", err=True)
-    if verbose and result.warnings:
-        click.echo(f"Warnings ({len(result.warnings)}):", err=True)
-        for warning in result.warnings:
-            click.echo(f"  - {warning}", err=True)
-    return result
 
 
 def _check_options(host: str, skip_register: bool, api_key: str | None, local_debug: bool) -> None:
@@ -156,21 +127,24 @@ def _platform_login(platform_url: str | None) -> Any:
         ) from None
 
 
-def register_when_up(platform: Any, host: str, port: int, name: str, key: str | None) -> threading.Thread:
+def register_when_up(
+    platform: Any, host: str, port: int, name: str, key: str | None, events: ServeEvents | None = None
+) -> threading.Thread:
     """Registers with the platform from a background thread once the server answers ``/health``.
 
     A failed registration is reported and the server keeps serving: it still works for a TrainGate that
-    is pointed at it by hand.
+    is pointed at it by hand. ``events`` hears how it went (default: logged, see :class:`ServeEvents`).
     """
     from osmosis_ai.platform.client import PlatformClient
     from osmosis_ai.platform.errors import PlatformError
     from osmosis_ai.platform.registration import register_rollout_server, reported_host, wait_until_healthy
 
     url, login = platform
+    events = events or ServeEvents()
 
     def run() -> None:
         if not wait_until_healthy(port):
-            click.echo("Registration skipped: the server did not become healthy within 10 s.", err=True)
+            events.message("Registration skipped: the server did not become healthy within 10 s.", True)
             return
         address = reported_host(host)
         try:
@@ -180,17 +154,18 @@ def register_when_up(platform: Any, host: str, port: int, name: str, key: str | 
                     client, host=address, port=port, agent_loop_name=name, api_key=key
                 )
         except PlatformError as exc:
-            click.echo(f"Registration with {url} failed: {exc} The server keeps running.", err=True)
+            events.message(f"Registration with {url} failed: {exc} The server keeps running.", True)
             return
         if result.healthy:
-            click.echo(
-                f"[OK] Registered with the Osmosis platform as {address}:{port} (id {result.server_id})."
+            events.message(
+                f"[OK] Registered with the Osmosis platform as {address}:{port} (id {result.server_id}).",
+                False,
             )
         else:
-            click.echo(
+            events.message(
                 f"Registered with the Osmosis platform, but its health check of {address}:{port} failed"
                 f" ({result.detail or 'unreachable'}): make sure the platform can reach this address.",
-                err=True,
+                True,
             )
 
     thread = threading.Thread(target=run, name="osmosis-register", daemon=True)
@@ -206,16 +181,52 @@ def _debug_dir(log_dir: str | None) -> str | None:
     return path
 
 
-def _print_panel(
-    name: str, host: str, port: int, key_note: str, registration: str, debug_dir: str | None
-) -> None:
-    click.echo("RolloutServer")
-    click.echo(f"  Agent:        {name}")
-    click.echo(f"  Address:      http://{host}:{port}")
-    click.echo(f"  API Key:      {key_note}")
-    click.echo(f"  Registration: {registration}")
-    if debug_dir:
-        click.echo(f"  Debug Log:    {debug_dir}/")
+@dataclass(frozen=True)
+class ServeStart:
+    """What the server is about to serve, for the start-up panel.
+
+    Attributes:
+        agent_name: The agent loop's name.
+        host: The interface bound.
+        port: The TCP port.
+        api_key: The key TrainGate must send (None with auth off).
+        key_source: ``"generated"``, ``"provided"`` or ``"disabled"``.
+        registration: Where and when the server registers, or why it does not.
+        debug_dir: Where per-rollout event logs go, if anywhere.
+    """
+
+    agent_name: str
+    host: str
+    port: int
+    api_key: str | None
+    key_source: str
+    registration: str
+    debug_dir: str | None
+
+
+class ServeEvents:
+    """What :func:`serve_agent_loop` tells its operator. This default logs it (logger
+    ``osmosis_ai.rollout.serve``; a generated key at WARNING, so it is seen without logging set up);
+    ``osmosis serve`` passes one that prints."""
+
+    def validated(self, result: ValidationResult) -> None:
+        """The agent loop was checked (an invalid one is raised after this)."""
+        level = logging.INFO if result.valid else logging.ERROR
+        logger.log(
+            level,
+            "agent loop validation: %s",
+            "ok" if result.valid else "; ".join(str(e) for e in result.errors),
+        )
+
+    def starting(self, start: ServeStart) -> None:
+        """The server is about to listen."""
+        logger.info("rollout server for %s on http://%s:%d", start.agent_name, start.host, start.port)
+        if start.key_source == "generated":
+            logger.warning("rollout server API key (generated; TrainGate must send it): %s", start.api_key)
+
+    def message(self, text: str, problem: bool) -> None:
+        """A line of news (registration); ``problem`` for what needs the operator's attention."""
+        logger.log(logging.WARNING if problem else logging.INFO, "%s", text)
 
 
 def serve_agent_loop(
@@ -233,8 +244,12 @@ def serve_agent_loop(
     debug_dir: str | None = None,
     module_path: str | None = None,
     platform_url: str | None = None,
-) -> None:
-    """Validates the agent loop and serves it with uvicorn until interrupted.
+    events: ServeEvents | None = None,
+) -> int | None:
+    """Validates the agent loop and serves it with uvicorn until a signal stops it.
+
+    The first SIGTERM or Ctrl+C begins the shutdown: new inits are answered 503 with ``Retry-After`` while
+    running rollouts get their grace period; a second Ctrl+C stops at once.
 
     Args:
         agent_loop: The agent loop instance.
@@ -245,16 +260,21 @@ def serve_agent_loop(
         reload: Restart on code changes (needs ``module_path``).
         settings: Rollout settings; the process-wide ones when omitted.
         skip_register: Serve without registering with the platform (``local_debug`` implies it).
-        api_key: The key TrainGate must send; generated and printed when omitted.
+        api_key: The key TrainGate must send; generated (and reported to ``events``) when omitted.
         local_debug: No auth; only on a loopback host.
         debug_dir: Base directory for per-rollout event logs (a ``<unix time>/`` subdirectory is made).
         module_path: ``module:attribute`` of the agent, for ``reload``.
         platform_url: The platform to register with (default: ``OSMOSIS_PLATFORM_URL`` or the hosted one).
+        events: Receives the validation report, the start-up details and registration news (default: logged).
+
+    Returns:
+        The signal that stopped the server (``signal.SIGTERM`` or ``signal.SIGINT``), or None.
 
     Raises:
         ServeError: Options that cannot work together, missing server dependencies, no login to register.
         AgentLoopValidationError: The agent loop is invalid.
     """
+    events = events or ServeEvents()
     if log_level not in LOG_LEVELS:
         raise ServeError(f"log level must be one of {', '.join(LOG_LEVELS)}, got '{log_level}'")
     _check_options(host, skip_register, api_key, local_debug)
@@ -268,85 +288,30 @@ def serve_agent_loop(
             "reload needs the agent as 'module:attribute' (osmosis serve -m MODULE:ATTR --reload)"
         )
     if validate:
-        validate_and_report(agent_loop).raise_if_invalid()
+        result = validate_agent_loop(agent_loop)
+        events.validated(result)
+        result.raise_if_invalid()
     _check_port_free(host, port)
-    if local_debug:
-        key, key_note = None, "(disabled - local debug)"
-    elif api_key:
-        key, key_note = api_key, "(provided)"
-    else:
-        key = generate_api_key()
-        key_note = f"{key}\n                (generated; TrainGate must send 'Authorization: Bearer <key>')"
+    key, source = (None, "disabled") if local_debug else (api_key, "provided") if api_key else (None, "")
+    if not local_debug and key is None:
+        key, source = generate_api_key(), "generated"
     run_dir = _debug_dir(debug_dir)
     if platform is not None:
         registration = f"with {platform[0]} once the server is up"
     else:
         registration = "skipped (local debug)" if local_debug else "skipped (--skip-register)"
-    _print_panel(agent_loop.name, host, port, key_note, registration, run_dir)
-
-    options: dict[str, Any] = {
-        "host": host,
-        "port": port,
-        "log_level": log_level,
-        "access_log": log_level == "debug",
-        "timeout_graceful_shutdown": HTTP_SHUTDOWN_TIMEOUT_SECONDS,
-        # Open connections are capped, so slow clients cannot pin the server (request bodies have their
-        # own size and read-time limits in the app); idle ones are kept longer than clients keep them.
-        "timeout_keep_alive": settings.server.keep_alive_seconds,
-        "limit_concurrency": settings.server.max_connections,
-    }
+    events.starting(ServeStart(agent_loop.name, host, port, key, source, registration, run_dir))
     if platform is not None:
-        register_when_up(platform, host, port, agent_loop.name, key)
-    with _stopped_by_signals():
-        _run_uvicorn(agent_loop, settings, key, run_dir, module_path if reload else None, options)
-    click.echo("RolloutServer stopped.")
+        register_when_up(platform, host, port, agent_loop.name, key, events)
+    from osmosis_ai.rollout.server.graceful import run_server
 
-
-class _Stop(Exception):
-    """SIGTERM arrived; raised from the signal handler uvicorn restores and re-raises into at exit."""
-
-
-def _raise_stop(signum: int, frame: object) -> None:
-    raise _Stop(signum)
-
-
-@contextlib.contextmanager
-def _stopped_by_signals() -> Iterator[None]:
-    """Turns the signal uvicorn re-raises after its graceful shutdown into a normal return."""
-    main = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _raise_stop) if main else None
-    try:
-        yield
-    except (KeyboardInterrupt, _Stop):
-        pass
-    finally:
-        if main:
-            signal.signal(signal.SIGTERM, signal.SIG_DFL if previous is None else previous)
-
-
-def _run_uvicorn(
-    agent_loop: RolloutAgentLoop,
-    settings: RolloutSettings | None,
-    key: str | None,
-    run_dir: str | None,
-    reload_module: str | None,
-    options: dict[str, Any],
-) -> None:
-    import uvicorn
-
-    if reload_module:
-        os.environ[RELOAD_SPEC_ENV] = json.dumps(
-            {"module": reload_module, "api_key": key, "debug_dir": run_dir}
-        )
-        uvicorn.run(
-            "osmosis_ai.rollout.server.factory:app_from_environment",
-            factory=True,
-            reload=True,
-            reload_dirs=[os.getcwd()],
-            **options,
-        )
-        return
-    from osmosis_ai.rollout.server import create_app
-
-    app = create_app(agent_loop, settings=settings, api_key=key, debug_dir=run_dir)
-    uvicorn.run(app, **options)
+    return run_server(
+        agent_loop,
+        settings,
+        host=host,
+        port=port,
+        log_level=log_level,
+        api_key=key,
+        debug_dir=run_dir,
+        reload_module=module_path if reload else None,
+    )

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from typing import Annotated, Any, ClassVar
+from typing import Annotated, Any, ClassVar, cast
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
@@ -57,16 +57,17 @@ class _EnvSettings(BaseModel):
                 continue
             if nested:
                 # A nested section reads the same file as its parent.
-                merged[name] = info.annotation(_env_file=env_file)
+                merged[name] = cast(type[BaseModel], info.annotation)(_env_file=env_file)
                 continue
             env_name = f"{cls.env_prefix}{name.upper()}"
             raw = os.environ.get(env_name, file_values.get(env_name))
             if raw is None or not raw.strip():
                 continue
             try:
-                field_type = (
-                    Annotated[(info.annotation, *info.metadata)] if info.metadata else info.annotation
-                )
+                annotated = (info.annotation, *info.metadata)
+                field_type: Any = (
+                    Annotated[annotated] if info.metadata else info.annotation
+                )  # built at run time
                 merged[name] = TypeAdapter(field_type).validate_python(raw.strip())
             except ValidationError as exc:
                 problem = exc.errors(include_url=False)[0]["msg"]
@@ -97,10 +98,16 @@ class RolloutServerSettings(_EnvSettings):
     # Rollouts accepted but waiting for a slot; beyond it /v1/rollout/init answers 429 with Retry-After.
     max_queued_rollouts: int = Field(10000, ge=1, le=1_000_000)
     max_request_body_bytes: int = Field(16 * 1024 * 1024, ge=1024, le=1024 * 1024 * 1024)
-    # Seconds without a byte of a request body before the request is answered 408.
+    # Seconds a whole request body may take to arrive (counted from its head); past it 408, connection closed.
     body_read_timeout_seconds: float = Field(30.0, gt=0, le=3600)
-    # Open connections and requests at once (uvicorn's limit_concurrency); beyond it 503.
+    # Seconds a whole request head may take (from the connection, or from the first byte of a later head on a
+    # kept-alive one); past it the connection is closed.
+    head_timeout_seconds: float = Field(10.0, gt=0, le=3600)
+    # Open connections in all. Connections that have not sent an authenticated request yet are bounded
+    # below that, in all and per client address; past a bound the oldest of them is closed for a newcomer.
     max_connections: int = Field(2048, ge=1, le=100_000)
+    max_untrusted_connections: int = Field(1024, ge=1, le=100_000)
+    max_untrusted_per_address: int = Field(256, ge=1, le=100_000)
     # Seconds an idle keep-alive connection stays open. Longer than clients keep idle connections
     # (httpx 5 s, aiohttp 15 s, Go 90 s): a server that closes first races a client reusing the
     # connection, and that client's request fails with a read error (a lost rollout under load).

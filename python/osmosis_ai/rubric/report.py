@@ -53,6 +53,8 @@ def resolve_output_path(output: Path | None, rubric_id: str) -> tuple[Path, str 
         folder = default_cache_root() / _rubric_folder(rubric_id)
         folder.mkdir(parents=True, exist_ok=True)
         return folder / f"rubric_eval_result_{identifier}.json", identifier
+    if str(output) == "-":  # standard output
+        return output, None
     if output.suffix and not output.is_dir():
         output.parent.mkdir(parents=True, exist_ok=True)
         return output, None
@@ -70,8 +72,8 @@ def resolve_output_path_0_3(output: str | None) -> tuple[Path, str | None]:
     """``eval rubric -o``'s rule (0.3): a path ending in a separator, or an existing directory, gets
     ``rubric_eval_result.json`` inside it; any other path is the file. Without ``-o`` the file goes where
     ``eval-rubric`` puts it (a results file is always written). Creates the parent directories."""
-    if output is None:
-        return resolve_output_path(None, "rubric")
+    if output is None or output == "-":  # "-": standard output
+        return resolve_output_path(None if output is None else Path(output), "rubric")
     path = Path(output).expanduser()
     if output.endswith(("/", os.sep)) or path.is_dir():
         path = path / "rubric_eval_result.json"
@@ -269,7 +271,7 @@ def layout_0_3(payload: dict[str, Any], *, model: str, rubric: str) -> dict[str,
 
 
 def write_json(path: Path, payload: dict[str, Any]) -> None:
-    """Writes atomically (temp file + rename), so a crash never leaves a half-written results file."""
+    """Writes by the ``-o`` rule of :mod:`osmosis_ai._files` (never half a file; ``-`` is standard output)."""
     write_json_atomic(path, payload, ensure_ascii=False)
 
 
@@ -327,6 +329,8 @@ def report_lines(payload: dict[str, Any]) -> list[str]:
     if comparison:
         lines.append(f"Baseline comparison (source: {comparison['source_path']}):")
         base, current = comparison["baseline_statistics"], payload["overall_statistics"]
+        b: float
+        c: float
         for key in COMPARED_KEYS:
             if base.get(key) is None or current.get(key) is None:
                 continue  # a side with no score has no statistics to compare

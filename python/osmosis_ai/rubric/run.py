@@ -16,15 +16,21 @@ Example:
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from osmosis_ai.errors import DatasetFormatError, RunError
 from osmosis_ai.rubric.run_options import InlineRubricOptions, RubricEvalOptions
 from osmosis_ai.rubric.session import RubricSession
 from osmosis_ai.runs.backends import BackendReport
 from osmosis_ai.runs.observer import RunObserver, quiet_observer
+
+if TYPE_CHECKING:
+    from osmosis_ai.rubric.config import RubricEntry
+    from osmosis_ai.rubric.records import RubricRecord
+    from osmosis_ai.runs.log import ResultsLog
 
 __all__ = ["InlineRubricOptions", "RubricEvalOptions", "RubricEvalResult", "run_rubric_eval"]
 
@@ -68,8 +74,8 @@ class _Job:
     """A rubric evaluation with its inputs loaded and checked."""
 
     rubric_id: str
-    entry: Any
-    records: list[Any]
+    entry: RubricEntry
+    records: list[RubricRecord]
     overrides: dict[str, Any]
     model_info: dict[str, Any]
     number: int
@@ -77,7 +83,7 @@ class _Job:
     output: Path
     identifier: str | None
     log_config: dict[str, Any]
-    function: Any = None
+    function: Callable[..., Any] | None = None  # the user's scoring function
     function_spec: str | None = None
     config_path: Path | None = None
     baseline: dict[str, float] | None = None
@@ -118,10 +124,10 @@ def _check_data(data_path: Path) -> None:
         raise RunError(f"Expected a JSONL file but received directory '{data_path}'.")
 
 
-def _load_function(spec: str) -> Any:
+def _load_function(spec: str) -> Callable[..., Any]:
     from osmosis_ai.importer import import_object
 
-    func = import_object(spec, what="--function", example="rubrics:score_politeness", error=RunError)
+    func: object = import_object(spec, what="--function", example="rubrics:score_politeness", error=RunError)
     if not callable(func):
         raise RunError(f"'{spec}' is not callable (it is a {type(func).__name__}).")
     return func
@@ -188,6 +194,7 @@ def _gold(options: RubricEvalOptions) -> dict[str, float] | None:
 
 
 def _inline_job(options: InlineRubricOptions) -> _Job:
+    from osmosis_ai._files import check_output_file
     from osmosis_ai.rubric.config import RubricEntry
     from osmosis_ai.rubric.judge import ensure_api_key_available
     from osmosis_ai.rubric.records import load_chat_records
@@ -207,6 +214,7 @@ def _inline_job(options: InlineRubricOptions) -> _Job:
     out, identifier = resolve_output_path_0_3(
         os.fspath(options.output) if options.output is not None else None
     )
+    check_output_file(out)  # an unwritable results file is refused before any judge call
     entry = RubricEntry(
         id="rubric",
         rubric=rubric,
@@ -227,7 +235,9 @@ def _inline_job(options: InlineRubricOptions) -> _Job:
     )  # fmt: skip
 
 
-def _judge(job: _Job, options: Any, observer: RunObserver, report: BackendReport) -> RubricSession:
+def _judge(
+    job: _Job, options: RubricEvalOptions | InlineRubricOptions, observer: RunObserver, report: BackendReport
+) -> RubricSession:
     """Runs the session on the engine with its results log; returns the session read back from the log."""
     from osmosis_ai.rubric.remote import JudgeExecutorSpec
     from osmosis_ai.rubric.runner import build_evaluators
@@ -243,7 +253,7 @@ def _judge(job: _Job, options: Any, observer: RunObserver, report: BackendReport
     )
     total = len(job.records) * job.number
 
-    def open_log(resume: Any) -> Any:
+    def open_log(resume: str | os.PathLike[str] | None) -> ResultsLog:
         return open_session_log("rubric", job.log_config, job.data_path, options.log_path, resume, observer)
 
     # The backend first (as `eval`): an unreachable cluster, or workers that cannot import the function,

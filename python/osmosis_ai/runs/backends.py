@@ -51,7 +51,8 @@ class ExecutorSpec(Protocol):
     executor on a separate event loop (``RunEngine(isolate=...)``), on a worker as on one machine.
     """
 
-    isolate: bool
+    @property
+    def isolate(self) -> bool: ...
 
     def open(self) -> AbstractAsyncContextManager[Executor]: ...
 

@@ -20,14 +20,26 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from osmosis_ai._deadline import within
 from osmosis_ai.loop_thread import LoopThread
 from osmosis_ai.runs.lanes import Lane, watch
 from osmosis_ai.runs.log import RunKey, row_key
 
-__all__ = ["Executor", "MemorySink", "RunControl", "RunEngine", "RunOutcome", "WorkItem", "new_item_record"]
+if TYPE_CHECKING:
+    from osmosis_ai.runs.backends import Backend
+
+__all__ = [
+    "Executor",
+    "MemorySink",
+    "RecordSink",
+    "RunControl",
+    "RunEngine",
+    "RunOutcome",
+    "WorkItem",
+    "new_item_record",
+]
 
 
 @dataclass(frozen=True)
@@ -57,6 +69,13 @@ def new_item_record(item: WorkItem) -> dict[str, Any]:
         "scores": {},
         "error": None,
     }
+
+
+class RecordSink(Protocol):
+    """Where the engine writes each finished record: the results log
+    (:class:`~osmosis_ai.runs.log.ResultsLog`) or a :class:`MemorySink`."""
+
+    def append(self, record: dict[str, Any]) -> None: ...
 
 
 class MemorySink:
@@ -165,7 +184,7 @@ class RunEngine:
     """Drives an :class:`Executor` over work items; see the module docstring.
 
     Args:
-        executor: The command's work per item.
+        executor: The command's work per item; None when a backend runs the items (its workers hold theirs).
         log: The open results log (or a :class:`MemorySink`).
         concurrency: Items in flight at once.
         item_timeout: Seconds one item may take; None for no limit.
@@ -180,17 +199,20 @@ class RunEngine:
 
     def __init__(
         self,
-        executor: Executor,
-        log: Any,
+        executor: Executor | None,
+        log: RecordSink,
         *,
         concurrency: int = 1,
         item_timeout: float | None = None,
         on_record: Callable[[dict[str, Any], RunOutcome], None] | None = None,
         handle_signals: bool = True,
         isolate: bool = False,
-        backend: Any = None,
+        backend: Backend | None = None,
     ) -> None:
-        self.executor = executor
+        if executor is None and backend is None:
+            raise ValueError("RunEngine needs an executor unless a backend runs the items")
+        # None only with a backend, and then the engine never calls the executor.
+        self.executor = cast(Executor, executor)
         self.log = log
         self.concurrency = max(1, concurrency)
         self.item_timeout = item_timeout
@@ -342,7 +364,7 @@ class RunEngine:
     @contextlib.contextmanager
     def _signals(self, everything: asyncio.Future[Any]) -> Iterator[None]:
         loop = asyncio.get_running_loop()
-        installed: list[int] = []
+        installed: list[signal.Signals] = []
 
         def on_signal(signum: int) -> None:
             # First signal: keep what finished, cancel what is in flight (a resume re-runs it).

@@ -19,7 +19,9 @@ Schema ``osmosis-results/1`` (JSON lines):
 
 A crash or Ctrl+C loses at most the items in flight. ``--resume LOG`` reads the log back, refuses it when
 the config or the dataset file changed (with what changed), and skips the items it already holds, keyed
-on (row position, row content, run index, model tag). Logs of the earlier eval-only format ``osmosis-eval-log/1`` are
+on (row position, row content, run index, model tag). The process appending to a log holds an exclusive
+lock on it (``flock``, released by the kernel however the process ends): a second one is refused, naming
+the holder's pid, instead of running every remaining item a second time. Logs of the earlier eval-only format ``osmosis-eval-log/1`` are
 read and resumed too.
 """
 
@@ -32,13 +34,13 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import orjson
 
 from osmosis_ai.errors import ResultsLogError
 from osmosis_ai.redact import redact
-from osmosis_ai.stats import RESULTS_LOG_FORMATS, log_index_base
+from osmosis_ai.stats import RESULTS_LOG_FORMATS, log_index_base, rebase_indices
 
 __all__ = [
     "LOG_FORMAT",
@@ -83,10 +85,6 @@ class LogContents:
     valid_bytes: int
 
 
-def _shifted(record: dict[str, Any], by: int) -> dict[str, Any]:
-    return {**record, "row_index": int(record["row_index"]) + by, "run_index": int(record["run_index"]) + by}
-
-
 def _records(path: Path) -> Iterator[tuple[int, int, dict[str, Any]]]:
     """(line number, byte offset after the line, record) for every complete line, streamed; run records
     numbered from 0 whatever the log counts from (:func:`~osmosis_ai.stats.log_index_base`).
@@ -115,7 +113,7 @@ def _records(path: Path) -> Iterator[tuple[int, int, dict[str, Any]]]:
             if number == 1:
                 base = log_index_base(record)
             elif base:
-                record = _shifted(record, -base)
+                record = rebase_indices(record, base)
             yield number, offset, record
 
 
@@ -147,7 +145,7 @@ def iter_latest_runs(path: Path) -> Iterator[dict[str, Any]]:
             while not raw.strip():  # blank lines before it (read past, as _records does)
                 raw = handle.readline()
             record = orjson.loads(raw)
-            yield _shifted(record, -base) if base else record
+            yield rebase_indices(record, base) if base else record
 
 
 def read_log(path: Path) -> LogContents:
@@ -181,6 +179,37 @@ def dataset_fingerprint(path: Path) -> dict[str, Any]:
     return {"path": str(path), "size": path.stat().st_size, "fingerprint": digest.hexdigest()}
 
 
+def _holder(path: Path) -> int | None:
+    """The pid holding a ``flock`` on ``path`` (Linux ``/proc/locks``; None where it cannot be told)."""
+    try:
+        st = path.stat()
+        lines = Path("/proc/locks").read_text().splitlines()
+    except OSError:
+        return None
+    device = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    for line in lines:
+        fields = line.split()
+        if len(fields) >= 6 and fields[1] == "FLOCK" and fields[5] == device and fields[4].isdigit():
+            return int(fields[4])
+    return None
+
+
+def _lock(path: Path, handle: Any) -> None:
+    """Takes the exclusive append lock of a log, or refuses naming the process that holds it."""
+    import fcntl
+
+    try:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        handle.close()
+        pid = _holder(path)
+        who = f"another process (pid {pid})" if pid is not None else "another process"
+        raise ResultsLogError(
+            f"Results log {path} is being appended to by {who}: wait for it to finish or stop it. "
+            "Two processes appending to one log would run every remaining item twice."
+        ) from None
+
+
 def _key_of(record: Mapping[str, Any]) -> RunKey:
     return (
         int(record["row_index"]),
@@ -198,7 +227,7 @@ class ResultsLog:
     """
 
     def __init__(
-        self, path: Path, handle: Any, done: set[RunKey], invocation: int = 0, index_base: int = 0
+        self, path: Path, handle: BinaryIO, done: set[RunKey], invocation: int = 0, index_base: int = 0
     ) -> None:
         self.path = path
         self._handle = handle
@@ -233,6 +262,7 @@ class ResultsLog:
                 "or choose another {log_path} path",
                 fields=("resume_path", "log_path"),
             ) from exc
+        _lock(path, handle)
         log = cls(path, handle, set())
         log._write(
             {
@@ -259,6 +289,23 @@ class ResultsLog:
         """Reopens ``path`` for appending after checking it was written for the same config and dataset."""
         if not path.is_file():
             raise ResultsLogError(f"Cannot resume: results log {path} does not exist")
+        handle = path.open("r+b")
+        _lock(path, handle)  # before reading: what another process is appending is not read half-way
+        try:
+            return cls._reopen(path, handle, config, kind, dataset)
+        except BaseException:
+            handle.close()
+            raise
+
+    @classmethod
+    def _reopen(
+        cls,
+        path: Path,
+        handle: Any,
+        config: Mapping[str, Any],
+        kind: str,
+        dataset: Mapping[str, Any] | None,
+    ) -> ResultsLog:
         header: dict[str, Any] = {}
         done: set[RunKey] = set()
         valid = lines = 0
@@ -274,7 +321,6 @@ class ResultsLog:
         if not header:
             raise ResultsLogError(f"{path}: the results log has no header line")
         _check_resumable(path, header, config, kind, dataset)
-        handle = path.open("r+b")
         torn = handle.seek(0, os.SEEK_END) > valid
         handle.truncate(valid)  # drop a torn final line before appending
         handle.seek(valid)
@@ -297,7 +343,7 @@ class ResultsLog:
             "invocation_ms": round((time.perf_counter() - wall) * 1000.0, 3),
             "invocation_cpu_ms": round((time.process_time() - cpu) * 1000.0, 3),
         }
-        self._write(_shifted(stamped, self.index_base) if self.index_base else stamped)
+        self._write(rebase_indices(stamped, -self.index_base) if self.index_base else stamped)
 
     def close(self) -> None:
         if not self._handle.closed:

@@ -56,7 +56,9 @@ def _top_level_path(module: str) -> Path | None:
         return None
     if found.submodule_search_locations:
         locations = list(found.submodule_search_locations)
-        path = Path(locations[0]).resolve() if locations else None
+        if not locations:
+            return None
+        path = Path(locations[0]).resolve()
     elif found.origin and found.origin not in ("built-in", "frozen"):
         path = Path(found.origin).resolve()
     else:
@@ -127,6 +129,7 @@ def runtime_env_for(modules: list[str], paths: list[str] | None = None) -> dict[
         from ray._private.runtime_env.py_modules import upload_py_modules_if_needed
 
         scratch = worker.global_worker.node.get_runtime_env_dir_path()
-        return upload_py_modules_if_needed(
+        env: dict[str, Any] = upload_py_modules_if_needed(  # Ray is untyped here: its answer is a dict
             {"py_modules": shipped}, include_gitignore=True, scratch_dir=scratch
         )
+        return env

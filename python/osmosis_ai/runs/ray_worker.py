@@ -19,11 +19,12 @@ import os
 import socket
 import threading
 from collections import deque
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from osmosis_ai.redact import redact, redact_std_streams
+from osmosis_ai.redact import redact, redact_log_records, redact_std_streams, remember_environment
 from osmosis_ai.runs.backends import ExecutorSpec, set_worker_paths
-from osmosis_ai.runs.engine import RunControl, RunEngine, WorkItem
+from osmosis_ai.runs.engine import Executor, MemorySink, RunControl, RunEngine, RunOutcome, WorkItem
 from osmosis_ai.runs.ray_modules import find_shipped, shipped_key
 
 __all__ = ["Worker"]
@@ -74,11 +75,13 @@ class Worker:
         env: dict[str, str],
         paths: list[str],
     ) -> None:
-        # What the user's code prints lands in the cluster's worker logs: masked as on the driver.
+        # What the user's code prints or logs lands in the cluster's worker logs: masked as on the driver.
+        os.environ.update(env)
         redact_std_streams()
+        redact_log_records()
+        remember_environment()
         self._logs = _LogBuffer()
         logging.getLogger().addHandler(self._logs)
-        os.environ.update(env)
         from osmosis_ai.llm.network import network_settings
 
         network_settings()  # learns the proxy credentials, so what the worker prints masks them
@@ -87,14 +90,14 @@ class Worker:
         self._concurrency = concurrency
         self._item_timeout = item_timeout
         self._engine: RunEngine | None = None
-        self._executor: Any = None
+        self._executor: Executor | None = None
         self._slots: asyncio.Semaphore | None = None
         self._context: contextvars.Context | None = None
         self._holder: asyncio.Task[None] | None = None
         self._stop: asyncio.Event | None = None
         self._isolated: _Isolated | None = None
 
-    async def _hold(self, ready: asyncio.Future[Any]) -> None:
+    async def _hold(self, ready: asyncio.Future[tuple[Executor, contextvars.Context]]) -> None:
         # The executor's context (a transport pool found through a context variable) is entered and
         # left in this one task; items run in copies of its context.
         assert self._stop is not None
@@ -115,7 +118,9 @@ class Worker:
             return name, f"the runtime environment did not bring {', '.join(missing)}"
         set_worker_paths({path: str(here) for path, here in found.items()})
         self._stop = asyncio.Event()
-        ready: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        ready: asyncio.Future[tuple[Executor, contextvars.Context]] = (
+            asyncio.get_running_loop().create_future()
+        )
         self._holder = asyncio.create_task(self._hold(ready))
         try:
             executor, self._context = await ready
@@ -124,7 +129,7 @@ class Worker:
         self._executor = executor
         self._engine = RunEngine(
             executor,
-            None,
+            MemorySink(),  # never written: run_item does not log; the driver logs what comes back
             concurrency=self._concurrency,
             item_timeout=self._item_timeout,
             handle_signals=False,
@@ -132,13 +137,13 @@ class Worker:
         self._slots = asyncio.Semaphore(self._concurrency)
         return name, None
 
-    async def run_batch(self, items: list[WorkItem]) -> Any:
+    async def run_batch(self, items: list[WorkItem]) -> AsyncIterator[tuple[list[Finished], list[LogLine]]]:
         """Yields ``(finished, log lines)``: ``finished`` lists ``(position in the batch, record or None, stop
         reason)`` as items finish; the log lines are what the actor logged meanwhile."""
         async for finished in self._batch(items):
             yield finished, self._logs.drain()
 
-    async def _batch(self, items: list[WorkItem]) -> Any:
+    async def _batch(self, items: list[WorkItem]) -> AsyncIterator[list[Finished]]:
         assert self._engine is not None and self._slots is not None and self._context is not None
         if self._spec.isolate:
             async for finished in self._run_isolated(items):
@@ -168,13 +173,15 @@ class Worker:
             for task in pending:  # the driver stopped listening: nobody wants these records
                 task.cancel()
 
-    async def _run_isolated(self, items: list[WorkItem]) -> Any:
+    async def _run_isolated(self, items: list[WorkItem]) -> AsyncIterator[list[Finished]]:
         """The batch joins the actor's isolated session (started when none runs); yields as run_batch."""
-        assert self._context is not None
+        assert self._context is not None and self._executor is not None
         current = self._isolated
         if current is None or (current.ended and current.stop_reason is None):  # stopped early: stays so
-            self._isolated = _Isolated(self._executor, self._concurrency, self._item_timeout, self._context)
-        async for finished in self._isolated.run(items):
+            current = self._isolated = _Isolated(
+                self._executor, self._concurrency, self._item_timeout, self._context
+            )
+        async for finished in current.run(items):
             yield finished
 
     async def stop(self) -> None:
@@ -197,7 +204,7 @@ class _Isolated:
     """
 
     def __init__(
-        self, executor: Any, concurrency: int, item_timeout: float | None, context: contextvars.Context
+        self, executor: Executor, concurrency: int, item_timeout: float | None, context: contextvars.Context
     ) -> None:
         self._loop = asyncio.get_running_loop()
         self._feed = _Feed()
@@ -210,13 +217,13 @@ class _Isolated:
             isolate=True,
         )
         # Item key -> (the queue of the batch that sent it, its position in that batch).
-        self._owners: dict[tuple[int, int, str], tuple[asyncio.Queue[Any], int]] = {}
+        self._owners: dict[tuple[int, int, str], tuple[asyncio.Queue[Finished | BaseException], int]] = {}
         self._task = context.run(self._loop.create_task, self._engine.run(self._feed))
         self._task.add_done_callback(self._ended)
         self.ended = False
 
-    async def run(self, items: list[WorkItem]) -> Any:
-        queue: asyncio.Queue[Any] = asyncio.Queue()
+    async def run(self, items: list[WorkItem]) -> AsyncIterator[list[Finished]]:
+        queue: asyncio.Queue[Finished | BaseException] = asyncio.Queue()
         keys = [_item_key(item) for item in items]
         for position, key in enumerate(keys):
             self._owners[key] = (queue, position)
@@ -236,7 +243,7 @@ class _Isolated:
                     if isinstance(entry, BaseException):
                         raise entry  # the session failed: the driver retries the batch elsewhere
                 left -= len(finished)
-                yield finished
+                yield [entry for entry in finished if not isinstance(entry, BaseException)]  # none is, now
         finally:
             self._feed.take(set(keys))  # the driver stopped listening: what has not started never will
             for key in keys:
@@ -255,14 +262,14 @@ class _Isolated:
             if owner is not None:
                 owner[0].put_nowait((owner[1], None, reason))
 
-    def _ended(self, task: asyncio.Task[Any]) -> None:
+    def _ended(self, task: asyncio.Task[RunOutcome]) -> None:
         # Runs after every record of the session was routed (they were scheduled on this loop first).
         self.ended = True
         self._feed.close()
         left = self._feed.take(None)
         error = None if task.cancelled() else task.exception()
-        if error is None and not task.cancelled() and task.result().stop_reason is not None:
-            self._answer_not_run(left, task.result().stop_reason)
+        if error is None and not task.cancelled() and (reason := task.result().stop_reason) is not None:
+            self._answer_not_run(left, reason)
         # Anything still owed cannot come any more: those batches raise, and the driver retries them.
         problem = error or RuntimeError("the worker's isolated session ended with items not run")
         for queue in {id(q): q for q, _ in self._owners.values()}.values():
@@ -358,7 +365,7 @@ def _resolve(future: asyncio.Future[None]) -> None:
 class _FeedExecutor:
     """The actor's executor, plus the stand-in :data:`_IDLE` item, which only waits for work."""
 
-    def __init__(self, executor: Any, feed: _Feed) -> None:
+    def __init__(self, executor: Executor, feed: _Feed) -> None:
         self._executor, self._feed = executor, feed
 
     def new_record(self, item: WorkItem) -> dict[str, Any]:
@@ -379,7 +386,7 @@ class _Router:
     """The isolated session's results sink: records, written on the lane thread (under the engine's
     lock), go to the actor's loop; a stand-in's are dropped."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop, route: Any) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, route: Callable[[dict[str, Any]], None]) -> None:
         self._loop, self._route = loop, route
 
     def append(self, record: dict[str, Any]) -> None:

@@ -5,13 +5,23 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any, Literal
 
+import orjson
+
 from osmosis_ai import _core
 from osmosis_ai._stats_input import CHUNK, as_int, matrix
 from osmosis_ai._stats_types import Interval, Summary
 from osmosis_ai.errors import StatsError
 from osmosis_ai.stats._intervals import IntervalMethod, _interval, _z
 
-__all__ = ["DEFAULT_KS", "Aggregator", "FailedPolicy", "NonFinitePolicy", "score_median", "summarize"]
+__all__ = [
+    "DEFAULT_KS",
+    "Aggregator",
+    "FailedPolicy",
+    "NonFinitePolicy",
+    "quantiles",
+    "score_median",
+    "summarize",
+]
 
 #: The k values of the established eval: pass@k for each k up to the attempts per row.
 DEFAULT_KS: tuple[int, ...] = (1, 3, 5, 10)
@@ -193,6 +203,57 @@ class Aggregator:
         rows = {f"{p}_{k}": summary.pass_at_k_rows.get(k, summary.rows) for k in k_list for p in _PASS}
         return {name: _interval(name, iv, level, method, rows.get(name, summary.rows)) for name, iv in raw}
 
+    def model_intervals(self, *, level: float = 0.95) -> dict[str, dict[str, Any]]:
+        """The result model's intervals over these rows, by the rules of
+        :func:`osmosis_ai.results.read_results` (a subset of a file's rows, such as a group, is measured
+        as the whole file is): the mean's Student t interval, each pass@k / pass^k's Wilson interval
+        over the rows' effective size; bounds the data cannot support are None and ``note`` says why.
+
+        Returns:
+            ``{"mean": {...}, "pass_at_1": {...}, "pass_hat_1": {...}, ...}``, each ``{"estimate", "low",
+            "high", "level", "method", "rows", "effective_n", "note"}`` (the result model's JSON form).
+
+        Example:
+            >>> agg = Aggregator(ks=[1])
+            >>> for i in range(5):
+            ...     agg.push([1.0, 1.0], row_index=i)
+            >>> iv = agg.model_intervals()["pass_at_1"]
+            >>> (iv["method"], iv["high"], round(iv["low"], 4))
+            ('wilson', 1.0, 0.5655)
+        """
+        intervals: dict[str, dict[str, Any]] = orjson.loads(self._core.model_intervals(float(level)))
+        return intervals
+
+    def paired_differences(
+        self, other: Aggregator, *, ks: Iterable[int] = (1,), level: float = 0.95
+    ) -> dict[str, dict[str, Any]]:
+        """``other - self`` over the rows both hold (matched by row index), by the rules of
+        :func:`osmosis_ai.results.compare_results`: paired Student t intervals and p-values of the mean
+        and pass@k / pass^k at ``ks``; bounds the rows cannot support are None and ``note`` says why.
+        Nothing is adjusted for multiplicity and no verdict is drawn (``p_holm`` is None): this describes
+        a subset of a comparison's rows, such as a group.
+
+        Returns:
+            ``{"mean": {...}, "pass_at_1": {...}, ...}``, each ``{"estimate", "a", "b", "low", "high",
+            "level", "method", "p_value", "p_holm", "verdict", "note"}`` (the comparison model's form).
+
+        Example:
+            >>> a, b = Aggregator(ks=[1]), Aggregator(ks=[1])
+            >>> for i in range(6):
+            ...     a.push([float(i % 2)], row_index=i)
+            ...     b.push([1.0], row_index=i)
+            >>> d = a.paired_differences(b)["pass_at_1"]
+            >>> (d["estimate"], d["method"], round(d["low"], 4))
+            (0.5, 't', -0.0748)
+        """
+        k_list = [as_int(k, "ks") for k in ks]
+        if any(k < 1 for k in k_list):
+            raise StatsError(f"every k must be >= 1, got {k_list}", field="ks")
+        differences: dict[str, dict[str, Any]] = orjson.loads(
+            self._core.paired_differences(other._core, k_list, float(level))
+        )
+        return differences
+
     def finish(
         self,
         *,
@@ -213,7 +274,15 @@ class Aggregator:
         if self._failed == "zero" and d["count"] == d["failed"]:
             # Every attempt failed: the 0.0s the "zero" policy put in are not scores, so there is no mean.
             d.update(
-                dict.fromkeys(("mean", "std", "min", "max", "variance", "sample_variance", "sample_std"))
+                {
+                    "mean": None,
+                    "std": None,
+                    "min": None,
+                    "max": None,
+                    "variance": None,
+                    "sample_variance": None,
+                    "sample_std": None,
+                }
             )
         intervals: dict[str, Interval] = {}
         if confidence is not None:
@@ -334,3 +403,19 @@ def score_median(scores: Iterable[float]) -> float | None:
         0.375
     """
     return _core.median([float(s) for s in scores])
+
+
+def quantiles(values: Iterable[float], qs: Iterable[float]) -> list[float] | None:
+    """The ``qs`` quantiles of ``values`` (linear between order statistics, numpy's default); None for none.
+
+    Raises:
+        StatsError: A value is NaN or infinite (naming its position), or a q is outside [0, 1].
+
+    Example:
+        >>> [round(q, 6) for q in quantiles([10, 1, 4, 3, 2], [0.5, 0.95])]
+        [3.0, 8.8]
+    """
+    from array import array
+
+    packed = values if isinstance(values, array) and values.typecode == "d" else array("d", values)
+    return _core.quantiles(packed.tobytes(), "f8", [float(q) for q in qs])

@@ -68,7 +68,8 @@ _STRUCT.update({"u1": "B", "u2": "H", "u4": "I", "u8": "Q"})
 
 def _floats(data: bytes, code: str) -> list[float]:
     """Packed values as floats; a NaN or infinite one is refused naming its row (as the core does)."""
-    values = [float(x) for x in memoryview(data).cast(_STRUCT[code])]
+    # typeshed types cast() per literal format; the format here comes from the code's table.
+    values = [float(x) for x in memoryview(data).cast(_STRUCT[code])]  # type: ignore[call-overload]
     for row, x in enumerate(values):
         if not math.isfinite(x):
             shown = "NaN" if math.isnan(x) else ("inf" if x > 0 else "-inf")  # the core's wording

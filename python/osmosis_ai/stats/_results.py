@@ -25,6 +25,7 @@ __all__ = [
     "ModelResults",
     "ResultsSummary",
     "log_index_base",
+    "rebase_indices",
     "summarize_results",
     "summarize_results_by_model",
 ]
@@ -54,6 +55,23 @@ def log_index_base(header: Mapping[str, Any]) -> int:
     return _core.results_index_base(
         header.get("kind"), declared if valid else None, "osmosis_version" in header
     )
+
+
+def rebase_indices(record: Mapping[str, Any], base: int) -> dict[str, Any]:
+    """The run record with its ``row_index`` and ``run_index`` counted from 0, ``base`` being what its log
+    counts from (:func:`log_index_base`); ``-base`` turns a record back into its log's numbering.
+    Indices that are not integers are left as they are (a reader reports them where it checks fields).
+
+    Example:
+        >>> rebase_indices({"row_index": 1, "run_index": 2, "scores": {}}, 1)
+        {'row_index': 0, 'run_index': 1, 'scores': {}}
+    """
+    out = dict(record)
+    for name in ("row_index", "run_index"):
+        value = out.get(name)
+        if isinstance(value, int) and not isinstance(value, bool):
+            out[name] = value - base
+    return out
 
 
 @dataclass(frozen=True)

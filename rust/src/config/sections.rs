@@ -403,6 +403,15 @@ pub(super) fn check_document(checker: &mut Checker<'_>, root: &DeTable<'_>, kind
                         "missing [experiment] section (rollout, entrypoint, model_path, dataset)",
                     );
                 }
+                // A training config without its training section is most likely an eval config in the
+                // wrong folder, or a section name misspelt: not a run on the platform's defaults.
+                if section.name == "training" && lookup(root, "training").is_none() {
+                    checker.report(
+                        0..0,
+                        "training",
+                        "missing [training] section (lr, total_epochs, ...); write `[training]` alone to take the platform's defaults",
+                    );
+                }
                 Map::new()
             }
         };

@@ -12,12 +12,22 @@ dataset = "demo-data"
 required = []
 "#;
 
-const TRAIN_MIN: &str = r#"[experiment]
+const TRAIN_EXPERIMENT: &str = r#"[experiment]
 rollout = "demo"
 entrypoint = "main.py"
 model_path = "Qwen/Qwen3.6-35B-A3B"
 dataset = "demo-data"
 "#;
+
+const TRAIN_MIN: &str = concat!(
+    r#"[experiment]
+rollout = "demo"
+entrypoint = "main.py"
+model_path = "Qwen/Qwen3.6-35B-A3B"
+dataset = "demo-data"
+"#,
+    "\n[training]\n"
+);
 
 fn eval(text: &str) -> Report {
     validate_text(text, "c.toml", Kind::Eval)
@@ -31,6 +41,17 @@ fn train(text: &str) -> Report {
 fn only(report: &Report) -> &Issue {
     assert_eq!(report.issues.len(), 1, "{:#?}", report.issues);
     &report.issues[0]
+}
+
+#[test]
+fn a_training_config_without_its_training_section_is_refused() {
+    let r = train(TRAIN_EXPERIMENT);
+    let issue = only(&r);
+    assert_eq!(issue.key, "training");
+    assert!(
+        issue.message.contains("missing [training] section"),
+        "{issue:?}"
+    );
 }
 
 #[test]
@@ -90,7 +111,7 @@ fn wrong_section_key_names_its_home() {
     let issue = only(&r);
     assert_eq!(
         (issue.line, issue.column, issue.key.as_str()),
-        (7, 1, "sampling.lr")
+        (9, 1, "sampling.lr")
     );
     assert!(
         issue.message.contains("belongs in [training]"),
@@ -120,17 +141,19 @@ fn type_and_value_errors_point_at_the_value() {
     let issue = only(&r);
     assert_eq!(
         (issue.line, issue.column, issue.key.as_str()),
-        (7, 17, "sampling.rollout_top_p")
+        (9, 17, "sampling.rollout_top_p")
     );
     assert!(issue
         .message
         .starts_with("must be greater than 0 and at most 1"));
 
-    let r = train(&format!("{TRAIN_MIN}[training]\ntotal_epochs = 0\n"));
+    let r = train(&format!("{TRAIN_EXPERIMENT}[training]\ntotal_epochs = 0\n"));
     assert!(only(&r).message.contains("positive integer"));
-    let r = train(&format!("{TRAIN_MIN}[training]\ntotal_epochs = 1.0\n"));
+    let r = train(&format!(
+        "{TRAIN_EXPERIMENT}[training]\ntotal_epochs = 1.0\n"
+    ));
     assert_eq!(only(&r).message, "must be an integer, got float 1.0");
-    let r = train(&format!("{TRAIN_MIN}[training]\nlr = nan\n"));
+    let r = train(&format!("{TRAIN_EXPERIMENT}[training]\nlr = nan\n"));
     assert!(only(&r).message.contains("finite"));
 }
 
@@ -310,12 +333,14 @@ fn inline_and_dotted_sections_are_checked_like_headers() {
 #[test]
 fn integers_out_of_range_and_huge_counts() {
     let r = train(&format!(
-        "{TRAIN_MIN}[training]\ntotal_epochs = 99999999999999999999\n"
+        "{TRAIN_EXPERIMENT}[training]\ntotal_epochs = 99999999999999999999\n"
     ));
     assert!(only(&r)
         .message
         .starts_with("must be an integer from 1 to 10000"));
-    let r = train(&format!("{TRAIN_MIN}[training]\ntotal_epochs = 0x10\n"));
+    let r = train(&format!(
+        "{TRAIN_EXPERIMENT}[training]\ntotal_epochs = 0x10\n"
+    ));
     assert!(r.is_valid());
     assert_eq!(r.config.unwrap()["training"]["total_epochs"], 16);
 }
@@ -366,7 +391,7 @@ fn values_past_their_maximum_name_the_allowed_range() {
         .message
         .starts_with("must be 0 or greater and at most 2, got float 2.5"));
     let r = train(&format!(
-        "{TRAIN_MIN}[training]\nmax_response_length = 10000000\n"
+        "{TRAIN_EXPERIMENT}[training]\nmax_response_length = 10000000\n"
     ));
     assert!(r.is_valid(), "{:?}", r.issues);
 }

@@ -7,8 +7,9 @@
 //! - `EvalRun` (anchor 0.3 §4.3, `eval run` on a local file): `system_prompt`, `user_prompt`, `ground_truth`
 //!   (alias `label`) and `metadata`, names as written. A row with a `metadata` key needs nothing else but
 //!   something to run (a prompt or non-empty metadata); any other row needs `user_prompt` and a label.
-//!   Only null and "" are absent (non-strings are used as text); `metadata` is an object or a string
-//!   holding one.
+//!   Only null and "" are absent. Prompts are strings, as in `Eval` (anchor 0.3 used any value's text, so
+//!   `"user_prompt": 123` ran as "123"; a number where a prompt belongs is a column mix-up); a label is a
+//!   string or a number (graders compare its text). `metadata` is an object or a string holding one.
 //! - `Any`: every row is a JSON object; nothing else is checked (`preview`).
 //!
 //! Checks run on [`ValueKind`]s, so the full reader (rows as `serde_json::Value`) and the fast validation
@@ -162,6 +163,32 @@ fn check_rubric(entries: &[(&str, ValueKind)]) -> Vec<FieldProblem> {
 /// What a prompt-mode row of `eval run` lacks, in its messages.
 const RUN_NEEDS: &str = "a row without a 'metadata' column needs one";
 
+/// The value types `eval run` accepts for its text fields (null is absence, checked by the caller).
+fn run_value_types(get: impl Fn(&str) -> Option<ValueKind>) -> Vec<FieldProblem> {
+    let mut problems = Vec::new();
+    for (name, numbers) in [
+        ("system_prompt", false),
+        ("user_prompt", false),
+        ("ground_truth", true),
+        ("label", true),
+    ] {
+        let what = if numbers {
+            "a string or a number"
+        } else {
+            "a string"
+        };
+        match get(name) {
+            None | Some(ValueKind::Null | ValueKind::Str(_)) => {}
+            Some(ValueKind::Int | ValueKind::Float) if numbers => {}
+            Some(other) => problems.push(FieldProblem::new(
+                Some(name),
+                format!("'{name}' must be {what}, got {}", other.python_name()),
+            )),
+        }
+    }
+    problems
+}
+
 fn check_eval_run(entries: &[(&str, ValueKind)]) -> Vec<FieldProblem> {
     let get = |name: &str| {
         entries
@@ -169,6 +196,10 @@ fn check_eval_run(entries: &[(&str, ValueKind)]) -> Vec<FieldProblem> {
             .find(|(key, _)| *key == name)
             .map(|(_, kind)| *kind)
     };
+    let wrong_types = run_value_types(get);
+    if !wrong_types.is_empty() {
+        return wrong_types;
+    }
     // §4.3: only null and "" are absent; other values are used as their text.
     let given = |name: &str| {
         get(name).is_some_and(|kind| !matches!(kind, ValueKind::Null | ValueKind::Str(Text::Empty)))
@@ -324,7 +355,15 @@ mod tests {
     fn eval_run_prompt_mode_needs_a_prompt_and_a_label() {
         let blank = ValueKind::Str(Text::Blank);
         assert!(run_messages(&[("user_prompt", blank), ("ground_truth", blank)]).is_empty());
-        assert!(run_messages(&[("user_prompt", ValueKind::Int), ("label", GOOD)]).is_empty());
+        assert!(run_messages(&[("user_prompt", GOOD), ("label", ValueKind::Int)]).is_empty());
+        let problems = run_messages(&[("user_prompt", ValueKind::Int), ("label", GOOD)]);
+        assert_eq!(problems.len(), 1);
+        assert_eq!(problems[0].1, "'user_prompt' must be a string, got int");
+        let problems = run_messages(&[("user_prompt", GOOD), ("ground_truth", ValueKind::Array)]);
+        assert_eq!(
+            problems[0].1,
+            "'ground_truth' must be a string or a number, got list"
+        );
         let empty = ValueKind::Str(Text::Empty);
         let problems = run_messages(&[("user_prompt", ValueKind::Null), ("ground_truth", empty)]);
         let fields: Vec<_> = problems

@@ -1,5 +1,6 @@
 //! The Python module `osmosis_ai._core`: the only place that names pyo3.
 
+mod atif;
 mod config;
 mod dataset;
 mod errors;
@@ -21,6 +22,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     stats::register(m)?;
     dataset::register(m)?;
     config::register(m)?;
+    atif::register(m)?;
     Ok(())
 }
 

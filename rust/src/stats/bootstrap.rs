@@ -159,6 +159,17 @@ pub fn median(values: &[f64]) -> Option<f64> {
     Some(percentile(&sorted, 0.5))
 }
 
+/// The `qs` quantiles of `values` (each q in [0, 1]; linear between order statistics, numpy's default),
+/// `None` for no values. NaN values are an error for the caller to report; infinities sort to the ends.
+pub fn quantiles(values: &[f64], qs: &[f64]) -> Option<Vec<f64>> {
+    if values.is_empty() {
+        return None;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    Some(qs.iter().map(|&q| percentile(&sorted, q)).collect())
+}
+
 /// A percentile bootstrap over rows for several statistics at once (same resampled rows for each, so
 /// their intervals are consistent). Runs in steps so a caller can check for interrupts in between;
 /// the result does not depend on the step sizes.
@@ -309,6 +320,19 @@ mod tests {
     use super::*;
 
     const Z95: f64 = 1.959_963_984_540_054;
+
+    #[test]
+    fn quantiles_interpolate_between_order_statistics() {
+        // numpy.quantile([1, 2, 3, 4, 10], [0, 0.5, 0.95, 1]) == [1, 3, 8.8, 10]
+        let q = quantiles(&[10.0, 1.0, 4.0, 3.0, 2.0], &[0.0, 0.5, 0.95, 1.0]).unwrap();
+        let expected = [1.0, 3.0, 8.8, 10.0];
+        assert!(
+            q.iter().zip(expected).all(|(a, b)| (a - b).abs() < 1e-12),
+            "{q:?}"
+        );
+        assert_eq!(quantiles(&[], &[0.5]), None);
+        assert_eq!(quantiles(&[7.0], &[0.0, 0.99]), Some(vec![7.0, 7.0]));
+    }
 
     #[test]
     fn rng_stream_is_fixed() {

@@ -10,6 +10,7 @@ mod agreement;
 mod bootstrap;
 mod distributions;
 mod estimator;
+mod exact_sum;
 mod mcnemar;
 mod options;
 mod results;
@@ -18,7 +19,7 @@ pub use advantage::{advantage_sign_changes, advantage_signs, SignChanges};
 pub use aggregate::{Aggregator, KSpread, Spread};
 pub use agreement::{agreement, cohen_kappa, ranks, spearman, Agreement};
 pub use bootstrap::{
-    median, normal_difference, normal_interval, percentile, Bootstrap, Interval, Rng,
+    median, normal_difference, normal_interval, percentile, quantiles, Bootstrap, Interval, Rng,
 };
 pub use distributions::{holm, normal_quantile, t_quantile, t_two_sided_p, wilson};
 pub use estimator::{
@@ -30,8 +31,8 @@ pub use options::{
     AggregatorOptions, FailedPolicy, IntervalColumns, NonFinitePolicy, Summary, DEFAULT_KS,
 };
 pub use results::{
-    compare, log_index_base, model, summarize_results_file, Layout, ModelTally, NameTally,
-    ResultsOptions, ResultsSummary, LOG_FORMATS,
+    compare, log_index_base, model, model_intervals, paired_t_differences, summarize_results_file,
+    Layout, ModelTally, NameTally, ResultsOptions, ResultsSummary, LOG_FORMATS,
 };
 
 use std::fmt;

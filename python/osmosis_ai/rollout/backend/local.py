@@ -46,6 +46,13 @@ ARTIFACT_ROOT_ENV = "_OSMOSIS_ROLLOUT_ARTIFACT_ROOT"
 Callback = Callable[[ExecutionResult], Awaitable[Any] | Any]
 
 
+def default_artifact_root() -> Path:
+    """``$_OSMOSIS_ROLLOUT_ARTIFACT_ROOT``, else ``~/.osmosis``: where rollouts keep their artifacts and the
+    rollout server archives finished ones (read when called)."""
+    env = os.environ.get(ARTIFACT_ROOT_ENV, "").strip()
+    return Path(env) if env else Path.home() / ".osmosis"
+
+
 class _Unset:
     """Marks an argument not given (``None`` is a meaningful value: no limit)."""
 
@@ -140,8 +147,7 @@ class LocalBackend(ExecutionBackend):
         if artifact_root is False:
             self.artifact_root: Path | None = None
         elif artifact_root is None or artifact_root is True:
-            env = os.environ.get(ARTIFACT_ROOT_ENV, "").strip()
-            self.artifact_root = Path(env) if env else Path.home() / ".osmosis"
+            self.artifact_root = default_artifact_root()
         else:
             self.artifact_root = Path(artifact_root)
 

@@ -119,7 +119,8 @@ class MCPAgentLoop(RolloutAgentLoop):
             if error is not None
             else create_tool_result(call_id, text)
         )
-        return message, duration_ms, {"name": name, "arguments": arguments, "result": text, "error": error}
+        record = {"name": name, "arguments": arguments, "result": text, "error": error, "started": started}
+        return message, duration_ms, record
 
 
 def _list_tools(host: MCPToolHost, where: str) -> list[MCPTool]:

@@ -27,7 +27,7 @@ def _v1_module() -> types.ModuleType:
 
     accepted = set(inspect.signature(MCPServer.__init__).parameters) - {"self"}
 
-    class FastMCP(MCPServer):  # type: ignore[misc]
+    class FastMCP(MCPServer):
         """``mcp.server.fastmcp.FastMCP`` (SDK 1.x) on mcp 2.x: ``FastMCP(name, instructions, **settings)``.
 
         Transport settings of 1.x (``host``, ``port``, paths...) do not apply to in-process calls and

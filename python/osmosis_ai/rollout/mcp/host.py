@@ -15,7 +15,7 @@ import logging
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 __all__ = ["MCPTool", "MCPToolHost", "ToolCallFailed", "to_function_tool"]
 
@@ -143,7 +143,7 @@ def run_sync(factory: Callable[[], Awaitable[T]], timeout: float | None) -> T:
     thread.join()
     if "error" in box:
         raise box["error"]
-    return box["value"]
+    return cast(T, box["value"])  # what wait() returned
 
 
 def _text_of(content: Any) -> str:

@@ -1,22 +1,20 @@
 """Importing a tool folder's ``main.py`` in isolation and finding the MCP server object it builds.
 
-The folder is imported as the package ``_osmosis_mcp_<hash of its path>`` (so ``from .tools import x``
-works) with the folder first on ``sys.path`` only while importing (so ``import helpers`` works too). Sibling
-modules imported that way are evicted afterwards, so a second folder with a same-named ``helpers`` is not
-shadowed, and nothing of the user's folder stays importable under a plain name.
+The one importer (:func:`osmosis_ai.importer.import_module_file`, isolated) imports the folder as the package
+``_osmosis_mcp_<hash of its path>`` (so ``from .tools import x`` works) with the folder first on ``sys.path``
+only while importing (so ``import helpers`` works too). Sibling modules imported that way are evicted
+afterwards, so a second folder with a same-named ``helpers`` is not shadowed, and nothing of the user's
+folder stays importable under a plain name.
 """
 
 from __future__ import annotations
 
-import hashlib
-import importlib
-import importlib.util
-import sys
 import types
 from pathlib import Path
 from typing import Any
 
 from osmosis_ai.errors import MCPLoadError
+from osmosis_ai.importer import import_module_file
 from osmosis_ai.rollout.mcp.compat import v1_fastmcp_alias
 
 __all__ = ["find_server", "import_tool_folder", "load_mcp_server", "server_kind", "server_kinds"]
@@ -48,15 +46,6 @@ def server_kinds() -> list[tuple[str, type]]:
     else:
         kinds.append(("mcp", MCPServer))
     return kinds
-
-
-def _package_name(folder: Path) -> str:
-    return "_osmosis_mcp_" + hashlib.sha256(str(folder).encode("utf-8")).hexdigest()[:8]
-
-
-def _is_under(module: types.ModuleType, folder: Path) -> bool:
-    locations = [getattr(module, "__file__", None), *list(getattr(module, "__path__", None) or [])]
-    return any(location and Path(location).resolve().is_relative_to(folder) for location in locations)
 
 
 def _explain_import_error(main: Path, exc: BaseException) -> str:
@@ -97,33 +86,15 @@ def import_tool_folder(directory: str | Path) -> tuple[Path, types.ModuleType]:
     # The SDKs load before the user's folder goes on sys.path, so a sibling named like one of theirs
     # cannot shadow them.
     server_kinds()
-    package = _package_name(folder)
-    for name in [n for n in sys.modules if n == package or n.startswith(package + ".")]:
-        del sys.modules[name]
-    spec = importlib.util.spec_from_loader(package, loader=None, is_package=True)
-    assert spec is not None
-    pkg = importlib.util.module_from_spec(spec)
-    pkg.__path__ = [str(folder)]
-    sys.modules[package] = pkg
-    before = set(sys.modules)
-    entry = str(folder)
-    sys.path.insert(0, entry)
-    try:
-        with v1_fastmcp_alias():
-            module = importlib.import_module(f"{package}.main")
-    except BaseException as exc:  # a module may raise anything at import, SystemExit included
-        if isinstance(exc, KeyboardInterrupt):
-            raise
-        for name in [n for n in sys.modules if n == package or n.startswith(package + ".")]:
-            del sys.modules[name]
-        raise MCPLoadError(_explain_import_error(main, exc)) from exc
-    finally:
-        if entry in sys.path:
-            sys.path.remove(entry)
-        for name in set(sys.modules) - before:
-            loaded = sys.modules.get(name)
-            if not name.startswith(package) and loaded is not None and _is_under(loaded, folder):
-                del sys.modules[name]
+    with v1_fastmcp_alias():
+        module = import_module_file(
+            main,
+            prefix="_osmosis_mcp",
+            isolated=True,
+            what="MCP tool folder",
+            error=MCPLoadError,
+            explain=lambda _target, exc: _explain_import_error(main, exc),
+        )
     return folder, module
 
 

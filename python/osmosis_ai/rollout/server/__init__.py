@@ -12,12 +12,13 @@ from osmosis_ai._lazy import load_attribute
 
 if TYPE_CHECKING:
     from osmosis_ai.rollout.server.app import create_app
-    from osmosis_ai.rollout.server.rollout_server import ControllerAuth, create_rollout_server
+    from osmosis_ai.rollout.server.auth import ControllerAuth
+    from osmosis_ai.rollout.server.rollout_server import create_rollout_server
     from osmosis_ai.rollout.server.state import AppState, RolloutRecord
 
 _LAZY = {
     "create_app": "osmosis_ai.rollout.server.app",
-    "ControllerAuth": "osmosis_ai.rollout.server.rollout_server",
+    "ControllerAuth": "osmosis_ai.rollout.server.auth",
     "create_rollout_server": "osmosis_ai.rollout.server.rollout_server",
     "AppState": "osmosis_ai.rollout.server.state",
     "RolloutRecord": "osmosis_ai.rollout.server.state",

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +17,7 @@ from pydantic import ValidationError as PydanticValidationError
 from osmosis_ai.errors import ToolValidationError
 from osmosis_ai.rollout.agent_loop import RolloutAgentLoop
 from osmosis_ai.rollout.schemas import InitResponse, RolloutRequest
+from osmosis_ai.rollout.server.auth import key_matches
 from osmosis_ai.rollout.server.limits import BodyTimeout, BodyTooLarge, read_limited_body
 from osmosis_ai.rollout.server.state import AppState, RolloutRecord, logger
 from osmosis_ai.rollout.tools import tool_to_dict, validate_tools
@@ -36,22 +36,7 @@ if TYPE_CHECKING:
 __all__ = ["create_app"]
 
 _UNAUTHORIZED = b'{"detail":"Invalid or missing API key"}'
-
-
-def _token(header: str | None) -> str | None:
-    """The key of an ``Authorization`` header: ``Bearer <key>`` (scheme case-insensitive) or, as the
-    established server accepts, the bare key."""
-    header = (header or "").strip()
-    parts = header.split()
-    if len(parts) == 2 and parts[0].lower() == "bearer":
-        return parts[1]
-    return header or None
-
-
-def _key_matches(expected: str, header: str | None) -> bool:
-    token = _token(header)
-    # compare_digest on bytes: constant time, and no TypeError for non-ASCII input.
-    return token is not None and secrets.compare_digest(token.encode(), expected.encode())
+_SHUTTING_DOWN = b'{"detail":"the rollout server is shutting down"}'
 
 
 def create_app(
@@ -124,8 +109,26 @@ def create_app(
         openapi_url=None,
     )
     app.state.rollout = state
+    app.state.head_check = _head_check(api_key)
     _add_routes(app, state, api_key)
     return app
+
+
+def _head_check(api_key: str | None) -> Callable[[dict[str, Any]], str]:
+    """How ``osmosis serve``'s connection gate judges a request from its head alone: ``"trusted"`` (the
+    right key, or auth off), ``"open"`` (``GET /health``) or ``"refused"`` (answered, then closed)."""
+
+    def check(scope: dict[str, Any]) -> str:
+        if api_key is None:
+            return "trusted"
+        header = next((v for k, v in scope.get("headers", ()) if k == b"authorization"), None)
+        if header is not None and key_matches(api_key, header.decode("latin-1")):
+            return "trusted"
+        if scope.get("method") in ("GET", "HEAD") and scope.get("path") == "/health":
+            return "open"
+        return "refused"
+
+    return check
 
 
 def _registration(
@@ -169,9 +172,10 @@ def _add_routes(app: FastAPI, state: AppState, api_key: str | None) -> None:
         }
 
     def denied(request: Request) -> Response | None:
-        if api_key is None or _key_matches(api_key, request.headers.get("authorization")):
+        if api_key is None or key_matches(api_key, request.headers.get("authorization")):
             return None
-        return _json(_UNAUTHORIZED, 401, {"WWW-Authenticate": "Bearer"})
+        # Closed after the answer: a refused client's body is never read.
+        return _json(_UNAUTHORIZED, 401, {"WWW-Authenticate": "Bearer", "Connection": "close"})
 
     @app.get("/health")
     async def health() -> Response:
@@ -200,6 +204,8 @@ def _add_routes(app: FastAPI, state: AppState, api_key: str | None) -> None:
         refusal = denied(request)
         if refusal is not None:
             return refusal
+        if not state.accepting:  # shutting down: refused before a byte of the body is read
+            return _json(_SHUTTING_DOWN, 503, {"Retry-After": "5", "Connection": "close"})
         limits = state.settings.server
         try:
             body = await read_limited_body(
@@ -218,8 +224,8 @@ def _add_routes(app: FastAPI, state: AppState, api_key: str | None) -> None:
 
 
 async def _init(state: AppState, request: RolloutRequest) -> Response:
-    if not state.accepting:  # checked after the body was read: no rollout starts once shutdown began
-        return _json({"detail": "the rollout server is shutting down"}, 503, {"Retry-After": "5"})
+    if not state.accepting:  # again after the body was read: no rollout starts once shutdown began
+        return _json(_SHUTTING_DOWN, 503, {"Retry-After": "5"})
     key = request.idempotency_key or request.rollout_id
     record = state.records.get(key)
     if record is None and state.counts()["queued"] >= state.settings.server.max_queued_rollouts:
@@ -250,9 +256,11 @@ async def _init(state: AppState, request: RolloutRequest) -> Response:
             logger.exception("rollout %s: get_tools raised", request.rollout_id)
         return _json({"detail": f"get_tools failed: {type(exc).__name__}: {exc}"}, 500)
     tools = list(tools)
-    body = InitResponse(
-        rollout_id=request.rollout_id, tools=[tool_to_dict(t) for t in tools]
-    ).model_dump_json(exclude_none=True)
-    record.init.set_result(body.encode())
+    body = (
+        InitResponse(rollout_id=request.rollout_id, tools=[tool_to_dict(t) for t in tools])
+        .model_dump_json(exclude_none=True)
+        .encode()
+    )
+    record.init.set_result(body)
     state.start_rollout(record, request, tools)
-    return _json(body.encode(), 202)
+    return _json(body, 202)

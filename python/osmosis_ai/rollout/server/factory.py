@@ -8,8 +8,9 @@ import os
 from fastapi import FastAPI
 
 from osmosis_ai.rollout.loader import load_agent_loop
-from osmosis_ai.rollout.serve import RELOAD_SPEC_ENV, ServeError
+from osmosis_ai.rollout.serve import ServeError
 from osmosis_ai.rollout.server.app import create_app
+from osmosis_ai.rollout.server.graceful import RELOAD_SPEC_ENV
 
 __all__ = ["app_from_environment"]
 

@@ -1,8 +1,8 @@
 """Request-size and read-time limits of the rollout server: a client cannot pin memory or a worker.
 
 The body is read chunk by chunk: a declared ``Content-Length`` over the limit is refused (413) before a
-byte of it is read, an undeclared (chunked) body as soon as it passes the limit, and a client that stops
-sending mid-body gets 408 after ``timeout`` seconds without a chunk.
+byte of it is read, an undeclared (chunked) body as soon as it passes the limit, and a body that has not
+arrived whole ``timeout`` seconds after its head gets 408, however steadily it trickles in.
 """
 
 from __future__ import annotations
@@ -22,25 +22,25 @@ class BodyTimeout(Exception):
 
 
 async def read_limited_body(request: Any, limit: int, timeout: float) -> bytes:
-    """The body of a Starlette ``request``, at most ``limit`` bytes, each chunk within ``timeout`` s.
+    """The body of a Starlette ``request``, at most ``limit`` bytes, the whole of it within ``timeout`` s.
 
     Raises:
         BodyTooLarge: Declared or sent size over ``limit``.
-        BodyTimeout: No chunk arrived for ``timeout`` seconds.
+        BodyTimeout: The body was not complete ``timeout`` seconds after the read began.
     """
     declared = request.headers.get("content-length")
     if declared is not None and declared.strip().isdigit() and int(declared) > limit:
         raise BodyTooLarge(f"request body of {int(declared)} bytes is over the limit of {limit} bytes")
+    try:
+        return await asyncio.wait_for(_read(request, limit), timeout)
+    except (TimeoutError, asyncio.TimeoutError):
+        raise BodyTimeout(f"the request body did not arrive whole within {timeout:g}s") from None
+
+
+async def _read(request: Any, limit: int) -> bytes:
     chunks: list[bytes] = []
     size = 0
-    stream = request.stream().__aiter__()
-    while True:
-        try:
-            chunk = await asyncio.wait_for(stream.__anext__(), timeout)
-        except StopAsyncIteration:
-            break
-        except (TimeoutError, asyncio.TimeoutError):
-            raise BodyTimeout(f"no part of the request body arrived for {timeout:g}s") from None
+    async for chunk in request.stream():
         size += len(chunk)
         if size > limit:
             raise BodyTooLarge(f"request body is over the limit of {limit} bytes")

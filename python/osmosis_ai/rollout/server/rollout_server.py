@@ -2,13 +2,14 @@
 
 Routes: ``GET /health`` (open), ``POST /rollout`` (202, scheduled before answering; 429 + Retry-After when
 the backend has no capacity), ``GET /rollout/{id}/status``, ``POST /rollout/cancel``. A finished rollout is
-archived (best effort) under the backend's artifact root: ``<id>/trajectory.json`` (unless the sample's
-``trajectory_messages`` is None) and ``<id>/diagnostics.json`` (the backend's diagnostics, when any). Like our 0.2 server,
-every route but ``/health`` needs ``Authorization: Bearer <key>`` unless auth is explicitly disabled; the
-bearer check runs before the body is read. Results go back through the request's completion and grader
-callback URLs (with the controller key as bearer), retried on transport errors, 429 and 5xx with the
-package's one :class:`~osmosis_ai.llm.retry.RetryPolicy`, over a client that follows the proxy and
-certificate settings (:mod:`osmosis_ai.llm.httpx_clients`).
+archived (best effort) under the backend's artifact root: ``<id>/trajectory.json``, an ATIF document (unless
+the sample's ``trajectory_messages`` is None; a ``trajectory`` report in a callback's answer adds per-call
+metrics) and ``<id>/diagnostics.json`` (the backend's diagnostics, when any). As 0.3's, the server checks
+no key unless given one (``auth=ControllerAuth(api_key=...)``: then every route but ``/health`` needs
+``Authorization: Bearer <key>``, checked before the body is read). Results go back through the request's
+completion and grader callback URLs (with the controller key as bearer), retried on transport errors, 429
+and 5xx with the package's one :class:`~osmosis_ai.llm.retry.RetryPolicy`, over a client that follows the
+proxy and certificate settings (:mod:`osmosis_ai.llm.httpx_clients`).
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ import os
 import secrets
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,51 +40,26 @@ from osmosis_ai.rollout.backend.base import ExecutionBackend
 from osmosis_ai.rollout.context import RolloutContext
 from osmosis_ai.rollout.sample import ExecutionRequest, ExecutionResult, RolloutStatus
 
-# app.py is the one place that checks bearer keys and turns a missing FastAPI into an install hint.
-from osmosis_ai.rollout.server.app import _json, _key_matches
+# app.py turns a missing FastAPI into an install hint.
+from osmosis_ai.rollout.server.app import _json
+from osmosis_ai.rollout.server.auth import ControllerAuth
 from osmosis_ai.rollout.server.protocol import CancelRequest, RolloutInitRequest
-from osmosis_ai.rollout.trajectory import default_artifact_root, save_trajectory
+from osmosis_ai.rollout.trajectory import (
+    CallReport,
+    default_artifact_root,
+    report_from_response,
+    save_trajectory,
+)
 
-__all__ = ["API_KEY_ENV", "ControllerAuth", "create_rollout_server"]
+__all__ = ["ControllerAuth", "create_rollout_server"]
 
 logger = logging.getLogger("osmosis_ai.rollout.server")
-API_KEY_ENV = "OSMOSIS_ROLLOUT_API_KEY"
 INSTANCE_ENV = "_OSMOSIS_ROLLOUT_INSTANCE_ID"
 _UNAUTHORIZED = b'{"detail":"Invalid or missing API key"}'
 # 409 answers "already reported": another attempt cannot change it.
 _RETRY_STATUSES = RETRYABLE_STATUS - {409}
 CALLBACK_RETRY = RetryPolicy(max_retries=4, base_delay=0.5, max_delay=8.0, max_retry_after=60.0)
 _FINISHED_KEPT = 10_000  # finished rollouts whose status stays queryable (memory stays bounded)
-
-
-@dataclass(frozen=True)
-class ControllerAuth:
-    """The bearer key callers of the rollout server must send; ``api_key=None`` disables auth (explicitly).
-
-    Example:
-        >>> ControllerAuth.from_environment().api_key is not None  # a key from the env, or a new one
-        True
-    """
-
-    api_key: str | None
-
-    @classmethod
-    def from_environment(cls) -> ControllerAuth:
-        """``$OSMOSIS_ROLLOUT_API_KEY``, else a new random key (logged once, so the caller can use it)."""
-        key = os.environ.get(API_KEY_ENV, "").strip()
-        if key:
-            return cls(key)
-        key = secrets.token_urlsafe(24)
-        logger.warning("rollout server API key (set %s to choose one): %s", API_KEY_ENV, key)
-        return cls(key)
-
-    @classmethod
-    def disabled(cls) -> ControllerAuth:
-        """No authentication (only for a server reachable by trusted callers)."""
-        return cls(None)
-
-    def allows(self, header: str | None) -> bool:
-        return self.api_key is None or _key_matches(self.api_key, header)
 
 
 class _Rollouts:
@@ -101,16 +76,19 @@ class _Rollouts:
             self.status.popitem(last=False)
 
 
-async def _post(http: Any, url: str, body: dict[str, Any], key: str | None) -> None:
+async def _post(http: Any, url: str, body: dict[str, Any], auth: ControllerAuth) -> Any:
     """POSTs a callback, retried per the package's one policy on transport errors, 429 and 5xx
-    (``Retry-After`` honoured); a callback still undelivered is logged, never raised."""
+    (``Retry-After`` honoured); a callback still undelivered is logged, never raised.
+
+    Returns the answer (None when none came): it may carry a ``trajectory`` report for the archive.
+    """
     import httpx
 
-    headers = {"Authorization": f"Bearer {key}"} if key else {}
+    headers = auth.as_bearer_headers() or {}
     shown = safe_url(url)
     attempts = 0
 
-    async def attempt() -> None:
+    async def attempt() -> Any:
         nonlocal attempts
         attempts += 1
         try:
@@ -121,11 +99,13 @@ async def _post(http: Any, url: str, body: dict[str, Any], key: str | None) -> N
         if response.status_code in _RETRY_STATUSES:
             error = RuntimeError(f"HTTP {response.status_code}")
             raise RetryLater(error, retry_after_from_headers(response.headers))
+        return response
 
     try:
-        await retry_async(CALLBACK_RETRY, attempt)
+        return await retry_async(CALLBACK_RETRY, attempt)
     except Exception as exc:
         logger.error("callback %s was not delivered after %d attempts (%s)", shown, attempts, exc)
+        return None
 
 
 def _sample_body(result: ExecutionResult) -> dict[str, Any] | None:
@@ -144,26 +124,37 @@ def _category(result: ExecutionResult) -> str | None:
 async def _run(
     backend: ExecutionBackend, body: RolloutInitRequest, rollout_id: str, http: Any, rollouts: _Rollouts
 ) -> None:
-    key = body.controller_api_key
+    controller = ControllerAuth(api_key=body.controller_api_key)
     posted = {"completion": False, "grader": False}
-    last: list[ExecutionResult] = []  # the latest result reported, archived at the end
+    # The latest result reported that has a sample (else the latest), and the controller's latest report:
+    # what the archive is built from at the end.
+    last: list[ExecutionResult] = []
+    report: list[CallReport] = []
+
+    def keep(result: ExecutionResult) -> None:
+        if not last or result.sample is not None:
+            last[:] = [result]
+
+    def note(response: Any) -> None:
+        if (found := report_from_response(response)) is not None:
+            report[:] = [found]
 
     async def completed(result: ExecutionResult) -> None:
         posted["completion"] = True
-        last[:] = [result]
+        keep(result)
         rollouts.set(
             rollout_id,
             RolloutStatus.GRADING if body.grader_callback_url else result.status,
             err_message=result.err_message,
         )
-        await _post(http, body.completion_callback_url, {
+        note(await _post(http, body.completion_callback_url, {
             "status": result.status.value, "rollout_id": rollout_id, "extra_fields": None,
             "err_message": result.err_message, "err_category": _category(result),
-        }, key)  # fmt: skip
+        }, controller))  # fmt: skip
 
     async def graded(result: ExecutionResult) -> None:
         posted["grader"] = True
-        last[:] = [result]
+        keep(result)
         sample = _sample_body(result)
         ok = result.status is RolloutStatus.SUCCESS
         rollouts.set(
@@ -172,17 +163,19 @@ async def _run(
             reward=sample.get("reward") if sample else None,
             err_message=result.err_message,
         )
-        await _post(http, body.grader_callback_url or "", {
+        note(await _post(http, body.grader_callback_url or "", {
             "status": "success" if ok else "failure", "rollout_id": rollout_id, "sample": sample,
             "err_message": result.err_message, "err_category": _category(result),
-        }, key)  # fmt: skip
+        }, controller))  # fmt: skip
 
     request = ExecutionRequest(
         id=rollout_id, prompt=body.initial_messages, label=body.label, metadata=body.metadata,
         agent_timeout_sec=body.agent_timeout_sec, grader_timeout_sec=body.grader_timeout_sec,
     )  # fmt: skip
     context = RolloutContext(
-        chat_completions_url=body.chat_completions_url, api_key=body.llm_api_key or key, rollout_id=rollout_id
+        chat_completions_url=body.chat_completions_url,
+        api_key=body.llm_api_key or body.controller_api_key,
+        rollout_id=rollout_id,
     )
     try:
         rollouts.set(rollout_id, RolloutStatus.RUNNING)
@@ -204,7 +197,8 @@ async def _run(
         if last and root is not None:
             await save_trajectory(
                 rollout_id=rollout_id, result=last[0], request_label=body.label,
-                request_extra_fields=body.extra_fields, artifact_root=root,
+                request_metadata=body.metadata, request_extra_fields=body.extra_fields,
+                report=report[0] if report else None, artifact_root=root,
             )  # fmt: skip
 
 
@@ -235,7 +229,8 @@ async def _backend_cancel(
 
 def _artifact_root(backend: ExecutionBackend) -> Path | None:
     if hasattr(backend, "artifact_root"):
-        return backend.artifact_root  # a LocalBackend's (None: it keeps no files)
+        root: Path | None = backend.artifact_root  # a LocalBackend's (None: it keeps no files)
+        return root
     return default_artifact_root()
 
 
@@ -252,7 +247,9 @@ def create_rollout_server(
         backend: Runs the rollouts (e.g. ``LocalBackend(workflow=..., grader=...)``).
         lifespan: The app's own lifespan, run around the server's.
         configure_logging: Install basic INFO logging when the root logger has no handlers.
-        auth: Who may call; default :meth:`ControllerAuth.from_environment` (auth on).
+        auth: The key every caller must send (``ControllerAuth(api_key=...)``, or
+            :meth:`ControllerAuth.from_environment`); default none, as 0.3: the platform's controller sends
+            no key to a user's server.
 
     Example:
         >>> app = create_rollout_server(LocalBackend(workflow=MyWorkflow, grader=MyGrader))  # doctest: +SKIP
@@ -260,7 +257,11 @@ def create_rollout_server(
     """
     if configure_logging and not logging.getLogger().handlers:
         logging.basicConfig(level=logging.INFO)
-    auth = auth or ControllerAuth.from_environment()
+    auth = auth or ControllerAuth()
+    if auth.api_key is None:
+        logger.info(
+            "rollout server: callers need no key (pass auth=ControllerAuth(api_key=...) to require one)"
+        )
     rollouts = _Rollouts()
     holder: dict[str, Any] = {}
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from osmosis_ai.errors import OsmosisRolloutError
-from osmosis_ai.rollout.agent_loop import RolloutAgentLoop, RolloutContext, RolloutResult
+from osmosis_ai.rollout.agent_loop import RolloutAgentLoop, RolloutContext, checked_result
 from osmosis_ai.rollout.client import OsmosisLLMClient, create_http_client
 from osmosis_ai.rollout.schemas import RolloutRequest
 
@@ -91,6 +91,7 @@ class AppState:
         # Records per state, kept in step by add/move/drop so /health costs O(1) however many are kept.
         self._counts: Counter[str] = Counter()
         self.accepting = True
+        self._grace_ends: float | None = None  # set by begin_shutdown
         self.http: httpx.AsyncClient | None = None
         self._semaphore: asyncio.Semaphore | None = None
         self._cleanup_task: asyncio.Task[None] | None = None
@@ -105,18 +106,36 @@ class AppState:
         self.http = create_http_client(self.settings)
         self._cleanup_task = asyncio.create_task(self._cleanup_loop())
 
+    def begin_shutdown(self) -> None:
+        """Stops taking rollouts (inits get 503) and starts the running ones' grace period (once)."""
+        if self._grace_ends is None:
+            self.accepting = False
+            self._grace_ends = time.monotonic() + self.settings.server.shutdown_grace_seconds
+
+    def running_tasks(self) -> list[asyncio.Task[None]]:
+        """The rollouts not finished yet (queued, running or reporting)."""
+        return [r.task for r in self.records.values() if r.task is not None and not r.task.done()]
+
+    async def drain(self) -> None:
+        """Waits until every running rollout finished or the grace period begun by :meth:`begin_shutdown`
+        ended, whichever comes first; the server keeps answering meanwhile."""
+        self.begin_shutdown()
+        assert self._grace_ends is not None
+        pending = self.running_tasks()
+        left = self._grace_ends - time.monotonic()
+        if pending and left > 0:
+            logger.info("waiting up to %.1f s for %d rollout(s) to finish", left, len(pending))
+            await asyncio.wait(pending, timeout=left)
+
     async def stop(self) -> None:
-        """Stops taking rollouts; running ones get the grace period, then are cancelled and reported."""
-        self.accepting = False
-        grace = self.settings.server.shutdown_grace_seconds
-        pending = [r.task for r in self.records.values() if r.task is not None and not r.task.done()]
-        if pending:
-            logger.info("waiting up to %.1f s for %d rollout(s) to finish", grace, len(pending))
-            _, still = await asyncio.wait(pending, timeout=grace) if grace > 0 else (set(), set(pending))
-            for task in still:
-                task.cancel()
-            if still:
-                await asyncio.wait(still, timeout=CANCEL_REPORT_TIMEOUT_SECONDS + 1)
+        """Stops taking rollouts; running ones get what is left of the grace period, then are cancelled
+        and reported."""
+        await self.drain()
+        still = self.running_tasks()
+        for task in still:
+            task.cancel()
+        if still:
+            await asyncio.wait(still, timeout=CANCEL_REPORT_TIMEOUT_SECONDS + 1)
         if self._cleanup_task is not None:
             self._cleanup_task.cancel()
         if self.http is not None:
@@ -206,11 +225,10 @@ class AppState:
         except Exception as exc:
             logger.exception("rollout %s: agent run raised", request.rollout_id)
             return _error_body(llm, f"{type(exc).__name__}: {exc}")
-        if not isinstance(result, RolloutResult):
-            kind = type(result).__name__
-            return _error_body(
-                llm, f"run() must return a RolloutResult (ctx.complete(...) or ctx.error(...)), got {kind}"
-            )
+        try:
+            result = checked_result(result)
+        except TypeError as exc:
+            return _error_body(llm, str(exc))
         try:
             return llm.response_body(
                 result.status,

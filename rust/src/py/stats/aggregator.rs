@@ -190,6 +190,33 @@ impl StatsAggregator {
         Ok(d)
     }
 
+    /// The result model's intervals over these rows, as JSON `{name: {estimate, low, high, level,
+    /// method, rows, effective_n, note}}`: the mean score's (Student t) and each pass rate's (Wilson).
+    fn model_intervals(&self, level: f64) -> PyResult<String> {
+        check_interval_args("normal", level, 1)?;
+        let intervals = crate::stats::model_intervals(&self.inner.spread(), level);
+        serde_json::to_string(&crate::stats::model::Ordered(intervals))
+            .map_err(|e| CoreError::Protocol(e.to_string()).into())
+    }
+
+    /// The comparison model's paired differences `other - self` (Student t) over the rows both hold,
+    /// matched by row index, for the mean and pass@k / pass^k at `ks`, as JSON `{name: {estimate, a, b,
+    /// low, high, level, method, p_value, p_holm, verdict, note}}`.
+    fn paired_differences(
+        &self,
+        py: Python<'_>,
+        other: PyRef<'_, StatsAggregator>,
+        ks: Vec<u64>,
+        level: f64,
+    ) -> PyResult<String> {
+        check_interval_args("normal", level, 1)?;
+        let (mine, theirs) = (&self.inner, &other.inner);
+        let differences = py
+            .detach(|| crate::stats::paired_t_differences(mine, theirs, &ks, level))
+            .map_err(CoreError::from)?;
+        serde_json::to_string(&differences).map_err(|e| CoreError::Protocol(e.to_string()).into())
+    }
+
     /// Paired intervals of `self - other` over the rows both hold (matched by row index), for `mean`
     /// and pass@k / pass^k at `ks`: `(paired rows, [(name, (estimate, low, high) | None)])`.
     #[pyo3(signature = (other, ks, method, level, z, resamples, seed))]

@@ -28,6 +28,7 @@ pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(agreement::agreement, m)?)?;
     m.add_function(wrap_pyfunction!(mcnemar_exact, m)?)?;
     m.add_function(wrap_pyfunction!(median, m)?)?;
+    m.add_function(wrap_pyfunction!(quantiles, m)?)?;
     m.add_function(wrap_pyfunction!(results_index_base, m)?)?;
     m.add_class::<aggregator::StatsAggregator>()?;
     // The log formats the reader accepts, newest last: the writer takes its header's from here.
@@ -76,6 +77,24 @@ fn results_index_base(kind: Option<&str>, index_base: Option<u64>, by_package: b
 #[pyfunction]
 fn median(py: Python<'_>, values: Vec<f64>) -> Option<f64> {
     py.detach(|| crate::stats::median(&values))
+}
+
+/// The `qs` quantiles of packed values (`None` for none); a non-finite value or a q outside [0, 1] is an error.
+#[pyfunction]
+fn quantiles(
+    py: Python<'_>,
+    values: &Bound<'_, PyBytes>,
+    code: &str,
+    qs: Vec<f64>,
+) -> PyResult<Option<Vec<f64>>> {
+    if let Some(q) = qs.iter().find(|q| !(0.0..=1.0).contains(*q)) {
+        let message = format!("quantiles must be between 0 and 1, got {q}");
+        return Err(CoreError::from(crate::stats::StatsError::new(message).field("qs")).into());
+    }
+    let raw = values.as_bytes();
+    // Decoding refuses NaN and infinite values, naming the first.
+    let values = py.detach(|| packed::decode_values(raw, code, "values"))?;
+    Ok(py.detach(|| crate::stats::quantiles(&values, &qs)))
 }
 
 /// Student's t quantile: the `t` with `P(T <= t) = p`.

@@ -13,6 +13,8 @@
 mod rows;
 
 use super::estimator::TableCache;
+use super::exact_sum::squared_deviation_numerator;
+pub use super::exact_sum::ExactSum;
 use super::options::{AggregatorOptions, FailedPolicy, NonFinitePolicy, Summary, DEFAULT_KS};
 use super::{CompensatedSum, Estimator, StatsError};
 use rows::RowStore;
@@ -64,21 +66,25 @@ pub struct Spread {
     pub scored_rows: u64,
     pub count: u64,
     pub sum: f64,
-    /// Σw² over scored rows, and the w²-weighted mean and squared deviations of the row means s/w
-    /// (West's weighted Welford): the residuals around any mean follow without cancellation.
-    pub row_weight_sq: f64,
-    pub row_ratio_mean: f64,
-    pub row_ratio_m2: f64,
+    /// Σs², Σs·w and Σw² over scored rows, exact: the residuals around any mean follow without
+    /// cancellation and without depending on the order of the rows.
+    pub row_sum_sq: ExactSum,
+    pub row_sum_count: ExactSum,
+    pub row_count_sq: ExactSum,
     pub max_attempts: u64,
     pub ks: Vec<KSpread>,
 }
 
 impl Spread {
     /// Σ(s - m·w)² over scored rows, the squared residuals of the ratio estimator at mean `m`:
-    /// Σw²(s/w - m)² = M2 + Σw²·(μ - m)², never the cancelling Σs² - 2mΣsw + m²Σw².
+    /// Σs² - 2mΣsw + m²Σw² evaluated exactly, then rounded once.
     pub fn row_residual_squares(&self, mean: f64) -> f64 {
-        let shift = self.row_ratio_mean - mean;
-        self.row_ratio_m2.max(0.0) + self.row_weight_sq * shift * shift
+        let mut exact = self.row_sum_sq.clone();
+        exact.add_scaled(&self.row_sum_count, -2.0 * mean);
+        let mut scaled = ExactSum::default();
+        scaled.add_scaled(&self.row_count_sq, mean);
+        exact.add_scaled(&scaled, mean);
+        exact.total().max(0.0)
     }
 }
 
@@ -92,11 +98,10 @@ pub struct Aggregator {
     failed_policy: FailedPolicy,
     nonfinite: NonFinitePolicy,
     count: u64,
-    /// Welford's running mean and sum of squared deviations, for the std.
-    mean: f64,
-    m2: f64,
-    /// The mean itself comes from a compensated sum: exact to the last bit for ordinary data.
-    total: CompensatedSum,
+    /// Σx and Σx² of the included scores, exact: the mean and variance are the same bits in any
+    /// order of the runs (a Ray run's log against a local run's).
+    sum: ExactSum,
+    sum_sq: ExactSum,
     min: f64,
     max: f64,
     failed: u64,
@@ -112,9 +117,9 @@ pub struct Aggregator {
     /// Leave a row with fewer attempts than an explicit k out at that k instead of refusing it.
     skip_short_rows: bool,
     /// The spread of the mean score over rows, for its interval: see [`Spread::row_residual_squares`].
-    row_weight_sq: f64,
-    row_ratio_mean: f64,
-    row_ratio_m2: f64,
+    row_sum_sq: ExactSum,
+    row_sum_count: ExactSum,
+    row_count_sq: ExactSum,
     /// Rows with at least one score in the mean.
     scored_rows: u64,
     /// Per threshold: rows with 0 < c < n.
@@ -203,9 +208,8 @@ impl Aggregator {
             failed_policy: options.failed,
             nonfinite: options.nonfinite,
             count: 0,
-            total: CompensatedSum::default(),
-            mean: 0.0,
-            m2: 0.0,
+            sum: ExactSum::default(),
+            sum_sq: ExactSum::default(),
             min: f64::INFINITY,
             max: f64::NEG_INFINITY,
             failed: 0,
@@ -217,9 +221,9 @@ impl Aggregator {
             min_nominal: u64::MAX,
             short_row: None,
             skip_short_rows: options.skip_short_rows,
-            row_weight_sq: 0.0,
-            row_ratio_mean: 0.0,
-            row_ratio_m2: 0.0,
+            row_sum_sq: ExactSum::default(),
+            row_sum_count: ExactSum::default(),
+            row_count_sq: ExactSum::default(),
             scored_rows: 0,
             store,
             scratch: Vec::new(),
@@ -308,28 +312,16 @@ impl Aggregator {
                 self.max = self.max.max(x);
                 sum += x;
                 count += 1;
+                self.sum.add(x);
+                self.sum_sq.add_product(x, x);
             }
         }
         if count > 0 {
-            // The row's own mean and squared deviations, merged into the running ones
-            // (Chan et al.): one division per row instead of one per score.
-            let row_mean = sum / f64::from(count);
-            let row_m2: f64 = scores
-                .filter_map(|s| included(s.filter(|x| x.is_finite())))
-                .map(|x| (x - row_mean) * (x - row_mean))
-                .sum();
-            let (before, added) = (self.count as f64, f64::from(count));
-            let after = before + added;
-            let delta = row_mean - self.mean;
-            self.mean += delta * added / after;
-            self.m2 += row_m2 + delta * delta * before * added / after;
+            let w = f64::from(count);
             self.count += u64::from(count);
-            self.total.add(sum);
-            let weight = added * added;
-            self.row_weight_sq += weight;
-            let delta = row_mean - self.row_ratio_mean;
-            self.row_ratio_mean += delta * weight / self.row_weight_sq;
-            self.row_ratio_m2 += weight * delta * (row_mean - self.row_ratio_mean);
+            self.row_sum_sq.add_product(sum, sum);
+            self.row_sum_count.add_product(sum, w);
+            self.row_count_sq.add_product(w, w);
             self.scored_rows += 1;
         }
         self.add_counts(label, n, errors, &c);
@@ -416,16 +408,17 @@ impl Aggregator {
             })
             .collect();
         let scored = self.count > 0;
-        let variance = (self.m2 / self.count as f64).max(0.0);
-        let sample_variance =
-            (self.count > 1).then(|| (self.m2 / (self.count - 1) as f64).max(0.0));
+        let squares = squared_deviation_numerator(&self.sum, &self.sum_sq, self.count);
+        let n = self.count as f64;
+        let variance = squares / (n * n);
+        let sample_variance = (self.count > 1).then(|| squares / (n * (n - 1.0)));
         Ok(Summary {
             rows,
             count: self.count,
             failed: self.failed,
             padded: self.padded,
             errors: self.errors,
-            mean: scored.then(|| self.total.total() / self.count as f64),
+            mean: scored.then(|| self.sum.total() / self.count as f64),
             variance: scored.then_some(variance),
             std: scored.then(|| variance.sqrt()),
             sample_variance,
@@ -454,10 +447,10 @@ impl Aggregator {
         Spread {
             scored_rows: self.scored_rows,
             count: self.count,
-            sum: self.total.total(),
-            row_weight_sq: self.row_weight_sq,
-            row_ratio_mean: self.row_ratio_mean,
-            row_ratio_m2: self.row_ratio_m2,
+            sum: self.sum.total(),
+            row_sum_sq: self.row_sum_sq.clone(),
+            row_sum_count: self.row_sum_count.clone(),
+            row_count_sq: self.row_count_sq.clone(),
             max_attempts: self.max_n,
             ks: self
                 .sums

@@ -108,6 +108,17 @@ pub fn pass_intervals(spread: &Spread, level: f64) -> Vec<(String, Estimate)> {
     out
 }
 
+/// Every interval of the result model over one aggregator's rows: the mean score's (Student t) first,
+/// then each pass rate's (Wilson). A subset of a file's rows (a group) is measured with these too.
+pub fn model_intervals(spread: &Spread, level: f64) -> Vec<(String, Estimate)> {
+    let mut out: Vec<(String, Estimate)> = mean_interval(spread, level)
+        .map(|mean| ("mean".to_string(), mean))
+        .into_iter()
+        .collect();
+    out.extend(pass_intervals(spread, level));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

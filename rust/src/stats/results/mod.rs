@@ -18,6 +18,8 @@ mod source;
 mod tally;
 mod warnings;
 
+pub use intervals::model_intervals;
+pub use paired::paired_t_differences;
 pub use source::{Layout, Meta};
 pub use tally::{Invocation, ModelTally, NameTally, RowCounts, RunCounts};
 

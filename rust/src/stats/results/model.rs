@@ -6,7 +6,7 @@
 //! (score >= the pass threshold) or *did not pass*. A row *passed every attempt*, *some* or *none*,
 //! or is *errored* (a run errored) or *incomplete* (fewer runs recorded than the declared n).
 
-use super::intervals::{mean_interval, pass_intervals, Estimate};
+use super::intervals::model_intervals;
 pub use super::schema::{
     Durations, FunctionResult, InvocationResult, ModelResult, Ordered, ResultModel, RowTally,
     RunTally, Source, ROW_OUTCOMES, RUN_OUTCOMES, SCHEMA, SCHEMA_VERSION,
@@ -118,11 +118,7 @@ fn function_result(
         None => s.clone(),
     };
     let spread = tally.aggregator.spread();
-    let mut intervals: Vec<(String, Estimate)> = Vec::new();
-    if let Some(mean) = mean_interval(&spread, level) {
-        intervals.push(("mean".into(), mean));
-    }
-    intervals.extend(pass_intervals(&spread, level));
+    let intervals = model_intervals(&spread, level);
     let runs = run_tally(&tally.runs, plan, model);
     let counting = runs.finished - runs.skipped - runs.errored_function;
     let scored = runs.scored > 0;

@@ -3,7 +3,10 @@
 
 use super::compare::{CompareOptions, Difference, Flips, Verdict, MIN_BOOTSTRAP_ROWS};
 use super::model::Ordered;
-use crate::stats::{normal_difference, t_quantile, t_two_sided_p, Bootstrap, IntervalColumns};
+use crate::stats::{
+    normal_difference, t_quantile, t_two_sided_p, Aggregator, Bootstrap, IntervalColumns,
+    StatsError,
+};
 use std::collections::HashMap;
 
 pub(super) fn flips(
@@ -74,6 +77,24 @@ pub(super) fn t_difference(
     out.high = Some(unit.estimate + t * se);
     out.p_value = Some(t_two_sided_p(unit.estimate / se, df));
     out
+}
+
+/// Every paired difference `B - A` of two aggregators (Student t, as a comparison's) over the rows both
+/// hold, matched by row label: the mean and pass@k / pass^k at `ks`. A subset of a comparison's rows (a
+/// group) is described by these: no Holm adjustment and no verdict (`p_holm` None), as nothing is
+/// tested.
+pub fn paired_t_differences(
+    a: &Aggregator,
+    b: &Aggregator,
+    ks: &[u64],
+    level: f64,
+) -> Result<Ordered<Difference>, StatsError> {
+    let (ca, cb) = a.paired_columns(b, ks)?;
+    Ok(Ordered(
+        (0..ca.names.len())
+            .map(|j| (ca.names[j].clone(), t_difference(&ca, &cb, j, level)))
+            .collect(),
+    ))
 }
 
 pub(super) fn bootstrap_bounds(

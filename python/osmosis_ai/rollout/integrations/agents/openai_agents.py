@@ -91,7 +91,7 @@ class OsmosisMemorySession(SessionABC, SampleSource):
 
 
 @dataclass
-class OsmosisAgent(Agent):  # type: ignore[type-arg]
+class OsmosisAgent(Agent):
     """An Agents SDK ``Agent`` whose model defaults to :class:`OsmosisRolloutModel` (the rollout's endpoint)."""
 
     def __post_init__(self) -> None:
