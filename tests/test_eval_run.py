@@ -100,7 +100,8 @@ def test_a_workflow_past_its_deadline_is_a_timeout(tmp_path: Path, scripted: Any
     rows = [{"user_prompt": "x", "ground_truth": "4", "metadata": {"mode": "hang"}}]
     ws = make_workspace(tmp_path / "ws", rows, agent_timeout=1)
     code, envelope, stderr = osmosis_run(ws, server)
-    assert code == 0, stderr
+    # Its only item timed out, so nothing was scored: exit 1, saying so, with the item's record kept.
+    assert code == 1 and "no run was scored" in stderr, stderr
     [row] = index(ws)
     assert (row["status"], row["error_type"]) == ("failed", "timeout") and "reward" not in row
     [failure] = envelope["resource"]["failed_rows"]

@@ -3,6 +3,7 @@
 from typing import Any, Literal, TypedDict, final
 
 __all__ = [
+    "ATIF_VERSION",
     "COMPARISON_SCHEMA",
     "RESULTS_LOG_FORMATS",
     "RESULT_SCHEMA",
@@ -14,6 +15,8 @@ __all__ = [
     "advantage_sign_changes",
     "agreement",
     "build_profile",
+    "check_atif",
+    "check_atif_files",
     "check_signature",
     "compare_results",
     "count_rows",
