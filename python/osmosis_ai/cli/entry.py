@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from osmosis_ai.cli.commands import COMMANDS, HIDDEN, ROOT_HELP, ROOT_OPTIONS
 
-_HELP = (["--help"], ["-h"], [])
+_HELP: tuple[list[str], ...] = (["--help"], ["-h"], [])
 _VERSION = (["--version"], ["-V"])
 
 
