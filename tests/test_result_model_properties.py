@@ -70,7 +70,12 @@ def test_wilson_confidence_interval_of_pass_fail_rows(values: list[int], level: 
     assert (iv.low, iv.high) == (pytest.approx(low, abs=1e-12), pytest.approx(high, abs=1e-12))
 
 
-@given(st.lists(st.floats(-50, 50, allow_nan=False), min_size=2, max_size=60))
+@given(
+    st.one_of(
+        st.lists(st.floats(-50, 50, allow_nan=False), min_size=2, max_size=60),
+        st.lists(st.floats(0, 1), min_size=2, max_size=8),
+    )
+)
 @SETTINGS
 def test_t_confidence_interval_matches_scipy(values: list[float]) -> None:
     array = np.array(values)
@@ -81,6 +86,8 @@ def test_t_confidence_interval_matches_scipy(values: list[float]) -> None:
         assert "no spread" in str(exc) and np.ptp(array) <= 1e-9 * max(1.0, abs(array.mean()))
         return
     low, high = sps.t.interval(0.95, len(values) - 1, loc=array.mean(), scale=sps.sem(array))
+    if array.min() >= 0 and array.max() <= 1:  # values in [0, 1]: so is their interval
+        low, high = max(low, 0.0), min(high, 1.0)
     assert (iv.low, iv.high) == (pytest.approx(low, abs=1e-9), pytest.approx(high, abs=1e-9))
 
 

@@ -102,7 +102,8 @@ def row_interval(
     weights: tuple[bytes, str] | None = None,
 ) -> tuple[float, float, float] | None:
     """(estimate, low, high) of ``sum(values) / sum(weights or 1)`` over rows, by "bootstrap" or
-    "normal" (``estimate ± z·se``); None with fewer than 2 rows."""
+    "normal" (``estimate ± z·se``, cut to [0, 1] when every row's ratio lies there); None with fewer
+    than 2 rows."""
 
 RESULTS_LOG_FORMATS: list[str]
 """The results log header formats ``summarize_results_file`` reads, newest last."""
