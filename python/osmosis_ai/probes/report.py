@@ -14,10 +14,13 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from osmosis_ai.probes.controls import CORRECT_FORMS, PROBES
 from osmosis_ai.probes.probe import CORRECT, probe_key
+
+if TYPE_CHECKING:
+    from osmosis_ai.results import ProbeCount
 
 __all__ = ["DEFAULT_FAIL_ABOVE", "ProbeFinding", "ProbeReport", "build_report"]
 
@@ -118,14 +121,18 @@ def _example(record: Mapping[str, Any], fn: str, probe: str) -> dict[str, Any]:
     }
 
 
-def _finding(count: Any, fn: str, records: Mapping[int, Mapping[str, Any]]) -> ProbeFinding:
+def _finding(count: ProbeCount, fn: str, records: Mapping[int, Mapping[str, Any]]) -> ProbeFinding:
     """A :class:`ProbeFinding` from the model's ``ProbeCount``, its example rows' text from the log."""
     examples = [_example(records[e.row], fn, e.probe) for e in count.examples if e.row in records]
     return ProbeFinding(count.probe, count.rows, count.hits, count.skipped, count.fraction, examples)
 
 
 def _in_order(
-    names: Iterable[str], counts: Iterable[Any], fn: str, records: Mapping[int, Mapping[str, Any]], rows: int
+    names: Iterable[str],
+    counts: Iterable[ProbeCount],
+    fn: str,
+    records: Mapping[int, Mapping[str, Any]],
+    rows: int,
 ) -> dict[str, ProbeFinding]:
     """Findings in the probes' documented order; a probe the log never holds applied to no row."""
     found = {c.probe: _finding(c, fn, records) for c in counts}
@@ -148,13 +155,13 @@ def build_report(
     from osmosis_ai.results import read_results
     from osmosis_ai.runs.log import iter_runs
 
-    model = read_results(log_path).model()
-    by_function = {p.function: p for p in model.probes}
-    wanted = {
-        e.row for p in model.probes for c in (*p.controls, *p.formats, p.too_strict) for e in c.examples
-    }
+    summary = read_results(log_path)
+    model = summary.models[0] if summary.models else None  # no model: the log holds no row yet
+    probed = model.probes if model is not None else ()
+    by_function = {p.function: p for p in probed}
+    wanted = {e.row for p in probed for c in (*p.controls, *p.formats, p.too_strict) for e in c.examples}
     records = {r["row_index"]: r for r in iter_runs(Path(log_path)) if r.get("row_index") in wanted}
-    report = ProbeReport(threshold=threshold, rows=model.total_rows)
+    report = ProbeReport(threshold=threshold, rows=model.total_rows if model is not None else 0)
     for fn in functions:
         probes = by_function.get(fn)
         report.gameable[fn] = _in_order(PROBES, probes.controls if probes else (), fn, records, report.rows)
