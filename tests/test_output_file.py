@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from osmosis_ai._files import check_output_path, output_writer, write_json_atomic
+from osmosis_ai._files import check_output_path, output_writer, write_json_atomic, write_json_streamed
 from osmosis_ai.errors import OutputPathError
 from test_eval_cli import EXAMPLES, eval_args, osmosis, write_rows
 
@@ -126,3 +126,39 @@ def test_a_write_interrupted_midway_keeps_the_previous_file_whole(tmp_path) -> N
         raise KeyboardInterrupt
     assert json.loads(target.read_text()) == {"previous": True}
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
+
+
+@pytest.mark.parametrize("ascii_only", [True, False])
+@pytest.mark.parametrize(
+    ("head", "items", "tail"),
+    [
+        ({"a": 1, "nested": {"x": [1, 2.5, None]}}, [{"text": "é\n\u2028", "n": []}, 3], {"z": "q", "e": {}}),
+        ({}, [], {}),
+        ({"a": 1}, [], {"b": 2}),
+        ({}, ["only"], {}),
+    ],
+)
+def test_a_streamed_document_reads_as_the_whole_one_written_at_once(tmp_path, head, items, tail, ascii_only):
+    whole, streamed = tmp_path / "whole.json", tmp_path / "streamed.json"
+    write_json_atomic(whole, {**head, "rows": items, **tail}, ensure_ascii=ascii_only)
+    write_json_streamed(streamed, head, "rows", iter(items), lambda: tail, ensure_ascii=ascii_only)
+    assert streamed.read_text(encoding="utf-8") == whole.read_text(encoding="utf-8")
+
+
+def test_a_streamed_document_asks_for_its_tail_after_the_items_and_masks_secrets(tmp_path) -> None:
+    from osmosis_ai.redact import remember
+
+    remember(["sk-streamed-secret-1234567890"])
+    seen: list[int] = []
+
+    def items():
+        for i in range(5000):  # several pieces of the writer
+            seen.append(i)
+            yield {"i": i, "note": f"key sk-streamed-secret-1234567890 #{i}"}
+
+    target = tmp_path / "r.json"
+    write_json_streamed(target, {"head": True}, "rows", items(), lambda: {"counted": len(seen)})
+    text = target.read_text()
+    assert "sk-streamed-secret" not in text
+    document = json.loads(text)
+    assert document["counted"] == 5000 and len(document["rows"]) == 5000

@@ -17,7 +17,7 @@ import os
 import secrets
 import stat
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -32,6 +32,7 @@ __all__ = [
     "output_writer",
     "results_to",
     "write_json_atomic",
+    "write_json_streamed",
     "write_text_output",
 ]
 
@@ -187,6 +188,48 @@ def write_json_atomic(path: PathLike, payload: Any, *, ensure_ascii: bool = True
         while piece := "".join(itertools.islice(chunks, _PIECE)):
             write(piece)
         write("\n")
+
+
+# Bytes of a streamed list's items joined into one write (each write is masked as a whole).
+_STREAM_PIECE = 1 << 16
+
+
+def write_json_streamed(
+    path: PathLike,
+    head: Mapping[str, Any],
+    key: str,
+    items: Iterable[Any],
+    tail: Callable[[], Mapping[str, Any]],
+    *,
+    ensure_ascii: bool = True,
+) -> None:
+    """Writes ``{**head, key: [*items], **tail()}`` as :func:`write_json_atomic` would (the same text),
+    holding one item at a time: ``items`` may stream from a log, and ``tail`` is asked for once they are
+    written, so what it says may be counted as they pass.
+
+    Example:
+        >>> write_json_streamed(out, {"total": 2}, "rows", iter([{"i": 0}, {"i": 1}]), dict)  # doctest: +SKIP
+    """
+    encode = json.JSONEncoder(indent=2, ensure_ascii=ensure_ascii, default=str).encode
+
+    def members(values: Mapping[str, Any]) -> Iterator[str]:
+        for name, value in values.items():
+            yield f"\n  {encode(name)}: " + encode(value).replace("\n", "\n  ")
+
+    with output_writer(path) as write:
+        write("{" + ",".join(members(head)) + ("," if head else "") + f"\n  {encode(key)}: [")
+        pieces: list[str] = []
+        size = count = 0
+        for item in items:
+            text = ("," if count else "") + "\n    " + encode(item).replace("\n", "\n    ")
+            pieces.append(text)
+            size, count = size + len(text), count + 1
+            if size >= _STREAM_PIECE:
+                write("".join(pieces))
+                pieces, size = [], 0
+        write("".join(pieces) + ("\n  ]" if count else "]"))
+        after = list(members(tail()))
+        write(("," + ",".join(after) if after else "") + "\n}\n")
 
 
 def fsync_dir(directory: Path) -> None:

@@ -8,17 +8,18 @@ from __future__ import annotations
 
 import copy
 import inspect
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from osmosis_ai.errors import MissingAPIKeyError
 from osmosis_ai.rubric.config import RubricEntry
 from osmosis_ai.rubric.engine import preview_text
 from osmosis_ai.rubric.judge import DEFAULT_API_KEY_ENV, prepare, run_async
-from osmosis_ai.rubric.records import RubricRecord
+from osmosis_ai.rubric.records import RecordSource, RubricRecord
+from osmosis_ai.runs.engine import WorkItem
 from osmosis_ai.runs.user_code import call_sync
 
-__all__ = ["build_evaluators", "enrich_extra_info", "judge_arguments", "prompt_metadata"]
+__all__ = ["RecordJudge", "enrich_extra_info", "judge_arguments", "prompt_metadata"]
 
 Evaluator = Callable[[], Awaitable[Any]]
 
@@ -145,61 +146,43 @@ def _evaluator(
     return lambda: run_async(request)
 
 
-class _Evaluators(Mapping[int, Evaluator]):
-    """Record position -> the call that judges it, built when its run starts (the last one kept for the
-    record's other runs, which start next to it): no prepared request per record is held."""
+def _row_dict(row: Mapping[str, Any]) -> dict[str, Any]:
+    return row if isinstance(row, dict) else dict(row)
+
+
+class RecordJudge:
+    """Per work item (one run of one record): the call that judges it, and its solution preview.
+
+    The record is built again from the item's row (rows stream through the session; none is held), and
+    its judge call when its first run starts: the last ones are kept for the record's other runs, which
+    start next to it. A record whose request cannot be prepared (a missing key, a bad option) gets a call
+    that raises, so each of its runs is recorded as an error with the reason.
+    """
 
     def __init__(
         self,
         entry: RubricEntry,
-        records: Sequence[RubricRecord],
-        overrides: dict[str, Any] | None,
-        function: Callable[..., Any] | None,
+        source: RecordSource,
+        overrides: dict[str, Any] | None = None,
+        function: Callable[..., Any] | None = None,
     ) -> None:
-        self._entry, self._records, self._overrides, self._function = entry, records, overrides, function
+        self._entry, self._source, self._overrides, self._function = entry, source, overrides, function
+        self._record: tuple[int, RubricRecord] | None = None
         self._last: tuple[int, Evaluator] | None = None
 
-    def __getitem__(self, index: int) -> Evaluator:
-        if self._last is None or self._last[0] != index:
-            record = self._records[index]
-            self._last = (index, _evaluator(self._entry, record, self._overrides, self._function))
+    def record(self, item: WorkItem) -> RubricRecord:
+        """The record of ``item`` (its position from 0 is the log's ``row_index``)."""
+        if self._record is None or self._record[0] != item.row_index:
+            self._record = (item.row_index, self._source.record(item.row_index, _row_dict(item.row)))
+        return self._record[1]
+
+    def evaluator(self, item: WorkItem) -> Evaluator:
+        """The call that judges ``item``'s record once."""
+        if self._last is None or self._last[0] != item.row_index:
+            evaluator = _evaluator(self._entry, self.record(item), self._overrides, self._function)
+            self._last = (item.row_index, evaluator)
         return self._last[1]
 
-    def __len__(self) -> int:
-        return len(self._records)
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(range(len(self._records)))
-
-
-class _Previews(Mapping[int, str]):
-    """Record position -> its solution preview, made when asked."""
-
-    def __init__(self, records: Sequence[RubricRecord]) -> None:
-        self._records = records
-
-    def __getitem__(self, index: int) -> str:
-        return preview_text(self._records[index].solution_str)
-
-    def __len__(self) -> int:
-        return len(self._records)
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(range(len(self._records)))
-
-
-def build_evaluators(
-    entry: RubricEntry,
-    records: Sequence[RubricRecord],
-    *,
-    overrides: dict[str, Any] | None = None,
-    function: Callable[..., Any] | None = None,
-) -> tuple[Mapping[int, Evaluator], Mapping[int, str]]:
-    """Per record position (from 0, as the log's ``row_index``): the call that judges it once, and its
-    solution preview.
-
-    Each judge request is prepared when the record's run starts, and reused across its runs that follow;
-    a record whose request cannot be prepared (a missing key, a bad option) gets a call that raises, so
-    each of its runs is recorded as an error with the reason.
-    """
-    return _Evaluators(entry, records, overrides, function), _Previews(records)
+    def preview(self, item: WorkItem) -> str:
+        """The whitespace-collapsed start of the judged text, shown in the results."""
+        return preview_text(self.record(item).solution_str)
