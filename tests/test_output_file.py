@@ -10,8 +10,16 @@ import stat
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
-from osmosis_ai._files import check_output_path, output_writer, write_json_atomic, write_json_streamed
+from osmosis_ai._files import (
+    check_output_path,
+    json_block,
+    output_writer,
+    write_json_atomic,
+    write_json_streamed,
+)
 from osmosis_ai.errors import OutputPathError
 from test_eval_cli import EXAMPLES, eval_args, osmosis, write_rows
 
@@ -162,3 +170,32 @@ def test_a_streamed_document_asks_for_its_tail_after_the_items_and_masks_secrets
     assert "sk-streamed-secret" not in text
     document = json.loads(text)
     assert document["counted"] == 5000 and len(document["rows"]) == 5000
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=5), children, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+def _has_tiny_float(value) -> bool:
+    if isinstance(value, float):
+        return value != 0 and abs(value) < 1e-4
+    if isinstance(value, dict):
+        return any(_has_tiny_float(v) for v in value.values())
+    return isinstance(value, list) and any(_has_tiny_float(v) for v in value)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_JSON_VALUES, st.booleans())
+@example({"big": 2**70, "lone": "\ud800", "astral": "\U0001f600"}, True)  # the standard encoder's cases
+@example({"big": 2**70, "lone": "\ud800", "astral": "\U0001f600"}, False)
+def test_a_json_block_is_json_dumps_text(value, ascii_only) -> None:
+    # The one difference: a float below 1e-4 is written in full (the same number).
+    block = json_block(value, ensure_ascii=ascii_only)
+    assert json.loads(block) == value
+    if not _has_tiny_float(value):
+        assert block == json.dumps(value, indent=2, ensure_ascii=ascii_only, default=str)

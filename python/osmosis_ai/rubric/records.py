@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from osmosis_ai.errors import (
     DatasetFormatError,
     DatasetParseError,
@@ -61,25 +63,14 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
             try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise DatasetParseError(
-                    f"Invalid UTF-8 on line {number} of '{path}': byte 0x{raw[exc.start]:02x} at column "
-                    f"{exc.start + 1}",
-                    path=str(path),
-                    line=number,
-                ) from None
-            try:
-                value = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DatasetParseError(
-                    f"Invalid JSON on line {number} of '{path}': {exc.msg} (column {exc.colno})",
-                    path=str(path),
-                    line=number,
-                ) from None
+                value = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                # A blank line, or what orjson refuses and json takes (NaN, integers past 64 bits, lone
+                # surrogates), or an error that json names best.
+                if not raw.strip():
+                    continue
+                value = _parse_line(path, number, raw)
             if not isinstance(value, dict):
                 raise DatasetParseError(
                     f"Expected JSON object on line {number} of '{path}', got {type(value).__name__}",
@@ -87,6 +78,25 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                     line=number,
                 )
             yield number, value
+
+
+def _parse_line(path: Path, number: int, raw: bytes) -> Any:
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DatasetParseError(
+            f"Invalid UTF-8 on line {number} of '{path}': byte 0x{raw[exc.start]:02x} at column {exc.start + 1}",
+            path=str(path),
+            line=number,
+        ) from None
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise DatasetParseError(
+            f"Invalid JSON on line {number} of '{path}': {exc.msg} (column {exc.colno})",
+            path=str(path),
+            line=number,
+        ) from None
 
 
 def _check_path(path: Path) -> None:
