@@ -51,17 +51,24 @@ def record_runs(
         yield index, record, runs
 
 
-def record_row(index: int, record: RubricRecord, runs: list[dict[str, Any]]) -> dict[str, Any]:
-    """One entry of the 0.2 document's ``records`` (records and runs numbered from 1, as established)."""
+def record_row(
+    index: int, record: RubricRecord, runs: list[dict[str, Any]], *, for_report: bool = False
+) -> dict[str, Any]:
+    """One entry of the 0.2 document's ``records`` (records and runs numbered from 1, as established).
+
+    ``for_report``: ``statistics`` only where the console report shows them (more than one run, or a run
+    without a score), else None.
+    """
     public = [{**run, "run_index": int(run["run_index"]) + 1} for run in runs]
     scores = [r["score"] for r in public if r["status"] == "success" and r["score"] is not None]
     unscored = sum(r["status"] == "unscored" for r in public)
+    shown = not for_report or len(public) > 1 or len(scores) < len(public)
     return {
         "id": record.record_id,
         "record_index": index + 1,
         "conversation_id": record.label,
         "input_record": record.data,
-        "statistics": calculate_statistics(scores, len(public), unscored),
+        "statistics": calculate_statistics(scores, len(public), unscored) if shown else None,
         "runs": public,
     }
 

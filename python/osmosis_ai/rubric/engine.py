@@ -118,22 +118,14 @@ class JudgeHealth:
 def calculate_statistics(scores: list[float], total_runs: int, unscored: int = 0) -> dict[str, Any]:
     """Population statistics of the successful scores, plus run counters (unscored runs are not zeros).
 
-    The numbers come from the Rust statistics core (:func:`osmosis_ai.stats.score_statistics`), the
+    The numbers come from the Rust statistics core (:func:`osmosis_ai.stats.score_moments`), the
     same aggregator as eval's summaries. With no score at all the statistics are null: the established 0.0
     read as "everything scored 0".
     """
-    from osmosis_ai.stats import score_statistics
+    from osmosis_ai.stats import score_moments
 
-    base: dict[str, float | None] = {
-        "average": None,
-        "variance": None,
-        "stdev": None,
-        "min": None,
-        "max": None,
-    }
-    if scores:
-        s = score_statistics(scores)
-        base = {"average": s.mean, "variance": s.variance, "stdev": s.std, "min": s.min, "max": s.max}
+    mean, variance, std, low, high = score_moments(scores)
+    base = {"average": mean, "variance": variance, "stdev": std, "min": low, "max": high}
     return {
         **base,
         "total_runs": total_runs,

@@ -342,12 +342,6 @@ class RecordSource:
         for index, (line, data) in enumerate(self._matching()):
             yield self.record(index, data, line)
 
-    def rows(self) -> Iterator[dict[str, Any]]:
-        """The rows of the session's records, in order, each checked again (the file may have changed
-        since :meth:`scan`: a bad row then stops the session with its file, line and field)."""
-        for record in self:
-            yield record.data
-
     def scan(self) -> tuple[int, int, int]:
         """Checks every record of the session, holding none.
 

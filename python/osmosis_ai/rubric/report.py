@@ -158,8 +158,8 @@ def _record_lines(row: Mapping[str, Any]) -> list[str]:
             lines.append(_indent(run.get("error") or "unknown error", "    error: ", "      "))
         lines.append(f"    duration: {run['duration_seconds']:.2f}s")
         lines.append("")
-    stats = row["statistics"]
-    if stats["total_runs"] > 1 or stats["failure_count"]:
+    stats = row["statistics"]  # None where not shown (a report's rows: RubricEvalResult.report)
+    if stats is not None and (stats["total_runs"] > 1 or stats["failure_count"]):
         lines += _summary_lines(stats, "  ")
         lines.append("")
     return lines

@@ -67,18 +67,20 @@ class RubricEvalResult:
         """Judgements that produced no score (errors and unscored replies)."""
         return self.session.health.errors + self.session.health.unscored
 
-    def rows(self) -> Iterator[dict[str, Any]]:
-        """The payload's ``records`` (per record: its runs and statistics), one at a time."""
+    def rows(self, *, for_report: bool = False) -> Iterator[dict[str, Any]]:
+        """The payload's ``records`` (per record: its runs and statistics), one at a time; ``for_report``:
+        the statistics only where the console report shows them (see ``rubric.document.record_row``)."""
         from osmosis_ai.rubric.document import record_row, record_runs
 
         if self.source is None:
             return iter(())
         number = int(self.summary.get("number") or 1)
-        return (record_row(*entry) for entry in record_runs(self.source, self.session.log_path, number))
+        records = record_runs(self.source, self.session.log_path, number)
+        return (record_row(*entry, for_report=for_report) for entry in records)
 
     def report(self) -> dict[str, Any]:
-        """:attr:`summary` with its ``records`` as the stream :meth:`rows` (for a report read once)."""
-        return _with_records(self.summary, self.rows())
+        """:attr:`summary` with its ``records`` streamed (:meth:`rows` for the console report, read once)."""
+        return _with_records(self.summary, self.rows(for_report=True))
 
     @cached_property
     def payload(self) -> dict[str, Any]:
@@ -309,7 +311,7 @@ def _judge(
             progress = observer.progress(total)
             try:
                 outcome = run_session(
-                    rubric_id=job.rubric_id, source=job.source, number=job.number, calls=calls, log=log,
+                    rubric_id=job.rubric_id, number=job.number, calls=calls, log=log,
                     concurrency=options.concurrency, progress=progress, loop=loop, backend=remote,
                 )  # fmt: skip
             finally:

@@ -12,13 +12,15 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from osmosis_ai.rubric.engine import RUN_FIELDS, JudgeExecutor, JudgeHealth, RecordCalls
-from osmosis_ai.rubric.records import RecordSource
+from osmosis_ai.rubric.engine import RUN_FIELDS, JudgeExecutor, JudgeHealth
 from osmosis_ai.runs.backends import Backend, BackendError
 from osmosis_ai.runs.engine import RunEngine, RunOutcome, work_items
 from osmosis_ai.runs.log import ResultsLog, iter_runs
+
+if TYPE_CHECKING:
+    from osmosis_ai.rubric.runner import RecordJudge
 
 __all__ = ["RubricSession", "log_config", "run_session"]
 
@@ -94,9 +96,8 @@ class RubricSession:
 def run_session(
     *,
     rubric_id: str,
-    source: RecordSource,
     number: int,
-    calls: RecordCalls,
+    calls: RecordJudge,
     log: ResultsLog,
     concurrency: int,
     progress: Callable[[dict[str, Any], RunOutcome], None] | None = None,
@@ -114,7 +115,7 @@ def run_session(
     engine = RunEngine(executor, log, concurrency=concurrency, on_record=progress)
     if backend is not None:
         engine.backend, engine.concurrency = backend, backend.slots()
-    rows = enumerate(source.rows())
+    rows = enumerate(calls.rows())
     items = work_items(rows, number, ("",), log.done, engine.outcome)
 
     async def main() -> RunOutcome:
