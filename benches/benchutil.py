@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 import tempfile
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -50,22 +50,20 @@ def scaled(full: int, short: int) -> int:
     return short if SHORT else full
 
 
-def _watch_peak(pid: int, peak: list[int], done: threading.Event) -> None:
-    """Keeps the child's VmHWM (KiB) in ``peak[0]`` until it exits.
-
-    Its own high-water mark, read from /proc: ``ru_maxrss`` from ``wait4`` would include the RSS this
-    (pytest) process had when it forked the child, which after the dataset benches is over a GiB.
-    """
-    status = Path(f"/proc/{pid}/status")
-    while not done.is_set():
-        try:
-            text = status.read_text()
-        except OSError:
-            return
-        for line in text.splitlines():
-            if line.startswith("VmHWM:"):
-                peak[0] = max(peak[0], int(line.split()[1]))
-        done.wait(0.02)
+# Run as `python -c _PEAK_PROBE fd argv...`: forks, execs argv in the child and writes the child's
+# rusage to fd. The child's ru_maxrss is its own peak: a process keeps the highest RSS it had before exec,
+# so a command spawned straight from pytest (over a GiB after the dataset benches) would report pytest's.
+# Here the pre-exec image is this small probe's.
+_PEAK_PROBE = """
+import os, sys
+os.set_inheritable(int(sys.argv[1]), False)
+pid = os.fork()
+if pid == 0:
+    os.execvp(sys.argv[2], sys.argv[2:])
+_, status, usage = os.wait4(pid, 0)
+os.write(int(sys.argv[1]), f"{usage.ru_utime + usage.ru_stime} {usage.ru_maxrss}".encode())
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
 
 
 def measured(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> dict[str, float]:
@@ -74,16 +72,18 @@ def measured(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> d
     Its stderr goes to a file (a pipe read only at the end would stall a chatty command).
     """
     started = time.perf_counter()
+    read_end, write_end = os.pipe()
     with tempfile.TemporaryFile() as stderr:
-        proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=stderr, env=env)
-        peak, done = [0], threading.Event()
-        watcher = threading.Thread(target=_watch_peak, args=(proc.pid, peak, done), daemon=True)
-        watcher.start()
-        _, status, usage = os.wait4(proc.pid, 0)
-        done.set()
-        watcher.join()
+        probe = [sys.executable, "-c", _PEAK_PROBE, str(write_end), *argv]
+        proc = subprocess.Popen(
+            probe, cwd=cwd, stdout=subprocess.DEVNULL, stderr=stderr, env=env, pass_fds=(write_end,)
+        )
+        os.close(write_end)
+        with os.fdopen(read_end, "rb") as report:
+            figures = report.read().split()
+        proc.wait()
         wall = time.perf_counter() - started
-        proc.returncode = os.waitstatus_to_exitcode(status)
         stderr.seek(0)
         assert proc.returncode == 0, stderr.read().decode(errors="replace")[-4000:]
-    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mib": peak[0] / 1024}
+    cpu, peak_kib = float(figures[0]), int(figures[1])
+    return {"wall": wall, "cpu": cpu, "rss_mib": peak_kib / 1024}

@@ -51,6 +51,9 @@ pub(crate) struct CsvRecords {
     line: u64,
     /// Whether the start of the file (a possible BOM) is behind.
     started: bool,
+    /// Set by a record past the limit: where it ends is unknown (a stray quote makes the rest of the
+    /// file one field), so no record after it can be found and the stream ends there.
+    overflowed: bool,
 }
 
 impl CsvRecords {
@@ -59,6 +62,7 @@ impl CsvRecords {
             input: ReadBuffer::open(path)?,
             line: 1,
             started: false,
+            overflowed: false,
         })
     }
 
@@ -98,7 +102,7 @@ impl CsvRecords {
         limit: u64,
         too_long: impl Fn(u64) -> DatasetError,
     ) -> DatasetResult<Option<u64>> {
-        if !self.skip_blank()? {
+        if self.overflowed || !self.skip_blank()? {
             return Ok(None);
         }
         let line = self.line;
@@ -117,6 +121,7 @@ impl CsvRecords {
                 return Ok(Some(line));
             }
             if data.len() as u64 > limit {
+                self.overflowed = true;
                 return Err(too_long(line));
             }
             if input.eof {

@@ -162,10 +162,11 @@ impl RowSource for CsvSource {
 
     fn skip_rows(&mut self, n: u64) -> DatasetResult<u64> {
         let mut skipped = 0;
+        // The index moves per record, so an error while skipping names the row it is on.
         while skipped < n && self.read()?.is_some() {
             skipped += 1;
+            self.index += 1;
         }
-        self.index += skipped;
         Ok(skipped)
     }
 }

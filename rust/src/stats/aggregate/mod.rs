@@ -295,7 +295,7 @@ impl Aggregator {
             (None, FailedPolicy::Exclude) => None,
         };
         let (mut sum, mut count) = (0.0f64, 0u32);
-        for score in scores.clone() {
+        for score in scores {
             let score = score.filter(|x| x.is_finite());
             match score {
                 Some(x) => {
