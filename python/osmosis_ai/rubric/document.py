@@ -32,10 +32,11 @@ __all__ = [
 
 
 def record_runs(
-    source: RecordSource, log_path: Path | None, number: int
+    source: RecordSource, log_path: Path | None, number: int, *, project: bool = True
 ) -> Iterator[tuple[int, RubricRecord, list[dict[str, Any]]]]:
     """``(position from 0, record, its latest runs)`` for every record of ``source``, in order; the runs
-    (the established per-run fields, ``run_index`` from 0 as in the log) in run order."""
+    (the established per-run fields, ``run_index`` from 0 as in the log; with ``project=False`` the log's
+    records as they are) in run order."""
     from osmosis_ai.runs.log import iter_latest_runs
 
     logged = (
@@ -46,7 +47,7 @@ def record_runs(
         runs: list[dict[str, Any]] = []
         while pending is not None and int(pending["row_index"]) <= index:
             if int(pending["row_index"]) == index:
-                runs.append({name: pending.get(name) for name in RUN_FIELDS})
+                runs.append({name: pending.get(name) for name in RUN_FIELDS} if project else pending)
             pending = next(logged, None)
         yield index, record, runs
 

@@ -69,13 +69,15 @@ class RubricEvalResult:
 
     def rows(self, *, for_report: bool = False) -> Iterator[dict[str, Any]]:
         """The payload's ``records`` (per record: its runs and statistics), one at a time; ``for_report``:
-        the statistics only where the console report shows them (see ``rubric.document.record_row``)."""
+        what the console report reads (the statistics it shows, see ``rubric.document.record_row``, and
+        each run's fields as the log has them)."""
         from osmosis_ai.rubric.document import record_row, record_runs
 
         if self.source is None:
             return iter(())
         number = int(self.summary.get("number") or 1)
-        records = record_runs(self.source, self.session.log_path, number)
+        # The report reads a few fields of each run: the log's records need no projection.
+        records = record_runs(self.source, self.session.log_path, number, project=not for_report)
         return (record_row(*entry, for_report=for_report) for entry in records)
 
     def report(self) -> dict[str, Any]:
