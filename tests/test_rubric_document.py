@@ -83,19 +83,14 @@ def test_the_streamed_0_2_document_is_the_whole_payload_in_its_key_order(workspa
     assert [run["status"] for run in result.session.runs_of(2)] == ["error", "error"]
 
 
-def test_the_streamed_0_3_document_is_the_whole_layout(workspace: Path, scripted) -> None:
+def test_the_streamed_0_3_document_is_the_whole_layout(workspace: Path, scripted, monkeypatch) -> None:
     server = scripted(PLAN)
     options = InlineRubricOptions(
         data_path="chats.jsonl", rubric="Is it helpful?", model="openai/judge-1", output="res/",
         base_url=server.base_url, number=2, concurrency=2, log_path="run.jsonl",
     )  # fmt: skip
-    import os
-
-    os.environ["OPENAI_API_KEY"] = "sk-test"
-    try:
-        result = run_rubric_eval(options)
-    finally:
-        del os.environ["OPENAI_API_KEY"]
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    result = run_rubric_eval(options)
     text = (workspace / "res" / "rubric_eval_result.json").read_text(encoding="utf-8")
     assert text == _as_written(result.document)
     assert list(result.document)[:7] == [
@@ -179,3 +174,25 @@ def test_the_streamed_noise_tally_picks_the_examples_a_sort_of_every_record_pick
         tally.add(index, [{"status": "success", "score": x} for x in scores])
     examples = [(e["record"], e["scores"]) for e in tally.result()["examples"]]
     assert examples == _noise_reference(runs)
+
+
+@pytest.mark.parametrize("spelling", ["eval-rubric", "eval rubric"])
+def test_the_json_envelope_streams_the_document_written(
+    workspace: Path, scripted, capsys, monkeypatch, spelling
+) -> None:
+    from osmosis_ai.cli.main import main
+
+    server = scripted(PLAN)
+    if spelling == "eval-rubric":
+        args = ["eval-rubric", "-r", "helpful", "-d", "data.jsonl", "-o", "out.json"]
+    else:
+        args = ["eval", "rubric", "-d", "chats.jsonl", "-r", "Is it helpful?", "--model", "openai/judge-1"]
+        args += ["-o", "out.json"]
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    code = main([*args, "--base-url", server.base_url, "-n", "2", "--max-retries", "0", "--json"])
+    out = capsys.readouterr().out
+    written = json.loads((workspace / "out.json").read_text(encoding="utf-8"))
+    envelope = {"schema_version": 1, "data": written}
+    # The same text emit_result writes for the whole document, one record at a time.
+    assert out == json.dumps(envelope, ensure_ascii=False, allow_nan=False) + "\n"
+    assert code == (1 if spelling == "eval-rubric" else 0)  # gamma's runs failed: exit 1

@@ -99,10 +99,26 @@ class RubricEvalResult:
 
         return layout_0_3(self.payload, model=self.options.model.strip(), rubric=self.summary["rubric"])
 
+    def document_parts(self) -> tuple[dict[str, Any], Iterator[dict[str, Any]], dict[str, Any]]:
+        """The results document as :meth:`to_json` has it, in three parts: the keys before ``records``,
+        the records (streamed), the keys after them (with ``backend`` when a remote backend ran)."""
+        from osmosis_ai.rubric.document import layout_0_3_parts, record_0_3
+
+        backend = {"backend": self.session.backend} if self.session.backend else {}
+        keys = list(self.summary)
+        cut = keys.index("overall_statistics") + 1  # where the document has its records
+        head = {key: self.summary[key] for key in keys[:cut]}
+        tail = {key: self.summary[key] for key in keys[cut:]}
+        if not isinstance(self.options, InlineRubricOptions):
+            return head, self.rows(), {**tail, **backend}
+        model, rubric = self.options.model.strip(), self.summary["rubric"]
+        head, tail = layout_0_3_parts(self.summary, model=model, rubric=rubric)
+        return head, map(record_0_3, self.rows()), {**tail, **backend}
+
     def to_json(self) -> dict[str, Any]:
-        """The results document, with how a remote backend spread the runs."""
-        backend = self.session.backend
-        return {**self.document, **({"backend": backend} if backend else {})}
+        """The results document, with how a remote backend spread the runs, in memory."""
+        head, records, tail = self.document_parts()
+        return {**head, "records": list(records), **tail}
 
 
 def _with_records(summary: dict[str, Any], records: Any) -> dict[str, Any]:
