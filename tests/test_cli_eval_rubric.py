@@ -769,7 +769,7 @@ def test_systemic_failure_stops_spending_calls(workspace, scripted, capsys):
     assert data["records"][0]["runs"][0]["error_kind"] == "not_found" and data["completed_runs"] == 1
 
 
-def test_per_record_statistics_are_the_result_models(workspace, scripted, capsys, monkeypatch):
+def test_per_record_statistics_are_the_result_models(workspace, scripted, capsys):
     # Each record's statistics (the -o document and the console report, streamed record by record
     # through the core's aggregator) equal the log's result model read per row.
     from osmosis_ai.results import read_results
