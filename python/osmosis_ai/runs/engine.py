@@ -393,7 +393,8 @@ class RunEngine:
                     handler = signal.getsignal(number)
                     loop.add_signal_handler(number, on_signal, number)
                     installed.append(number)
-                    previous[number] = handler
+                    if number == signal.SIGTERM:  # SIGINT: asyncio's default_int_handler, as before
+                        previous[number] = handler
         try:
             yield
         finally:
