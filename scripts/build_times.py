@@ -103,6 +103,18 @@ def _clock(seconds: float) -> str:
     return f"{total // 60} min {total % 60:02d} s" if total >= 60 else f"{total} s"
 
 
+def _size_mb(path: Path) -> int:
+    """What ``du -sm`` says: the disk a directory takes, in MiB (hard links counted once)."""
+    seen: set[tuple[int, int]] = set()
+    total = 0
+    for entry in path.rglob("*"):
+        info = entry.lstat()
+        if (info.st_dev, info.st_ino) not in seen:
+            seen.add((info.st_dev, info.st_ino))
+            total += info.st_blocks * 512
+    return round(total / 2**20)
+
+
 def _busy_loops(count: int) -> list[subprocess.Popen[bytes]]:
     return [subprocess.Popen(["bash", "-c", "while :; do :; done"]) for _ in range(count)]
 
@@ -112,6 +124,7 @@ def _one_run(what: list[str], log: Path) -> list[dict[str, Any]]:
         clone = Path(tmp) / "osmosis-ai"
         subprocess.run(["git", "clone", "-q", "--no-hardlinks", str(ROOT), str(clone)], check=True)
         records = [_step("cold make demo", ["make", "demo"], clone, log)]
+        records[0]["venv_mb"] = _size_mb(clone / ".venv")
         if "test" in what and records[0]["exit"] == 0:
             records.append(_step("make test", ["make", "test"], clone, log))
         return records
@@ -138,6 +151,11 @@ def readme_rows(records: list[dict[str, Any]]) -> list[str]:
             f"{_span(min(r['load_min'] for r in mine), max(r['load_max'] for r in mine))} "
             f"({'/'.join(map(str, busy))} busy loops beside it) | "
             f"{len(mine)} run(s), {', '.join(days)}, commits {', '.join(sorted({r['commit'] for r in mine}))} |"
+        )
+    sizes = sorted(r["venv_mb"] for r in records if r.get("venv_mb"))
+    if sizes:
+        rows.append(
+            f"| `.venv` after a cold `make demo` | {_span(sizes[0], sizes[-1], ' MiB')} | | {len(sizes)} run(s) |"
         )
     return rows
 
