@@ -119,53 +119,61 @@ def baseline_comparison(source: Path, baseline: dict[str, float], current: dict[
     return {"source_path": str(source), "baseline_statistics": baseline, "delta_statistics": deltas}
 
 
-def _record_rows(records: list[RubricRecord], state: RubricSession) -> list[dict[str, Any]]:
+def _established(stats: Any, runs: Any) -> dict[str, Any]:
+    """The established statistics keys from the result model: ``stats`` has mean / variance / std /
+    min / max (a function, or one row's statistics), ``runs`` its run counts."""
+    return {
+        "average": stats.mean,
+        "variance": stats.variance,
+        "stdev": stats.std,
+        "min": stats.min,
+        "max": stats.max,
+        "total_runs": runs.finished,
+        "success_count": runs.scored,
+        "failure_count": runs.finished - runs.scored,
+        "unscored_count": runs.unscored,
+    }
+
+
+def _model_function(state: RubricSession, rubric_id: str) -> tuple[Any, list[Any]]:
+    """The rubric's function in the log's result model (with each record's statistics), and the
+    warnings; ``(None, [])`` without a log."""
+    from osmosis_ai.results import read_results
+
+    if state.log_path is None or not Path(state.log_path).is_file():
+        return None, []
+    result = read_results(state.log_path, failed="exclude", per_row=True)
+    function = (
+        next((f for f in result.model().functions if f.name == rubric_id), None) if result.models else None
+    )
+    return function, list(result.warnings)
+
+
+def _record_rows(records: list[RubricRecord], state: RubricSession, function: Any) -> list[dict[str, Any]]:
+    per_row = {r.row: r for r in (function.per_row or ())} if function is not None else {}
     rows = []
     for index, record in enumerate(records):
         # The established document numbers records and runs from 1; the log from 0.
         runs = [{**run, "run_index": int(run["run_index"]) + 1} for run in state.runs_of(index)]
-        scores = [r["score"] for r in runs if r["status"] == "success" and r["score"] is not None]
-        unscored = sum(r["status"] == "unscored" for r in runs)
+        row = per_row.get(index)
         rows.append(
             {
                 "id": record.record_id,
                 "record_index": index + 1,
                 "conversation_id": record.label,
                 "input_record": record.data,
-                "statistics": calculate_statistics(scores, len(runs), unscored),
+                "statistics": _established(row, row) if row is not None else _fallback_statistics(runs),
                 "runs": runs,
             }
         )
     return rows
 
 
-def _overall(
-    state: RubricSession, rubric_id: str, fallback: dict[str, Any]
-) -> tuple[dict[str, Any], list[Any]]:
-    """``overall_statistics`` (the established keys) and the warnings, from the log's result model."""
-    from osmosis_ai.results import read_results
-
-    if state.log_path is None or not Path(state.log_path).is_file():
-        return fallback, []
-    result = read_results(state.log_path, failed="exclude")
-    function = (
-        next((f for f in result.model().functions if f.name == rubric_id), None) if result.models else None
-    )
-    if function is None:
-        return fallback, list(result.warnings)
-    runs = function.runs
-    overall = {
-        "average": function.mean,
-        "variance": function.variance,
-        "stdev": function.std,
-        "min": function.min,
-        "max": function.max,
-        "total_runs": runs.finished,
-        "success_count": function.graded,
-        "failure_count": runs.finished - function.graded,
-        "unscored_count": runs.unscored,
-    }
-    return overall, list(result.warnings)
+def _fallback_statistics(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """Statistics of runs the log does not hold (a payload built without a log, or a record not yet
+    judged: then there are no runs and every statistic is None)."""
+    scores = [r["score"] for r in runs if r["status"] == "success" and r["score"] is not None]
+    return calculate_statistics(scores, len(runs), sum(r["status"] == "unscored" for r in runs))
 
 
 def build_payload(
@@ -184,11 +192,12 @@ def build_payload(
     rubric: str | None = None,
 ) -> dict[str, Any]:
     """The results document of both rubric commands: the established keys in their order, then ours."""
-    rows = _record_rows(records, state)
+    function, warnings = _model_function(state, rubric_id)
+    rows = _record_rows(records, state, function)
     all_runs = [run for row in rows for run in row["runs"]]
-    scores = [r["score"] for r in all_runs if r["status"] == "success" and r["score"] is not None]
-    unscored = sum(r["status"] == "unscored" for r in all_runs)
-    overall, warnings = _overall(state, rubric_id, calculate_statistics(scores, len(all_runs), unscored))
+    overall = (
+        _established(function, function.runs) if function is not None else _fallback_statistics(all_runs)
+    )
     payload: dict[str, Any] = {
         "generated_at": _dt.datetime.now(_dt.timezone.utc).isoformat(),
         "rubric_id": rubric_id,

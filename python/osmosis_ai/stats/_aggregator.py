@@ -186,7 +186,8 @@ class Aggregator:
             ks: The k values; default those of :meth:`finish`.
             level: Confidence level in (0, 1).
             method: ``"bootstrap"`` (percentile, rows resampled with ``seed``; at least 10 rows) or
-                ``"normal"`` (estimate ± t·se, Student's t for rows - 1 degrees of freedom).
+                ``"normal"`` (estimate ± t·se, Student's t for rows - 1 degrees of freedom; cut to
+                [0, 1] when every row's value lies there, as pass rates always do).
             resamples: Bootstrap resamples.
             seed: Bootstrap seed; the same seed gives the same interval on every platform.
 
