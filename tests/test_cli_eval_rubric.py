@@ -9,7 +9,6 @@ import stat
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import pytest
@@ -537,7 +536,17 @@ def _many_records(workspace, count=30):
         workspace / "many.jsonl", [{"rubric_id": "polite", "solution_str": f"a{i}"} for i in range(count)]
     )
     # Different scores per record, so a lost or doubled run would change the statistics.
-    return {"by_prompt": {f"a{i}\n": [{"score": (i % 5) / 4, "delay": 0.05}] for i in range(count)}}
+    return {"by_prompt": {f"a{i}\n": [{"score": (i % 5) / 4}] for i in range(count)}}
+
+
+def _held_from(plan, first_held):
+    """``plan`` with the judge calls of records ``first_held`` and on never answered (held by the server)."""
+    prompts = plan["by_prompt"]
+    return {
+        "by_prompt": {
+            k: [{"hold": True}] if i >= first_held else v for i, (k, v) in enumerate(prompts.items())
+        }
+    }
 
 
 def _logged_keys(log):
@@ -549,6 +558,8 @@ def _interrupt_then_resume(workspace, server, sig):
     env = {**os.environ, "OSMOSIS_EVAL_RESULT_DIR": str(workspace / "cache")}
     log = workspace / "run.jsonl"
     args = _rubric_cmd(server, "-n", "2", "-o", "partial.json")
+    answers = _many_records(workspace)
+    server.set_plan(_held_from(answers, 15))
     proc = subprocess.Popen(
         [*args, "--log", str(log)],
         cwd=workspace,
@@ -557,13 +568,14 @@ def _interrupt_then_resume(workspace, server, sig):
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not (log.exists() and len(log.read_text().splitlines()) >= 6):
-        time.sleep(0.02)
+    # Both judge slots (--concurrency 2) wait on held calls: every earlier run has finished and is logged,
+    # and none of the held ones can finish, however slow the machine.
+    server.wait_held(2)
     proc.send_signal(sig)
-    _out, err = proc.communicate(timeout=60)
+    _out, err = proc.communicate(timeout=120)
     done_before = len(_logged_keys(log))
-    assert 5 <= done_before < 60
+    assert 15 <= done_before < 60
+    server.set_plan(answers)
     resumed = subprocess.run(
         [*args, "-o", "resumed.json", "--resume", str(log)],
         cwd=workspace,

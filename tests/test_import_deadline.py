@@ -139,7 +139,7 @@ def test_eval_stops_at_the_deadline_with_an_error_and_no_traceback(tmp_path: Pat
 
 @pytest.mark.parametrize(
     ("signum", "code", "word"),
-    [(signal.SIGINT, 130, "Interrupted"), (signal.SIGTERM, 143, "Terminated")],
+    [(signal.SIGINT, 130, "Interrupted"), (signal.SIGTERM, 143, "Terminated (SIGTERM)")],
     ids=["ctrl-c", "sigterm"],
 )
 def test_a_signal_during_the_import_ends_eval_at_once_naming_the_module(
@@ -193,4 +193,4 @@ def test_sigterm_while_config_validate_imports_in_its_child_ends_both(tmp_path: 
         out, err = proc.communicate()
         assert proc.returncode == 143, out + err
         assert connection.recv(1) == b""  # the child was stopped too: its end of the connection closed
-    assert "Terminated while importing rollouts/demo/main.py." in err and "Traceback" not in err
+    assert "Terminated (SIGTERM) while importing rollouts/demo/main.py." in err and "Traceback" not in err

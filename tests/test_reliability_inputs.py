@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -43,23 +42,25 @@ def test_sigterm_on_eval_rubric_writes_the_results_file(rubric_dir, scripted) ->
     records.write_text(
         "".join(json.dumps({"rubric_id": "polite", "solution_str": f"a{i}"}) + "\n" for i in range(40))
     )
-    server = scripted({"default": {"score": 0.5, "delay": 0.05}})
+    # Records 4 and on are held by the server (never answered): once both judge slots wait on them, the
+    # first four runs are logged and no later one can be, however slow the machine.
+    held = {f"a{i}\n": [{"hold": True}] for i in range(4, 40)}
+    server = scripted({"default": {"score": 0.5}, "by_prompt": held})
     log = rubric_dir / "run.jsonl"
     args = [sys.executable, "-m", "osmosis_ai.cli.main", "eval-rubric", "-r", "polite", "-d", str(records),
-            "--base-url", server.base_url, "-o", "partial.json", "--log", str(log)]  # fmt: skip
+            "--base-url", server.base_url, "--concurrency", "2", "-o", "partial.json", "--log", str(log)]  # fmt: skip
     env = {**os.environ, "OSMOSIS_EVAL_RESULT_DIR": str(rubric_dir / "cache")}
     proc = subprocess.Popen(
         args, cwd=rubric_dir, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and not (log.exists() and len(log.read_text().splitlines()) >= 4):
-        time.sleep(0.02)
+    server.wait_held(2)
     proc.send_signal(signal.SIGTERM)
-    _out, err = proc.communicate(timeout=60)
+    _out, err = proc.communicate(timeout=120)
     assert proc.returncode == 143, err  # 128 + SIGTERM; Ctrl+C is 130
     assert "Traceback" not in err
     partial = json.loads((rubric_dir / "partial.json").read_text())
-    assert partial["interrupted"] is True and 3 <= partial["completed_runs"] < 40
+    assert partial["interrupted"] is True and partial["completed_runs"] == 4
+    assert "Evaluation terminated (SIGTERM) after 4 of 40 run(s)" in err
 
 
 EVAL = ["eval", "-m", "math_agent:agent_loop", "-d", "missing.jsonl", "--model", "m", "--eval-fn", "a:f"]

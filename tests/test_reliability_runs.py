@@ -114,28 +114,29 @@ def test_an_agent_that_blocks_its_loop_times_out_and_later_rows_still_run(script
 
 
 def test_sigterm_on_eval_keeps_finished_runs_and_exits_with_a_message(scripted, tmp_path) -> None:
-    dataset = write_rows(tmp_path / "data.jsonl", [(f"q-{i}", "1") for i in range(40)])
-    server = scripted({"default": {"content": "1", "delay": 0.05}})
+    # One run at a time: the first four rows are answered, the fifth's model call is held by the server
+    # (never answered), so SIGTERM arrives with exactly four runs finished, however loaded the machine.
+    rows = [(f"q-{i}", "1") for i in range(4)] + [(f"q-hold-{i}", "1") for i in range(36)]
+    dataset = write_rows(tmp_path / "data.jsonl", rows)
+    server = scripted({"default": {"content": "1"}, "by_prompt": {"q-hold": [{"hold": True}]}})
     out = tmp_path / "out.json"
-    args = eval_args(server, dataset, tmp_path, "--no-preflight")
+    args = eval_args(server, dataset, tmp_path, "--no-preflight", "--batch-size", "1")
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     proc = subprocess.Popen(
         [OSMOSIS, *args], cwd=EXAMPLES, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
     )
     log = tmp_path / "log.jsonl"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and (not log.exists() or len(log.read_text().splitlines()) < 4):
-        time.sleep(0.02)
+    server.wait_held(1)
     proc.send_signal(signal.SIGTERM)
     stderr = proc.communicate(timeout=60)[1]
     assert proc.returncode == 143, stderr  # 128 + SIGTERM; Ctrl+C is 130
     assert "Terminated (SIGTERM):" in stderr and f"--resume {log}" in stderr
     assert "Traceback" not in stderr
-    assert 3 <= len(_records(log)) < 40
+    assert len(_records(log)) == 4
     # The -o file holds what finished, marked as interrupted (the README's promise).
     document = json.loads(out.read_text())
     assert document["interrupted"] is True
-    assert sum(len(row["runs"]) for row in document["rows"]) == len(_records(log))
+    assert sum(len(row["runs"]) for row in document["rows"]) == 4
 
 
 def test_sigterm_on_test_writes_the_finished_rows_marked_interrupted(scripted, project) -> None:

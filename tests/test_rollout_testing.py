@@ -37,7 +37,7 @@ def mock_trainer() -> Iterator[tuple[str, RolloutCompletionTracker]]:
     )
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 120  # a hang guard
     while not server.started and time.monotonic() < deadline:
         time.sleep(0.02)
     assert server.started

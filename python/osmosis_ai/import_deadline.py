@@ -32,6 +32,7 @@ from types import FrameType, TracebackType
 from typing import Any, TypeVar
 
 from osmosis_ai.errors import ConfigError, OsmosisError
+from osmosis_ai.stop_signals import exit_code_of, stop_word
 
 __all__ = [
     "DEFAULT_IMPORT_TIMEOUT_S",
@@ -64,7 +65,7 @@ class ImportInterrupted(KeyboardInterrupt):
     def __init__(self, message: str, signum: int) -> None:
         super().__init__(message)
         self.signum = signum
-        self.exit_code = 128 + signum
+        self.exit_code = exit_code_of(signum)
 
 
 def import_timeout() -> float | None:
@@ -117,7 +118,7 @@ def _deadline_error(label: str, seconds: float, frames: list[traceback.FrameSumm
 
 
 def _interrupted(label: str, signum: int) -> ImportInterrupted:
-    verb = "Terminated" if signum == signal.SIGTERM else "Interrupted"
+    verb = stop_word(exit_code_of(signum), starts_sentence=True)
     return ImportInterrupted(f"{verb} while importing {label}", signum)
 
 

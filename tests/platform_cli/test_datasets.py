@@ -122,7 +122,7 @@ def test_ctrl_c_mid_upload_aborts_the_dataset(
 ) -> None:
     platform.update(multipart_threshold=100_000, part_size=65_536)
     data = write_dataset(workspace / "data" / "big.jsonl", rows=2500, pad=60)
-    platform.fail("/_storage/datasets/ds-1/part-2", method="PUT", delay=30)  # hangs until interrupted
+    platform.fail("/_storage/datasets/ds-1/part-2", method="PUT", delay=600)  # hangs until interrupted
     osmosis_bin = Path(sys.executable).with_name("osmosis")
     proc = subprocess.Popen(
         [str(osmosis_bin), "dataset", "upload", str(data), "-y"],
@@ -132,12 +132,12 @@ def test_ctrl_c_mid_upload_aborts_the_dataset(
         stderr=subprocess.PIPE,
         text=True,
     )
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 120  # a hang guard: the wait is for the request
     while not platform.requests("/_storage/datasets/ds-1/part-2"):
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=30)
+    _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     assert platform.requests("/api/cli/datasets/ds-1/abort")
     assert platform.state()["datasets"] == []

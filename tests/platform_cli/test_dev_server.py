@@ -70,3 +70,29 @@ def test_up_list_logs_down(
     assert platform.state()["dev_servers"][0]["status"] == "stopping"
     code, _, err = osmosis("--json", "dev", "server", "logs", "nope")
     assert code == 1 and json.loads(err.strip().splitlines()[-1])["error"]["code"] == "NOT_FOUND"
+
+
+def test_sigterm_while_following_logs_says_terminated(workspace: Path, platform: Any, logged_in: str) -> None:
+    # A platform wait off the run engine: before, SIGTERM ended it without a word (exit -15).
+    import signal
+    import sys
+
+    server = {"id": "dev-9", "name": "demo", "url": "https://dev.test/dev-9", "status": "running"}
+    platform.update(
+        dev_servers=[{**server, "expires_at": None, "started_at": "2026-11-26T09:00:00+00:00"}],
+        logs={"dev-9": [{"timestamp": "t0", "message": "line 0"}]},
+        streams_stay_open=True,
+    )
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).with_name("osmosis")), "dev", "server", "logs", "dev-9", "--follow"],
+        cwd=workspace, env={**os.environ, "PYTHONUNBUFFERED": "1"}, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    for line in proc.stdout:  # the entry is printed: the command now waits on the open stream
+        if "line 0" in line:
+            break
+    proc.send_signal(signal.SIGTERM)
+    _out, err = proc.communicate(timeout=120)  # a hang guard
+    assert proc.returncode == 143, err
+    assert err.strip().endswith("Terminated (SIGTERM).") and "Traceback" not in err

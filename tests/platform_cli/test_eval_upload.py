@@ -127,18 +127,18 @@ def test_ctrl_c_during_an_upload_loses_nothing_and_the_next_run_resumes(
 ) -> None:
     files = _upload_paths(finished_run)
     hanging = f"/_storage/imports/imp-1/{files[1]}"
-    platform.fail(hanging, method="PUT", delay=60)  # hangs until the upload is interrupted
+    platform.fail(hanging, method="PUT", delay=600)  # hangs until the upload is interrupted
     before = _digests(finished_run)
     proc = subprocess.Popen(
         [str(Path(sys.executable).with_name("osmosis")), "eval", "upload", str(finished_run)],
         cwd=finished_run.parents[2], env={**os.environ}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 120  # a hang guard: the wait is for the request
     while hanging not in _puts(platform):
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
         time.sleep(0.05)
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
+    _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
     assert "nothing is lost" in err and f"osmosis eval upload {finished_run}" in err
     assert _digests(finished_run) == before

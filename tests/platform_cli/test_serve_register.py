@@ -27,7 +27,7 @@ def free_port() -> int:
 
 
 def _wait_for_registration(proc: subprocess.Popen[str], platform: Any) -> None:
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 120  # a hang guard
     while not platform.state()["registrations"]:
         assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()
         time.sleep(0.1)

@@ -133,6 +133,14 @@ class ScriptedServer(_ServerProcess):
         with self.urlopen(f"{self.origin}/_requests", timeout=5) as response:
             return json.loads(response.read())
 
+    def wait_held(self, at_least: int = 1, timeout: float = 120) -> int:
+        """Returns once ``at_least`` requests are held (a ``"hold": true`` spec): the client is then waiting
+        on its model call. ``timeout`` is a hang guard: reaching it fails the test."""
+        with self.urlopen(
+            f"{self.origin}/_held?at_least={at_least}&timeout={timeout}", timeout + 10
+        ) as reply:
+            return int(json.loads(reply.read())["held"])
+
 
 PLATFORM_SCRIPT = Path(__file__).with_name("platform_server.py")
 

@@ -13,6 +13,9 @@ Test control (no auth):
                                   mid-request without answering
     ``POST /_control/approve``    approve the pending device login
 
+State ``"streams_stay_open": true`` keeps an event stream (a dev server's logs) open after its events, until
+the client leaves: the client is then following it, as it would a live server.
+
 Usage: ``python platform_server.py [--port 0]``; prints ``READY <port>`` when listening.
 """
 
@@ -49,11 +52,29 @@ class Handler(BaseHTTPRequestHandler):
         self.send_response(status)
         if not isinstance(body, bytes):
             self.send_header("Content-Type", "application/json")
+        stream = (headers or {}).get("Content-Type") == "text/event-stream"
+        if stream and STATE.data.get("streams_stay_open"):
+            self._send_open_stream(raw, headers or {})
+            return
         self.send_header("Content-Length", str(len(raw)))
         for name, value in (headers or {}).items():
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(raw)
+
+    def _send_open_stream(self, raw: bytes, headers: dict[str, str]) -> None:
+        """The events, then nothing (no length: the body ends when the connection does) until the client
+        closes its side."""
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(raw)
+        self.wfile.flush()
+        self.close_connection = True
+        with contextlib.suppress(OSError):
+            while self.connection.recv(1024):
+                pass
 
     def _handle(self, method: str) -> None:
         parts = urlsplit(self.path)

@@ -21,7 +21,11 @@ calls: a list of ``{"name", "arguments"}``, or ``{"name", "raw_arguments"}`` to 
 verbatim, e.g. invalid JSON), ``fault`` (a broken reply instead of an answer: ``"reset"`` sends half the body then resets the
 connection, ``"truncate"`` sends half the body and closes, ``"stall"`` sends the headers and half the body,
 then nothing more until the client leaves, ``"empty_choices"`` answers 200 with ``"choices": []``,
-``"not_json"`` answers 200 with a body that is not JSON).
+``"not_json"`` answers 200 with a body that is not JSON), ``hold`` (true: never answered; the request waits
+until the client leaves, so a test can signal a command while it waits on a model call).
+
+``GET /_held?at_least=N&timeout=S`` answers once N requests are being held (``{"held": n}``), or 504 after S
+seconds: an event to wait on instead of a sleep.
 
 ``POST /v1/embeddings`` answers from the plan's ``"embeddings": {"<text>": [floats]}`` (a text missing
 from it is a 400), so cosine-similarity graders get vectors chosen by the test.
@@ -40,6 +44,7 @@ import struct
 import sys
 import threading
 import time
+import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -51,7 +56,14 @@ DEFAULT_SPEC: dict[str, Any] = {"score": 0.5, "explanation": "scripted default"}
 class _State:
     def __init__(self, plan: dict[str, Any]) -> None:
         self.lock = threading.Lock()
+        self.held_changed = threading.Condition(self.lock)
+        self.held = 0  # requests held so far (a "hold" spec), over every plan
         self.set_plan(plan)
+
+    def wait_held(self, at_least: int, timeout: float) -> int:
+        with self.held_changed:
+            self.held_changed.wait_for(lambda: self.held >= at_least, timeout)
+            return self.held
 
     def set_plan(self, plan: dict[str, Any]) -> None:
         self.plan = plan
@@ -165,10 +177,20 @@ def make_handler(state: _State) -> type[BaseHTTPRequestHandler]:
                 self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
                 self.connection.close()
             elif fault == "stall":
-                while not self.server.stopping.wait(0.2):  # type: ignore[attr-defined]
-                    with contextlib.suppress(OSError):
-                        if self.connection.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b"":
-                            return  # the client gave up
+                self._until_the_client_leaves()
+            self.close_connection = True
+
+        def _until_the_client_leaves(self) -> None:
+            while not self.server.stopping.wait(0.2):  # type: ignore[attr-defined]
+                with contextlib.suppress(OSError):
+                    if self.connection.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b"":
+                        return  # the client gave up
+
+        def _hold(self) -> None:
+            with state.held_changed:
+                state.held += 1
+                state.held_changed.notify_all()
+            self._until_the_client_leaves()
             self.close_connection = True
 
         def _body(self) -> dict[str, Any]:
@@ -190,7 +212,12 @@ def make_handler(state: _State) -> type[BaseHTTPRequestHandler]:
             self._send(200, {"object": "list", "data": data, "model": body.get("model", "")})
 
         def do_GET(self) -> None:
-            if self.path == "/_requests":
+            if self.path.startswith("/_held"):
+                query = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
+                at_least = int(query.get("at_least", ["1"])[0])
+                held = state.wait_held(at_least, float(query.get("timeout", ["60"])[0]))
+                self._send(200 if held >= at_least else 504, {"held": held})
+            elif self.path == "/_requests":
                 with state.lock:
                     self._send(200, state.requests)
             elif self.path in ("/health", "/v1/models"):
@@ -212,6 +239,9 @@ def make_handler(state: _State) -> type[BaseHTTPRequestHandler]:
                 self._send(404, {"error": {"message": f"no route {self.path}"}})
                 return
             spec = state.next_spec(body)
+            if spec.get("hold"):
+                self._hold()
+                return
             if spec.get("delay"):
                 time.sleep(float(spec["delay"]))
             if spec.get("fault"):

@@ -123,13 +123,14 @@ def render(result: Any, extra_lines: Callable[[dict[str, Any]], list[str]] | Non
 
 def _finish(state: Any, output_path: Path | None, echo: Callable[[str], None]) -> None:
     from osmosis_ai.cli.run_log import resume_command
+    from osmosis_ai.stop_signals import stop_word
 
     if output_path is not None:
         echo(f"Wrote evaluation results to {output_path}")
     echo(f"Results log: {state.log_path}")
     if state.interrupted:
         click.echo(
-            f"Evaluation {'terminated (SIGTERM)' if state.interrupted_exit_code == 143 else 'cancelled by user'}"
+            f"Evaluation {stop_word(state.interrupted_exit_code, ctrl_c='cancelled by user')}"
             f" after {state.health.runs} of {state.total} run(s); "
             f"finished runs are saved in {state.log_path}.\n"
             f"Continue with: {resume_command(state.log_path)}",

@@ -96,9 +96,12 @@ def upload_run(run_dir: Path, *, locked: bool) -> dict[str, Any]:
         with platform_session() as session:
             try:
                 state, sent = import_with_progress(session.client, plan)
-            except KeyboardInterrupt:
+            except KeyboardInterrupt as exc:
+                from osmosis_ai.stop_signals import stop_word
+
                 status(
-                    f"Upload interrupted: nothing is lost. Resume with `{retry_command(run_dir)}` "
+                    f"Upload {stop_word(getattr(exc, 'exit_code', 130))}: nothing is lost. "
+                    f"Resume with `{retry_command(run_dir)}` "
                     "(files already uploaded are not sent again)."
                 )
                 raise

@@ -223,6 +223,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Runs the CLI and returns its exit code (the console scripts pass it to ``sys.exit``)."""
     from osmosis_ai.cli.output import STATE
     from osmosis_ai.errors import OsmosisError
+    from osmosis_ai.stop_signals import sigterm_raises, stop_word
 
     STATE.reset()
     args = hoist_root_flags(list(sys.argv[1:] if argv is None else argv))
@@ -231,18 +232,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "--json" in options:  # known before click parses, so even a usage error gets an envelope
         STATE.mode = "json"
     try:
-        result = cli.main(args=args, prog_name="osmosis", standalone_mode=False)
+        # Every command, not only those on the run engine: SIGTERM unwinds like Ctrl+C and is named below.
+        with sigterm_raises():
+            result = cli.main(args=args, prog_name="osmosis", standalone_mode=False)
     except click.exceptions.Abort as exc:
-        # click turns a KeyboardInterrupt into Abort; an ImportInterrupted (the file being imported, 143 for
-        # SIGTERM) keeps its own message and code.
+        # click turns a KeyboardInterrupt into Abort; a Terminated (SIGTERM) or an ImportInterrupted (the file
+        # being imported) keeps its own message and code.
         if isinstance(exc.__cause__, KeyboardInterrupt) and str(exc.__cause__):
             click.echo(f"{exc.__cause__}.", err=True)
             return getattr(exc.__cause__, "exit_code", 130)
         click.echo("Aborted.", err=True)
         return 130
     except KeyboardInterrupt as exc:
-        click.echo(f"{exc}." if str(exc) else "Interrupted.", err=True)
-        return getattr(exc, "exit_code", 130)
+        code = getattr(exc, "exit_code", 130)
+        click.echo(f"{exc or stop_word(code, starts_sentence=True)}.", err=True)
+        return code
     except click.ClickException as exc:
         _suggest_command(exc)
         if STATE.mode == "json":

@@ -75,8 +75,11 @@ def resume_command(log_path: Path, argv: list[str] | None = None) -> str:
 
 
 def stopped_label(exit_code: int) -> str:
-    """How a stop by a signal is worded: ``Terminated (SIGTERM)`` (exit 143), else ``Interrupted``."""
-    return "Terminated (SIGTERM)" if exit_code == 143 else "Interrupted"
+    """How a stop by a signal starts its message: ``Terminated (SIGTERM)`` (exit 143), else ``Interrupted``
+    (:func:`osmosis_ai.stop_signals.stop_word`)."""
+    from osmosis_ai.stop_signals import stop_word
+
+    return stop_word(exit_code, starts_sentence=True)
 
 
 def interrupted_message(log_path: Path, finished: str, exit_code: int) -> str:

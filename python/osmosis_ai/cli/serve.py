@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from osmosis_ai.errors import CLIError
+from osmosis_ai.stop_signals import exit_code_of, stop_word
 
 _LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 
@@ -89,12 +90,10 @@ def serve(
         )
     except ImportError as exc:
         raise CLIError(str(exc)) from exc
-    if stopped_by == signal.SIGTERM:
-        click.echo("RolloutServer terminated (SIGTERM).", err=True)
-        return 143
-    if stopped_by == signal.SIGINT:
-        click.echo("RolloutServer interrupted (Ctrl+C).", err=True)
-        return 130
+    if stopped_by in (signal.SIGTERM, signal.SIGINT):
+        code = exit_code_of(stopped_by)
+        click.echo(f"RolloutServer {stop_word(code, ctrl_c='interrupted (Ctrl+C)')}.", err=True)
+        return code
     click.echo("RolloutServer stopped.")
     return 0
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from pathlib import Path
 
 import click
@@ -64,9 +63,14 @@ def view_command(
         else:
             click.echo(f"Serving {url} (Ctrl+C stops)")
 
+    from osmosis_ai.stop_signals import Terminated
+
     try:
-        with contextlib.suppress(KeyboardInterrupt):
-            asyncio.run(serve(site, port=port, ready=ready))
+        asyncio.run(serve(site, port=port, ready=ready))
+    except Terminated:
+        raise  # SIGTERM: the CLI says so and exits 143
+    except KeyboardInterrupt:
+        pass  # Ctrl+C is how the page is closed: exit 0
     except OSError as exc:
         raise CLIError(
             f"cannot listen on 127.0.0.1:{port} ({exc.strerror or exc}); choose another --port"

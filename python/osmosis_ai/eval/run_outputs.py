@@ -16,6 +16,7 @@ from typing import Any
 from osmosis_ai.results import ResultSummary
 from osmosis_ai.runs.backends import BackendReport
 from osmosis_ai.runs.engine import RunOutcome
+from osmosis_ai.stop_signals import stop_word
 
 __all__ = ["EvalRunResult", "WorkCounts", "finish_run"]
 
@@ -173,8 +174,8 @@ class _Tally:
 
 def _message(run_path: Path, counts: WorkCounts, incomplete: bool, outcome: RunOutcome | None) -> str:
     if incomplete:
-        terminated = outcome is not None and outcome.interrupted and outcome.interrupted_exit_code == 143
-        return f"Evaluation run {'terminated (SIGTERM)' if terminated else 'interrupted'}: {run_path}"
+        code = outcome.interrupted_exit_code if outcome is not None and outcome.interrupted else 0
+        return f"Evaluation run {stop_word(code)}: {run_path}"
     if counts.failed:
         items = "work item" if counts.failed == 1 else "work items"
         return f"Evaluation run finished ({counts.failed} {items} failed): {run_path}"

@@ -160,8 +160,8 @@ def run_grading(
 
     try:
         return asyncio.run(main())
-    except KeyboardInterrupt:
-        engine.outcome.interrupted = True
+    except KeyboardInterrupt as exc:
+        engine.outcome.interrupted_by(exc)
         return engine.outcome
 
 

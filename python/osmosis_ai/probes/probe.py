@@ -141,8 +141,8 @@ def run_probes(
 
     try:
         return asyncio.run(main())
-    except KeyboardInterrupt:  # a second Ctrl+C: what finished is in the log
-        engine.outcome.interrupted = True
+    except KeyboardInterrupt as exc:  # a second Ctrl+C or SIGTERM: what finished is in the log
+        engine.outcome.interrupted_by(exc)
         return engine.outcome
 
 

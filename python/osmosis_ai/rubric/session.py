@@ -125,8 +125,8 @@ def run_session(
 
     try:
         return loop.run_until_complete(main()) if loop is not None else asyncio.run(main())
-    except KeyboardInterrupt:  # a second Ctrl+C, or no signal handlers: what finished is in the log
-        engine.outcome.interrupted = True
+    except KeyboardInterrupt as exc:  # a second signal, or no signal handlers: what finished is in the log
+        engine.outcome.interrupted_by(exc)
     except BackendError:
         raise  # every worker was lost: the caller reports why
     except Exception as exc:  # a bug of ours must not cost the runs already logged: report, then fail

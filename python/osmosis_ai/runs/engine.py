@@ -26,6 +26,7 @@ from osmosis_ai._deadline import within
 from osmosis_ai.loop_thread import LoopThread
 from osmosis_ai.runs.lanes import Lane, watch
 from osmosis_ai.runs.log import RunKey, row_key
+from osmosis_ai.stop_signals import exit_code_of
 
 if TYPE_CHECKING:
     from osmosis_ai.runs.backends import Backend
@@ -110,7 +111,13 @@ class RunOutcome:
     @property
     def interrupted_exit_code(self) -> int:
         """128 + the signal: 130 after Ctrl+C (SIGINT), 143 after SIGTERM."""
-        return 128 + (self.signal or signal.SIGINT)
+        return exit_code_of(self.signal or signal.SIGINT)
+
+    def interrupted_by(self, exc: KeyboardInterrupt) -> None:
+        """A ``KeyboardInterrupt`` ended the session outside the engine's handlers (a second signal, or
+        one before they were installed): SIGTERM raises one that carries its ``signum``."""
+        self.interrupted = True
+        self.signal = self.signal or getattr(exc, "signum", signal.SIGINT)
 
     def running_mean(self) -> float | None:
         """Mean of the first score over the items scored so far, or None."""
@@ -366,6 +373,10 @@ class RunEngine:
         loop = asyncio.get_running_loop()
         installed: list[signal.Signals] = []
 
+        # asyncio puts back SIG_DFL for SIGTERM when its handler goes: the process's own handler (the CLI's
+        # Terminated, see stop_signals) is put back instead, so a second SIGTERM still ends with a message.
+        previous: dict[signal.Signals, Any] = {}
+
         def on_signal(signum: int) -> None:
             # First signal: keep what finished, cancel what is in flight (a resume re-runs it).
             self.outcome.interrupted = True
@@ -373,16 +384,30 @@ class RunEngine:
             everything.cancel()
             for number in installed:
                 loop.remove_signal_handler(number)
+            _restore(previous)
 
         if self.handle_signals:
             for number in (signal.SIGINT, signal.SIGTERM):
                 # Not the main thread, or no signal support: KeyboardInterrupt still ends the run.
                 with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                    handler = signal.getsignal(number)
                     loop.add_signal_handler(number, on_signal, number)
                     installed.append(number)
+                    if number == signal.SIGTERM:  # SIGINT: asyncio's default_int_handler, as before
+                        previous[number] = handler
         try:
             yield
         finally:
             for number in installed:
                 with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                     loop.remove_signal_handler(number)
+            _restore(previous)
+
+
+def _restore(handlers: dict[signal.Signals, Any]) -> None:
+    """Puts back the handlers the engine's replaced (None: set outside Python, left as asyncio left it)."""
+    for number, handler in handlers.items():
+        if handler is not None:
+            with contextlib.suppress(ValueError):
+                signal.signal(number, handler)
+    handlers.clear()

@@ -143,6 +143,6 @@ def run_server(
     server = GatedServer(uvicorn.Config(app, **options))
     try:
         server.run()
-    except KeyboardInterrupt:  # before uvicorn took the signals over, or a second Ctrl+C
-        return signal.SIGINT
+    except KeyboardInterrupt as exc:  # before uvicorn took the signals over, or a second Ctrl+C / SIGTERM
+        return getattr(exc, "signum", signal.SIGINT)  # the CLI's SIGTERM raises Terminated (its signum)
     return server.stop_signal
