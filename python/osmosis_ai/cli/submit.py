@@ -16,7 +16,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import click
 
@@ -24,6 +24,9 @@ from osmosis_ai._version import __version__
 from osmosis_ai.cli.output import confirm, emit_operation, is_interactive, status, warn
 from osmosis_ai.cli.run_support import library_errors
 from osmosis_ai.eval.run_inputs import read_secrets_file as read_secrets
+
+if TYPE_CHECKING:
+    from osmosis_ai.config import EvalConfig, TrainingConfig
 
 SubmitKind = Literal["eval", "training"]
 
@@ -74,7 +77,7 @@ class Preflight:
     headers: dict[str, str]
     secret_sources: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
-    config: Any = None
+    config: EvalConfig | TrainingConfig | None = None
     # Per-run secret values found locally (file, environment); the body holds "[REDACTED]" in their place.
     provided_values: dict[str, str] = field(default_factory=dict, repr=False)
     file_values: dict[str, str] = field(default_factory=dict, repr=False)

@@ -13,6 +13,7 @@ import base64
 import hashlib
 import html
 import json
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
@@ -150,7 +151,7 @@ class _TextSink:
         return len(raw)
 
 
-def write_page_output(target: Any, data: PageData) -> int:
+def write_page_output(target: str | os.PathLike[str], data: PageData) -> int:
     """Writes the page as the ``-o`` output ``target`` (``-`` for standard output), whole or not at all."""
     from osmosis_ai._files import output_writer
 
