@@ -13,15 +13,13 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from benchutil import NOTES, scaled
+from benchutil import NOTES, measured, scaled
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -50,41 +48,6 @@ def data(tmp_path_factory):
     }
 
 
-def _watch_peak(pid: int, peak: list[int], done: threading.Event) -> None:
-    """Keeps the child's VmHWM (KiB) in ``peak[0]`` until it exits.
-
-    Its own high-water mark, read from /proc: ``ru_maxrss`` from ``wait4`` would include the RSS this
-    (pytest) process had when it forked the child, which after the dataset benches is over a GiB.
-    """
-    status = Path(f"/proc/{pid}/status")
-    while not done.is_set():
-        try:
-            text = status.read_text()
-        except OSError:
-            return
-        for line in text.splitlines():
-            if line.startswith("VmHWM:"):
-                peak[0] = max(peak[0], int(line.split()[1]))
-        done.wait(0.02)
-
-
-def _measured(argv: list[str], cwd: Path) -> dict[str, float]:
-    """Runs a command to the end; returns wall seconds, CPU seconds and peak RSS (MiB) of that process."""
-    started = time.perf_counter()
-    proc = subprocess.Popen(argv, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    peak, done = [0], threading.Event()
-    watcher = threading.Thread(target=_watch_peak, args=(proc.pid, peak, done), daemon=True)
-    watcher.start()
-    _, status, usage = os.wait4(proc.pid, 0)
-    done.set()
-    watcher.join()
-    wall = time.perf_counter() - started
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    stderr = proc.stderr.read().decode() if proc.stderr else ""
-    assert proc.returncode == 0, stderr
-    return {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "rss_mib": peak[0] / 1024}
-
-
 def _eval_argv(url: str, dataset: Path, log: Path, batch: int) -> list[str]:
     return [
         OSMOSIS, "eval", "-m", "math_agent:agent_loop", "-d", str(dataset), "--model", "bench-model",
@@ -102,13 +65,13 @@ def _marginal_ms(run) -> tuple[float, float]:
 @pytest.mark.parametrize("batch", [1, 16, 64])
 def test_eval_harness(benchmark, scripted_url, data, batch: int) -> None:
     def client(script: Path):
-        return lambda rows: _measured(
+        return lambda rows: measured(
             [sys.executable, str(script), scripted_url, "bench-model", str(rows), str(batch)], ROOT
         )
 
     def ours(rows: int) -> dict[str, float]:
         log = data["root"] / f"log-{batch}-{rows}-{time.monotonic_ns()}.jsonl"
-        return _measured(_eval_argv(scripted_url, data[rows], log, batch), EXAMPLES)
+        return measured(_eval_argv(scripted_url, data[rows], log, batch), EXAMPLES)
 
     aio_ms, aio_rate = _marginal_ms(client(FLOOR))
     raw_ms, raw_rate = _marginal_ms(client(RAW_FLOOR))
@@ -133,11 +96,11 @@ BIG = int(os.environ.get("OSMOSIS_BENCH_BIG_ROWS", "100000"))  # 1000000 for the
 def test_eval_memory_is_flat_in_rows(benchmark, scripted_url, data) -> None:
     big = _write_rows(data["root"] / "rows-big.jsonl", BIG)
     small_log, big_log = data["root"] / "mem-small.jsonl", data["root"] / "mem-big.jsonl"
-    small = _measured(_eval_argv(scripted_url, data[ROWS], small_log, 64), EXAMPLES)
+    small = measured(_eval_argv(scripted_url, data[ROWS], small_log, 64), EXAMPLES)
     large: dict[str, float] = {}
     benchmark.group = f"eval {BIG} rows, batch=64"
     benchmark.pedantic(
-        lambda: large.update(_measured(_eval_argv(scripted_url, big, big_log, 64), EXAMPLES)), rounds=1
+        lambda: large.update(measured(_eval_argv(scripted_url, big, big_log, 64), EXAMPLES)), rounds=1
     )
     NOTES.append(
         f"eval peak RSS at batch 64: {small['rss_mib']:.1f} MiB for 10k rows, {large['rss_mib']:.1f} MiB for {BIG} rows "

@@ -5,9 +5,7 @@ in issue #30), and its report must stay under 200 MB peak RSS; its page holds ev
 
 from __future__ import annotations
 
-import os
 import random
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,7 +13,7 @@ from typing import Any
 import orjson
 import pytest
 
-from benchutil import NOTES, compare, scaled
+from benchutil import NOTES, compare, measured, scaled
 
 N = 4
 SIZES = {"10k": scaled(10_000, 2_000), "100k": scaled(100_000, 8_000)}
@@ -56,14 +54,11 @@ CPU: dict[str, list[float]] = {}
 
 
 def _peak_mb(command: list[str], label: str = "") -> float:
-    """Runs ``command`` to its end; its peak RSS in MB (the kernel's own count, ru_maxrss). Its CPU
-    seconds are kept under ``label`` (on a shared machine they vary less than wall time)."""
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(process.pid, 0)
-    process.returncode = os.waitstatus_to_exitcode(status)
-    assert process.returncode == 0, process.stderr.read() if process.stderr else ""
-    CPU.setdefault(label, []).append(usage.ru_utime + usage.ru_stime)
-    return usage.ru_maxrss / 1024
+    """Runs ``command`` to its end; its own peak RSS in MB. Its CPU seconds are kept under ``label`` (on a
+    shared machine they vary less than wall time)."""
+    figures = measured(command, Path.cwd())
+    CPU.setdefault(label, []).append(figures["cpu"])
+    return figures["rss_mib"]
 
 
 def _cpu(label: str) -> float:

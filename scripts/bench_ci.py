@@ -38,18 +38,29 @@ DESELECT = "not peak_memory and not memory_is_flat and not python_loop and not g
 # metric -> (ours, baseline): a bench's full name, or (full name, extra_info key) for CPU figures a bench
 # measured itself.
 METRICS: dict[str, tuple[object, object]] = {
-    "startup: osmosis --help / python -c pass": ("bench_startup.py::test_startup_osmosis_help", "bench_startup.py::test_startup_baseline"),
-    "startup: import osmosis_ai / python -c pass": ("bench_startup.py::test_startup_import_package", "bench_startup.py::test_startup_baseline"),
+    "startup: osmosis --help / python -c pass": (("bench_startup.py::test_startup_cpu", "osmosis --help CPU-ms"), ("bench_startup.py::test_startup_cpu", "python -c pass CPU-ms")),
+    "startup: import osmosis_ai / python -c pass": (("bench_startup.py::test_startup_cpu", "import osmosis_ai CPU-ms"), ("bench_startup.py::test_startup_cpu", "python -c pass CPU-ms")),
     "stats: pass@k / numpy": ("bench_stats.py::test_ours", "bench_stats.py::test_numpy"),
     "stats: summary / plain Python": ("bench_stats.py::test_summary_ours", "bench_stats.py::test_summary_python"),
     "config: core reports / pydantic-only": ("bench_config.py::test_ours_core_reports_only", "bench_config.py::test_baseline_pydantic_only"),
     "datasets: read JSONL / orjson": ("bench_datasets.py::test_read_jsonl_osmosis", "bench_datasets.py::test_read_jsonl_orjson"),
     "datasets: validate JSONL / orjson": ("bench_datasets.py::test_validate_osmosis", "bench_datasets.py::test_validate_orjson"),
+    "rows: JSONL to dicts, ASCII / orjson loop (CPU, one core)": (("bench_rows.py::test_rows_cpu[jsonl]", "ours CPU-s ascii"), ("bench_rows.py::test_rows_cpu[jsonl]", "orjson CPU-s ascii")),
+    "rows: JSONL to dicts, accented / orjson loop (CPU, one core)": (("bench_rows.py::test_rows_cpu[jsonl]", "ours CPU-s accented"), ("bench_rows.py::test_rows_cpu[jsonl]", "orjson CPU-s accented")),
+    "rows: JSONL to dicts, chat (CJK, emoji) / orjson loop (CPU, one core)": (("bench_rows.py::test_rows_cpu[jsonl]", "ours CPU-s chat"), ("bench_rows.py::test_rows_cpu[jsonl]", "orjson CPU-s chat")),
+    "rows: JSON to dicts, worst text mix / orjson loop (CPU, one core)": (("bench_rows.py::test_rows_cpu[json]", "ours CPU-s worst mix"), ("bench_rows.py::test_rows_cpu[json]", "orjson CPU-s worst mix")),
+    "rows: CSV to dicts, worst text mix / orjson loop (CPU, one core)": (("bench_rows.py::test_rows_cpu[csv]", "ours CPU-s worst mix"), ("bench_rows.py::test_rows_cpu[csv]", "orjson CPU-s worst mix")),
     "datasets: read Parquet / pyarrow": ("bench_datasets.py::test_read_parquet_osmosis", "bench_datasets.py::test_read_parquet_pyarrow"),
     "results: summarize_results / previous path": ("bench_results.py::test_rust_reader", "bench_results.py::test_previous_path"),
     "rollout client: CPU, shared pool / client per rollout": (("bench_rollout_server.py::test_rollout_client_shared_pool", "cpu_ms_per_round"), ("bench_rollout_server.py::test_rollout_client_baseline_client_per_rollout", "cpu_ms_per_round")),
     "eval harness, batch 64: CPU per run / aiohttp loop": (("bench_eval.py::test_eval_harness[64]", "ours_marginal_cpu_ms"), ("bench_eval.py::test_eval_harness[64]", "aiohttp_floor_ms")),
     "eval run, context client: CPU per item / aiohttp loop": (("bench_eval_run.py::test_eval_run_cpu_per_item", "ours_marginal_cpu_ms"), ("bench_eval_run.py::test_eval_run_cpu_per_item", "aiohttp_floor_ms")),
+    "eval, ~2 KB rows: CPU per item / raw floor": (("bench_run_kinds.py::test_run_kind[eval]", "ours_marginal_cpu_ms"), ("bench_run_kinds.py::test_run_kind[eval]", "raw_floor_ms")),
+    "eval rubric, ~2 KB rows: CPU per record / raw floor": (("bench_run_kinds.py::test_run_kind[eval rubric]", "ours_marginal_cpu_ms"), ("bench_run_kinds.py::test_run_kind[eval rubric]", "raw_floor_ms")),
+    "eval run, ~2 KB rows: CPU per item / raw floor": (("bench_run_kinds.py::test_run_kind[eval run]", "ours_marginal_cpu_ms"), ("bench_run_kinds.py::test_run_kind[eval run]", "raw_floor_ms")),
+    "memory: eval peak RSS 10k rows / 1k rows": (("bench_run_kinds.py::test_run_kind[eval]", "peak MiB 10000"), ("bench_run_kinds.py::test_run_kind[eval]", "peak MiB 1000")),
+    "memory: eval rubric peak RSS 10k records / 1k records": (("bench_run_kinds.py::test_run_kind[eval rubric]", "peak MiB 10000"), ("bench_run_kinds.py::test_run_kind[eval rubric]", "peak MiB 1000")),
+    "memory: eval run peak RSS 10k rows / 1k rows": (("bench_run_kinds.py::test_run_kind[eval run]", "peak MiB 10000"), ("bench_run_kinds.py::test_run_kind[eval run]", "peak MiB 1000")),
     "eval-rubric: CPU per record / httpx loop": (("bench_rubric.py::test_eval_rubric_vs_floors", "ours, base_url CPU-ms/record"), ("bench_rubric.py::test_eval_rubric_vs_floors", "httpx floor CPU-ms/record")),
 }  # fmt: skip
 

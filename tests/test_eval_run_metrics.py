@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from osmosis_ai.eval.run_metrics import metrics_summary
+from osmosis_ai.eval.run_metrics import metrics_summary, rewards_of
 
 
 def aggregate_metrics(rows: list[dict[str, Any]], threshold: float, n: int | None = None) -> dict[str, Any]:
@@ -26,7 +26,7 @@ def aggregate_metrics(rows: list[dict[str, Any]], threshold: float, n: int | Non
             record["scores"] = {"reward": row["reward"]}
         lines.append(record)
     log.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    return metrics_summary(log, threshold, rows)[0]
+    return metrics_summary(log, threshold, rewards_of(rows))[0]
 
 
 REWARDS = {0: [0.9, 0.2, 0.5], 1: [1.0, 0.0, 0.7], 2: [0.5, 0.3, 1.0], 3: [0.6, 0.1, 0.8]}

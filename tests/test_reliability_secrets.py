@@ -49,6 +49,27 @@ def test_the_redactor() -> None:
     assert redact("GET ftp://me:you@host/x failed") == "GET ftp://***@host/x failed"
 
 
+def test_a_results_file_written_in_pieces_masks_every_secret_whole(tmp_path: Path) -> None:
+    # Far larger than one written piece, with secrets all the way through: the file is json.dumps's text,
+    # every planted value masked (none cut at a piece's end and let through), and it reads back.
+    from osmosis_ai._files import write_json_atomic
+
+    planted = "sk-pieces-planted-5521"
+    remember([planted])
+    payload = {
+        "records": [
+            {"i": i, "text": "é" * (i % 97), "key": f"{planted} at {i}", "url": f"http://u:{planted}@h/{i}"}
+            for i in range(5000)
+        ]
+    }
+    path = tmp_path / "out" / "results.json"
+    write_json_atomic(path, payload, ensure_ascii=False)
+    text = path.read_text(encoding="utf-8")
+    assert len(text) > 10 * (1 << 16) and planted not in text
+    assert text == redact(json.dumps(payload, indent=2, ensure_ascii=False)) + "\n"
+    assert json.loads(text)["records"][4999]["key"] == "*** at 4999"
+
+
 ECHO_KEY = "sk-echoed-by-the-provider-5521"
 ENV_TOKEN = "hf_planted_env_token_7310"
 LOGGING_AGENT = """

@@ -18,7 +18,7 @@ import pytest
 
 from osmosis_ai.cli.eval_run_report import _pass_rate
 from osmosis_ai.eval.report import format_results_table, format_warnings
-from osmosis_ai.eval.run_metrics import metrics_summary
+from osmosis_ai.eval.run_metrics import metrics_summary, rewards_of
 from osmosis_ai.eval.summary import build_report
 from osmosis_ai.results import FunctionResult, ResultSummary, compare_results, read_results
 from osmosis_ai.runs.log import ResultsLog
@@ -233,7 +233,7 @@ def _eval_run_log(path: Path, rewards: list[list[float | None]], n: int) -> Path
 def test_eval_run_metrics_and_library_agree(rewards: list[list[float | None]], tmp_path: Path) -> None:
     log = _eval_run_log(tmp_path / "results.jsonl", rewards, 2)
     rows = [{"status": "success", "reward": x} for row in rewards for x in row if x is not None]
-    metrics, model = metrics_summary(log, 1.0, rows)
+    metrics, model = metrics_summary(log, 1.0, rewards_of(rows))
     again = read_results(log, failed="exclude").model().function("reward")
     assert (metrics["graded"], metrics["passed"], metrics["pass_rate"]) == (
         again.graded,

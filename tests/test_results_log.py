@@ -1,11 +1,13 @@
 """The append-only results log: header, flush per run, torn-line recovery, resume refusal on config change."""
 
+import json
+import tracemalloc
 from pathlib import Path
 
 import pytest
 
 from osmosis_ai.errors import CLIError, ResultsLogError
-from osmosis_ai.runs.log import ResultsLog, read_log, row_key
+from osmosis_ai.runs.log import LOG_FORMATS, ResultsLog, iter_latest_runs, read_log, row_key
 
 CONFIG = {"model": "openai/x", "eval_fns": ["a:f"], "max_turns": 10}
 
@@ -129,6 +131,54 @@ def test_a_repeated_row_is_its_own_item_on_resume() -> None:
     outcome = RunOutcome()
     pending = [(item.row_index, item.run_index) for item in work_items(rows, 1, ("",), done, outcome)]
     assert pending == [(1, 0)] and outcome.skipped == 1
+
+
+def _latest_log(path: Path, rows: int, note: str = "") -> None:
+    """A log of ``rows`` rows x 2 runs written out of order, every run of row 0 written twice."""
+    with ResultsLog.create(path, CONFIG) as log:
+        for row in reversed(range(rows)):
+            for index in (1, 0):
+                log.append({**run({"q": row}, index, 0.0), "row_index": row, "note": note})
+        log.append({**run({"q": 0}, 1, 1.0), "note": "again"})
+    with path.open("ab") as handle:
+        handle.write(b'{"row_index": 0, "run_index": 0, "torn')  # a crash mid-write: not a record
+
+
+def test_latest_runs_come_in_row_then_run_order_latest_attempt_winning(tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    _latest_log(path, 3)
+    latest = list(iter_latest_runs(path))
+    assert [(r["row_index"], r["run_index"]) for r in latest] == [(r, k) for r in range(3) for k in (0, 1)]
+    assert [r["note"] for r in latest[:2]] == ["", "again"]
+
+
+def test_latest_runs_of_a_log_counted_from_1_read_from_0(tmp_path: Path) -> None:
+    path = tmp_path / "log.jsonl"
+    # A rubric log of an earlier version: no index_base, its version named.
+    header = {"format": LOG_FORMATS[-1], "kind": "rubric", "osmosis_version": "0.3.2", "config": CONFIG}
+    runs = [{**run({"q": 1}, index, 1.0), "row_index": 1} for index in (2, 1)]
+    path.write_text("".join(json.dumps(line) + "\n" for line in (header, *runs)))
+    assert [(r["row_index"], r["run_index"]) for r in iter_latest_runs(path)] == [(0, 0), (0, 1)]
+
+
+def _peak_reading_latest(path: Path) -> int:
+    tracemalloc.start()
+    try:
+        for _ in iter_latest_runs(path):
+            pass
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+def test_reading_the_latest_runs_keeps_an_offset_per_run_not_the_run(tmp_path: Path) -> None:
+    # Peak memory at two sizes (no timing): what 9,000 more runs of ~4 KB add is the offsets, not the runs.
+    small, large = tmp_path / "small.jsonl", tmp_path / "large.jsonl"
+    _latest_log(small, 500, note="x" * 4000)
+    _latest_log(large, 5000, note="x" * 4000)
+    grown = _peak_reading_latest(large) - _peak_reading_latest(small)
+    added = large.stat().st_size - small.stat().st_size
+    assert grown < added / 20, f"reading grew {grown} bytes for {added} more bytes of runs"
 
 
 def test_a_log_being_appended_to_cannot_be_resumed_by_another_appender(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ byte passes the redaction gate (:func:`osmosis_ai.redact.redact`) on its way out
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import secrets
@@ -163,6 +164,10 @@ def write_text_output(path: PathLike, text: str) -> None:
         write(text)
 
 
+# The encoder's chunks (a key, a value, punctuation) masked and written at a time by write_json_atomic.
+_PIECE = 4096
+
+
 def write_json_atomic(path: PathLike, payload: Any, *, ensure_ascii: bool = True) -> None:
     """Writes ``payload`` as indented JSON to ``path`` (see :func:`output_writer`).
 
@@ -173,7 +178,15 @@ def write_json_atomic(path: PathLike, payload: Any, *, ensure_ascii: bool = True
     Example:
         >>> write_json_atomic(Path(tmp) / "out" / "results.json", {"ok": True})  # doctest: +SKIP
     """
-    write_text_output(path, json.dumps(payload, indent=2, ensure_ascii=ensure_ascii, default=str) + "\n")
+    encoder = json.JSONEncoder(indent=2, ensure_ascii=ensure_ascii, default=str)
+    # Written in pieces of the encoder's chunks, not as one string (a results file of 100k records is
+    # hundreds of MB of text). A piece ends between chunks, which never split a JSON string, so each
+    # secret is masked whole.
+    chunks = encoder.iterencode(payload)
+    with output_writer(path) as write:
+        while piece := "".join(itertools.islice(chunks, _PIECE)):
+            write(piece)
+        write("\n")
 
 
 def fsync_dir(directory: Path) -> None:

@@ -3,7 +3,7 @@
 
 mod common;
 
-use osmosis_core::dataset::{Contract, DatasetError, DatasetReader};
+use osmosis_core::dataset::{count_rows, validate_file, Contract, DatasetError, DatasetReader};
 use std::path::{Path, PathBuf};
 
 const LIMIT: usize = 4096;
@@ -51,6 +51,21 @@ fn a_csv_record_over_the_limit_names_the_line_it_starts_on() {
         .expect("an error");
     assert_eq!((err.line, err.row), (Some(2), Some(0)), "{err}");
     assert!(err.message.contains("longer than 4096 bytes"), "{err}");
+}
+
+/// The validator and the row counter stop at a record over the limit (its end cannot be found: before,
+/// the validator asked for the same record again forever), naming the row it is on.
+#[test]
+fn validating_or_counting_a_csv_ends_at_a_record_over_the_limit() {
+    let text = format!("a,b\n1,2\n3,\"an unclosed quote\n{}", "x".repeat(2 * LIMIT));
+    let path = file("unclosed-validate.csv", text.as_bytes());
+    let path = path.to_str().unwrap();
+    let report = validate_file(path, Contract::Any, 10).unwrap();
+    assert_eq!((report.rows, report.bad_rows), (2, 1), "{report:?}");
+    assert_eq!(report.problems.len(), 1, "{report:?}");
+    assert_eq!(report.problems[0].row, Some(1), "{report:?}");
+    let err = count_rows(path).expect_err("an error");
+    assert_eq!((err.line, err.row), (Some(3), Some(1)), "{err}");
 }
 
 #[test]

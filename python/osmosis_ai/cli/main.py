@@ -16,128 +16,8 @@ from typing import Any
 
 import click
 
-# name -> (module, attribute, one-line help). Help text lives here so `--help` imports nothing.
-LazyCommands = dict[str, tuple[str, str, str]]
+from osmosis_ai.cli.commands import COMMANDS, HIDDEN, ROOT_HELP, ROOT_OPTIONS, LazyCommands
 
-COMMANDS: LazyCommands = {
-    "test": (
-        "osmosis_ai.cli.test_cmd",
-        "test_command",
-        "Run an agent loop on dataset rows (batch or --interactive).",
-    ),
-    "eval": (
-        "osmosis_ai.cli.eval_group",
-        "eval_group",
-        "Evaluate agents and judges locally; submit and follow evals on the platform.",
-    ),
-    "preview": (
-        "osmosis_ai.cli.preview",
-        "preview",
-        "Show a rubric config or the records of a dataset file.",
-    ),
-    "dataset": (
-        "osmosis_ai.cli.dataset",
-        "dataset_group",
-        "Check dataset files; upload and manage platform datasets.",
-    ),
-    "eval-rubric": (
-        "osmosis_ai.cli.eval_rubric",
-        "eval_rubric",
-        "Score JSONL records against a YAML rubric with an LLM judge.",
-    ),
-    "report": (
-        "osmosis_ai.cli.report_cmd",
-        "report_command",
-        "Write one self-contained HTML page with plots for results files.",
-    ),
-    "compare": (
-        "osmosis_ai.cli.compare_cmd",
-        "compare_command",
-        "Compare two runs on the same rows: paired intervals, flips, McNemar.",
-    ),
-    "view": (
-        "osmosis_ai.cli.view_cmd",
-        "view_command",
-        "Serve the report page of a results log of any size (or compare two) on 127.0.0.1.",
-    ),
-    "config": ("osmosis_ai.cli.config_cmd", "config_group", "Check eval and training configs."),
-    "grade": (
-        "osmosis_ai.cli.grade_cmd",
-        "grade_command",
-        "Run an OpenAI grader config (JSON) locally on samples or a results log.",
-    ),
-    "reward": (
-        "osmosis_ai.cli.reward_cmd",
-        "reward_group",
-        "Will this reward train? Probe rewards with negative controls; diff two versions on a log.",
-    ),
-    "check": (
-        "osmosis_ai.cli.check_cmd",
-        "check_command",
-        "Check a local-rollout repository: MCP tools, reward/rubric functions, dataset.",
-    ),
-    "train": (
-        "osmosis_ai.cli.train_group",
-        "train_group",
-        "Submit, list, inspect and stop training runs on the platform.",
-    ),
-    "init": (
-        "osmosis_ai.cli.init_cmd",
-        "init_command",
-        "Create a workspace with a rollout, configs and data.",
-    ),
-    "doctor": (
-        "osmosis_ai.cli.doctor_cmd",
-        "doctor_command",
-        "Check a workspace (layout, guide files, configs); --fix adds what is missing.",
-    ),
-    "template": (
-        "osmosis_ai.cli.template_cmd",
-        "template_group",
-        "List the bundled example rollouts; apply one to this workspace.",
-    ),
-    "serve": ("osmosis_ai.cli.serve", "serve", "Serve an agent loop to TrainGate (remote rollout server)."),
-    "validate": ("osmosis_ai.cli.validate", "validate", "Validate an agent loop (name, tools, async run)."),
-    "auth": (
-        "osmosis_ai.cli.auth_cmd",
-        "auth_group",
-        "Log in to the Osmosis platform, log out, show who you are.",
-    ),
-    "login": ("osmosis_ai.cli.auth_cmd", "login_alias", "Log in to the Osmosis platform (= auth login)."),
-    "logout": ("osmosis_ai.cli.auth_cmd", "logout_alias", "Log out (= auth logout)."),
-    "whoami": ("osmosis_ai.cli.auth_cmd", "whoami_alias", "Show the logged-in account (= auth whoami)."),
-    "workspace": (
-        "osmosis_ai.cli.workspace_cmd",
-        "workspace_group",
-        "Show the platform workspace of this repository; list your workspaces.",
-    ),
-    "secret": ("osmosis_ai.cli.secret_cmd", "secret_group", "Manage platform secrets (provider keys)."),
-    "model": ("osmosis_ai.cli.model_cmd", "model_group", "List, inspect and deploy platform models."),
-    "rollout": (
-        "osmosis_ai.cli.model_cmd",
-        "rollout_group",
-        "Create a rollout in this workspace; list the rollouts the platform synced.",
-    ),
-    "quickstart": (
-        "osmosis_ai.cli.quickstart_cmd",
-        "quickstart_command",
-        "Set this machine up for a platform workspace; get a prompt for your coding agent.",
-    ),
-    "upgrade": (
-        "osmosis_ai.cli.upgrade_cmd",
-        "upgrade_command",
-        "Upgrade osmosis-ai to the newest release (uv tool, pipx or pip, as installed).",
-    ),
-    "dev": ("osmosis_ai.cli.dev_cmd", "dev_group", "Development helpers on the platform (hidden)."),
-    "benchmark": (
-        "osmosis_ai.cli.benchmark_cmd",
-        "benchmark_group",
-        "Browse benchmarks; submit benchmark runs, follow, stop and download them.",
-    ),
-}
-
-# Commands left out of `osmosis --help`, as in the established CLI (they still run).
-HIDDEN = frozenset({"dev"})
 # Root options that take a value (skipped when looking for the command's name).
 _ROOT_VALUE_OPTIONS = {"--platform", "--env-file"}
 # Commands with a `--json` of their own (their established report shape); it is not hoisted for them.
@@ -153,6 +33,14 @@ class LazyGroup(click.Group):
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self.lazy_commands})
+
+    def get_help_option_names(self, ctx: click.Context) -> list[str]:
+        # click (8.1.8+) builds the help option once per command, from the first context that asks, and keeps
+        # it: asked through a bare click.Context(cli) (a docs generator, a test) it would stay `--help` without
+        # `-h` for the rest of the process. The root's names are its own, whoever asks first.
+        names = self.context_settings.get("help_option_names", ctx.help_option_names)
+        taken = {name for param in self.params for name in (*param.opts, *param.secondary_opts)}
+        return [name for name in dict.fromkeys(names) if name not in taken]
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in self.lazy_commands:
@@ -186,6 +74,7 @@ def _debug_enabled() -> bool:
 @click.group(
     "osmosis",
     cls=LazyGroup,
+    help=ROOT_HELP,
     invoke_without_command=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -196,22 +85,18 @@ def _debug_enabled() -> bool:
     expose_value=False,
     is_eager=True,
     callback=_print_version,
-    help="Show the version and exit.",
+    help=ROOT_OPTIONS["version"][1],
 )
-@click.option("--debug", is_flag=True, help="Show full tracebacks on errors (or set OSMOSIS_DEBUG=1).")
-@click.option(
-    "--json", "json_mode", is_flag=True, help="Platform commands: one JSON envelope (anywhere on the line)."
-)
-@click.option(
-    "--plain", "plain_mode", is_flag=True, help="Platform commands: tab-separated, script-friendly text."
-)
-@click.option("--platform", metavar="URL", default=None, help="Platform URL (else OSMOSIS_PLATFORM_URL).")
+@click.option("--debug", is_flag=True, help=ROOT_OPTIONS["debug"][1])
+@click.option("--json", "json_mode", is_flag=True, help=ROOT_OPTIONS["json"][1])
+@click.option("--plain", "plain_mode", is_flag=True, help=ROOT_OPTIONS["plain"][1])
+@click.option("--platform", metavar="URL", default=None, help=ROOT_OPTIONS["platform"][1])
 @click.option(
     "--env-file",
     metavar="PATH",
     envvar="OSMOSIS_ENV_FILE",
     default=None,
-    help="dotenv file for platform commands (else the nearest .env).",
+    help=ROOT_OPTIONS["env_file"][1],
 )
 @click.pass_context
 def cli(
@@ -222,7 +107,6 @@ def cli(
     platform: str | None,
     env_file: str | None,
 ) -> None:
-    """osmosis: rewards, rubric judges, agent evals and pass@k for LLM post-training."""
     from osmosis_ai.cli.output import STATE, help_without_subcommand
 
     if debug:

@@ -17,7 +17,7 @@ import json
 import os
 import re
 import secrets
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -163,14 +163,12 @@ class RunDirectory:
                     retried += 1
         return Resumed(log, len(log.done), retried)
 
-    def latest_records(self) -> list[dict[str, Any]]:
-        """The latest record per (row, run), in row then run order (what ``index.jsonl`` holds)."""
-        from osmosis_ai.runs.log import iter_runs
+    def latest_records(self) -> Iterator[dict[str, Any]]:
+        """The latest record per (row, run), in row then run order (what ``index.jsonl`` holds), read from
+        the log one at a time."""
+        from osmosis_ai.runs.log import iter_latest_runs
 
-        latest: dict[tuple[int, int], dict[str, Any]] = {}
-        for record in iter_runs(self.log_path):
-            latest[(int(record["row_index"]), int(record["run_index"]))] = record
-        return [latest[key] for key in sorted(latest)]
+        return iter_latest_runs(self.log_path)
 
     def earlier_eval_run(self) -> dict[str, Any]:
         """``metrics.json``'s ``eval_run`` as an earlier invocation of this run left it (``{}`` if none)."""
@@ -182,31 +180,45 @@ class RunDirectory:
         return earlier if same else {}
 
     def write_outputs(
-        self, records: list[dict[str, Any]], resumed_ids: set[str], files: Mapping[str, Any]
+        self,
+        records: Iterable[dict[str, Any]],
+        resumed_ids: Collection[str],
+        on_record: Callable[[dict[str, Any]], None],
     ) -> None:
-        """Lays out trajectories and artifacts, then writes ``index.jsonl`` / ``summary.jsonl`` and ``files``."""
-        from osmosis_ai._files import fsync_dir, write_json_atomic
+        """Lays out trajectories and artifacts and writes ``index.jsonl`` / ``summary.jsonl``, a record at a
+        time (``on_record`` sees each, with its ``trajectory_filename``); renamed into place once whole."""
+        from osmosis_ai._files import fsync_dir
         from osmosis_ai.eval.run_files import project_items
 
         model = (self.manifest.get("inputs") or {}).get("model_path")
-        project_items(self.path, records, resumed_ids, model_name=model)
-        # Standard json.dumps separators (", " and ": "), as the established files: line tools match on them.
-        lines = "".join(
-            json.dumps(_index_row(r, resumed_ids), allow_nan=False) + "\n" for r in records
-        ).encode()
-        for name in ("index.jsonl", "summary.jsonl"):
-            tmp = self.path / f".{name}.tmp"
-            with tmp.open("wb") as handle:
-                handle.write(lines)
+        names = ("index.jsonl", "summary.jsonl")
+        handles = [(self.path / f".{name}.tmp").open("wb") for name in names]
+        try:
+            for record in project_items(self.path, records, resumed_ids, model_name=model):
+                on_record(record)
+                # Standard json.dumps separators (", " and ": "), as the established files: line tools match.
+                line = (json.dumps(_index_row(record, resumed_ids), allow_nan=False) + "\n").encode()
+                for handle in handles:
+                    handle.write(line)
+            for handle in handles:
                 handle.flush()
                 os.fsync(handle.fileno())
-            os.replace(tmp, self.path / name)
+        finally:
+            for handle in handles:
+                handle.close()
+        for name in names:
+            os.replace(self.path / f".{name}.tmp", self.path / name)
         fsync_dir(self.path)
+
+    def write_files(self, files: Mapping[str, Any]) -> None:
+        """Writes each ``{name: payload}`` as JSON, renamed into place."""
+        from osmosis_ai._files import write_json_atomic
+
         for name, payload in files.items():
             write_json_atomic(self.path / name, payload)
 
 
-def _index_row(record: Mapping[str, Any], resumed_ids: set[str]) -> dict[str, Any]:
+def _index_row(record: Mapping[str, Any], resumed_ids: Collection[str]) -> dict[str, Any]:
     row = {key: value for key in INDEX_KEYS if (value := record.get(key)) is not None}
     if record.get("rollout_id") in resumed_ids:
         row["resumed"] = True

@@ -26,7 +26,7 @@ import datetime as _dt
 import logging
 import os
 import shutil
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -133,27 +133,25 @@ def _write_file(path: str, data: bytes) -> None:
         os.close(fd)
 
 
-def _sound_carried(trials: str, records: Sequence[Mapping[str, Any]], carried: Collection[str]) -> set[str]:
-    """The carried rollouts whose trajectory file is valid ATIF naming their rollout, row and run."""
-    kept = [r for r in records if r.get("rollout_id") in carried and _conversation(r)]
-    checks = check_trajectory_files([f"{trials}/{r['rollout_id']}/trajectory.json" for r in kept])
-    return {
-        r["rollout_id"]
-        for r, check in zip(kept, checks, strict=True)
-        if check.valid
-        and (check.rollout_id, check.row_index, check.run_index)
-        == (r["rollout_id"], r["row_index"], r["run_index"])
-    }
+def _sound(trials: str, record: Mapping[str, Any]) -> bool:
+    """Whether a carried rollout's trajectory file is valid ATIF naming its rollout, row and run."""
+    (check,) = check_trajectory_files([f"{trials}/{record['rollout_id']}/trajectory.json"])
+    return check.valid and (check.rollout_id, check.row_index, check.run_index) == (
+        record["rollout_id"],
+        record["row_index"],
+        record["run_index"],
+    )
 
 
 def project_items(
     run_path: Path,
-    records: Sequence[dict[str, Any]],
+    records: Iterable[dict[str, Any]],
     carried: Collection[str],
     *,
     model_name: str | None = None,
-) -> None:
-    """Lays out each latest attempt's trajectory and artifacts; sets ``trajectory_filename`` on its record.
+) -> Iterator[dict[str, Any]]:
+    """Lays out each latest attempt's trajectory and artifacts, yielding its record once done (with
+    ``trajectory_filename`` set where it has one): records stream through, none is kept.
 
     The trajectory goes where the established tool has it, ``rollout_trials/<rollout id>/trajectory.json``
     (``trajectory_filename`` is relative to that folder), and its copy ``trajectories/row_<r>_run_<k>.json``
@@ -169,7 +167,6 @@ def project_items(
         carried = ()  # the last projection died part-way: any carried file may be torn, rewrite them all
     else:
         _write_file(marker, b"")
-    sound = _sound_carried(trials, records, carried) if carried else set()
     # Every attempt with a trajectory has a folder here; those with an artifacts/ folder wrote artifacts.
     with_artifacts = {d for d in os.listdir(trials) if os.path.isdir(f"{trials}/{d}/artifacts")}
     for record in records:
@@ -181,7 +178,8 @@ def project_items(
                 os.unlink(target)
         else:
             record["trajectory_filename"] = "trajectory.json"
-            if rollout_id not in sound or not os.path.exists(target):
+            sound = rollout_id in carried and os.path.exists(target) and _sound(trials, record)
+            if not sound:
                 document = trajectory_document(record, model_name=model_name)
                 assert document is not None  # the record has a conversation (checked above)
                 trial = f"{trials}/{rollout_id}/trajectory.json"
@@ -197,6 +195,7 @@ def project_items(
                 _project_artifacts(Path(artifacts), run_path / "artifacts" / name)
         elif rollout_id not in carried and with_artifacts:
             shutil.rmtree(f"{run_path}/artifacts/{name}", ignore_errors=True)
+        yield record
     os.unlink(marker)
 
 

@@ -19,20 +19,23 @@ from typing import Any
 from osmosis_ai.results import FunctionResult, ResultSummary, read_results
 from osmosis_ai.stats import score_median
 
-__all__ = ["REWARD", "metrics_summary"]
+__all__ = ["REWARD", "index_reward", "metrics_summary", "rewards_of"]
 
 #: The score name of an ``eval run``'s reward in its result model.
 REWARD = "reward"
 
 
-def _rewards(rows: Iterable[Mapping[str, Any]]) -> list[float]:
-    return [
-        float(row["reward"])
-        for row in rows
-        if row.get("status") != "skipped"
-        and isinstance(row.get("reward"), (int, float))
-        and not isinstance(row.get("reward"), bool)
-    ]
+def index_reward(row: Mapping[str, Any]) -> float | None:
+    """The reward of an index row that counts for the median (None: skipped, or no reward)."""
+    reward = row.get("reward")
+    if row.get("status") == "skipped" or not isinstance(reward, (int, float)) or isinstance(reward, bool):
+        return None
+    return float(reward)
+
+
+def rewards_of(rows: Iterable[Mapping[str, Any]]) -> list[float]:
+    """The rewards of index rows that count for the median, in order."""
+    return [reward for row in rows if (reward := index_reward(row)) is not None]
 
 
 def _pass_at_k(reward: FunctionResult) -> list[dict[str, Any]]:
@@ -47,14 +50,15 @@ def _reward(result: ResultSummary) -> FunctionResult | None:
 
 
 def metrics_summary(
-    log_path: str | os.PathLike[str], pass_threshold: float, rows: Iterable[Mapping[str, Any]]
+    log_path: str | os.PathLike[str], pass_threshold: float, rewards: list[float]
 ) -> tuple[dict[str, Any], ResultSummary]:
     """``metrics.json``'s ``summary`` (and the ``--json`` envelope's), with the result model it lays out.
 
     Args:
         log_path: The run's ``results.jsonl``.
         pass_threshold: A run passes when its reward is >= this.
-        rows: The index rows (latest record per row and run), for the median reward.
+        rewards: The rewards of the index rows (latest record per row and run; :func:`rewards_of`), for
+            the median: the rows themselves stream past the end of a run, kept by no one.
     """
     # Rewards only: a failed item is not a 0.0 reward (the platform's reward_stats).
     result = read_results(log_path, pass_threshold=pass_threshold, failed="exclude")
@@ -77,7 +81,7 @@ def metrics_summary(
     if reward is not None and reward.graded:
         summary["reward_stats"] = {
             "mean": reward.mean,
-            "median": score_median(_rewards(rows)),
+            "median": score_median(rewards),
             "std": reward.std,
             "min": reward.min,
             "max": reward.max,

@@ -131,20 +131,44 @@ def _eval_run(plan: Any, outcome: RunOutcome | None, incomplete: bool) -> dict[s
     }
 
 
-def _failed_rows(run_path: Path, records: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    return [
-        {
-            "row_index": r["row_index"],
-            "source_row_index": r.get("source_row_index"),
-            "run_index": r["run_index"],
-            "rollout_id": r.get("rollout_id"),
-            "error_type": r.get("error_type"),
-            "error": r.get("error"),
-            "rollout_dir": str(run_path / "rollout_trials" / str(r.get("rollout_id"))),
-        }
-        for r in records
-        if r.get("status") != "success"
-    ]
+def _failed_row(run_path: Path, r: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "row_index": r["row_index"],
+        "source_row_index": r.get("source_row_index"),
+        "run_index": r["run_index"],
+        "rollout_id": r.get("rollout_id"),
+        "error_type": r.get("error_type"),
+        "error": r.get("error"),
+        "rollout_dir": str(run_path / "rollout_trials" / str(r.get("rollout_id"))),
+    }
+
+
+class _Tally:
+    """What the end of a run needs of its records, taken as they stream past (none is kept): the rewards
+    for the median, counts by status, the failed items and how many were carried over."""
+
+    def __init__(self, run_path: Path, carried_ids: set[str]) -> None:
+        from osmosis_ai.eval.run_metrics import index_reward
+
+        self.run_path, self.carried_ids, self.index_reward = run_path, carried_ids, index_reward
+        self.rewards: list[float] = []
+        self.statuses: dict[Any, int] = {}
+        self.failed_rows: list[dict[str, Any]] = []
+        self.resumed = 0
+
+    def add(self, record: dict[str, Any]) -> None:
+        reward = self.index_reward(record)
+        if reward is not None:
+            self.rewards.append(reward)
+        status = record.get("status")
+        self.statuses[status] = self.statuses.get(status, 0) + 1
+        if status != "success":
+            self.failed_rows.append(_failed_row(self.run_path, record))
+        self.resumed += record.get("rollout_id") in self.carried_ids
+
+    @property
+    def records(self) -> int:
+        return sum(self.statuses.values())
 
 
 def _message(run_path: Path, counts: WorkCounts, incomplete: bool, outcome: RunOutcome | None) -> str:
@@ -168,17 +192,17 @@ def finish_run(
     from osmosis_ai.eval.run_metrics import metrics_summary
 
     run_dir = plan.run_dir
-    records = run_dir.latest_records()
-    summary, result = metrics_summary(run_dir.log_path, plan.settings.pass_threshold, records)
-    statuses = [r.get("status") for r in records]
+    tally = _Tally(run_dir.path, carried_ids)
+    run_dir.write_outputs(run_dir.latest_records(), carried_ids, tally.add)
+    summary, result = metrics_summary(run_dir.log_path, plan.settings.pass_threshold, tally.rewards)
     counts = WorkCounts(
         plan.selected * plan.settings.n,
-        succeeded=statuses.count("success"),
-        failed=statuses.count("failed"),
-        skipped=statuses.count("skipped"),
+        succeeded=tally.statuses.get("success", 0),
+        failed=tally.statuses.get("failed", 0),
+        skipped=tally.statuses.get("skipped", 0),
     )
     interrupted = bool(outcome and (outcome.interrupted or outcome.stopped_early))
-    incomplete = interrupted or len(records) < counts.total
+    incomplete = interrupted or tally.records < counts.total
     eval_run = _eval_run(plan, outcome, incomplete)
     files = {
         "progress.json": {
@@ -188,7 +212,7 @@ def finish_run(
         },
         "metrics.json": {"eval_run": eval_run, "summary": summary},
     }
-    run_dir.write_outputs(records, carried_ids, files)
+    run_dir.write_files(files)
     message = _message(run_dir.path, counts, incomplete, outcome)
     if logs is not None:
         logs.line(
@@ -208,8 +232,8 @@ def finish_run(
         summary=summary,
         counts=counts,
         duration_ms=eval_run["duration_ms"],
-        failed_rows=_failed_rows(run_dir.path, records),
-        resumed=sum(r.get("rollout_id") in carried_ids for r in records),
+        failed_rows=tally.failed_rows,
+        resumed=tally.resumed,
         dataset_source=plan.dataset_source,
         backend=backend,
         message=message,

@@ -7,9 +7,8 @@ Builds the per-record judge arguments from a config entry and a record (record v
 from __future__ import annotations
 
 import copy
-import functools
 import inspect
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from osmosis_ai.errors import MissingAPIKeyError
@@ -126,36 +125,81 @@ def _function_evaluator(
     return lambda: call_sync(call)
 
 
+def _evaluator(
+    entry: RubricEntry,
+    record: RubricRecord,
+    overrides: dict[str, Any] | None,
+    function: Callable[..., Any] | None,
+) -> Evaluator:
+    arguments = judge_arguments(entry, record, overrides)
+    if function is not None:
+        return _function_evaluator(function, entry, record, arguments)
+    try:
+        request = prepare(**arguments)
+    except (TypeError, ValueError, MissingAPIKeyError) as exc:
+
+        async def fail(problem: Exception = exc) -> Any:
+            raise problem
+
+        return fail
+    return lambda: run_async(request)
+
+
+class _Evaluators(Mapping[int, Evaluator]):
+    """Record position -> the call that judges it, built when its run starts (the last one kept for the
+    record's other runs, which start next to it): no prepared request per record is held."""
+
+    def __init__(
+        self,
+        entry: RubricEntry,
+        records: Sequence[RubricRecord],
+        overrides: dict[str, Any] | None,
+        function: Callable[..., Any] | None,
+    ) -> None:
+        self._entry, self._records, self._overrides, self._function = entry, records, overrides, function
+        self._last: tuple[int, Evaluator] | None = None
+
+    def __getitem__(self, index: int) -> Evaluator:
+        if self._last is None or self._last[0] != index:
+            record = self._records[index]
+            self._last = (index, _evaluator(self._entry, record, self._overrides, self._function))
+        return self._last[1]
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(len(self._records)))
+
+
+class _Previews(Mapping[int, str]):
+    """Record position -> its solution preview, made when asked."""
+
+    def __init__(self, records: Sequence[RubricRecord]) -> None:
+        self._records = records
+
+    def __getitem__(self, index: int) -> str:
+        return preview_text(self._records[index].solution_str)
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(len(self._records)))
+
+
 def build_evaluators(
     entry: RubricEntry,
-    records: list[RubricRecord],
+    records: Sequence[RubricRecord],
     *,
     overrides: dict[str, Any] | None = None,
     function: Callable[..., Any] | None = None,
-) -> tuple[dict[int, Evaluator], dict[int, str]]:
+) -> tuple[Mapping[int, Evaluator], Mapping[int, str]]:
     """Per record position (from 0, as the log's ``row_index``): the call that judges it once, and its
     solution preview.
 
-    Judge requests are prepared once per record and reused across its runs; a record whose request
-    cannot be prepared (a missing key, a bad option) gets a call that raises, so each of its runs is
-    recorded as an error with the reason.
+    Each judge request is prepared when the record's run starts, and reused across its runs that follow;
+    a record whose request cannot be prepared (a missing key, a bad option) gets a call that raises, so
+    each of its runs is recorded as an error with the reason.
     """
-    evaluators: dict[int, Evaluator] = {}
-    previews: dict[int, str] = {}
-    for index, record in enumerate(records):
-        arguments = judge_arguments(entry, record, overrides)
-        previews[index] = preview_text(record.solution_str)
-        if function is not None:
-            evaluators[index] = _function_evaluator(function, entry, record, arguments)
-            continue
-        try:
-            request = prepare(**arguments)
-        except (TypeError, ValueError, MissingAPIKeyError) as exc:
-
-            async def fail(problem: Exception = exc) -> Any:
-                raise problem
-
-            evaluators[index] = fail
-        else:
-            evaluators[index] = functools.partial(run_async, request)
-    return evaluators, previews
+    return _Evaluators(entry, records, overrides, function), _Previews(records)

@@ -48,6 +48,7 @@ __all__ = [
     "ResultsLog",
     "RunKey",
     "dataset_fingerprint",
+    "iter_latest_runs",
     "iter_runs",
     "read_log",
     "row_key",
@@ -121,6 +122,30 @@ def iter_runs(path: Path) -> Iterator[dict[str, Any]]:
     for number, _, record in _records(path):
         if number > 1:
             yield record
+
+
+def iter_latest_runs(path: Path) -> Iterator[dict[str, Any]]:
+    """The latest record of each (row, run) of a results log, in row then run order, one at a time.
+
+    A first pass keeps one byte offset per (row, run), not its record; a second reads each latest line
+    again, so memory holds the offsets and one record whatever the size of the run.
+    """
+    starts: dict[int, int] = {}  # row << 32 | run -> where its latest line starts
+    base = start = 0
+    for number, end, record in _records(path):
+        if number == 1:
+            base = log_index_base(record)
+        else:
+            starts[int(record["row_index"]) << 32 | int(record["run_index"])] = start
+        start = end
+    with path.open("rb") as handle:
+        for key in sorted(starts):
+            handle.seek(starts[key])
+            raw = handle.readline()
+            while not raw.strip():  # blank lines before it (read past, as _records does)
+                raw = handle.readline()
+            record = orjson.loads(raw)
+            yield rebase_indices(record, base) if base else record
 
 
 def read_log(path: Path) -> LogContents:

@@ -6,7 +6,7 @@
 //! decoded into (shared, not copied), numbers stay unboxed, and the keys exist once per batch.
 
 use super::value_kind::{Text, ValueKind};
-use super::Row;
+use super::{Row, TapeBatch};
 use parquet::data_type::ByteArray;
 use serde_json::{Map, Number, Value};
 use std::sync::Arc;
@@ -187,23 +187,23 @@ impl ColumnBatch {
     }
 }
 
-/// Rows as a reader hands them out: one map per row (text formats) or column by column (Parquet).
+/// Rows as a reader hands them out: a token tape (text formats) or column by column (Parquet).
 #[derive(Debug, Clone)]
 pub enum Batch {
-    Rows(Vec<Row>),
+    Tape(TapeBatch),
     Columns(ColumnBatch),
 }
 
 impl Default for Batch {
     fn default() -> Self {
-        Batch::Rows(Vec::new())
+        Batch::Tape(TapeBatch::default())
     }
 }
 
 impl Batch {
     pub fn len(&self) -> usize {
         match self {
-            Batch::Rows(rows) => rows.len(),
+            Batch::Tape(tape) => tape.len(),
             Batch::Columns(columns) => columns.len(),
         }
     }
@@ -215,7 +215,13 @@ impl Batch {
     /// The rows as maps, whichever way they are held (copies the values of a columnar batch).
     pub fn into_rows(self) -> Vec<Row> {
         match self {
-            Batch::Rows(rows) => rows,
+            Batch::Tape(tape) => (0..tape.len())
+                .map(|r| Row {
+                    line: tape.rows[r].line,
+                    index: tape.rows[r].index,
+                    fields: tape.row_fields(r),
+                })
+                .collect(),
             Batch::Columns(batch) => (0..batch.len())
                 .map(|r| {
                     let index = batch.first_index + r as u64;

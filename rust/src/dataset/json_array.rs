@@ -5,7 +5,9 @@
 use super::error::{json_error_text, DatasetError, DatasetErrorKind, DatasetResult, PositionUnit};
 use super::jsonl::{max_line_bytes, MAX_LINE_ENV};
 use super::row_value::RowValue;
-use super::{RawRow, RowSource};
+use super::tape::json::Parsed;
+use super::tape::{self, RowShape};
+use super::{RawRow, RowRead, RowSource, TapeBatch};
 use serde::de::{DeserializeOwned, IgnoredAny};
 use std::fs::File;
 use std::io::Read;
@@ -223,6 +225,42 @@ impl RowSource for JsonArraySource {
             e
         })?;
         Ok(Some(RawRow { line, index, value }))
+    }
+
+    fn read_row(&mut self, tape: &mut TapeBatch) -> DatasetResult<Option<RowRead>> {
+        if !self.advance()? {
+            return Ok(None);
+        }
+        let index = self.index;
+        self.index += 1;
+        let with_row = |mut e: DatasetError| {
+            e.row = Some(index);
+            e
+        };
+        let line = self.line;
+        loop {
+            let slice = &self.buf[self.pos..];
+            match tape::json::parse_row(slice, tape, false) {
+                Parsed::Done(used) if used as u64 > self.limit => {
+                    return Err(with_row(self.too_long(line)))
+                }
+                Parsed::Done(used) => {
+                    self.line += memchr::memchr_iter(b'\n', &slice[..used]).count() as u64;
+                    self.pos += used;
+                    let shape = RowShape::Object;
+                    return Ok(Some(RowRead { line, index, shape }));
+                }
+                Parsed::Incomplete if !self.eof => {
+                    let size = slice.len();
+                    self.fill_within(line, size).map_err(with_row)?;
+                }
+                // serde_json reads what the fast parser leaves, and words the errors.
+                Parsed::Incomplete | Parsed::Reject => break,
+            }
+        }
+        let (line, RowValue(value)) = self.parse_element::<RowValue>().map_err(with_row)?;
+        let shape = tape.push_row_value(&value);
+        Ok(Some(RowRead { line, index, shape }))
     }
 
     fn skip_rows(&mut self, n: u64) -> DatasetResult<u64> {

@@ -1,10 +1,14 @@
 //! JSONL: one JSON value per line; blank lines are skipped and do not count as rows.
 
 use super::error::{json_error_text, DatasetError, DatasetErrorKind, DatasetResult, PositionUnit};
+use super::read_buffer::ReadBuffer;
 use super::row_value::RowValue;
-use super::{RawRow, RowSource};
+use super::tape::json::Parsed;
+use super::tape::{self, RowShape, TapeBatch};
+use super::{RawRow, RowRead, RowSource};
+use serde_json::Value;
 use std::fs::File;
-use std::io::{BufRead, BufReader, Read, Seek, SeekFrom};
+use std::io::Read;
 
 const READ_BUFFER: usize = 1 << 20;
 const BOM: &[u8] = b"\xEF\xBB\xBF";
@@ -39,48 +43,22 @@ pub(crate) fn is_blank(bytes: &[u8]) -> bool {
 }
 
 /// Reads a file line by line, trimming the line break (LF or CRLF) and a leading UTF-8 BOM.
+///
+/// The file is read in large blocks and lines are handed out as slices of the block (no copy per line).
 pub(crate) struct Lines {
-    path: String,
-    reader: BufReader<File>,
-    buf: Vec<u8>,
+    input: ReadBuffer,
+    /// `input.buf[input.start..scanned]` holds no newline.
+    scanned: usize,
     line: u64,
-    /// Bytes of the file consumed so far, and where this reader stops (a line starting at or past
-    /// `end` belongs to the next range).
-    pos: u64,
-    end: u64,
-    bom_possible: bool,
     max_line: u64,
 }
 
 impl Lines {
     pub fn open(path: &str) -> DatasetResult<Self> {
-        Lines::open_range(path, 0, u64::MAX)
-    }
-
-    /// The lines that start in the byte range `start..end`; line numbers count from 1 at the range's
-    /// first line. Ranges that tile a file hand out every line exactly once.
-    pub fn open_range(path: &str, start: u64, end: u64) -> DatasetResult<Self> {
-        let io = |e: std::io::Error| DatasetError::io(path, &e);
-        let mut file = File::open(path).map_err(io)?;
-        let mut pos = 0;
-        if start > 0 {
-            file.seek(SeekFrom::Start(start - 1)).map_err(io)?;
-            pos = start - 1;
-        }
-        let mut reader = BufReader::with_capacity(READ_BUFFER, file);
-        if start > 0 {
-            // Drop the tail of the line that began before `start` (just its newline if one ends at start-1).
-            let mut tail = Vec::new();
-            pos += reader.read_until(b'\n', &mut tail).map_err(io)? as u64;
-        }
         Ok(Lines {
-            path: path.to_owned(),
-            reader,
-            buf: Vec::with_capacity(8192),
+            input: ReadBuffer::open(path)?,
+            scanned: 0,
             line: 0,
-            pos,
-            end,
-            bom_possible: start == 0,
             max_line: max_line_bytes(),
         })
     }
@@ -92,39 +70,54 @@ impl Lines {
         self
     }
 
+    /// The next physical line without its newline, or None at the end of the file. A line longer
+    /// than the limit is an error naming it, found before the line is read whole.
+    fn next_physical(&mut self) -> DatasetResult<Option<(usize, usize)>> {
+        let too_long = |line: u64, limit: u64, path: &str| line_too_long(path, line + 1, limit);
+        loop {
+            let input = &mut self.input;
+            if let Some(at) = memchr::memchr(b'\n', &input.buf[self.scanned..input.filled]) {
+                let end = self.scanned + at;
+                let start = input.start;
+                input.start = end + 1;
+                self.scanned = input.start;
+                if (end - start) as u64 > self.max_line {
+                    return Err(too_long(self.line, self.max_line, input.path()));
+                }
+                return Ok(Some((start, end)));
+            }
+            self.scanned = input.filled;
+            if (input.filled - input.start) as u64 > self.max_line {
+                return Err(too_long(self.line, self.max_line, input.path()));
+            }
+            if input.eof {
+                if input.start == input.filled {
+                    return Ok(None);
+                }
+                let start = input.start;
+                input.start = input.filled;
+                return Ok(Some((start, input.filled)));
+            }
+            self.scanned -= input.refill()?;
+        }
+    }
+
     /// The next non-blank line and its 1-based number.
     pub fn next_line(&mut self) -> DatasetResult<Option<(u64, &[u8])>> {
         loop {
-            if self.pos >= self.end {
+            let Some((mut start, mut end)) = self.next_physical()? else {
                 return Ok(None);
-            }
-            self.buf.clear();
-            // At most one byte past the limit is read: enough to know the line is too long.
-            let n = (&mut self.reader)
-                .take(self.max_line.saturating_add(1))
-                .read_until(b'\n', &mut self.buf)
-                .map_err(|e| DatasetError::io(&self.path, &e))?;
-            if n == 0 {
-                return Ok(None);
-            }
-            if n as u64 > self.max_line && self.buf.last() != Some(&b'\n') {
-                return Err(line_too_long(&self.path, self.line + 1, self.max_line));
-            }
-            self.pos += n as u64;
+            };
             self.line += 1;
-            let mut start = 0;
-            if self.line == 1 && self.bom_possible && self.buf.starts_with(BOM) {
-                start = BOM.len();
+            let buf = &self.input.buf;
+            if self.line == 1 && buf[start..end].starts_with(BOM) {
+                start += BOM.len();
             }
-            let mut end = self.buf.len();
-            if end > start && self.buf[end - 1] == b'\n' {
+            if end > start && buf[end - 1] == b'\r' {
                 end -= 1;
             }
-            if end > start && self.buf[end - 1] == b'\r' {
-                end -= 1;
-            }
-            if !is_blank(&self.buf[start..end]) {
-                return Ok(Some((self.line, &self.buf[start..end])));
+            if !is_blank(&buf[start..end]) {
+                return Ok(Some((self.line, &self.input.buf[start..end])));
             }
         }
     }
@@ -193,11 +186,24 @@ impl RowSource for JsonlSource {
             return Ok(None);
         };
         self.index += 1;
-        let path = &self.path;
-        match serde_json::from_str::<RowValue>(line_text(path, line, index, bytes)?) {
-            Ok(RowValue(value)) => Ok(Some(RawRow { line, index, value })),
-            Err(err) => Err(parse_error(path, line, index, &err)),
-        }
+        let value = parse_value(&self.path, line, index, bytes)?;
+        Ok(Some(RawRow { line, index, value }))
+    }
+
+    fn read_row(&mut self, tape: &mut TapeBatch) -> DatasetResult<Option<RowRead>> {
+        let index = self.index;
+        let Some((line, bytes)) = self.lines.next_line()? else {
+            return Ok(None);
+        };
+        self.index += 1;
+        let shape = match tape::json::parse_row(bytes, tape, true) {
+            Parsed::Done(_) => RowShape::Object,
+            // Whatever the fast parser leaves, serde_json reads (and words the errors of).
+            Parsed::Reject | Parsed::Incomplete => {
+                tape.push_row_value(&parse_value(&self.path, line, index, bytes)?)
+            }
+        };
+        Ok(Some(RowRead { line, index, shape }))
     }
 
     fn skip_rows(&mut self, n: u64) -> DatasetResult<u64> {
@@ -207,6 +213,14 @@ impl RowSource for JsonlSource {
         }
         self.index += skipped;
         Ok(skipped)
+    }
+}
+
+/// One line read by `serde_json`: the value, or the error naming the line and column.
+fn parse_value(path: &str, line: u64, index: u64, bytes: &[u8]) -> DatasetResult<Value> {
+    match serde_json::from_str::<RowValue>(line_text(path, line, index, bytes)?) {
+        Ok(RowValue(value)) => Ok(value),
+        Err(err) => Err(parse_error(path, line, index, &err)),
     }
 }
 

@@ -7,26 +7,31 @@
 
 mod columns;
 pub mod contract;
+mod csv_records;
 mod csv_source;
 mod error;
 mod json_array;
 mod jsonl;
 mod parquet_source;
 mod prefetch;
+mod read_buffer;
 mod row_value;
 mod scan;
 mod shape;
+pub mod tape;
 mod validate;
 mod value_kind;
 
 use serde_json::{Map, Value};
 use std::path::Path;
 use std::sync::Arc;
+use tape::RowShape;
 
 pub use columns::{Batch, ColumnBatch, ColumnValues, Utf8Bytes};
 pub use contract::{Contract, FieldProblem};
 pub use error::{DatasetError, DatasetErrorKind, DatasetResult, PositionUnit};
 pub use prefetch::PrefetchReader;
+pub use tape::{TapeBatch, TapeRow, Token};
 pub use validate::{validate_file, ValidationReport};
 pub use value_kind::{Text, ValueKind};
 
@@ -93,10 +98,30 @@ pub(crate) struct RawRow {
     pub value: Value,
 }
 
+/// A row written onto a tape: its position and its shape (an object's top-level entries are on the tape).
+pub(crate) struct RowRead {
+    pub line: u64,
+    pub index: u64,
+    pub shape: RowShape,
+}
+
 /// A format's row stream. A row that cannot be parsed is an `Err`; text sources go on with the next row,
 /// sources that cannot resynchronise (a broken JSON array) end after it.
 pub(crate) trait RowSource: Send {
     fn next_row(&mut self) -> DatasetResult<Option<RawRow>>;
+    /// Writes the next row onto `tape`. Sources with a parser of their own override this; the default
+    /// goes through [`RowSource::next_row`].
+    fn read_row(&mut self, tape: &mut TapeBatch) -> DatasetResult<Option<RowRead>> {
+        let Some(raw) = self.next_row()? else {
+            return Ok(None);
+        };
+        let shape = tape.push_row_value(&raw.value);
+        Ok(Some(RowRead {
+            line: raw.line,
+            index: raw.index,
+            shape,
+        }))
+    }
     /// Skips up to `n` rows, parsing them no more than the format needs; returns how many it skipped.
     fn skip_rows(&mut self, n: u64) -> DatasetResult<u64>;
 }
@@ -146,6 +171,14 @@ pub struct Row {
     pub fields: Map<String, Value>,
 }
 
+/// A batch of a row source stops growing once its text takes this many bytes (a thousand 2 KB rows),
+/// so a file of long rows does not multiply the memory a batch takes.
+const BATCH_TEXT_BYTES: usize = 2 << 20;
+
+/// Used tapes kept for reuse: as many as can be in flight between the reader's thread and its caller
+/// (two queued, one being converted, one being filled), so a steady read allocates nothing.
+const SPARE_TAPES: usize = 4;
+
 /// Where a reader's rows come from: a format's row stream, or Parquet's column chunks.
 pub(crate) enum Source {
     Rows(Box<dyn RowSource>),
@@ -179,6 +212,8 @@ pub struct DatasetReader {
     pending: Option<DatasetError>,
     /// The contract's names for a columnar source's columns, once known.
     column_keys: Option<Arc<[String]>>,
+    /// Used tapes handed back, filled again instead of growing new ones.
+    spare: Vec<TapeBatch>,
 }
 
 impl DatasetReader {
@@ -202,6 +237,7 @@ impl DatasetReader {
             done: false,
             pending: None,
             column_keys: None,
+            spare: Vec::new(),
         })
     }
 
@@ -218,8 +254,8 @@ impl DatasetReader {
         }
         let result = match self.source {
             Source::Rows(_) => {
-                let mut batch = Vec::with_capacity(max.min(4096));
-                self.fill(&mut batch, max).map(|()| Batch::Rows(batch))
+                let mut tape = self.spare.pop().unwrap_or_else(TapeBatch::for_rows);
+                self.fill(&mut tape, max).map(|()| Batch::Tape(tape))
             }
             Source::Columns(_) => self.next_columns(max),
         };
@@ -238,36 +274,55 @@ impl DatasetReader {
         }
     }
 
-    fn fill(&mut self, batch: &mut Vec<Row>, max: usize) -> Result<(), Stopped> {
+    /// Takes back a batch the caller is done with, to fill its buffers again (a tape grows to a
+    /// batch's size once instead of once per batch).
+    pub fn recycle(&mut self, batch: Batch) {
+        if let Batch::Tape(mut tape) = batch {
+            // A batch of one huge row keeps its memory no longer than it is used.
+            if tape.text.capacity() <= 2 * BATCH_TEXT_BYTES && self.spare.len() < SPARE_TAPES {
+                tape.clear();
+                self.spare.push(tape);
+            }
+        }
+    }
+
+    /// Reads rows onto `tape` until it holds `max` rows or [`BATCH_TEXT_BYTES`] of text.
+    fn fill(&mut self, tape: &mut TapeBatch, max: usize) -> Result<(), Stopped> {
         let Source::Rows(source) = &mut self.source else {
             unreachable!("fill reads row sources only")
         };
         let fail =
-            |err, batch: &mut Vec<Row>| Err(Box::new((err, Batch::Rows(std::mem::take(batch)))));
-        while batch.len() < max && !self.done {
+            |err, tape: &mut TapeBatch| Err(Box::new((err, Batch::Tape(std::mem::take(tape)))));
+        while tape.len() < max && tape.text_bytes() < BATCH_TEXT_BYTES && !self.done {
             if self.remaining == Some(0) {
                 self.done = true;
                 break;
             }
-            let raw = match source.next_row() {
-                Ok(Some(raw)) => raw,
+            let mark = tape.begin_row();
+            let read = match source.read_row(tape) {
+                Ok(Some(read)) => read,
                 Ok(None) => {
                     self.done = true;
                     if self.rows_seen == 0 {
-                        return fail(empty_file(&self.path, self.format), batch);
+                        return fail(empty_file(&self.path, self.format), tape);
                     }
                     break;
                 }
-                Err(err) => return fail(err, batch),
+                Err(err) => {
+                    tape.rollback(mark);
+                    return fail(err, tape);
+                }
             };
             self.rows_seen += 1;
             if let Some(left) = self.remaining.as_mut() {
                 *left -= 1;
             }
-            match check_row(&self.path, self.format, self.contract, raw) {
-                Ok(row) => batch.push(row),
-                Err(err) => return fail(err, batch),
+            if let Err(err) = check_row(&self.path, self.format, self.contract, tape, &read) {
+                tape.rollback(mark);
+                return fail(err, tape);
             }
+            tape.apply_output_keys(self.contract);
+            tape.finish_row(mark, read.line, read.index);
         }
         Ok(())
     }
@@ -350,28 +405,26 @@ fn output_keys(contract: Contract, keys: &[String]) -> Arc<[String]> {
         .collect()
 }
 
-/// Checks one row of a row source against the contract.
-fn check_row(path: &str, format: Format, contract: Contract, raw: RawRow) -> DatasetResult<Row> {
-    let fail = |p: FieldProblem| {
-        DatasetError::new(DatasetErrorKind::Validation, path, p.message)
-            .at(format.unit(), raw.line, Some(raw.index))
-            .field(p.field.as_deref())
+/// Checks the row just written onto `tape` against the contract.
+fn check_row(
+    path: &str,
+    format: Format,
+    contract: Contract,
+    tape: &TapeBatch,
+    read: &RowRead,
+) -> DatasetResult<()> {
+    let problem = match read.shape {
+        RowShape::Other(kind) => Some(Contract::check_non_object(kind)),
+        RowShape::Object => contract.check(&tape.entries()).into_iter().next(),
     };
-    let Value::Object(fields) = raw.value else {
-        return Err(fail(Contract::check_non_object(ValueKind::of(&raw.value))));
-    };
-    let entries: Vec<(&str, ValueKind)> = fields
-        .iter()
-        .map(|(k, v)| (k.as_str(), ValueKind::of(v)))
-        .collect();
-    if let Some(problem) = contract.check(&entries).into_iter().next() {
-        return Err(fail(problem));
+    match problem {
+        None => Ok(()),
+        Some(p) => Err(
+            DatasetError::new(DatasetErrorKind::Validation, path, p.message)
+                .at(format.unit(), read.line, Some(read.index))
+                .field(p.field.as_deref()),
+        ),
     }
-    Ok(Row {
-        line: raw.line,
-        index: raw.index,
-        fields: normalise_keys(contract, fields),
-    })
 }
 
 fn empty_file(path: &str, format: Format) -> DatasetError {
@@ -382,25 +435,6 @@ fn empty_file(path: &str, format: Format) -> DatasetError {
         Format::Parquet => "no rows found (the Parquet file has zero rows)",
     };
     DatasetError::new(DatasetErrorKind::Empty, path, what)
-}
-
-/// Lower-cases the required eval columns; other keys keep their names and order.
-fn normalise_keys(contract: Contract, fields: Map<String, Value>) -> Map<String, Value> {
-    let needs_rename = fields.keys().any(|k| {
-        contract
-            .output_key(k)
-            .is_some_and(|name| name != k.as_str())
-    });
-    if !needs_rename {
-        return fields;
-    }
-    fields
-        .into_iter()
-        .map(|(k, v)| match contract.output_key(&k) {
-            Some(name) => (name.to_owned(), v),
-            None => (k, v),
-        })
-        .collect()
 }
 
 /// The number of rows in the file: non-blank lines for JSONL (no parsing), the footer for Parquet,

@@ -22,7 +22,7 @@ fn run(
 ) {
     loop {
         while let Ok(batch) = used.try_recv() {
-            drop(batch);
+            reader.recycle(batch);
         }
         let result = reader.next_batch(batch_size);
         let last = !matches!(&result, Ok(batch) if !batch.is_empty());

@@ -1,11 +1,11 @@
 //! A columnar batch (Parquet, CSV) → Python dicts, with the keys and repeated texts shared across
 //! rows and batches.
 
-use super::rows::{same_text, value_to_py, KeyCache};
-use crate::dataset::{ColumnBatch, ColumnValues, Utf8Bytes};
+use super::rows::{same_text, KeyCache};
+use super::tape::tape_value_to_py;
+use crate::dataset::{ColumnBatch, ColumnValues, TapeBatch, Utf8Bytes};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyString};
-use serde_json::Value;
 use std::sync::Arc;
 
 pub(super) type KeyObjects = (Arc<[String]>, Vec<Py<PyString>>);
@@ -18,6 +18,8 @@ pub(super) struct ColumnCache {
     keys: Option<KeyObjects>,
     texts: Vec<Option<(String, Py<PyString>)>>,
     nested: Vec<KeyCache>,
+    /// Where a cell of nested data is laid out before its objects are made.
+    scratch: TapeBatch,
 }
 
 impl ColumnCache {
@@ -74,6 +76,7 @@ pub(super) fn cell_to_py<'py>(
     values: &ColumnValues,
     row: usize,
     nested: &mut KeyCache,
+    scratch: &mut TapeBatch,
 ) -> PyResult<Bound<'py, PyAny>> {
     Ok(match values {
         ColumnValues::Text(cells) => match &cells[row] {
@@ -93,8 +96,9 @@ pub(super) fn cell_to_py<'py>(
             None => py.None().into_bound(py),
         },
         ColumnValues::Json(cells) => {
-            let nested = matches!(cells[row], Value::Object(_) | Value::Array(_)).then_some(nested);
-            value_to_py(py, &cells[row], nested, 1)?
+            scratch.clear();
+            scratch.push_value(&cells[row]);
+            tape_value_to_py(py, scratch, nested)?
         }
     })
 }
@@ -114,7 +118,15 @@ pub(super) fn columns_to_py<'py>(
         .map(|(column, values)| match values {
             ColumnValues::Text(texts) => Ok(text_column(py, texts, &mut cache.texts[column])),
             _ => (0..batch.len())
-                .map(|row| cell_to_py(py, values, row, &mut cache.nested[column]))
+                .map(|row| {
+                    cell_to_py(
+                        py,
+                        values,
+                        row,
+                        &mut cache.nested[column],
+                        &mut cache.scratch,
+                    )
+                })
                 .collect::<PyResult<Vec<_>>>(),
         })
         .collect::<PyResult<Vec<_>>>()?;

@@ -3,6 +3,7 @@
 //! Parsing happens with the GIL released; only turning a parsed batch into Python objects holds it.
 mod columns;
 mod rows;
+mod tape;
 
 use crate::dataset::{
     count_rows as core_count_rows, validate_file, Batch, Contract, DatasetErrorKind, DatasetReader,
@@ -12,8 +13,8 @@ use crate::error::CoreError;
 use columns::{columns_to_py, ColumnCache};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyModule};
-use rows::{rows_to_py, Carried, KeyCache};
 use std::sync::Mutex;
+use tape::{tape_to_py, TapeCache};
 
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<DatasetBatches>()?;
@@ -43,7 +44,11 @@ struct GcPause<'py> {
 }
 
 impl<'py> GcPause<'py> {
-    fn start(py: Python<'py>) -> PyResult<Self> {
+    /// Pauses the collector for a list of `rows` rows, when that is enough rows to matter.
+    fn start(py: Python<'py>, rows: usize) -> PyResult<Self> {
+        if rows < PAUSE_GC_ROWS {
+            return Ok(GcPause { gc: None });
+        }
         let gc = py.import("gc")?;
         if !gc.call_method0("isenabled")?.is_truthy()? {
             return Ok(GcPause { gc: None });
@@ -62,6 +67,13 @@ impl Drop for GcPause<'_> {
     }
 }
 
+/// Rows a text-format reader parses per batch, whatever the size of the lists handed out: a thread
+/// hand-off and a recycled buffer per batch cost little over this many rows.
+const TAPE_ROWS: usize = 1024;
+
+/// Lists of at least this many rows are built with the cyclic collector paused (see [`GcPause`]).
+const PAUSE_GC_ROWS: usize = 128;
+
 /// An iterator over batches (lists of dicts) of the rows of a dataset file.
 ///
 /// Usable from any Python thread (an asyncio runner may iterate it from a worker thread).
@@ -69,9 +81,14 @@ impl Drop for GcPause<'_> {
 pub struct DatasetBatches {
     reader: Mutex<PrefetchReader>,
     format: &'static str,
-    cache: KeyCache,
-    carried: Carried,
+    cache: TapeCache,
     columns: ColumnCache,
+    /// Rows per list handed out.
+    batch_size: usize,
+    /// The parsed batch being handed out, and its next row. Lists are cut from it so that a small
+    /// `batch_size` keeps the Python objects alive at once few (a thousand 2 KB rows made and freed
+    /// together cost more in fresh memory pages than in building them) without a parse per list.
+    current: Option<(Batch, usize)>,
 }
 
 #[pymethods]
@@ -94,13 +111,20 @@ impl DatasetBatches {
             .detach(|| DatasetReader::open(path, contract, offset, limit))
             .map_err(CoreError::from)?;
         let format = reader.format().name();
-        let reader = PrefetchReader::start(reader, batch_size)?;
+        // Columnar batches are converted whole, so they are read at the list size.
+        let read_size = if format == "parquet" {
+            batch_size
+        } else {
+            batch_size.max(TAPE_ROWS)
+        };
+        let reader = PrefetchReader::start(reader, read_size)?;
         Ok(DatasetBatches {
             reader: Mutex::new(reader),
             format,
-            cache: KeyCache::default(),
-            carried: Carried::new(),
+            cache: TapeCache::default(),
             columns: ColumnCache::default(),
+            batch_size,
+            current: None,
         })
     }
 
@@ -120,20 +144,33 @@ impl DatasetBatches {
             .reader
             .get_mut()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let batch = py.detach(|| reader.next_batch()).map_err(CoreError::from)?;
-        if batch.is_empty() {
-            return Ok(None);
-        }
-        let list = {
-            let _pause = GcPause::start(py)?;
-            match &batch {
-                Batch::Rows(rows) => rows_to_py(py, rows, &mut self.cache, &mut self.carried)?,
-                Batch::Columns(columns) => columns_to_py(py, columns, &mut self.columns)?,
+        loop {
+            if let Some((Batch::Tape(tape), next)) = &mut self.current {
+                if *next < tape.len() {
+                    let rows = *next..tape.len().min(*next + self.batch_size);
+                    *next = rows.end;
+                    let _pause = GcPause::start(py, rows.len())?;
+                    return Ok(Some(tape_to_py(py, tape, rows, &mut self.cache)?));
+                }
             }
-        };
-        // Freeing a batch of parsed rows is real work: the reader thread does it.
-        reader.recycle(batch);
-        Ok(Some(list))
+            if let Some((used, _)) = self.current.take() {
+                // Freeing or reusing a parsed batch is the reader thread's work.
+                reader.recycle(used);
+            }
+            let batch = py.detach(|| reader.next_batch()).map_err(CoreError::from)?;
+            match batch {
+                batch if batch.is_empty() => return Ok(None),
+                Batch::Columns(columns) => {
+                    let list = {
+                        let _pause = GcPause::start(py, columns.len())?;
+                        columns_to_py(py, &columns, &mut self.columns)?
+                    };
+                    reader.recycle(Batch::Columns(columns));
+                    return Ok(Some(list));
+                }
+                tape => self.current = Some((tape, 0)),
+            }
+        }
     }
 }
 

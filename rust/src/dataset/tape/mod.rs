@@ -1,0 +1,292 @@
+//! Rows as a flat tape of tokens: what the text-format readers hand the Python side.
+//!
+//! A reader parses each row straight into the tape (no `serde_json::Value` per row, no `String` per
+//! field, no hashed map): scalars as tokens, strings and keys as UTF-8 text with their escapes decoded,
+//! all of a batch's text in one buffer. The Python side then walks the tokens making objects, with
+//! nothing left to parse. The parse runs on the reader's thread with the GIL released; one pass on the
+//! caller's thread remains.
+
+pub(crate) mod json;
+mod text;
+
+use super::value_kind::ValueKind;
+use super::Contract;
+use serde_json::{Map, Number, Value};
+
+/// One token of a row. Containers are `Array` / `Object` ... `End`; an object's entries are a `Key`
+/// followed by the value's tokens.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Token {
+    Null,
+    Bool(bool),
+    Int(i64),
+    UInt(u64),
+    Float(f64),
+    /// A string: `text[start..start + len]`.
+    Text {
+        start: usize,
+        len: usize,
+    },
+    /// An object key: `text[start..start + len]`.
+    Key {
+        start: usize,
+        len: usize,
+    },
+    Array,
+    Object,
+    End,
+}
+
+/// A row's place in the file and its first token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TapeRow {
+    /// 1-based line the row starts on.
+    pub line: u64,
+    /// 0-based index among the file's rows.
+    pub index: u64,
+    pub start: usize,
+}
+
+/// The rows of one batch.
+#[derive(Debug, Clone, Default)]
+pub struct TapeBatch {
+    pub tokens: Vec<Token>,
+    /// The text of every string and key of the batch.
+    pub text: String,
+    pub rows: Vec<TapeRow>,
+    /// The top-level entries of the row being written: its `Key` token and the value's shape.
+    entries: Vec<(usize, ValueKind)>,
+}
+
+/// What a row is at its top level, for the contract check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RowShape {
+    /// An object; its entries are in the tape's scratch list.
+    Object,
+    Other(ValueKind),
+}
+
+/// The lengths of a tape's parts, to undo a row written in part.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Mark {
+    tokens: usize,
+    text: usize,
+}
+
+impl TapeBatch {
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// Bytes of text held: what bounds a batch's memory.
+    pub(crate) fn text_bytes(&self) -> usize {
+        self.text.len()
+    }
+
+    /// An empty tape with room for a typical batch's first rows (it grows by doubling from there).
+    pub(crate) fn for_rows() -> Self {
+        TapeBatch {
+            tokens: Vec::with_capacity(4096),
+            text: String::with_capacity(256 << 10),
+            ..TapeBatch::default()
+        }
+    }
+
+    /// Empties the tape, keeping its allocations.
+    pub(crate) fn clear(&mut self) {
+        self.rollback(Mark { tokens: 0, text: 0 });
+        self.rows.clear();
+    }
+
+    pub(crate) fn mark(&self) -> Mark {
+        Mark {
+            tokens: self.tokens.len(),
+            text: self.text.len(),
+        }
+    }
+
+    /// Drops what was written since `mark` (a row that failed part-way).
+    pub(crate) fn rollback(&mut self, mark: Mark) {
+        self.tokens.truncate(mark.tokens);
+        self.text.truncate(mark.text);
+        self.entries.clear();
+    }
+
+    /// Starts a row: clears the entry list of the previous one.
+    pub(crate) fn begin_row(&mut self) -> Mark {
+        self.entries.clear();
+        self.mark()
+    }
+
+    /// Records the row written since `mark` (its tokens start there).
+    pub(crate) fn finish_row(&mut self, mark: Mark, line: u64, index: u64) {
+        self.rows.push(TapeRow {
+            line,
+            index,
+            start: mark.tokens,
+        });
+    }
+
+    pub(crate) fn push_key(&mut self, key: &str) {
+        let start = self.text.len();
+        self.text.push_str(key);
+        self.tokens.push(Token::Key {
+            start,
+            len: key.len(),
+        });
+    }
+
+    /// Appends a string value.
+    pub(crate) fn push_text(&mut self, text: &str) {
+        let start = self.text.len();
+        self.text.push_str(text);
+        self.tokens.push(Token::Text {
+            start,
+            len: text.len(),
+        });
+    }
+
+    /// Notes the top-level entry whose key token was pushed last.
+    pub(crate) fn note_entry(&mut self, kind: ValueKind) {
+        let key = self.tokens.len().saturating_sub(1);
+        self.entries.push((key, kind));
+    }
+
+    /// Notes a top-level entry whose key token is at `key`.
+    fn note_entry_at(&mut self, key: usize, kind: ValueKind) {
+        self.entries.push((key, kind));
+    }
+
+    /// The text of a `Text` or `Key` token.
+    pub fn text_of(&self, token: Token) -> &str {
+        match token {
+            Token::Text { start, len } | Token::Key { start, len } => {
+                &self.text[start..start + len]
+            }
+            _ => "",
+        }
+    }
+
+    /// The row's top-level (key, shape) pairs, as the contracts take them.
+    pub(crate) fn entries(&self) -> Vec<(&str, ValueKind)> {
+        self.entries
+            .iter()
+            .map(|&(at, kind)| (self.text_of(self.tokens[at]), kind))
+            .collect()
+    }
+
+    /// Renames the row's required columns to the contract's names (eval: lower-cased).
+    pub(crate) fn apply_output_keys(&mut self, contract: Contract) {
+        for i in 0..self.entries.len() {
+            let at = self.entries[i].0;
+            let key = self.text_of(self.tokens[at]);
+            if let Some(name) = contract.output_key(key).filter(|name| *name != key) {
+                let start = self.text.len();
+                self.text.push_str(name);
+                self.tokens[at] = Token::Key {
+                    start,
+                    len: name.len(),
+                };
+            }
+        }
+    }
+
+    /// Writes a parsed value as a row (the full parser's result); returns its shape.
+    pub(crate) fn push_row_value(&mut self, value: &Value) -> RowShape {
+        let Value::Object(map) = value else {
+            self.push_value(value);
+            return RowShape::Other(ValueKind::of(value));
+        };
+        self.tokens.push(Token::Object);
+        for (key, value) in map {
+            self.push_key(key);
+            let at = self.tokens.len() - 1;
+            self.note_entry_at(at, ValueKind::of(value));
+            self.push_value(value);
+        }
+        self.tokens.push(Token::End);
+        RowShape::Object
+    }
+
+    /// Appends a value's tokens.
+    pub(crate) fn push_value(&mut self, value: &Value) {
+        match value {
+            Value::Null => self.tokens.push(Token::Null),
+            Value::Bool(b) => self.tokens.push(Token::Bool(*b)),
+            Value::Number(n) => self.tokens.push(number_token(n)),
+            Value::String(s) => self.push_text(s),
+            Value::Array(items) => {
+                self.tokens.push(Token::Array);
+                items.iter().for_each(|item| self.push_value(item));
+                self.tokens.push(Token::End);
+            }
+            Value::Object(map) => {
+                self.tokens.push(Token::Object);
+                for (key, value) in map {
+                    self.push_key(key);
+                    self.push_value(value);
+                }
+                self.tokens.push(Token::End);
+            }
+        }
+    }
+
+    /// Row `row` as a JSON value (tests, and callers that want maps).
+    pub fn row_value(&self, row: usize) -> Value {
+        let mut at = self.rows[row].start;
+        self.value_at(&mut at)
+    }
+
+    /// Row `row`'s fields (every row of a batch is an object).
+    pub fn row_fields(&self, row: usize) -> Map<String, Value> {
+        match self.row_value(row) {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        }
+    }
+
+    fn value_at(&self, at: &mut usize) -> Value {
+        let token = self.tokens[*at];
+        *at += 1;
+        match token {
+            Token::Null | Token::Key { .. } | Token::End => Value::Null,
+            Token::Bool(b) => Value::Bool(b),
+            Token::Int(i) => Value::from(i),
+            Token::UInt(u) => Value::from(u),
+            Token::Float(f) => Number::from_f64(f).map_or(Value::Null, Value::Number),
+            Token::Text { .. } => Value::String(self.text_of(token).to_owned()),
+            Token::Array => {
+                let mut items = Vec::new();
+                while self.tokens[*at] != Token::End {
+                    items.push(self.value_at(at));
+                }
+                *at += 1;
+                Value::Array(items)
+            }
+            Token::Object => {
+                let mut map = Map::new();
+                while let key @ Token::Key { .. } = self.tokens[*at] {
+                    *at += 1;
+                    let value = self.value_at(at);
+                    map.insert(self.text_of(key).to_owned(), value);
+                }
+                *at += 1;
+                Value::Object(map)
+            }
+        }
+    }
+}
+
+fn number_token(n: &Number) -> Token {
+    if let Some(i) = n.as_i64() {
+        Token::Int(i)
+    } else if let Some(u) = n.as_u64() {
+        Token::UInt(u)
+    } else {
+        Token::Float(n.as_f64().unwrap_or(f64::NAN))
+    }
+}
