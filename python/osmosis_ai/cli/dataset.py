@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING
 
 import click
 
-from osmosis_ai.cli.main import LazyCommands, LazyGroup
+from osmosis_ai.cli.commands import LazyCommands
+from osmosis_ai.cli.main import LazyGroup
 from osmosis_ai.cli.output import help_without_subcommand
 
 if TYPE_CHECKING:
