@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 import sys
@@ -57,6 +58,19 @@ def test_help_imports_neither_click_nor_a_command() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert done.stdout.strip().splitlines()[-1] == "['osmosis_ai.cli.commands', 'osmosis_ai.cli.entry']"
+
+
+def test_importing_the_package_loads_no_heavy_stdlib_module() -> None:
+    # `typing` alone (imported by errors.py for TYPE_CHECKING) doubled `import osmosis_ai` in bench-ci.
+    code = (
+        "import sys; before = set(sys.modules); import osmosis_ai\nprint(sorted(set(sys.modules) - before))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    loaded = ast.literal_eval(done.stdout)
+    heavy = {"typing", "re", "enum", "dataclasses", "json", "inspect", "functools", "collections"}
+    assert heavy.isdisjoint(loaded), sorted(heavy.intersection(loaded))
 
 
 def test_anything_else_runs_the_click_group(capsys: pytest.CaptureFixture[str]) -> None:

@@ -8,8 +8,9 @@ The Rust core raises these classes too (see ``rust/src/py/errors.rs``), so this 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+# `typing` would cost `import osmosis_ai` about as much as the rest of the package's import: the usual
+# guard, without the import.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from osmosis_ai.config import ConfigIssue
 
