@@ -13,7 +13,7 @@ import pytest
 
 from osmosis_ai._files import check_output_path, output_writer, write_json_atomic
 from osmosis_ai.errors import OutputPathError
-from test_eval_cli import EXAMPLES, eval_args, osmosis, write_rows
+from tests.cli.test_eval_cli import EXAMPLES, eval_args, osmosis, write_rows
 
 
 @pytest.fixture

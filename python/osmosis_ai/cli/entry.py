@@ -1,7 +1,7 @@
 """The `osmosis` console script: `osmosis`, `osmosis --help` and `--version` answered without click.
 
 Loading click is most of the CLI's start-up, and these three are what a user types first. The root help
-is the text click would print (the same layout, wrapping and terminal width; `tests/test_cli_entry.py`
+is the text click would print (the same layout, wrapping and terminal width; `tests/cli/test_cli_entry.py`
 compares them at many widths), made from the table `main.py` builds the click group from. Anything else
 goes to `main.main`. The text printed here is fixed (no user data, no environment), so it needs no pass
 through the redactor.
