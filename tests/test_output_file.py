@@ -10,8 +10,16 @@ import stat
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
-from osmosis_ai._files import check_output_path, output_writer, write_json_atomic
+from osmosis_ai._files import (
+    check_output_path,
+    json_block,
+    output_writer,
+    write_json_atomic,
+    write_json_streamed,
+)
 from osmosis_ai.errors import OutputPathError
 from tests.cli.test_eval_cli import EXAMPLES, eval_args, osmosis, write_rows
 
@@ -126,3 +134,68 @@ def test_a_write_interrupted_midway_keeps_the_previous_file_whole(tmp_path) -> N
         raise KeyboardInterrupt
     assert json.loads(target.read_text()) == {"previous": True}
     assert [p.name for p in tmp_path.iterdir()] == ["r.json"]
+
+
+@pytest.mark.parametrize("ascii_only", [True, False])
+@pytest.mark.parametrize(
+    ("head", "items", "tail"),
+    [
+        ({"a": 1, "nested": {"x": [1, 2.5, None]}}, [{"text": "é\n\u2028", "n": []}, 3], {"z": "q", "e": {}}),
+        ({}, [], {}),
+        ({"a": 1}, [], {"b": 2}),
+        ({}, ["only"], {}),
+    ],
+)
+def test_a_streamed_document_reads_as_the_whole_one_written_at_once(tmp_path, head, items, tail, ascii_only):
+    whole, streamed = tmp_path / "whole.json", tmp_path / "streamed.json"
+    write_json_atomic(whole, {**head, "rows": items, **tail}, ensure_ascii=ascii_only)
+    write_json_streamed(streamed, head, "rows", iter(items), lambda: tail, ensure_ascii=ascii_only)
+    assert streamed.read_text(encoding="utf-8") == whole.read_text(encoding="utf-8")
+
+
+def test_a_streamed_document_asks_for_its_tail_after_the_items_and_masks_secrets(tmp_path) -> None:
+    from osmosis_ai.redact import remember
+
+    remember(["sk-streamed-secret-1234567890"])
+    seen: list[int] = []
+
+    def items():
+        for i in range(5000):  # several pieces of the writer
+            seen.append(i)
+            yield {"i": i, "note": f"key sk-streamed-secret-1234567890 #{i}"}
+
+    target = tmp_path / "r.json"
+    write_json_streamed(target, {"head": True}, "rows", items(), lambda: {"counted": len(seen)})
+    text = target.read_text()
+    assert "sk-streamed-secret" not in text
+    document = json.loads(text)
+    assert document["counted"] == 5000 and len(document["rows"]) == 5000
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False, allow_infinity=False) | st.text(),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=5), children, max_size=4)
+    ),
+    max_leaves=12,
+)
+
+
+def _has_tiny_float(value) -> bool:
+    if isinstance(value, float):
+        return value != 0 and abs(value) < 1e-4
+    if isinstance(value, dict):
+        return any(_has_tiny_float(v) for v in value.values())
+    return isinstance(value, list) and any(_has_tiny_float(v) for v in value)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_JSON_VALUES, st.booleans())
+@example({"big": 2**70, "lone": "\ud800", "astral": "\U0001f600"}, True)  # the standard encoder's cases
+@example({"big": 2**70, "lone": "\ud800", "astral": "\U0001f600"}, False)
+def test_a_json_block_is_json_dumps_text(value, ascii_only) -> None:
+    # The one difference: a float below 1e-4 is written in full (the same number).
+    block = json_block(value, ensure_ascii=ascii_only)
+    assert json.loads(block) == value
+    if not _has_tiny_float(value):
+        assert block == json.dumps(value, indent=2, ensure_ascii=ascii_only, default=str)

@@ -102,7 +102,8 @@ def row_interval(
     weights: tuple[bytes, str] | None = None,
 ) -> tuple[float, float, float] | None:
     """(estimate, low, high) of ``sum(values) / sum(weights or 1)`` over rows, by "bootstrap" or
-    "normal" (``estimate ± z·se``); None with fewer than 2 rows."""
+    "normal" (``estimate ± z·se``, cut to [0, 1] when every row's ratio lies there); None with fewer
+    than 2 rows."""
 
 RESULTS_LOG_FORMATS: list[str]
 """The results log header formats ``summarize_results_file`` reads, newest last."""
@@ -136,9 +137,11 @@ def result_model(
     n_runs: int | None = None,
     failed: str | None = None,
     level: float = 0.95,
+    per_row: bool = False,
 ) -> str:
     """The result model of a results file in any layout, as JSON (schema ``RESULT_SCHEMA``); ``None``
-    options are taken from the file. Raises ``StatsError`` naming path, line and field on a bad record."""
+    options are taken from the file; ``per_row`` adds each row's statistics per score name. Raises
+    ``StatsError`` naming path, line and field on a bad record."""
 
 def compare_results(
     a: str,

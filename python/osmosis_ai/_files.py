@@ -14,12 +14,15 @@ import contextlib
 import itertools
 import json
 import os
+import re
 import secrets
 import stat
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, TextIO
+
+import orjson
 
 from osmosis_ai.errors import OutputPathError
 from osmosis_ai.redact import redact
@@ -29,9 +32,11 @@ __all__ = [
     "check_output_file",
     "check_output_path",
     "fsync_dir",
+    "json_block",
     "output_writer",
     "results_to",
     "write_json_atomic",
+    "write_json_streamed",
     "write_text_output",
 ]
 
@@ -187,6 +192,91 @@ def write_json_atomic(path: PathLike, payload: Any, *, ensure_ascii: bool = True
         while piece := "".join(itertools.islice(chunks, _PIECE)):
             write(piece)
         write("\n")
+
+
+# Bytes of a streamed list's items joined into one write (each write is masked as a whole).
+_STREAM_PIECE = 1 << 16
+# What json.dumps(indent=2, default=str) does with the same values: dataclasses and datetimes go to
+# ``default`` (str) as there, not to orjson's own forms.
+_ORJSON_OPTIONS = (
+    orjson.OPT_INDENT_2
+    | orjson.OPT_NON_STR_KEYS
+    | orjson.OPT_PASSTHROUGH_DATACLASS
+    | orjson.OPT_PASSTHROUGH_DATETIME
+)
+# What json.dumps escapes with ensure_ascii beyond what orjson escapes: DEL and every non-ASCII character.
+_NON_ASCII = re.compile(r"[^\x00-\x7e]")
+
+
+def _ascii_escape(match: re.Match[str]) -> str:
+    code = ord(match.group())
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 | (code >> 10):04x}\\u{0xDC00 | (code & 0x3FF):04x}"
+
+
+def json_block(value: Any, *, ensure_ascii: bool = True) -> str:
+    r"""``json.dumps(value, indent=2, ensure_ascii=ensure_ascii, default=str)``, encoded by orjson.
+
+    The same text but for floats below 1e-4, written in full (``0.00001`` for ``1e-05``; the same number),
+    and NaN or infinities, written ``null`` (strict JSON has neither). Non-ASCII characters can only be
+    inside strings, so with ``ensure_ascii`` each (and DEL) is escaped wherever it is. What orjson refuses (integers
+    past 64 bits, lone surrogates) goes to the standard encoder.
+
+    Example:
+        >>> print(json_block({"a": "é"}))
+        {
+          "a": "\u00e9"
+        }
+    """
+    try:
+        text = orjson.dumps(value, default=str, option=_ORJSON_OPTIONS).decode()
+    except orjson.JSONEncodeError:
+        return json.dumps(value, indent=2, ensure_ascii=ensure_ascii, default=str)
+    if ensure_ascii and (not text.isascii() or "\x7f" in text):
+        return _NON_ASCII.sub(_ascii_escape, text)
+    return text
+
+
+def write_json_streamed(
+    path: PathLike,
+    head: Mapping[str, Any],
+    key: str,
+    items: Iterable[Any],
+    tail: Callable[[], Mapping[str, Any]],
+    *,
+    ensure_ascii: bool = True,
+) -> None:
+    """Writes ``{**head, key: [*items], **tail()}`` indented as :func:`write_json_atomic` does, holding one
+    item at a time: ``items`` may stream from a log, and ``tail`` is asked for once they are written, so what
+    it says may be counted as they pass. Values are encoded by :func:`json_block`.
+
+    Example:
+        >>> write_json_streamed(out, {"total": 2}, "rows", iter([{"i": 0}, {"i": 1}]), dict)  # doctest: +SKIP
+    """
+
+    def encode(value: Any) -> str:
+        return json_block(value, ensure_ascii=ensure_ascii)
+
+    def members(values: Mapping[str, Any]) -> Iterator[str]:
+        for name, value in values.items():
+            yield f"\n  {encode(name)}: " + encode(value).replace("\n", "\n  ")
+
+    with output_writer(path) as write:
+        write("{" + ",".join(members(head)) + ("," if head else "") + f"\n  {encode(key)}: [")
+        pieces: list[str] = []
+        size = count = 0
+        for item in items:
+            text = ("," if count else "") + "\n    " + encode(item).replace("\n", "\n    ")
+            pieces.append(text)
+            size, count = size + len(text), count + 1
+            if size >= _STREAM_PIECE:
+                write("".join(pieces))
+                pieces, size = [], 0
+        write("".join(pieces) + ("\n  ]" if count else "]"))
+        after = list(members(tail()))
+        write(("," + ",".join(after) if after else "") + "\n}\n")
 
 
 def fsync_dir(directory: Path) -> None:

@@ -321,7 +321,7 @@ proptest! {
     #[test]
     fn mutated_results_logs_never_panic(edits in edits()) {
         let path = temp_file("log.jsonl", &mutate(RESULTS_LOG.as_bytes(), &edits));
-        let options = ResultsOptions { base: AggregatorOptions::default(), pass_threshold: None, n_runs: None, failed: None, model: false };
+        let options = ResultsOptions { base: AggregatorOptions::default(), pass_threshold: None, n_runs: None, failed: None, model: false, per_row: false };
         let target = path.clone();
         let _ = bounded("results log", move || summarize_results_file(&target, &options, &mut || false).is_ok());
         let _ = std::fs::remove_file(&path);

@@ -35,6 +35,7 @@ fn model(path: &std::path::Path) -> Value {
         n_runs: None,
         failed: None,
         model: true,
+        per_row: false,
     };
     let summary = summarize_results_file(path, &options, &mut || false).unwrap();
     serde_json::to_value(build(summary, "log", 0.95).unwrap()).unwrap()

@@ -767,3 +767,35 @@ def test_systemic_failure_stops_spending_calls(workspace, scripted, capsys):
     assert len(server.requests()) == 1
     data = json.loads((workspace / "sys.json").read_text())
     assert data["records"][0]["runs"][0]["error_kind"] == "not_found" and data["completed_runs"] == 1
+
+
+def test_per_record_statistics_are_the_result_models(workspace, scripted, capsys, monkeypatch):
+    # Each record's statistics (the -o document and the console report, streamed record by record
+    # through the core's aggregator) equal the log's result model read per row.
+    from osmosis_ai.results import read_results
+
+    server = scripted({"default": {"score": 0.5}})
+    replies = [{"score": 0.2}, {"score": 0.9}, *[{"content": "not json"}] * 3, {"score": 0.4}]
+    server.set_plan({"by_model": {}, "responses": replies, "default": {"score": 0.7}})
+    args = ["-r", "polite", "-d", "data.jsonl", "-n", "3", "--base-url", server.base_url]
+    code = run_cli("eval-rubric", *args, "-o", "o.json", "--log", "r.jsonl", "--concurrency", "1")
+    assert code == 1  # one run unscored
+    report = capsys.readouterr().out
+    payload = json.loads((workspace / "o.json").read_text())
+    model = read_results(workspace / "r.jsonl", failed="exclude", per_row=True).model().function("polite")
+    assert model.per_row is not None and [r.row for r in model.per_row] == [0, 1]
+    for record, row in zip(payload["records"], model.per_row, strict=True):
+        expected = {
+            "average": row.mean,
+            "variance": row.variance,
+            "stdev": row.std,
+            "min": row.min,
+            "max": row.max,
+            "total_runs": row.finished,
+            "success_count": row.scored,
+            "failure_count": row.finished - row.scored,
+            "unscored_count": row.unscored,
+        }
+        assert record["statistics"] == expected
+        assert f"average: {'n/a' if row.mean is None else f'{row.mean:.4f}'}" in report
+    assert [r.unscored for r in model.per_row] == [1, 0] and model.per_row[1].min == 0.4

@@ -250,19 +250,67 @@ def test_resume_skips_probed_rows(workspace: Path, capsys: pytest.CaptureFixture
     assert again["functions"] == first["functions"]
 
 
-def test_report_from_records() -> None:
+def test_report_from_records(tmp_path: Path) -> None:
     fn = "m:f"
+    header = {"format": "osmosis-results/1", "kind": "probe", "config": {"eval_fns": [fn], "threshold": 0.5}}
     records = [
         {"row_index": 0, "scores": {probe_key(fn, "correct"): 1.0, probe_key(fn, "echo"): 1.0}},
         {"row_index": 1, "scores": {probe_key(fn, "correct"): 0.2, probe_key(fn, "echo"): 0.9}},
         {"row_index": 2, "scores": {probe_key(fn, "correct"): 0.8, probe_key(fn, "echo"): 0.7}},
     ]
-    report = build_report(records, [fn], threshold=0.5)
+    log = tmp_path / "probe.jsonl"
+    lines = [header, *({"run_index": 0, "success": True, "previews": {}, **r} for r in records)]
+    log.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    report = build_report(log, [fn], threshold=0.5)
     echo = report.gameable[fn]["echo"]
     assert (echo.rows, echo.hits) == (3, 1)  # row 1's answer is low: its control cannot "pass"
+    assert echo.examples[0]["row_index"] == 0 and echo.examples[0]["control_score"] == 1.0
     assert (report.too_strict[fn].rows, report.too_strict[fn].hits) == (3, 1)
     assert report.failures(0.3) == [(fn, "echo", pytest.approx(1 / 3))]
     assert report.failures(0.5) == []
+    # A control the log never holds applied to no row: every row skipped, no fraction (not 0).
+    assert (report.gameable[fn]["empty"].skipped, report.gameable[fn]["empty"].fraction) == (3, None)
+
+
+def test_cli_json_and_model_agree(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Every fraction `reward probe` prints or writes is the result model's, from the log.
+    fns = ["rewards_probe_fixture:substring", "rewards_probe_fixture:broken"]
+    log = workspace / "probe.jsonl"
+    args = ["-d", "data.jsonl", "--log", str(log), "--eval-fn", fns[0], "--eval-fn", fns[1]]
+    _, data = run_probe(capsys, *args[2:])
+    assert main(["reward", "probe", "--resume", str(log), *args[:2], *args[4:]]) == 1
+    printed = capsys.readouterr()
+    from osmosis_ai.results import read_results
+
+    model = {p.function: p for p in read_results(log).model().probes}
+    assert set(model) == set(fns)
+    for fn in fns:
+        shown = {f["probe"]: f for f in data["functions"][fn]["gameable"]}
+        for control in model[fn].controls:
+            row = shown[control.probe]
+            assert (row["rows"], row["hits"], row["skipped"]) == (control.rows, control.hits, control.skipped)
+            assert row["fraction"] == control.fraction
+            assert [e["row_index"] for e in row["examples"]] == [e.row for e in control.examples]
+            section = printed.out.split(f"\n{fn}\n")[1]
+            line = next(x for x in section.splitlines() if x.startswith(f"    {control.probe:<17} "))
+            cell = f"{control.hits:>4}/{control.rows:<4} {control.fraction:6.1%}" if control.rows else " n/a "
+            assert cell in line, line
+        strict = data["functions"][fn]["too_strict"]
+        assert (strict["rows"], strict["hits"], strict["fraction"]) == (
+            model[fn].too_strict.rows,
+            model[fn].too_strict.hits,
+            model[fn].too_strict.fraction,
+        )
+        formats = {f["probe"]: f["fraction"] for f in data["functions"][fn]["correct_formats"]}
+        assert {c.probe: c.fraction for c in model[fn].formats} == {
+            k: v for k, v in formats.items() if k in {c.probe for c in model[fn].formats}
+        }
+    failed = {(f["function"], f["probe"]): f["fraction"] for f in data["failed"]}
+    assert failed == {
+        (fn, c.probe): c.fraction for fn in fns for c in model[fn].controls if (c.fraction or 0) > 0.05
+    }
+    for (fn, probe), fraction in failed.items():
+        assert f"FAIL: {fn}: control '{probe}' passes on {fraction:.1%}" in printed.err
 
 
 RUBRIC_CONFIG = """\

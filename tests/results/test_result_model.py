@@ -133,9 +133,11 @@ def test_finding_6_confidence_interval_is_never_surer_than_the_data() -> None:
     one_in_ten = confidence_interval([1.0] + [0.0] * 9)
     assert (round(one_in_ten.low, 3), round(one_in_ten.high, 3)) == (0.018, 0.404)
     # The normal interval now uses Student's t (z was about 29% too narrow at 5 rows).
-    values = [0.0, 1.0, 1.0, 0.0, 1.0]
+    values = [0.0, 2.0, 2.0, 0.0, 2.0]
     normal = confidence_interval(values, method="normal")
-    assert normal.high - normal.estimate == pytest.approx(2.7764451051977987 * (0.3 / 5) ** 0.5)
+    assert normal.high - normal.estimate == pytest.approx(2.7764451051977987 * (1.2 / 5) ** 0.5)
+    # Values in [0, 1] keep their interval there (t reached 1.28 for these five rows).
+    assert confidence_interval([v / 2 for v in values], method="normal").high == 1.0
     with pytest.raises(StatsError, match="no spread"):
         confidence_interval([1.0] * 5, method="t")
     with pytest.raises(StatsError, match="at least 10 rows"):

@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from scipy import stats as sps
 from scipy.special import comb
@@ -28,6 +29,7 @@ SETTINGS = settings(
 
 
 @given(st.floats(1e-9, 1 - 1e-9), st.floats(0.5, 1e4))
+@example(0.5000000000000001, 1.0)  # the tail's usual form rounds to 1/2 below t = 1e-8: it gave 1e-8
 @SETTINGS
 def test_t_quantile_matches_scipy(p: float, df: float) -> None:
     assert _core.student_t_quantile(p, df) == pytest.approx(sps.t.ppf(p, df), rel=1e-9, abs=1e-9)
@@ -69,7 +71,12 @@ def test_wilson_confidence_interval_of_pass_fail_rows(values: list[int], level: 
     assert (iv.low, iv.high) == (pytest.approx(low, abs=1e-12), pytest.approx(high, abs=1e-12))
 
 
-@given(st.lists(st.floats(-50, 50, allow_nan=False), min_size=2, max_size=60))
+@given(
+    st.one_of(
+        st.lists(st.floats(-50, 50, allow_nan=False), min_size=2, max_size=60),
+        st.lists(st.floats(0, 1), min_size=2, max_size=8),
+    )
+)
 @SETTINGS
 def test_t_confidence_interval_matches_scipy(values: list[float]) -> None:
     array = np.array(values)
@@ -80,6 +87,8 @@ def test_t_confidence_interval_matches_scipy(values: list[float]) -> None:
         assert "no spread" in str(exc) and np.ptp(array) <= 1e-9 * max(1.0, abs(array.mean()))
         return
     low, high = sps.t.interval(0.95, len(values) - 1, loc=array.mean(), scale=sps.sem(array))
+    if array.min() >= 0 and array.max() <= 1:  # values in [0, 1]: so is their interval
+        low, high = max(low, 0.0), min(high, 1.0)
     assert (iv.low, iv.high) == (pytest.approx(low, abs=1e-9), pytest.approx(high, abs=1e-9))
 
 
@@ -189,14 +198,46 @@ def test_model_intervals_match_statsmodels_and_scipy(
     if mean.low is None:
         assert mean.note
         return
-    # The mean's t interval: the ratio over rows with the linearised (row-clustered) standard error.
-    sums = np.array([sum(v if isinstance(v, float) else 0.0 for v in runs[:n]) for runs in rows])
-    counts = np.array([len(runs[:n]) for runs in rows], dtype=float)
+    # The mean over rows: the ratio of score sums to runs with the linearised (row-clustered) error.
+    values = [[v if isinstance(v, float) else 0.0 for v in runs[:n]] for runs in rows]
+    _assert_mean_interval(mean, values)
+
+
+def _assert_mean_interval(mean: Any, rows: list[list[float]]) -> None:
+    """Wilson at the effective size when every score is 0 or 1, else Student t cut to [0, 1]."""
+    sums = np.array([sum(runs) for runs in rows])
+    counts = np.array([len(runs) for runs in rows], dtype=float)
     m = sums.sum() / counts.sum()
     r = len(rows)
-    se = math.sqrt(r / (r - 1) * ((sums - m * counts) ** 2).sum()) / counts.sum()
-    t = sps.t.ppf(0.975, r - 1)
-    assert (mean.low, mean.high) == (pytest.approx(m - t * se, abs=1e-9), pytest.approx(m + t * se, abs=1e-9))
+    se2 = r / (r - 1) * ((sums - m * counts) ** 2).sum() / counts.sum() ** 2
+    assert 0.0 <= mean.low <= mean.high <= 1.0
+    if all(v in (0.0, 1.0) for runs in rows for v in runs):
+        size = r if m in (0.0, 1.0) else counts.sum() if se2 <= 1e-24 else m * (1 - m) / se2
+        size = min(max(size, r), counts.sum())
+        low, high = proportion_confint(m * size, size, alpha=0.05, method="wilson")
+        assert (mean.method, mean.effective_n) == ("wilson", pytest.approx(size, rel=1e-9))
+    else:
+        t = sps.t.ppf(0.975, r - 1)
+        low, high = max(m - t * math.sqrt(se2), 0.0), min(m + t * math.sqrt(se2), 1.0)
+        assert mean.method == "t"
+    assert (mean.low, mean.high) == (pytest.approx(low, abs=1e-9), pytest.approx(high, abs=1e-9))
+
+
+@given(st.lists(st.integers(0, 1), min_size=2, max_size=60), st.sampled_from([0.9, 0.95]))
+@SETTINGS
+def test_mean_of_pass_fail_scores_is_a_wilson_proportion(
+    tmp_path: Path, values: list[int], level: float
+) -> None:
+    # One run per row of a 0/1 grader (a 4-sample grade gave [-0.046, 1.546] with t).
+    path = tmp_path / "log.jsonl"
+    _write(path, [[float(v)] for v in values], 1)
+    mean = read_results(path, level=level).model().function("acc").intervals["mean"]
+    low, high = proportion_confint(sum(values), len(values), alpha=1 - level, method="wilson")
+    assert (mean.method, mean.low, mean.high) == (
+        "wilson",
+        pytest.approx(low, abs=1e-12),
+        pytest.approx(high, abs=1e-12),
+    )
 
 
 @given(st.lists(st.tuples(st.booleans(), st.booleans()), min_size=2, max_size=40))
@@ -231,3 +272,28 @@ def test_compare_matches_scipy_statsmodels(tmp_path: Path, outcomes: list[tuple[
     )
     if result.verdict.outcome != "no_clear_difference":
         assert d.p_holm < 0.05 and result.mcnemar_p < 0.05 and (d.low > 0 or d.high < 0)
+
+
+@given(ROWS, st.integers(1, 5))
+@SETTINGS
+def test_per_row_statistics_match_numpy(tmp_path: Path, rows: list[list[object]], n: int) -> None:
+    # Each row's own figures (the rubric commands' per-record statistics) over its scored runs only.
+    path = tmp_path / "log.jsonl"
+    _write(path, rows, n)
+    per_row = read_results(path, failed="exclude", per_row=True).model().function("acc").per_row
+    assert per_row is not None and [r.row for r in per_row] == list(range(len(rows)))
+    for runs, got in zip(rows, per_row, strict=True):
+        scores = [v for v in runs[:n] if isinstance(v, float)]
+        assert (got.finished, got.scored, got.errored) == (
+            len(runs[:n]),
+            len(scores),
+            runs[:n].count("error"),
+        )
+        assert got.unscored == got.finished - got.scored - got.errored
+        if not scores:
+            assert (got.mean, got.variance, got.std, got.min, got.max) == (None,) * 5
+            continue
+        assert got.mean == pytest.approx(np.mean(scores), abs=1e-12)
+        assert got.variance == pytest.approx(np.var(scores), abs=1e-12)
+        assert got.std == pytest.approx(np.std(scores), abs=1e-12)
+        assert (got.min, got.max) == (min(scores), max(scores))

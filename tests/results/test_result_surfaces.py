@@ -2,8 +2,9 @@
 
 For a set of tricky logs (every run errored; partial n; errors in the second of two functions; n = 1;
 resumed across 3 invocations; a 2-row compare; unequal n in compare), the eval table, the eval `-o` JSON
-(and that JSON read back), `eval run`'s metrics, the library (`read_results`) and `compare_results` show
-the same numbers and the same warnings. The findings of the issue each have a test here that failed
+(and that JSON read back), `eval run`'s metrics, the library (`read_results`), `compare_results` and the
+`osmosis report` page read in headless Chromium (skipped, as every page test, without chromium) show the
+same numbers and the same warnings. The findings of the issue each have a test here that failed
 before this stage (or in tests/results/test_result_model.py, tests/eval/test_eval_run_metrics.py, tests/stats/test_stats.py).
 """
 
@@ -343,3 +344,95 @@ def test_grade_summary_is_the_model_of_its_log(tmp_path: Path) -> None:
     )
     assert summary["error_examples"] == ["row 1: TypeError: no reference"]
     assert [w["message"] for w in summary["warnings"]] == [w.message for w in read_results(log).warnings]
+
+
+# --- the report page, read in headless Chromium ------------------------------------------------------
+
+
+def _page_number(value: float | int | None, digits: int = 4) -> str:
+    """A number as the page prints it (core.js `fmt`): n/a, a whole number with thousands separators, or
+    `digits` decimals. Formatting only: the values compared are the model's."""
+    if value is None:
+        return "n/a"
+    if float(value).is_integer():
+        return f"{int(value):,}"
+    return f"{value:.{digits}f}"
+
+
+def _page_table(browser: Any, selector: str) -> dict[str, dict[str, str]]:
+    """A table of the page keyed by its rows' `data-score`, each row's cells by their column heading."""
+    rows = browser.evaluate(
+        f"(() => {{ const t = document.querySelector({json.dumps(selector)});"
+        " const heads = Array.from(t.querySelectorAll('tr')[0].querySelectorAll('th')).map(h => h.innerText);"
+        " return Array.from(t.querySelectorAll('tr[data-score]')).map(r => [r.dataset.score, heads,"
+        " Array.from(r.cells).map(c => c.innerText)]); })()"
+    )
+    return {score: dict(zip(heads, cells, strict=True)) for score, heads, cells in rows}
+
+
+def _check_interval_cell(text: str, value: float | None, interval: Any) -> None:
+    assert text.startswith(_page_number(value)), (text, value)
+    if value is None or interval is None:
+        return
+    if interval.low is not None:
+        assert f"[{_page_number(interval.low)}, {_page_number(interval.high)}]" in text, text
+    else:
+        assert interval.note and f"({interval.note})" in " ".join(text.split()), text
+
+
+@pytest.mark.parametrize("name", list(LOGS))
+def test_the_report_page_shows_the_models_numbers(name: str, tmp_path: Path, browser: Any) -> None:
+    from osmosis_ai import _core
+    from osmosis_ai.cli.main import main
+    from tests.page_driver import open_page, screenshot
+
+    log, _ = LOGS[name](tmp_path / "log.jsonl")
+    page = tmp_path / "report.html"
+    main(["report", str(log), "-o", str(page)])
+    summary = read_results(log)
+    open_page(browser, page)
+    scores = _page_table(browser, "table.scores")
+    tally = _page_table(browser, "table.tally")
+    words = dict(_core.ROW_OUTCOMES)
+    for f in summary.model().functions:
+        shown = scores[f.name]
+        runs = {"runs": "finished", "scored": "scored", "passed": "passed", "did not pass": "not_passed"}
+        runs |= {
+            "errored (run)": "errored_run",
+            "errored (function)": "errored_function",
+            "unscored": "unscored",
+        }
+        assert {h: shown[h] for h in runs} == {h: _page_number(getattr(f.runs, k)) for h, k in runs.items()}
+        assert [shown[h] for h in ("std", "min", "max")] == [_page_number(v) for v in (f.std, f.min, f.max)]
+        _check_interval_cell(shown["mean"], f.mean, f.intervals.get("mean"))
+        last = f.ks[-1] if f.ks else 1
+        _check_interval_cell(shown["pass@1"], f.pass_at_k.get(1), f.intervals.get("pass_at_1"))
+        _check_interval_cell(
+            shown[f"pass@n (n = {last})"], f.pass_at_k.get(last), f.intervals.get(f"pass_at_{last}")
+        )
+        _check_interval_cell(shown["pass^n"], f.pass_hat_k.get(last), f.intervals.get(f"pass_hat_{last}"))
+        rows = tally[f.name]
+        assert {word: rows[word] for word in words.values()} == {
+            word: _page_number(getattr(f.rows, key)) for key, word in words.items()
+        }
+    # The same warnings, word for word; the errors' messages; the header's counts and wall time.
+    listed = browser.evaluate(
+        "Array.from(document.querySelectorAll('ul.warnings li')).map(li => li.innerText)"
+    )
+    assert [w.message for w in summary.warnings] == listed[: len(summary.warnings)]
+    errors = browser.evaluate("(document.querySelector('div.errors') || {innerText: ''}).innerText")
+    for f in summary.model().functions:
+        assert all(message in errors for message in f.error_messages)
+    header = dict(
+        line.split("\t", 1)
+        for line in browser.evaluate("document.querySelector('table.kv').innerText").splitlines()
+        if "\t" in line
+    )
+    wall = summary.durations.total_duration_ms
+    assert header["rows"] == _page_number(summary.model().total_rows)
+    assert header["runs"] == _page_number(summary.model().total_runs)
+    assert header["wall time (s)"] == (
+        "not recorded in this log" if wall is None else _page_number(wall / 1000, 1)
+    )
+    screenshot(browser, "surfaces-" + name.replace(" ", "-"))
+    assert browser.errors() == []

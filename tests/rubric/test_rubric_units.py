@@ -169,8 +169,8 @@ def test_established_import_paths_still_work():
 
 
 def test_the_0_3_layout_comes_from_the_0_2_payload_and_keeps_failures_visible() -> None:
+    from osmosis_ai.rubric.document import layout_0_3
     from osmosis_ai.rubric.engine import calculate_statistics
-    from osmosis_ai.rubric.report import layout_0_3
 
     ok = {"run_index": 1, "status": "success", "score": 0.5, "explanation": "fine", "error": None}
     bad = {"run_index": 2, "status": "error", "score": None, "explanation": None, "error": "timeout"}

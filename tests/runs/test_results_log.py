@@ -161,6 +161,14 @@ def test_latest_runs_of_a_log_counted_from_1_read_from_0(tmp_path: Path) -> None
     assert [(r["row_index"], r["run_index"]) for r in iter_latest_runs(path)] == [(0, 0), (0, 1)]
 
 
+@pytest.mark.parametrize("runs_per_row", [2, 1, 5])
+def test_latest_runs_read_the_same_with_the_runs_per_row_told(tmp_path: Path, runs_per_row: int) -> None:
+    # 2: the log's shape; 1: run 1 falls outside it (the reader switches to its dict); 5: rows of gaps.
+    path = tmp_path / "log.jsonl"
+    _latest_log(path, 4)
+    assert list(iter_latest_runs(path, runs_per_row)) == list(iter_latest_runs(path))
+
+
 def _peak_reading_latest(path: Path) -> int:
     tracemalloc.start()
     try:

@@ -19,6 +19,7 @@ from osmosis_ai.stats import (
     RESULTS_LOG_FORMATS,
     Aggregator,
     load_results,
+    score_moments,
     score_statistics,
     summarize,
     summarize_results,
@@ -218,6 +219,14 @@ def test_score_statistics_matches_the_population_formulas() -> None:
     assert score_statistics([]).mean is None
     with pytest.raises(StatsError, match="row 1: attempt 0: score is NaN"):
         score_statistics([0.5, math.nan])
+
+
+def test_score_moments_are_the_score_statistics_figures() -> None:
+    for scores in ([0.1, 0.9, 0.5, 0.5, 1.0, 0.0], [0.25], []):
+        s = score_statistics(scores)
+        assert score_moments(scores) == (s.mean, s.variance, s.std, s.min, s.max)
+    with pytest.raises(StatsError, match="row 1: attempt 0: score is NaN"):
+        score_moments([0.5, math.nan])
 
 
 def test_top_level_names_load_lazily() -> None:

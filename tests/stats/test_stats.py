@@ -468,9 +468,12 @@ def test_normal_interval_covers_the_truth_about_95_percent() -> None:
 
 
 def test_confidence_interval_of_values() -> None:
-    # "normal" is estimate ± t·se with Student's t for rows - 1 degrees of freedom (z was too narrow).
+    # "normal" is estimate ± t·se with Student's t for rows - 1 degrees of freedom (z was too narrow),
+    # cut to [0, 1] when every value lies there (it gave [-0.046, 1.546]).
     iv = confidence_interval(np.array([0.0, 1.0, 1.0, 1.0]), method="normal")
-    assert (iv.estimate, round(iv.low, 3), round(iv.high, 3)) == (0.75, -0.046, 1.546)
+    assert (iv.estimate, iv.low, iv.high) == (0.75, 0.0, 1.0)
+    iv = confidence_interval(np.array([0.0, 2.0, 2.0, 2.0]), method="normal")
+    assert (iv.estimate, round(iv.low, 3), round(iv.high, 3)) == (1.5, -0.091, 3.091)
     # Pass rates (values in [0, 1]) get Wilson's interval by default: inside [0, 1].
     wilson = confidence_interval(np.array([0.0, 1.0, 1.0, 1.0]))
     assert (wilson.method, round(wilson.low, 3), round(wilson.high, 3)) == ("wilson", 0.301, 0.954)

@@ -17,7 +17,7 @@ import click
 
 from osmosis_ai.cli import bounds
 from osmosis_ai.cli.backend_options import backend_options
-from osmosis_ai.cli.output import emit_result, json_result
+from osmosis_ai.cli.output import emit_result_streamed, json_result
 from osmosis_ai.cli.run_log import log_options
 from osmosis_ai.cli.run_support import BACKEND_FLAGS, LOG_FLAGS, library_errors
 from osmosis_ai.errors import CLIError
@@ -120,11 +120,12 @@ def render(
         echo(f"Backend {result.backend.describe()}")
     from osmosis_ai.rubric.report import print_report
 
-    print_report(result.payload, echo)
+    print_report(result.report(), echo)  # the records stream past, never all held
     echo(result.session.health.line())
-    for line in extra_lines(result.payload) if extra_lines is not None else []:
+    for line in extra_lines(result.summary) if extra_lines is not None else []:
         echo(line)
-    emit_result(result.to_json())
+    head, records, tail = result.document_parts()  # the records stream into the --json envelope
+    emit_result_streamed(head, "records", records, lambda: tail)
     _finish(result.session, result.output, echo)
 
 

@@ -15,7 +15,7 @@ import functools
 import json
 import math
 import sys
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ParamSpec, TextIO, TypeVar
 
@@ -241,6 +241,26 @@ def emit_result(data: dict[str, Any]) -> None:
         return
     stream = STATE.result_stream or sys.stdout
     click.echo(_dumps({"schema_version": SCHEMA_VERSION, "data": _finite(data)}), file=stream)
+
+
+def emit_result_streamed(
+    head: Mapping[str, Any], key: str, items: Iterable[Any], tail: Callable[[], Mapping[str, Any]]
+) -> None:
+    """:func:`emit_result` of ``{**head, key: [*items], **tail()}`` (the same text), written a piece at a
+    time: ``items`` may stream from a log; ``tail`` is asked for once they are written."""
+    if STATE.mode != "json":
+        return
+    stream = STATE.result_stream or sys.stdout
+
+    def members(values: Mapping[str, Any]) -> list[str]:
+        return [f"{json.dumps(name)}: {_dumps(_finite(value))}" for name, value in values.items()]
+
+    opening = ", ".join([*members(head), f"{json.dumps(key)}: ["])
+    click.echo(f'{{"schema_version": {SCHEMA_VERSION}, "data": {{{opening}', file=stream, nl=False)
+    for index, item in enumerate(items):
+        click.echo((", " if index else "") + _dumps(_finite(item)), file=stream, nl=False)
+    closing = members(tail())
+    click.echo("]" + "".join(", " + member for member in closing) + "}}", file=stream)
 
 
 def _finite(value: Any) -> Any:

@@ -15,7 +15,6 @@ was scored, its numbers are null (never 0), and a warning says so.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -170,24 +169,15 @@ class EvalReport:
     ) -> None:
         """Writes :meth:`to_json`'s document (indented, ASCII) one row at a time, by the ``-o`` rule of
         :mod:`osmosis_ai._files` (never half a file; ``-`` is standard output; secrets masked)."""
+        from osmosis_ai._files import write_json_streamed
 
-        def block(value: Any) -> str:
-            return json.dumps(value, indent=2, default=str).replace("\n", "\n  ")
-
-        from osmosis_ai._files import output_writer
-
-        with output_writer(path) as write:  # each write is whole JSON values: see output_writer
-            write('{\n  "config": ' + block(dict(config)))
-            if interrupted:
-                write(',\n  "interrupted": true')
-            write(',\n  "summary": ' + block(self._summary(duration_ms, stopped_early, stop_reason)))
-            write(',\n  "rows": [')
-            for i, row in enumerate(self.rows()):
-                write(("\n    " if i == 0 else ",\n    ") + block(row).replace("\n", "\n  "))
-            write("\n  ]")
-            if self.model_summaries:
-                write(',\n  "model_summaries": ' + block(self.model_summaries))
-            write("\n}\n")
+        head = {
+            "config": dict(config),
+            **({"interrupted": True} if interrupted else {}),
+            "summary": self._summary(duration_ms, stopped_early, stop_reason),
+        }
+        tail = {"model_summaries": self.model_summaries} if self.model_summaries else {}
+        write_json_streamed(path, head, "rows", self.rows(), lambda: tail)
 
 
 def _public_run(record: Mapping[str, Any], with_tag: bool) -> dict[str, Any]:

@@ -4,18 +4,23 @@ A control *passes* on a row when it scores at least as high as the row's correct
 that answer itself scores at or above ``threshold`` (a gameable reward). Separately, a correct answer in
 one of the common formats scoring below ``threshold`` marks the row *too strict* for that format. Rows
 where a score is missing (the function raised, or the probe does not apply) are left out of that fraction
-and counted. Fractions come from the statistics core (a pass rate over the rows), and are None, never
-0, when no row counts.
+and counted. Every count and fraction is the result model's (``ModelResult.probes``, computed in the Rust
+core from the probe log): this module only lays them out in probe order and adds the example rows' text.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from osmosis_ai.probes.controls import CORRECT_FORMS, PROBES
 from osmosis_ai.probes.probe import CORRECT, probe_key
+
+if TYPE_CHECKING:
+    from osmosis_ai.results import ProbeCount
 
 __all__ = ["DEFAULT_FAIL_ABOVE", "ProbeFinding", "ProbeReport", "build_report"]
 
@@ -35,6 +40,7 @@ class ProbeFinding:
         rows: Rows where the scores exist.
         hits: Rows where the control passed (or, for a correct format, scored below the threshold).
         skipped: Rows without a usable score (error, or probe not applicable).
+        fraction: ``hits`` over ``rows`` as the result model gives it; None when no row counts.
         examples: Up to three hit rows: ``{row_index, probe, answer, control, control_score,
             correct_score}`` (``probe``: the control or format shown).
     """
@@ -43,21 +49,8 @@ class ProbeFinding:
     rows: int = 0
     hits: int = 0
     skipped: int = 0
+    fraction: float | None = None
     examples: list[dict[str, Any]] = field(default_factory=list)
-
-    @property
-    def fraction(self) -> float | None:
-        """The share of the counted rows that are hits; None when no row counts."""
-        from osmosis_ai.stats import pass_at_k
-
-        # The pass rate of `rows` one-attempt rows, `hits` of which passed: pass@1 of the pooled attempts.
-        return pass_at_k(self.rows, self.hits, 1) if self.rows else None
-
-    def count(self, hit: bool) -> bool:
-        """Counts one row; True when it is a hit to keep as an example (one of the first few)."""
-        self.rows += 1
-        self.hits += hit
-        return hit and len(self.examples) < MAX_EXAMPLES
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -115,67 +108,68 @@ class ProbeReport:
         }
 
 
-def _example(record: Mapping[str, Any], probe: str, control: float, correct: float | None) -> dict[str, Any]:
+def _example(record: Mapping[str, Any], fn: str, probe: str) -> dict[str, Any]:
+    scores = record.get("scores") or {}
+    previews = record.get("previews") or {}
     return {
         "row_index": record.get("row_index"),
         "probe": probe,
-        "answer": (record.get("previews") or {}).get(CORRECT),
-        "control": (record.get("previews") or {}).get(probe),
-        "control_score": control,
-        "correct_score": correct,
+        "answer": previews.get(CORRECT),
+        "control": previews.get(probe),
+        "control_score": scores.get(probe_key(fn, probe)),
+        "correct_score": scores.get(probe_key(fn, CORRECT)),
     }
 
 
-def _add_formats(report: ProbeReport, fn: str, record: Mapping[str, Any], scores: Mapping[str, Any]) -> None:
-    correct = scores.get(probe_key(fn, CORRECT))
-    low: list[tuple[str, float]] = []
-    for form, finding in report.formats[fn].items():
-        score = scores.get(probe_key(fn, form))
-        if score is None:
-            finding.skipped += 1
-            continue
-        if score < report.threshold:
-            low.append((form, score))
-        if finding.count(score < report.threshold):
-            finding.examples.append(_example(record, form, score, correct))
-    strict = report.too_strict[fn]
-    if not any(scores.get(probe_key(fn, form)) is not None for form in CORRECT_FORMS):
-        strict.skipped += 1
-    elif strict.count(bool(low)):
-        strict.examples.append(_example(record, low[0][0], low[0][1], correct))
+def _finding(count: ProbeCount, fn: str, records: Mapping[int, Mapping[str, Any]]) -> ProbeFinding:
+    """A :class:`ProbeFinding` from the model's ``ProbeCount``, its example rows' text from the log."""
+    examples = [_example(records[e.row], fn, e.probe) for e in count.examples if e.row in records]
+    return ProbeFinding(count.probe, count.rows, count.hits, count.skipped, count.fraction, examples)
 
 
-def _add_controls(report: ProbeReport, fn: str, record: Mapping[str, Any], scores: Mapping[str, Any]) -> None:
-    correct = scores.get(probe_key(fn, CORRECT))
-    for probe, finding in report.gameable[fn].items():
-        control = scores.get(probe_key(fn, probe))
-        if control is None or correct is None:
-            finding.skipped += 1
-        elif finding.count(correct >= report.threshold and control >= correct):
-            finding.examples.append(_example(record, probe, control, correct))
+def _in_order(
+    names: Iterable[str],
+    counts: Iterable[ProbeCount],
+    fn: str,
+    records: Mapping[int, Mapping[str, Any]],
+    rows: int,
+) -> dict[str, ProbeFinding]:
+    """Findings in the probes' documented order; a probe the log never holds applied to no row."""
+    found = {c.probe: _finding(c, fn, records) for c in counts}
+    ordered = {name: found.pop(name, ProbeFinding(name, skipped=rows)) for name in names}
+    return {**ordered, **found}
 
 
 def build_report(
-    records: Iterable[Mapping[str, Any]], functions: Iterable[str], *, threshold: float
+    log_path: str | os.PathLike[str], functions: Iterable[str], *, threshold: float
 ) -> ProbeReport:
-    """Reads probe records (from the results log) into a :class:`ProbeReport`.
+    """The :class:`ProbeReport` of a probe log, from its result model.
 
     Args:
-        records: The log's run records.
+        log_path: The probe session's results log.
         functions: The eval function names, in report order.
         threshold: A correct answer scoring below this is "low" (too strict); a control only passes
-            against a correct answer at or above it.
+            against a correct answer at or above it. The log's own threshold (its header) decides the
+            counts; a resumed log keeps the threshold it was started with.
     """
-    names = list(functions)
-    report = ProbeReport(threshold=threshold)
-    for fn in names:
-        report.gameable[fn] = {probe: ProbeFinding(probe) for probe in PROBES}
-        report.formats[fn] = {form: ProbeFinding(form) for form in CORRECT_FORMS}
-        report.too_strict[fn] = ProbeFinding(CORRECT)
-    for record in records:
-        report.rows += 1
-        scores = record.get("scores") or {}
-        for fn in names:
-            _add_formats(report, fn, record, scores)
-            _add_controls(report, fn, record, scores)
+    from osmosis_ai.results import read_results
+    from osmosis_ai.runs.log import iter_runs
+
+    summary = read_results(log_path)
+    model = summary.models[0] if summary.models else None  # no model: the log holds no row yet
+    probed = model.probes if model is not None else ()
+    by_function = {p.function: p for p in probed}
+    wanted = {e.row for p in probed for c in (*p.controls, *p.formats, p.too_strict) for e in c.examples}
+    records = {r["row_index"]: r for r in iter_runs(Path(log_path)) if r.get("row_index") in wanted}
+    report = ProbeReport(threshold=threshold, rows=model.total_rows if model is not None else 0)
+    for fn in functions:
+        probes = by_function.get(fn)
+        report.gameable[fn] = _in_order(PROBES, probes.controls if probes else (), fn, records, report.rows)
+        report.formats[fn] = _in_order(
+            CORRECT_FORMS, probes.formats if probes else (), fn, records, report.rows
+        )
+        strict = probes.too_strict if probes else None
+        report.too_strict[fn] = (
+            _finding(strict, fn, records) if strict else ProbeFinding(CORRECT, skipped=report.rows)
+        )
     return report

@@ -118,7 +118,6 @@ def run_probe(options: ProbeOptions, observer: RunObserver | None = None) -> Pro
     from osmosis_ai.eval.functions import load_eval_functions
     from osmosis_ai.probes.probe import log_config, other_answers, read_answers, run_probes
     from osmosis_ai.probes.report import build_report
-    from osmosis_ai.runs.log import iter_runs
     from osmosis_ai.runs.session_log import open_session_log
 
     observer = quiet_observer(observer)
@@ -140,5 +139,5 @@ def run_probe(options: ProbeOptions, observer: RunObserver | None = None) -> Pro
     result = ProbeResult(options, outcome, log.path)
     if not outcome.interrupted:
         names = [f.name for f in functions]
-        result.report = build_report(iter_runs(log.path), names, threshold=options.threshold)
+        result.report = build_report(log.path, names, threshold=options.threshold)
     return result

@@ -16,12 +16,16 @@ from osmosis_ai.results._vocabulary import RESULT_SCHEMA, RowOutcome
 __all__ = [
     "Durations",
     "Estimate",
+    "FunctionProbes",
     "FunctionResult",
     "InvocationResult",
     "ModelResult",
+    "ProbeCount",
+    "ProbeExample",
     "ResultSource",
     "ResultSummary",
     "ResultWarning",
+    "RowStatistics",
     "RowTally",
     "RunTally",
     "check_schema",
@@ -62,8 +66,9 @@ class Estimate:
         low: Lower bound, or None.
         high: Upper bound, or None.
         level: Confidence level.
-        method: ``"wilson"`` (pass rates: Wilson's score interval with the rows' effective size), ``"t"``
-            (the mean score: Student's t over rows), ``"bootstrap"`` (comparisons, when chosen).
+        method: ``"wilson"`` (pass rates, and the mean of scores that are all 0 or 1: Wilson's score
+            interval with the rows' effective size), ``"t"`` (any other mean score: Student's t over rows,
+            cut to [0, 1] when every score lies there), ``"bootstrap"`` (comparisons, when chosen).
         rows: Rows the statistic is over.
         effective_n: Wilson: the binomial sample size the rows are worth (between the rows and the runs).
         note: Why there is no interval.
@@ -123,6 +128,39 @@ class RowTally:
 
 
 @dataclass(frozen=True)
+class RowStatistics:
+    """One row's own statistics for one score name (``read_results(..., per_row=True)``).
+
+    Attributes:
+        row: The row, counted from 0.
+        finished: Its runs recorded; ``scored`` + ``unscored`` + ``errored`` + ``skipped`` of them.
+        scored: Runs with a score.
+        passed: Scored runs at or above the pass threshold.
+        unscored: Runs finished without a score.
+        errored: Runs that errored (the run, or the scorer).
+        skipped: Runs skipped.
+        mean: Over the scored runs; None when none was scored (never 0), as the other four.
+        variance: Population variance of the scored runs.
+        std: Population standard deviation.
+        min: Lowest score.
+        max: Highest score.
+    """
+
+    row: int
+    finished: int
+    scored: int
+    passed: int
+    unscored: int
+    errored: int
+    skipped: int
+    mean: float | None
+    variance: float | None
+    std: float | None
+    min: float | None
+    max: float | None
+
+
+@dataclass(frozen=True)
 class FunctionResult:
     """One score name (an eval function, rubric, grader or ``eval run``'s reward) of one model.
 
@@ -159,6 +197,7 @@ class FunctionResult:
             was scored.
         mixed_fraction: Share of rows with some but not every run passing.
         error_messages: The first messages of the scorer's errors.
+        per_row: Each row's own statistics, by row, when read with ``per_row=True`` (else None).
     """
 
     name: str
@@ -185,6 +224,55 @@ class FunctionResult:
     intervals: dict[str, Estimate]
     mixed_fraction: float | None
     error_messages: tuple[str, ...] = ()
+    per_row: tuple[RowStatistics, ...] | None = None
+
+
+@dataclass(frozen=True)
+class ProbeExample:
+    """A row where a probe finding hit (``row`` counts from 0), and the control or format it hit with."""
+
+    row: int
+    probe: str
+
+
+@dataclass(frozen=True)
+class ProbeCount:
+    """One probed function on one control, one format of the correct answer, or (``probe`` ``"correct"``)
+    the too-strict check over every format.
+
+    Attributes:
+        probe: The control or format name.
+        rows: Rows where the scores it needs exist.
+        hits: Of those, rows where the control passed (scored at least the correct answer while that
+            answer reached the threshold) or the correct format scored below the threshold.
+        skipped: Rows without a score it needs (the function raised, or the probe did not apply).
+        fraction: ``hits / rows``; None when no row counts (never 0).
+        examples: The first few hit rows.
+    """
+
+    probe: str
+    rows: int
+    hits: int
+    skipped: int
+    fraction: float | None
+    examples: tuple[ProbeExample, ...] = ()
+
+
+@dataclass(frozen=True)
+class FunctionProbes:
+    """``reward probe``'s findings for one probed function (a probe log's scores are ``"<function>@<probe>"``).
+
+    Attributes:
+        function: The probed function.
+        controls: One per negative control the log holds.
+        too_strict: Rows where the correct answer scored below the threshold in at least one format.
+        formats: One per format of the correct answer (``correct``: as written).
+    """
+
+    function: str
+    controls: tuple[ProbeCount, ...]
+    too_strict: ProbeCount
+    formats: tuple[ProbeCount, ...]
 
 
 @dataclass(frozen=True)
@@ -203,6 +291,7 @@ class ModelResult:
         total_tokens: Tokens over the runs.
         run_time_ms: The runs' own durations added up (runs overlap: this is not wall time).
         functions: One :class:`FunctionResult` per score name, in declared order.
+        probes: A probe log's findings per probed function (``reward probe``); empty for other logs.
     """
 
     model_tag: str
@@ -216,6 +305,7 @@ class ModelResult:
     total_tokens: int
     run_time_ms: float
     functions: tuple[FunctionResult, ...]
+    probes: tuple[FunctionProbes, ...] = ()
 
     def function(self, name: str) -> FunctionResult:
         """The score name ``name``.
@@ -353,6 +443,7 @@ def read_results(
     n_runs: int | None = None,
     failed: str | None = None,
     level: float = 0.95,
+    per_row: bool = False,
 ) -> ResultSummary:
     """The result model of a results file, computed once in the Rust core.
 
@@ -363,8 +454,8 @@ def read_results(
 
     Rules: nothing scored gives None (never 0); runs missing from an incomplete log count as did not
     pass in ``pass_at_k`` (``pass_at_k_observed`` beside it leaves them out) and a warning says how many;
-    pass rates get Wilson intervals, the mean a Student t interval, and an interval the data cannot
-    support has no bounds and a note.
+    pass rates get Wilson intervals, the mean a Student t interval (Wilson when every score is 0 or 1),
+    and an interval the data cannot support has no bounds and a note.
 
     Args:
         path: The results file.
@@ -373,6 +464,8 @@ def read_results(
         failed: ``"zero"`` or ``"exclude"``: what errored and unscored runs are in mean / std / min / max;
             default ``"exclude"`` for rubric results, ``"zero"`` (established) otherwise.
         level: The intervals' confidence level.
+        per_row: Also each row's own statistics per score name (:attr:`FunctionResult.per_row`); memory
+            then grows with the rows.
 
     Returns:
         A :class:`ResultSummary`.
@@ -400,6 +493,7 @@ def read_results(
         None if n_runs is None else int(n_runs),
         failed,
         float(level),
+        bool(per_row),
     )
     data = orjson.loads(raw)
     check_schema(data, RESULT_SCHEMA)

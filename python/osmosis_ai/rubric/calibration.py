@@ -13,14 +13,16 @@ Unscored and failed runs are not scores here either. All figures come from the R
 
 from __future__ import annotations
 
+import heapq
 import json
-from collections.abc import Mapping, Sequence
+from array import array
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from osmosis_ai.errors import RunError
 
-__all__ = ["gold_agreement", "judge_noise", "load_gold"]
+__all__ = ["GoldTally", "NoiseTally", "gold_agreement", "judge_noise", "load_gold"]
 
 MAX_EXAMPLES = 3
 
@@ -29,7 +31,61 @@ def _scores(runs: Sequence[Mapping[str, Any]]) -> list[float]:
     return [float(r["score"]) for r in runs if r.get("status") == "success" and r.get("score") is not None]
 
 
-def judge_noise(records: Sequence[Any], runs_of: Any) -> dict[str, Any]:
+class NoiseTally:
+    """:func:`judge_noise` one record at a time: holds two floats per record judged repeatedly and the
+    noisiest examples, never the records."""
+
+    def __init__(self) -> None:
+        self._variances = array("d")
+        self._stds = array("d")
+        self._disagreeing = 0
+        # A min-heap of the noisiest (variance, -position, std, record id, scores): the first of equals wins.
+        self._noisiest: list[tuple[float, int, float, Any, list[float]]] = []
+
+    def add(self, record: Any, runs: Sequence[Mapping[str, Any]]) -> None:
+        """Counts one record (its ``record_id``, or itself) with its runs."""
+        from osmosis_ai.stats import score_statistics
+
+        scores = _scores(runs)
+        if len(scores) < 2:
+            return
+        s = score_statistics(scores)
+        variance, std = float(s.sample_variance or 0.0), float(s.sample_std or 0.0)
+        self._variances.append(variance)
+        self._stds.append(std)
+        self._disagreeing += max(scores) != min(scores)
+        entry = (variance, -len(self._variances), std, getattr(record, "record_id", record), scores)
+        if len(self._noisiest) < MAX_EXAMPLES:
+            heapq.heappush(self._noisiest, entry)
+        else:
+            heapq.heappushpop(self._noisiest, entry)
+
+    def result(self) -> dict[str, Any]:
+        """See :func:`judge_noise`."""
+        from osmosis_ai.stats import score_statistics
+
+        if not self._variances:
+            return {
+                "records": 0,
+                "mean_variance": None,
+                "mean_std": None,
+                "max_std": None,
+                "disagreeing": 0,
+                "examples": [],
+            }
+        variances, stds = score_statistics(self._variances), score_statistics(self._stds)
+        noisiest = sorted(self._noisiest, key=lambda t: (-t[0], -t[1]))
+        return {
+            "records": len(self._variances),
+            "mean_variance": variances.mean,
+            "mean_std": stds.mean,
+            "max_std": stds.max,
+            "disagreeing": self._disagreeing,
+            "examples": [{"record": r, "scores": s, "std": d} for _, _, d, r, s in noisiest if d > 0],
+        }
+
+
+def judge_noise(records: Iterable[Any], runs_of: Any) -> dict[str, Any]:
     """Per-record score spread over repeated judgements.
 
     Args:
@@ -47,36 +103,10 @@ def judge_noise(records: Sequence[Any], runs_of: Any) -> dict[str, Any]:
         >>> round(noise["mean_variance"], 6), noise["disagreeing"]
         (0.08, 1)
     """
-    from osmosis_ai.stats import score_statistics
-
-    spreads: list[tuple[float, float, Any, list[float]]] = []
+    tally = NoiseTally()
     for index, record in enumerate(records):
-        scores = _scores(runs_of(index))
-        if len(scores) >= 2:
-            s = score_statistics(scores)
-            spreads.append((float(s.sample_variance or 0.0), float(s.sample_std or 0.0), record, scores))
-    if not spreads:
-        return {
-            "records": 0,
-            "mean_variance": None,
-            "mean_std": None,
-            "max_std": None,
-            "disagreeing": 0,
-            "examples": [],
-        }
-    variances = score_statistics([v for v, _, _, _ in spreads])
-    stds = score_statistics([d for _, d, _, _ in spreads])
-    noisiest = sorted(spreads, key=lambda t: -t[0])[:MAX_EXAMPLES]
-    return {
-        "records": len(spreads),
-        "mean_variance": variances.mean,
-        "mean_std": stds.mean,
-        "max_std": stds.max,
-        "disagreeing": sum(max(s) != min(s) for _, _, _, s in spreads),
-        "examples": [
-            {"record": getattr(r, "record_id", r), "scores": s, "std": d} for _, d, r, s in noisiest if d > 0
-        ],
-    }
+        tally.add(record, runs_of(index))
+    return tally.result()
 
 
 def load_gold(path: Path) -> dict[str, float]:
@@ -107,47 +137,65 @@ def load_gold(path: Path) -> dict[str, float]:
     return labels
 
 
+class GoldTally:
+    """:func:`gold_agreement` one record at a time: holds one judge mean per labelled record."""
+
+    def __init__(self, gold: Mapping[str, float], *, threshold: float) -> None:
+        self._gold, self._threshold = gold, threshold
+        self._judge: list[float] = []
+        self._labels: list[float] = []
+        self._used: set[str] = set()
+        self._unscored = 0
+
+    def add(self, record: Any, runs: Sequence[Mapping[str, Any]]) -> None:
+        """Counts one record (its ``record_id`` or ``label`` names its gold label) with its runs."""
+        from osmosis_ai.stats import score_statistics
+
+        key = next((k for k in (record.record_id, record.label) if k in self._gold), None)
+        if key is None:
+            return
+        scores = _scores(runs)
+        if not scores:
+            self._unscored += 1
+            return
+        self._used.add(key)
+        self._judge.append(float(score_statistics(scores).mean or 0.0))
+        self._labels.append(self._gold[key])
+
+    def result(self) -> dict[str, Any]:
+        """See :func:`gold_agreement`."""
+        from osmosis_ai.stats import agreement
+
+        base = {
+            "threshold": self._threshold,
+            "unmatched_labels": len(set(self._gold) - self._used) - self._unscored,
+            "unscored_records": self._unscored,
+        }
+        if not self._judge:
+            return {"count": 0, "mae": None, "bias": None, "spearman": None, "kappa": None, **base}
+        result = agreement(self._judge, self._labels, threshold=self._threshold)
+        return {
+            "count": result.count,
+            "mae": result.mae,
+            "bias": result.bias,
+            "spearman": result.spearman,
+            "kappa": result.kappa,
+            **base,
+        }
+
+
 def gold_agreement(
-    records: Sequence[Any], runs_of: Any, gold: Mapping[str, float], *, threshold: float
+    records: Iterable[Any], runs_of: Any, gold: Mapping[str, float], *, threshold: float
 ) -> dict[str, Any]:
     """Agreement of the judge's mean score per record with the gold labels.
 
     Returns:
         ``{count, mae, bias, spearman, kappa, threshold, unmatched_labels, unscored_records}``.
     """
-    from osmosis_ai.stats import agreement, score_statistics
-
-    judge: list[float] = []
-    labels: list[float] = []
-    used: set[str] = set()
-    unscored = 0
+    tally = GoldTally(gold, threshold=threshold)
     for index, record in enumerate(records):
-        key = next((k for k in (record.record_id, record.label) if k in gold), None)
-        if key is None:
-            continue
-        scores = _scores(runs_of(index))
-        if not scores:
-            unscored += 1
-            continue
-        used.add(key)
-        judge.append(float(score_statistics(scores).mean or 0.0))
-        labels.append(gold[key])
-    base = {
-        "threshold": threshold,
-        "unmatched_labels": len(set(gold) - used) - unscored,
-        "unscored_records": unscored,
-    }
-    if not judge:
-        return {"count": 0, "mae": None, "bias": None, "spearman": None, "kappa": None, **base}
-    result = agreement(judge, labels, threshold=threshold)
-    return {
-        "count": result.count,
-        "mae": result.mae,
-        "bias": result.bias,
-        "spearman": result.spearman,
-        "kappa": result.kappa,
-        **base,
-    }
+        tally.add(record, runs_of(index))
+    return tally.result()
 
 
 def lines(noise: Mapping[str, Any] | None, gold: Mapping[str, Any] | None) -> list[str]:

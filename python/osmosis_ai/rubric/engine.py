@@ -15,7 +15,7 @@ import inspect
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from osmosis_ai.errors import SignatureError
 from osmosis_ai.llm.retry import SYSTEMIC_KINDS
@@ -28,6 +28,7 @@ __all__ = [
     "RUN_FIELDS",
     "JudgeExecutor",
     "JudgeHealth",
+    "RecordCalls",
     "calculate_statistics",
     "preview_text",
 ]
@@ -117,22 +118,14 @@ class JudgeHealth:
 def calculate_statistics(scores: list[float], total_runs: int, unscored: int = 0) -> dict[str, Any]:
     """Population statistics of the successful scores, plus run counters (unscored runs are not zeros).
 
-    The numbers come from the Rust statistics core (:func:`osmosis_ai.stats.score_statistics`), the
+    The numbers come from the Rust statistics core (:func:`osmosis_ai.stats.score_moments`), the
     same aggregator as eval's summaries. With no score at all the statistics are null: the established 0.0
     read as "everything scored 0".
     """
-    from osmosis_ai.stats import score_statistics
+    from osmosis_ai.stats import score_moments
 
-    base: dict[str, float | None] = {
-        "average": None,
-        "variance": None,
-        "stdev": None,
-        "min": None,
-        "max": None,
-    }
-    if scores:
-        s = score_statistics(scores)
-        base = {"average": s.mean, "variance": s.variance, "stdev": s.std, "min": s.min, "max": s.max}
+    mean, variance, std, low, high = score_moments(scores)
+    base = {"average": mean, "variance": variance, "stdev": std, "min": low, "max": high}
     return {
         **base,
         "total_runs": total_runs,
@@ -179,21 +172,26 @@ def _from_value(record: dict[str, Any], value: Any) -> None:
     record["status"] = "success"
 
 
+class RecordCalls(Protocol):
+    """Per work item, the call that judges its record once and the record's solution preview
+    (:class:`~osmosis_ai.rubric.runner.RecordJudge`)."""
+
+    def evaluator(self, item: WorkItem) -> Evaluator: ...
+
+    def preview(self, item: WorkItem) -> str: ...
+
+
 class JudgeExecutor:
-    """Judges one (record, run) item: ``evaluators[row_index]`` returns a JudgeOutcome, a number or a dict.
+    """Judges one (record, run) item: ``calls.evaluator(item)()`` returns a JudgeOutcome, a number or a dict.
 
     Args:
         rubric_id: The score's name in ``scores``.
-        evaluators: Record position (from 0) -> the call that judges that record once.
-        previews: Record position (from 0) -> the solution preview shown in the results.
+        calls: The judge call and the preview of each item's record.
     """
 
-    def __init__(
-        self, rubric_id: str, evaluators: Mapping[int, Evaluator], previews: Mapping[int, str]
-    ) -> None:
+    def __init__(self, rubric_id: str, calls: RecordCalls) -> None:
         self.rubric_id = rubric_id
-        self.evaluators = evaluators
-        self.previews = previews
+        self.calls = calls
         self._clock: dict[int, float] = {}
 
     def new_record(self, item: WorkItem) -> dict[str, Any]:
@@ -207,7 +205,7 @@ class JudgeExecutor:
             started_at=started,
             completed_at=started,
             duration_seconds=0.0,
-            preview=self.previews.get(item.row_index),
+            preview=self.calls.preview(item),
             clamped=False,
             attempts=0,
             retries=0,
@@ -218,7 +216,7 @@ class JudgeExecutor:
 
     async def execute(self, item: WorkItem, record: dict[str, Any], control: RunControl) -> None:
         try:
-            value = self.evaluators[item.row_index]()
+            value = self.calls.evaluator(item)()
             value = await value if inspect.isawaitable(value) else value
             if isinstance(value, JudgeOutcome):
                 _from_outcome(record, value)

@@ -16,6 +16,7 @@ from osmosis_ai.rubric.prompt import build_messages, response_format
 
 __all__ = [
     "DEFAULT_API_KEY_ENV",
+    "EndpointCache",
     "JudgeRequest",
     "default_timeout",
     "ensure_api_key_available",
@@ -64,15 +65,24 @@ def _text(model_info: dict[str, Any], *keys: str) -> str | None:
     return None
 
 
-def _endpoint(model_info: dict[str, Any], provider: str, model: str, timeout: float) -> Endpoint:
-    return resolve_endpoint(
-        model,
-        provider=provider,
-        base_url=_text(model_info, "base_url", "api_base"),
-        api_key=_text(model_info, "api_key"),
-        key_env=_text(model_info, "api_key_env"),
-        timeout=timeout,
-    )
+EndpointCache = dict[tuple[Any, ...], Endpoint]
+"""Endpoints a session resolved, by what they were resolved from (the environment is read once)."""
+
+
+def _endpoint(
+    model_info: dict[str, Any], provider: str, model: str, timeout: float, cache: EndpointCache | None = None
+) -> Endpoint:
+    base_url, api_key = _text(model_info, "base_url", "api_base"), _text(model_info, "api_key")
+    key_env = _text(model_info, "api_key_env")
+    where = (provider, model, base_url, api_key, key_env, timeout)
+    endpoint = cache.get(where) if cache is not None else None
+    if endpoint is None:
+        endpoint = resolve_endpoint(
+            model, provider=provider, base_url=base_url, api_key=api_key, key_env=key_env, timeout=timeout
+        )
+        if cache is not None:
+            cache[where] = endpoint
+    return endpoint
 
 
 def ensure_api_key_available(model_info: dict[str, Any]) -> None:
@@ -184,8 +194,13 @@ def prepare(
     score_min: float | None = None,
     score_max: float | None = None,
     timeout: float | None = None,
+    endpoints: EndpointCache | None = None,
 ) -> JudgeRequest:
-    """Validates a judge call and builds it (arguments are checked before the key is looked up)."""
+    """Validates a judge call and builds it (arguments are checked before the key is looked up).
+
+    ``endpoints`` keeps the endpoints resolved for a session's calls (resolving one costs more than the
+    rest of the call's preparation); the environment is then read for its first call only.
+    """
     if not isinstance(model_info, dict):
         raise TypeError(f"'model_info' must be a dict, got {type(model_info).__name__}")
     provider = _non_blank(model_info.get("provider"), "provider").lower()
@@ -196,7 +211,7 @@ def prepare(
         raise TypeError("'solution_str' must be a non-empty string")
     low, high = _score_range(model_info, score_min, score_max)
     seconds = _timeout(model_info, timeout, provider, model)
-    endpoint = _endpoint(model_info, provider, model, seconds)
+    endpoint = _endpoint(model_info, provider, model, seconds, endpoints)
     mode = _response_mode(model_info, endpoint, _text(model_info, "base_url", "api_base") is not None)
     chosen_input = next(
         (t for t in (original_input, model_info.get("original_input")) if isinstance(t, str) and t.strip()),

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 from osmosis_ai.errors import (
     DatasetFormatError,
     DatasetParseError,
@@ -20,6 +22,7 @@ from osmosis_ai.errors import (
 )
 
 __all__ = [
+    "RecordSource",
     "RubricRecord",
     "RubricRecordLoader",
     "load_all_records",
@@ -60,25 +63,14 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, start=1):
-            if not raw.strip():
-                continue
             try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise DatasetParseError(
-                    f"Invalid UTF-8 on line {number} of '{path}': byte 0x{raw[exc.start]:02x} at column "
-                    f"{exc.start + 1}",
-                    path=str(path),
-                    line=number,
-                ) from None
-            try:
-                value = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DatasetParseError(
-                    f"Invalid JSON on line {number} of '{path}': {exc.msg} (column {exc.colno})",
-                    path=str(path),
-                    line=number,
-                ) from None
+                value = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                # A blank line, or what orjson refuses and json takes (NaN, integers past 64 bits, lone
+                # surrogates), or an error that json names best.
+                if not raw.strip():
+                    continue
+                value = _parse_line(path, number, raw)
             if not isinstance(value, dict):
                 raise DatasetParseError(
                     f"Expected JSON object on line {number} of '{path}', got {type(value).__name__}",
@@ -86,6 +78,25 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
                     line=number,
                 )
             yield number, value
+
+
+def _parse_line(path: Path, number: int, raw: bytes) -> Any:
+    try:
+        line = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DatasetParseError(
+            f"Invalid UTF-8 on line {number} of '{path}': byte 0x{raw[exc.start]:02x} at column {exc.start + 1}",
+            path=str(path),
+            line=number,
+        ) from None
+    try:
+        return json.loads(line)
+    except json.JSONDecodeError as exc:
+        raise DatasetParseError(
+            f"Invalid JSON on line {number} of '{path}': {exc.msg} (column {exc.colno})",
+            path=str(path),
+            line=number,
+        ) from None
 
 
 def _check_path(path: Path) -> None:
@@ -193,23 +204,9 @@ def load_rubric_records(path: Path, rubric_id: str) -> tuple[list[RubricRecord],
     Example:
         >>> records, _, _ = load_rubric_records(Path("records.jsonl"), "helpfulness")  # doctest: +SKIP
     """
-    _check_path(path)
-    wanted = rubric_id.strip().lower()
-    records: list[RubricRecord] = []
-    others = unlabelled = seen = 0
-    for line, data in read_jsonl(path):
-        seen += 1
-        rid = data.get("rubric_id")
-        if not isinstance(rid, str) or not rid.strip():
-            unlabelled += 1
-            continue
-        if rid.strip().lower() != wanted:
-            others += 1
-            continue
-        records.append(_record(path, line, data, len(records) + 1))
-    if seen == 0:
-        raise DatasetFormatError(f"No JSON records found in '{path}'.", path=str(path))
-    return records, others, unlabelled
+    source = RecordSource(path, rubric_id)
+    _, others, unlabelled = source.scan()
+    return list(source), others, unlabelled
 
 
 def load_all_records(path: Path) -> list[RubricRecord]:
@@ -263,6 +260,34 @@ def _last_assistant_text(messages: Any) -> str | None:
     return None
 
 
+def _chat_record(path: Path, line: int, data: dict[str, Any], index: int) -> RubricRecord:
+    """Checks one ``eval rubric`` record and builds it; ``index`` (1-based) names an unlabelled one."""
+    candidate = _last_assistant_text(data.get("messages"))
+    if candidate is None:
+        legacy = data.get("solution_str")
+        if not isinstance(legacy, str) or not legacy.strip():
+            raise DatasetValidationError(
+                f"{path}:{line}: no candidate text: expected a non-empty last 'assistant' message in "
+                "'messages' or a non-empty 'solution_str' string",
+                path=str(path),
+                line=line,
+                field="messages",
+            )
+        candidate = legacy
+    raw_label = data.get("id", data.get("conversation_id"))
+    label = str(raw_label).strip() if raw_label is not None and str(raw_label).strip() else f"record[{index}]"
+    return RubricRecord(
+        line=line,
+        data=data,
+        solution_str=candidate,
+        label=label,
+        record_id=label,
+        ground_truth=_optional_text(path, line, data, "ground_truth"),
+        original_input=_optional_text(path, line, data, "original_input"),
+        metadata=_optional_object(path, line, data, "metadata"),
+    )
+
+
 def load_chat_records(path: Path) -> list[RubricRecord]:
     """Records for ``eval rubric``: the candidate is the last assistant message, else ``solution_str``.
 
@@ -273,38 +298,65 @@ def load_chat_records(path: Path) -> list[RubricRecord]:
         >>> [r.solution_str for r in load_chat_records(Path("chats.jsonl"))]  # doctest: +SKIP
         ['Hello!']
     """
-    _check_path(path)
-    records: list[RubricRecord] = []
-    for line, data in read_jsonl(path):
-        candidate = _last_assistant_text(data.get("messages"))
-        if candidate is None:
-            legacy = data.get("solution_str")
-            if not isinstance(legacy, str) or not legacy.strip():
-                raise DatasetValidationError(
-                    f"{path}:{line}: no candidate text: expected a non-empty last 'assistant' message in "
-                    "'messages' or a non-empty 'solution_str' string",
-                    path=str(path),
-                    line=line,
-                    field="messages",
-                )
-            candidate = legacy
-        index = len(records) + 1
-        raw_label = data.get("id", data.get("conversation_id"))
-        label = (
-            str(raw_label).strip() if raw_label is not None and str(raw_label).strip() else f"record[{index}]"
-        )
-        records.append(
-            RubricRecord(
-                line=line,
-                data=data,
-                solution_str=candidate,
-                label=label,
-                record_id=label,
-                ground_truth=_optional_text(path, line, data, "ground_truth"),
-                original_input=_optional_text(path, line, data, "original_input"),
-                metadata=_optional_object(path, line, data, "metadata"),
-            )
-        )
-    if not records:
-        raise DatasetFormatError(f"No JSON records found in '{path}'.", path=str(path))
-    return records
+    source = RecordSource(path)
+    source.scan()
+    return list(source)
+
+
+@dataclass(frozen=True)
+class RecordSource:
+    """The records a rubric session judges, read from their file whenever they are needed, never all held.
+
+    ``rubric_id`` set: the ``eval-rubric`` records of that rubric (matched case-insensitively); None: the
+    chat records of ``eval rubric``. Picklable, so a remote worker gets the source and not the records.
+
+    Example:
+        >>> source = RecordSource(Path("records.jsonl"), "helpfulness")  # doctest: +SKIP
+        >>> count, others, unlabelled = source.scan()  # doctest: +SKIP
+        >>> [r.label for r in source][:1]  # doctest: +SKIP
+        ['record[1]']
+    """
+
+    path: Path
+    rubric_id: str | None = None
+
+    def _matching(self, skipped: list[int] | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
+        """``(line, row)`` of every record of the session; ``skipped`` counts [other rubrics, unlabelled]."""
+        if self.rubric_id is None:
+            yield from read_jsonl(self.path)
+            return
+        wanted = self.rubric_id.strip().lower()
+        for line, data in read_jsonl(self.path):
+            rid = data.get("rubric_id")
+            if isinstance(rid, str) and rid.strip().lower() == wanted:
+                yield line, data
+            elif skipped is not None:
+                skipped[0 if isinstance(rid, str) and rid.strip() else 1] += 1
+
+    def record(self, index: int, data: dict[str, Any], line: int = 0) -> RubricRecord:
+        """The record at ``index`` (from 0) built from its row (a row :meth:`scan` checked: no error)."""
+        build = _chat_record if self.rubric_id is None else _record
+        return build(self.path, line, data, index + 1)
+
+    def __iter__(self) -> Iterator[RubricRecord]:
+        for index, (line, data) in enumerate(self._matching()):
+            yield self.record(index, data, line)
+
+    def scan(self) -> tuple[int, int, int]:
+        """Checks every record of the session, holding none.
+
+        Returns:
+            ``(records, other_rubric_count, no_rubric_id_count)`` (the last two 0 for chat records).
+
+        Raises:
+            DatasetFormatError: The file is missing, empty or malformed, or a record is invalid.
+        """
+        _check_path(self.path)
+        skipped = [0, 0]
+        count = 0
+        for line, data in self._matching(skipped):
+            self.record(count, data, line)
+            count += 1
+        if count + skipped[0] + skipped[1] == 0:
+            raise DatasetFormatError(f"No JSON records found in '{self.path}'.", path=str(self.path))
+        return count, skipped[0], skipped[1]

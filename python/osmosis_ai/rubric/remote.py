@@ -1,6 +1,7 @@
 """What a remote worker needs to rebuild an ``eval-rubric`` session's executor: picklable data only.
 
-The records travel once per worker with the spec; each worker prepares its judge requests, imports an
+Each work item carries its record's row; the spec carries where the records come from (not the records),
+so each worker builds a record's judge request from its row when its run starts, imports an
 ``@osmosis_rubric`` function (a module travels as a module, a ``file.py`` with its folder, as eval
 functions do: :mod:`osmosis_ai.eval.remote`), and opens its own transport pool.
 """
@@ -14,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from osmosis_ai.rubric.config import RubricEntry
-from osmosis_ai.rubric.records import RubricRecord
+from osmosis_ai.rubric.records import RecordSource
 
 __all__ = ["JudgeExecutorSpec"]
 
@@ -26,7 +27,7 @@ class JudgeExecutorSpec:
     Args:
         rubric_id: The score's name.
         entry: The rubric config entry.
-        records: Every record of the session (indexed from 0 like the work items).
+        source: Where the session's records come from (rebuilt from each work item's row).
         overrides: Judge option overrides (``base_url``, ``timeout``, ...).
         function: An ``@osmosis_rubric`` function as ``module:attr`` or ``path/to/file.py:attr``, or None
             for the config's judge.
@@ -34,13 +35,13 @@ class JudgeExecutorSpec:
         root: The driver's working directory, which a relative file is read from.
 
     Example:
-        >>> JudgeExecutorSpec("r", entry, records, function="rubrics:polite").modules()  # doctest: +SKIP
+        >>> JudgeExecutorSpec("r", entry, source, function="rubrics:polite").modules()  # doctest: +SKIP
         ['rubrics']
     """
 
     rubric_id: str
     entry: RubricEntry
-    records: list[RubricRecord]
+    source: RecordSource
     overrides: dict[str, Any] | None = None
     function: str | None = None
     concurrency: int = 8
@@ -67,14 +68,12 @@ class JudgeExecutorSpec:
         from osmosis_ai.importer import import_object
         from osmosis_ai.llm.pool import TransportPool
         from osmosis_ai.rubric.engine import JudgeExecutor
-        from osmosis_ai.rubric.runner import build_evaluators
+        from osmosis_ai.rubric.runner import RecordJudge
 
         function = None
         if self.function:
             target = worker_target(self.function, self.root)
             function = import_object(target, what="--function", example="rubrics:score_politeness")
-        evaluators, previews = build_evaluators(
-            self.entry, self.records, overrides=self.overrides, function=function
-        )
+        calls = RecordJudge(self.entry, self.source, self.overrides, function)
         async with TransportPool(max_connections=self.concurrency):
-            yield JudgeExecutor(self.rubric_id, evaluators, previews)
+            yield JudgeExecutor(self.rubric_id, calls)

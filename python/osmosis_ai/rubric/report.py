@@ -1,34 +1,27 @@
-"""Rubric results: output paths, the results JSON of ``eval-rubric`` (0.2's layout) and ``eval rubric``
-(0.3's), both built from one payload so their numbers are the same, the console report, and baseline
-comparison."""
+"""Rubric results: output paths, the console report, and baseline comparison (the results JSON of both
+commands is built in :mod:`osmosis_ai.rubric.document`)."""
 
 from __future__ import annotations
 
-import datetime as _dt
 import json
 import os
 import re
 import time
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from osmosis_ai._files import write_json_atomic
 from osmosis_ai.errors import RunError
-from osmosis_ai.rubric.engine import calculate_statistics
-from osmosis_ai.rubric.records import RubricRecord
-from osmosis_ai.rubric.session import RubricSession
 
 __all__ = [
     "CACHE_ROOT_ENV",
     "baseline_comparison",
-    "build_payload",
     "default_cache_root",
-    "layout_0_3",
     "load_baseline",
     "print_report",
+    "report_lines",
     "resolve_output_path",
     "resolve_output_path_0_3",
-    "write_json",
 ]
 
 CACHE_ROOT_ENV = "OSMOSIS_EVAL_RESULT_DIR"
@@ -119,162 +112,6 @@ def baseline_comparison(source: Path, baseline: dict[str, float], current: dict[
     return {"source_path": str(source), "baseline_statistics": baseline, "delta_statistics": deltas}
 
 
-def _record_rows(records: list[RubricRecord], state: RubricSession) -> list[dict[str, Any]]:
-    rows = []
-    for index, record in enumerate(records):
-        # The established document numbers records and runs from 1; the log from 0.
-        runs = [{**run, "run_index": int(run["run_index"]) + 1} for run in state.runs_of(index)]
-        scores = [r["score"] for r in runs if r["status"] == "success" and r["score"] is not None]
-        unscored = sum(r["status"] == "unscored" for r in runs)
-        rows.append(
-            {
-                "id": record.record_id,
-                "record_index": index + 1,
-                "conversation_id": record.label,
-                "input_record": record.data,
-                "statistics": calculate_statistics(scores, len(runs), unscored),
-                "runs": runs,
-            }
-        )
-    return rows
-
-
-def _overall(
-    state: RubricSession, rubric_id: str, fallback: dict[str, Any]
-) -> tuple[dict[str, Any], list[Any]]:
-    """``overall_statistics`` (the established keys) and the warnings, from the log's result model."""
-    from osmosis_ai.results import read_results
-
-    if state.log_path is None or not Path(state.log_path).is_file():
-        return fallback, []
-    result = read_results(state.log_path, failed="exclude")
-    function = (
-        next((f for f in result.model().functions if f.name == rubric_id), None) if result.models else None
-    )
-    if function is None:
-        return fallback, list(result.warnings)
-    runs = function.runs
-    overall = {
-        "average": function.mean,
-        "variance": function.variance,
-        "stdev": function.std,
-        "min": function.min,
-        "max": function.max,
-        "total_runs": runs.finished,
-        "success_count": function.graded,
-        "failure_count": runs.finished - function.graded,
-        "unscored_count": runs.unscored,
-    }
-    return overall, list(result.warnings)
-
-
-def build_payload(
-    *,
-    rubric_id: str,
-    source_label: str,
-    model_info: dict[str, Any],
-    number: int,
-    config_path: Path | None,
-    data_path: Path,
-    records: list[RubricRecord],
-    state: RubricSession,
-    identifier: str | None,
-    concurrency: int,
-    baseline: dict[str, Any] | None = None,
-    rubric: str | None = None,
-) -> dict[str, Any]:
-    """The results document of both rubric commands: the established keys in their order, then ours."""
-    rows = _record_rows(records, state)
-    all_runs = [run for row in rows for run in row["runs"]]
-    scores = [r["score"] for r in all_runs if r["status"] == "success" and r["score"] is not None]
-    unscored = sum(r["status"] == "unscored" for r in all_runs)
-    overall, warnings = _overall(state, rubric_id, calculate_statistics(scores, len(all_runs), unscored))
-    payload: dict[str, Any] = {
-        "generated_at": _dt.datetime.now(_dt.timezone.utc).isoformat(),
-        "rubric_id": rubric_id,
-        "rubric_source": source_label,
-        "provider": model_info.get("provider") or "<unknown>",
-        "model": model_info.get("model") or "<unspecified>",
-        "number": number,
-        "config_path": str(config_path) if config_path else None,
-        "data_path": str(data_path),
-        "overall_statistics": overall,
-        "records": rows,
-    }
-    if identifier is not None:
-        payload["output_identifier"] = identifier
-    if baseline is not None:
-        payload["baseline_comparison"] = baseline
-    if rubric is not None:
-        payload["rubric"] = rubric
-    payload["judge_health"] = state.health.as_json()
-    payload["concurrency"] = concurrency
-    payload["planned_runs"] = state.total
-    payload["completed_runs"] = len(all_runs)
-    payload["interrupted"] = state.interrupted
-    payload["warnings"] = [{"code": w.code, "message": w.message} for w in warnings]
-    if state.session_error:
-        payload["session_error"] = state.session_error
-    return payload
-
-
-# Our keys after 0.3's: what a reader needs to know the run was cut short or the judge struggled.
-_EXTRA_KEYS = (
-    "rubric_id", "output_identifier", "judge_health", "concurrency", "planned_runs", "completed_runs",
-    "interrupted", "session_error", "warnings",
-)  # fmt: skip
-
-
-def _record_0_3(row: dict[str, Any]) -> dict[str, Any]:
-    runs = row["runs"]
-    scored = [r for r in runs if r["status"] == "success" and r["score"] is not None]
-    return {
-        "index": row["record_index"],
-        "label": row["conversation_id"],
-        "scores": [r["score"] for r in scored],
-        "explanations": [r.get("explanation") or "" for r in scored],
-        "errors": [
-            r.get("error") or r.get("unscored_reason") or r["status"] for r in runs if r not in scored
-        ],
-        "statistics": row["statistics"],
-        # Ours, after 0.3's keys: each run as the 0.2 layout keeps it (report, compare and
-        # summarize_results read a rubric document's runs by record_index).
-        "record_index": row["record_index"],
-        "runs": runs,
-    }
-
-
-def layout_0_3(payload: dict[str, Any], *, model: str, rubric: str) -> dict[str, Any]:
-    """The ``eval rubric -o`` document: 0.3's keys in 0.3's order, then ours, from a :func:`build_payload`
-    payload (the statistics are the same objects, so both layouts always agree).
-
-    0.3's layout is ``{generated_at, model, rubric, data_path, number, overall_statistics, records: [{index,
-    label, scores, explanations, errors, statistics}]}``; statistics of a record without a score are null,
-    never 0.0.
-
-    Example:
-        >>> doc = layout_0_3(payload, model="openai/gpt-4o-mini", rubric="Be kind.")  # doctest: +SKIP
-        >>> list(doc)[:3]  # doctest: +SKIP
-        ['generated_at', 'model', 'rubric']
-    """
-    document: dict[str, Any] = {
-        "generated_at": payload["generated_at"],
-        "model": model,
-        "rubric": rubric,
-        "data_path": payload["data_path"],
-        "number": payload["number"],
-        "overall_statistics": payload["overall_statistics"],
-        "records": [_record_0_3(row) for row in payload["records"]],
-    }
-    document.update({key: payload[key] for key in _EXTRA_KEYS if key in payload})
-    return document
-
-
-def write_json(path: Path, payload: dict[str, Any]) -> None:
-    """Writes by the ``-o`` rule of :mod:`osmosis_ai._files` (never half a file; ``-`` is standard output)."""
-    write_json_atomic(path, payload, ensure_ascii=False)
-
-
 def _indent(text: str, first: str, rest: str) -> str:
     lines = str(text).splitlines() or [""]
     return "\n".join([first + lines[0], *(rest + line for line in lines[1:])])
@@ -296,34 +133,40 @@ def _summary_lines(stats: dict[str, Any], indent: str) -> list[str]:
     ]
 
 
-def report_lines(payload: dict[str, Any]) -> list[str]:
-    """The per-record console report of a results document."""
-    lines: list[str] = []
+def report_lines(payload: Mapping[str, Any]) -> Iterator[str]:
+    """The per-record console report of a 0.2 payload, line by line (its ``records`` may be a stream)."""
     for row in payload["records"]:
-        lines.append(f"[{row['conversation_id']}]")
-        for run in row["runs"]:
-            lines.append(f"  Run {run['run_index']:02d} [{run['status'].upper()}]")
-            if run["status"] == "success":
-                score = _fmt(run["score"])
-                if run.get("clamped"):
-                    score += f" (judge said {run['raw_score']}, clamped)"
-                lines.append(f"    score: {score}")
-                if run.get("preview"):
-                    lines.append(_indent(run["preview"], "    preview: ", "      "))
-                lines.append(
-                    _indent(
-                        run.get("explanation") or "(no explanation provided)", "    explanation: ", "      "
-                    )
-                )
-            else:
-                lines.append(_indent(run.get("error") or "unknown error", "    error: ", "      "))
-            lines.append(f"    duration: {run['duration_seconds']:.2f}s")
-            lines.append("")
-        stats = row["statistics"]
-        if stats["total_runs"] > 1 or stats["failure_count"]:
-            lines += _summary_lines(stats, "  ")
-            lines.append("")
-    lines += ["Overall:", *_summary_lines(payload["overall_statistics"], "  ")[1:]]
+        yield from _record_lines(row)
+    yield from _overall_lines(payload)
+
+
+def _record_lines(row: Mapping[str, Any]) -> list[str]:
+    lines = [f"[{row['conversation_id']}]"]
+    for run in row["runs"]:
+        lines.append(f"  Run {run['run_index']:02d} [{run['status'].upper()}]")
+        if run["status"] == "success":
+            score = _fmt(run["score"])
+            if run.get("clamped"):
+                score += f" (judge said {run['raw_score']}, clamped)"
+            lines.append(f"    score: {score}")
+            if run.get("preview"):
+                lines.append(_indent(run["preview"], "    preview: ", "      "))
+            lines.append(
+                _indent(run.get("explanation") or "(no explanation provided)", "    explanation: ", "      ")
+            )
+        else:
+            lines.append(_indent(run.get("error") or "unknown error", "    error: ", "      "))
+        lines.append(f"    duration: {run['duration_seconds']:.2f}s")
+        lines.append("")
+    stats = row["statistics"]  # None where not shown (a report's rows: RubricEvalResult.report)
+    if stats is not None and (stats["total_runs"] > 1 or stats["failure_count"]):
+        lines += _summary_lines(stats, "  ")
+        lines.append("")
+    return lines
+
+
+def _overall_lines(payload: Mapping[str, Any]) -> list[str]:
+    lines = ["Overall:", *_summary_lines(payload["overall_statistics"], "  ")[1:]]
     lines += [f"Warning: {w['message']}" for w in payload.get("warnings", ())]
     comparison = payload.get("baseline_comparison")
     if comparison:
@@ -346,6 +189,10 @@ def report_lines(payload: dict[str, Any]) -> list[str]:
     return lines
 
 
-def print_report(payload: dict[str, Any], echo: Any) -> None:
-    for line in report_lines(payload):
+def print_report(payload: Mapping[str, Any], echo: Any) -> None:
+    """Echoes :func:`report_lines`, a record's lines in one call (a call per line cost more than the
+    rest of the report)."""
+    for row in payload["records"]:
+        echo("\n".join(_record_lines(row)))
+    for line in _overall_lines(payload):
         echo(line)

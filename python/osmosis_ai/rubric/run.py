@@ -4,24 +4,27 @@ Two kinds of options, one run: :class:`RubricEvalOptions` judges with a rubric o
 ``@osmosis_rubric`` function), as ``osmosis eval-rubric``; :class:`InlineRubricOptions` with a rubric
 given as text and chat-style records, as ``osmosis eval rubric``. :func:`run_rubric_eval` runs either on
 the engine (here or on Ray), every judgement appended to the results log, reads the session back from the
-log, writes the established results JSON and returns a :class:`RubricEvalResult`.
+log, writes the established results JSON (streamed: memory does not grow with the records) and returns a
+:class:`RubricEvalResult`.
 
 Example:
     >>> from osmosis_ai.rubric.run import InlineRubricOptions, run_rubric_eval
     >>> result = run_rubric_eval(InlineRubricOptions(data_path="chats.jsonl", rubric="Is it polite?",
     ...                                              model="openai/gpt-4o-mini"))  # doctest: +SKIP
-    >>> result.payload["overall_statistics"]["average"]  # doctest: +SKIP
+    >>> result.summary["overall_statistics"]["average"]  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from osmosis_ai.errors import DatasetFormatError, RunError
+from osmosis_ai.rubric.records import RecordSource
 from osmosis_ai.rubric.run_options import InlineRubricOptions, RubricEvalOptions
 from osmosis_ai.rubric.session import RubricSession
 from osmosis_ai.runs.backends import BackendReport
@@ -29,7 +32,7 @@ from osmosis_ai.runs.observer import RunObserver, quiet_observer
 
 if TYPE_CHECKING:
     from osmosis_ai.rubric.config import RubricEntry
-    from osmosis_ai.rubric.records import RubricRecord
+    from osmosis_ai.rubric.document import DocumentTally
     from osmosis_ai.runs.log import ResultsLog
 
 __all__ = ["InlineRubricOptions", "RubricEvalOptions", "RubricEvalResult", "run_rubric_eval"]
@@ -39,34 +42,93 @@ __all__ = ["InlineRubricOptions", "RubricEvalOptions", "RubricEvalResult", "run_
 class RubricEvalResult:
     """What a rubric evaluation did and found.
 
+    The records are not held: :meth:`rows` streams them again from the dataset and the results log, and
+    ``payload`` / ``document`` (the whole results document in memory) are built when first asked.
+
     Attributes:
         options: The options it ran with.
-        payload: The established results document (written to ``output``): per-record runs and statistics,
-            ``overall_statistics``, judge health, and the judge-noise and gold figures when asked for.
-        session: Every judgement the results log holds, with the session's state (interrupted, stopped
-            early and why, judge health).
+        session: The session's state (interrupted, stopped early and why, judge health); its judgements
+            are in the results log (``session.log_path``).
         output: The results file written.
-        document: What was written there: ``payload`` itself for :class:`RubricEvalOptions` (0.2's layout),
-            0.3's layout of it for :class:`InlineRubricOptions`.
         backend: How the judgements were spread (``name`` is ``local`` unless they ran on Ray).
+        summary: The results document's payload (0.2's layout) without its ``records``: statistics,
+            judge health, warnings, and the judge-noise and gold figures when asked for.
     """
 
     options: RubricEvalOptions | InlineRubricOptions
-    payload: dict[str, Any]
     session: RubricSession
     output: Path
     backend: BackendReport = field(default_factory=BackendReport)
-    document: dict[str, Any] = field(default_factory=dict)
+    summary: dict[str, Any] = field(default_factory=dict)
+    source: RecordSource | None = None
 
     @property
     def unscored(self) -> int:
         """Judgements that produced no score (errors and unscored replies)."""
         return self.session.health.errors + self.session.health.unscored
 
+    def rows(self, *, for_report: bool = False) -> Iterator[dict[str, Any]]:
+        """The payload's ``records`` (per record: its runs and statistics), one at a time; ``for_report``:
+        what the console report reads (the statistics it shows, see ``rubric.document.record_row``, and
+        each run's fields as the log has them)."""
+        from osmosis_ai.rubric.document import record_row, record_runs
+
+        if self.source is None:
+            return iter(())
+        number = int(self.summary.get("number") or 1)
+        # The report reads a few fields of each run: the log's records need no projection.
+        records = record_runs(self.source, self.session.log_path, number, project=not for_report)
+        return (record_row(*entry, for_report=for_report) for entry in records)
+
+    def report(self) -> dict[str, Any]:
+        """:attr:`summary` with its ``records`` streamed (:meth:`rows` for the console report, read once)."""
+        return _with_records(self.summary, self.rows(for_report=True))
+
+    @cached_property
+    def payload(self) -> dict[str, Any]:
+        """The established results document (0.2's layout, as ``eval-rubric`` writes it), in memory."""
+        return _with_records(self.summary, list(self.rows()))
+
+    @cached_property
+    def document(self) -> dict[str, Any]:
+        """What was written to ``output``: ``payload`` for :class:`RubricEvalOptions` (0.2's layout),
+        0.3's layout of it for :class:`InlineRubricOptions`."""
+        if not isinstance(self.options, InlineRubricOptions):
+            return self.payload
+        from osmosis_ai.rubric.document import layout_0_3
+
+        return layout_0_3(self.payload, model=self.options.model.strip(), rubric=self.summary["rubric"])
+
+    def document_parts(self) -> tuple[dict[str, Any], Iterator[dict[str, Any]], dict[str, Any]]:
+        """The results document as :meth:`to_json` has it, in three parts: the keys before ``records``,
+        the records (streamed), the keys after them (with ``backend`` when a remote backend ran)."""
+        from osmosis_ai.rubric.document import layout_0_3_parts, record_0_3
+
+        backend = {"backend": self.session.backend} if self.session.backend else {}
+        keys = list(self.summary)
+        cut = keys.index("overall_statistics") + 1  # where the document has its records
+        head = {key: self.summary[key] for key in keys[:cut]}
+        tail = {key: self.summary[key] for key in keys[cut:]}
+        if not isinstance(self.options, InlineRubricOptions):
+            return head, self.rows(), {**tail, **backend}
+        model, rubric = self.options.model.strip(), self.summary["rubric"]
+        head, tail = layout_0_3_parts(self.summary, model=model, rubric=rubric)
+        return head, map(record_0_3, self.rows()), {**tail, **backend}
+
     def to_json(self) -> dict[str, Any]:
-        """The results document, with how a remote backend spread the runs."""
-        backend = self.session.backend
-        return {**self.document, **({"backend": backend} if backend else {})}
+        """The results document, with how a remote backend spread the runs, in memory."""
+        head, records, tail = self.document_parts()
+        return {**head, "records": list(records), **tail}
+
+
+def _with_records(summary: dict[str, Any], records: Any) -> dict[str, Any]:
+    """``summary`` with ``records`` after its ``overall_statistics``, where the document has them."""
+    payload: dict[str, Any] = {}
+    for key, value in summary.items():
+        payload[key] = value
+        if key == "overall_statistics":
+            payload["records"] = records
+    return payload
 
 
 @dataclass
@@ -75,7 +137,8 @@ class _Job:
 
     rubric_id: str
     entry: RubricEntry
-    records: list[RubricRecord]
+    source: RecordSource
+    count: int  # records of the session
     overrides: dict[str, Any]
     model_info: dict[str, Any]
     number: int
@@ -107,14 +170,8 @@ def run_rubric_eval(
         observer.message(line)
     report = BackendReport()
     session = _judge(job, options, observer, report)
-    payload = _payload(job, options, session)
-    from osmosis_ai.rubric.report import layout_0_3, write_json
-
-    document = payload
-    if isinstance(options, InlineRubricOptions):
-        document = layout_0_3(payload, model=options.model.strip(), rubric=job.entry.rubric)
-    write_json(job.output, document)
-    return RubricEvalResult(options, payload, session, job.output, report, document)
+    summary = _write_results(job, options, session)
+    return RubricEvalResult(options, session, job.output, report, summary, job.source)
 
 
 def _check_data(data_path: Path) -> None:
@@ -137,7 +194,6 @@ def _config_job(options: RubricEvalOptions) -> _Job:
     from osmosis_ai._files import check_output_file
     from osmosis_ai.rubric.config import find_config, load_rubric_configs
     from osmosis_ai.rubric.judge import ensure_api_key_available
-    from osmosis_ai.rubric.records import load_rubric_records
     from osmosis_ai.rubric.report import load_baseline, resolve_output_path
     from osmosis_ai.rubric.session import log_config
 
@@ -154,11 +210,12 @@ def _config_job(options: RubricEvalOptions) -> _Job:
     model_info = {**entry.model_info, **{k: v for k, v in overrides.items() if v is not None}}
     if function is None:
         ensure_api_key_available(model_info)
+    source = RecordSource(data_path, rubric_id)
     try:
-        records, others, unlabelled = load_rubric_records(data_path, rubric_id)
+        count, others, unlabelled = source.scan()
     except DatasetFormatError as exc:
         raise RunError(str(exc)) from None
-    if not records:
+    if not count:
         raise RunError(f"No records in '{data_path}' reference rubric '{rubric_id}'.")
     baseline = load_baseline(Path(options.baseline_path)) if options.baseline_path else None
     gold = _gold(options)
@@ -168,7 +225,7 @@ def _config_job(options: RubricEvalOptions) -> _Job:
     intro = [
         f"Rubric '{rubric_id}' ({entry.source_label}) -> provider '{model_info.get('provider') or '<unknown>'}' "
         f"model '{model_info.get('model') or '<unspecified>'}'",
-        f"Loaded {len(records)} matching record(s) from {data_path}",
+        f"Loaded {count} matching record(s) from {data_path}",
         *(
             [f"Skipped {others} record(s) of other rubrics and {unlabelled} without a rubric_id"]
             if others or unlabelled
@@ -178,7 +235,7 @@ def _config_job(options: RubricEvalOptions) -> _Job:
         "",
     ]
     return _Job(
-        rubric_id, entry, records, overrides, model_info, number, data_path, out, identifier,
+        rubric_id, entry, source, count, overrides, model_info, number, data_path, out, identifier,
         log_config(rubric_id, entry.rubric, model_info, number, options.function),
         function=function, function_spec=options.function, config_path=config, baseline=baseline, gold=gold,
         intro=intro,
@@ -197,7 +254,6 @@ def _inline_job(options: InlineRubricOptions) -> _Job:
     from osmosis_ai._files import check_output_file
     from osmosis_ai.rubric.config import RubricEntry
     from osmosis_ai.rubric.judge import ensure_api_key_available
-    from osmosis_ai.rubric.records import load_chat_records
     from osmosis_ai.rubric.report import resolve_output_path_0_3
     from osmosis_ai.rubric.session import log_config
 
@@ -207,8 +263,9 @@ def _inline_job(options: InlineRubricOptions) -> _Job:
     model_info = options.model_info()
     overrides = options.judge_overrides()
     ensure_api_key_available({**model_info, **overrides})
+    source = RecordSource(data_path)
     try:
-        records = load_chat_records(data_path)
+        count = source.scan()[0]
     except DatasetFormatError as exc:
         raise RunError(str(exc)) from None
     out, identifier = resolve_output_path_0_3(
@@ -225,11 +282,11 @@ def _inline_job(options: InlineRubricOptions) -> _Job:
     )
     intro = [
         f"Model: {model_info['provider']}/{model_info['model']}",
-        f"Evaluated {len(records)} record(s) from {data_path}",
+        f"Evaluated {count} record(s) from {data_path}",
         f"Runs per record: {options.number}",
     ]
     return _Job(
-        "rubric", entry, records, overrides, {**model_info, **{k: v for k, v in overrides.items() if v is not None}},
+        "rubric", entry, source, count, overrides, {**model_info, **{k: v for k, v in overrides.items() if v is not None}},
         options.number, data_path, out, identifier, log_config("rubric", rubric, {**model_info, **overrides}, options.number, None),
         intro=intro,
     )  # fmt: skip
@@ -240,18 +297,16 @@ def _judge(
 ) -> RubricSession:
     """Runs the session on the engine with its results log; returns the session read back from the log."""
     from osmosis_ai.rubric.remote import JudgeExecutorSpec
-    from osmosis_ai.rubric.runner import build_evaluators
+    from osmosis_ai.rubric.runner import RecordJudge
     from osmosis_ai.rubric.session import run_session
     from osmosis_ai.runs.backends import backend_session
     from osmosis_ai.runs.session_log import open_session_log
 
-    evaluators, previews = build_evaluators(
-        job.entry, job.records, overrides=job.overrides, function=job.function
-    )
+    calls = RecordJudge(job.entry, job.source, job.overrides, job.function)
     spec = JudgeExecutorSpec(
-        job.rubric_id, job.entry, job.records, job.overrides, job.function_spec, options.concurrency
+        job.rubric_id, job.entry, job.source, job.overrides, job.function_spec, options.concurrency
     )
-    total = len(job.records) * job.number
+    total = job.count * job.number
 
     def open_log(resume: str | os.PathLike[str] | None) -> ResultsLog:
         return open_session_log("rubric", job.log_config, job.data_path, options.log_path, resume, observer)
@@ -274,9 +329,8 @@ def _judge(
             progress = observer.progress(total)
             try:
                 outcome = run_session(
-                    rubric_id=job.rubric_id, records=job.records, number=job.number, evaluators=evaluators,
-                    previews=previews, log=log, concurrency=options.concurrency, progress=progress, loop=loop,
-                    backend=remote,
+                    rubric_id=job.rubric_id, number=job.number, calls=calls, log=log,
+                    concurrency=options.concurrency, progress=progress, loop=loop, backend=remote,
                 )  # fmt: skip
             finally:
                 progress.close()
@@ -290,26 +344,66 @@ def _judge(
     return session
 
 
-def _payload(job: _Job, options: Any, session: RubricSession) -> dict[str, Any]:
-    from osmosis_ai.rubric.report import baseline_comparison, build_payload
+def _write_results(job: _Job, options: Any, session: RubricSession) -> dict[str, Any]:
+    """Writes the results document, its records streamed past; counts the session's judge health on the
+    way. Returns the payload without its records."""
+    from osmosis_ai.rubric.document import overall_statistics, payload_head, record_runs, write_document
 
-    payload = build_payload(
-        rubric_id=job.rubric_id, source_label=job.entry.source_label, model_info=job.model_info, number=job.number,
-        config_path=job.config_path, data_path=job.data_path, records=job.records, state=session,
-        identifier=job.identifier, concurrency=options.concurrency, baseline=None, rubric=job.entry.rubric,
+    overall, warnings = overall_statistics(session.log_path, job.rubric_id)
+    head = payload_head(
+        rubric_id=job.rubric_id, source_label=job.entry.source_label, model_info=job.model_info,
+        number=job.number, config_path=job.config_path, data_path=job.data_path, overall=overall,
     )  # fmt: skip
-    if job.baseline is not None:
-        payload["baseline_comparison"] = baseline_comparison(
-            Path(options.baseline_path), job.baseline, payload["overall_statistics"]
-        )
-    repeat = getattr(options, "repeat", None)
-    if repeat is not None or job.gold is not None:
-        from osmosis_ai.rubric.calibration import gold_agreement, judge_noise
+    tally = _tally(job, options, session)
+    rows = tally.rows(record_runs(job.source, session.log_path, job.number))
+    layout = (options.model.strip(), job.entry.rubric) if isinstance(options, InlineRubricOptions) else None
+    return write_document(
+        job.output, head, rows, lambda: _payload_tail(job, options, session, tally, warnings, overall),
+        layout_0_3=layout,
+    )  # fmt: skip
 
-        if repeat is not None:
-            payload["judge_noise"] = judge_noise(job.records, session.runs_of)
+
+def _tally(job: _Job, options: Any, session: RubricSession) -> DocumentTally:
+    from osmosis_ai.rubric.document import DocumentTally
+
+    tally = DocumentTally(health=session.health)
+    if getattr(options, "repeat", None) is not None or job.gold is not None:
+        from osmosis_ai.rubric.calibration import GoldTally, NoiseTally
+
+        if getattr(options, "repeat", None) is not None:
+            tally.noise = NoiseTally()
         if job.gold is not None:
-            payload["gold_agreement"] = gold_agreement(
-                job.records, session.runs_of, job.gold, threshold=options.gold_threshold
-            )
-    return payload
+            tally.gold = GoldTally(job.gold, threshold=options.gold_threshold)
+    return tally
+
+
+def _payload_tail(
+    job: _Job,
+    options: Any,
+    session: RubricSession,
+    tally: DocumentTally,
+    warnings: list[Any],
+    overall: dict[str, Any],
+) -> dict[str, Any]:
+    """The payload's keys after ``records``, in the established order, then ours."""
+    tail: dict[str, Any] = {}
+    if job.identifier is not None:
+        tail["output_identifier"] = job.identifier
+    tail["rubric"] = job.entry.rubric
+    tail["judge_health"] = session.health.as_json()
+    tail["concurrency"] = options.concurrency
+    tail["planned_runs"] = session.total
+    tail["completed_runs"] = tally.completed_runs
+    tail["interrupted"] = session.interrupted
+    tail["warnings"] = [{"code": w.code, "message": w.message} for w in warnings]
+    if session.session_error:
+        tail["session_error"] = session.session_error
+    if job.baseline is not None:
+        from osmosis_ai.rubric.report import baseline_comparison
+
+        tail["baseline_comparison"] = baseline_comparison(Path(options.baseline_path), job.baseline, overall)
+    if tally.noise is not None:
+        tail["judge_noise"] = tally.noise.result()
+    if tally.gold is not None:
+        tail["gold_agreement"] = tally.gold.result()
+    return tail

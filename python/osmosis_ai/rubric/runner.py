@@ -8,17 +8,19 @@ from __future__ import annotations
 
 import copy
 import inspect
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from typing import Any
 
 from osmosis_ai.errors import MissingAPIKeyError
 from osmosis_ai.rubric.config import RubricEntry
 from osmosis_ai.rubric.engine import preview_text
 from osmosis_ai.rubric.judge import DEFAULT_API_KEY_ENV, prepare, run_async
-from osmosis_ai.rubric.records import RubricRecord
+from osmosis_ai.rubric.judge_request import EndpointCache
+from osmosis_ai.rubric.records import RecordSource, RubricRecord
+from osmosis_ai.runs.engine import WorkItem
 from osmosis_ai.runs.user_code import call_sync
 
-__all__ = ["build_evaluators", "enrich_extra_info", "judge_arguments", "prompt_metadata"]
+__all__ = ["RecordJudge", "enrich_extra_info", "judge_arguments", "judge_model_info", "prompt_metadata"]
 
 Evaluator = Callable[[], Awaitable[Any]]
 
@@ -39,10 +41,9 @@ def prompt_metadata(record: RubricRecord) -> dict[str, Any] | None:
     return metadata or None
 
 
-def judge_arguments(
-    entry: RubricEntry, record: RubricRecord, overrides: dict[str, Any] | None = None
-) -> dict[str, Any]:
-    """Keyword arguments of ``evaluate_rubric`` for one record (record values win over the entry)."""
+def judge_model_info(entry: RubricEntry, overrides: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The judge's ``model_info`` of every record of ``entry``: the entry's, the overrides set, and the
+    entry's system prompt before the model's (a copy: nothing of the entry is shared)."""
     model_info = copy.deepcopy(entry.model_info)
     model_info.update({k: v for k, v in (overrides or {}).items() if v is not None})
     prompts = [
@@ -51,6 +52,20 @@ def judge_arguments(
     prompts = [p for p in prompts if p]
     if prompts:
         model_info["system_prompt"] = "\n\n".join(prompts)
+    return model_info
+
+
+def judge_arguments(
+    entry: RubricEntry,
+    record: RubricRecord,
+    overrides: dict[str, Any] | None = None,
+    *,
+    model_info: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Keyword arguments of ``evaluate_rubric`` for one record (record values win over the entry);
+    ``model_info``: :func:`judge_model_info`'s, when the caller made it once for many records."""
+    if model_info is None:
+        model_info = judge_model_info(entry, overrides)
     return {
         "rubric": entry.rubric,
         "solution_str": record.solution_str,
@@ -130,12 +145,14 @@ def _evaluator(
     record: RubricRecord,
     overrides: dict[str, Any] | None,
     function: Callable[..., Any] | None,
+    endpoints: EndpointCache | None = None,
+    model_info: dict[str, Any] | None = None,
 ) -> Evaluator:
-    arguments = judge_arguments(entry, record, overrides)
-    if function is not None:
-        return _function_evaluator(function, entry, record, arguments)
+    if function is not None:  # user code gets its own model_info: it may change it
+        return _function_evaluator(function, entry, record, judge_arguments(entry, record, overrides))
+    arguments = judge_arguments(entry, record, overrides, model_info=model_info)
     try:
-        request = prepare(**arguments)
+        request = prepare(**arguments, endpoints=endpoints)
     except (TypeError, ValueError, MissingAPIKeyError) as exc:
 
         async def fail(problem: Exception = exc) -> Any:
@@ -145,61 +162,57 @@ def _evaluator(
     return lambda: run_async(request)
 
 
-class _Evaluators(Mapping[int, Evaluator]):
-    """Record position -> the call that judges it, built when its run starts (the last one kept for the
-    record's other runs, which start next to it): no prepared request per record is held."""
+def _row_dict(row: Mapping[str, Any]) -> dict[str, Any]:
+    return row if isinstance(row, dict) else dict(row)
+
+
+class RecordJudge:
+    """Per work item (one run of one record): the call that judges it, and its solution preview.
+
+    The record is built again from the item's row (rows stream through the session; none is held), and
+    its judge call when its first run starts: the last ones are kept for the record's other runs, which
+    start next to it. A record whose request cannot be prepared (a missing key, a bad option) gets a call
+    that raises, so each of its runs is recorded as an error with the reason.
+    """
 
     def __init__(
         self,
         entry: RubricEntry,
-        records: Sequence[RubricRecord],
-        overrides: dict[str, Any] | None,
-        function: Callable[..., Any] | None,
+        source: RecordSource,
+        overrides: dict[str, Any] | None = None,
+        function: Callable[..., Any] | None = None,
     ) -> None:
-        self._entry, self._records, self._overrides, self._function = entry, records, overrides, function
+        self._entry, self._source, self._overrides, self._function = entry, source, overrides, function
+        self._record: tuple[int, RubricRecord] | None = None
         self._last: tuple[int, Evaluator] | None = None
+        self._endpoints: EndpointCache = {}
+        # The same for every record; read only by the judge request (prepare copies what it keeps).
+        self._model_info = judge_model_info(entry, overrides)
 
-    def __getitem__(self, index: int) -> Evaluator:
-        if self._last is None or self._last[0] != index:
-            record = self._records[index]
-            self._last = (index, _evaluator(self._entry, record, self._overrides, self._function))
+    def rows(self) -> Iterator[dict[str, Any]]:
+        """The rows of the session's records, each checked again (the file may have changed since the
+        source's scan: a bad row then stops the session with its file, line and field). The record of
+        the row handed out is kept: the engine starts its first run before it takes the next row."""
+        for index, record in enumerate(self._source):
+            self._record = (index, record)
+            yield record.data
+
+    def record(self, item: WorkItem) -> RubricRecord:
+        """The record of ``item`` (its position from 0 is the log's ``row_index``)."""
+        if self._record is None or self._record[0] != item.row_index:
+            self._record = (item.row_index, self._source.record(item.row_index, _row_dict(item.row)))
+        return self._record[1]
+
+    def evaluator(self, item: WorkItem) -> Evaluator:
+        """The call that judges ``item``'s record once."""
+        if self._last is None or self._last[0] != item.row_index:
+            record = self.record(item)
+            evaluator = _evaluator(
+                self._entry, record, self._overrides, self._function, self._endpoints, self._model_info
+            )
+            self._last = (item.row_index, evaluator)
         return self._last[1]
 
-    def __len__(self) -> int:
-        return len(self._records)
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(range(len(self._records)))
-
-
-class _Previews(Mapping[int, str]):
-    """Record position -> its solution preview, made when asked."""
-
-    def __init__(self, records: Sequence[RubricRecord]) -> None:
-        self._records = records
-
-    def __getitem__(self, index: int) -> str:
-        return preview_text(self._records[index].solution_str)
-
-    def __len__(self) -> int:
-        return len(self._records)
-
-    def __iter__(self) -> Iterator[int]:
-        return iter(range(len(self._records)))
-
-
-def build_evaluators(
-    entry: RubricEntry,
-    records: Sequence[RubricRecord],
-    *,
-    overrides: dict[str, Any] | None = None,
-    function: Callable[..., Any] | None = None,
-) -> tuple[Mapping[int, Evaluator], Mapping[int, str]]:
-    """Per record position (from 0, as the log's ``row_index``): the call that judges it once, and its
-    solution preview.
-
-    Each judge request is prepared when the record's run starts, and reused across its runs that follow;
-    a record whose request cannot be prepared (a missing key, a bad option) gets a call that raises, so
-    each of its runs is recorded as an error with the reason.
-    """
-    return _Evaluators(entry, records, overrides, function), _Previews(records)
+    def preview(self, item: WorkItem) -> str:
+        """The whitespace-collapsed start of the judged text, shown in the results."""
+        return preview_text(self.record(item).solution_str)

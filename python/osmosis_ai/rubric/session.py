@@ -12,13 +12,15 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from osmosis_ai.rubric.engine import RUN_FIELDS, JudgeExecutor, JudgeHealth
-from osmosis_ai.rubric.records import RubricRecord
 from osmosis_ai.runs.backends import Backend, BackendError
 from osmosis_ai.runs.engine import RunEngine, RunOutcome, work_items
 from osmosis_ai.runs.log import ResultsLog, iter_runs
+
+if TYPE_CHECKING:
+    from osmosis_ai.rubric.runner import RecordJudge
 
 __all__ = ["RubricSession", "log_config", "run_session"]
 
@@ -42,10 +44,13 @@ def log_config(
 
 @dataclass
 class RubricSession:
-    """Every run the log holds, by record and run, with the session's own state."""
+    """The session's own state; its runs stay in the results log (``log_path``).
+
+    ``health`` is counted while the results document streams the latest runs past (see
+    :mod:`osmosis_ai.rubric.document`); ``results`` reads the whole log when first asked.
+    """
 
     total: int
-    results: dict[int, dict[int, dict[str, Any]]] = field(default_factory=dict)
     health: JudgeHealth = field(default_factory=JudgeHealth)
     interrupted: bool = False
     # 130 (Ctrl+C) or 143 (SIGTERM) when interrupted.
@@ -55,10 +60,11 @@ class RubricSession:
     log_path: Path | None = None
     # How a remote backend spread the runs (BackendReport.as_dict()), for the --json envelope.
     backend: dict[str, Any] | None = None
+    _results: dict[int, dict[int, dict[str, Any]]] | None = field(default=None, repr=False, compare=False)
 
     @classmethod
     def from_log(cls, path: Path, total: int, outcome: RunOutcome) -> RubricSession:
-        """Reads the log back; a later record of the same (record, run) replaces an earlier one."""
+        """The state of a session whose runs are in the log at ``path``."""
         session = cls(
             total=total,
             interrupted=outcome.interrupted,
@@ -68,13 +74,18 @@ class RubricSession:
         )
         if outcome.stopped_early:
             session.session_error = outcome.stop_reason
-        for record in iter_runs(path):
-            run = {name: record.get(name) for name in RUN_FIELDS}
-            session.results.setdefault(int(record["row_index"]), {})[int(record["run_index"])] = run
-        for runs in session.results.values():
-            for run in runs.values():
-                session.health.add(run)
         return session
+
+    @property
+    def results(self) -> dict[int, dict[int, dict[str, Any]]]:
+        """Every run of the log by record position and run (both from 0), read when first asked: it holds
+        the whole log (a later record of the same run replaces an earlier one)."""
+        if self._results is None:
+            self._results = {}
+            for record in iter_runs(self.log_path) if self.log_path is not None else ():
+                run = {name: record.get(name) for name in RUN_FIELDS}
+                self._results.setdefault(int(record["row_index"]), {})[int(record["run_index"])] = run
+        return self._results
 
     def runs_of(self, position: int) -> list[dict[str, Any]]:
         """The runs of the record at ``position`` (from 0, the log's ``row_index``), in run order."""
@@ -85,10 +96,8 @@ class RubricSession:
 def run_session(
     *,
     rubric_id: str,
-    records: list[RubricRecord],
     number: int,
-    evaluators: Mapping[int, Callable[[], Any]],
-    previews: Mapping[int, str],
+    calls: RecordJudge,
     log: ResultsLog,
     concurrency: int,
     progress: Callable[[dict[str, Any], RunOutcome], None] | None = None,
@@ -102,11 +111,11 @@ def run_session(
     """
     from osmosis_ai.llm.pool import TransportPool
 
-    executor = JudgeExecutor(rubric_id, evaluators, previews)
+    executor = JudgeExecutor(rubric_id, calls)
     engine = RunEngine(executor, log, concurrency=concurrency, on_record=progress)
     if backend is not None:
         engine.backend, engine.concurrency = backend, backend.slots()
-    rows = ((index, record.data) for index, record in enumerate(records))
+    rows = enumerate(calls.rows())
     items = work_items(rows, number, ("",), log.done, engine.outcome)
 
     async def main() -> RunOutcome:

@@ -29,6 +29,7 @@ from osmosis_ai.stats._aggregator import (
     NonFinitePolicy,
     quantiles,
     score_median,
+    score_moments,
     score_statistics,
     summarize,
 )
@@ -77,6 +78,7 @@ __all__ = [
     "quantiles",
     "rebase_indices",
     "score_median",
+    "score_moments",
     "score_statistics",
     "summarize",
     "summarize_results",

@@ -115,8 +115,9 @@ def confidence_interval(
       [0, 1]): it stays inside [0, 1] and is not a point when every row passed (five passes of five give
       [0.566, 1]).
     * ``"t"`` (alias ``"normal"``): ``estimate ± t·se`` with Student's t for rows - 1 degrees of freedom
-      and the row-clustered standard error; with ``weights`` the statistic is ``sum(values) /
-      sum(weights)`` (for example score sums over attempts per row).
+      and the row-clustered standard error, cut to [0, 1] when every row's value (over its weight) lies
+      there; with ``weights`` the statistic is ``sum(values) / sum(weights)`` (for example score sums
+      over attempts per row).
     * ``"bootstrap"``: the percentile bootstrap over rows with a seeded generator (the same seed gives
       the same interval on every platform); it needs at least 10 rows.
     * ``"auto"`` (default): Wilson when there are no weights and every value is in [0, 1], else t.
@@ -144,8 +145,8 @@ def confidence_interval(
         >>> (iv.method, round(iv.low, 3), iv.high)
         ('wilson', 0.566, 1.0)
         >>> iv = confidence_interval([0.5, 1.0, 0.25, 0.75], method="t")
-        >>> (iv.estimate, round(iv.low, 3), round(iv.high, 3))
-        (0.625, 0.111, 1.139)
+        >>> (iv.estimate, round(iv.low, 3), round(iv.high, 3))  # 0.625 + t·se is 1.139: cut at 1
+        (0.625, 0.111, 1.0)
     """
     _level(level)
     if method not in ("auto", "wilson", "t", "normal", "bootstrap"):

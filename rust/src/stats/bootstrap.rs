@@ -76,8 +76,28 @@ fn ratio(values: &[f64], weights: Option<&[f64]>) -> f64 {
     num.total() / den
 }
 
+/// Bounds cut to [0, 1] when `in_unit`: the statistic of values that all lie in [0, 1] (pass rates,
+/// such scores) cannot leave it, and an interval saying it might is surer of nothing.
+pub fn unit_bounds(low: f64, high: f64, in_unit: bool) -> (f64, f64) {
+    if in_unit {
+        (low.max(0.0), high.min(1.0))
+    } else {
+        (low, high)
+    }
+}
+
+/// Whether every row's value (over its weight, when weighted) lies in [0, 1]; rows of no weight say
+/// nothing.
+fn rows_in_unit(values: &[f64], weights: Option<&[f64]>) -> bool {
+    values.iter().enumerate().all(|(i, v)| {
+        let w = weights.map_or(1.0, |w| w[i]);
+        w == 0.0 || (0.0..=1.0).contains(&(v / w))
+    })
+}
+
 /// The normal-approximation interval `estimate ± z·se` of a ratio over rows, with the cluster-robust
-/// (linearised) standard error. With unit weights this is the textbook `mean ± z·s/√R`.
+/// (linearised) standard error. With unit weights this is the textbook `mean ± z·s/√R`. When every
+/// row's value lies in [0, 1], so do the bounds (see [`unit_bounds`]).
 /// `None` with fewer than two rows or a zero total weight.
 pub fn normal_interval(values: &[f64], weights: Option<&[f64]>, z: f64) -> Option<Interval> {
     let rows = values.len();
@@ -97,10 +117,15 @@ pub fn normal_interval(values: &[f64], weights: Option<&[f64]>, z: f64) -> Optio
     }
     let r = rows as f64;
     let se = (r / (r - 1.0) * squares.total()).sqrt() / total_weight;
+    let (low, high) = unit_bounds(
+        estimate - z * se,
+        estimate + z * se,
+        rows_in_unit(values, weights),
+    );
     Some(Interval {
         estimate,
-        low: estimate - z * se,
-        high: estimate + z * se,
+        low,
+        high,
     })
 }
 
@@ -362,14 +387,27 @@ mod tests {
 
     #[test]
     fn normal_interval_unit_weights_is_the_textbook_one() {
-        let v = [0.0, 1.0, 1.0, 0.0, 1.0];
+        let v = [0.0, 2.0, 2.0, 0.0, 2.0];
         let iv = normal_interval(&v, None, Z95).unwrap();
-        let mean: f64 = 0.6;
+        let mean: f64 = 1.2;
         let s2 = v.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / 4.0;
         let half = Z95 * (s2 / 5.0).sqrt();
         assert!((iv.estimate - mean).abs() < 1e-15);
         assert!((iv.low - (mean - half)).abs() < 1e-12 && (iv.high - (mean + half)).abs() < 1e-12);
         assert!(normal_interval(&[1.0], None, Z95).is_none());
+    }
+
+    #[test]
+    fn normal_interval_of_values_in_0_1_stays_there() {
+        // Pass/fail rows: 0.6 ± 0.48 reached 1.08.
+        let iv = normal_interval(&[0.0, 1.0, 1.0, 0.0, 1.0], None, Z95).unwrap();
+        assert!(
+            (iv.low - 0.6 + 0.48).abs() < 0.01 && iv.high == 1.0,
+            "{iv:?}"
+        );
+        // Score sums over attempts: each row's mean is in [0, 1].
+        let iv = normal_interval(&[0.0, 2.0, 0.0], Some(&[2.0, 2.0, 2.0]), Z95).unwrap();
+        assert_eq!(iv.low, 0.0);
     }
 
     #[test]

@@ -169,9 +169,16 @@ fn incomplete_beta(a: f64, b: f64, x: f64) -> f64 {
     }
 }
 
-/// The upper tail `P(T > t)` of Student's t with `df` degrees of freedom, for `t >= 0`.
+/// The upper tail `P(T > t)` of Student's t with `df` degrees of freedom, for `t >= 0`. Near 0 it is
+/// 1/2 less the centre's mass: `df / (df + t²)` rounds to 1 below t ≈ 1e-8, so the usual form could
+/// not tell those t apart (a quantile just above 1/2 came out as 1e-8).
 fn t_upper_tail(t: f64, df: f64) -> f64 {
-    0.5 * incomplete_beta(df / 2.0, 0.5, df / (df + t * t))
+    let t2 = t * t;
+    if t2 < df {
+        0.5 - 0.5 * incomplete_beta(0.5, df / 2.0, t2 / (df + t2))
+    } else {
+        0.5 * incomplete_beta(df / 2.0, 0.5, df / (df + t2))
+    }
 }
 
 /// The two-sided p-value of a t statistic: `P(|T| >= |t|)`.

@@ -68,6 +68,7 @@ pub(super) fn summarize_results_file<'py>(
         n_runs,
         failed: failed.map(parse_failed).transpose()?,
         model: false,
+        per_row: false,
     };
     let summary = without_gil(py, |interrupted| {
         crate::stats::summarize_results_file(&path, &options, interrupted)
@@ -124,7 +125,7 @@ fn to_json<T: serde::Serialize>(value: &T) -> PyResult<String> {
 /// The result model of a results file as JSON (schema `osmosis-result-summary`); `None` options are
 /// taken from the file.
 #[pyfunction]
-#[pyo3(signature = (path, pass_threshold=None, n_runs=None, failed=None, level=0.95))]
+#[pyo3(signature = (path, pass_threshold=None, n_runs=None, failed=None, level=0.95, per_row=false))]
 pub(super) fn result_model(
     py: Python<'_>,
     path: PathBuf,
@@ -132,6 +133,7 @@ pub(super) fn result_model(
     n_runs: Option<i64>,
     failed: Option<&str>,
     level: f64,
+    per_row: bool,
 ) -> PyResult<String> {
     let base = aggregator_options(1.0, Vec::new(), None, None, "zero", "fail", false)?;
     let options = ResultsOptions {
@@ -140,6 +142,7 @@ pub(super) fn result_model(
         n_runs,
         failed: failed.map(parse_failed).transpose()?,
         model: true,
+        per_row,
     };
     let name = path.display().to_string();
     let model = without_gil(py, |interrupted| {

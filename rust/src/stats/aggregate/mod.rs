@@ -73,6 +73,10 @@ pub struct Spread {
     pub row_count_sq: ExactSum,
     pub max_attempts: u64,
     pub ks: Vec<KSpread>,
+    /// The range of the scores in the mean (`None` without any), and whether every one is 0 or 1:
+    /// the mean is then a proportion and its interval must stay inside [0, 1].
+    pub range: Option<(f64, f64)>,
+    pub binary: bool,
 }
 
 impl Spread {
@@ -122,6 +126,8 @@ pub struct Aggregator {
     row_count_sq: ExactSum,
     /// Rows with at least one score in the mean.
     scored_rows: u64,
+    /// Scores in the mean that are neither 0 nor 1.
+    non_binary: u64,
     /// Per threshold: rows with 0 < c < n.
     mixed: Vec<u64>,
     store: Option<RowStore>,
@@ -225,6 +231,7 @@ impl Aggregator {
             row_sum_count: ExactSum::default(),
             row_count_sq: ExactSum::default(),
             scored_rows: 0,
+            non_binary: 0,
             store,
             scratch: Vec::new(),
         })
@@ -310,6 +317,7 @@ impl Aggregator {
             if let Some(x) = included(score) {
                 self.min = self.min.min(x);
                 self.max = self.max.max(x);
+                self.non_binary += u64::from(x != 0.0 && x != 1.0);
                 sum += x;
                 count += 1;
                 self.sum.add(x);
@@ -465,6 +473,8 @@ impl Aggregator {
                     hat_sq: s.hat_sq.total(),
                 })
                 .collect(),
+            range: (self.count > 0).then_some((self.min, self.max)),
+            binary: self.non_binary == 0,
         }
     }
 

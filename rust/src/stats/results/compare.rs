@@ -130,6 +130,7 @@ fn read(path: &Path, interrupted: &mut dyn FnMut() -> bool) -> CoreResult<Result
         n_runs: None,
         failed: None,
         model: true,
+        per_row: false,
     };
     summarize_results_file(path, &options, interrupted)
 }

@@ -1,8 +1,9 @@
 //! The result model's intervals, from running sums (no per-row storage): Wilson's score interval for
-//! pass rates (pass@k, pass^k) with a cluster-adjusted effective size, Student's t for the mean score.
+//! pass rates (pass@k, pass^k) with a cluster-adjusted effective size, Student's t for the mean score
+//! (Wilson when every score is 0 or 1; never outside [0, 1] when every score lies there).
 //! An interval the data cannot support is not drawn as a point: its bounds are null and `note` says why.
 
-use crate::stats::{normal_quantile, t_quantile, wilson, Spread};
+use crate::stats::{normal_quantile, t_quantile, unit_bounds, wilson, Spread};
 use serde::Serialize;
 
 /// One statistic with its interval; `low` / `high` are `None` when the data cannot give one (`note`).
@@ -12,7 +13,7 @@ pub struct Estimate {
     pub low: Option<f64>,
     pub high: Option<f64>,
     pub level: f64,
-    /// "wilson" (pass rates) or "t" (the mean score).
+    /// "wilson" (pass rates, and the mean of scores that are all 0 or 1) or "t" (the mean score).
     pub method: &'static str,
     /// Rows the statistic is over.
     pub rows: u64,
@@ -24,8 +25,11 @@ pub struct Estimate {
 /// Below this a spread is rounding noise, not data.
 const NO_SPREAD: f64 = 1e-12;
 
-/// The t interval of the mean score, a ratio of per-row score sums over per-row scored attempts, with
-/// the linearised (cluster-robust) standard error: a row's attempts move together.
+/// The interval of the mean score, a ratio of per-row score sums over per-row scored attempts, with
+/// the linearised (cluster-robust) standard error: a row's attempts move together. Scores that are all
+/// 0 or 1 make the mean a proportion: Wilson's interval at the effective size (a t interval on a few
+/// such rows reaches below 0 and above 1). Otherwise Student's t, cut to [0, 1] when every score lies
+/// there: no interval says more than the scores can be.
 pub fn mean_interval(spread: &Spread, level: f64) -> Option<Estimate> {
     if spread.count == 0 {
         return None;
@@ -38,7 +42,7 @@ pub fn mean_interval(spread: &Spread, level: f64) -> Option<Estimate> {
         low: None,
         high: None,
         level,
-        method: "t",
+        method: if spread.binary { "wilson" } else { "t" },
         rows,
         effective_n: None,
         note: None,
@@ -52,6 +56,15 @@ pub fn mean_interval(spread: &Spread, level: f64) -> Option<Estimate> {
     let r = rows as f64;
     let squares = spread.row_residual_squares(mean);
     let se = (r / (r - 1.0) * squares).sqrt() / weight;
+    if spread.binary {
+        // The spread of per-row rates the standard error stands for: R·se² (see `effective_n`).
+        let n = effective_n(rows, mean, r * se * se, weight);
+        let (low, high) = wilson(mean, n, normal_quantile(0.5 + level / 2.0));
+        estimate.low = Some(low);
+        estimate.high = Some(high);
+        estimate.effective_n = Some(n);
+        return Some(estimate);
+    }
     if se <= NO_SPREAD * mean.abs().max(1.0) {
         estimate.note = Some(format!(
             "every one of the {rows} rows has the same mean score: no spread to estimate an interval from"
@@ -59,26 +72,27 @@ pub fn mean_interval(spread: &Spread, level: f64) -> Option<Estimate> {
         return Some(estimate);
     }
     let t = t_quantile(0.5 + level / 2.0, r - 1.0);
-    estimate.low = Some(mean - t * se);
-    estimate.high = Some(mean + t * se);
+    let in_unit = matches!(spread.range, Some((min, max)) if min >= 0.0 && max <= 1.0);
+    let (low, high) = unit_bounds(mean - t * se, mean + t * se, in_unit);
+    estimate.low = Some(low);
+    estimate.high = Some(high);
     Some(estimate)
 }
 
-/// The binomial sample size that per-row rates with this spread are worth: `R p(1-p) / s²` (the
-/// Kish design effect applied to the attempts), kept between the rows (attempts of a row perfectly
-/// correlated) and the rows times their attempts (independent attempts). With no spread to measure
-/// (every row passed, or none) it is the rows: the data cannot show that attempts are independent.
-fn effective_n(rows: u64, mean: f64, sum_sq: f64, max_attempts: u64) -> f64 {
+/// The binomial sample size that per-row rates with this spread (`row_variance`, the variance of a
+/// row's rate) are worth: `R p(1-p) / s²` (the Kish design effect applied to the attempts), kept
+/// between the rows (attempts of a row perfectly correlated) and `most` (independent attempts). With
+/// no spread to measure (every row passed, or none) it is the rows: the data cannot show that
+/// attempts are independent.
+fn effective_n(rows: u64, mean: f64, row_variance: f64, most: f64) -> f64 {
     let r = rows as f64;
-    let most = r * max_attempts.max(1) as f64;
     if rows < 2 || mean <= 0.0 || mean >= 1.0 {
         return r;
     }
-    let variance = ((sum_sq - r * mean * mean) / (r - 1.0)).max(0.0);
-    if variance <= NO_SPREAD {
+    if row_variance <= NO_SPREAD {
         return most;
     }
-    (r * mean * (1.0 - mean) / variance).clamp(r, most)
+    (r * mean * (1.0 - mean) / row_variance).clamp(r, most.max(r))
 }
 
 /// Wilson intervals of pass@k and pass^k per k, named `pass_at_<k>` / `pass_hat_<k>`.
@@ -87,8 +101,14 @@ pub fn pass_intervals(spread: &Spread, level: f64) -> Vec<(String, Estimate)> {
     let mut out = Vec::new();
     for k in &spread.ks {
         for (prefix, sum, sum_sq) in [("pass_at", k.at, k.at_sq), ("pass_hat", k.hat, k.hat_sq)] {
-            let mean = (sum / k.rows as f64).clamp(0.0, 1.0);
-            let n = effective_n(k.rows, mean, sum_sq, spread.max_attempts);
+            let (rows, mean) = (k.rows as f64, (sum / k.rows as f64).clamp(0.0, 1.0));
+            let variance = if k.rows < 2 {
+                0.0
+            } else {
+                ((sum_sq - rows * mean * mean) / (rows - 1.0)).max(0.0)
+            };
+            let most = rows * spread.max_attempts.max(1) as f64;
+            let n = effective_n(k.rows, mean, variance, most);
             let (low, high) = wilson(mean, n, z);
             out.push((
                 format!("{prefix}_{}", k.k),
@@ -141,8 +161,12 @@ mod tests {
             (1.0, Some(1.0), Some(5.0))
         );
         assert!((iv.low.unwrap() - 0.565_517_535_216_825_4).abs() < 1e-12);
+        // The mean of 0/1 scores is the same proportion: Wilson, not "no spread".
         let mean = mean_interval(&s, 0.95).unwrap();
-        assert!(mean.low.is_none() && mean.note.unwrap().contains("same mean score"));
+        assert_eq!(
+            (mean.method, mean.low, mean.high),
+            ("wilson", iv.low, iv.high)
+        );
     }
 
     #[test]
@@ -171,19 +195,41 @@ mod tests {
     fn the_mean_uses_t() {
         let s = spread(&[
             vec![Some(0.0)],
-            vec![Some(1.0)],
-            vec![Some(1.0)],
-            vec![Some(1.0)],
+            vec![Some(2.0)],
+            vec![Some(2.0)],
+            vec![Some(2.0)],
         ]);
         let iv = mean_interval(&s, 0.95).unwrap();
-        let se = 0.25; // sample std 0.5 over 4 rows
+        let se = 0.5; // sample std 1 over 4 rows
         let t = 3.182_446_305_284_263; // scipy.stats.t.ppf(0.975, 3)
-        assert!((iv.low.unwrap() - (0.75 - t * se)).abs() < 1e-12, "{iv:?}");
+        assert_eq!(iv.method, "t");
+        assert!((iv.low.unwrap() - (1.5 - t * se)).abs() < 1e-12, "{iv:?}");
         assert!(mean_interval(&spread(&[vec![Some(0.5)]]), 0.95)
             .unwrap()
             .note
             .unwrap()
             .contains("1 row"));
         assert!(mean_interval(&spread(&[]), 0.95).is_none());
+    }
+
+    #[test]
+    fn the_mean_of_0_1_scores_stays_inside_0_1() {
+        // 3 of 4 passed: t gave [-0.046, 1.546]; Wilson over the 4 rows (statsmodels: 0.3006, 0.9544).
+        let pass = |x: f64| vec![Some(x)];
+        let s = spread(&[pass(0.0), pass(1.0), pass(1.0), pass(1.0)]);
+        let iv = mean_interval(&s, 0.95).unwrap();
+        assert_eq!((iv.method, iv.effective_n), ("wilson", Some(4.0)));
+        assert!(
+            (iv.low.unwrap() - 0.300_641_842_582_402).abs() < 1e-12,
+            "{iv:?}"
+        );
+        assert!(
+            (iv.high.unwrap() - 0.954_412_739_190_299_5).abs() < 1e-12,
+            "{iv:?}"
+        );
+        // Scores in [0, 1] but not 0/1: Student's t, cut at the bounds.
+        let s = spread(&[pass(0.0), pass(0.9), pass(1.0), pass(1.0)]);
+        let iv = mean_interval(&s, 0.95).unwrap();
+        assert_eq!((iv.method, iv.low, iv.high), ("t", Some(0.0), Some(1.0)));
     }
 }

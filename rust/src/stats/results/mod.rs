@@ -13,6 +13,7 @@ pub mod compare;
 mod intervals;
 pub mod model;
 mod paired;
+mod probes;
 mod schema;
 mod source;
 mod tally;
@@ -52,6 +53,8 @@ pub struct ResultsOptions {
     /// Build the result model's inputs too: pass@k at every k up to the declared n (unless `ks` are
     /// given) and the observed-only values beside them.
     pub model: bool,
+    /// Also each row's statistics per score name (`per_row` of the model): memory grows with the rows.
+    pub per_row: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -172,6 +175,11 @@ fn resolve_options(options: &ResultsOptions, meta: &Meta) -> AggregatorOptions {
     resolved
 }
 
+/// The threshold of a probe log's findings: its own, else the pass threshold.
+fn probe_threshold(meta: &Meta, resolved: &AggregatorOptions) -> f64 {
+    meta.probe_threshold.unwrap_or(resolved.pass_threshold)
+}
+
 fn summary(
     layout: Layout,
     meta: Meta,
@@ -204,7 +212,9 @@ pub fn summarize_results_file(
         let (resolved, observed) = resolve(options, &meta);
         let mut grouping = Grouping {
             names: &names,
-            tally: tally::Tally::new(names.clone(), resolved.clone(), observed)?,
+            tally: tally::Tally::new(names.clone(), resolved.clone(), observed)?
+                .probing(&meta.probed, probe_threshold(&meta, &resolved))
+                .per_row(options.per_row),
             stop_on_new_name: true,
         };
         if source::for_each_line_attempt(path, layout, meta.index_base, &mut grouping, interrupted)?
@@ -231,7 +241,9 @@ pub fn summarize_results_file(
     let (resolved, observed) = resolve(options, &meta);
     let mut grouping = Grouping {
         names: &names,
-        tally: tally::Tally::new(names.clone(), resolved.clone(), observed)?,
+        tally: tally::Tally::new(names.clone(), resolved.clone(), observed)?
+            .probing(&meta.probed, probe_threshold(&meta, &resolved))
+            .per_row(options.per_row),
         stop_on_new_name: false,
     };
     if matches!(layout, Layout::Log | Layout::Records) {

@@ -158,6 +158,10 @@ fn function_result(
         intervals: Ordered(if scored { intervals } else { Vec::new() }),
         mixed_fraction: s.mixed_fraction.first().map(|m| m.1).filter(|_| s.rows > 0),
         error_messages: tally.messages,
+        per_row: tally.per_row.map(|mut rows| {
+            rows.sort_by_key(|r| r.row);
+            rows
+        }),
         name: tally.name,
         runs,
     })
@@ -267,6 +271,7 @@ pub fn build(summary: ResultsSummary, path: &str, level: f64) -> Result<ResultMo
             total_tokens: tally.tokens,
             run_time_ms: tally.duration_ms,
             functions,
+            probes: tally.probes.take().map(|p| p.finish()).unwrap_or_default(),
         };
         model_warnings(&model, &plan, tally.short_rows, &mut warnings_out);
         models.push(model);

@@ -2,6 +2,7 @@
 //! [`SCHEMA`] version [`SCHEMA_VERSION`]). `osmosis_ai.results` mirrors them field for field.
 
 use super::intervals::Estimate;
+use super::probes::FunctionProbes;
 use super::warnings::Warning;
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
@@ -78,6 +79,25 @@ pub struct RowTally {
     pub incomplete: u64,
 }
 
+/// One row's own statistics for one score name (asked for with `per_row`): its runs by outcome, and
+/// mean / variance (population) / std / min / max over its scored runs, None when none was scored.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RowStatistics {
+    /// The row, counted from 0.
+    pub row: u64,
+    pub finished: u64,
+    pub scored: u64,
+    pub passed: u64,
+    pub unscored: u64,
+    pub errored: u64,
+    pub skipped: u64,
+    pub mean: Option<f64>,
+    pub variance: Option<f64>,
+    pub std: Option<f64>,
+    pub min: Option<f64>,
+    pub max: Option<f64>,
+}
+
 /// One score name (eval function, rubric, grader, reward) of one model.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FunctionResult {
@@ -119,6 +139,8 @@ pub struct FunctionResult {
     pub mixed_fraction: Option<f64>,
     /// The first messages of the scorer's errors.
     pub error_messages: Vec<String>,
+    /// Each row's own statistics, by row, when asked for (None otherwise).
+    pub per_row: Option<Vec<RowStatistics>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -141,6 +163,8 @@ pub struct ModelResult {
     /// The runs' own durations added up (not wall time: runs overlap).
     pub run_time_ms: f64,
     pub functions: Vec<FunctionResult>,
+    /// A probe log's findings per probed function (`reward probe`); empty for any other log.
+    pub probes: Vec<FunctionProbes>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]

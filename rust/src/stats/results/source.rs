@@ -73,6 +73,9 @@ pub struct Meta {
     pub index_base: u64,
     /// Rows the run set out to do, when the file says (`eval run`'s `selected_source_rows`).
     pub planned_rows: Option<u64>,
+    /// A probe log's probed functions (its `eval_fns`) and the threshold of its findings.
+    pub probed: Vec<String>,
+    pub probe_threshold: Option<f64>,
 }
 
 /// The rows of a compact selector such as `"0-2,5"` (4); `None` when it is not one.
@@ -93,13 +96,14 @@ impl Meta {
         };
         // A probe log's scores are keyed "<function>@<probe>": its function list names no score.
         let probe = self.kind.as_deref() == Some("probe");
-        if let Some(names) = object
-            .get("eval_fns")
-            .and_then(Value::as_array)
-            .filter(|_| !probe)
-        {
-            self.declared
-                .extend(names.iter().filter_map(Value::as_str).map(str::to_string));
+        if let Some(names) = object.get("eval_fns").and_then(Value::as_array) {
+            let names = names.iter().filter_map(Value::as_str).map(str::to_string);
+            if probe {
+                self.probed.extend(names);
+                self.probe_threshold = object.get("threshold").and_then(Value::as_f64);
+            } else {
+                self.declared.extend(names);
+            }
         }
         // `eval run`: the attempts per row are `n`, the rows its selection; a rubric log: `number`.
         self.n_runs = self

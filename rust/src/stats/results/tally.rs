@@ -5,6 +5,9 @@
 //! earlier one (a resumed run that re-wrote an attempt), and is counted once.
 
 use super::attempt::{Attempt, Score, Stamp};
+use super::probes::ProbeTally;
+use super::schema::RowStatistics;
+use crate::stats::FailedPolicy;
 use crate::stats::{Aggregator, AggregatorOptions, StatsError};
 use std::collections::{BTreeMap, HashMap};
 
@@ -54,6 +57,8 @@ pub struct NameTally {
     pub rows: RowCounts,
     /// With kept rows: per row label, whether its first attempt (run 0) passed (`None`: no score).
     pub first_attempt: HashMap<u64, Option<bool>>,
+    /// When asked for: each row's own statistics, in the order rows completed.
+    pub per_row: Option<Vec<RowStatistics>>,
 }
 
 /// The runs one invocation of a command wrote, and how far its clocks had got.
@@ -83,6 +88,8 @@ pub struct ModelTally {
     /// Rows with fewer runs recorded than the declared n, and the runs they lack.
     pub short_rows: u64,
     pub missing_in_rows: u64,
+    /// A probe log's findings (see `probes.rs`).
+    pub probes: Option<ProbeTally>,
 }
 
 struct PendingRow {
@@ -110,6 +117,9 @@ pub struct Tally {
     pub invocations: BTreeMap<u32, Invocation>,
     /// Runs whose record carries no invocation stamp (written by an earlier version).
     pub unstamped: u64,
+    /// A probe log's functions and threshold: each model gets a [`ProbeTally`].
+    probing: Option<(Vec<String>, f64)>,
+    per_row: bool,
 }
 
 impl Tally {
@@ -131,7 +141,23 @@ impl Tally {
             seq: 0,
             invocations: BTreeMap::new(),
             unstamped: 0,
+            probing: None,
+            per_row: false,
         })
+    }
+
+    /// Also keep each row's statistics per score name.
+    pub fn per_row(mut self, on: bool) -> Self {
+        self.per_row = on;
+        self
+    }
+
+    /// Also tally `reward probe`'s findings of these functions at this threshold.
+    pub fn probing(mut self, functions: &[String], threshold: f64) -> Self {
+        if !functions.is_empty() {
+            self.probing = Some((functions.to_vec(), threshold));
+        }
+        self
     }
 
     /// Whether rows' content keys and first attempts are kept: for pairing two runs, so only when the
@@ -173,6 +199,7 @@ impl Tally {
                     runs: RunCounts::default(),
                     rows: RowCounts::default(),
                     first_attempt: HashMap::new(),
+                    per_row: self.per_row.then(Vec::new),
                 })
             })
             .collect::<Result<Vec<_>, StatsError>>()?;
@@ -189,6 +216,9 @@ impl Tally {
                 row_keys: HashMap::new(),
                 short_rows: 0,
                 missing_in_rows: 0,
+                probes: self.probing.as_ref().map(|(functions, threshold)| {
+                    ProbeTally::new(functions, &self.names, *threshold)
+                }),
             },
             pending: HashMap::new(),
             order: BTreeMap::new(),
@@ -241,8 +271,48 @@ impl Tally {
     }
 }
 
-/// One row's runs of one score name into its run and row counts.
-fn count_row(name: &mut NameTally, runs: &[Attempt], i: usize, options: &AggregatorOptions) {
+/// One row's own statistics of one score name: its runs by outcome, and mean / variance / std / min /
+/// max over its scored runs (None without one), from the same aggregator as every summary.
+fn row_statistics(
+    row: u64,
+    runs: &[Attempt],
+    i: usize,
+    counts: &RunCounts,
+) -> Result<RowStatistics, StatsError> {
+    let mut scores = Aggregator::new(AggregatorOptions {
+        failed: FailedPolicy::Exclude,
+        keep_rows: false,
+        ..AggregatorOptions::default()
+    })?;
+    let scored = runs.iter().filter_map(|a| match a.scores[i] {
+        Score::Scored(x) if x.is_finite() => Some(Some(x)),
+        _ => None,
+    });
+    scores.push_row(scored, row)?;
+    let s = scores.finish()?;
+    Ok(RowStatistics {
+        row,
+        finished: counts.finished,
+        scored: counts.scored,
+        passed: counts.passed,
+        unscored: counts.unscored,
+        errored: counts.errored_run + counts.errored_function,
+        skipped: counts.skipped,
+        mean: s.mean,
+        variance: s.variance,
+        std: s.std,
+        min: s.min,
+        max: s.max,
+    })
+}
+
+/// One row's runs of one score name into its run and row counts; returns the row's own run counts.
+fn count_row(
+    name: &mut NameTally,
+    runs: &[Attempt],
+    i: usize,
+    options: &AggregatorOptions,
+) -> RunCounts {
     let mut row = RunCounts::default();
     for attempt in runs {
         row.finished += 1;
@@ -280,6 +350,7 @@ fn count_row(name: &mut NameTally, runs: &[Attempt], i: usize, options: &Aggrega
     } else {
         rows.passed_none += 1;
     }
+    row
 }
 
 /// One complete row into a model's counters and aggregators.
@@ -307,7 +378,10 @@ fn flush(
         if let Some(observed) = &mut name.observed {
             observed.push_row_with_errors(attempts, errors as u32, row_index)?;
         }
-        count_row(name, &runs, i, options);
+        let counts = count_row(name, &runs, i, options);
+        if let Some(list) = &mut name.per_row {
+            list.push(row_statistics(row_index, &runs, i, &counts)?);
+        }
         if pairing {
             let first = runs
                 .iter()
@@ -326,6 +400,9 @@ fn flush(
                 }
             }
         }
+    }
+    if let (Some(probes), Some(first)) = (&mut tally.probes, runs.first()) {
+        probes.add_row(row_index, &first.scores);
     }
     tally.rows += 1;
     let declared = options.n_runs.filter(|&n| n > 0).map_or(0, |n| n as usize);

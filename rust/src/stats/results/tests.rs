@@ -23,6 +23,7 @@ fn options() -> ResultsOptions {
         n_runs: None,
         failed: None,
         model: false,
+        per_row: false,
     }
 }
 
