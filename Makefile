@@ -47,7 +47,7 @@ $(STAMP): pyproject.toml | $(UV)
 	  $(if $(COMPILE_ALONGSIDE),&& { wait $$core || true; },)'
 	@touch $(STAMP)
 
-# Headless Chromium for the report page tests (Debian's package; tests/test_report_browser.py drives it over
+# Headless Chromium for the report page tests (Debian's package; tests/report/test_report_browser.py drives it over
 # the DevTools pipe). Installed when missing and apt-get can (root), after a line that says so: it is a
 # system-wide install. OSMOSIS_NO_SYSTEM_INSTALL=1 skips it; without the browser those tests skip and say
 # why, unless OSMOSIS_REQUIRE_BROWSER=1 (CI) makes them fail.

@@ -21,7 +21,7 @@ from osmosis_ai._files import (
     write_json_streamed,
 )
 from osmosis_ai.errors import OutputPathError
-from test_eval_cli import EXAMPLES, eval_args, osmosis, write_rows
+from tests.cli.test_eval_cli import EXAMPLES, eval_args, osmosis, write_rows
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from osmosis_ai.redact import redact, remember, safe_url, url_secrets
-from test_eval_cli import EXAMPLES, FAILING_AGENT, eval_args, osmosis, write_rows
+from tests.cli.test_eval_cli import EXAMPLES, FAILING_AGENT, eval_args, osmosis, write_rows
 
 URL_PASSWORD = "url-pass-planted-7781"
 FLAG_KEY = "sk-flag-planted-9034"
@@ -131,7 +131,7 @@ def test_a_secret_known_only_from_the_environment_is_masked_in_prints_and_user_l
     args = eval_args(server, dataset, tmp_path, "--no-preflight", agent="talkative:agent")
     import subprocess
 
-    from test_eval_cli import OSMOSIS
+    from tests.cli.test_eval_cli import OSMOSIS
 
     result = subprocess.run([OSMOSIS, *args], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr

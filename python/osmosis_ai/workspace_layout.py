@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from osmosis_ai.config import ConfigKind, EvalConfig, TrainingConfig
+from osmosis_ai.config import ConfigKind, EvalConfig, RolloutTarget, TrainingConfig
 from osmosis_ai.entrypoint_probe import EntrypointReport, inspect_entrypoint
 from osmosis_ai.errors import ConfigError
 
@@ -100,7 +100,7 @@ def missing_workspace_dirs(root: Path) -> list[str]:
     return [f"{d}/" for d in REQUIRED_DIRS if not (root / d).is_dir()]
 
 
-def check_rollout(root: Path, config: EvalConfig | TrainingConfig) -> tuple[Path, Path]:
+def check_rollout(root: Path, config: EvalConfig | TrainingConfig | RolloutTarget) -> tuple[Path, Path]:
     """Checks that the rollout directory and its entrypoint exist inside the workspace.
 
     Returns:
@@ -148,7 +148,7 @@ class WorkspaceCheck:
 
 
 def check_workspace(
-    config: EvalConfig | TrainingConfig,
+    config: EvalConfig | TrainingConfig | RolloutTarget,
     *,
     import_entrypoint: bool = True,
     root: Path | None = None,
@@ -157,7 +157,8 @@ def check_workspace(
     """Checks a validated config against its workspace: layout, rollout directory, entrypoint.
 
     Args:
-        config: A config loaded from ``<ws>/configs/<kind>/``.
+        config: A config loaded from ``<ws>/configs/<kind>/``, or the rollout an invalid one names
+            (:func:`osmosis_ai.config.rollout_target`).
         import_entrypoint: Import the entrypoint (in a child process) to see what it exposes.
         root: The workspace root; by default the directory above the config's ``configs/``.
         probe_cache: Reuses entrypoint imports across configs of one run (eval and training configs

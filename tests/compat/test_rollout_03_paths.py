@@ -50,7 +50,7 @@ def test_a_rollout_scaffolded_by_0_3_imports_and_builds_its_server(tmp_path: Pat
     main = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(main)
     assert isinstance(main.backend, rollout.LocalBackend)
-    # Served for real in tests/test_rollout_server_v03.py; here: the app has the 0.3 routes.
+    # Served for real in tests/rollout/test_rollout_server_v03.py; here: the app has the 0.3 routes.
     assert {"/health", "/rollout", "/rollout/cancel"} <= {route.path for route in main.app.routes}
 
 

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from osmosis_ai.cli.output import STATE, confirm, emit_detail, emit_operation, help_without_subcommand, warn
 from osmosis_ai.cli.platform_context import current_login, platform_settings
+
+if TYPE_CHECKING:
+    from osmosis_ai.platform.auth import Identity, TokenGrant
+    from osmosis_ai.platform.credentials import CredentialStore
+    from osmosis_ai.platform.settings import PlatformSettings
 
 
 @click.group("auth", invoke_without_command=True)
@@ -19,7 +24,9 @@ def auth_group(ctx: click.Context) -> None:
     help_without_subcommand(ctx)
 
 
-def _save_login(settings: Any, token: str, identity: Any, token_store: str) -> str:
+def _save_login(
+    settings: PlatformSettings, token: str, identity: Identity | TokenGrant, token_store: str
+) -> str:
     """Stores the login and revokes the one it replaces; returns the store used."""
     from osmosis_ai.platform.auth import revoke_token
     from osmosis_ai.platform.client import PlatformClient
@@ -50,7 +57,7 @@ def _save_login(settings: Any, token: str, identity: Any, token_store: str) -> s
     return used
 
 
-def _device_login(settings: Any, open_browser: bool) -> tuple[str, Any]:
+def _device_login(settings: PlatformSettings, open_browser: bool) -> tuple[str, TokenGrant]:
     from osmosis_ai.platform.auth import poll_device_token, start_device_login
     from osmosis_ai.platform.client import PlatformClient
 
@@ -87,6 +94,7 @@ def login(token: str | None, token_store: str, no_browser: bool, force: bool) ->
     from osmosis_ai.platform.errors import InteractiveRequiredError
 
     settings = platform_settings()
+    identity: Identity | TokenGrant
     if force:
         from osmosis_ai.platform.credentials import CredentialStore
 
@@ -134,7 +142,7 @@ def login(token: str | None, token_store: str, no_browser: bool, force: bool) ->
     )
 
 
-def _revoke_stored(store: Any, url: str) -> bool:
+def _revoke_stored(store: CredentialStore, url: str) -> bool:
     """Revokes the stored token of ``url`` on its platform (best effort); ``True`` when it was revoked."""
     from osmosis_ai.platform.auth import revoke_token
     from osmosis_ai.platform.client import PlatformClient
@@ -153,7 +161,7 @@ def _revoke_stored(store: Any, url: str) -> bool:
     return bool(outcome)
 
 
-def _logout_everywhere(store: Any, yes: bool, env_token: bool) -> None:
+def _logout_everywhere(store: CredentialStore, yes: bool, env_token: bool) -> None:
     """`logout --all` (0.2.17): every stored login, on every platform, revoked where possible and deleted."""
     from osmosis_ai.platform.errors import PlatformError
 

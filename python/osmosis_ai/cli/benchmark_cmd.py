@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -20,6 +20,10 @@ from osmosis_ai.cli.output import (
 )
 from osmosis_ai.cli.platform_context import platform_session
 from osmosis_ai.cli.runs_cmd import download_outputs, make_logs, make_stop
+
+if TYPE_CHECKING:
+    from osmosis_ai.cli.platform_context import Session
+    from osmosis_ai.config import BenchmarkConfig
 
 _LIMIT = click.IntRange(1, 50)
 _RUN_COLUMNS = [
@@ -120,7 +124,7 @@ def info_cmd(key: str, limit: int, every: bool) -> None:
     emit_detail(data, lines, [*board, *(f"run {r['name']}: {r['status']}" for r in items)])
 
 
-def _summary(config: Any) -> dict[str, Any]:
+def _summary(config: BenchmarkConfig) -> dict[str, Any]:
     tasks = config.tasks
     selection = tasks.get("task_set") or ", ".join(tasks.get("categories", []) + tasks.get("task_names", []))
     summary: dict[str, Any] = {
@@ -137,7 +141,7 @@ def _summary(config: Any) -> dict[str, Any]:
 
 
 def _platform_secrets(
-    session: Any, config: Any, file_values: dict[str, str]
+    session: Session, config: BenchmarkConfig, file_values: dict[str, str]
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """The ``secrets`` part of the body and the per-run values in it (``[secrets]`` names only; the agents',
     judge's and verifier's keys are the platform's stored secrets)."""

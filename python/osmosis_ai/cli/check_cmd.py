@@ -58,7 +58,7 @@ def _check_mcp(report: CheckReport, folder: Path) -> None:
         report.add(section, "warn", f"the server in {folder / 'main.py'} has no tools")
         return
     report.add(section, "ok", f"{len(agent.tool_names)} tool(s): {', '.join(agent.tool_names)}")
-    for index, tool in enumerate(agent.get_tools(None)):  # type: ignore[arg-type]
+    for index, tool in enumerate(agent.get_tools()):
         name = agent.tool_names[index]
         for issue in check_tool(tool, index):
             report.add(section, "error" if issue.error else "warn", f"tool '{name}': {issue.message}")

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from osmosis_ai.cli.output import stdout_output
 from osmosis_ai.errors import CLIError
 from osmosis_ai.extras import missing_extra
+
+if TYPE_CHECKING:
+    from osmosis_ai.report import RunComparison
 
 __all__ = ["compare_command"]
 
@@ -18,7 +21,7 @@ def _label(statistic: str) -> str:
     return statistic.replace("pass_at_", "pass@").replace("pass_hat_", "pass^")
 
 
-def _text(result: Any) -> list[str]:
+def _text(result: RunComparison) -> list[str]:
     from osmosis_ai.report._compare_page import verdict
 
     f = result.flips

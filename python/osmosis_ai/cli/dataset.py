@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import click
 
-from osmosis_ai.cli.main import LazyCommands, LazyGroup
+from osmosis_ai.cli.commands import LazyCommands
+from osmosis_ai.cli.main import LazyGroup
 from osmosis_ai.cli.output import help_without_subcommand
+
+if TYPE_CHECKING:
+    from osmosis_ai.datasets import Contract
 
 # The platform subcommands, imported on first use: name -> (module, attribute, one-line help).
 DATASET_COMMANDS: LazyCommands = {
@@ -50,13 +55,13 @@ def dataset_group(ctx: click.Context) -> None:
     help="Problems to list; all are counted.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def validate(file: str, contract: str, max_problems: int, as_json: bool) -> int:
+def validate(file: str, contract: Contract, max_problems: int, as_json: bool) -> int:
     """Check every row of FILE; list every problem with its line. Exit 1 if there is any."""
     from dataclasses import asdict
 
     from osmosis_ai.datasets import validate_dataset
 
-    report = validate_dataset(click.format_filename(file), contract=contract, max_problems=max_problems)  # type: ignore[arg-type]
+    report = validate_dataset(click.format_filename(file), contract=contract, max_problems=max_problems)
     if as_json:
         document = {"schema_version": 1, **asdict(report), "ok": report.ok}
         click.echo(json.dumps(document, ensure_ascii=False, indent=2))

@@ -45,7 +45,7 @@ def _commit(directory: Path, yes: bool) -> str:
         raise PlatformError(
             f"{directory} has no commit yet: commit and push the rollout first.", code="VALIDATION"
         )
-    head = state["git_head"]
+    head: str = state["git_head"]
     warnings = source_warnings(directory, pinned=False)
     if state.get("git_dirty"):
         warnings = warnings[1:]  # the uncommitted changes are asked about below

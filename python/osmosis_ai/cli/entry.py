@@ -1,7 +1,7 @@
 """The `osmosis` console script: `osmosis`, `osmosis --help` and `--version` answered without click.
 
 Loading click is most of the CLI's start-up, and these three are what a user types first. The root help
-is the text click would print (the same layout, wrapping and terminal width; `tests/test_cli_entry.py`
+is the text click would print (the same layout, wrapping and terminal width; `tests/cli/test_cli_entry.py`
 compares them at many widths), made from the table `main.py` builds the click group from. Anything else
 goes to `main.main`. The text printed here is fixed (no user data, no environment), so it needs no pass
 through the redactor.
@@ -26,8 +26,9 @@ def _terminal_width() -> int:
     except (KeyError, ValueError):
         columns = 0
     if columns <= 0:
+        stdout = sys.__stdout__  # None without a console (pythonw)
         try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+            columns = os.get_terminal_size(stdout.fileno()).columns if stdout is not None else 0
         except (AttributeError, ValueError, OSError):
             columns = 0
     return max(min(columns or 80, 80) - 2, 50)

@@ -15,7 +15,8 @@ import click
 from osmosis_ai.cli import bounds
 from osmosis_ai.cli.agent_options import agent_options
 from osmosis_ai.cli.backend_options import backend_options
-from osmosis_ai.cli.main import LazyCommands, LazyGroup
+from osmosis_ai.cli.commands import LazyCommands
+from osmosis_ai.cli.main import LazyGroup
 from osmosis_ai.cli.output import json_result
 from osmosis_ai.cli.run_log import log_options
 

@@ -10,12 +10,19 @@ renders its :class:`~osmosis_ai.eval.session.EvalResult` (the table, the result 
 from __future__ import annotations
 
 import os
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from osmosis_ai._version import __version__
 from osmosis_ai.cli.run_support import AGENT_FLAGS, BACKEND_FLAGS, LOG_FLAGS, EchoObserver, library_errors
+
+if TYPE_CHECKING:
+    from osmosis_ai.eval.session import EvalOptions, EvalResult
+    from osmosis_ai.eval.summary import EvalReport
+    from osmosis_ai.runs.engine import RunOutcome
+    from osmosis_ai.runs.progress import Progress
 
 FLAGS = {
     **LOG_FLAGS,
@@ -40,7 +47,7 @@ FLAGS = {
 _CLI_ONLY = ("debug", "quiet", "max_failure_rate", "no_preflight", "ray_address", "ray_workers")
 
 
-def _options(o: dict[str, Any]) -> Any:
+def _options(o: dict[str, Any]) -> EvalOptions:
     from osmosis_ai.eval.session import EvalOptions
     from osmosis_ai.runs.backends import BackendOptions
 
@@ -54,11 +61,11 @@ def _options(o: dict[str, Any]) -> Any:
     return EvalOptions(**fields)
 
 
-def _progress(quiet: bool) -> Any:
+def _progress(quiet: bool) -> Callable[[int], Progress]:
     from osmosis_ai.eval.report import format_progress_line, format_tokens
     from osmosis_ai.runs.progress import Progress
 
-    def extra(outcome: Any) -> list[str]:
+    def extra(outcome: RunOutcome) -> list[str]:
         mean = outcome.running_mean()
         parts = [f"{format_tokens(outcome.tokens)} tokens"]
         return parts + ([f"mean {mean:.3f}"] if mean is not None else [])
@@ -94,7 +101,7 @@ def run_local_eval(**o: Any) -> int:
     return _finish(result, quiet, o["max_failure_rate"])
 
 
-def _finish(result: Any, quiet: bool, max_failure_rate: float) -> int:
+def _finish(result: EvalResult, quiet: bool, max_failure_rate: float) -> int:
     from osmosis_ai.cli.output import STATE, emit_result
     from osmosis_ai.cli.run_log import interrupted_message
 
@@ -107,13 +114,14 @@ def _finish(result: Any, quiet: bool, max_failure_rate: float) -> int:
         finished = f"{outcome.executed + outcome.skipped} finished runs"
         click.echo(interrupted_message(result.log_path, finished, outcome.interrupted_exit_code), err=True)
         return outcome.interrupted_exit_code
+    report = result.summary
+    assert report is not None, "an eval session that was not interrupted has its summary"
     if not quiet:
-        _print_results(result)
+        _print_results(result, report)
     if result.output is not None and not quiet:
         click.echo(f"Results written to: {result.output}")
     if STATE.mode == "json":  # the envelope holds every row: built only when asked for
         emit_result(result.to_json())
-    report = result.summary
     if outcome.stopped_early:
         click.echo(f"Error: evaluation stopped early: {outcome.stop_reason}", err=True)
         return 1
@@ -130,7 +138,7 @@ def _finish(result: Any, quiet: bool, max_failure_rate: float) -> int:
     return 0
 
 
-def _duration(report: Any, result: Any) -> str:
+def _duration(report: EvalReport, result: EvalResult) -> str:
     from osmosis_ai.eval.report import format_duration
 
     if report.duration_ms is None:
@@ -144,10 +152,10 @@ def _duration(report: Any, result: Any) -> str:
     )
 
 
-def _print_results(result: Any) -> None:
+def _print_results(result: EvalResult, report: EvalReport) -> None:
     from osmosis_ai.eval.report import format_results_table, format_tokens, format_warnings
 
-    report, outcome = result.summary, result.outcome
+    outcome = result.outcome
     click.echo()
     click.echo("Evaluation Results:")
     click.echo(f"  Rows: {report.total_rows}")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -21,6 +21,12 @@ from osmosis_ai.cli.output import emit_result_streamed, json_result
 from osmosis_ai.cli.run_log import log_options
 from osmosis_ai.cli.run_support import BACKEND_FLAGS, LOG_FLAGS, library_errors
 from osmosis_ai.errors import CLIError
+
+if TYPE_CHECKING:
+    from osmosis_ai.cli.run_support import EchoObserver
+    from osmosis_ai.rubric.run import RubricEvalResult
+    from osmosis_ai.rubric.session import RubricSession
+    from osmosis_ai.runs.engine import RunOutcome
 
 
 def _common_judge_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -93,18 +99,20 @@ def judge_fields(o: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def observer() -> Any:
+def observer() -> EchoObserver:
     """Steps on stdout, the progress bar (scored judgements) on stderr."""
     from osmosis_ai.cli.run_support import EchoObserver
     from osmosis_ai.runs.progress import Progress
 
-    def extra(outcome: Any) -> list[str]:
+    def extra(outcome: RunOutcome) -> list[str]:
         return [f"scored {outcome.executed + outcome.skipped - outcome.failed}"]
 
     return EchoObserver(progress=lambda total: Progress(total, extra=extra))
 
 
-def render(result: Any, extra_lines: Callable[[dict[str, Any]], list[str]] | None = None) -> None:
+def render(
+    result: RubricEvalResult, extra_lines: Callable[[dict[str, Any]], list[str]] | None = None
+) -> None:
     """Prints the report, judge health and ``extra_lines``; emits the ``--json`` result; then ends the
     command as the session ended (130/143 when interrupted, exit 1 when a run produced no score)."""
     echo = click.echo
@@ -121,10 +129,12 @@ def render(result: Any, extra_lines: Callable[[dict[str, Any]], list[str]] | Non
     _finish(result.session, result.output, echo)
 
 
-def _finish(state: Any, output_path: Path | None, echo: Callable[[str], None]) -> None:
+def _finish(state: RubricSession, output_path: Path | None, echo: Callable[[str], None]) -> None:
     from osmosis_ai.cli.run_log import resume_command
     from osmosis_ai.stop_signals import stop_word
 
+    # A session of run_rubric_eval is read back from its log (RubricSession.from_log): it has one.
+    assert state.log_path is not None
     if output_path is not None:
         echo(f"Wrote evaluation results to {output_path}")
     echo(f"Results log: {state.log_path}")

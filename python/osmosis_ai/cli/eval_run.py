@@ -10,13 +10,19 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterator
-from typing import Any
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from osmosis_ai.cli.backend_options import backend_options
 from osmosis_ai.cli.run_support import BACKEND_FLAGS, library_errors
 from osmosis_ai.runs.observer import ProgressHook, RunObserver
+
+if TYPE_CHECKING:
+    from osmosis_ai.cli.platform_context import Session
+    from osmosis_ai.platform.client import PlatformClient
+    from osmosis_ai.runs.engine import RunOutcome
 
 
 @click.command("run")
@@ -124,7 +130,7 @@ def run(o: dict[str, Any]) -> int:
     from osmosis_ai.eval.run_session import EvalRunOptions, run_eval_run
     from osmosis_ai.runs.backends import BackendOptions
 
-    def platform() -> Any:
+    def platform() -> AbstractContextManager[PlatformClient]:
         return _client_of(platform_session())
 
     with library_errors(FLAGS):
@@ -152,7 +158,7 @@ def _check_upload_ready(config_path: str) -> None:
 
 
 @contextlib.contextmanager
-def _client_of(session: Any) -> Iterator[Any]:
+def _client_of(session: AbstractContextManager[Session]) -> Iterator[PlatformClient]:
     with session as opened:
         yield opened.client
 
@@ -191,7 +197,7 @@ class _Observer(RunObserver):
         from osmosis_ai.cli.output import STATE
         from osmosis_ai.runs.progress import Progress
 
-        def extra(outcome: Any) -> list[str]:
+        def extra(outcome: RunOutcome) -> list[str]:
             mean = outcome.running_mean()
             return [f"failed {outcome.failed}"] + ([f"mean reward {mean:.3f}"] if mean is not None else [])
 

@@ -6,11 +6,18 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from osmosis_ai.cli.run_log import continue_command
+
+if TYPE_CHECKING:
+    from osmosis_ai.eval.run_outputs import EvalRunResult, WorkCounts
+    from osmosis_ai.runs.backends import BackendReport
+
+# A next step: the command to show, and its ``--json`` form.
+Step = tuple[str, dict[str, Any]]
 
 
 def _pass_rate(summary: dict[str, Any]) -> str:
@@ -26,11 +33,11 @@ def _pass_rate(summary: dict[str, Any]) -> str:
 
 def _table(
     summary: dict[str, Any],
-    counts: Any,
+    counts: WorkCounts,
     duration_ms: float,
     out: Path,
     incomplete: bool,
-    backend: Any = None,
+    backend: BackendReport | None = None,
 ) -> list[str]:
     work = f"{counts.done}/{counts.total} complete · {counts.succeeded} ok · {counts.failed} errored"
     if counts.skipped:
@@ -60,7 +67,7 @@ def _table(
     return lines + [f"Warning: {w['message']}" for w in summary.get("warnings", ())]
 
 
-def _upload_step(run_path: Path, incomplete: bool, resource: dict[str, Any], steps: list[Any]) -> str:
+def _upload_step(run_path: Path, incomplete: bool, resource: dict[str, Any], steps: list[Step]) -> str:
     """`--upload`: imports a complete run (under its lock, taken again); returns what the message adds.
 
     A failed upload keeps every local result and says how to retry.
@@ -94,7 +101,7 @@ def continue_run_command(run_name: str, *, retry_failed: bool = False) -> str:
     return continue_command(drop_options=("--name",), drop_switches=("--fresh",), add=add)
 
 
-def render(result: Any, *, upload: bool = False) -> int:
+def render(result: EvalRunResult, *, upload: bool = False) -> int:
     """Prints the run's failed rows and table (rich mode) and the operation envelope; returns the exit
     code (1 when the run is incomplete: a resume continues it; 1 when no run was scored)."""
     from osmosis_ai.cli.output import STATE, emit_operation
@@ -117,7 +124,7 @@ def render(result: Any, *, upload: bool = False) -> int:
             click.echo(line)
         if outcome and outcome.stopped_early:
             click.echo(f"\nStopped early: {outcome.stop_reason}", err=True)
-    steps = []
+    steps: list[Step] = []
     if result.incomplete:
         # Stopped early (a refused key, no server): the items in flight then failed for that reason alone,
         # so the resume re-runs failed items too.

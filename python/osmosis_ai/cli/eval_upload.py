@@ -10,12 +10,16 @@ from __future__ import annotations
 import shlex
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from osmosis_ai.cli.output import STATE, emit_operation, is_interactive, status
 from osmosis_ai.cli.platform_context import current_login, platform_session, platform_settings
+
+if TYPE_CHECKING:
+    from osmosis_ai.platform.client import PlatformClient
+    from osmosis_ai.platform.eval_import import ImportFile, ImportPlan, ImportState
 
 
 def retry_command(run_dir: Path) -> str:
@@ -37,17 +41,17 @@ def _size(n: int) -> str:
     return f"{n / 2**20:.1f} MiB" if n >= 2**20 else f"{n} bytes"
 
 
-def import_with_progress(client: Any, plan: Any) -> tuple[Any, int]:
+def import_with_progress(client: PlatformClient, plan: ImportPlan) -> tuple[ImportState, int]:
     """Imports ``plan`` showing progress on stderr; returns the final state and how many files were sent.
 
     A bar in bytes on a terminal; elsewhere a line before and after (nothing in ``--json`` mode).
     """
     from osmosis_ai.platform.eval_import import import_run, total_bytes
 
-    sent: list[Any] = []
-    bar: Any = None
+    sent: list[ImportFile] = []
+    bar: Any = None  # click's progress bar (its class is not public)
 
-    def on_pending(files: list[Any]) -> None:
+    def on_pending(files: list[ImportFile]) -> None:
         nonlocal bar
         sent.extend(files)
         already = len(plan.files) - len(files)

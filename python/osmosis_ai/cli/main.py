@@ -12,6 +12,7 @@ import itertools
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 import click
 
@@ -26,8 +27,8 @@ _OWN_JSON = {("dataset", "validate"), ("config", "validate")}
 class LazyGroup(click.Group):
     """A click group whose subcommands (in ``lazy_commands``) are imported on first use."""
 
-    def __init__(self, *args: object, lazy_commands: LazyCommands | None = None, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, *args: Any, lazy_commands: LazyCommands | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self.lazy_commands = COMMANDS if lazy_commands is None else lazy_commands
 
     def list_commands(self, ctx: click.Context) -> list[str]:
@@ -44,7 +45,8 @@ class LazyGroup(click.Group):
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name in self.lazy_commands:
             module_name, attribute, _ = self.lazy_commands[cmd_name]
-            return getattr(importlib.import_module(module_name), attribute)
+            command: click.Command = getattr(importlib.import_module(module_name), attribute)
+            return command
         return super().get_command(ctx, cmd_name)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -182,20 +184,22 @@ def _report_error(exc: BaseException, args: Sequence[str], code: str | None = No
         click.echo(f"Error: {exc}", err=True)
 
 
-def _suggest_command(exc: click.ClickException) -> None:
-    """Adds "Did you mean 'auth'?" to click's "No such command 'auht'." (the established CLI suggests)."""
+def _suggest_command(exc: click.ClickException) -> click.ClickException:
+    """click's "No such command 'auht'." with "Did you mean 'auth'?" added (the established CLI suggests);
+    ``exc`` itself otherwise."""
     import difflib
     import re
 
     found = re.fullmatch(r"No such command '(.+)'\.", exc.message)
     ctx = getattr(exc, "ctx", None)
     if found is None or ctx is None or not isinstance(ctx.command, click.Group):
-        return
+        return exc
     names = ctx.command.list_commands(ctx)
     close = difflib.get_close_matches(found.group(1), names, n=1, cutoff=0.6)
-    if close:
-        # click declares ``message`` Final; the suggestion extends it in place, before click prints it.
-        exc.message = f"{exc.message} Did you mean '{close[0]}'?"  # type: ignore[misc]
+    if not close:
+        return exc
+    # click declares ``message`` Final: a usage error of the same context carries the longer message.
+    return click.UsageError(f"{exc.message} Did you mean '{close[0]}'?", ctx)
 
 
 def _redact_output(args: Sequence[str]) -> None:
@@ -248,12 +252,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         click.echo(f"{exc or stop_word(code, starts_sentence=True)}.", err=True)
         return code
     except click.ClickException as exc:
-        _suggest_command(exc)
+        shown = _suggest_command(exc)
         if STATE.mode == "json":
-            _report_error(exc, args, code="VALIDATION")
+            _report_error(shown, args, code="VALIDATION")
         else:
-            exc.show()
-        return exc.exit_code
+            shown.show()
+        return shown.exit_code
     except (OsmosisError, OSError) as exc:
         _report_error(exc, args)
         return 1

@@ -17,7 +17,7 @@ import math
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TextIO, TypeVar
+from typing import Any, ParamSpec, TextIO, TypeVar
 
 import click
 
@@ -179,7 +179,8 @@ def emit_detail(data: dict[str, Any], lines: Iterable[tuple[str, Any]], sections
         click.echo(section)
 
 
-F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
+R = TypeVar("R")
 
 
 def _output_to_stdout(kwargs: dict[str, Any]) -> bool:
@@ -189,7 +190,7 @@ def _output_to_stdout(kwargs: dict[str, Any]) -> bool:
     )
 
 
-def _results_on_stdout(command: Callable[..., Any], args: Any, kwargs: Any) -> Any:
+def _results_on_stdout(command: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
     """Runs ``command`` with its text on stderr and its results (``-o -``, the JSON envelope) on stdout."""
     from osmosis_ai._files import results_to
 
@@ -201,36 +202,36 @@ def _results_on_stdout(command: Callable[..., Any], args: Any, kwargs: Any) -> A
         STATE.result_stream = None
 
 
-def json_result(command: F) -> F:
+def json_result(command: Callable[P, R]) -> Callable[P, R]:
     """For a local command's callback: in JSON mode, or with ``-o -``, its text goes to stderr, keeping
     stdout for the one envelope :func:`emit_result` writes or the results file. Apply it below
     ``@click.command``."""
 
     @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         to_stdout = _output_to_stdout(kwargs)
         if to_stdout and STATE.mode == "json":
             raise click.UsageError("-o - and --json both write to standard output: choose one.")
         if STATE.mode != "json" and not to_stdout:
             return command(*args, **kwargs)
-        return _results_on_stdout(command, args, kwargs)
+        return _results_on_stdout(command, *args, **kwargs)
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper
 
 
-def stdout_output(command: F) -> F:
+def stdout_output(command: Callable[P, R]) -> Callable[P, R]:
     """For a command whose ``-o`` is a page or a file and whose ``--json`` is its own: with ``-o -`` its
     text goes to stderr and the file to stdout."""
 
     @functools.wraps(command)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
         if not _output_to_stdout(kwargs):
             return command(*args, **kwargs)
         if STATE.mode == "json":
             raise click.UsageError("-o - and --json both write to standard output: choose one.")
-        return _results_on_stdout(command, args, kwargs)
+        return _results_on_stdout(command, *args, **kwargs)
 
-    return wrapper  # type: ignore[return-value]
+    return wrapper
 
 
 def emit_result(data: dict[str, Any]) -> None:

@@ -12,13 +12,19 @@ import shlex
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 import click
 
 from osmosis_ai.cli.output import emit_operation, is_interactive, status, warn
 from osmosis_ai.cli.platform_context import platform_settings
+
+if TYPE_CHECKING:
+    from osmosis_ai.platform.client import PlatformClient
+    from osmosis_ai.platform.credentials import Credentials
+    from osmosis_ai.platform.quickstart import QuickstartStatus
+    from osmosis_ai.platform.settings import PlatformSettings
 
 MANUAL_SETUP = "https://docs.osmosis.ai/platform/onboarding#manual-setup"
 
@@ -36,7 +42,7 @@ def _choose(question: str, options: list[tuple[str, str]]) -> str:
     return options[picked - 1][0]
 
 
-def _login(settings: Any) -> Any:
+def _login(settings: PlatformSettings) -> Credentials:
     """The login to use: the stored (or OSMOSIS_TOKEN) one, else a device-code login saved now."""
     from osmosis_ai.cli.auth_cmd import _device_login, _save_login
     from osmosis_ai.platform.credentials import resolve_login
@@ -131,7 +137,9 @@ def _clone(full_name: str) -> Path:
     return target
 
 
-def _repository(client: Any, settings: Any, workspace: dict[str, Any], here: Path | None) -> tuple[Any, Path]:
+def _repository(
+    client: PlatformClient, settings: PlatformSettings, workspace: dict[str, Any], here: Path | None
+) -> tuple[QuickstartStatus, Path]:
     """The connected repository (waiting for an admin to connect one) and its local clone."""
     from osmosis_ai.platform.quickstart import (
         forget_clone,
@@ -163,7 +171,9 @@ def _repository(client: Any, settings: Any, workspace: dict[str, Any], here: Pat
     return state, clone
 
 
-def _billing(client: Any, settings: Any, workspace: dict[str, Any], state: Any) -> Any:
+def _billing(
+    client: PlatformClient, settings: PlatformSettings, workspace: dict[str, Any], state: QuickstartStatus
+) -> QuickstartStatus:
     from osmosis_ai.platform.quickstart import quickstart_status
 
     if state.billing_ready:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -11,10 +11,13 @@ from osmosis_ai.cli.output import stdout_output
 from osmosis_ai.errors import CLIError
 from osmosis_ai.extras import missing_extra
 
+if TYPE_CHECKING:
+    from osmosis_ai.report import RunReport
+
 __all__ = ["report_command"]
 
 
-def _line(run: Any) -> str:
+def _line(run: RunReport) -> str:
     rows = run.row_counts
     text = (
         f"{run.rows_total:,} rows, {run.runs_total:,} runs, n={run.summary['n_runs'] or '?'}: "

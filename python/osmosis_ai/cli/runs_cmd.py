@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -12,16 +12,20 @@ from osmosis_ai.cli.bounds import check_limit_all
 from osmosis_ai.cli.output import confirm, emit_detail, emit_list, emit_operation, status
 from osmosis_ai.cli.platform_context import platform_session
 
+if TYPE_CHECKING:
+    from osmosis_ai.cli.platform_context import Session
+    from osmosis_ai.platform.runs import RunKind
+
 _LIMIT = click.IntRange(1, 50)
 
 
-def _kind(name: str) -> Any:
+def _kind(name: str) -> RunKind:
     from osmosis_ai.platform.runs import BENCHMARK, EVAL, TRAINING
 
     return {"eval": EVAL, "training": TRAINING, "benchmark": BENCHMARK}[name]
 
 
-def _summary(kind: Any, item: dict[str, Any], run: dict[str, Any]) -> dict[str, Any] | None:
+def _summary(kind: RunKind, item: dict[str, Any], run: dict[str, Any]) -> dict[str, Any] | None:
     if kind.name == "eval":
         results = run.get("results") if isinstance(run.get("results"), dict) else {}
         if not results:
@@ -79,7 +83,7 @@ def make_list(kind_name: str) -> click.Command:
     return list_cmd
 
 
-def _metrics_lines(kind: Any, metrics: dict[str, Any]) -> list[tuple[str, Any]]:
+def _metrics_lines(kind: RunKind, metrics: dict[str, Any]) -> list[tuple[str, Any]]:
     overview = metrics.get("overview") or {}
     if kind.name == "eval":
         rewards = metrics.get("reward_stats") or {}
@@ -161,7 +165,9 @@ def make_info(kind_name: str) -> click.Command:
     return info_cmd
 
 
-def _save_metrics(session: Any, kind: Any, run: dict[str, Any], metrics: dict[str, Any], output: str) -> str:
+def _save_metrics(
+    session: Session, kind: RunKind, run: dict[str, Any], metrics: dict[str, Any], output: str
+) -> str:
     """Eval runs: the platform's metrics.json into ``output/``; training: the metrics answer as JSON."""
     from osmosis_ai._files import write_json_atomic
 
@@ -243,7 +249,14 @@ def make_stop(kind_name: str) -> click.Command:
 
 
 def download_outputs(
-    kind: Any, name: str, wanted: list[str], *, output: str | None, overwrite: bool, yes: bool, **where: Any
+    kind: RunKind,
+    name: str,
+    wanted: list[str],
+    *,
+    output: str | None,
+    overwrite: bool,
+    yes: bool,
+    **where: Any,
 ) -> None:
     """Downloads a run's outputs of the ``wanted`` types (8 at a time, resumable) and reports the outcome.
 

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import signal
-from typing import Any
+from typing import TYPE_CHECKING
 
 import click
 
 from osmosis_ai.errors import CLIError
 from osmosis_ai.stop_signals import exit_code_of, stop_word
+
+if TYPE_CHECKING:
+    from osmosis_ai.rollout.serve import ServeEvents, ServeStart
+    from osmosis_ai.rollout.validator import ValidationResult
 
 _LOG_LEVELS = ("debug", "info", "warning", "error", "critical")
 
@@ -98,18 +102,18 @@ def serve(
     return 0
 
 
-def _make_events() -> Any:
+def _make_events() -> ServeEvents:
     from osmosis_ai.rollout.serve import ServeEvents
 
     class PrintedEvents(ServeEvents):
         """The validation report, the start-up panel and registration news, printed."""
 
-        def validated(self, result: Any) -> None:
+        def validated(self, result: ValidationResult) -> None:
             from osmosis_ai.cli.validate import print_validation
 
             print_validation(result)
 
-        def starting(self, start: Any) -> None:
+        def starting(self, start: ServeStart) -> None:
             from osmosis_ai.redact import remember
 
             if start.key_source == "provided":

@@ -16,7 +16,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import click
 
@@ -25,9 +25,14 @@ from osmosis_ai.cli.output import confirm, emit_operation, is_interactive, statu
 from osmosis_ai.cli.run_support import library_errors
 from osmosis_ai.eval.run_inputs import read_secrets_file as read_secrets
 
+if TYPE_CHECKING:
+    from osmosis_ai.config import EvalConfig, TrainingConfig
+
+SubmitKind = Literal["eval", "training"]
+
 REDACTED = "[REDACTED]"
-ENDPOINTS = {"eval": "/api/cli/eval-runs", "training": "/api/cli/training-runs"}
-COMMANDS = {"eval": "osmosis eval submit", "training": "osmosis train submit"}
+ENDPOINTS: dict[SubmitKind, str] = {"eval": "/api/cli/eval-runs", "training": "/api/cli/training-runs"}
+COMMANDS: dict[SubmitKind, str] = {"eval": "osmosis eval submit", "training": "osmosis train submit"}
 
 
 def read_secrets_file(secrets_file: str | None) -> dict[str, str]:
@@ -65,14 +70,14 @@ def git_identity(root: Path) -> str | None:
 class Preflight:
     """The outcome of the local checks: the request that would be sent, and what the user should know."""
 
-    kind: str
+    kind: SubmitKind
     config_path: Path
     workspace: Path
     body: dict[str, Any]
     headers: dict[str, str]
     secret_sources: dict[str, str] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
-    config: Any = None
+    config: EvalConfig | TrainingConfig | None = None
     # Per-run secret values found locally (file, environment); the body holds "[REDACTED]" in their place.
     provided_values: dict[str, str] = field(default_factory=dict, repr=False)
     file_values: dict[str, str] = field(default_factory=dict, repr=False)
@@ -81,7 +86,7 @@ class Preflight:
         return {"method": "POST", "path": ENDPOINTS[self.kind], "headers": self.headers, "json": self.body}
 
 
-def run_preflight(kind: str, config_arg: str, secrets_file: str | None) -> Preflight:
+def run_preflight(kind: SubmitKind, config_arg: str, secrets_file: str | None) -> Preflight:
     """Runs every local check of ``submit`` in order; raises on the first stage that fails."""
     from osmosis_ai.config import load_eval_config, load_training_config
     from osmosis_ai.errors import ConfigError
@@ -89,7 +94,7 @@ def run_preflight(kind: str, config_arg: str, secrets_file: str | None) -> Prefl
 
     command = COMMANDS[kind]
     path = resolve_config_path(config_arg)
-    root = check_config_location(path, kind, command)  # type: ignore[arg-type]
+    root = check_config_location(path, kind, command)
     config = load_eval_config(path) if kind == "eval" else load_training_config(path)
     check = check_workspace(config, root=root)
     if check.problems:
@@ -245,7 +250,7 @@ def submit_for_real(preflight: Preflight, yes: bool) -> None:
     )
 
 
-def make_submit_command(kind: str) -> click.Command:
+def make_submit_command(kind: SubmitKind) -> click.Command:
     """Builds ``submit`` for ``kind`` ("eval" or "training"); both share one pre-flight."""
     label = "evaluation" if kind == "eval" else "training"
 

@@ -21,6 +21,8 @@ from osmosis_ai.cli.run_support import AGENT_FLAGS, EchoObserver, library_errors
 
 if TYPE_CHECKING:
     from osmosis_ai.eval.options import TestOptions
+    from osmosis_ai.eval.test_session import TestResult
+    from osmosis_ai.runs.engine import RunOutcome
 
 FLAGS = {
     **AGENT_FLAGS,
@@ -126,7 +128,7 @@ class _RowLines:
     def __init__(self, total: int, quiet: bool) -> None:
         self.total, self.quiet = total, quiet
 
-    def __call__(self, record: dict[str, Any], outcome: Any) -> None:
+    def __call__(self, record: dict[str, Any], outcome: RunOutcome) -> None:
         from osmosis_ai.eval.report import format_duration
 
         if self.quiet:
@@ -144,7 +146,7 @@ class _RowLines:
         """Nothing to close."""
 
 
-def _render(result: Any, quiet: bool) -> int:
+def _render(result: TestResult, quiet: bool) -> int:
     from osmosis_ai.cli.output import emit_result
     from osmosis_ai.eval.report import format_duration, format_tokens
 

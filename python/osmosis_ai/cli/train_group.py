@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from osmosis_ai.cli.main import LazyCommands, LazyGroup
+from osmosis_ai.cli.commands import LazyCommands
+from osmosis_ai.cli.main import LazyGroup
 from osmosis_ai.cli.output import help_without_subcommand
 
 # Subcommands of `osmosis train`, imported on first use: name -> (module, attribute, one-line help).

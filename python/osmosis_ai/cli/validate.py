@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from osmosis_ai.cli.output import emit_result, json_result
 
+if TYPE_CHECKING:
+    from osmosis_ai.rollout.validator import ValidationResult
 
-def print_validation(result: Any, verbose: bool = False) -> None:
+
+def print_validation(result: ValidationResult, verbose: bool = False) -> None:
     """Prints the established validation report of an agent loop (success on stdout, failure on stderr)."""
     if result.valid:
         click.secho(f"Agent loop '{result.agent_name}' validated successfully.", fg="green")
@@ -28,7 +31,7 @@ def print_validation(result: Any, verbose: bool = False) -> None:
             click.echo(f"  - {warning}", err=True)
 
 
-def validate_and_report(agent_loop: Any, verbose: bool = False) -> Any:
+def validate_and_report(agent_loop: Any, verbose: bool = False) -> ValidationResult:
     """Validates an agent loop and prints the established report (0.2's ``osmosis_ai.rollout`` name).
 
     Example:

@@ -1,7 +1,7 @@
 """Text graders computed locally: ``string_check`` and the ``text_similarity`` metrics but ``cosine``.
 
 Each metric equals the library OpenAI's grader documentation names for it, or the reference implementation
-of the metric where it names none (``tests/test_grader_references.py`` checks every one against its
+of the metric where it names none (``tests/graders/test_grader_references.py`` checks every one against its
 library on random and edge inputs):
 
 * ``fuzzy_match``: rapidfuzz's ``fuzz.ratio(input, reference) / 100``, the normalised Indel similarity

@@ -69,8 +69,8 @@ def field_values(row: Mapping[str, Any]) -> dict[str, str]:
 
 def _prompt(row: Mapping[str, Any]) -> str | None:
     for name in ("user_prompt", "prompt", "solution_str"):
-        if isinstance(row.get(name), str):
-            return row[name]
+        if isinstance(text := row.get(name), str):
+            return text
     messages = row.get("messages")
     if isinstance(messages, list):
         users = [m.get("content") for m in messages if isinstance(m, Mapping) and m.get("role") == "user"]
@@ -88,7 +88,7 @@ def _fingerprint_matches(path: Path, recorded: Mapping[str, Any]) -> bool:
     if "fingerprint" not in recorded:
         return False
     try:
-        return dataset_fingerprint(path)["fingerprint"] == recorded["fingerprint"]
+        return bool(dataset_fingerprint(path)["fingerprint"] == recorded["fingerprint"])
     except OSError:
         return False
 
@@ -109,7 +109,7 @@ def load_dataset_rows(
         override: A dataset file to read instead of the header's (``--dataset``).
     """
     wanted = set(indices)
-    recorded = header.get("dataset") if isinstance(header.get("dataset"), Mapping) else {}
+    recorded = found if isinstance(found := header.get("dataset"), Mapping) else {}
     name = override or recorded.get("path")
     if not name:
         return DatasetRows(note="the log does not name its dataset file (give it with --dataset)")

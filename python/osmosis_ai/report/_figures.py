@@ -19,7 +19,7 @@ _MAX_GROUPS = 30
 PERCENTILES = (0.5, 0.95, 0.99)
 
 
-def histogram(values: array, bins: int = _BINS) -> list[dict[str, float]]:
+def histogram(values: array[float], bins: int = _BINS) -> list[dict[str, float]]:
     """Equal-width bins over the finite values: ``[{"low", "high", "count"}]`` (empty without values)."""
     finite = [v for v in values if math.isfinite(v)]
     if not finite:
@@ -35,7 +35,7 @@ def histogram(values: array, bins: int = _BINS) -> list[dict[str, float]]:
     return [{"low": low + i * width, "high": low + (i + 1) * width, "count": c} for i, c in enumerate(counts)]
 
 
-def log_histogram(values: array, bins: int = _BINS) -> list[dict[str, float]]:
+def log_histogram(values: array[float], bins: int = _BINS) -> list[dict[str, float]]:
     """Bins of equal width in log10 over the positive finite values (latencies span decades)."""
     positive = [v for v in values if v > 0 and math.isfinite(v)]
     if not positive:
@@ -53,7 +53,7 @@ def log_histogram(values: array, bins: int = _BINS) -> list[dict[str, float]]:
     ]
 
 
-def latency(values: array) -> dict[str, Any]:
+def latency(values: array[float]) -> dict[str, Any]:
     """The runs' latency: log-scale bins and p50 / p95 / p99 (None without durations)."""
     from osmosis_ai.stats import quantiles
 

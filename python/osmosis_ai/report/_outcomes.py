@@ -37,10 +37,9 @@ def score_of(record: Mapping[str, Any], name: str) -> float | None:
     # Records are parsed JSON: plain dicts (an ABC isinstance check costs a tenth of a report's time).
     scores = record.get("scores")
     value = scores.get(name) if type(scores) is dict else None
-    kind = type(value)
-    if kind is float:
+    if type(value) is float:
         return value
-    return float(value) if kind is int else None
+    return float(value) if type(value) is int else None
 
 
 def run_outcome(record: Mapping[str, Any], name: str, threshold: float) -> str:

@@ -13,11 +13,12 @@ import base64
 import hashlib
 import html
 import json
-from collections.abc import Iterable
+import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
-from typing import IO, Any
+from typing import Any, Protocol
 
 from osmosis_ai.report._embed import CompressedLines
 from osmosis_ai.report._outcomes import page_words
@@ -26,6 +27,12 @@ __all__ = ["PageData", "content_security_policy", "page_script", "page_style", "
 
 _SCRIPTS = ("core.js", "summary.js", "card.js", "table.js", "report.js", "compare.js", "main.js")
 _ESCAPES = {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026", "\u2028": "\\u2028", "\u2029": "\\u2029"}
+
+
+class ByteSink(Protocol):
+    """Where :func:`write_page` writes: a binary file, a buffer, or :class:`_TextSink`."""
+
+    def write(self, raw: bytes, /) -> object: ...
 
 
 @cache
@@ -99,7 +106,7 @@ def _figures(figures: Iterable[tuple[str, str]]) -> str:
     return f"<div id='figures' hidden>{inner}</div>\n"
 
 
-def write_page(out: IO[bytes], data: PageData) -> int:
+def write_page(out: ByteSink, data: PageData) -> int:
     """Writes the page to ``out``; returns the bytes written."""
     written = 0
 
@@ -136,7 +143,7 @@ def write_page(out: IO[bytes], data: PageData) -> int:
 class _TextSink:
     """The binary ``out`` of :func:`write_page` over an ``-o`` writer (which takes whole text pieces)."""
 
-    def __init__(self, write: Any) -> None:
+    def __init__(self, write: Callable[[str], object]) -> None:
         self._write = write
 
     def write(self, raw: bytes) -> int:
@@ -144,9 +151,9 @@ class _TextSink:
         return len(raw)
 
 
-def write_page_output(target: Any, data: PageData) -> int:
+def write_page_output(target: str | os.PathLike[str], data: PageData) -> int:
     """Writes the page as the ``-o`` output ``target`` (``-`` for standard output), whole or not at all."""
     from osmosis_ai._files import output_writer
 
     with output_writer(target) as write:
-        return write_page(_TextSink(write), data)  # type: ignore[arg-type]
+        return write_page(_TextSink(write), data)

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from osmosis_ai.report._rows import RowIndex
+
+if TYPE_CHECKING:
+    from osmosis_ai.stats import Aggregator, FailedPolicy
 
 __all__ = [
     "Pair",
@@ -115,8 +118,8 @@ def pair_rows(a: RowIndex, b: RowIndex, name: str) -> Paired:
 
 
 def _aggregators(
-    pairs: Iterable[Pair], threshold: float, n: int, ks: list[int], failed: Any
-) -> tuple[Any, Any]:
+    pairs: Iterable[Pair], threshold: float, n: int, ks: list[int], failed: FailedPolicy
+) -> tuple[Aggregator, Aggregator]:
     from osmosis_ai.stats import Aggregator
 
     agg_a = Aggregator(pass_threshold=threshold, ks=ks, n_runs=n, failed=failed)
@@ -134,7 +137,7 @@ def group_deltas(
     threshold: float,
     n: int,
     level: float,
-    failed: Any,
+    failed: FailedPolicy,
 ) -> dict[str, list[dict[str, Any]]]:
     """Per dataset field, per group of paired rows: ``B - A`` of the mean and pass@1 by the comparison
     model's rules (paired Student t; no bounds and a note where the rows give none; not tested, so no

@@ -132,9 +132,9 @@ class _Row:
     answers: int = 0
     # Per score key number: ``run * 8 + letter code`` per run, and the scores aligned (NaN: none).
     # Arrays, not lists of tuples: a 25,000-row log's index fits in a few MB.
-    codes: list[array | None] = field(default_factory=list)
-    scores: list[array | None] = field(default_factory=list)
-    positions: array | None = None
+    codes: list[array[int] | None] = field(default_factory=list)
+    scores: list[array[float] | None] = field(default_factory=list)
+    positions: array[int] | None = None
 
     def runs_of(self, k: int) -> list[tuple[int, str, float | None]]:
         """``(run, letter, score)`` of score key number ``k``, in run order."""
@@ -187,9 +187,9 @@ class RowIndex:
     keep_positions: bool = False
     judged: bool = False
     keys: list[tuple[str, str, str]] = field(default_factory=list)
-    latency_ms: array = field(default_factory=lambda: array("d"))
-    tokens: array = field(default_factory=lambda: array("d"))
-    score_values: dict[str, array] = field(default_factory=dict)
+    latency_ms: array[float] = field(default_factory=lambda: array("d"))
+    tokens: array[float] = field(default_factory=lambda: array("d"))
+    score_values: dict[str, array[float]] = field(default_factory=dict)
     runs_left_out: int = 0
     judge: dict[str, int] = field(default_factory=dict)
     _rows: dict[int, _Row] = field(default_factory=dict)
@@ -229,8 +229,8 @@ class RowIndex:
         """Takes one run record (a run recorded again, as a resume may, replaces the first)."""
         record = item.data
         try:
-            index = int(record.get("row_index"))  # type: ignore[arg-type]
-        except (TypeError, ValueError):
+            index = int(record["row_index"])
+        except (KeyError, TypeError, ValueError):
             return
         row = self._rows.get(index)
         if row is None:

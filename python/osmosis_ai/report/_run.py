@@ -67,8 +67,14 @@ class Scan:
     runs_total: int
 
 
+def _config_of(header: dict[str, Any]) -> dict[str, Any]:
+    """The header's ``config`` section ({} when it has none or it is not an object)."""
+    config = header.get("config")
+    return config if isinstance(config, dict) else {}
+
+
 def _declared_n(header: dict[str, Any]) -> int | None:
-    config = header.get("config") if isinstance(header.get("config"), dict) else {}
+    config = _config_of(header)
     for value in (config.get("n_runs"), header.get("number"), config.get("number")):
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             return value
@@ -77,7 +83,7 @@ def _declared_n(header: dict[str, Any]) -> int | None:
 
 def _names(source: LogSource) -> list[str]:
     header = source.header
-    config = header.get("config") if isinstance(header.get("config"), dict) else {}
+    config = _config_of(header)
     names = [n for n in config.get("eval_fns") or [] if isinstance(n, str)]
     rubric = header.get("rubric_id") or config.get("rubric_id")
     if source.layout == "rubric-json":
@@ -88,7 +94,7 @@ def _names(source: LogSource) -> list[str]:
 
 
 def _threshold(header: dict[str, Any]) -> float:
-    config = header.get("config") if isinstance(header.get("config"), dict) else {}
+    config = _config_of(header)
     for value in (config.get("pass_threshold"), header.get("pass_threshold")):
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return float(value)
@@ -113,7 +119,7 @@ def scan_file(
     """
     source = open_source(path)
     threshold = _threshold(source.header)
-    config = source.header.get("config") if isinstance(source.header.get("config"), dict) else {}
+    config = _config_of(source.header)
     judged = source.layout == "rubric-json" or "rubric" in (source.header.get("kind"), config.get("kind"))
     index = RowIndex(_names(source), threshold, _declared_n(source.header), sink, keep_positions, judged)
     runs = 0

@@ -62,7 +62,7 @@ class LogSource:
     # What the log's row and run indices count from (1 in rubric logs of earlier versions): subtracted,
     # so every file reads numbered from 0, as the result model reads it.
     index_base: int = 0
-    _offsets: array | None = field(default=None, repr=False)
+    _offsets: array[int] | None = field(default=None, repr=False)
 
     def records(self) -> Iterator[Record]:
         """Every run record, in file order (a generator: the file is read as it is consumed)."""
@@ -94,12 +94,12 @@ class LogSource:
                 if exc.row is None or exc.row < position:
                     raise
                 position = exc.row
-            data = self._lenient(position)
-            if data is not None:
+            lenient = self._lenient(position)
+            if lenient is not None:
                 if first:
                     first = False
                 else:
-                    yield Record(position, data)
+                    yield Record(position, lenient)
             position += 1
 
     def _lenient(self, position: int) -> dict[str, Any] | None:
@@ -150,7 +150,7 @@ def _line_number(path: str, offset: int) -> int:
         return handle.read(offset).count(b"\n") + 1
 
 
-def line_offsets(path: str) -> array:
+def line_offsets(path: str) -> array[int]:
     """The byte offset of every non-blank line (no parsing: one pass that only finds newlines)."""
     offsets = array("q")
     at = 0

@@ -18,7 +18,7 @@ import zlib
 from array import array
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
 import orjson
@@ -30,6 +30,9 @@ from osmosis_ai.report._run import Scan, describe, scan_file
 from osmosis_ai.report._search import RunTextIndex
 from osmosis_ai.report._source import line_offsets, read_line_at
 from osmosis_ai.stats import rebase_indices
+
+if TYPE_CHECKING:
+    from osmosis_ai.report._page import PageData
 
 __all__ = ["ViewSite", "compare_site", "report_site", "serve"]
 
@@ -102,7 +105,7 @@ def _gzip_lines(entries: Iterable[dict[str, Any]]) -> bytes:
     return b"".join(out)
 
 
-def _page_bytes(data: Any) -> bytes:
+def _page_bytes(data: PageData) -> bytes:
     import io
 
     from osmosis_ai.report._page import write_page

@@ -1,6 +1,6 @@
 //! The few distributions honest intervals need: the normal quantile, Student's t (CDF and quantile,
 //! through the regularised incomplete beta function), Wilson's score interval and Holm's step-down
-//! adjustment. Checked against scipy / statsmodels in `tests/test_result_model_properties.py`.
+//! adjustment. Checked against scipy / statsmodels in `tests/results/test_result_model_properties.py`.
 
 /// The standard normal quantile (Wichura's AS 241, relative error about 1e-16). `p` in (0, 1).
 pub fn normal_quantile(p: f64) -> f64 {

@@ -74,8 +74,8 @@ class MCPAgentLoop(RolloutAgentLoop):
         self._schemas = [to_function_tool(tool) for tool in tools]
         self.tool_names = [tool.name for tool in tools]
 
-    def get_tools(self, request: RolloutRequest) -> list[dict[str, Any]]:
-        """The server's tools as OpenAI function tools (the same list for every request)."""
+    def get_tools(self, request: RolloutRequest | None = None) -> list[dict[str, Any]]:
+        """The server's tools as OpenAI function tools (the same list for every request, or without one)."""
         return self._schemas
 
     async def run(self, ctx: RolloutContext) -> RolloutResult:
