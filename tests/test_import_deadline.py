@@ -100,16 +100,23 @@ def test_check_reports_a_hanging_reward_module_and_checks_the_rest(
         "def exact(solution_str: str, ground_truth: str, extra_info: dict = None) -> float:\n    return 1.0\n"
     )
     monkeypatch.setenv(IMPORT_TIMEOUT_ENV, "1")
-    try:
-        report = check_repository(tmp_path)
-    finally:  # `check` runs in a process of its own: this one must not keep this repository's reward_fn
+
+    def forget_reward_fn() -> None:
         for name in [n for n in sys.modules if n == "reward_fn" or n.startswith("reward_fn.")]:
             del sys.modules[name]
+
+    # `check` runs in a process of its own; in this one, another test's `reward_fn` package (the examples
+    # have one) would stand in for this repository's, and this one must not stay for the next test.
+    forget_reward_fn()
+    try:
+        report = check_repository(tmp_path)
+    finally:
+        forget_reward_fn()
     findings = report.sections["@osmosis_reward functions (reward_fn/)"]
     assert any(
         level == "error" and "a_spin" in text and "did not finish within 1 s" in text
         for level, text in findings
-    )
+    ), findings
     assert ("ok", "reward_fn.b_good:exact (reward contract)") in findings
 
 
