@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from osmosis_ai.rubric.engine import RUN_FIELDS, JudgeHealth, calculate_statistics
+from osmosis_ai.rubric.engine import RUN_FIELDS, JudgeHealth, calculate_statistics, established_statistics
 from osmosis_ai.rubric.records import RecordSource, RubricRecord
 
 __all__ = [
@@ -116,18 +116,8 @@ def overall_statistics(log_path: Path | None, rubric_id: str) -> tuple[dict[str,
             finished += 1
             unscored += run.get("status") == "unscored"
         return calculate_statistics([], finished, unscored), list(result.warnings)
-    runs = function.runs
-    overall = {
-        "average": function.mean,
-        "variance": function.variance,
-        "stdev": function.std,
-        "min": function.min,
-        "max": function.max,
-        "total_runs": runs.finished,
-        "success_count": function.graded,
-        "failure_count": runs.finished - function.graded,
-        "unscored_count": runs.unscored,
-    }
+    moments = (function.mean, function.variance, function.std, function.min, function.max)
+    overall = established_statistics(moments, function.runs.finished, function.graded, function.runs.unscored)
     return overall, list(result.warnings)
 
 

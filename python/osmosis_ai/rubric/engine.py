@@ -30,6 +30,7 @@ __all__ = [
     "JudgeHealth",
     "RecordCalls",
     "calculate_statistics",
+    "established_statistics",
     "preview_text",
 ]
 
@@ -115,6 +116,25 @@ class JudgeHealth:
         )
 
 
+def established_statistics(
+    moments: tuple[float | None, ...], total_runs: int, success_count: int, unscored: int
+) -> dict[str, Any]:
+    """The established statistics keys: ``moments`` is ``(mean, variance, std, min, max)``, then the run
+    counters (a run that is not a success is a failure; unscored runs are counted apart, never as zeros)."""
+    mean, variance, std, low, high = moments
+    return {
+        "average": mean,
+        "variance": variance,
+        "stdev": std,
+        "min": low,
+        "max": high,
+        "total_runs": total_runs,
+        "success_count": success_count,
+        "failure_count": total_runs - success_count,
+        "unscored_count": unscored,
+    }
+
+
 def calculate_statistics(scores: list[float], total_runs: int, unscored: int = 0) -> dict[str, Any]:
     """Population statistics of the successful scores, plus run counters (unscored runs are not zeros).
 
@@ -124,15 +144,7 @@ def calculate_statistics(scores: list[float], total_runs: int, unscored: int = 0
     """
     from osmosis_ai.stats import score_moments
 
-    mean, variance, std, low, high = score_moments(scores)
-    base = {"average": mean, "variance": variance, "stdev": std, "min": low, "max": high}
-    return {
-        **base,
-        "total_runs": total_runs,
-        "success_count": len(scores),
-        "failure_count": total_runs - len(scores),
-        "unscored_count": unscored,
-    }
+    return established_statistics(score_moments(scores), total_runs, len(scores), unscored)
 
 
 def _from_outcome(record: dict[str, Any], outcome: JudgeOutcome) -> None:
