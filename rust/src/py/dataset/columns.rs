@@ -6,6 +6,7 @@ use super::tape::tape_value_to_py;
 use crate::dataset::{ColumnBatch, ColumnValues, TapeBatch, Utf8Bytes};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyString};
+use std::ops::Range;
 use std::sync::Arc;
 
 pub(super) type KeyObjects = (Arc<[String]>, Vec<Py<PyString>>);
@@ -103,9 +104,11 @@ pub(super) fn cell_to_py<'py>(
     })
 }
 
+/// Rows `rows` of the batch as a list of dicts.
 pub(super) fn columns_to_py<'py>(
     py: Python<'py>,
     batch: &ColumnBatch,
+    rows: Range<usize>,
     cache: &mut ColumnCache,
 ) -> PyResult<Bound<'py, PyList>> {
     let keys = cache.keys(py, &batch.keys);
@@ -116,8 +119,13 @@ pub(super) fn columns_to_py<'py>(
         .iter()
         .enumerate()
         .map(|(column, values)| match values {
-            ColumnValues::Text(texts) => Ok(text_column(py, texts, &mut cache.texts[column])),
-            _ => (0..batch.len())
+            ColumnValues::Text(texts) => Ok(text_column(
+                py,
+                &texts[rows.clone()],
+                &mut cache.texts[column],
+            )),
+            _ => rows
+                .clone()
                 .map(|row| {
                     cell_to_py(
                         py,
@@ -131,7 +139,7 @@ pub(super) fn columns_to_py<'py>(
         })
         .collect::<PyResult<Vec<_>>>()?;
     let mut columns: Vec<_> = cells.into_iter().map(Vec::into_iter).collect();
-    let dicts = (0..batch.len())
+    let dicts = rows
         .map(|_| {
             let dict = PyDict::new(py);
             for (key, column) in keys.iter().zip(&mut columns) {

@@ -67,9 +67,17 @@ impl Drop for GcPause<'_> {
     }
 }
 
-/// Rows a text-format reader parses per batch, whatever the size of the lists handed out: a thread
-/// hand-off and a recycled buffer per batch cost little over this many rows.
-const TAPE_ROWS: usize = 1024;
+/// Rows a reader parses per batch, whatever the size of the lists handed out: a thread hand-off and a
+/// recycled buffer per batch cost little over this many rows. (Parquet read 32 rows per batch when
+/// lists were 32 rows: a hand-off per list, which under load cost more than building the rows.)
+const READ_ROWS: usize = 1024;
+
+/// Rows read per batch for lists of `batch_size` rows: at least [`READ_ROWS`], and a whole number of
+/// lists, so that only the end of a batch (a Parquet row group, a text batch's byte budget) cuts a
+/// list short.
+fn read_size(batch_size: usize) -> usize {
+    batch_size.saturating_mul(READ_ROWS.div_ceil(batch_size))
+}
 
 /// Lists of at least this many rows are built with the cyclic collector paused (see [`GcPause`]).
 const PAUSE_GC_ROWS: usize = 128;
@@ -111,13 +119,7 @@ impl DatasetBatches {
             .detach(|| DatasetReader::open(path, contract, offset, limit))
             .map_err(CoreError::from)?;
         let format = reader.format().name();
-        // Columnar batches are converted whole, so they are read at the list size.
-        let read_size = if format == "parquet" {
-            batch_size
-        } else {
-            batch_size.max(TAPE_ROWS)
-        };
-        let reader = PrefetchReader::start(reader, read_size)?;
+        let reader = PrefetchReader::start(reader, read_size(batch_size))?;
         Ok(DatasetBatches {
             reader: Mutex::new(reader),
             format,
@@ -145,12 +147,17 @@ impl DatasetBatches {
             .get_mut()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         loop {
-            if let Some((Batch::Tape(tape), next)) = &mut self.current {
-                if *next < tape.len() {
-                    let rows = *next..tape.len().min(*next + self.batch_size);
+            if let Some((batch, next)) = &mut self.current {
+                if *next < batch.len() {
+                    let rows = *next..batch.len().min(*next + self.batch_size);
                     *next = rows.end;
                     let _pause = GcPause::start(py, rows.len())?;
-                    return Ok(Some(tape_to_py(py, tape, rows, &mut self.cache)?));
+                    return Ok(Some(match batch {
+                        Batch::Tape(tape) => tape_to_py(py, tape, rows, &mut self.cache)?,
+                        Batch::Columns(columns) => {
+                            columns_to_py(py, columns, rows, &mut self.columns)?
+                        }
+                    }));
                 }
             }
             if let Some((used, _)) = self.current.take() {
@@ -158,18 +165,10 @@ impl DatasetBatches {
                 reader.recycle(used);
             }
             let batch = py.detach(|| reader.next_batch()).map_err(CoreError::from)?;
-            match batch {
-                batch if batch.is_empty() => return Ok(None),
-                Batch::Columns(columns) => {
-                    let list = {
-                        let _pause = GcPause::start(py, columns.len())?;
-                        columns_to_py(py, &columns, &mut self.columns)?
-                    };
-                    reader.recycle(Batch::Columns(columns));
-                    return Ok(Some(list));
-                }
-                tape => self.current = Some((tape, 0)),
+            if batch.is_empty() {
+                return Ok(None);
             }
+            self.current = Some((batch, 0));
         }
     }
 }
