@@ -20,8 +20,9 @@ pub enum ColumnValues {
     /// Finite floats only: a non-finite value is null, as JSON has no spelling for it.
     Float(Vec<Option<f64>>),
     Bool(Vec<Option<bool>>),
-    /// Anything else (lists, structs, maps, logical types), as JSON values.
-    Json(Vec<Value>),
+    /// Anything else (lists, structs, maps, logical types): one tape row per cell, laid out as the
+    /// text formats' rows are, so that one converter turns both into Python objects.
+    Nested(TapeBatch),
 }
 
 impl ColumnValues {
@@ -31,7 +32,7 @@ impl ColumnValues {
             ColumnValues::Int(v) => v.len(),
             ColumnValues::Float(v) => v.len(),
             ColumnValues::Bool(v) => v.len(),
-            ColumnValues::Json(v) => v.len(),
+            ColumnValues::Nested(v) => v.len(),
         }
     }
 
@@ -57,7 +58,7 @@ impl ColumnValues {
             ColumnValues::Int(v) => v[row].map_or(ValueKind::Null, |_| ValueKind::Int),
             ColumnValues::Float(v) => v[row].map_or(ValueKind::Null, |_| ValueKind::Float),
             ColumnValues::Bool(v) => v[row].map_or(ValueKind::Null, |_| ValueKind::Bool),
-            ColumnValues::Json(v) => ValueKind::of(&v[row]),
+            ColumnValues::Nested(v) => v.row_kind(row),
         }
     }
 
@@ -72,7 +73,7 @@ impl ColumnValues {
                 .and_then(Number::from_f64)
                 .map_or(Value::Null, Value::Number),
             ColumnValues::Bool(v) => v[row].map_or(Value::Null, Value::Bool),
-            ColumnValues::Json(v) => v[row].clone(),
+            ColumnValues::Nested(v) => v.row_value(row),
         }
     }
 
@@ -82,7 +83,7 @@ impl ColumnValues {
             ColumnValues::Int(v) => v.truncate(len),
             ColumnValues::Float(v) => v.truncate(len),
             ColumnValues::Bool(v) => v.truncate(len),
-            ColumnValues::Json(v) => v.truncate(len),
+            ColumnValues::Nested(v) => v.rows.truncate(len),
         }
     }
 }

@@ -5,7 +5,6 @@ use crate::dataset::columns::{ColumnBatch, ColumnValues};
 use crate::dataset::error::{DatasetError, DatasetErrorKind, PositionUnit};
 use crate::dataset::jsonl::MAX_LINE_ENV;
 use parquet::errors::ParquetError;
-use serde_json::Value;
 use std::cell::Cell;
 use std::sync::Once;
 
@@ -70,7 +69,7 @@ pub(super) fn oversized_cell(path: &str, batch: &ColumnBatch, limit: u64) -> Opt
         for row in 0..column.len() {
             let size = match column {
                 ColumnValues::Text(_) => column.text(row).map_or(0, str::len),
-                ColumnValues::Json(values) => json_size(&values[row]),
+                ColumnValues::Nested(cells) => cells.row_json_size(row),
                 _ => 0,
             };
             if size as u64 > limit {
@@ -89,19 +88,4 @@ pub(super) fn oversized_cell(path: &str, batch: &ColumnBatch, limit: u64) -> Opt
         }
     }
     None
-}
-
-/// About the length of `value` as JSON, without writing it.
-fn json_size(value: &Value) -> usize {
-    match value {
-        Value::String(s) => s.len() + 2,
-        Value::Array(items) => items.iter().map(|v| json_size(v) + 1).sum::<usize>() + 2,
-        Value::Object(map) => {
-            map.iter()
-                .map(|(k, v)| k.len() + 4 + json_size(v))
-                .sum::<usize>()
-                + 2
-        }
-        _ => 8,
-    }
 }

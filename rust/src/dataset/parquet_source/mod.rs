@@ -11,6 +11,7 @@
 use super::columns::{ColumnBatch, ColumnValues, Utf8Bytes};
 use super::error::{DatasetError, DatasetResult};
 use super::jsonl::max_line_bytes;
+use super::{TapeBatch, Token};
 use parquet::basic::{ConvertedType, LogicalType, Type as PhysicalType};
 use parquet::column::reader::ColumnReader;
 use parquet::data_type::ByteArray;
@@ -20,7 +21,6 @@ use parquet::file::serialized_reader::{ReadOptionsBuilder, SerializedFileReader}
 use parquet::record::reader::RowIter;
 use parquet::record::Field;
 use parquet::schema::types::{ColumnDescPtr, ColumnDescriptor, ColumnPath, Type};
-use serde_json::Value;
 use std::fs::File;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -29,7 +29,7 @@ mod errors;
 mod values;
 
 use errors::{guarded, oversized_cell, parquet_error};
-use values::field_to_value;
+use values::push_field;
 
 /// Rows decoded per chunk when skipping inside a row group.
 const SKIP_CHUNK: usize = 16 * 1024;
@@ -364,7 +364,7 @@ impl ParquetSource {
             _ => max.max(1),
         };
         let records = self.read_records(rows, !flat.is_empty())?;
-        if flat.is_empty() && records.first().map_or(true, Vec::is_empty) {
+        if flat.is_empty() && records.first().map_or(true, TapeBatch::is_empty) {
             return Ok(None);
         }
         let mut records = records.into_iter();
@@ -373,7 +373,7 @@ impl ParquetSource {
             .iter()
             .map(|slot| match *slot {
                 Slot::Flat(c) => flat[c].take().expect("each flat column is used once"),
-                Slot::Record => ColumnValues::Json(records.next().unwrap_or_default()),
+                Slot::Record => ColumnValues::Nested(records.next().unwrap_or_default()),
             })
             .collect();
         Ok(Some(ColumnBatch::new(
@@ -383,9 +383,9 @@ impl ParquetSource {
         )))
     }
 
-    /// The record reader's fields for the next `rows` rows, one vector per field; `exact` when flat
-    /// columns already fixed how many rows there are.
-    fn read_records(&mut self, rows: usize, exact: bool) -> Result<Vec<Vec<Value>>, ParquetError> {
+    /// The record reader's fields for the next `rows` rows, one tape per field (a tape row per cell);
+    /// `exact` when flat columns already fixed how many rows there are.
+    fn read_records(&mut self, rows: usize, exact: bool) -> Result<Vec<TapeBatch>, ParquetError> {
         let Some(iter) = self.rows.as_mut() else {
             return Ok(Vec::new());
         };
@@ -394,9 +394,9 @@ impl ParquetSource {
             .iter()
             .filter(|s| matches!(s, Slot::Record))
             .count();
-        let mut out: Vec<Vec<Value>> = (0..fields).map(|_| Vec::with_capacity(rows)).collect();
-        for _ in 0..rows {
-            let row = match iter.next() {
+        let mut out: Vec<TapeBatch> = (0..fields).map(|_| TapeBatch::default()).collect();
+        for row in 0..rows {
+            let row_fields = match iter.next() {
                 Some(row) => row?,
                 None if exact => {
                     return Err(ParquetError::General(
@@ -405,9 +405,15 @@ impl ParquetSource {
                 }
                 None => break,
             };
-            let mut values = row.get_column_iter().map(|(_, f)| field_to_value(f));
-            for column in &mut out {
-                column.push(values.next().unwrap_or(Value::Null));
+            let index = self.index + row as u64;
+            let mut fields = row_fields.get_column_iter().map(|(_, f)| f);
+            for cells in &mut out {
+                let mark = cells.begin_row();
+                match fields.next() {
+                    Some(field) => push_field(cells, field),
+                    None => cells.push_token(Token::Null),
+                }
+                cells.finish_row(mark, index + 1, index);
             }
         }
         Ok(out)

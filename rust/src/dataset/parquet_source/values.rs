@@ -1,57 +1,72 @@
 //! Parquet record fields → JSON values: numbers, text, lists and structs as arrays and objects, maps as
 //! objects, dates as `YYYY-MM-DD`, timestamps as ISO-8601 UTC text, decimals as exact decimal text.
 
+use crate::dataset::{TapeBatch, Token};
 use parquet::data_type::Decimal;
-use parquet::record::{Field, Row};
-use serde_json::{Map, Number, Value};
+use parquet::record::Field;
+use serde_json::{Number, Value};
 
-fn row_to_map(row: &Row) -> Map<String, Value> {
-    row.get_column_iter()
-        .map(|(name, field)| (name.clone(), field_to_value(field)))
-        .collect()
-}
-
-pub(super) fn float(x: f64) -> Value {
-    Number::from_f64(x).map_or(Value::Null, Value::Number)
-}
-
-pub(super) fn field_to_value(field: &Field) -> Value {
+/// Writes a record field's value onto `tape` (what a JSON parser would write for its JSON value).
+pub(super) fn push_field(tape: &mut TapeBatch, field: &Field) {
     match field {
-        Field::Null => Value::Null,
-        Field::Bool(b) => Value::Bool(*b),
-        Field::Byte(v) => Value::from(*v),
-        Field::Short(v) => Value::from(*v),
-        Field::Int(v) => Value::from(*v),
-        Field::Long(v) => Value::from(*v),
-        Field::UByte(v) => Value::from(*v),
-        Field::UShort(v) => Value::from(*v),
-        Field::UInt(v) => Value::from(*v),
-        Field::ULong(v) => Value::from(*v),
-        Field::Float16(v) => float(f64::from(*v)),
-        Field::Float(v) => float(f64::from(*v)),
-        Field::Double(v) => float(*v),
-        Field::Decimal(d) => Value::String(decimal_text(d)),
-        Field::Str(s) => Value::String(s.clone()),
-        Field::Bytes(b) => Value::String(String::from_utf8_lossy(b.data()).into_owned()),
-        Field::Date(days) => Value::String(date_text(i64::from(*days))),
-        Field::TimestampMillis(ms) => Value::String(timestamp_text(*ms, 1_000)),
-        Field::TimestampMicros(us) => Value::String(timestamp_text(*us, 1_000_000)),
-        Field::Group(row) => Value::Object(row_to_map(row)),
-        Field::ListInternal(list) => {
-            Value::Array(list.elements().iter().map(field_to_value).collect())
+        Field::Null => tape.push_token(Token::Null),
+        Field::Bool(b) => tape.push_token(Token::Bool(*b)),
+        Field::Byte(v) => tape.push_token(Token::Int(i64::from(*v))),
+        Field::Short(v) => tape.push_token(Token::Int(i64::from(*v))),
+        Field::Int(v) => tape.push_token(Token::Int(i64::from(*v))),
+        Field::Long(v) => tape.push_token(Token::Int(*v)),
+        Field::UByte(v) => tape.push_token(Token::Int(i64::from(*v))),
+        Field::UShort(v) => tape.push_token(Token::Int(i64::from(*v))),
+        Field::UInt(v) => tape.push_token(Token::Int(i64::from(*v))),
+        Field::ULong(v) => tape.push_number(&Number::from(*v)),
+        Field::Float16(v) => tape.push_float(f64::from(*v)),
+        Field::Float(v) => tape.push_float(f64::from(*v)),
+        Field::Double(v) => tape.push_float(*v),
+        Field::Decimal(d) => tape.push_text(&decimal_text(d)),
+        Field::Str(s) => tape.push_text(s),
+        Field::Bytes(b) => tape.push_text(&String::from_utf8_lossy(b.data())),
+        Field::Date(days) => tape.push_text(&date_text(i64::from(*days))),
+        Field::TimestampMillis(ms) => tape.push_text(&timestamp_text(*ms, 1_000)),
+        Field::TimestampMicros(us) => tape.push_text(&timestamp_text(*us, 1_000_000)),
+        Field::Group(row) => {
+            tape.push_token(Token::Object);
+            for (name, field) in row.get_column_iter() {
+                tape.push_key(name);
+                push_field(tape, field);
+            }
+            tape.push_token(Token::End);
         }
-        Field::MapInternal(map) => Value::Object(
-            map.entries()
+        Field::ListInternal(list) => {
+            tape.push_token(Token::Array);
+            list.elements()
                 .iter()
-                .map(|(k, v)| {
-                    let key = match field_to_value(k) {
-                        Value::String(s) => s,
-                        other => other.to_string(),
-                    };
-                    (key, field_to_value(v))
-                })
-                .collect(),
-        ),
+                .for_each(|item| push_field(tape, item));
+            tape.push_token(Token::End);
+        }
+        Field::MapInternal(map) => {
+            tape.push_token(Token::Object);
+            for (key, value) in map.entries() {
+                match key {
+                    Field::Str(text) => tape.push_key(text),
+                    other => tape.push_key(&key_text(other)),
+                }
+                push_field(tape, value);
+            }
+            tape.push_token(Token::End);
+        }
+    }
+}
+
+/// A map key that is not text, as an object key: its value's JSON text (`1`, `true`, `null`), or the
+/// text itself for the kinds written as text (dates, decimals).
+fn key_text(key: &Field) -> String {
+    let mut tape = TapeBatch::default();
+    let mark = tape.begin_row();
+    push_field(&mut tape, key);
+    tape.finish_row(mark, 0, 0);
+    match tape.row_value(0) {
+        Value::String(text) => text,
+        other => other.to_string(),
     }
 }
 

@@ -9,7 +9,7 @@
 pub(crate) mod json;
 mod text;
 
-use super::value_kind::ValueKind;
+use super::value_kind::{Text, ValueKind};
 use super::Contract;
 use serde_json::{Map, Number, Value};
 
@@ -150,6 +150,25 @@ impl TapeBatch {
         });
     }
 
+    /// Appends a token that holds no text: a scalar, or a container's start or end.
+    pub(crate) fn push_token(&mut self, token: Token) {
+        debug_assert!(!matches!(token, Token::Text { .. } | Token::Key { .. }));
+        self.tokens.push(token);
+    }
+
+    /// Appends a number as a JSON value holds it.
+    pub(crate) fn push_number(&mut self, n: &Number) {
+        self.tokens.push(number_token(n));
+    }
+
+    /// Appends a float; a non-finite one is null, as JSON has no spelling for it.
+    pub(crate) fn push_float(&mut self, x: f64) {
+        match Number::from_f64(x) {
+            Some(n) => self.push_number(&n),
+            None => self.tokens.push(Token::Null),
+        }
+    }
+
     /// Notes the top-level entry whose key token was pushed last.
     pub(crate) fn note_entry(&mut self, kind: ValueKind) {
         let key = self.tokens.len().saturating_sub(1);
@@ -217,7 +236,7 @@ impl TapeBatch {
         match value {
             Value::Null => self.tokens.push(Token::Null),
             Value::Bool(b) => self.tokens.push(Token::Bool(*b)),
-            Value::Number(n) => self.tokens.push(number_token(n)),
+            Value::Number(n) => self.push_number(n),
             Value::String(s) => self.push_text(s),
             Value::Array(items) => {
                 self.tokens.push(Token::Array);
@@ -232,6 +251,55 @@ impl TapeBatch {
                 }
                 self.tokens.push(Token::End);
             }
+        }
+    }
+
+    /// The shape of row `row`'s value (a row here may be any value: a Parquet cell of nested data).
+    pub(crate) fn row_kind(&self, row: usize) -> ValueKind {
+        let at = self.rows[row].start;
+        match self.tokens[at] {
+            Token::Null | Token::Key { .. } | Token::End => ValueKind::Null,
+            Token::Bool(_) => ValueKind::Bool,
+            Token::Int(_) | Token::UInt(_) => ValueKind::Int,
+            Token::Float(_) => ValueKind::Float,
+            text @ Token::Text { .. } => ValueKind::Str(Text::of(self.text_of(text))),
+            Token::Array => ValueKind::Array,
+            Token::Object => ValueKind::Object {
+                empty: self.tokens[at + 1] == Token::End,
+            },
+        }
+    }
+
+    /// About the length of row `row`'s value as JSON, without writing it: text and keys with their
+    /// quotes, a separator per item or entry, 8 bytes per other scalar.
+    pub(crate) fn row_json_size(&self, row: usize) -> usize {
+        let mut at = self.rows[row].start;
+        self.json_size_at(&mut at)
+    }
+
+    fn json_size_at(&self, at: &mut usize) -> usize {
+        let token = self.tokens[*at];
+        *at += 1;
+        match token {
+            Token::Text { len, .. } => len + 2,
+            Token::Array => {
+                let mut size = 2;
+                while self.tokens[*at] != Token::End {
+                    size += self.json_size_at(at) + 1;
+                }
+                *at += 1;
+                size
+            }
+            Token::Object => {
+                let mut size = 2;
+                while let Token::Key { len, .. } = self.tokens[*at] {
+                    *at += 1;
+                    size += len + 4 + self.json_size_at(at);
+                }
+                *at += 1;
+                size
+            }
+            _ => 8,
         }
     }
 

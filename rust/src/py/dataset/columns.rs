@@ -3,7 +3,7 @@
 
 use super::rows::{same_text, KeyCache};
 use super::tape::tape_value_to_py;
-use crate::dataset::{ColumnBatch, ColumnValues, TapeBatch, Utf8Bytes};
+use crate::dataset::{ColumnBatch, ColumnValues, Utf8Bytes};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyString};
 use std::ops::Range;
@@ -19,8 +19,6 @@ pub(super) struct ColumnCache {
     keys: Option<KeyObjects>,
     texts: Vec<Option<(String, Py<PyString>)>>,
     nested: Vec<KeyCache>,
-    /// Where a cell of nested data is laid out before its objects are made.
-    scratch: TapeBatch,
 }
 
 impl ColumnCache {
@@ -77,7 +75,6 @@ pub(super) fn cell_to_py<'py>(
     values: &ColumnValues,
     row: usize,
     nested: &mut KeyCache,
-    scratch: &mut TapeBatch,
 ) -> PyResult<Bound<'py, PyAny>> {
     Ok(match values {
         ColumnValues::Text(cells) => match &cells[row] {
@@ -96,11 +93,7 @@ pub(super) fn cell_to_py<'py>(
             Some(v) => PyBool::new(py, v).to_owned().into_any(),
             None => py.None().into_bound(py),
         },
-        ColumnValues::Json(cells) => {
-            scratch.clear();
-            scratch.push_value(&cells[row]);
-            tape_value_to_py(py, scratch, nested)?
-        }
+        ColumnValues::Nested(cells) => tape_value_to_py(py, cells, row, nested)?,
     })
 }
 
@@ -126,15 +119,7 @@ pub(super) fn columns_to_py<'py>(
             )),
             _ => rows
                 .clone()
-                .map(|row| {
-                    cell_to_py(
-                        py,
-                        values,
-                        row,
-                        &mut cache.nested[column],
-                        &mut cache.scratch,
-                    )
-                })
+                .map(|row| cell_to_py(py, values, row, &mut cache.nested[column]))
                 .collect::<PyResult<Vec<_>>>(),
         })
         .collect::<PyResult<Vec<_>>>()?;

@@ -52,13 +52,16 @@ pub(super) fn tape_to_py<'py>(
     PyList::new(py, dicts)
 }
 
-/// The value of a tape that holds just one (a Parquet cell of nested data), its keys from `cache`.
+/// The value of row `row` of a tape whose rows may be any value (the cells of a Parquet column of
+/// nested data), its keys from `cache`.
 pub(super) fn tape_value_to_py<'py>(
     py: Python<'py>,
     tape: &TapeBatch,
+    row: usize,
     cache: &mut KeyCache,
 ) -> PyResult<Bound<'py, PyAny>> {
-    Builder { py, tape, at: 0 }.value(Some(cache), 1)
+    let at = tape.rows[row].start;
+    Builder { py, tape, at }.value(Some(cache), 1)
 }
 
 impl<'a, 'py> Builder<'a, 'py> {
