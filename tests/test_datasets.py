@@ -176,6 +176,16 @@ def test_parquet_flat_columns_with_nulls_across_groups_and_chunks(tmp_path: Path
     assert list(read_dataset(flat, offset=2_000)) == table.drop_columns(["meta"]).to_pylist()[2_000:]
 
 
+def test_parquet_lists_hold_batch_size_rows_up_to_each_row_group_end(tmp_path: Path) -> None:
+    """The core reads many lists' rows at once; only a row group's end cuts a list short, as before."""
+    rows = [row(i, meta={"k": i, "tags": ["t"] * (i % 3)}) for i in range(2_600)]
+    path = write_parquet(tmp_path / "d.parquet", rows, row_group_size=1_000)
+    lists = list(iter_batches(path, batch_size=300))
+    assert [len(b) for b in lists] == [300, 300, 300, 100] * 2 + [300, 300]
+    assert [r for b in lists for r in b] == rows
+    assert [len(b) for b in iter_batches(path, batch_size=1, limit=3, offset=999)] == [1, 1, 1]
+
+
 def test_parquet_repeated_and_dictionary_text(tmp_path: Path) -> None:
     """Repeats of a value share one string; values that change, or leave the dictionary, are never stale."""
     long_prompt = "You are a careful grader. " * 20

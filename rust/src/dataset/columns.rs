@@ -281,6 +281,48 @@ mod tests {
         assert!(Utf8Bytes::new(ByteArray::from(vec![0xffu8, b'a'])).is_err());
     }
 
+    /// A column of nested cells, one tape row per cell.
+    fn nested(cells: &[&str]) -> ColumnValues {
+        let mut tape = TapeBatch::default();
+        for (index, cell) in cells.iter().enumerate() {
+            let value: Value = serde_json::from_str(cell).unwrap();
+            let mark = tape.begin_row();
+            tape.push_value(&value);
+            tape.finish_row(mark, index as u64 + 1, index as u64);
+        }
+        ColumnValues::Nested(tape)
+    }
+
+    #[test]
+    fn nested_cells_have_the_shape_value_and_json_size_of_their_value() {
+        let cells = [
+            r#"{"a": [1, "xy", null], "b": {}}"#,
+            "{}",
+            "[]",
+            r#""  ""#,
+            "2.5",
+            "18446744073709551615",
+            "null",
+        ];
+        let column = nested(&cells);
+        assert_eq!(column.len(), cells.len());
+        for (row, cell) in cells.iter().enumerate() {
+            let value: Value = serde_json::from_str(cell).unwrap();
+            assert_eq!(column.kind(row), ValueKind::of(&value), "{cell}");
+            assert_eq!(column.value(row), value, "{cell}");
+        }
+        let ColumnValues::Nested(tape) = &column else {
+            unreachable!()
+        };
+        // {"a": [1, "xy", null], "b": {}}: 2 + ("a": 1 + 4 + (2 + 9 + 5 + 9)) + ("b": 1 + 4 + 2).
+        let sizes: Vec<_> = (0..cells.len()).map(|r| tape.row_json_size(r)).collect();
+        assert_eq!(sizes, [39, 2, 2, 4, 8, 8, 8]);
+        let mut column = column;
+        column.truncate(2);
+        assert_eq!(column.len(), 2);
+        assert_eq!(column.value(1), serde_json::json!({}));
+    }
+
     #[test]
     fn truncate_keeps_positions() {
         let mut b = batch();
