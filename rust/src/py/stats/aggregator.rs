@@ -2,7 +2,8 @@
 //! its options.
 
 use super::intervals::{
-    as_tuple, check_interval_args, run_bootstrap, t_for_rows, IntervalTuple, NamedIntervals,
+    as_tuple, check_interval_args, rows_with_weight, run_bootstrap, t_for_rows, IntervalTuple,
+    NamedIntervals,
 };
 use super::packed::check_packed;
 use super::protocol;
@@ -286,8 +287,8 @@ impl StatsAggregator {
     }
 
     /// Intervals over rows for `mean` and pass@k / pass^k at `ks`: `[(name, (estimate, low, high) | None)]`.
-    /// "normal" is `estimate ± t·se` (Student's t at each column's rows - 1 degrees of freedom), kept
-    /// inside [0, 1] when every row's value lies there.
+    /// "normal" is `estimate ± t·se` (Student's t at rows - 1 degrees of freedom, the rows of each column
+    /// that carry data), kept inside [0, 1] when every row's value lies there.
     #[pyo3(signature = (ks, method, level, resamples, seed))]
     fn intervals(
         &self,
@@ -308,7 +309,10 @@ impl StatsAggregator {
                 cols.values
                     .iter()
                     .zip(&cols.weights)
-                    .map(|(v, w)| normal_interval(v, w.as_deref(), t_for_rows(level, v.len())))
+                    .map(|(v, w)| {
+                        let t = t_for_rows(level, rows_with_weight(v, w.as_deref()));
+                        normal_interval(v, w.as_deref(), t)
+                    })
                     .collect()
             })
         } else {

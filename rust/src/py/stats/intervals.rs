@@ -20,6 +20,12 @@ pub(super) fn t_for_rows(level: f64, rows: usize) -> f64 {
     t_quantile(0.5 + level / 2.0, (rows.max(2) - 1) as f64)
 }
 
+/// The rows of a column that carry data: those of nonzero weight (a pass@k column weighs a row with
+/// fewer than k attempts 0, the mean a row without a scored attempt), every row when unweighted.
+pub(super) fn rows_with_weight(values: &[f64], weights: Option<&[f64]>) -> usize {
+    weights.map_or(values.len(), |w| w.iter().filter(|&&x| x != 0.0).count())
+}
+
 /// Runs a bootstrap in chunks, checking for Ctrl+C between them.
 pub(super) fn run_bootstrap(
     py: Python<'_>,
