@@ -102,7 +102,8 @@ def test_waits_due_at_about_the_same_time_share_one_timer_and_each_fires_never_e
         return timers, await asyncio.gather(*tasks)
 
     timers, waited = asyncio.run(main())
-    assert timers <= 2  # 50 waits begun in one loop step: one shared timer (two if a grain boundary fell between)
+    # 50 waits begun in one loop step: one shared timer (two if a grain boundary fell between them).
+    assert timers <= 2
     assert min(waited) >= 0.2
 
 
