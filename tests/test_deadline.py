@@ -150,3 +150,20 @@ def test_a_closed_loop_with_a_pending_deadline_is_not_kept() -> None:
     loop.close()
     asyncio.run(quick())  # a new loop's first deadline sweeps the closed ones
     assert loop not in _deadline._DUE
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="3.10 waits with asyncio.wait_for")
+def test_a_deadline_nested_in_a_slightly_later_one_still_fires_first() -> None:
+    from osmosis_ai import _deadline
+
+    async def timers_of_this_task() -> list[float]:
+        task = asyncio.current_task()
+        pending = _deadline._DUE[asyncio.get_running_loop()]
+        return sorted(when for when, waits in pending.items() if any(w.task is task for w in waits))
+
+    async def main() -> list[float]:
+        # Rounded up to its grain, the inner deadline would share the outer's timer (and fire with it).
+        return await within(within(timers_of_this_task(), 0.6399), 0.64)
+
+    inner, outer = asyncio.run(main())  # two timers, the inner one's first
+    assert inner < outer

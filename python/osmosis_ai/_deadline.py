@@ -13,7 +13,8 @@ that little late, never early; a timer of its own per wait (``asyncio.timeout``:
 ordered by Python comparisons, a cancellation, two coroutines) cost three times what the wait costs now.
 
 A deadline nested in an earlier one of the same task can never fire first (the model request's 600 s
-inside the workflow's 60 s), so on 3.11+ it is not registered at all. The held deadline is kept per task,
+inside the workflow's 60 s), so on 3.11+ it is not registered at all; one nested in a later one still fires
+first (rounded up no further than the later deadline). The held deadline is kept per task,
 so a task spawned inside (which an outer deadline does not cancel) still sets its own.
 """
 
@@ -61,10 +62,15 @@ if sys.version_info >= (3, 11):
             wait.expired = True
             wait.task.cancel()
 
-    def _register(loop: asyncio.AbstractEventLoop, deadline: float, seconds: float) -> set[_Wait]:
+    def _register(
+        loop: asyncio.AbstractEventLoop, deadline: float, seconds: float, held: float | None
+    ) -> set[_Wait]:
         """The set of waits sharing the timer that fires at ``deadline`` rounded up to its grain."""
         grain = min(seconds * _GRAIN, _MAX_LATE_S)
         when = math.ceil(deadline / grain) * grain if grain > 0 else deadline
+        if held is not None and when >= held:
+            # Nested in a later deadline of the same task that close: it fires exactly, so still first.
+            when = deadline
         pending = _DUE.get(loop)
         if pending is None:
             # A closed loop's timers never fire. (Loops of other threads share this dict: list() is one step.)
@@ -100,7 +106,7 @@ if sys.version_info >= (3, 11):
         if held is not None and now < held <= deadline:
             return await awaitable  # the held deadline, still ahead, fires first
         _HELD[task] = deadline
-        due = _register(loop, deadline, seconds)
+        due = _register(loop, deadline, seconds, held)
         wait = _Wait(task)
         due.add(wait)
         try:
