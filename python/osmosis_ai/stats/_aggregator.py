@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Any, Literal
 
@@ -411,6 +412,10 @@ def score_moments(scores: Iterable[float]) -> tuple[float | None, ...]:
     from array import array
 
     values = array("d", scores)
+    if len(values) == 1 and math.isfinite(values[0]):
+        # One score (one run per record, the usual case): what the aggregator returns for it, without one.
+        score = values[0]
+        return score, 0.0, 0.0, score, score
     core = _core.StatsAggregator(1.0, [], [1], None, "exclude", "error", False)
     core.push_matrix(values.tobytes(), "f8", len(values), 1)
     d = core.finish()
