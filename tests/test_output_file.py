@@ -22,6 +22,7 @@ from osmosis_ai._files import (
 )
 from osmosis_ai.errors import OutputPathError
 from tests.cli.test_eval_cli import EXAMPLES, eval_args, osmosis, write_rows
+from tests.json_text import has_tiny_float
 
 
 @pytest.fixture
@@ -181,14 +182,6 @@ _JSON_VALUES = st.recursive(
 )
 
 
-def _has_tiny_float(value) -> bool:
-    if isinstance(value, float):
-        return value != 0 and abs(value) < 1e-4
-    if isinstance(value, dict):
-        return any(_has_tiny_float(v) for v in value.values())
-    return isinstance(value, list) and any(_has_tiny_float(v) for v in value)
-
-
 @settings(max_examples=300, deadline=None)
 @given(_JSON_VALUES, st.booleans())
 @example({"big": 2**70, "lone": "\ud800", "astral": "\U0001f600"}, True)  # the standard encoder's cases
@@ -197,5 +190,5 @@ def test_a_json_block_is_json_dumps_text(value, ascii_only) -> None:
     # The one difference: a float below 1e-4 is written in full (the same number).
     block = json_block(value, ensure_ascii=ascii_only)
     assert json.loads(block) == value
-    if not _has_tiny_float(value):
+    if not has_tiny_float(value):
         assert block == json.dumps(value, indent=2, ensure_ascii=ascii_only, default=str)

@@ -242,15 +242,16 @@ class StatsAggregator:
         ks: list[int],
         method: str,
         level: float,
-        z: float,
         resamples: int,
         seed: int,
     ) -> tuple[int, list[tuple[str, tuple[float, float, float] | None]]]:
-        """Paired intervals of ``self - other`` over the rows both hold: (paired rows, [(name, interval)])."""
+        """Paired intervals of ``self - other`` over the rows both hold: (paired rows, [(name, interval)]);
+        "normal" is Student's t, inside [-1, 1] when both sides' rows lie in [0, 1]."""
     def intervals(
-        self, ks: list[int], method: str, level: float, z: float, resamples: int, seed: int
+        self, ks: list[int], method: str, level: float, resamples: int, seed: int
     ) -> list[tuple[str, tuple[float, float, float] | None]]:
-        """Intervals over rows for "mean", "pass_at_<k>" and "pass_hat_<k>"."""
+        """Intervals over rows for "mean", "pass_at_<k>" and "pass_hat_<k>"; "normal" is Student's t,
+        inside [0, 1] when every row's value lies there."""
     def model_intervals(self, level: float) -> str:
         """The result model's intervals over these rows as JSON ``{name: {estimate, low, high, level,
         method, rows, effective_n, note}}``: the mean's (Student t), each pass rate's (Wilson)."""

@@ -11,8 +11,8 @@ byte passes the redaction gate (:func:`osmosis_ai.redact.redact`) on its way out
 from __future__ import annotations
 
 import contextlib
-import itertools
 import json
+import math
 import os
 import re
 import secrets
@@ -169,32 +169,7 @@ def write_text_output(path: PathLike, text: str) -> None:
         write(text)
 
 
-# The encoder's chunks (a key, a value, punctuation) masked and written at a time by write_json_atomic.
-_PIECE = 4096
-
-
-def write_json_atomic(path: PathLike, payload: Any, *, ensure_ascii: bool = True) -> None:
-    """Writes ``payload`` as indented JSON to ``path`` (see :func:`output_writer`).
-
-    Parent directories are created. ``ensure_ascii`` follows :func:`json.dumps` (the established eval output
-    escapes non-ASCII; the rubric output does not). Masking in the JSON text cannot break it: a secret
-    becomes ``***`` inside the same string.
-
-    Example:
-        >>> write_json_atomic(Path(tmp) / "out" / "results.json", {"ok": True})  # doctest: +SKIP
-    """
-    encoder = json.JSONEncoder(indent=2, ensure_ascii=ensure_ascii, default=str)
-    # Written in pieces of the encoder's chunks, not as one string (a results file of 100k records is
-    # hundreds of MB of text). A piece ends between chunks, which never split a JSON string, so each
-    # secret is masked whole.
-    chunks = encoder.iterencode(payload)
-    with output_writer(path) as write:
-        while piece := "".join(itertools.islice(chunks, _PIECE)):
-            write(piece)
-        write("\n")
-
-
-# Bytes of a streamed list's items joined into one write (each write is masked as a whole).
+# Bytes of encoded JSON joined into one write (each write is masked as a whole).
 _STREAM_PIECE = 1 << 16
 # What json.dumps(indent=2, default=str) does with the same values: dataclasses and datetimes go to
 # ``default`` (str) as there, not to orjson's own forms.
@@ -216,13 +191,26 @@ def _ascii_escape(match: re.Match[str]) -> str:
     return f"\\u{0xD800 | (code >> 10):04x}\\u{0xDC00 | (code & 0x3FF):04x}"
 
 
+def _finite(value: Any) -> Any:
+    """``value`` with NaN and infinities as None, as orjson writes them (for the standard encoder)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
 def json_block(value: Any, *, ensure_ascii: bool = True) -> str:
-    r"""``json.dumps(value, indent=2, ensure_ascii=ensure_ascii, default=str)``, encoded by orjson.
+    r"""``json.dumps(value, indent=2, ensure_ascii=ensure_ascii, default=str)``, encoded by orjson: the one
+    JSON encoder of the files a user reads (``-o`` results, metrics, manifests, trajectories).
 
     The same text but for floats below 1e-4, written in full (``0.00001`` for ``1e-05``; the same number),
-    and NaN or infinities, written ``null`` (strict JSON has neither). Non-ASCII characters can only be
-    inside strings, so with ``ensure_ascii`` each (and DEL) is escaped wherever it is. What orjson refuses (integers
-    past 64 bits, lone surrogates) goes to the standard encoder.
+    and NaN or infinities, written ``null`` (strict JSON has neither; nothing scored is null). Non-ASCII
+    characters can only be inside strings, so with ``ensure_ascii`` each (and DEL) is escaped wherever it
+    is. What orjson refuses (integers past 64 bits, lone surrogates) goes to the standard encoder, NaN
+    still ``null``.
 
     Example:
         >>> print(json_block({"a": "é"}))
@@ -233,10 +221,72 @@ def json_block(value: Any, *, ensure_ascii: bool = True) -> str:
     try:
         text = orjson.dumps(value, default=str, option=_ORJSON_OPTIONS).decode()
     except orjson.JSONEncodeError:
-        return json.dumps(value, indent=2, ensure_ascii=ensure_ascii, default=str)
+        return json.dumps(_finite(value), indent=2, ensure_ascii=ensure_ascii, default=str)
     if ensure_ascii and (not text.isascii() or "\x7f" in text):
         return _NON_ASCII.sub(_ascii_escape, text)
     return text
+
+
+class _Streamed:
+    """A member's list written item by item (its items may stream from a log)."""
+
+    def __init__(self, items: Iterable[Any]) -> None:
+        self.items = items
+
+
+def _object_pieces(members: Iterable[tuple[str, Any]], ensure_ascii: bool) -> Iterator[str]:
+    """The text of ``{name: value, ...}`` as :func:`json_block` lays it out, in pieces: each member, and
+    each item of a member's list (or :class:`_Streamed` items) on its own, so no piece is the document."""
+    yield "{"
+    empty = True
+    for name, value in members:
+        yield ("\n  " if empty else ",\n  ") + json_block(name, ensure_ascii=ensure_ascii) + ": "
+        empty = False
+        if not isinstance(value, list | tuple | _Streamed):
+            yield json_block(value, ensure_ascii=ensure_ascii).replace("\n", "\n  ")
+            continue
+        items = value.items if isinstance(value, _Streamed) else value
+        count = 0
+        for item in items:
+            text = json_block(item, ensure_ascii=ensure_ascii).replace("\n", "\n    ")
+            yield ("[\n    " if count == 0 else ",\n    ") + text
+            count += 1
+        yield "\n  ]" if count else "[]"
+    yield "}" if empty else "\n}"
+
+
+def _write_pieces(path: PathLike, pieces: Iterable[str]) -> None:
+    """Writes ``pieces`` and a newline as the output ``path``, joined into writes of about 64 KiB (a piece
+    ends between JSON values, never inside a string: each secret is masked whole)."""
+    with output_writer(path) as write:
+        batch: list[str] = []
+        size = 0
+        for piece in pieces:
+            batch.append(piece)
+            size += len(piece)
+            if size >= _STREAM_PIECE:
+                write("".join(batch))
+                batch, size = [], 0
+        write("".join(batch) + "\n")
+
+
+def write_json_atomic(path: PathLike, payload: Any, *, ensure_ascii: bool = True) -> None:
+    """Writes ``payload`` as indented JSON to ``path`` (see :func:`output_writer`), encoded by
+    :func:`json_block` (the text of ``json.dumps(payload, indent=2, default=str)`` but for its two
+    differences: NaN is ``null``, tiny floats are written in full).
+
+    Parent directories are created. ``ensure_ascii`` follows :func:`json.dumps` (the established eval output
+    escapes non-ASCII; the rubric output does not). Masking in the JSON text cannot break it: a secret
+    becomes ``***`` inside the same string. A mapping with string keys is written member by member (and
+    its lists item by item), not as one string: an ``osmosis test`` document of 100k rows is hundreds of MB.
+
+    Example:
+        >>> write_json_atomic(Path(tmp) / "out" / "results.json", {"ok": True})  # doctest: +SKIP
+    """
+    if isinstance(payload, Mapping) and all(isinstance(key, str) for key in payload):
+        _write_pieces(path, _object_pieces(payload.items(), ensure_ascii))
+    else:
+        _write_pieces(path, [json_block(payload, ensure_ascii=ensure_ascii)])
 
 
 def write_json_streamed(
@@ -248,35 +298,20 @@ def write_json_streamed(
     *,
     ensure_ascii: bool = True,
 ) -> None:
-    """Writes ``{**head, key: [*items], **tail()}`` indented as :func:`write_json_atomic` does, holding one
-    item at a time: ``items`` may stream from a log, and ``tail`` is asked for once they are written, so what
-    it says may be counted as they pass. Values are encoded by :func:`json_block`.
+    """Writes ``{**head, key: [*items], **tail()}`` as :func:`write_json_atomic` does, holding one item at a
+    time: ``items`` may stream from a log, and ``tail`` is asked for once they are written, so what it says
+    may be counted as they pass.
 
     Example:
         >>> write_json_streamed(out, {"total": 2}, "rows", iter([{"i": 0}, {"i": 1}]), dict)  # doctest: +SKIP
     """
 
-    def encode(value: Any) -> str:
-        return json_block(value, ensure_ascii=ensure_ascii)
+    def members() -> Iterator[tuple[str, Any]]:
+        yield from head.items()
+        yield key, _Streamed(items)
+        yield from tail().items()
 
-    def members(values: Mapping[str, Any]) -> Iterator[str]:
-        for name, value in values.items():
-            yield f"\n  {encode(name)}: " + encode(value).replace("\n", "\n  ")
-
-    with output_writer(path) as write:
-        write("{" + ",".join(members(head)) + ("," if head else "") + f"\n  {encode(key)}: [")
-        pieces: list[str] = []
-        size = count = 0
-        for item in items:
-            text = ("," if count else "") + "\n    " + encode(item).replace("\n", "\n    ")
-            pieces.append(text)
-            size, count = size + len(text), count + 1
-            if size >= _STREAM_PIECE:
-                write("".join(pieces))
-                pieces, size = [], 0
-        write("".join(pieces) + ("\n  ]" if count else "]"))
-        after = list(members(tail()))
-        write(("," + ",".join(after) if after else "") + "\n}\n")
+    _write_pieces(path, _object_pieces(members(), ensure_ascii))
 
 
 def fsync_dir(directory: Path) -> None:

@@ -185,14 +185,15 @@ def _on_main_thread(work: Callable[[], T], label: str, seconds: float | None) ->
 
 def _on_helper_thread(work: Callable[[], T], label: str, seconds: float) -> T:
     done = threading.Event()
-    outcome: dict[str, Any] = {}
+    values: list[T] = []  # what the import returned, or
+    errors: list[BaseException] = []  # what it raised
     context = contextvars.copy_context()  # the caller's context variables (collected errors, ...)
 
     def run() -> None:
         try:
-            outcome["value"] = context.run(work)
+            values.append(context.run(work))
         except BaseException as exc:  # handed to the waiting thread, whatever it is
-            outcome["error"] = exc
+            errors.append(exc)
         finally:
             done.set()
 
@@ -201,11 +202,11 @@ def _on_helper_thread(work: Callable[[], T], label: str, seconds: float) -> T:
     if not done.wait(seconds):
         frame = sys._current_frames().get(worker.ident or -1)
         raise _deadline_error(label, seconds, traceback.extract_stack(frame) if frame else [])
-    if "error" in outcome:
-        error: BaseException = outcome["error"]
+    if errors:
+        error = errors[0]
         tb: TracebackType | None = error.__traceback__
         raise error.with_traceback(tb)
-    return outcome["value"]
+    return values[0]
 
 
 def guarded(work: Callable[[], T], *, label: str, seconds: float | None = None) -> T:

@@ -12,6 +12,8 @@ from typing import Any
 
 import pytest
 
+from tests.json_text import assert_json_dumps_text
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 OSMOSIS = str(Path(sys.executable).parent / "osmosis")
@@ -85,7 +87,7 @@ def test_pass_at_k_is_exact_and_the_output_has_the_established_schema(scripted, 
     )
     result = osmosis(*eval_args(server, three_rows, tmp_path, "--n", "3", "--no-preflight"))
     assert result.returncode == 0, result.stderr  # a score of 0.0 is a result, not a failed run
-    out = json.loads((tmp_path / "out.json").read_text())
+    out = assert_json_dumps_text(tmp_path / "out.json")  # the established text, written as it streams
     assert set(out) == {"config", "summary", "rows"}
     assert out["config"] == {
         "model": "org/scripted-model",

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.json_text import assert_json_dumps_text
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 OSMOSIS = str(Path(sys.executable).parent / "osmosis")
@@ -71,7 +73,7 @@ def test_batch_mode_reports_each_row_and_writes_results(scripted, dataset, tmp_p
     assert "osmosis-rollout-test v" in result.stdout
     assert "[1/3] Row 0: OK" in result.stdout or "Row 0: OK" in result.stdout
     assert "Row 2: FAILED" in result.stdout and "ValueError: cannot handle this row" in result.stdout
-    data = json.loads(out.read_text())
+    data = assert_json_dumps_text(out)  # the established text: json.dumps(indent=2) of its values
     assert data["summary"]["total"] == 3 and data["summary"]["passed"] == 2 and data["summary"]["failed"] == 1
     assert data["summary"]["total_tokens"] == 20
     first = data["results"][0]

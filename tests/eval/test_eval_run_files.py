@@ -14,6 +14,7 @@ from typing import Any
 from tests.atif_check import assert_valid_atif
 from tests.eval.test_eval_run import _env, index, osmosis_run, run_args
 from tests.eval_run_workspace import calc_rows, make_workspace
+from tests.json_text import assert_json_dumps_text
 
 LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z (INFO|WARNING|ERROR) \[[\w.]+\] .+$")
 
@@ -28,7 +29,10 @@ def test_run_directory_holds_the_manifest_logs_trajectories_and_artifacts(
     assert code == 0, stderr
     run = ws / ".osmosis/evals/r1"
 
-    manifest = json.loads((run / "manifest.json").read_text())
+    # The files users read keep the established text (json.dumps(indent=2) of their own values).
+    manifest = assert_json_dumps_text(run / "manifest.json")
+    for name in ("metrics.json", "progress.json"):
+        assert_json_dumps_text(run / name)
     assert manifest["schema_version"] == 1 and re.fullmatch(r"[0-9a-f]{32}", manifest["local_run_id"])
     assert manifest["run_name"] == "r1"
     inputs = manifest["inputs"]

@@ -11,7 +11,7 @@ import pytest
 
 from osmosis_ai.datasets import read_dataset, validate_dataset
 from osmosis_ai.errors import DatasetValidationError
-from osmosis_ai.eval.run_rows import normalize_row, select_rows
+from osmosis_ai.eval.run_rows import check_rows, normalize_row, select_rows
 from tests.eval.test_eval_run import index, osmosis_run
 from tests.eval_run_workspace import calc_rows, make_workspace
 from tests.test_datasets import write_csv, write_json, write_parquet
@@ -28,8 +28,16 @@ def write_jsonl_with_blank(path: Path, rows: list[dict[str, Any]]) -> Path:
 
 
 def error_of(path: Path, **kwargs: Any) -> DatasetValidationError:
+    selection = {"indices": None, "limit": None, **kwargs}
     with pytest.raises(DatasetValidationError) as info:
-        list(select_rows(path, **{"indices": None, "limit": None, **kwargs}))
+        list(select_rows(path, **selection))
+    with pytest.raises(DatasetValidationError) as checked:
+        check_rows(path, **selection)  # the check before a run: the very same error
+    assert (str(checked.value), checked.value.line, checked.value.field) == (
+        str(info.value),
+        info.value.line,
+        info.value.field,
+    )
     return info.value
 
 
@@ -116,6 +124,8 @@ def test_rows_selection_skips_unselected_bad_rows(tmp_path: Path) -> None:
     err = error_of(path, indices=[0, 3, 4])
     assert (err.line, err.field) == (5, "user_prompt")
     assert [s for s, _ in select_rows(path, None, 1)] == [0]  # a limit reads (and checks) only its window
+    check_rows(path, [0, 2, 3, 5], None)  # the unselected bad rows pass the check before a run too
+    check_rows(path, None, 1)
 
 
 def test_dataset_validate_knows_the_eval_run_contract(tmp_path: Path) -> None:

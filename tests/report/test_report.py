@@ -83,7 +83,8 @@ def test_mcnemar_matches_the_exact_rational_reference(b: int, c: int) -> None:
 
 
 def _reference(a_rows: list[list[float | None]], b_rows: list[list[float | None]], k: int) -> dict[str, Any]:
-    """B - A of pass@k per row, flips on run 0, the paired Student t interval (scipy's quantile)."""
+    """B - A of pass@k per row, flips on run 0, the paired Student t interval (scipy's quantile) kept
+    inside [-1, 1], where a difference of pass rates lies."""
     from scipy.stats import t as student
 
     def count(scores: list[float | None]) -> tuple[int, int]:
@@ -97,7 +98,8 @@ def _reference(a_rows: list[list[float | None]], b_rows: list[list[float | None]
     a_only, b_only = sum(x and not y for x, y in first), sum(y and not x for x, y in first)
     half = student.ppf(0.975, len(diffs) - 1) * statistics.stdev(diffs) / math.sqrt(len(diffs))
     mean = statistics.fmean(diffs)
-    return {"estimate": mean, "low": mean - half, "high": mean + half, "a_only": a_only, "b_only": b_only}
+    low, high = max(mean - half, -1.0), min(mean + half, 1.0)
+    return {"estimate": mean, "low": low, "high": high, "a_only": a_only, "b_only": b_only}
 
 
 def _runs(rng: random.Random, rows: int, n: int) -> list[list[float | None]]:

@@ -229,6 +229,19 @@ def test_score_moments_are_the_score_statistics_figures() -> None:
         score_moments([0.5, math.nan])
 
 
+def test_one_score_has_the_moments_the_aggregator_gives_it() -> None:
+    # score_moments answers a single score without the aggregator: the same figures, zeros' signs and all.
+    for score in (0.0, -0.0, 1.0, 0.1, 1 / 3, -2.5, 5e-324, 1e308, -1e308, True, 7):
+        s = score_statistics([score])
+        got, expected = score_moments([score]), (s.mean, s.variance, s.std, s.min, s.max)
+        assert got == expected
+        assert [math.copysign(1.0, v) for v in got] == [math.copysign(1.0, v) for v in expected]
+        assert all(type(v) is float for v in got)
+    for bad, word in ((math.nan, "NaN"), (math.inf, "inf")):
+        with pytest.raises(StatsError, match=f"row 0: attempt 0: score is {word}"):
+            score_moments([bad])
+
+
 def test_top_level_names_load_lazily() -> None:
     code = (
         "import sys, osmosis_ai; f = osmosis_ai.summarize_results; "

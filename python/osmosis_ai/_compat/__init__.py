@@ -73,4 +73,4 @@ _FINDER = _Finder()
 def install() -> None:
     """Makes the established paths importable (idempotent)."""
     if _FINDER not in sys.meta_path:
-        sys.meta_path.insert(0, _FINDER)  # type: ignore[arg-type]
+        sys.meta_path.insert(0, _FINDER)

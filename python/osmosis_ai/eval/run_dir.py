@@ -197,7 +197,7 @@ class RunDirectory:
             for record in project_items(self.path, records, resumed_ids, model_name=model):
                 on_record(record)
                 # Standard json.dumps separators (", " and ": "), as the established files: line tools match.
-                line = (json.dumps(_index_row(record, resumed_ids), allow_nan=False) + "\n").encode()
+                line = (_INDEX_JSON.encode(_index_row(record, resumed_ids)) + "\n").encode()
                 for handle in handles:
                     handle.write(line)
             for handle in handles:
@@ -216,6 +216,10 @@ class RunDirectory:
 
         for name, payload in files.items():
             write_json_atomic(self.path / name, payload)
+
+
+# json.dumps(row, allow_nan=False) without a new encoder per line (dumps builds one for any non-default option).
+_INDEX_JSON = json.JSONEncoder(allow_nan=False)
 
 
 def _index_row(record: Mapping[str, Any], resumed_ids: Collection[str]) -> dict[str, Any]:

@@ -17,7 +17,15 @@ from typing import Any
 
 import orjson
 
-__all__ = ["RunRow", "compact_selector", "item_prompt", "normalize_row", "parse_rows_selector", "select_rows"]
+__all__ = [
+    "RunRow",
+    "check_rows",
+    "compact_selector",
+    "item_prompt",
+    "normalize_row",
+    "parse_rows_selector",
+    "select_rows",
+]
 
 _SELECTOR = re.compile(r"^\d+(?:-\d+)?(?:,\d+(?:-\d+)?)*$")
 
@@ -130,6 +138,16 @@ def normalize_row(source: int, row: Mapping[str, Any]) -> RunRow:
     return RunRow(prompt, label, _metadata(row.get("metadata")), source)
 
 
+def _windows(indices: list[int] | None, limit: int | None) -> Iterator[tuple[int, int | None]]:
+    """``(offset, count)`` read windows of a selection: one per run of consecutive ``indices``, else the
+    first ``limit`` rows (all of them when ``limit`` is None or <= 0)."""
+    if indices is None:
+        yield 0, limit if limit is not None and limit > 0 else None
+        return
+    for first, last in _runs(indices):
+        yield first, last - first + 1
+
+
 def select_rows(
     path: Path, indices: list[int] | None, limit: int | None
 ) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -145,10 +163,23 @@ def select_rows(
     """
     from osmosis_ai.datasets import read_dataset
 
-    if indices is None:
-        cap = limit if limit is not None and limit > 0 else None
-        yield from enumerate(read_dataset(path, limit=cap, contract="eval_run"))
-        return
-    for first, last in _runs(indices):
-        rows = read_dataset(path, offset=first, limit=last - first + 1, contract="eval_run")
-        yield from enumerate(rows, start=first)
+    for offset, count in _windows(indices, limit):
+        yield from enumerate(
+            read_dataset(path, offset=offset, limit=count, contract="eval_run"), start=offset
+        )
+
+
+def check_rows(path: Path, indices: list[int] | None, limit: int | None) -> None:
+    """Reads the rows :func:`select_rows` selects through the same contract check, keeping nothing.
+
+    What passes the check also normalises (:func:`normalize_row` cannot fail on a checked row), so the
+    check before a run reads the batches only.
+
+    Raises:
+        DatasetValidationError: As :func:`select_rows`, for the first selected row that breaks the contract.
+    """
+    from osmosis_ai.datasets import iter_batches
+
+    for offset, count in _windows(indices, limit):
+        for _ in iter_batches(path, offset=offset, limit=count, contract="eval_run"):
+            pass

@@ -143,6 +143,7 @@ def _prepare(options: EvalRunOptions, observer: RunObserver, platform: Any) -> _
     from osmosis_ai.eval.run_dir import RunDirectory, default_run_name
     from osmosis_ai.eval.run_entry import load_rollout_entry
     from osmosis_ai.eval.run_manifest import resolved_inputs
+    from osmosis_ai.eval.run_rows import check_rows
     from osmosis_ai.workspace_layout import check_config_location, check_rollout, resolve_config_path
 
     path = resolve_config_path(options.config_path)
@@ -154,8 +155,7 @@ def _prepare(options: EvalRunOptions, observer: RunObserver, platform: Any) -> _
     indices, selected, total_rows = run_inputs.selection(dataset, options.rows, settings.limit)
     if selected == 0:
         raise RunError(f"{dataset}: no rows selected")
-    for _ in run_inputs.normalized_rows(dataset, indices, settings.limit):
-        pass  # the whole selection is checked before any run directory exists
+    check_rows(dataset, indices, settings.limit)  # the whole selection, before any run directory exists
     env, secret_names = run_inputs.environment(config, options.secrets_file, observer)
     out_root = Path(options.output).expanduser().resolve() if options.output else root / ".osmosis" / "evals"
     run_dir = RunDirectory(out_root, options.name or default_run_name(path))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Any, Literal
 
@@ -11,7 +12,7 @@ from osmosis_ai import _core
 from osmosis_ai._stats_input import CHUNK, as_int, matrix
 from osmosis_ai._stats_types import Interval, Summary
 from osmosis_ai.errors import StatsError
-from osmosis_ai.stats._intervals import IntervalMethod, _interval, _z
+from osmosis_ai.stats._intervals import IntervalMethod, _check_method, _interval
 
 __all__ = [
     "DEFAULT_KS",
@@ -195,12 +196,12 @@ class Aggregator:
             ``{"mean": Interval, "pass_at_1": Interval, "pass_hat_1": Interval, ...}``; an interval the
             rows cannot support has no bounds and a ``note`` (never a point).
         """
-        z = _z(level, method)
+        _check_method(level, method)
         summary = self.finish()
         k_list = list(summary.ks) if ks is None else [as_int(k, "ks") for k in ks]
         if any(k < 1 for k in k_list):
             raise StatsError(f"every k must be >= 1, got {k_list}", field="ks")
-        raw = self._core.intervals(k_list, method, level, z, resamples, seed)
+        raw = self._core.intervals(k_list, method, level, resamples, seed)
         rows = {f"{p}_{k}": summary.pass_at_k_rows.get(k, summary.rows) for k in k_list for p in _PASS}
         return {name: _interval(name, iv, level, method, rows.get(name, summary.rows)) for name, iv in raw}
 
@@ -411,6 +412,10 @@ def score_moments(scores: Iterable[float]) -> tuple[float | None, ...]:
     from array import array
 
     values = array("d", scores)
+    if len(values) == 1 and math.isfinite(values[0]):
+        # One score (one run per record, the usual case): what the aggregator returns for it, without one.
+        score = values[0]
+        return score, 0.0, 0.0, score, score
     core = _core.StatsAggregator(1.0, [], [1], None, "exclude", "error", False)
     core.push_matrix(values.tobytes(), "f8", len(values), 1)
     d = core.finish()

@@ -20,19 +20,18 @@ __all__ = ["MIN_BOOTSTRAP_ROWS", "IntervalMethod", "ValuesIntervalMethod", "comp
 IntervalMethod = Literal["bootstrap", "normal"]
 
 
-def _z(level: float, method: str) -> float:
+def _check_method(level: float, method: str) -> None:
     if not 0.0 < level < 1.0:
         raise StatsError(f"level must be between 0 and 1, got {level}", field="level")
     if method not in ("bootstrap", "normal"):
         raise StatsError(f'method must be "bootstrap" or "normal", got {method!r}', field="method")
-    return statistics.NormalDist().inv_cdf(0.5 + level / 2.0)
 
 
 def _interval(
     name: str, raw: tuple[float, float, float] | None, level: float, method: str, rows: int
 ) -> Interval:
-    """The core's interval over ``rows`` rows, made honest: the normal one widened from z to Student's
-    t (rows - 1 degrees of freedom), and none (a note instead) where the rows cannot support one."""
+    """The core's interval over ``rows`` rows (the normal one is Student's t already, kept inside what the
+    statistic can be), or none (a note instead) where the rows cannot support one."""
     if raw is None:
         raise StatsError(f"{name}: a confidence interval needs at least 2 rows with attempts", field=name)
     estimate, low, high = raw
@@ -42,10 +41,6 @@ def _interval(
     if high - low <= 1e-12 * max(1.0, abs(estimate)):
         note = f"the {rows} rows have no spread to estimate an interval from"
         return Interval(estimate=estimate, low=None, high=None, level=level, method=method, note=note)
-    if method == "normal":
-        z = statistics.NormalDist().inv_cdf(0.5 + level / 2.0)
-        widen = _core.student_t_quantile(0.5 + level / 2.0, float(max(rows - 1, 1))) / z
-        low, high = estimate - (estimate - low) * widen, estimate + (high - estimate) * widen
     return Interval(estimate=estimate, low=low, high=high, level=level, method=method)
 
 
@@ -226,14 +221,14 @@ def compare(
         >>> (result.rows, round(result.differences["pass_at_1"].estimate, 4), result.excludes_zero("mean"))
         (40, 0.3833, True)
     """
-    z = _z(level, method)
+    _check_method(level, method)
     if ks is None:
         k_list = [k for k in a.finish().ks if k in b.finish().ks]
     else:
         k_list = [as_int(k, "ks") for k in ks]
         if any(k < 1 for k in k_list):
             raise StatsError(f"every k must be >= 1, got {k_list}", field="ks")
-    rows, raw = a._core.compare(b._core, k_list, method, level, z, resamples, seed)
+    rows, raw = a._core.compare(b._core, k_list, method, level, resamples, seed)
     if rows < 2:
         raise StatsError(f"the runs share {rows} rows; a comparison needs at least 2", field="rows")
     return Comparison(

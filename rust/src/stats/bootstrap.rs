@@ -76,14 +76,37 @@ fn ratio(values: &[f64], weights: Option<&[f64]>) -> f64 {
     num.total() / den
 }
 
-/// Bounds cut to [0, 1] when `in_unit`: the statistic of values that all lie in [0, 1] (pass rates,
-/// such scores) cannot leave it, and an interval saying it might is surer of nothing.
-pub fn unit_bounds(low: f64, high: f64, in_unit: bool) -> (f64, f64) {
-    if in_unit {
-        (low.max(0.0), high.min(1.0))
-    } else {
-        (low, high)
+/// Where a statistic over rows can lie, so where its interval may reach.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Span {
+    /// Anywhere (values not all in [0, 1]).
+    Unbounded,
+    /// In [0, 1]: a mean (or ratio) of per-row values that all lie there (pass rates, such scores).
+    Unit,
+    /// In [-1, 1]: the paired difference of two such means.
+    UnitDifference,
+}
+
+impl Span {
+    /// [`Span::Unit`] when `in_unit`, else [`Span::Unbounded`].
+    pub fn unit_if(in_unit: bool) -> Self {
+        if in_unit {
+            Span::Unit
+        } else {
+            Span::Unbounded
+        }
     }
+}
+
+/// Bounds cut to what the statistic can be (see [`Span`]): an interval reaching past what the values
+/// allow (a t interval on a few rows does) is surer of nothing, only wrong about the range.
+pub fn unit_bounds(low: f64, high: f64, span: Span) -> (f64, f64) {
+    let (min, max) = match span {
+        Span::Unbounded => return (low, high),
+        Span::Unit => (0.0, 1.0),
+        Span::UnitDifference => (-1.0, 1.0),
+    };
+    (low.max(min), high.min(max))
 }
 
 /// Whether every row's value (over its weight, when weighted) lies in [0, 1]; rows of no weight say
@@ -120,7 +143,7 @@ pub fn normal_interval(values: &[f64], weights: Option<&[f64]>, z: f64) -> Optio
     let (low, high) = unit_bounds(
         estimate - z * se,
         estimate + z * se,
-        rows_in_unit(values, weights),
+        Span::unit_if(rows_in_unit(values, weights)),
     );
     Some(Interval {
         estimate,
@@ -129,16 +152,40 @@ pub fn normal_interval(values: &[f64], weights: Option<&[f64]>, z: f64) -> Optio
     })
 }
 
-/// The normal-approximation interval of `ratio(a) - ratio(b)` for paired rows (row i of `a` and of
-/// `b` are the same prompt), with the linearised standard error of the difference. With unit weights
-/// this is the paired `mean(d) ± z·sd(d)/√R` of the per-row differences d.
-pub fn normal_difference(
+/// `ratio(a) - ratio(b)` over paired rows (row i of `a` and of `b` are the same prompt) with its
+/// linearised standard error; with unit weights `se` is the paired `sd(d)/√R` of the per-row differences
+/// d. When every row of both sides lies in [0, 1] the difference lies in [-1, 1] (`span`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PairedDifference {
+    pub estimate: f64,
+    pub se: f64,
+    pub span: Span,
+}
+
+impl PairedDifference {
+    /// `estimate ± q·se`, kept inside the span (see [`unit_bounds`]).
+    pub fn interval(&self, q: f64) -> Interval {
+        let (low, high) = unit_bounds(
+            self.estimate - q * self.se,
+            self.estimate + q * self.se,
+            self.span,
+        );
+        Interval {
+            estimate: self.estimate,
+            low,
+            high,
+        }
+    }
+}
+
+/// The paired difference `ratio(a) - ratio(b)` and its standard error (see [`PairedDifference`]);
+/// `None` with fewer than two rows, rows that do not pair, or a side without weight.
+pub fn paired_difference(
     a: &[f64],
     a_weights: Option<&[f64]>,
     b: &[f64],
     b_weights: Option<&[f64]>,
-    z: f64,
-) -> Option<Interval> {
+) -> Option<PairedDifference> {
     let rows = a.len();
     if rows < 2 || b.len() != rows {
         return None;
@@ -157,13 +204,27 @@ pub fn normal_difference(
         squares.add(d * d);
     }
     let r = rows as f64;
-    let se = (r / (r - 1.0) * squares.total()).sqrt();
-    let estimate = ma - mb;
-    Some(Interval {
-        estimate,
-        low: estimate - z * se,
-        high: estimate + z * se,
+    let in_unit = rows_in_unit(a, a_weights) && rows_in_unit(b, b_weights);
+    Some(PairedDifference {
+        estimate: ma - mb,
+        se: (r / (r - 1.0) * squares.total()).sqrt(),
+        span: if in_unit {
+            Span::UnitDifference
+        } else {
+            Span::Unbounded
+        },
     })
+}
+
+/// The interval `estimate ± q·se` of a [`paired_difference`] (`q` a normal or Student t quantile).
+pub fn normal_difference(
+    a: &[f64],
+    a_weights: Option<&[f64]>,
+    b: &[f64],
+    b_weights: Option<&[f64]>,
+    q: f64,
+) -> Option<Interval> {
+    paired_difference(a, a_weights, b, b_weights).map(|d| d.interval(q))
 }
 
 /// The `q` quantile of sorted data with linear interpolation (numpy's default).
@@ -474,6 +535,28 @@ mod tests {
             (diff.low - same_rows.low).abs() < 1e-12 && (diff.high - same_rows.high).abs() < 1e-12
         );
         assert!(normal_difference(&[1.0], None, &[0.0], None, Z95).is_none());
+    }
+
+    #[test]
+    fn paired_difference_of_unit_rows_stays_in_minus_one_one() {
+        // d = [1, 1, 0]: mean 2/3, se 1/3; with t(2) = 4.303 the bounds were -0.77 and +2.10.
+        let (a, b) = ([1.0, 1.0, 0.0], [0.0, 0.0, 0.0]);
+        let d = paired_difference(&a, None, &b, None).unwrap();
+        assert_eq!(d.span, Span::UnitDifference);
+        let iv = d.interval(4.302652729911275);
+        assert!(
+            (iv.low + 0.767_550_9).abs() < 1e-6 && iv.high == 1.0,
+            "{iv:?}"
+        );
+        // Score sums over attempts, each row's mean in [0, 1]: the same span.
+        let w = [2.0; 3];
+        let d = paired_difference(&[2.0, 2.0, 0.0], Some(&w), &[0.0; 3], Some(&w)).unwrap();
+        assert_eq!((d.span, d.interval(4.3).high), (Span::UnitDifference, 1.0));
+        // Scores past 1: nothing is cut.
+        let d = paired_difference(&[5.0, 5.0, 0.0], None, &b, None).unwrap();
+        assert_eq!(d.span, Span::Unbounded);
+        assert!(d.interval(4.3).high > 10.0);
+        assert_eq!(unit_bounds(-3.0, 3.0, Span::Unit), (0.0, 1.0));
     }
 
     #[test]

@@ -19,8 +19,8 @@ pub use advantage::{advantage_sign_changes, advantage_signs, SignChanges};
 pub use aggregate::{Aggregator, KSpread, Spread};
 pub use agreement::{agreement, cohen_kappa, ranks, spearman, Agreement};
 pub use bootstrap::{
-    median, normal_difference, normal_interval, percentile, quantiles, unit_bounds, Bootstrap,
-    Interval, Rng,
+    median, normal_difference, normal_interval, paired_difference, percentile, quantiles,
+    unit_bounds, Bootstrap, Interval, PairedDifference, Rng, Span,
 };
 pub use distributions::{holm, normal_quantile, t_quantile, t_two_sided_p, wilson};
 pub use estimator::{

@@ -2,7 +2,8 @@
 //! its options.
 
 use super::intervals::{
-    as_tuple, check_interval_args, run_bootstrap, IntervalTuple, NamedIntervals,
+    as_tuple, check_interval_args, rows_with_weight, run_bootstrap, t_for_rows, IntervalTuple,
+    NamedIntervals,
 };
 use super::packed::check_packed;
 use super::protocol;
@@ -218,8 +219,10 @@ impl StatsAggregator {
     }
 
     /// Paired intervals of `self - other` over the rows both hold (matched by row index), for `mean`
-    /// and pass@k / pass^k at `ks`: `(paired rows, [(name, (estimate, low, high) | None)])`.
-    #[pyo3(signature = (other, ks, method, level, z, resamples, seed))]
+    /// and pass@k / pass^k at `ks`: `(paired rows, [(name, (estimate, low, high) | None)])`. "normal" is
+    /// `estimate ± t·se` (Student's t, rows - 1 degrees of freedom), kept inside [-1, 1] when both sides'
+    /// rows lie in [0, 1].
+    #[pyo3(signature = (other, ks, method, level, resamples, seed))]
     #[allow(clippy::too_many_arguments)]
     fn compare(
         &self,
@@ -228,7 +231,6 @@ impl StatsAggregator {
         ks: Vec<u64>,
         method: &str,
         level: f64,
-        z: f64,
         resamples: usize,
         seed: u64,
     ) -> PyResult<(usize, NamedIntervals)> {
@@ -248,7 +250,7 @@ impl StatsAggregator {
                             a.weights[j].as_deref(),
                             &b.values[j],
                             b.weights[j].as_deref(),
-                            z,
+                            t_for_rows(level, a.values[j].len()),
                         )
                     })
                     .collect()
@@ -285,15 +287,15 @@ impl StatsAggregator {
     }
 
     /// Intervals over rows for `mean` and pass@k / pass^k at `ks`: `[(name, (estimate, low, high) | None)]`.
-    #[pyo3(signature = (ks, method, level, z, resamples, seed))]
-    #[allow(clippy::too_many_arguments)]
+    /// "normal" is `estimate ± t·se` (Student's t at rows - 1 degrees of freedom, the rows of each column
+    /// that carry data), kept inside [0, 1] when every row's value lies there.
+    #[pyo3(signature = (ks, method, level, resamples, seed))]
     fn intervals(
         &self,
         py: Python<'_>,
         ks: Vec<u64>,
         method: &str,
         level: f64,
-        z: f64,
         resamples: usize,
         seed: u64,
     ) -> PyResult<Vec<(String, Option<IntervalTuple>)>> {
@@ -307,7 +309,10 @@ impl StatsAggregator {
                 cols.values
                     .iter()
                     .zip(&cols.weights)
-                    .map(|(v, w)| normal_interval(v, w.as_deref(), z))
+                    .map(|(v, w)| {
+                        let t = t_for_rows(level, rows_with_weight(v, w.as_deref()));
+                        normal_interval(v, w.as_deref(), t)
+                    })
                     .collect()
             })
         } else {

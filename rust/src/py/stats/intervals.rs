@@ -3,7 +3,7 @@
 use super::packed::decode_values;
 use super::protocol;
 use crate::error::CoreError;
-use crate::stats::{normal_interval, Bootstrap, Interval, StatsError};
+use crate::stats::{normal_interval, t_quantile, Bootstrap, Interval, StatsError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -12,6 +12,18 @@ pub(super) type NamedIntervals = Vec<(String, Option<IntervalTuple>)>;
 
 pub(super) fn as_tuple(interval: Option<Interval>) -> Option<IntervalTuple> {
     interval.map(|i| (i.estimate, i.low, i.high))
+}
+
+/// Student's t quantile of a two-sided `level` interval over `rows` rows (rows - 1 degrees of freedom):
+/// the normal intervals of the aggregator's columns use it, each column at its own rows.
+pub(super) fn t_for_rows(level: f64, rows: usize) -> f64 {
+    t_quantile(0.5 + level / 2.0, (rows.max(2) - 1) as f64)
+}
+
+/// The rows of a column that carry data: those of nonzero weight (a pass@k column weighs a row with
+/// fewer than k attempts 0, the mean a row without a scored attempt), every row when unweighted.
+pub(super) fn rows_with_weight(values: &[f64], weights: Option<&[f64]>) -> usize {
+    weights.map_or(values.len(), |w| w.iter().filter(|&&x| x != 0.0).count())
 }
 
 /// Runs a bootstrap in chunks, checking for Ctrl+C between them.

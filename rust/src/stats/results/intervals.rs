@@ -3,7 +3,7 @@
 //! (Wilson when every score is 0 or 1; never outside [0, 1] when every score lies there).
 //! An interval the data cannot support is not drawn as a point: its bounds are null and `note` says why.
 
-use crate::stats::{normal_quantile, t_quantile, unit_bounds, wilson, Spread};
+use crate::stats::{normal_quantile, t_quantile, unit_bounds, wilson, Span, Spread};
 use serde::Serialize;
 
 /// One statistic with its interval; `low` / `high` are `None` when the data cannot give one (`note`).
@@ -73,7 +73,7 @@ pub fn mean_interval(spread: &Spread, level: f64) -> Option<Estimate> {
     }
     let t = t_quantile(0.5 + level / 2.0, r - 1.0);
     let in_unit = matches!(spread.range, Some((min, max)) if min >= 0.0 && max <= 1.0);
-    let (low, high) = unit_bounds(mean - t * se, mean + t * se, in_unit);
+    let (low, high) = unit_bounds(mean - t * se, mean + t * se, Span::unit_if(in_unit));
     estimate.low = Some(low);
     estimate.high = Some(high);
     Some(estimate)

@@ -4,7 +4,7 @@
 use super::compare::{CompareOptions, Difference, Flips, Verdict, MIN_BOOTSTRAP_ROWS};
 use super::model::Ordered;
 use crate::stats::{
-    normal_difference, t_quantile, t_two_sided_p, Aggregator, Bootstrap, IntervalColumns,
+    paired_difference, t_quantile, t_two_sided_p, Aggregator, Bootstrap, IntervalColumns,
     StatsError,
 };
 use std::collections::HashMap;
@@ -32,7 +32,10 @@ pub(super) fn flips(
     f
 }
 
-/// The paired difference `B - A` of column `j`, with its t interval and p-value.
+/// The paired difference `B - A` of column `j`, with its t interval and p-value. The interval is
+/// kept inside what the difference can be ([-1, 1] when both sides' rows lie in [0, 1]): a t interval on
+/// a few rows reaches past it. The p-value is the t-test's; neither moves a verdict (a bound cut at -1 or
+/// 1 keeps its side of 0).
 pub(super) fn t_difference(
     a: &IntervalColumns,
     b: &IntervalColumns,
@@ -58,24 +61,24 @@ pub(super) fn t_difference(
         verdict: "no_clear_difference",
         note: None,
     };
-    let Some(unit) = normal_difference(&b.values[j], wb, &a.values[j], wa, 1.0) else {
+    let Some(paired) = paired_difference(&b.values[j], wb, &a.values[j], wa) else {
         out.note = Some(format!(
             "{rows} matched rows with scores on both sides: no interval"
         ));
         return out;
     };
-    let se = unit.high - unit.estimate;
-    if se.is_nan() || se <= 1e-12 * unit.estimate.abs().max(1.0) {
+    let se = paired.se;
+    if se.is_nan() || se <= 1e-12 * paired.estimate.abs().max(1.0) {
         out.note = Some(format!(
             "the {rows} matched rows all differ by the same amount: no spread to estimate an interval from"
         ));
         return out;
     }
     let df = rows as f64 - 1.0;
-    let t = t_quantile(0.5 + level / 2.0, df);
-    out.low = Some(unit.estimate - t * se);
-    out.high = Some(unit.estimate + t * se);
-    out.p_value = Some(t_two_sided_p(unit.estimate / se, df));
+    let interval = paired.interval(t_quantile(0.5 + level / 2.0, df));
+    out.low = Some(interval.low);
+    out.high = Some(interval.high);
+    out.p_value = Some(t_two_sided_p(paired.estimate / se, df));
     out
 }
 
