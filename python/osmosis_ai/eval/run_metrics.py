@@ -21,7 +21,8 @@ from osmosis_ai.stats import score_median
 
 __all__ = ["REWARD", "index_reward", "metrics_summary", "rewards_of"]
 
-#: The score name of an ``eval run``'s reward in its result model.
+#: The score name of a 0.3 workflow's reward in an ``eval run``'s result model (a 0.2 loop's reward is
+#: its eval function's score, under that function's name).
 REWARD = "reward"
 
 
@@ -45,8 +46,10 @@ def _pass_at_k(reward: FunctionResult) -> list[dict[str, Any]]:
 
 
 def _reward(result: ResultSummary) -> FunctionResult | None:
+    """The score the run's rewards are: its first declared name, ``reward`` (a 0.3 grader's, the core's
+    default for an ``eval run`` log) or the 0.2 loop's eval function (``--eval-fn``, its first scorer)."""
     functions = result.model().functions if result.models else ()
-    return next((f for f in functions if f.name == REWARD), None)
+    return functions[0] if functions else None
 
 
 def metrics_summary(
