@@ -101,6 +101,25 @@ def test_grade_reports_errors_with_a_non_zero_exit(
     assert "mean 0.5000" in captured.out and "KeyError" in captured.err
 
 
+def test_grade_json_exits_as_text_mode_and_passed_is_null_without_a_threshold(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    grader = tmp_path / "g.json"
+    grader.write_text(json.dumps({k: v for k, v in EXACT.items() if k != "pass_threshold"}))
+    data = write_jsonl(
+        tmp_path / "s.jsonl", [{"ground_truth": "4", "output_text": "4"}, {"ground_truth": "5"}]
+    )
+    for mode in ([], ["--json"]):
+        log = tmp_path / f"l{len(mode)}.jsonl"
+        code = main([*mode, "grade", "--grader", str(grader), "-d", str(data), "--log", str(log)])
+        captured = capsys.readouterr()
+        assert code == 1, (mode, captured.err)
+        assert "1 record(s) without output" in captured.err
+    summary = json.loads(captured.out)["data"]
+    # No pass_threshold: the grader decides no pass (null, never 0).
+    assert (summary["graded"], summary["passed"], summary["without_output"]) == (1, None, 1)
+
+
 def test_eval_fn_accepts_a_grader_config(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

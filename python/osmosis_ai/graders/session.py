@@ -269,15 +269,17 @@ def grade_summary(log_path: Path, name: str) -> dict[str, Any]:
     from osmosis_ai.results import read_results
     from osmosis_ai.runs.log import iter_runs
 
-    passed = 0
     examples: list[str] = []
     for record in iter_runs(log_path):
-        passed += bool(record.get("passed"))
         if record.get("eval_errors") and len(examples) < 3:
             examples.append(f"row {record['row_index']}: {record['eval_errors'].get(name)}")
     result = read_results(log_path, failed="exclude")
     function = next((f for f in result.model().functions if f.name == name), None) if result.models else None
     runs = function.runs if function is not None else None
+    # Passing is the grader's own pass_threshold (the model reads it from the log's header); a grader
+    # without one decides no pass: null, never 0.
+    grader = (result.config or {}).get("grader") or {}
+    decides = isinstance(grader.get("pass_threshold"), (int, float))
     return {
         "grader": name,
         "graded": function.graded if function is not None else 0,
@@ -285,8 +287,7 @@ def grade_summary(log_path: Path, name: str) -> dict[str, Any]:
         "std": function.std if function is not None else None,
         "min": function.min if function is not None else None,
         "max": function.max if function is not None else None,
-        # The grader's own decision (pass_threshold, or a label model's passing labels).
-        "passed": passed,
+        "passed": function.passed if function is not None and decides else None,
         "errors": runs.errored_function if runs is not None else 0,
         "error_examples": examples,
         "without_output": runs.errored_run if runs is not None else 0,
