@@ -136,7 +136,9 @@ def log_samples(path: Path) -> Iterator[WorkItem]:
         messages = next(
             (run[k] for k in ("messages", "final_messages") if isinstance(run.get(k), list)), None
         )
-        payload = {"output": output_of(run), "item": row, "messages": messages}
+        # A run that errored has no output to grade, whatever it holds: the eval counted it as errored.
+        output = output_of(run) if run.get("success") is not False else None
+        payload = {"output": output, "item": row, "messages": messages}
         yield WorkItem(
             int(run["row_index"]), payload, run["row_key"], int(run["run_index"]), run.get("model_tag") or ""
         )
