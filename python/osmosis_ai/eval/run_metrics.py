@@ -5,7 +5,7 @@ Every number is the result model's (:func:`osmosis_ai.results.read_results` of `
 the median of the rewards is taken here from the index rows, as the model keeps no sorted scores.
 ``pass_rate`` = passed / runs that count (skipped items left out, failed items count as did not pass);
 ``reward_stats`` covers the items that have a reward; pass@k (k = 1, 2, 4, ... up to the run's n) counts
-runs missing from an incomplete run as did not pass. When nothing was scored ``pass_rate`` is null (never
+runs missing from an incomplete run as did not pass (``pass_at_k_observed``, added, leaves them out). When nothing was scored ``pass_rate`` is null (never
 0) and there are no ``reward_stats`` or ``pass_at_k``; ``warnings`` (added to the platform's keys) holds
 the model's warnings, each worded once in the core.
 """
@@ -94,5 +94,9 @@ def metrics_summary(
         points = _pass_at_k(reward) if reward is not None else []
         if points:
             summary["pass_at_k"] = points
+            if reward is not None and reward.runs.missing:
+                # What the incomplete warning promises beside pass@k: the value over the runs present.
+                observed = reward.pass_at_k_observed
+                summary["pass_at_k_observed"] = [{"k": p["k"], "value": observed.get(p["k"])} for p in points]
     summary["warnings"] = [{"code": w.code, "message": w.message} for w in result.warnings]
     return summary, result
