@@ -128,7 +128,7 @@ function judgeBlock(parent, judge, index) {
   if (noise && noise.records) {
     ns.appendChild(kvTable([['records judged twice or more', noise.records], ['mean variance', fmt(noise.mean_variance)],
       ['mean std (noise floor)', fmt(noise.mean_std)], ['largest std', fmt(noise.max_std)], ['records whose scores differ', noise.disagreeing]]));
-    for (const ex of noise.examples || []) ns.appendChild(el('div', 'example', 'record ' + asText(ex.record) + ': scores ' + (ex.scores || []).map((x) => fmt(x)).join(', ')));
+    for (const ex of noise.examples || []) ns.appendChild(el('div', 'example', asText(ex.record) + ': scores ' + (ex.scores || []).map((x) => fmt(x)).join(', ')));
   } else ns.appendChild(el('p', 'muted', 'no record was judged more than once (eval-rubric --repeat K measures it)'));
   const gold = judge.gold;
   const gs = el('div', 'panel');
