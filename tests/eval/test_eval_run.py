@@ -195,7 +195,7 @@ def test_a_0_2_agent_loop_whose_eval_fn_never_scores_exits_1(tmp_path: Path, scr
     ws = make_workspace(tmp_path / "ws", calc_rows(2))
     boom = "\n\ndef boom(solution_str, ground_truth, extra_info=None):\n    raise ValueError('no')\n"
     (ws / "rollouts/calc/main.py").write_text(LOOP_MAIN + boom)
-    code, envelope, stderr = osmosis_run(ws, server, "--eval-fn", "rollouts/calc/main.py:boom")
+    code, envelope, _ = osmosis_run(ws, server, "--eval-fn", "rollouts/calc/main.py:boom")
     metrics = envelope["resource"]["metrics"]
     assert code == 1 and (metrics["graded"], metrics["pass_rate"]) == (0, None)
     assert "nothing_scored" in [w["code"] for w in metrics["warnings"]]
