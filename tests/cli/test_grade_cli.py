@@ -87,6 +87,36 @@ def test_grade_saved_runs_of_a_results_log(tmp_path: Path, capsys: pytest.Captur
     assert keyed == {(0, 0): 1.0, (0, 1): 0.0, (1, 0): 1.0, (1, 1): 1.0}
 
 
+def test_grading_a_log_keeps_its_rows_runs_and_dataset(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from osmosis_ai.results import read_results
+
+    rows = [{"user_prompt": "2+2?", "ground_truth": "4"}, {"user_prompt": "3+3?", "ground_truth": "6"}]
+    data = write_jsonl(tmp_path / "d.jsonl", rows)
+    source = tmp_path / "eval.jsonl"
+    answers = [("4", "5"), (None, "6")]  # row 1's first run errored: no output
+    with ResultsLog.create(source, {"n_runs": 2}, kind="eval", dataset=dataset_fingerprint(data)) as log:
+        for index, row in enumerate(rows):
+            for run_index, answer in enumerate(answers[index]):
+                done = {"final_messages": [{"role": "assistant", "content": answer}]} if answer else {}
+                log.append(
+                    {"row_key": row_key(row), "row_index": index, "run_index": run_index, "model_tag": "",
+                     "success": answer is not None, "scores": {}, **done}
+                )  # fmt: skip
+    grader = tmp_path / "g.json"
+    grader.write_text(json.dumps(EXACT))
+    out_log = tmp_path / "graded.jsonl"
+    main(["--json", "grade", "--grader", str(grader), "--from-log", str(source), "--log", str(out_log)])
+    summary = json.loads(capsys.readouterr().out)["data"]
+    model = read_results(out_log)
+    # 2 rows x n = 2 of the source's dataset (not the source log's lines as rows of a dataset).
+    assert (model.n_runs, model.model().total_rows, model.model().total_runs) == (2, 2, 4)
+    assert json.loads(out_log.read_text().splitlines()[0])["dataset"]["path"] == str(data)
+    # The errored run counts as the eval counted it (0.0): the CLI's mean is the report's.
+    assert (summary["graded"], summary["mean"]) == (3, model.model().function("exact").mean) == (3, 0.5)
+
+
 def test_grade_reports_errors_with_a_non_zero_exit(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -99,6 +129,25 @@ def test_grade_reports_errors_with_a_non_zero_exit(
     captured = capsys.readouterr()
     assert code == 1
     assert "mean 0.5000" in captured.out and "KeyError" in captured.err
+
+
+def test_grade_json_exits_as_text_mode_and_passed_is_null_without_a_threshold(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    grader = tmp_path / "g.json"
+    grader.write_text(json.dumps({k: v for k, v in EXACT.items() if k != "pass_threshold"}))
+    data = write_jsonl(
+        tmp_path / "s.jsonl", [{"ground_truth": "4", "output_text": "4"}, {"ground_truth": "5"}]
+    )
+    for mode in ([], ["--json"]):
+        log = tmp_path / f"l{len(mode)}.jsonl"
+        code = main([*mode, "grade", "--grader", str(grader), "-d", str(data), "--log", str(log)])
+        captured = capsys.readouterr()
+        assert code == 1, (mode, captured.err)
+        assert "1 record(s) without output" in captured.err
+    summary = json.loads(captured.out)["data"]
+    # No pass_threshold: the grader decides no pass (null, never 0).
+    assert (summary["graded"], summary["passed"], summary["without_output"]) == (1, None, 1)
 
 
 def test_eval_fn_accepts_a_grader_config(

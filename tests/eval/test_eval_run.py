@@ -164,10 +164,41 @@ def test_a_0_2_agent_loop_runs_with_an_eval_fn(tmp_path: Path, scripted: Any) ->
     (ws / "rollouts/calc/main.py").write_text(LOOP_MAIN)
     code, _, stderr = osmosis_run(ws, server)
     assert code != 0 and "--eval-fn" in stderr
+    twice = ("--eval-fn", "rollouts/calc/main.py:exact") * 2
+    code, _, stderr = osmosis_run(ws, server, *twice)
+    assert code != 0 and "scored by one --eval-fn" in stderr
     code, envelope, stderr = osmosis_run(ws, server, "--eval-fn", "rollouts/calc/main.py:exact")
     assert code == 0, stderr
     assert [r["reward"] for r in index(ws)] == [1.0, 0.0, 1.0, 0.0]
-    assert envelope["resource"]["metrics"]["tokens_used"] > 0
+    metrics = envelope["resource"]["metrics"]
+    assert metrics["tokens_used"] > 0
+    # The eval function's score is the reward every number is read from (finding 1: not "nothing scored").
+    assert (metrics["total_samples"], metrics["graded"], metrics["passed"]) == (4, 4, 2)
+    assert metrics["pass_rate"] == 0.5 and metrics["reward_stats"]["mean"] == 0.5
+    assert metrics["warnings"] == []
+    on_disk = json.loads((ws / ".osmosis/evals/r1/metrics.json").read_text())["summary"]
+    assert on_disk["pass_rate"] == 0.5
+
+
+def test_an_eval_fn_beside_a_workflows_grader_is_refused(tmp_path: Path, scripted: Any) -> None:
+    server = scripted({"default": {"content": "4"}})
+    ws = make_workspace(tmp_path / "ws", calc_rows(2))
+    (ws / "rollouts/calc/scorer.py").write_text(
+        "def exact(solution_str, ground_truth, extra_info=None):\n    return 1.0\n"
+    )
+    code, _, stderr = osmosis_run(ws, server, "--eval-fn", "rollouts/calc/scorer.py:exact")
+    assert code != 0 and "scored by its Grader: leave --eval-fn out" in stderr
+
+
+def test_a_0_2_agent_loop_whose_eval_fn_never_scores_exits_1(tmp_path: Path, scripted: Any) -> None:
+    server = scripted({"default": {"content": "4"}})
+    ws = make_workspace(tmp_path / "ws", calc_rows(2))
+    boom = "\n\ndef boom(solution_str, ground_truth, extra_info=None):\n    raise ValueError('no')\n"
+    (ws / "rollouts/calc/main.py").write_text(LOOP_MAIN + boom)
+    code, envelope, _ = osmosis_run(ws, server, "--eval-fn", "rollouts/calc/main.py:boom")
+    metrics = envelope["resource"]["metrics"]
+    assert code == 1 and (metrics["graded"], metrics["pass_rate"]) == (0, None)
+    assert "nothing_scored" in [w["code"] for w in metrics["warnings"]]
 
 
 def test_an_entrypoint_with_relative_imports_validates_and_runs(tmp_path: Path, scripted: Any) -> None:

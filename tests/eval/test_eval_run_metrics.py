@@ -94,3 +94,12 @@ def test_missing_runs_count_as_did_not_pass_and_are_warned() -> None:
     assert [(p["k"], p["value"]) for p in summary["pass_at_k"]] == [(1, 0.5), (2, 1.0)]
     [warning] = [w for w in summary["warnings"] if w["code"] == "incomplete"]
     assert "1 of 4 planned runs are missing" in warning["message"]
+    # The warning says the observed-only value is given beside it: it is (finding 15). Over the runs
+    # present: row 0 passes 1 of 2 (pass@1 0.5), row 1 1 of 1 (1.0); at k = 2 only row 0 has 2 runs.
+    assert [(p["k"], p["value"]) for p in summary["pass_at_k_observed"]] == [(1, 0.75), (2, 1.0)]
+    from osmosis_ai.cli.eval_run_report import pass_at_k_lines
+
+    assert pass_at_k_lines(summary) == [
+        "  pass@k:      k=1 0.50 · k=2 1.00",
+        "  (observed):  k=1 0.75 · k=2 1.00 (over the runs present only)",
+    ]

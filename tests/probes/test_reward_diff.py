@@ -96,6 +96,27 @@ def test_known_flips_and_sign_changes(eval_log: Path, capsys: pytest.CaptureFixt
     }
 
 
+def test_an_errored_saved_run_counts_as_the_eval_counted_it(
+    eval_log: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Row 3 gets a third run that errored (no output): 0.0 and did not pass in both versions' mean and
+    # pass@k, as in the eval's own summary, and no flip or score change.
+    failed = {"row_key": row_key({"user_prompt": "Q3", "ground_truth": "3"}), "row_index": 3,
+              "run_index": 2, "model_tag": "", "success": False, "scores": {}, "error": "agent blew up"}  # fmt: skip
+    with eval_log.open("a") as fh:
+        fh.write(json.dumps(failed) + "\n")
+    code, data = run_diff(
+        capsys, "rewards_diff_fixture:exact", "rewards_diff_fixture:short_contains", eval_log
+    )
+    assert code == 0 and (data["runs"], data["compared"], data["without_output"]) == (17, 16, 1)
+    assert data["old_summary"]["mean"] == pytest.approx(9 / 17)
+    assert data["new_summary"]["mean"] == pytest.approx(12 / 17)
+    # pass@1, the mean over rows of c/n: row 3 is 0/3 -> 2/3.
+    assert data["old_summary"]["pass_at_k"]["1"] == pytest.approx(2.75 / 5)
+    assert data["new_summary"]["pass_at_k"]["1"] == pytest.approx((0.75 + 1 + 0.5 + 2 / 3 + 0.5) / 5)
+    assert data["flips"]["total"] == 5 and data["advantage"]["groups_skipped"] == 1
+
+
 def test_same_version_changes_nothing(eval_log: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (eval_log.parent / "again.py").write_text(REWARDS)
     code, data = run_diff(capsys, "rewards_diff_fixture:exact", "again:exact", eval_log)

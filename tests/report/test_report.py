@@ -270,10 +270,14 @@ def test_a_rubric_log_of_an_earlier_version_reads_numbered_from_zero(tmp_path: P
     assert sorted((line[0], line[2]["run_index"]) for line in runs) == [
         (i, r) for i in range(3) for r in range(2)
     ]
-    # Repeat noise names each row with its own scores (row 2 judged 0 twice has no spread).
+    # Repeat noise names each record as eval-rubric's output does, record[<row + 1>] without an id (one
+    # numbering: row 0 is record[1]), with its own scores (row 2 judged 0 twice has no spread).
     noise = result.runs[0].meta["judge"]["noise"]
     assert noise["records"] == 3 and noise["disagreeing"] == 2
-    assert sorted((e["record"], e["scores"]) for e in noise["examples"]) == [(0, [1.0, 0.0]), (1, [0.0, 1.0])]
+    assert sorted((e["record"], e["scores"]) for e in noise["examples"]) == [
+        ("record[1]", [1.0, 0.0]),
+        ("record[2]", [0.0, 1.0]),
+    ]
 
 
 def test_group_numbers_are_the_result_model_of_the_groups_rows(tmp_path: Path) -> None:

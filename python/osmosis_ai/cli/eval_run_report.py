@@ -31,6 +31,20 @@ def _pass_rate(summary: dict[str, Any]) -> str:
     )
 
 
+def pass_at_k_lines(summary: dict[str, Any]) -> list[str]:
+    """The pass@k line, and beside it the observed-only values when runs are missing."""
+
+    def points(key: str) -> str:
+        return " · ".join(
+            f"k={p['k']} {'n/a' if p['value'] is None else format(p['value'], '.2f')}" for p in summary[key]
+        )
+
+    lines = [f"  pass@k:      {points('pass_at_k')}"] if summary.get("pass_at_k") else []
+    if lines and summary.get("pass_at_k_observed"):
+        lines.append(f"  (observed):  {points('pass_at_k_observed')} (over the runs present only)")
+    return lines
+
+
 def _table(
     summary: dict[str, Any],
     counts: WorkCounts,
@@ -53,10 +67,7 @@ def _table(
             f"  Reward:      mean {stats['mean']:.3f} · median {stats['median']:.3f} · std {stats['std']:.3f}"
             f" · min {stats['min']:.3f} · max {stats['max']:.3f}"
         )
-    if summary.get("pass_at_k"):
-        lines.append(
-            "  pass@k:      " + " · ".join(f"k={p['k']} {p['value']:.2f}" for p in summary["pass_at_k"])
-        )
+    lines += pass_at_k_lines(summary)
     if backend is not None:
         lines.append(f"  Backend:     {backend.describe()}")
     lines += [

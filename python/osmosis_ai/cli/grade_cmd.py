@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -10,6 +11,9 @@ from osmosis_ai.cli.run_log import log_options
 from osmosis_ai.cli.run_support import LOG_FLAGS, EchoObserver, library_errors
 from osmosis_ai.errors import CLIError
 from osmosis_ai.graders.models import DEFAULT_EMBEDDING_MODEL
+
+if TYPE_CHECKING:
+    from osmosis_ai.graders.core import Grader
 
 FLAGS = {**LOG_FLAGS, "data_path": "--data", "source_log": "--from-log"}
 
@@ -90,13 +94,24 @@ def grade_command(
     summary, grader = result.summary, result.grader
     if quiet:
         emit_detail(summary, [])
-        return
+    else:
+        _print_summary(summary, grader)
+    # Exit codes as in text mode: the JSON document is printed first, the error after it.
+    if result.problems:
+        raise CLIError(
+            f"{summary['errors']} grading error(s), {summary['without_output']} record(s) without output"
+        )
+    if not summary["graded"]:
+        raise CLIError("no sample was graded: the mean and pass rate are n/a")
+
+
+def _print_summary(summary: dict[str, Any], grader: Grader) -> None:
     click.echo(f"Grader '{grader.name}' ({grader.config['type']}): {summary['graded']} sample(s) graded")
     if summary["graded"]:
         click.echo(
             f"  mean {summary['mean']:.4f}  std {summary['std']:.4f}  min {summary['min']:g}  max {summary['max']:g}"
         )
-        if "pass_threshold" in grader.config:
+        if summary["passed"] is not None:
             click.echo(
                 f"  passed {summary['passed']}/{summary['graded']} (score >= {grader.config['pass_threshold']})"
             )
@@ -104,9 +119,3 @@ def grade_command(
         click.echo(f"  error: {line}", err=True)
     for warning in summary["warnings"]:
         click.echo(f"Warning: {warning['message']}")
-    if result.problems:
-        raise CLIError(
-            f"{summary['errors']} grading error(s), {summary['without_output']} record(s) without output"
-        )
-    if not summary["graded"]:
-        raise CLIError("no sample was graded: the mean and pass rate are n/a")

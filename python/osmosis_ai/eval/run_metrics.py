@@ -5,7 +5,7 @@ Every number is the result model's (:func:`osmosis_ai.results.read_results` of `
 the median of the rewards is taken here from the index rows, as the model keeps no sorted scores.
 ``pass_rate`` = passed / runs that count (skipped items left out, failed items count as did not pass);
 ``reward_stats`` covers the items that have a reward; pass@k (k = 1, 2, 4, ... up to the run's n) counts
-runs missing from an incomplete run as did not pass. When nothing was scored ``pass_rate`` is null (never
+runs missing from an incomplete run as did not pass (``pass_at_k_observed``, added, leaves them out). When nothing was scored ``pass_rate`` is null (never
 0) and there are no ``reward_stats`` or ``pass_at_k``; ``warnings`` (added to the platform's keys) holds
 the model's warnings, each worded once in the core.
 """
@@ -21,7 +21,8 @@ from osmosis_ai.stats import score_median
 
 __all__ = ["REWARD", "index_reward", "metrics_summary", "rewards_of"]
 
-#: The score name of an ``eval run``'s reward in its result model.
+#: The score name of a 0.3 workflow's reward in an ``eval run``'s result model (a 0.2 loop's reward is
+#: its eval function's score, under that function's name).
 REWARD = "reward"
 
 
@@ -45,8 +46,10 @@ def _pass_at_k(reward: FunctionResult) -> list[dict[str, Any]]:
 
 
 def _reward(result: ResultSummary) -> FunctionResult | None:
+    """The score the run's rewards are: its first declared name, ``reward`` (a 0.3 grader's, the core's
+    default for an ``eval run`` log) or the 0.2 loop's eval function (``--eval-fn``, its first scorer)."""
     functions = result.model().functions if result.models else ()
-    return next((f for f in functions if f.name == REWARD), None)
+    return functions[0] if functions else None
 
 
 def metrics_summary(
@@ -91,5 +94,9 @@ def metrics_summary(
         points = _pass_at_k(reward) if reward is not None else []
         if points:
             summary["pass_at_k"] = points
+            if reward is not None and reward.runs.missing:
+                # What the incomplete warning promises beside pass@k: the value over the runs present.
+                observed = reward.pass_at_k_observed
+                summary["pass_at_k_observed"] = [{"k": p["k"], "value": observed.get(p["k"])} for p in points]
     summary["warnings"] = [{"code": w.code, "message": w.message} for w in result.warnings]
     return summary, result

@@ -166,6 +166,18 @@ def _prepare(options: EvalRunOptions, observer: RunObserver, platform: Any) -> _
             f"{entry_file}: a 0.2 RolloutAgentLoop needs {{eval_fns}} MODULE:FN to score its runs",
             fields=("eval_fns",),
         )
+    # The one eval function's score is the reward every number is read from: a second one, or one beside
+    # a workflow's Grader, would be a score name the runs never get.
+    if len(options.eval_fns) > (1 if entry.loop is not None else 0):
+        raise RunError(
+            f"{entry_file}: "
+            + (
+                "a 0.2 RolloutAgentLoop is scored by one {eval_fns} (its score is the reward): pass one"
+                if entry.loop is not None
+                else "a 0.3 workflow is scored by its Grader: leave {eval_fns} out"
+            ),
+            fields=("eval_fns",),
+        )
     selection = indices if indices is not None else list(range(selected))
     inputs = resolved_inputs(
         config,

@@ -110,25 +110,35 @@ def _log_header(path: Path) -> dict[str, Any]:
     return header
 
 
+def log_dataset(path: Path) -> Path:
+    """The dataset file the results log at ``path`` was run on.
+
+    Raises:
+        RunError: The log names no dataset, or it is not readable here.
+    """
+    dataset = _log_header(path).get("dataset") or {}
+    if not dataset.get("path") or not Path(dataset["path"]).is_file():
+        raise RunError(
+            f"{path}: the dataset this log was run on ({dataset.get('path')}) is not readable here"
+        )
+    return Path(dataset["path"])
+
+
 def log_samples(path: Path) -> Iterator[WorkItem]:
     """Work items for the runs of a results log: each run's output with its dataset row as the item."""
     from osmosis_ai.datasets import read_dataset
     from osmosis_ai.runs.log import iter_runs
 
-    header = _log_header(path)
-    dataset = header.get("dataset") or {}
-    if not dataset.get("path") or not Path(dataset["path"]).is_file():
-        raise RunError(
-            f"{path}: the dataset this log was run on ({dataset.get('path')}) is not readable here"
-        )
     # The rows are looked up by index for every run; a log's dataset is read once, not once per run.
-    rows = dict(enumerate(read_dataset(dataset["path"], contract="any")))
+    rows = dict(enumerate(read_dataset(log_dataset(path), contract="any")))
     for run in iter_runs(path):
         row = rows.get(int(run["row_index"]), {})
         messages = next(
             (run[k] for k in ("messages", "final_messages") if isinstance(run.get(k), list)), None
         )
-        payload = {"output": output_of(run), "item": row, "messages": messages}
+        # A run that errored has no output to grade, whatever it holds: the eval counted it as errored.
+        output = output_of(run) if run.get("success") is not False else None
+        payload = {"output": output, "item": row, "messages": messages}
         yield WorkItem(
             int(run["row_index"]), payload, run["row_key"], int(run["run_index"]), run.get("model_tag") or ""
         )
@@ -269,15 +279,19 @@ def grade_summary(log_path: Path, name: str) -> dict[str, Any]:
     from osmosis_ai.results import read_results
     from osmosis_ai.runs.log import iter_runs
 
-    passed = 0
     examples: list[str] = []
     for record in iter_runs(log_path):
-        passed += bool(record.get("passed"))
         if record.get("eval_errors") and len(examples) < 3:
             examples.append(f"row {record['row_index']}: {record['eval_errors'].get(name)}")
-    result = read_results(log_path, failed="exclude")
+    # The file's own rule for errored runs (a run without output is 0.0 in the mean, as in the eval that
+    # wrote the source log): the numbers `osmosis report` shows for this log.
+    result = read_results(log_path)
     function = next((f for f in result.model().functions if f.name == name), None) if result.models else None
     runs = function.runs if function is not None else None
+    # Passing is the grader's own pass_threshold (the model reads it from the log's header); a grader
+    # without one decides no pass: null, never 0.
+    grader = (result.config or {}).get("grader") or {}
+    decides = isinstance(grader.get("pass_threshold"), (int, float))
     return {
         "grader": name,
         "graded": function.graded if function is not None else 0,
@@ -285,8 +299,7 @@ def grade_summary(log_path: Path, name: str) -> dict[str, Any]:
         "std": function.std if function is not None else None,
         "min": function.min if function is not None else None,
         "max": function.max if function is not None else None,
-        # The grader's own decision (pass_threshold, or a label model's passing labels).
-        "passed": passed,
+        "passed": function.passed if function is not None and decides else None,
         "errors": runs.errored_function if runs is not None else 0,
         "error_examples": examples,
         "without_output": runs.errored_run if runs is not None else 0,
@@ -304,18 +317,25 @@ def run_grade(options: GradeRunOptions, observer: RunObserver | None = None) -> 
     """
     from osmosis_ai.datasets import read_dataset
     from osmosis_ai.graders.models import ModelSettings
+    from osmosis_ai.results import read_results
     from osmosis_ai.runs.session_log import open_session_log
 
     observer = quiet_observer(observer)
     settings = ModelSettings(base_url=options.base_url, embedding_model=options.embedding_model)
     grader = load_grader(Path(options.grader_path), settings=settings, time_limit=options.time_limit)
     source = Path(options.data_path or options.source_log or "")
-    config = {
+    config: dict[str, Any] = {
         "grader": grader.config,
         "source": "log" if options.source_log else "samples",
         "embedding_model": options.embedding_model,
     }
-    log = open_session_log("grade", config, source, options.log_path, options.resume_path, observer)
+    dataset = source
+    if options.source_log is not None:
+        # The graded log is of the source log's rows and runs: its dataset, its n (rows x n runs).
+        dataset = log_dataset(source)
+        config["source_log"] = str(source)
+        config["n_runs"] = read_results(source).n_runs
+    log = open_session_log("grade", config, dataset, options.log_path, options.resume_path, observer)
     if options.source_log is not None:
         items: Iterable[WorkItem] = log_samples(source)
     else:

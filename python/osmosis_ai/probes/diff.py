@@ -4,8 +4,10 @@ Every saved run of a results log (its output, against its dataset row) is re-sco
 on the run engine. The report says which runs flip between pass and fail, how the mean and pass@k move,
 and, per group of runs of one row, whether the group-relative advantage signs change: the runs a
 GRPO-style update would push the other way. Statistics come from the Rust core (``osmosis_ai.stats``).
-Only runs both versions scored are compared; groups with a run either version could not score are left
-out of the sign comparison and counted.
+Only runs both versions scored are compared (flips, changed scores); groups with a run either version
+could not score are left out of the sign comparison and counted. Each version's mean and pass@k follow the
+eval summary's rule: a saved run that errored (no output) is 0.0 and did not pass, a run the version
+raised on is no attempt of that version.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ class DiffExecutor:
     async def execute(self, item: WorkItem, record: dict[str, Any], control: RunControl) -> None:
         payload = item.row
         if payload["output"] is None:
-            record["error"] = "the saved run holds no model output"
+            record["error"] = "the saved run errored or holds no model output"
             return
         messages = payload.get("messages") or conversation(payload["item"], payload["output"])
         record["output"] = payload["output"]
@@ -118,11 +120,11 @@ def _minus(a: float | None, b: float | None) -> float | None:
     return None if a is None or b is None else a - b
 
 
-def _summary(groups: list[list[float]], threshold: float) -> dict[str, Any]:
+def _summary(groups: list[list[float | None]], threshold: float) -> dict[str, Any]:
     from osmosis_ai.stats import summarize
 
-    if not any(groups):
-        return {"mean": None, "pass_at_k": {}}
+    if not any(x is not None for g in groups for x in g):
+        return {"mean": None, "pass_at_k": {}}  # nothing scored: null, never 0
     summary = summarize([g for g in groups if g], pass_threshold=threshold)
     return {
         "mean": summary.mean,
@@ -144,18 +146,21 @@ def build_diff(
         groups.setdefault(
             (int(record["row_index"]), record["row_key"], record.get("model_tag") or ""), []
         ).append(record)
-    compared_old: list[list[float]] = []
-    compared_new: list[list[float]] = []
+    # Each version's attempts per row, as its eval would count them: a score, None (errored run), or none.
+    attempts: dict[str, list[list[float | None]]] = {"old": [], "new": []}
     complete: list[tuple[tuple[int, str, str], list[float], list[float]]] = []
     for key in sorted(groups):
         runs = sorted(groups[key], key=lambda r: int(r["run_index"]))
         old_scores, new_scores = [], []
+        row_attempts: dict[str, list[float | None]] = {"old": [], "new": []}
         for run in runs:
             scores = run.get("scores") or {}
             if run.get("error"):
                 report.without_output += 1
             for side in ("old", "new"):
                 report.errors[side] += side in (run.get("eval_errors") or {})
+                if side in scores or run.get("error"):
+                    row_attempts[side].append(scores.get(side))
             if "old" not in scores or "new" not in scores:
                 continue
             a, b = scores["old"], scores["new"]
@@ -178,14 +183,14 @@ def build_diff(
                         }
                     )
         report.compared += len(old_scores)
-        compared_old.append(old_scores)
-        compared_new.append(new_scores)
+        for side in ("old", "new"):
+            attempts[side].append(row_attempts[side])
         if len(old_scores) == len(runs):
             complete.append((key, old_scores, new_scores))
         else:
             report.groups_skipped += 1
-    report.old_summary = _summary(compared_old, pass_threshold)
-    report.new_summary = _summary(compared_new, pass_threshold)
+    report.old_summary = _summary(attempts["old"], pass_threshold)
+    report.new_summary = _summary(attempts["new"], pass_threshold)
     report.groups = len(complete)
     if complete:
         changes = advantage_sign_changes([c[1] for c in complete], [c[2] for c in complete])

@@ -153,21 +153,27 @@ def page_ks_of(summary: Mapping[str, Any]) -> list[int]:
     return [int(k) for k in (functions[0]["ks"] if functions else [])] or [1]
 
 
-def _noise(rows: RowIndex, key: str) -> dict[str, Any] | None:
-    """Repeat noise of a rubric log judged more than once per record (the same rule as eval-rubric's)."""
+def _noise(rows: RowIndex, key: str, dataset: Mapping[int, Mapping[str, Any]]) -> dict[str, Any] | None:
+    """Repeat noise of a rubric log judged more than once per record (the same rule as eval-rubric's),
+    each record named as the rubric commands name it (its id, else ``record[<row + 1>]``)."""
     from osmosis_ai.rubric.calibration import judge_noise
+    from osmosis_ai.rubric.records import record_identity
 
     attempts = [(index, [a for a in runs if a is not None]) for index, runs, _ in rows.attempts(key)]
     if not any(len(scores) >= 2 for _, scores in attempts):
         return None
-    return judge_noise(
-        [index for index, _ in attempts],
-        lambda i: [{"status": "success", "score": s} for s in attempts[i][1]],
-    )
+    names = [
+        record_identity((dataset.get(index) or {}).get("fields") or {}, index + 1)[1] for index, _ in attempts
+    ]
+    return judge_noise(names, lambda i: [{"status": "success", "score": s} for s in attempts[i][1]])
 
 
 def judge_panels(
-    rows: RowIndex, header: Mapping[str, Any], kind: str | None, key: str | None
+    rows: RowIndex,
+    header: Mapping[str, Any],
+    kind: str | None,
+    key: str | None,
+    dataset: Mapping[int, Mapping[str, Any]],
 ) -> dict[str, Any] | None:
     """Judge health, repeat noise and gold agreement of a rubric file (None for other kinds).
 
@@ -180,5 +186,5 @@ def judge_panels(
     health = {k: rows.judge.get(k, 0) for k in ("parse_failures", "clamped", "retries", "unscored", "errors")}
     noise = header.get("judge_noise")
     if noise is None and key is not None:
-        noise = _noise(rows, key)
+        noise = _noise(rows, key, dataset)
     return {"health": health, "noise": noise, "gold": header.get("gold_agreement")}

@@ -235,7 +235,11 @@ def describe(
         "groups": groups,
         "latency": figures.latency(rows.latency_ms),
         "judge": figures.judge_panels(
-            rows, header, summary["source"]["kind"], primary[0]["name"] if primary else None
+            rows,
+            header,
+            summary["source"]["kind"],
+            primary[0]["name"] if primary else None,
+            scan.dataset.rows,
         ),
         "notes": notes,
     }

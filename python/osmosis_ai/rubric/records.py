@@ -7,7 +7,7 @@ Every error names the file, the 1-based line and the field, and says what was ex
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,6 +29,7 @@ __all__ = [
     "load_chat_records",
     "load_rubric_records",
     "read_jsonl",
+    "record_identity",
 ]
 
 
@@ -140,7 +141,9 @@ def _optional_object(path: Path, line: int, data: dict[str, Any], key: str) -> d
     raise _bad(path, line, key, "a JSON object", value)
 
 
-def _identity(data: dict[str, Any], index: int) -> tuple[str, str]:
+def record_identity(data: Mapping[str, Any], index: int) -> tuple[str, str]:
+    """``(label, record id)`` of a record at 1-based ``index``: its ``conversation_id`` (else
+    ``record[<index>]``), and its ``id`` (else the label): the one numbering of rubric records."""
     conversation = data.get("conversation_id")
     label = (
         conversation.strip() if isinstance(conversation, str) and conversation.strip() else f"record[{index}]"
@@ -157,7 +160,7 @@ def _label_text(value: Any) -> str | None:
 
 def _record(path: Path, line: int, data: dict[str, Any], index: int) -> RubricRecord:
     """Checks one ``eval-rubric`` record and builds it; ``index`` (1-based) names an unlabelled one."""
-    label, record_id = _identity(data, index)
+    label, record_id = record_identity(data, index)
     solution = data.get("solution_str")
     if not isinstance(solution, str) or not solution.strip():
         got = "an empty string" if isinstance(solution, str) else _kind(solution)

@@ -126,9 +126,9 @@ function judgeBlock(parent, judge, index) {
   ns.dataset.panel = 'repeat-noise';
   ns.appendChild(el('h3', null, 'Repeat noise (the same record judged more than once)'));
   if (noise && noise.records) {
-    ns.appendChild(kvTable([['records judged twice or more', noise.records], ['mean variance', fmt(noise.mean_variance)],
-      ['mean std (noise floor)', fmt(noise.mean_std)], ['largest std', fmt(noise.max_std)], ['records whose scores differ', noise.disagreeing]]));
-    for (const ex of noise.examples || []) ns.appendChild(el('div', 'example', 'record ' + asText(ex.record) + ': scores ' + (ex.scores || []).map((x) => fmt(x)).join(', ')));
+    ns.appendChild(kvTable([['records judged twice or more', noise.records], ['mean sample variance', fmt(noise.mean_variance)],
+      ['mean sample std (K - 1; noise floor)', fmt(noise.mean_std)], ['largest sample std', fmt(noise.max_std)], ['records whose scores differ', noise.disagreeing]]));
+    for (const ex of noise.examples || []) ns.appendChild(el('div', 'example', asText(ex.record) + ': scores ' + (ex.scores || []).map((x) => fmt(x)).join(', ')));
   } else ns.appendChild(el('p', 'muted', 'no record was judged more than once (eval-rubric --repeat K measures it)'));
   const gold = judge.gold;
   const gs = el('div', 'panel');

@@ -186,6 +186,9 @@ pub(crate) struct RawAttempt<'a> {
     pub eval_errors: Option<Pairs<'a, Raw>>,
     #[serde(default)]
     pub tokens: Option<Raw>,
+    /// A judged run's tokens (the rubric commands write `usage`, not `tokens`).
+    #[serde(default)]
+    pub usage: Option<Usage>,
     #[serde(default)]
     pub duration_ms: Option<Raw>,
     #[serde(borrow, default)]
@@ -198,6 +201,13 @@ pub(crate) struct RawAttempt<'a> {
     pub invocation_ms: Option<f64>,
     #[serde(default)]
     pub invocation_cpu_ms: Option<f64>,
+}
+
+/// The token counts of a run's `usage` (other keys are skipped unparsed).
+#[derive(Deserialize)]
+pub(crate) struct Usage {
+    #[serde(default)]
+    pub total_tokens: Option<Raw>,
 }
 
 /// Resolving a raw attempt found a score name outside the list it was resolved against.
@@ -284,6 +294,7 @@ impl RawAttempt<'_> {
             messages,
             tokens: self
                 .tokens
+                .or(self.usage.and_then(|u| u.total_tokens))
                 .and_then(|t| t.number())
                 .filter(|t| *t >= 0.0)
                 .map_or(0, |t| t as u64),

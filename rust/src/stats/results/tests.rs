@@ -331,3 +331,18 @@ fn the_caller_can_interrupt_a_long_read() {
     assert!(matches!(err, CoreError::Interrupted), "{err}");
     assert_eq!(asked, 1);
 }
+
+#[test]
+fn a_judged_runs_tokens_are_its_usage_total() {
+    // The rubric commands write `usage` (its nested `raw` reply has a usage of its own: not read).
+    let path = write(
+        "rubric-usage.jsonl",
+        r#"{"format": "osmosis-results/1", "kind": "rubric", "config": {"rubric_id": "r", "number": 1}}
+{"row_index": 0, "run_index": 0, "success": true, "scores": {"r": 1.0}, "raw": {"usage": {"total_tokens": 5}}, "usage": {"prompt_tokens": 300, "completion_tokens": 20, "total_tokens": 320}}
+{"row_index": 1, "run_index": 0, "success": true, "scores": {"r": 0.0}, "usage": {"total_tokens": 100}}
+{"row_index": 2, "run_index": 0, "success": true, "scores": {"r": 0.0}, "tokens": 7}
+"#,
+    );
+    let out = summarize_results_file(&path, &options(), &mut never).unwrap();
+    assert_eq!(out.models[0].tokens, 427);
+}
