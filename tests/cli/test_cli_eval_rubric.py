@@ -602,6 +602,12 @@ def test_ctrl_c_keeps_the_log_and_resume_finishes_the_same(workspace, scripted):
     assert f"--resume {workspace / 'run.jsonl'}" in err
     partial = json.loads((workspace / "partial.json").read_text())
     assert partial["interrupted"] is True and 5 <= partial["completed_runs"] < 60
+    # The records from 15 on never finished a run: the warning counts them with the planned runs of -o.
+    missing = partial["planned_runs"] - partial["completed_runs"]
+    assert partial["planned_runs"] == 60
+    said = [w["message"] for w in partial["warnings"] if w["code"] == "incomplete"]
+    assert said and f"{missing} of 60 planned runs are missing" in said[0], partial["warnings"]
+    assert "rows with no finished run" in said[0]
     assert resumed["overall_statistics"] == expected and resumed["completed_runs"] == 60
 
 

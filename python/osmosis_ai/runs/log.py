@@ -4,7 +4,9 @@ Schema ``osmosis-results/1`` (JSON lines):
 
 * line 1, the header: ``{"format": "osmosis-results/1", "kind": "eval" | "test" | "rubric",
   "config": {...what makes results comparable...}, "dataset": {"path", "size", "fingerprint"} | null,
-  "created_at", "osmosis_version", "index_base": 0}``;
+  "created_at", "osmosis_version", "index_base": 0, "planned": {"rows", "runs"}}`` (``planned``: the rows
+  and runs the invocation that created the log set out to do, so a log cut short by Ctrl+C still says what
+  never ran; logs without it count only the rows they hold);
 * then one record per finished item: ``row_key`` (digest of the row's content), ``row_index`` and
   ``run_index`` (both from 0 in every kind; a rubric log of earlier versions, without ``index_base``,
   counted from 1 and reads shifted to 0, and a resume appends to it in its own numbering),
@@ -284,8 +286,10 @@ class ResultsLog:
         *,
         kind: str = "eval",
         dataset: Mapping[str, Any] | None = None,
+        planned: Mapping[str, int] | None = None,
     ) -> ResultsLog:
-        """Starts a new log at ``path`` (refusing to overwrite an existing one) with its header."""
+        """Starts a new log at ``path`` (refusing to overwrite an existing one) with its header;
+        ``planned`` is ``{"rows": ..., "runs": ...}`` when the session knows what it sets out to do."""
         from osmosis_ai._version import __version__
 
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -308,6 +312,7 @@ class ResultsLog:
                 "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(),
                 "osmosis_version": __version__,
                 "index_base": 0,
+                **({"planned": dict(planned)} if planned else {}),
             }
         )
         return log

@@ -173,7 +173,10 @@ fn model_warnings(model: &ModelResult, plan: &Plan, short_rows: u64, out: &mut V
         (model.missing_runs, model.planned_runs, plan.n)
     {
         if missing > 0 {
-            let rows = short_rows + plan.unstarted_rows;
+            let rows = warnings::ShortRows {
+                unstarted: plan.unstarted_rows,
+                short: short_rows,
+            };
             out.push(warnings::incomplete(tag, missing, planned, rows, n));
         }
     }

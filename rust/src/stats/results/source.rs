@@ -71,7 +71,8 @@ pub struct Meta {
     /// What the log's `row_index` / `run_index` count from (see [`super::log_index_base`]); readers
     /// subtract it.
     pub index_base: u64,
-    /// Rows the run set out to do, when the file says (`eval run`'s `selected_source_rows`).
+    /// Rows the run set out to do, when the file says (the log header's `planned.rows`, `eval run`'s
+    /// `selected_source_rows`).
     pub planned_rows: Option<u64>,
     /// A probe log's probed functions (its `eval_fns`) and the threshold of its findings.
     pub probed: Vec<String>,
@@ -190,6 +191,13 @@ pub fn detect(path: &Path) -> CoreResult<(Layout, Meta)> {
                 meta.read_config(config);
                 meta.config = Some(config.clone());
             }
+            // What the run set out to do (`planned.rows`), recorded by this version: logs without it
+            // count the rows they hold, and rows that never finished a run go uncounted.
+            meta.planned_rows = first
+                .get("planned")
+                .and_then(|p| p.get("rows"))
+                .and_then(Value::as_u64)
+                .or(meta.planned_rows);
             let declared = first.get("index_base").and_then(Value::as_u64);
             let by_package = first.contains_key("osmosis_version");
             meta.index_base = super::log_index_base(meta.kind.as_deref(), declared, by_package);
