@@ -356,3 +356,27 @@ def test_the_compare_curves_are_each_runs_pass_at_k_with_its_intervals(tmp_path:
             )
             for k, v in model.pass_at_k.items()
         }
+
+
+def test_the_dataset_of_a_log_is_found_from_another_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Finding 9: a log started with a dataset path relative to the cwd; the report runs elsewhere.
+    from osmosis_ai.runs.log import ResultsLog, dataset_fingerprint
+    from tests.report_logs import write_eval_log
+
+    work, elsewhere = tmp_path / "work", tmp_path / "elsewhere"
+    work.mkdir(), elsewhere.mkdir()
+    log, dataset = write_eval_log(work, rows=10, n=2)
+    monkeypatch.chdir(work)
+    ResultsLog.create(work / "new.jsonl", {}, dataset=dataset_fingerprint(Path(dataset.name))).close()
+    header = json.loads((work / "new.jsonl").read_text().splitlines()[0])
+    assert header["dataset"]["path"] == str(dataset)  # absolute: read from anywhere
+    # A log of an earlier version holds the relative path: looked for beside the log when not in the cwd.
+    lines = log.read_text().splitlines()
+    older = {**json.loads(lines[0]), "dataset": {**json.loads(lines[0])["dataset"], "path": dataset.name}}
+    log.write_text("\n".join([json.dumps(older), *lines[1:]]) + "\n")
+    monkeypatch.chdir(elsewhere)
+    run = osmosis_ai.report(log, output=elsewhere / "page.html").runs[0]
+    assert run.meta["notes"] == [] and run.meta["dataset_read"] == str(dataset)
+    assert run.meta["groups"], "the dataset's fields group the rows"

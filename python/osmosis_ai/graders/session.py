@@ -113,16 +113,14 @@ def _log_header(path: Path) -> dict[str, Any]:
 def log_samples(path: Path) -> Iterator[WorkItem]:
     """Work items for the runs of a results log: each run's output with its dataset row as the item."""
     from osmosis_ai.datasets import read_dataset
-    from osmosis_ai.runs.log import iter_runs
+    from osmosis_ai.runs.log import iter_runs, recorded_dataset
 
     header = _log_header(path)
-    dataset = header.get("dataset") or {}
-    if not dataset.get("path") or not Path(dataset["path"]).is_file():
-        raise RunError(
-            f"{path}: the dataset this log was run on ({dataset.get('path')}) is not readable here"
-        )
+    dataset = recorded_dataset(header, path)
+    if dataset is None or not dataset.is_file():
+        raise RunError(f"{path}: the dataset this log was run on ({dataset}) is not readable here")
     # The rows are looked up by index for every run; a log's dataset is read once, not once per run.
-    rows = dict(enumerate(read_dataset(dataset["path"], contract="any")))
+    rows = dict(enumerate(read_dataset(dataset, contract="any")))
     for run in iter_runs(path):
         row = rows.get(int(run["row_index"]), {})
         messages = next(

@@ -126,7 +126,7 @@ def scan_file(
     for record in source.records():
         index.add(record)
         runs += 1
-    rows = load_dataset_rows(source.header, index.row_keys(), index.indices(), dataset)
+    rows = load_dataset_rows(source.header, index.row_keys(), index.indices(), dataset, source.path)
     return Scan(source, index, rows, runs)
 
 
