@@ -238,6 +238,8 @@ def test_report_and_compare_commands(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert main(["compare", str(a), str(b), "-o", str(tmp_path / "c.html")]) == 0
     out = capsys.readouterr().out
     assert "pass@1" in out and "McNemar exact p = 0.03125" in out and (tmp_path / "c.html").exists()
+    changed = out.split("Rows that changed most (pass rate A -> B):\n")[1].splitlines()
+    assert changed[0] == "  row 0: 0.50 -> 1.00" and not any("k0" in line for line in changed)
     assert main(["compare", str(a), str(b), "--json"]) == 0
     envelope = json.loads(capsys.readouterr().out)
     assert envelope["schema_version"] == 1 and envelope["data"]["flips"]["b_only"] == 6
