@@ -433,7 +433,9 @@ def test_ctrl_c_says_what_never_ran_and_json_gets_the_interrupted_envelope(scrip
     # 5 rows x 2 runs; rows 2 and on are held: rows 0-1 finish (4 runs), rows 2-4 never finish a run.
     prompts = [(f"q-{i}", "1") for i in range(5)]
     dataset = write_rows(tmp_path / "data.jsonl", prompts)
-    server = scripted({"by_prompt": {f"q-{i}": [{"hold": True}] if i >= 2 else [{"content": "1"}] for i in range(5)}})
+    server = scripted(
+        {"by_prompt": {f"q-{i}": [{"hold": True}] if i >= 2 else [{"content": "1"}] for i in range(5)}}
+    )
     args = eval_args(server, dataset, tmp_path, "--no-preflight", "--n", "2", "--batch-size", "2", "--json")
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     proc = subprocess.Popen(

@@ -18,7 +18,7 @@ __all__ = ["report_command"]
 
 
 def _planned(run: RunReport) -> tuple[str, str]:
-    """" (of N planned)" after the rows and the runs when the log planned more than it holds."""
+    """ " (of N planned)" after the rows and the runs when the log planned more than it holds."""
     model = run.summary["models"][0] if run.summary["models"] else {}
     rows, runs = model.get("planned_rows") or 0, model.get("planned_runs") or 0
     return (

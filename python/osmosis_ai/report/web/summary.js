@@ -19,7 +19,7 @@ function headerBlock(summary, meta) {
   const cfg = summary.config || {};
   const dur = summary.durations || {};
   const dataset = meta.dataset || {};
-  const models = [cfg.model, cfg.baseline_model, cfg.judge_model].filter((m) => m);
+  const models = meta.models || [];
   const first = summary.models[0] || {};
   return kvTable([
     ['file', meta.file], ['kind', summary.source.kind || 'eval'], ['layout', summary.source.layout],
