@@ -113,6 +113,10 @@ def test_a_header_with_the_plan_counts_rows_that_never_finished_a_run(tmp_path: 
     assert warning.message.startswith(
         "incomplete log: 6 of 10 planned runs are missing (3 rows with no finished run, 0 short of n = 2)"
     )
+    # Stopped before any run finished: nothing to summarise, and the warning still says what never ran.
+    path.write_text(lines[0] + "\n")
+    [warning] = [w for w in read_results(path).warnings if w.code == "incomplete"]
+    assert warning.message.startswith("incomplete log: 10 of 10 planned runs are missing (5 rows with no")
 
 
 # --- finding 5: durations -----------------------------------------------------------------------------

@@ -279,6 +279,21 @@ pub fn build(summary: ResultsSummary, path: &str, level: f64) -> Result<ResultMo
         model_warnings(&model, &plan, tally.short_rows, &mut warnings_out);
         models.push(model);
     }
+    let planned_rows = summary.meta.planned_rows.unwrap_or(0);
+    if let (true, Some(n), true) = (models.is_empty(), n, planned_rows > 0) {
+        // Stopped before any run finished: every planned run is missing, and the warning says so.
+        let rows = warnings::ShortRows {
+            unstarted: planned_rows,
+            short: 0,
+        };
+        warnings_out.push(warnings::incomplete(
+            "primary",
+            n * planned_rows,
+            n * planned_rows,
+            rows,
+            n,
+        ));
+    }
     let mut out = Vec::new();
     if n.is_none() && !models.is_empty() {
         out.push(warnings::n_undeclared(if fewest == u64::MAX {

@@ -215,9 +215,9 @@ mod tests {
             short: 150,
         };
         let w = incomplete("primary", 300, 100_000, rows, 4);
-        assert!(w
-            .message
-            .starts_with("incomplete log: 300 of 100,000 planned runs are missing (150 rows short"));
+        assert!(w.message.starts_with(
+            "incomplete log: 300 of 100,000 planned runs are missing (150 rows short"
+        ));
         assert_eq!(w.count, Some(300));
         let rows = ShortRows {
             unstarted: 3,
