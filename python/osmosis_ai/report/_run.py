@@ -75,8 +75,9 @@ def _config_of(header: dict[str, Any]) -> dict[str, Any]:
 
 def _dataset_of(header: dict[str, Any]) -> dict[str, Any] | None:
     """The dataset a file names: a log header's ``dataset``, a rubric ``-o`` JSON's ``data_path``."""
-    if isinstance(header.get("dataset"), dict):
-        return header["dataset"]
+    dataset = header.get("dataset")
+    if isinstance(dataset, dict):
+        return dataset
     path = header.get("data_path")
     return {"path": path} if isinstance(path, str) and path else None
 
