@@ -87,6 +87,22 @@ def test_a_place_no_file_can_be_created_is_found_before_the_run(run, path) -> No
     assert server.requests() == []
 
 
+def test_missing_parents_are_created_as_the_readme_says(run, tmp_path) -> None:
+    # Finding 14: the README said a missing parent fails at once, the command created it. The established
+    # package creates an -o file's parent directories (anchor-0.2 section 7.10): the README now says so.
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    rule = readme[readme.index("- **`-o` (results file") :].split("\n- **")[0]
+    assert "missing parent directories are created" in " ".join(rule.split())
+    target = tmp_path / "new" / "deeper" / "out.json"
+    result, _ = run(str(target))
+    assert result.returncode == 0, result.stderr
+    assert json.loads(target.read_text())["summary"]["total_runs"] == 2
+    blocked = tmp_path / "a-file"
+    blocked.write_text("")
+    result, _ = run(str(blocked / "sub" / "out.json"))
+    assert result.returncode == 2 and "is not a directory" in result.stderr, result.stderr
+
+
 def test_a_symlink_is_written_through_to_its_target(run, tmp_path) -> None:
     target = tmp_path / "kept" / "real.json"
     target.parent.mkdir()

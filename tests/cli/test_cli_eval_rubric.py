@@ -602,6 +602,12 @@ def test_ctrl_c_keeps_the_log_and_resume_finishes_the_same(workspace, scripted):
     assert f"--resume {workspace / 'run.jsonl'}" in err
     partial = json.loads((workspace / "partial.json").read_text())
     assert partial["interrupted"] is True and 5 <= partial["completed_runs"] < 60
+    # The records from 15 on never finished a run: the warning counts them with the planned runs of -o.
+    missing = partial["planned_runs"] - partial["completed_runs"]
+    assert partial["planned_runs"] == 60
+    said = [w["message"] for w in partial["warnings"] if w["code"] == "incomplete"]
+    assert said and f"{missing} of 60 planned runs are missing" in said[0], partial["warnings"]
+    assert "rows with no finished run" in said[0]
     assert resumed["overall_statistics"] == expected and resumed["completed_runs"] == 60
 
 
@@ -811,3 +817,27 @@ def test_per_record_statistics_are_the_result_models(workspace, scripted, capsys
         assert record["statistics"] == expected
         assert f"average: {'n/a' if row.mean is None else f'{row.mean:.4f}'}" in report
     assert [r.unscored for r in model.per_row] == [1, 0] and model.per_row[1].min == 0.4
+
+
+def test_the_report_page_of_rubric_files_names_the_judge_and_the_dataset(workspace, scripted, monkeypatch):
+    # Finding 12: the page's model(s) was blank for a rubric log and -o JSON (no judge shown), and the -o
+    # JSON "did not name its dataset file" although it has data_path. Read here from another directory.
+    import osmosis_ai
+
+    server = scripted(_many_records(workspace, count=3))
+    done = subprocess.run(
+        [*_rubric_cmd(server, "-n", "2", "-o", "er.json"), "--log", "er.jsonl"],
+        cwd=workspace,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    elsewhere = workspace / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    for name in ("er.json", "er.jsonl"):
+        meta = osmosis_ai.report(workspace / name, output=elsewhere / f"{name}.html").runs[0].meta
+        assert meta["models"] == ["openai/judge-1 (judge)"], name
+        # -o keeps data_path as given (the established field); found beside the file from elsewhere.
+        assert meta["dataset"]["path"] in ("many.jsonl", str(workspace / "many.jsonl")), name
+        assert meta["notes"] == [] and meta["dataset_read"] == str(workspace / "many.jsonl"), meta["notes"]

@@ -429,3 +429,39 @@ def test_a_missing_dataset_is_reported_before_the_agent_loads(tmp_path) -> None:
     )  # fmt: skip
     assert result.returncode != 0
     assert "missing.jsonl" in result.stderr and "no_such_agent_module" not in result.stderr
+
+
+def test_ctrl_c_says_what_never_ran_and_json_gets_the_interrupted_envelope(scripted, tmp_path) -> None:
+    # 5 rows x 2 runs; rows 2 and on are held: rows 0-1 finish (4 runs), rows 2-4 never finish a run.
+    prompts = [(f"q-{i}", "1") for i in range(5)]
+    dataset = write_rows(tmp_path / "data.jsonl", prompts)
+    server = scripted(
+        {"by_prompt": {f"q-{i}": [{"hold": True}] if i >= 2 else [{"content": "1"}] for i in range(5)}}
+    )
+    args = eval_args(server, dataset, tmp_path, "--no-preflight", "--n", "2", "--batch-size", "2", "--json")
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    proc = subprocess.Popen(
+        [OSMOSIS, *args], cwd=EXAMPLES, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    server.wait_held(2)
+    proc.send_signal(signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr
+    envelope = json.loads(stdout)
+    data = envelope["data"]
+    assert data["interrupted"] is True and data["results_log"] == str(tmp_path / "log.jsonl")
+    summary = data["summary"]
+    assert (summary["total_rows"], summary["total_runs"]) == (2, 4)
+    assert (summary["planned_rows"], summary["planned_runs"]) == (5, 10)
+    expected = "6 of 10 planned runs are missing (3 rows with no finished run, 0 short of n = 2)"
+    assert [w for w in summary["warnings"] if expected in w["message"]], summary["warnings"]
+    assert expected in stderr
+    header = json.loads((tmp_path / "log.jsonl").read_text().splitlines()[0])
+    assert header["planned"] == {"rows": 5, "runs": 10}
+    written = json.loads((tmp_path / "out.json").read_text())
+    assert written["summary"]["warnings"] == summary["warnings"]
+    report = osmosis("report", str(tmp_path / "log.jsonl"), "-o", str(tmp_path / "page.html"), "--json")
+    assert report.returncode == 0, report.stderr
+    assert expected in report.stdout
+    text = osmosis("report", str(tmp_path / "log.jsonl"), "-o", str(tmp_path / "page.html"))
+    assert "2 rows (of 5 planned), 4 runs (of 10 planned)" in text.stdout and "3 incomplete" in text.stdout

@@ -95,6 +95,11 @@ def test_batch_mode_reports_each_row_and_writes_results(scripted, dataset, tmp_p
     assert first["reward"] == 0.25 and first["error"] is None
     body = server.requests()[0]
     assert body["model"] == "tiny" and body["messages"][1]["content"] == "q-one: 12*(3+4)?"
+    # `osmosis report` on it: a clear refusal naming what the file is, not "0 rows" and an empty page.
+    report = osmosis("report", str(out), "-o", str(tmp_path / "page.html"), cwd=tmp_path)
+    assert report.returncode == 1 and "0 rows" not in report.stdout, report.stdout
+    assert f"{out}: an `osmosis test` results file" in report.stderr and "Traceback" not in report.stderr
+    assert not (tmp_path / "page.html").exists()
 
 
 def test_row_needs_interactive_and_module_or_mcp(dataset) -> None:

@@ -104,3 +104,21 @@ def test_delta_plots_have_a_zero_line_and_groups_have_deltas(browser: Browser, c
     assert len(verdicts) == len(result.differences)
     screenshot(browser, "compare-groups")
     assert browser.errors() == []
+
+
+def test_whole_statistics_keep_their_decimals(browser: Browser, tmp_path: Path) -> None:
+    # Finding 11: A never passes, so its pass rates are exactly 0: printed 0.0000 as their neighbours.
+    from tests.report.test_report import write_log
+
+    a = write_log(tmp_path / "a.jsonl", [(f"k{i}", [0.0, 0.0, 0.0]) for i in range(8)])
+    b = write_log(tmp_path / "b.jsonl", [(f"k{i}", [float(i % 2), 1.0, 0.0]) for i in range(8)])
+    page = tmp_path / "compare.html"
+    osmosis_ai.compare(a, b, output=page)
+    open_page(browser, page)
+    cells = browser.evaluate(
+        "Array.from(document.querySelectorAll('table.differences tr[data-statistic]'))"
+        ".map(r => [r.children[1].innerText, r.children[2].innerText])"
+    )
+    assert cells and all(a_value == "0.0000" for a_value, _ in cells), cells
+    assert all("." in b_value for _, b_value in cells), cells
+    assert browser.errors() == []

@@ -240,6 +240,8 @@ def test_report_and_compare_commands(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert main(["compare", str(a), str(b), "-o", str(tmp_path / "c.html")]) == 0
     out = capsys.readouterr().out
     assert "pass@1" in out and "McNemar exact p = 0.03125" in out and (tmp_path / "c.html").exists()
+    changed = out.split("Rows that changed most (pass rate A -> B):\n")[1].splitlines()
+    assert changed[0] == "  row 0: 0.50 -> 1.00" and not any("k0" in line for line in changed)
     assert main(["compare", str(a), str(b), "--json"]) == 0
     envelope = json.loads(capsys.readouterr().out)
     assert envelope["schema_version"] == 1 and envelope["data"]["flips"]["b_only"] == 6
@@ -362,3 +364,27 @@ def test_the_compare_curves_are_each_runs_pass_at_k_with_its_intervals(tmp_path:
             )
             for k, v in model.pass_at_k.items()
         }
+
+
+def test_the_dataset_of_a_log_is_found_from_another_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Finding 9: a log started with a dataset path relative to the cwd; the report runs elsewhere.
+    from osmosis_ai.runs.log import ResultsLog, dataset_fingerprint
+    from tests.report_logs import write_eval_log
+
+    work, elsewhere = tmp_path / "work", tmp_path / "elsewhere"
+    work.mkdir(), elsewhere.mkdir()
+    log, dataset = write_eval_log(work, rows=10, n=2)
+    monkeypatch.chdir(work)
+    ResultsLog.create(work / "new.jsonl", {}, dataset=dataset_fingerprint(Path(dataset.name))).close()
+    header = json.loads((work / "new.jsonl").read_text().splitlines()[0])
+    assert header["dataset"]["path"] == str(dataset)  # absolute: read from anywhere
+    # A log of an earlier version holds the relative path: looked for beside the log when not in the cwd.
+    lines = log.read_text().splitlines()
+    older = {**json.loads(lines[0]), "dataset": {**json.loads(lines[0])["dataset"], "path": dataset.name}}
+    log.write_text("\n".join([json.dumps(older), *lines[1:]]) + "\n")
+    monkeypatch.chdir(elsewhere)
+    run = osmosis_ai.report(log, output=elsewhere / "page.html").runs[0]
+    assert run.meta["notes"] == [] and run.meta["dataset_read"] == str(dataset)
+    assert run.meta["groups"], "the dataset's fields group the rows"

@@ -95,6 +95,30 @@ def test_finding_2_missing_runs_count_as_did_not_pass_and_are_warned(tmp_path: P
     )
 
 
+def test_a_header_with_the_plan_counts_rows_that_never_finished_a_run(tmp_path: Path) -> None:
+    records = [_run(row, run, scores={"acc": 1.0}) for row in range(2) for run in range(2)]
+    config = {"eval_fns": ["acc"], "n_runs": 2}
+    older = read_results(_log(tmp_path / "old.jsonl", config, records))  # no "planned": as before
+    assert (older.model().planned_rows, older.model().planned_runs) == (2, 4)
+    assert "incomplete" not in _codes(older)
+    path = _log(tmp_path / "new.jsonl", config, records)
+    lines = path.read_text().splitlines()
+    lines[0] = json.dumps({**json.loads(lines[0]), "planned": {"rows": 5, "runs": 10}})
+    path.write_text("\n".join(lines) + "\n")
+    model = read_results(path).model()
+    assert (model.total_rows, model.planned_rows, model.planned_runs, model.missing_runs) == (2, 5, 10, 6)
+    acc = model.function("acc")
+    assert acc.rows.incomplete == 3 and acc.pass_at_k[1] == pytest.approx(0.4)
+    [warning] = [w for w in read_results(path).warnings if w.code == "incomplete"]
+    assert warning.message.startswith(
+        "incomplete log: 6 of 10 planned runs are missing (3 rows with no finished run, 0 short of n = 2)"
+    )
+    # Stopped before any run finished: nothing to summarise, and the warning still says what never ran.
+    path.write_text(lines[0] + "\n")
+    [warning] = [w for w in read_results(path).warnings if w.code == "incomplete"]
+    assert warning.message.startswith("incomplete log: 10 of 10 planned runs are missing (5 rows with no")
+
+
 # --- finding 5: durations -----------------------------------------------------------------------------
 
 

@@ -360,6 +360,11 @@ def _page_number(value: float | int | None, digits: int = 4) -> str:
     return f"{value:.{digits}f}"
 
 
+def _page_stat(value: float | None, digits: int = 4) -> str:
+    """A statistic as the page prints it (core.js `fmtStat`): n/a or `digits` decimals, whole or not."""
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
 def _page_table(browser: Any, selector: str) -> dict[str, dict[str, str]]:
     """A table of the page keyed by its rows' `data-score`, each row's cells by their column heading."""
     rows = browser.evaluate(
@@ -372,11 +377,11 @@ def _page_table(browser: Any, selector: str) -> dict[str, dict[str, str]]:
 
 
 def _check_interval_cell(text: str, value: float | None, interval: Any) -> None:
-    assert text.startswith(_page_number(value)), (text, value)
+    assert text.startswith(_page_stat(value)), (text, value)
     if value is None or interval is None:
         return
     if interval.low is not None:
-        assert f"[{_page_number(interval.low)}, {_page_number(interval.high)}]" in text, text
+        assert f"[{_page_stat(interval.low)}, {_page_stat(interval.high)}]" in text, text
     else:
         assert interval.note and f"({interval.note})" in " ".join(text.split()), text
 
@@ -404,7 +409,7 @@ def test_the_report_page_shows_the_models_numbers(name: str, tmp_path: Path, bro
             "unscored": "unscored",
         }
         assert {h: shown[h] for h in runs} == {h: _page_number(getattr(f.runs, k)) for h, k in runs.items()}
-        assert [shown[h] for h in ("std", "min", "max")] == [_page_number(v) for v in (f.std, f.min, f.max)]
+        assert [shown[h] for h in ("std", "min", "max")] == [_page_stat(v) for v in (f.std, f.min, f.max)]
         _check_interval_cell(shown["mean"], f.mean, f.intervals.get("mean"))
         last = f.ks[-1] if f.ks else 1
         _check_interval_cell(shown["pass@1"], f.pass_at_k.get(1), f.intervals.get("pass_at_1"))

@@ -50,8 +50,11 @@ def _text(result: RunComparison) -> list[str]:
     if result.changed_rows:
         lines.append("Rows that changed most (pass rate A -> B):")
         for row in result.changed_rows[:10]:
-            key = row["row_key"] or f"row {row['row_index']}"
-            lines.append(f"  {key}: {row['pass_rate_a']:.2f} -> {row['pass_rate_b']:.2f}")
+            # The row's position a user can find in the dataset, not its content digest.
+            where = f"row {row['row_index']}"
+            if row.get("row_index_b") not in (None, row["row_index"]):
+                where += f" (row {row['row_index_b']} in B)"
+            lines.append(f"  {where}: {row['pass_rate_a']:.2f} -> {row['pass_rate_b']:.2f}")
     return lines
 
 

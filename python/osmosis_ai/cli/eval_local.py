@@ -104,24 +104,28 @@ def run_local_eval(**o: Any) -> int:
 def _finish(result: EvalResult, quiet: bool, max_failure_rate: float) -> int:
     from osmosis_ai.cli.output import STATE, emit_result
     from osmosis_ai.cli.run_log import interrupted_message
+    from osmosis_ai.eval.report import format_warnings
 
     if result.backend.name != "local" and not quiet:
         click.echo(f"Backend {result.backend.describe()}")
     outcome = result.outcome
+    report = result.summary
+    assert report is not None, "an eval session ends with its summary"
+    if STATE.mode == "json":  # the envelope holds every row (marked interrupted): built only when asked for
+        emit_result(result.to_json())
     if outcome.interrupted:
         if result.output is not None and not quiet:  # what finished, marked as such; the log continues
             click.echo(f"Results so far written to: {result.output} (interrupted: true)")
+        if not quiet:  # what never ran: the planned rows and runs the log does not hold
+            for line in format_warnings([w for w in report.warnings if w.code == "incomplete"]):
+                click.echo(line, err=True)
         finished = f"{outcome.executed + outcome.skipped} finished runs"
         click.echo(interrupted_message(result.log_path, finished, outcome.interrupted_exit_code), err=True)
         return outcome.interrupted_exit_code
-    report = result.summary
-    assert report is not None, "an eval session that was not interrupted has its summary"
     if not quiet:
         _print_results(result, report)
     if result.output is not None and not quiet:
         click.echo(f"Results written to: {result.output}")
-    if STATE.mode == "json":  # the envelope holds every row: built only when asked for
-        emit_result(result.to_json())
     if outcome.stopped_early:
         click.echo(f"Error: evaluation stopped early: {outcome.stop_reason}", err=True)
         return 1

@@ -17,10 +17,22 @@ if TYPE_CHECKING:
 __all__ = ["report_command"]
 
 
+def _planned(run: RunReport) -> tuple[str, str]:
+    """ " (of N planned)" after the rows and the runs when the log planned more than it holds."""
+    model = run.summary["models"][0] if run.summary["models"] else {}
+    rows, runs = model.get("planned_rows") or 0, model.get("planned_runs") or 0
+    return (
+        f" (of {rows:,} planned)" if rows > run.rows_total else "",
+        f" (of {runs:,} planned)" if runs > run.runs_total else "",
+    )
+
+
 def _line(run: RunReport) -> str:
     rows = run.row_counts
+    planned_rows, planned_runs = _planned(run)
     text = (
-        f"{run.rows_total:,} rows, {run.runs_total:,} runs, n={run.summary['n_runs'] or '?'}: "
+        f"{run.rows_total:,} rows{planned_rows}, {run.runs_total:,} runs{planned_runs}, "
+        f"n={run.summary['n_runs'] or '?'}: "
         f"{rows.get('passed_every_attempt', 0):,} passed every attempt, {rows.get('passed_some', 0):,} some, "
         f"{rows.get('passed_none', 0):,} none, {rows.get('errored', 0):,} errored, "
         f"{rows.get('incomplete', 0):,} incomplete"

@@ -51,8 +51,8 @@ class EvalResult:
         log_path: The results log (every finished run).
         summary: The log's result model laid out (per eval function mean/std/min/max and pass@k, null
             when nothing was scored; counts; warnings). When the session was interrupted it covers what
-            finished, and only when ``output`` was asked for (None otherwise: the log holds what finished,
-            resume it).
+            finished, and its warnings count the planned rows and runs that never finished (resume the
+            log to run them).
         duration_ms: Wall time of the runs.
         backend: How the runs were spread (``name`` is ``local`` unless they ran on Ray).
         output: The results JSON written (``options.output``; marked ``interrupted: true`` when a signal
@@ -87,7 +87,7 @@ class EvalResult:
         """The established ``-o`` document with every row (built from the log on each call), plus
         ``results_log`` and, for a remote backend, ``backend``."""
         if self.summary is None:
-            raise RunError("the session was interrupted: it has no summary (resume it to finish)")
+            raise RunError("the session has no summary yet: it is made when the session ends")
         document = self.summary.to_json(
             config=self.options.output_config(),
             duration_ms=self.duration_ms,
@@ -204,12 +204,12 @@ def _load_inputs(options: EvalOptions, observer: RunObserver) -> _Inputs:
     return _Inputs(agent, rows, selected, eval_fns)
 
 
-def _open_log(options: EvalOptions, observer: RunObserver) -> ResultsLog:
+def _open_log(options: EvalOptions, observer: RunObserver, rows: int, runs: int) -> ResultsLog:
     from osmosis_ai.runs.session_log import open_session_log
 
-    return open_session_log(
-        "eval", options.log_config(), Path(options.dataset), options.log_path, options.resume_path, observer
-    )
+    config, dataset = options.log_config(), Path(options.dataset)
+    planned = {"rows": rows, "runs": runs}
+    return open_session_log("eval", config, dataset, options.log_path, options.resume_path, observer, planned)
 
 
 async def _evaluate(
@@ -236,8 +236,8 @@ async def _evaluate(
     # The backend first: an unreachable cluster or workers that cannot import the job's code stop the
     # session before a results log exists. A resumed log exists already: it is read first, so a session
     # with nothing left to run starts no backend.
-    log = _open_log(options, observer) if options.resume_path else None
     work = inputs.selected * options.n_runs * len(transports)
+    log = _open_log(options, observer, inputs.selected, work) if options.resume_path else None
     pending = None if log is None else work - len(log.done)
     try:
         async with start_backend(
@@ -248,7 +248,7 @@ async def _evaluate(
             report=report,
             pending=pending,
         ) as backend:
-            log = log if log is not None else _open_log(options, observer)
+            log = log if log is not None else _open_log(options, observer, inputs.selected, work)
             started = time.monotonic()
             outcome = await _drive(options, observer, backend, transports, inputs, log)
     finally:
@@ -257,8 +257,6 @@ async def _evaluate(
     assert log is not None
     result = EvalResult(options, outcome, log.path, backend=report)
     result.duration_ms = (time.monotonic() - started) * 1000.0
-    if outcome.interrupted and options.output is None:
-        return result  # the log holds what finished: summarised when the resumed session ends
     return _summarise(result, endpoints)
 
 

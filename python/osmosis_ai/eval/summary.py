@@ -99,6 +99,8 @@ class EvalReport:
     eval_error_runs: int
     total_tokens: int
     eval_fn_errors: dict[str, dict[str, Any]] = field(default_factory=dict)
+    planned_rows: int | None = None
+    planned_runs: int | None = None
     log_path: Path | None = None
     n_runs: int = 1
     with_tags: bool = False
@@ -115,6 +117,9 @@ class EvalReport:
         summary: dict[str, Any] = {
             "total_rows": self.total_rows,
             "total_runs": self.total_runs,
+            # Ours (added): what the session set out to do, so rows that never finished a run are seen.
+            "planned_rows": self.planned_rows,
+            "planned_runs": self.planned_runs,
             "eval_fns": self.summaries,
             "total_tokens": self.total_tokens,
             "total_duration_ms": duration_ms if self.duration_ms is None else self.duration_ms,
@@ -277,6 +282,8 @@ def build_report(
         eval_error_runs=sum(m.eval_error_runs for m in result.models),
         total_tokens=sum(m.total_tokens for m in result.models),
         eval_fn_errors=errors,
+        planned_rows=primary.planned_rows if primary else None,
+        planned_runs=_planned_runs(result.models),
         log_path=log_path,
         n_runs=n_runs,
         with_tags=bool(models),
@@ -284,3 +291,9 @@ def build_report(
         warnings=result.warnings,
         result=result,
     )
+
+
+def _planned_runs(models: Sequence[ModelResult]) -> int | None:
+    """Every model's planned runs added up; None when one of them does not know its own."""
+    planned = [m.planned_runs for m in models]
+    return None if not planned or None in planned else sum(p for p in planned if p is not None)

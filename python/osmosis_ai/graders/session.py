@@ -116,12 +116,12 @@ def log_dataset(path: Path) -> Path:
     Raises:
         RunError: The log names no dataset, or it is not readable here.
     """
-    dataset = _log_header(path).get("dataset") or {}
-    if not dataset.get("path") or not Path(dataset["path"]).is_file():
-        raise RunError(
-            f"{path}: the dataset this log was run on ({dataset.get('path')}) is not readable here"
-        )
-    return Path(dataset["path"])
+    from osmosis_ai.runs.log import recorded_dataset
+
+    dataset = recorded_dataset(_log_header(path), path)
+    if dataset is None or not dataset.is_file():
+        raise RunError(f"{path}: the dataset this log was run on ({dataset}) is not readable here")
+    return dataset
 
 
 def log_samples(path: Path) -> Iterator[WorkItem]:

@@ -98,6 +98,7 @@ def load_dataset_rows(
     keys: Mapping[str, int],
     indices: Iterable[int],
     override: str | os.PathLike[str] | None = None,
+    results_path: str | os.PathLike[str] = ".",
 ) -> DatasetRows:
     """The dataset rows of a log whose rows are ``indices`` (``keys``: ``{row_key: row_index}`` of those
     whose records carry a content key).
@@ -107,13 +108,16 @@ def load_dataset_rows(
         keys: Each keyed row's content key and index in the log.
         indices: Every row index of the log.
         override: A dataset file to read instead of the header's (``--dataset``).
+        results_path: The results file (a relative dataset path of an older log is looked for beside it).
     """
+    from osmosis_ai.runs.log import recorded_dataset
+
     wanted = set(indices)
     recorded = found if isinstance(found := header.get("dataset"), Mapping) else {}
-    name = override or recorded.get("path")
-    if not name:
+    named = Path(os.fspath(override)).expanduser() if override else recorded_dataset(header, results_path)
+    if named is None:
         return DatasetRows(note="the log does not name its dataset file (give it with --dataset)")
-    path = Path(os.fspath(name)).expanduser()
+    path = named
     if not path.is_file():
         return DatasetRows(
             str(path), note=f"dataset file {path} not found: ground truth and fields not shown (--dataset)"

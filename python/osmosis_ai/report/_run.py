@@ -73,6 +73,31 @@ def _config_of(header: dict[str, Any]) -> dict[str, Any]:
     return config if isinstance(config, dict) else {}
 
 
+def _dataset_of(header: dict[str, Any]) -> dict[str, Any] | None:
+    """The dataset a file names: a log header's ``dataset``, a rubric ``-o`` JSON's ``data_path``."""
+    dataset = header.get("dataset")
+    if isinstance(dataset, dict):
+        return dataset
+    path = header.get("data_path")
+    return {"path": path} if isinstance(path, str) and path else None
+
+
+def models_of(header: dict[str, Any]) -> list[str]:
+    """The models a results file ran: the agent's (and a baseline), or a rubric's judge as
+    ``provider/model (judge)`` from a rubric log's ``config.model_info`` or a rubric ``-o`` JSON's top level."""
+    config = _config_of(header)
+    models = [m for m in (config.get("model"), config.get("baseline_model")) if isinstance(m, str) and m]
+    info = config.get("model_info")
+    judge = info if isinstance(info, dict) else header if "rubric_id" in header else {}
+    name = judge.get("model") if isinstance(judge.get("model"), str) else config.get("judge_model")
+    if isinstance(name, str) and name and name not in models:
+        provider = judge.get("provider")
+        models.append(
+            f"{provider}/{name} (judge)" if isinstance(provider, str) and provider else f"{name} (judge)"
+        )
+    return models
+
+
 def _declared_n(header: dict[str, Any]) -> int | None:
     config = _config_of(header)
     for value in (config.get("n_runs"), header.get("number"), config.get("number")):
@@ -126,7 +151,7 @@ def scan_file(
     for record in source.records():
         index.add(record)
         runs += 1
-    rows = load_dataset_rows(source.header, index.row_keys(), index.indices(), dataset)
+    rows = load_dataset_rows(source.header, index.row_keys(), index.indices(), dataset, source.path)
     return Scan(source, index, rows, runs)
 
 
@@ -226,7 +251,8 @@ def describe(
     meta = {
         "file": os.path.basename(source.path),
         "path": source.path,
-        "dataset": header.get("dataset") if isinstance(header.get("dataset"), dict) else None,
+        "dataset": _dataset_of(header),
+        "models": models_of(header),
         "dataset_read": scan.dataset.path if scan.dataset.rows else None,
         "created_at": header.get("created_at"),
         "osmosis_version": header.get("osmosis_version"),

@@ -189,8 +189,23 @@ def _document_records(path: str) -> Iterator[Record]:
 
     with open(path, "rb") as handle:
         doc = json.loads(handle.read().decode("utf-8", "replace"))
+    keys = _record_keys(doc)
     for position, run in enumerate(_document_runs(doc)):
-        yield Record(position, _clean(run))
+        key = next(keys, None)
+        yield Record(position, _clean({"row_key": key, **run} if key else run))
+
+
+def _record_keys(doc: dict[str, Any]) -> Iterator[str | None]:
+    """The content key of each run's record in a rubric ``-o`` JSON (from its verbatim ``input_record``,
+    as a rubric log keys it), in the order of :func:`_document_runs`: its rows are then found in the
+    dataset by content, whichever records the rubric selected."""
+    from osmosis_ai.runs.log import row_key
+
+    for record in doc.get("records") or []:
+        source = record.get("input_record") if isinstance(record, dict) else None
+        key = row_key(source) if isinstance(source, dict) else None
+        for _ in record.get("runs") or []:
+            yield key
 
 
 def open_source(path: str | os.PathLike[str]) -> LogSource:

@@ -282,7 +282,8 @@ class ModelResult:
     Attributes:
         model_tag: ``"primary"`` or the comparison tag.
         total_rows: Rows with at least one run recorded.
-        planned_rows: Rows the run set out to do when the file says (``eval run``), else ``total_rows``.
+        planned_rows: Rows the run set out to do when the file says (a log header's ``planned``, ``eval run``),
+            else ``total_rows``.
         total_runs: Runs recorded (a run re-written by a resume counts once).
         planned_runs: ``planned_rows * n``; None when n is not declared.
         missing_runs: Planned runs not recorded; None when n is not declared.

@@ -309,7 +309,10 @@ def _judge(
     total = job.count * job.number
 
     def open_log(resume: str | os.PathLike[str] | None) -> ResultsLog:
-        return open_session_log("rubric", job.log_config, job.data_path, options.log_path, resume, observer)
+        planned = {"rows": job.count, "runs": total}
+        return open_session_log(
+            "rubric", job.log_config, job.data_path, options.log_path, resume, observer, planned
+        )
 
     # The backend first (as `eval`): an unreachable cluster, or workers that cannot import the function,
     # stop the session before its results log exists. A resumed log exists already: it is read first, so

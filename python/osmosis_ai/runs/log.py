@@ -4,7 +4,9 @@ Schema ``osmosis-results/1`` (JSON lines):
 
 * line 1, the header: ``{"format": "osmosis-results/1", "kind": "eval" | "test" | "rubric",
   "config": {...what makes results comparable...}, "dataset": {"path", "size", "fingerprint"} | null,
-  "created_at", "osmosis_version", "index_base": 0}``;
+  "created_at", "osmosis_version", "index_base": 0, "planned": {"rows", "runs"}}`` (``planned``: the rows
+  and runs the invocation that created the log set out to do, so a log cut short by Ctrl+C still says what
+  never ran; logs without it count only the rows they hold);
 * then one record per finished item: ``row_key`` (digest of the row's content), ``row_index`` and
   ``run_index`` (both from 0 in every kind; a rubric log of earlier versions, without ``index_base``,
   counted from 1 and reads shifted to 0, and a resume appends to it in its own numbering),
@@ -53,6 +55,7 @@ __all__ = [
     "iter_latest_runs",
     "iter_runs",
     "read_log",
+    "recorded_dataset",
     "row_key",
 ]
 
@@ -206,12 +209,32 @@ def _describe_difference(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
 
 
 def dataset_fingerprint(path: Path) -> dict[str, Any]:
-    """What identifies a dataset file's content: its path, size and a BLAKE2b digest of its bytes."""
+    """What identifies a dataset file's content: its absolute path (a log read from another directory
+    still finds it), size and a BLAKE2b digest of its bytes."""
     digest = hashlib.blake2b(digest_size=16)
     with path.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
-    return {"path": str(path), "size": path.stat().st_size, "fingerprint": digest.hexdigest()}
+    return {"path": os.path.abspath(path), "size": path.stat().st_size, "fingerprint": digest.hexdigest()}
+
+
+def recorded_dataset(header: Mapping[str, Any], results_path: str | os.PathLike[str]) -> Path | None:
+    """The dataset file a results file names (a log header's ``dataset.path``, a rubric ``-o`` JSON's
+    ``data_path``), or None when it names none.
+
+    Logs of earlier versions hold the path as given, relative to the directory they were run from: it is
+    taken from the current directory when it is there, else from the results file's directory.
+    """
+    dataset = header.get("dataset")
+    name = dataset.get("path") if isinstance(dataset, Mapping) else None
+    name = name or header.get("data_path")
+    if not isinstance(name, str) or not name:
+        return None
+    path = Path(name).expanduser()
+    if path.is_absolute() or path.exists():
+        return path
+    beside = Path(os.path.abspath(results_path)).parent / path
+    return beside if beside.exists() else path
 
 
 def _holder(path: Path) -> int | None:
@@ -284,8 +307,10 @@ class ResultsLog:
         *,
         kind: str = "eval",
         dataset: Mapping[str, Any] | None = None,
+        planned: Mapping[str, int] | None = None,
     ) -> ResultsLog:
-        """Starts a new log at ``path`` (refusing to overwrite an existing one) with its header."""
+        """Starts a new log at ``path`` (refusing to overwrite an existing one) with its header;
+        ``planned`` is ``{"rows": ..., "runs": ...}`` when the session knows what it sets out to do."""
         from osmosis_ai._version import __version__
 
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -308,6 +333,7 @@ class ResultsLog:
                 "created_at": _dt.datetime.now(_dt.timezone.utc).isoformat(),
                 "osmosis_version": __version__,
                 "index_base": 0,
+                **({"planned": dict(planned)} if planned else {}),
             }
         )
         return log

@@ -54,8 +54,12 @@ def open_session_log(
     log_path: str | os.PathLike[str] | None,
     resume_path: str | os.PathLike[str] | None,
     observer: RunObserver,
+    planned: Mapping[str, int] | None = None,
 ) -> ResultsLog:
-    """Creates the session's results log, or reopens the one being resumed after checking it matches."""
+    """Creates the session's results log, or reopens the one being resumed after checking it matches.
+
+    ``planned`` (``{"rows": ..., "runs": ...}``) goes into a new log's header: what never ran stays countable.
+    """
     check_log_choice(log_path, resume_path)
     fingerprint = dataset_fingerprint(dataset)
     if resume_path:
@@ -68,6 +72,6 @@ def open_session_log(
             )
         return log
     path = Path(log_path) if log_path else default_log_path(kind)
-    log = ResultsLog.create(path, config, kind=kind, dataset=fingerprint)
+    log = ResultsLog.create(path, config, kind=kind, dataset=fingerprint, planned=planned)
     observer.message(f"Results log: {log.path}")
     return log

@@ -75,8 +75,8 @@ function differenceTable(c) {
   for (const d of c.differences) {
     const tr = el('tr');
     tr.dataset.statistic = d.statistic;
-    add(tr, el('td', 'name', d.label), el('td', 'num', fmt(d.a)), el('td', 'num', fmt(d.b)),
-      el('td', 'num', (d.estimate > 0 ? '+' : '') + fmt(d.estimate)),
+    add(tr, el('td', 'name', d.label), el('td', 'num', fmtStat(d.a)), el('td', 'num', fmtStat(d.b)),
+      el('td', 'num', (d.estimate > 0 ? '+' : '') + fmtStat(d.estimate)),
       el('td', d.low === null || d.low === undefined ? 'muted' : 'num', d.low === null || d.low === undefined ? (d.note || 'no interval') : fmtInterval(d)),
       el('td', d.verdict === 'B better' ? 'good' : d.verdict === 'B worse' ? 'bad' : '', d.verdict));
     t.appendChild(tr);

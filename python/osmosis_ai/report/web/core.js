@@ -25,9 +25,16 @@ function fmt(v, digits) {
   return v.toFixed(digits === undefined ? 4 : digits);
 }
 
+// A statistic (a mean, a rate, a difference, a bound): its decimals even when it is whole, so a 0 reads
+// 0.0000 beside its neighbours; fmt() keeps counts as integers.
+function fmtStat(v, digits) {
+  if (typeof v !== 'number' || !isFinite(v)) return fmt(v, digits);
+  return v.toFixed(digits === undefined ? 4 : digits);
+}
+
 function fmtInterval(iv, digits) {
   if (!iv || iv.low === null || iv.low === undefined) return '';
-  return '[' + fmt(iv.low, digits) + ', ' + fmt(iv.high, digits) + ']';
+  return '[' + fmtStat(iv.low, digits) + ', ' + fmtStat(iv.high, digits) + ']';
 }
 
 function asText(v) {

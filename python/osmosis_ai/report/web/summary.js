@@ -19,7 +19,7 @@ function headerBlock(summary, meta) {
   const cfg = summary.config || {};
   const dur = summary.durations || {};
   const dataset = meta.dataset || {};
-  const models = [cfg.model, cfg.baseline_model, cfg.judge_model].filter((m) => m);
+  const models = meta.models || [];
   const first = summary.models[0] || {};
   return kvTable([
     ['file', meta.file], ['kind', summary.source.kind || 'eval'], ['layout', summary.source.layout],
@@ -51,7 +51,7 @@ function cell(tr, value, cls) { tr.appendChild(el('td', cls || (typeof value ===
 // A value and its interval in one cell; an interval the data cannot support has no bounds and says
 // why (too few rows, no spread) on a line of its own under the value.
 function intervalCell(tr, value, iv, sign) {
-  const td = el('td', 'num', (sign && value > 0 ? '+' : '') + fmt(value));
+  const td = el('td', 'num', (sign && value > 0 ? '+' : '') + fmtStat(value));
   if (value !== null && value !== undefined && iv) {
     if (iv.low !== null && iv.low !== undefined) td.appendChild(document.createTextNode(' ' + fmtInterval(iv)));
     else if (iv.note) td.appendChild(el('span', 'why', '(' + iv.note + ')'));
@@ -77,7 +77,7 @@ function scoresTable(summary) {
       const iv = f.intervals || {};
       cell(r, m.model_tag, ''); cell(r, f.name, 'name');
       for (const k of ['finished', 'scored', 'passed', 'not_passed', 'errored_run', 'errored_function', 'unscored']) cell(r, f.runs[k]);
-      intervalCell(r, f.mean, iv.mean); cell(r, fmt(f.std), 'num'); cell(r, fmt(f.min), 'num'); cell(r, fmt(f.max), 'num');
+      intervalCell(r, f.mean, iv.mean); cell(r, fmtStat(f.std), 'num'); cell(r, fmtStat(f.min), 'num'); cell(r, fmtStat(f.max), 'num');
       intervalCell(r, f.pass_at_k['1'], iv.pass_at_1);
       intervalCell(r, f.pass_at_k[last], iv['pass_at_' + last]);
       intervalCell(r, f.pass_hat_k[last], iv['pass_hat_' + last]);

@@ -173,7 +173,10 @@ fn model_warnings(model: &ModelResult, plan: &Plan, short_rows: u64, out: &mut V
         (model.missing_runs, model.planned_runs, plan.n)
     {
         if missing > 0 {
-            let rows = short_rows + plan.unstarted_rows;
+            let rows = warnings::ShortRows {
+                unstarted: plan.unstarted_rows,
+                short: short_rows,
+            };
             out.push(warnings::incomplete(tag, missing, planned, rows, n));
         }
     }
@@ -275,6 +278,21 @@ pub fn build(summary: ResultsSummary, path: &str, level: f64) -> Result<ResultMo
         };
         model_warnings(&model, &plan, tally.short_rows, &mut warnings_out);
         models.push(model);
+    }
+    let planned_rows = summary.meta.planned_rows.unwrap_or(0);
+    if let (true, Some(n), true) = (models.is_empty(), n, planned_rows > 0) {
+        // Stopped before any run finished: every planned run is missing, and the warning says so.
+        let rows = warnings::ShortRows {
+            unstarted: planned_rows,
+            short: 0,
+        };
+        warnings_out.push(warnings::incomplete(
+            "primary",
+            n * planned_rows,
+            n * planned_rows,
+            rows,
+            n,
+        ));
     }
     let mut out = Vec::new();
     if n.is_none() && !models.is_empty() {

@@ -71,7 +71,8 @@ pub struct Meta {
     /// What the log's `row_index` / `run_index` count from (see [`super::log_index_base`]); readers
     /// subtract it.
     pub index_base: u64,
-    /// Rows the run set out to do, when the file says (`eval run`'s `selected_source_rows`).
+    /// Rows the run set out to do, when the file says (the log header's `planned.rows`, `eval run`'s
+    /// `selected_source_rows`).
     pub planned_rows: Option<u64>,
     /// A probe log's probed functions (its `eval_fns`) and the threshold of its findings.
     pub probed: Vec<String>,
@@ -190,6 +191,13 @@ pub fn detect(path: &Path) -> CoreResult<(Layout, Meta)> {
                 meta.read_config(config);
                 meta.config = Some(config.clone());
             }
+            // What the run set out to do (`planned.rows`), recorded by this version: logs without it
+            // count the rows they hold, and rows that never finished a run go uncounted.
+            meta.planned_rows = first
+                .get("planned")
+                .and_then(|p| p.get("rows"))
+                .and_then(Value::as_u64)
+                .or(meta.planned_rows);
             let declared = first.get("index_base").and_then(Value::as_u64);
             let by_package = first.contains_key("osmosis_version");
             meta.index_base = super::log_index_base(meta.kind.as_deref(), declared, by_package);
@@ -273,6 +281,9 @@ struct DocState<'a> {
     sink: &'a mut dyn Sink,
     interrupted: &'a mut dyn FnMut() -> bool,
     rows: usize,
+    /// Which of `rows` / `records` (runs) and `results` (an `osmosis test` file: no runs) the document has.
+    has_runs: bool,
+    has_test_results: bool,
 }
 
 impl DocState<'_> {
@@ -393,14 +404,17 @@ impl<'de> Visitor<'de> for Document<'_, '_> {
                     let number: Option<i64> = map.next_value()?;
                     self.0.borrow_mut().meta.n_runs = number;
                 }
-                "rows" => map.next_value_seed(Rows {
-                    state: self.0,
-                    rubric: false,
-                })?,
-                "records" => map.next_value_seed(Rows {
-                    state: self.0,
-                    rubric: true,
-                })?,
+                "rows" | "records" => {
+                    self.0.borrow_mut().has_runs = true;
+                    map.next_value_seed(Rows {
+                        state: self.0,
+                        rubric: key == "records",
+                    })?
+                }
+                "results" => {
+                    self.0.borrow_mut().has_test_results = true;
+                    map.next_value::<IgnoredAny>()?;
+                }
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -430,6 +444,8 @@ pub(crate) fn for_each_document_attempt(
         sink,
         interrupted,
         rows: 0,
+        has_runs: false,
+        has_test_results: false,
     });
     let mut de = serde_json::Deserializer::from_reader(open(path)?);
     let result = Document(&state)
@@ -462,6 +478,16 @@ pub(crate) fn for_each_document_attempt(
             e.line()
         ))
         .field("line")
+        .into());
+    }
+    if state.has_test_results && !state.has_runs {
+        // Read as an eval document it would be "0 rows": say what it is instead.
+        return Err(StatsError::new(format!(
+            "{}: an `osmosis test` results file (`summary` and `results`: one unscored run per row), \
+             not a results log or an eval / eval-rubric results JSON; its numbers are in its `summary`. \
+             For a report, run `osmosis eval` with --eval-fn and report its results log",
+            state.path.display()
+        ))
         .into());
     }
     Ok(state.meta)

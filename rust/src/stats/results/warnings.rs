@@ -43,16 +43,32 @@ fn prefix(tag: &str) -> String {
     }
 }
 
-pub fn incomplete(tag: &str, missing: u64, planned: u64, rows: u64, n: u64) -> Warning {
+/// Rows of the plan that are short of n: `unstarted` of them hold no finished run at all (a Ctrl+C before
+/// they were reached), `short` hold some.
+#[derive(Debug, Clone, Copy)]
+pub struct ShortRows {
+    pub unstarted: u64,
+    pub short: u64,
+}
+
+pub fn incomplete(tag: &str, missing: u64, planned: u64, rows: ShortRows, n: u64) -> Warning {
+    let which = if rows.unstarted == 0 {
+        format!("{} short of n = {n}", plural(rows.short, "row", "rows"))
+    } else {
+        format!(
+            "{} with no finished run, {} short of n = {n}",
+            plural(rows.unstarted, "row", "rows"),
+            grouped(rows.short)
+        )
+    };
     Warning {
         code: "incomplete",
         message: format!(
-            "{}incomplete log: {} of {} planned runs are missing ({} short of n = {n}); pass@k counts \
+            "{}incomplete log: {} of {} planned runs are missing ({which}); pass@k counts \
              them as did not pass, the observed-only value is given beside it",
             prefix(tag),
             grouped(missing),
             grouped(planned),
-            plural(rows, "row", "rows"),
         ),
         model_tag: Some(tag.to_string()),
         function: None,
@@ -194,11 +210,23 @@ mod tests {
     fn numbers_are_grouped_and_counted() {
         assert_eq!(grouped(0), "0");
         assert_eq!(grouped(1234567), "1,234,567");
-        let w = incomplete("primary", 300, 100_000, 150, 4);
-        assert!(w
-            .message
-            .starts_with("incomplete log: 300 of 100,000 planned runs are missing (150 rows"));
+        let rows = ShortRows {
+            unstarted: 0,
+            short: 150,
+        };
+        let w = incomplete("primary", 300, 100_000, rows, 4);
+        assert!(w.message.starts_with(
+            "incomplete log: 300 of 100,000 planned runs are missing (150 rows short"
+        ));
         assert_eq!(w.count, Some(300));
+        let rows = ShortRows {
+            unstarted: 3,
+            short: 0,
+        };
+        let w = incomplete("primary", 12, 20, rows, 4);
+        assert!(w.message.starts_with(
+            "incomplete log: 12 of 20 planned runs are missing (3 rows with no finished run, 0 short of n = 4)"
+        ));
         let w = function_errors("baseline", "m:f", 1, 1);
         assert_eq!(
             w.message,
