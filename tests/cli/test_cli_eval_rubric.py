@@ -415,7 +415,9 @@ def test_a_rubric_function_with_kwargs_needs_no_config(workspace, capsys):
             return 1.0 if "Thank" in solution_str else 0.0
     """)
     )
-    code = run_cli("eval-rubric", "-r", "polite", "-d", "data.jsonl", "-o", "kw.json", "-f", "kw_rubrics:compute")
+    code = run_cli(
+        "eval-rubric", "-r", "polite", "-d", "data.jsonl", "-o", "kw.json", "-f", "kw_rubrics:compute"
+    )
     captured = capsys.readouterr()
     assert code == 0, captured.err
     data = json.loads((workspace / "kw.json").read_text())
@@ -425,7 +427,12 @@ def test_a_rubric_function_with_kwargs_needs_no_config(workspace, capsys):
     # Without -f the YAML is still required, and an explicit --config must exist.
     assert run_cli("eval-rubric", "-r", "polite", "-d", "data.jsonl") == 1
     assert "No rubric config found" in capsys.readouterr().err
-    assert run_cli("eval-rubric", "-r", "polite", "-d", "data.jsonl", "-f", "kw_rubrics:compute", "-c", "no.yaml") == 1
+    assert (
+        run_cli(
+            "eval-rubric", "-r", "polite", "-d", "data.jsonl", "-f", "kw_rubrics:compute", "-c", "no.yaml"
+        )
+        == 1
+    )
     assert "Rubric config 'no.yaml' does not exist" in capsys.readouterr().err
 
 

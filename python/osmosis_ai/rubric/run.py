@@ -241,7 +241,9 @@ def _config_job(options: RubricEvalOptions) -> _Job:
     )  # fmt: skip
 
 
-def _config_entry(options: RubricEvalOptions, data_path: Path, rubric_id: str) -> tuple[Path | None, RubricEntry]:
+def _config_entry(
+    options: RubricEvalOptions, data_path: Path, rubric_id: str
+) -> tuple[Path | None, RubricEntry]:
     """The config file and its entry for ``rubric_id``. A ``--function`` brings its own rubric and judge, so
     the YAML is optional then: without ``--config`` and without a config holding the id, the entry is
     only the id (the records still select by ``rubric_id``)."""
