@@ -291,7 +291,10 @@ def test_help_says_what_the_commands_do(capsys: pytest.CaptureFixture[str]) -> N
         _, out, _ = _run(capsys, *path, "--help")
         texts[path] = " ".join(out.split())
     assert "Platform commands: one JSON" not in texts[()] and "any command" in texts[()]
-    assert "paired Student t intervals" in texts[("compare",)] and "bootstrap intervals with" not in texts[("compare",)]
+    assert (
+        "paired Student t intervals" in texts[("compare",)]
+        and "bootstrap intervals with" not in texts[("compare",)]
+    )
     assert "Samples graded at once" in texts[("grade",)]
     assert "Rows probed at once" in texts[("reward", "probe")]
     assert "Lowest score the judge may give" in texts[("eval", "rubric")]
