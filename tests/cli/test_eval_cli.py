@@ -275,7 +275,7 @@ def test_resume_after_a_killed_process_gives_the_same_summary(scripted, tmp_path
     resumed_args = [a for a in args if a not in ("--log", str(log))] + ["--resume", str(log)]
     resumed = osmosis(*resumed_args)
     assert resumed.returncode == 0, resumed.stderr
-    assert f"Resumed: {logged} runs taken from the log" in resumed.stdout
+    assert f"Resumed: {logged} run(s) kept from the log, {24 - logged} run(s) done now" in resumed.stdout
     out = json.loads((part / "out.json").read_text())
     assert out["summary"]["eval_fns"] == expected
     assert out["summary"]["total_runs"] == 24
