@@ -300,3 +300,13 @@ def test_help_says_what_the_commands_do(capsys: pytest.CaptureFixture[str]) -> N
     assert "Lowest score the judge may give" in texts[("eval", "rubric")]
     assert "Highest score the judge may give" in texts[("eval", "rubric")]
     assert "-d, --dataset, --data FILE" in texts[("test",)]
+
+
+def test_the_local_model_says_how_many_requests_it_serves_at_once(tmp_path: Path) -> None:
+    # Finding 16: judges sent 8 at once to its one slot and timed out waiting in its queue.
+    from osmosis_ai.llm.local_server import spawn_local_server
+
+    log = tmp_path / "server.log"
+    with spawn_local_server(log_file=str(log)):
+        text = " ".join(log.read_text().split())
+    assert "1 request slot(s)" in text and "run judges with --concurrency 1" in text

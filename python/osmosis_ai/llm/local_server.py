@@ -289,9 +289,11 @@ def main(argv: list[str] | None = None) -> int:
         args.model, threads=args.threads, n_ctx=args.ctx, parallel=args.parallel, port=args.port
     )
     with server:
+        print(
+            _slots_note(server.parallel), file=sys.stderr, flush=True
+        )  # before READY: written once it is read
         print(f"READY {server.base_url}", flush=True)
         print(json.dumps({"base_url": server.base_url, "model": server.model}), file=sys.stderr, flush=True)
-        print(_slots_note(server.parallel), file=sys.stderr, flush=True)
         while not stop.wait(0.5):
             pass
     return 0
