@@ -163,12 +163,12 @@ class RunDirectory:
                     retried += 1
         return Resumed(log, len(log.done), retried)
 
-    def latest_records(self) -> Iterator[dict[str, Any]]:
+    def latest_records(self, runs_per_row: int | None = None) -> Iterator[dict[str, Any]]:
         """The latest record per (row, run), in row then run order (what ``index.jsonl`` holds), read from
-        the log one at a time."""
+        the log one at a time; ``runs_per_row`` (the run's ``n``) keeps their offsets in 8 bytes a run."""
         from osmosis_ai.runs.log import iter_latest_runs
 
-        return iter_latest_runs(self.log_path)
+        return iter_latest_runs(self.log_path, runs_per_row)
 
     def earlier_eval_run(self) -> dict[str, Any]:
         """``metrics.json``'s ``eval_run`` as an earlier invocation of this run left it (``{}`` if none)."""

@@ -270,7 +270,9 @@ def _run(plan: _Plan, observer: RunObserver) -> EvalRunResult:
                 opened, logs, pending = _open_run(plan, observer)
             assert logs is not None  # opened together with the run
             carried_ids = (
-                {r["rollout_id"] for r in plan.run_dir.latest_records()} if opened.carried else set()
+                {r["rollout_id"] for r in plan.run_dir.latest_records(plan.settings.n)}
+                if opened.carried
+                else set()
             )
             outcome = None
             try:
