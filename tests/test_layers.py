@@ -16,7 +16,16 @@ import pytest
 PACKAGE = Path(__file__).resolve().parents[1] / "python" / "osmosis_ai"
 
 # What each lower layer may import of the package (its own modules always): nothing above it.
-FOUNDATION = {"errors", "redact", "loop_thread", "_deadline", "_version", "_files", "stop_signals"}
+FOUNDATION = {
+    "errors",
+    "redact",
+    "loop_thread",
+    "_deadline",
+    "_version",
+    "_files",
+    "stop_signals",
+    "terminal_text",
+}
 MAY_IMPORT = {
     "llm": FOUNDATION,
     "runs": FOUNDATION | {"llm", "stats", "_stats_types", "_stats_input"},

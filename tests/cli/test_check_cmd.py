@@ -75,3 +75,36 @@ def test_every_broken_part_is_reported_and_the_exit_code_is_1(tmp_path: Path) ->
     assert "reward_rubric" in out and "not found" in out  # optional: listed, not failed
     assert "test_data.jsonl, line 2" in out
     assert "Error: 4 check(s) failed" in result.stderr
+
+
+REMOTE_SERVER = """
+from osmosis_ai.rollout import RolloutAgentLoop
+
+raise SystemExit("a server module is read, never imported by check")
+
+
+class Calculator(RolloutAgentLoop):
+    name = "calculator"
+
+
+agent_loop = Calculator()
+"""
+
+
+def test_a_remote_rollout_repository_is_pointed_to_validate(tmp_path: Path) -> None:
+    # Finding 17: check said only "mcp not found" / "reward_fn not found" on a remote-rollout repository.
+    repo = tmp_path / "remote"
+    write(repo / "server.py", REMOTE_SERVER)
+    write_rows(repo / "test_data.jsonl", [("a", "1")])
+    result = osmosis("check", ".", cwd=repo)
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    assert (
+        "HINT server:agent_loop is a RolloutAgentLoop: check it with `osmosis validate -m server:agent_loop`"
+        in (result.stdout)
+    )
+    (repo / "server.py").unlink()
+    result = osmosis("check", ".", cwd=repo)
+    assert (
+        "HINT a remote-rollout repository is checked with `osmosis validate -m module:agent_loop`"
+        in result.stdout
+    )

@@ -283,3 +283,30 @@ def test_the_local_model_helper_has_plain_help_and_a_port() -> None:
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert bad.returncode == 2 and "not a TCP port" in bad.stderr
+
+
+def test_help_says_what_the_commands_do(capsys: pytest.CaptureFixture[str]) -> None:
+    texts = {}
+    for path in ((), ("compare",), ("grade",), ("reward", "probe"), ("eval", "rubric"), ("test",)):
+        _, out, _ = _run(capsys, *path, "--help")
+        texts[path] = " ".join(out.split())
+    assert "Platform commands: one JSON" not in texts[()] and "any command" in texts[()]
+    assert (
+        "paired Student t intervals" in texts[("compare",)]
+        and "bootstrap intervals with" not in texts[("compare",)]
+    )
+    assert "Samples graded at once" in texts[("grade",)]
+    assert "Rows probed at once" in texts[("reward", "probe")]
+    assert "Lowest score the judge may give" in texts[("eval", "rubric")]
+    assert "Highest score the judge may give" in texts[("eval", "rubric")]
+    assert "-d, --dataset, --data FILE" in texts[("test",)]
+
+
+def test_the_local_model_says_how_many_requests_it_serves_at_once(tmp_path: Path) -> None:
+    # Finding 16: judges sent 8 at once to its one slot and timed out waiting in its queue.
+    from osmosis_ai.llm.local_server import spawn_local_server
+
+    log = tmp_path / "server.log"
+    with spawn_local_server(log_file=str(log)):
+        text = " ".join(log.read_text().split())
+    assert "1 request slot(s)" in text and "run judges with --concurrency 1" in text

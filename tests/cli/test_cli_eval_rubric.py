@@ -401,6 +401,41 @@ def test_rubric_function_receives_enriched_extra_info(workspace, capsys, monkeyp
     assert first["model_info"]["system_prompt"] == "Entry prompt."
 
 
+def test_a_rubric_function_with_kwargs_needs_no_config(workspace, capsys):
+    # The git-sync example's form: the three rubric-function arguments then **kwargs (which only tolerates
+    # more); it brings its own judge, so no rubric YAML is needed for -f.
+    (workspace / "rubric_configs.yaml").unlink()
+    (workspace / "kw_rubrics.py").write_text(
+        textwrap.dedent("""\
+        from osmosis_ai import osmosis_rubric
+
+        @osmosis_rubric
+        def compute(solution_str: str, ground_truth: str, extra_info: dict, **kwargs) -> float:
+            assert not kwargs and isinstance(extra_info, dict)
+            return 1.0 if "Thank" in solution_str else 0.0
+    """)
+    )
+    code = run_cli(
+        "eval-rubric", "-r", "polite", "-d", "data.jsonl", "-o", "kw.json", "-f", "kw_rubrics:compute"
+    )
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    data = json.loads((workspace / "kw.json").read_text())
+    assert [r["runs"][0]["score"] for r in data["records"]] == [1.0, 0.0]
+    assert data["config_path"] is None
+    assert "-> function 'kw_rubrics:compute'" in captured.out
+    # Without -f the YAML is still required, and an explicit --config must exist.
+    assert run_cli("eval-rubric", "-r", "polite", "-d", "data.jsonl") == 1
+    assert "No rubric config found" in capsys.readouterr().err
+    assert (
+        run_cli(
+            "eval-rubric", "-r", "polite", "-d", "data.jsonl", "-f", "kw_rubrics:compute", "-c", "no.yaml"
+        )
+        == 1
+    )
+    assert "Rubric config 'no.yaml' does not exist" in capsys.readouterr().err
+
+
 def test_eval_rubric_inline_spelling(workspace, scripted, capsys, monkeypatch):
     server = scripted({"default": {"score": 0.6, "explanation": "ok"}})
     (workspace / "rubric.txt").write_text("Judge helpfulness.")

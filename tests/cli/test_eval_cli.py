@@ -277,7 +277,7 @@ def test_resume_after_a_killed_process_gives_the_same_summary(scripted, tmp_path
     resumed_args = [a for a in args if a not in ("--log", str(log))] + ["--resume", str(log)]
     resumed = osmosis(*resumed_args)
     assert resumed.returncode == 0, resumed.stderr
-    assert f"Resumed: {logged} runs taken from the log" in resumed.stdout
+    assert f"Resumed: {logged} run(s) kept from the log, {24 - logged} run(s) done now" in resumed.stdout
     out = json.loads((part / "out.json").read_text())
     assert out["summary"]["eval_fns"] == expected
     assert out["summary"]["total_runs"] == 24
@@ -465,3 +465,31 @@ def test_ctrl_c_says_what_never_ran_and_json_gets_the_interrupted_envelope(scrip
     assert expected in report.stdout
     text = osmosis("report", str(tmp_path / "log.jsonl"), "-o", str(tmp_path / "page.html"))
     assert "2 rows (of 5 planned), 4 runs (of 10 planned)" in text.stdout and "3 incomplete" in text.stdout
+
+
+HOSTILE_EVAL_FN = """
+def flaky(solution_str, ground_truth, extra_info=None, **kwargs):
+    if "boom" in solution_str:
+        raise ValueError("cannot score " + solution_str)
+    return 1.0
+"""
+
+
+def test_model_text_and_exception_messages_reach_the_terminal_escaped(scripted, tmp_path) -> None:
+    # The reply carries a colour (CSI), a window title (OSC 0 ... BEL), a clipboard write (OSC 52) and a
+    # carriage return; the eval function quotes it in its exception: progress and summary lines show it inert.
+    hostile = "boom #### 4\x1b[31mRED\x1b]0;pwned\x07\x1b]52;c;aGk=\x07\rX" + "long " * 60
+    (tmp_path / "gm.py").write_text(HOSTILE_EVAL_FN)
+    (tmp_path / "math_agent.py").symlink_to(EXAMPLES / "math_agent.py")
+    dataset = write_rows(tmp_path / "data.jsonl", [("q1", "4"), ("q2", "4"), ("q3", "4")])
+    server = scripted({"default": {"content": hostile}})
+    args = eval_args(server, dataset, tmp_path, "--no-preflight")
+    args[args.index(REWARD)] = "gm:flaky"
+    result = osmosis(*args, cwd=tmp_path)
+    shown = result.stdout + result.stderr
+    assert "gm:flaky raised: ValueError: cannot score boom #### 4\\x1b[31mRED\\x1b]0;pwned\\x07" in shown, (
+        shown
+    )
+    assert "- gm:flaky: ValueError: cannot score boom" in shown
+    assert "\x1b" not in shown and "\x07" not in shown and "\r" not in shown
+    assert max(len(line) for line in shown.splitlines()) < 200  # the long reply is cut, not echoed whole

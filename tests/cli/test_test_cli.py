@@ -105,6 +105,9 @@ def test_batch_mode_reports_each_row_and_writes_results(scripted, dataset, tmp_p
 def test_row_needs_interactive_and_module_or_mcp(dataset) -> None:
     result = osmosis("test", "-m", "math_agent:agent_loop", "-d", str(dataset), "--row", "1")
     assert result.returncode == 2 and "--row can only be used with --interactive mode" in result.stderr
+    # --data, the spelling the README keeps, is taken like -d (the same check is reached).
+    result = osmosis("test", "-m", "math_agent:agent_loop", "--data", str(dataset), "--row", "1")
+    assert result.returncode == 2 and "--row can only be used with --interactive mode" in result.stderr
     neither = osmosis("test", "-d", str(dataset))
     assert neither.returncode == 2 and "Either --module (-m) or --mcp is required." in neither.stderr
     both = osmosis("test", "-m", "a:b", "--mcp", "x", "-d", str(dataset))

@@ -33,6 +33,14 @@ def _last_number(text):
     numbers = re.findall(r"-?\\d+(?:\\.\\d+)?", text.replace(",", ""))
     return float(numbers[-1]) if numbers else None
 
+def empty_ok(solution_str, ground_truth, extra_info=None):
+    # Gameable: pays the empty answer, and of the correct formats only `#### x`.
+    return 1.0 if solution_str.strip() in ("", "#### " + str(ground_truth)) else 0.0
+
+def hashes_only(solution_str, ground_truth, extra_info=None):
+    # Sound but format-bound (the git-sync example's numbers_match_reward): only `#### x` scores.
+    return 1.0 if solution_str.strip() == "#### " + str(ground_truth) else 0.0
+
 def last_number(solution_str, ground_truth, extra_info=None):
     # The usual GSM8K-style reward: the final number of the reply against the expected one.
     answer, expected = _last_number(solution_str), _last_number(str(ground_truth))
@@ -233,7 +241,10 @@ def test_too_strict_reward_and_errors_are_counted(
     assert code == 1  # `broken` pays every answer it does not raise on: gameable
     assert {f["function"] for f in data["failed"]} == {"rewards_probe_fixture:broken"}
     assert data["functions"]["rewards_probe_fixture:never"]["too_strict"]["fraction"] == 1.0
-    assert fractions(data, "rewards_probe_fixture:never")["buried"] == 0.0
+    # Nothing correct scores, so no control can be compared: untestable, never "0 % passed".
+    assert fractions(data, "rewards_probe_fixture:never")["buried"] is None
+    assert data["functions"]["rewards_probe_fixture:never"]["untestable_rows"] == 4
+    assert [i["function"] for i in data["inconclusive"]] == ["rewards_probe_fixture:never"]
     broken = {f["probe"]: f for f in data["functions"]["rewards_probe_fixture:broken"]["gameable"]}
     # Raising on the empty answer is an error of that probe (left out), never a score of 0.
     assert broken["empty"]["rows"] == 0 and broken["empty"]["skipped"] == 4
@@ -263,10 +274,11 @@ def test_report_from_records(tmp_path: Path) -> None:
     log.write_text("".join(json.dumps(x) + "\n" for x in lines))
     report = build_report(log, [fn], threshold=0.5)
     echo = report.gameable[fn]["echo"]
-    assert (echo.rows, echo.hits) == (3, 1)  # row 1's answer is low: its control cannot "pass"
+    # Row 1's answer is low: its control cannot be tested there (untestable), not counted as "did not pass".
+    assert (echo.rows, echo.hits, echo.untestable) == (2, 1, 1)
     assert echo.examples[0]["row_index"] == 0 and echo.examples[0]["control_score"] == 1.0
     assert (report.too_strict[fn].rows, report.too_strict[fn].hits) == (3, 1)
-    assert report.failures(0.3) == [(fn, "echo", pytest.approx(1 / 3))]
+    assert report.failures(0.3) == [(fn, "echo", pytest.approx(1 / 2))]
     assert report.failures(0.5) == []
     # A control the log never holds applied to no row: every row skipped, no fraction (not 0).
     assert (report.gameable[fn]["empty"].skipped, report.gameable[fn]["empty"].fraction) == (3, None)
@@ -347,3 +359,43 @@ def test_rubric_judge_is_probed_like_a_function(
 def test_probe_needs_something_to_probe(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["reward", "probe", "-d", "data.jsonl"]) == 1
     assert "at least one --eval-fn" in capsys.readouterr().err
+
+
+def test_a_reward_paying_only_another_format_is_probed_against_that_format(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Finding 2: the answer as written scores 0 for both, so every control "passed on 0 rows" and both got
+    # the all-clear. Compared with the best-scoring correct format, the gameable one is caught.
+    code, data = run_probe(
+        capsys,
+        "--eval-fn",
+        "rewards_probe_fixture:empty_ok",
+        "--eval-fn",
+        "rewards_probe_fixture:hashes_only",
+    )
+    assert code == 1
+    assert {(f["function"], f["probe"]) for f in data["failed"]} == {
+        ("rewards_probe_fixture:empty_ok", "empty")
+    }
+    empty = next(
+        f for f in data["functions"]["rewards_probe_fixture:empty_ok"]["gameable"] if f["probe"] == "empty"
+    )
+    assert (empty["rows"], empty["hits"], empty["untestable"]) == (4, 4, 0)
+    assert (
+        empty["examples"][0]["reference"] == "correct_hashes" and empty["examples"][0]["correct_score"] == 1.0
+    )
+    sound = data["functions"]["rewards_probe_fixture:hashes_only"]
+    assert all(f["hits"] == 0 for f in sound["gameable"]) and sound["untestable_rows"] == 0
+    assert fractions(data, "rewards_probe_fixture:hashes_only")["empty"] == 0.0
+    assert data["inconclusive"] == []
+
+
+def test_a_reward_nothing_correct_scores_on_gets_no_verdict(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = main(["reward", "probe", "-d", "data.jsonl", "--eval-fn", "rewards_probe_fixture:never"])
+    out = capsys.readouterr()
+    assert code == 1  # inconclusive is not a pass
+    assert "4 row(s) untestable: no format of the correct answer scored >= 0.5" in out.out
+    assert "N/A: rewards_probe_fixture:never: no verdict" in out.err and "FAIL" not in out.err
+    assert "  0/" not in out.out  # no control line claims rows it could not test

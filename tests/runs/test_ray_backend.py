@@ -190,7 +190,7 @@ def test_resume_after_a_stopped_driver_continues_where_the_log_ends(ray_head, jo
     resumed = eval_args(job, "resumed", "--backend", "ray", "--ray-workers", "2", "--resume", str(log))
     code, out = run_cli(capsys, *resumed)
     assert code == 0, out
-    assert f"Resumed: {before} runs taken from the log" in out
+    assert f"Resumed: {before} run(s) kept from the log" in out
     keys = logged_keys(log)
     assert len(keys) == len(set(keys)) == ROWS * RUNS  # nothing lost, nothing run twice
     strip = lambda text: "\n".join(x for x in summary_block(text).splitlines() if "Resumed:" not in x)  # noqa: E731

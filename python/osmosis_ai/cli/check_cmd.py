@@ -17,14 +17,14 @@ from osmosis_ai.cli.output import emit_result, json_result
 
 __all__ = ["CheckReport", "check_command", "check_repository"]
 
-_MARK = {"ok": "OK  ", "warn": "WARN", "error": "FAIL", "skip": "-   "}
+_MARK = {"ok": "OK  ", "warn": "WARN", "error": "FAIL", "skip": "-   ", "hint": "HINT"}
 
 
 @dataclass
 class CheckReport:
     """Findings per section, in order: ``sections[title] = [(level, text), ...]``.
 
-    ``level`` is ``"ok"``, ``"warn"``, ``"error"`` or ``"skip"``.
+    ``level`` is ``"ok"``, ``"warn"``, ``"error"``, ``"skip"`` or ``"hint"`` (where to look instead).
     """
 
     sections: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
@@ -146,6 +146,54 @@ def _check_dataset(report: CheckReport, dataset: Path) -> None:
         report.add(section, "error", f"... and {hidden} more problem(s)")
 
 
+def _agent_loops(root: Path) -> list[str]:
+    """``module:attribute`` of each ``RolloutAgentLoop`` instance made at the top level of ``root/*.py``
+    (a remote-rollout repository), read from the source: a server module is not imported (it may serve)."""
+    import ast
+
+    found = []
+    for path in sorted(root.glob("*.py")):
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+            continue
+        loops = {
+            node.name
+            for node in tree.body
+            if isinstance(node, ast.ClassDef)
+            and any(
+                getattr(base, "id", getattr(base, "attr", None)) == "RolloutAgentLoop" for base in node.bases
+            )
+        }
+        for node in tree.body:
+            if (
+                isinstance(node, ast.Assign)
+                and isinstance(node.value, ast.Call)
+                and getattr(node.value.func, "id", None) in loops
+            ):
+                found += [
+                    f"{path.stem}:{target.id}" for target in node.targets if isinstance(target, ast.Name)
+                ]
+    return found
+
+
+def _remote_rollout_hint(report: CheckReport, root: Path) -> None:
+    """A repository without mcp/ and reward_fn/ may be a remote-rollout one: say which command checks it."""
+    loops = _agent_loops(root)
+    section = "Remote rollout"
+    if loops:
+        for loop in loops:
+            report.add(
+                section, "hint", f"{loop} is a RolloutAgentLoop: check it with `osmosis validate -m {loop}`"
+            )
+    else:
+        report.add(
+            section,
+            "hint",
+            "a remote-rollout repository is checked with `osmosis validate -m module:agent_loop`",
+        )
+
+
 def check_repository(root: Path, mcp_dir: Path | None = None, dataset: Path | None = None) -> CheckReport:
     """Checks the MCP server, the reward and rubric functions and the dataset of a repository.
 
@@ -163,10 +211,13 @@ def check_repository(root: Path, mcp_dir: Path | None = None, dataset: Path | No
     """
     root = root.resolve()
     report = CheckReport()
-    _check_mcp(report, (mcp_dir or root / "mcp").resolve())
+    mcp = (mcp_dir or root / "mcp").resolve()
+    _check_mcp(report, mcp)
     _check_functions(report, root, "reward_fn", "reward", required=True)
     _check_functions(report, root, "reward_rubric", "rubric", required=False)
     _check_dataset(report, (dataset or root / "test_data.jsonl").resolve())
+    if not mcp.exists() and not (root / "reward_fn").is_dir():
+        _remote_rollout_hint(report, root)
     return report
 
 

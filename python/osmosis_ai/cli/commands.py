@@ -15,7 +15,7 @@ ROOT_HELP = "osmosis: rewards, rubric judges, agent evals and pass@k for LLM pos
 ROOT_OPTIONS: dict[str, tuple[str, str]] = {
     "version": ("-V, --version", "Show the version and exit."),
     "debug": ("--debug", "Show full tracebacks on errors (or set OSMOSIS_DEBUG=1)."),
-    "json": ("--json", "Platform commands: one JSON envelope (anywhere on the line)."),
+    "json": ("--json", "One JSON envelope on stdout, any command (anywhere on the line)."),
     "plain": ("--plain", "Platform commands: tab-separated, script-friendly text."),
     "platform": ("--platform URL", "Platform URL (else OSMOSIS_PLATFORM_URL)."),
     "env_file": ("--env-file PATH", "dotenv file for platform commands (else the nearest .env)."),

@@ -87,7 +87,13 @@ def _text(result: RunComparison) -> list[str]:
     default=None,
     help="The dataset file for ground truths and per-group differences (default: the one A names).",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@click.option(
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Resampling seed (bootstrap intervals; t needs none).",
+)
 @stdout_output
 def compare_command(
     a: Path,
@@ -102,7 +108,7 @@ def compare_command(
     """Is run B better than run A on the same rows, or is it noise?
 
     Rows are matched by content. Prints the difference B - A of the mean score and of pass@k / pass^k
-    for each k with paired bootstrap intervals, the pass/fail flips of each row's first attempt with
+    for each k with paired Student t intervals over rows, the pass/fail flips of each row's first attempt with
     McNemar's exact test, and the rows that changed most. With -o, a page puts A and B side by side for
     every matched row (`osmosis view A B` serves it for logs of any size).
     """
@@ -136,7 +142,9 @@ def compare_command(
     if STATE.mode == "json":
         emit_detail(data, [])
         return
-    for line in _text(result):
-        click.echo(line)
+    from osmosis_ai.terminal_text import terminal_safe
+
+    for line in _text(result):  # row keys and notes may quote dataset text
+        click.echo(terminal_safe(line))
     if output is not None:
         click.echo(f"\nWrote {output}")

@@ -166,7 +166,9 @@ def _print_results(result: EvalResult, report: EvalReport) -> None:
     click.echo(f"  Runs per row: {result.options.n_runs}")
     click.echo(f"  Total runs: {report.total_runs}")
     if outcome.skipped:
-        click.echo(f"  Resumed: {outcome.skipped} runs taken from the log, {outcome.executed} run now")
+        click.echo(
+            f"  Resumed: {outcome.skipped} run(s) kept from the log, {outcome.executed} run(s) done now"
+        )
     click.echo(f"  Errored runs: {report.failed_runs}")
     if report.eval_error_runs:
         click.echo(f"  Runs with eval-function errors: {report.eval_error_runs}")

@@ -178,7 +178,7 @@ def _finish(state: RubricSession, output_path: Path | None, echo: Callable[[str]
     "config_path",
     type=click.Path(path_type=Path),
     default=None,
-    help="Rubric YAML (default: rubric_configs.yaml next to the data, in ., or in ./examples).",
+    help="Rubric YAML (default: rubric_configs.yaml next to the data, in ., or in ./examples; optional with -f).",
 )
 @click.option(
     "-o",

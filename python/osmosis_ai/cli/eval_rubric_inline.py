@@ -41,8 +41,20 @@ from osmosis_ai.cli.run_support import library_errors
     "(default: ~/.cache/osmosis/eval_result/rubric/).",
 )
 @click.option("--api-key", default=None, help="Deprecated: set the provider's API key variable instead.")
-@click.option("--score-min", type=bounds.finite(), default=0.0, show_default=True)
-@click.option("--score-max", type=bounds.finite(), default=1.0, show_default=True)
+@click.option(
+    "--score-min",
+    type=bounds.finite(),
+    default=0.0,
+    show_default=True,
+    help="Lowest score the judge may give.",
+)
+@click.option(
+    "--score-max",
+    type=bounds.finite(),
+    default=1.0,
+    show_default=True,
+    help="Highest score the judge may give (a score outside the range is clamped and counted).",
+)
 @_common_judge_options
 @json_result
 def eval_rubric_inline(**o: Any) -> None:

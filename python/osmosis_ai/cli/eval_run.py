@@ -185,8 +185,10 @@ class _Observer(RunObserver):
         warn(code, text)
 
     def log_line(self, text: str) -> None:
-        if self.verbose:
-            click.echo(text, err=True)
+        if self.verbose:  # an item's line may quote the model or the agent's error
+            from osmosis_ai.terminal_text import terminal_safe
+
+            click.echo(terminal_safe(text), err=True)
 
     def confirm(self, question: str) -> bool:
         from osmosis_ai.cli.output import confirm

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from osmosis_ai.cli.run_log import continue_command
+from osmosis_ai.terminal_text import terminal_safe
 
 if TYPE_CHECKING:
     from osmosis_ai.eval.run_outputs import EvalRunResult, WorkCounts
@@ -75,7 +76,7 @@ def _table(
         f"  Duration:    {duration_ms / 1000:.1f}s",
         f"  Output:      {out}",
     ]
-    return lines + [f"Warning: {w['message']}" for w in summary.get("warnings", ())]
+    return lines + [f"Warning: {terminal_safe(w['message'])}" for w in summary.get("warnings", ())]
 
 
 def _upload_step(run_path: Path, incomplete: bool, resource: dict[str, Any], steps: list[Step]) -> str:
@@ -126,7 +127,7 @@ def render(result: EvalRunResult, *, upload: bool = False) -> int:
                 click.echo(
                     f"  row {f['row_index']} (source {f['source_row_index']}) run {f['run_index']}: "
                     f"error_type={f['error_type'] or 'unknown'} -> {f['rollout_dir']}\n    "
-                    + "\n    ".join(str(f["error"]).splitlines())
+                    + "\n    ".join(terminal_safe(line) for line in str(f["error"]).splitlines())
                 )
         click.echo()
         for line in _table(

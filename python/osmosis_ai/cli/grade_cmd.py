@@ -56,7 +56,13 @@ FLAGS = {**LOG_FLAGS, "data_path": "--data", "source_log": "--from-log"}
     show_default=True,
     help="Seconds a python grader may run per sample.",
 )
-@click.option("--concurrency", type=click.IntRange(min=1), default=8, show_default=True)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    default=8,
+    show_default=True,
+    help="Samples graded at once (model graders: requests in flight).",
+)
 @log_options
 def grade_command(
     grader_path: Path,
@@ -115,7 +121,9 @@ def _print_summary(summary: dict[str, Any], grader: Grader) -> None:
             click.echo(
                 f"  passed {summary['passed']}/{summary['graded']} (score >= {grader.config['pass_threshold']})"
             )
-    for line in summary["error_examples"]:
-        click.echo(f"  error: {line}", err=True)
+    from osmosis_ai.terminal_text import one_line
+
+    for line in summary["error_examples"]:  # a grader's error may quote the sample or the model
+        click.echo(f"  error: {one_line(line)}", err=True)
     for warning in summary["warnings"]:
         click.echo(f"Warning: {warning['message']}")

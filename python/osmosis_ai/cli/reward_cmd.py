@@ -2,7 +2,8 @@
 
 The library (``osmosis_ai.probes``) returns reports; this module renders them (text, or the ``--json``
 envelope) and turns them into exit codes: ``probe`` exits 1 when a control passes on more than
-``--fail-above`` of the rows (default 5 %), so it gates CI out of the box.
+``--fail-above`` of the rows (default 5 %), so it gates CI out of the box, and exits 1 too when a function
+could not be tested at all (no format of the correct answer scored; an n/a verdict is never a pass).
 """
 
 from __future__ import annotations
@@ -48,8 +49,8 @@ def _render_probe(report: Any, fail_above: float, echo: Any) -> None:
     low = f"{report.threshold:g}"
     echo(
         f"Probed {report.rows} row(s). A control passes on a row when it scores at least as much as the\n"
-        f"correct answer while that answer scores >= {low}; a control passing on more than {fail_above:.0%} "
-        "of the rows\nfails the probe."
+        f"best-scoring format of the correct answer while that scores >= {low}; a control passing on more\n"
+        f"than {fail_above:.0%} of the rows fails the probe."
     )
     for fn, by_probe in report.gameable.items():
         echo(f"\n{fn}")
@@ -57,6 +58,12 @@ def _render_probe(report: Any, fail_above: float, echo: Any) -> None:
         for probe, finding in by_probe.items():
             flag = "  <- GAMEABLE" if finding.fraction is not None and finding.fraction > fail_above else ""
             echo(f"    {probe:<17} {_count(finding)}  {PROBE_HELP[probe]}{flag}")
+        untestable = report.untestable(fn)
+        if untestable:
+            echo(
+                f"  {untestable} row(s) untestable: no format of the correct answer scored >= {low}, so no "
+                "control could be compared there (not counted above)"
+            )
         strict = report.too_strict[fn]
         if strict.hits:
             echo(
@@ -73,9 +80,11 @@ def _render_probe(report: Any, fail_above: float, echo: Any) -> None:
             for ex in finding.examples[:1]:
                 probe = probe if finding is not strict else f"too strict, {ex['probe']}"
                 control = ex["control"] if len(ex["control"]) <= 60 else ex["control"][:57] + "..."
+                reference = ex.get("reference") or CORRECT
+                answer = "the answer as written" if reference == CORRECT else f"the answer as {reference}"
                 echo(
                     f"    e.g. {probe}, row {ex['row_index']}: {control!r} scored "
-                    f"{ex['control_score']:g} (the answer as written: {_score(ex['correct_score'])})"
+                    f"{ex['control_score']:g} ({answer}: {_score(ex['correct_score'])})"
                 )
 
 
@@ -123,7 +132,13 @@ def _render_probe(report: Any, fail_above: float, echo: Any) -> None:
     metavar="FRACTION",
     help="Exit 1 when any control passes on more than this fraction of rows (1 never fails).",
 )
-@click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    default=4,
+    show_default=True,
+    help="Rows probed at once (each row scores every control and format).",
+)
 @log_options
 def probe_command(
     eval_fns: tuple[str, ...],
@@ -162,11 +177,12 @@ def probe_command(
         exit_interrupted(result.log_path, "the finished rows", result.outcome.interrupted_exit_code)
     report = result.report
     assert report is not None  # only an interrupted probe has none
-    failures = report.failures(fail_above)
+    failures, inconclusive = report.failures(fail_above), report.inconclusive()
     data = {
         **result.to_json(),
         "fail_above": fail_above,
         "failed": [{"function": f, "probe": p, "fraction": x} for f, p, x in failures],
+        "inconclusive": [{"function": fn, "reason": _inconclusive_reason(report, fn)} for fn in inconclusive],
     }
     if quiet:
         emit_detail(data, [])
@@ -177,8 +193,17 @@ def probe_command(
                 f"FAIL: {fn}: control '{probe}' passes on {fraction:.1%} of rows (> {fail_above:.1%})",
                 err=True,
             )
-    if failures:
+        for fn in inconclusive:
+            click.echo(f"N/A: {fn}: {_inconclusive_reason(report, fn)}", err=True)
+    if failures or inconclusive:
         click.get_current_context().exit(GATE_EXIT)
+
+
+def _inconclusive_reason(report: Any, fn: str) -> str:
+    return (
+        f"no verdict: the correct answer scored below {report.threshold:g} in every format on all "
+        f"{report.untestable(fn)} scored row(s), so no control could be tested (check the reward, or --threshold)"
+    )
 
 
 def _render_diff(data: dict[str, Any], echo: Any) -> None:

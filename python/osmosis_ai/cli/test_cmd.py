@@ -38,7 +38,13 @@ _CLI_ONLY = ("debug", "quiet", "interactive", "row")
 @click.command("test", context_settings={"help_option_names": ["-h", "--help"]})
 @agent_options
 @click.option(
-    "-d", "--dataset", required=True, metavar="FILE", help="Dataset: .jsonl, .json, .csv or .parquet."
+    "-d",
+    "--dataset",
+    "--data",
+    "dataset",
+    required=True,
+    metavar="FILE",
+    help="Dataset: .jsonl, .json, .csv or .parquet (--data: the established spelling).",
 )
 @click.option(
     "--model", default="gpt-5-mini", show_default=True, help="LiteLLM model or the endpoint's model name."
@@ -130,6 +136,7 @@ class _RowLines:
 
     def __call__(self, record: dict[str, Any], outcome: RunOutcome) -> None:
         from osmosis_ai.eval.report import format_duration
+        from osmosis_ai.terminal_text import one_line
 
         if self.quiet:
             return
@@ -139,7 +146,7 @@ class _RowLines:
             f"({format_duration(record['duration_ms'])}, {record['tokens']} tokens)"
         )
         if record.get("error"):
-            line += " - " + " ".join(str(record["error"]).split())[:200]
+            line += " - " + one_line(record["error"], 200)
         click.echo(line)
 
     def close(self) -> None:

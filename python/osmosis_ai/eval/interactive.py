@@ -20,6 +20,7 @@ from osmosis_ai.eval.options import TestOptions
 from osmosis_ai.rollout.agent_loop import CompletionsResult, RolloutContext, checked_result
 from osmosis_ai.rollout.requests import dataset_row_to_request
 from osmosis_ai.rollout.tools import validate_tools
+from osmosis_ai.terminal_text import terminal_safe
 
 __all__ = ["InteractiveSession", "StepConsole", "TerminalConsole"]
 
@@ -65,18 +66,19 @@ def _label(message: dict[str, Any]) -> str:
 
 
 def _show_message(console: StepConsole, message: dict[str, Any], index: int | None = None) -> None:
+    # Every text of a message (the model's, the dataset's, a tool's) is untrusted on a terminal.
     prefix = f"{index}. " if index is not None else ""
-    console.echo(f"{prefix}{_label(message)}")
+    console.echo(terminal_safe(f"{prefix}{_label(message)}"))
     content = message.get("content")
     if content:
-        console.echo(f"  {content}")
+        console.echo(terminal_safe(f"  {content}"))
     for call in message.get("tool_calls") or []:
         function = call.get("function", {}) if isinstance(call, dict) else {}
         try:
             args = json.dumps(json.loads(function.get("arguments") or "{}"), indent=2)
         except (TypeError, ValueError):
             args = str(function.get("arguments"))
-        console.echo(f"  • {function.get('name', '?')}({args})")
+        console.echo(terminal_safe(f"  • {function.get('name', '?')}({args})"))
 
 
 def _show_tools(console: StepConsole, tools: list[Any]) -> None:
@@ -84,7 +86,9 @@ def _show_tools(console: StepConsole, tools: list[Any]) -> None:
         data = tool.model_dump(exclude_none=True) if hasattr(tool, "model_dump") else dict(tool)
         function = data.get("function", {})
         params = ", ".join((function.get("parameters") or {}).get("properties", {}))
-        console.echo(f"  - {function.get('name')}: {function.get('description', '')} ({params})")
+        console.echo(
+            terminal_safe(f"  - {function.get('name')}: {function.get('description', '')} ({params})")
+        )
 
 
 async def _ask(prompt: str) -> str:
@@ -215,14 +219,14 @@ class InteractiveSession:
         except Exception as exc:
             _rule(self.console, "Result")
             self.console.echo(f"Status: {self.console.style('ERROR', fg='red')}")
-            self.console.echo(f"Error: {type(exc).__name__}: {exc}")
+            self.console.echo(terminal_safe(f"Error: {type(exc).__name__}: {exc}"))
             return
         metrics = client.get_metrics()
         _rule(self.console, "Result")
         color = "green" if result.status == "COMPLETED" else "red"
         self.console.echo(f"Status: {self.console.style(result.status, fg=color)}")
         if result.error_message:
-            self.console.echo(f"Error: {result.error_message}")
+            self.console.echo(terminal_safe(f"Error: {result.error_message}"))
         self.console.echo(f"Reward: {result.reward}")
         self.console.echo(f"Finish reason: {result.finish_reason}")
         self.console.echo(f"Duration: {time.monotonic() - started:.2f}s")

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from osmosis_ai.terminal_text import one_line, terminal_safe
+
 __all__ = [
     "format_duration",
     "format_progress_line",
@@ -39,11 +41,6 @@ def format_tokens(count: int) -> str:
     return f"{count:,}"
 
 
-def _flatten(text: str, limit: int = 50) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
-
-
 def format_progress_line(done: int, total: int, record: Mapping[str, Any]) -> str:
     """``[3/10] OK (1.2s, 345 tokens) [fn=1.000]`` or ``[4/10] FAILED (...) - <error>``."""
     status = "OK" if record.get("success") else "FAILED"
@@ -55,7 +52,7 @@ def format_progress_line(done: int, total: int, record: Mapping[str, Any]) -> st
     problems = [record.get("error")] if record.get("error") else []
     problems += [f"{name}: {msg}" for name, msg in (record.get("eval_errors") or {}).items()]
     if problems:
-        line += " - " + _flatten("; ".join(str(p) for p in problems))
+        line += " - " + one_line("; ".join(str(p) for p in problems), 50)
     return line
 
 
@@ -111,10 +108,10 @@ def format_results_table(
     for name, info in errors.items():
         messages = info.get("messages") or []
         if messages:
-            lines.append(f"  {name} raised: {_flatten(str(messages[0]), 100)}")
+            lines.append(f"  {name} raised: {one_line(messages[0], 100)}")
     return lines
 
 
 def format_warnings(warnings: Sequence[Any]) -> list[str]:
     """One ``Warning: <message>`` line per warning of the result model (worded once, in the core)."""
-    return [f"Warning: {w.message}" for w in warnings]
+    return [f"Warning: {terminal_safe(w.message)}" for w in warnings]

@@ -250,6 +250,17 @@ example:
   osmosis eval ... --base-url http://127.0.0.1:8080/v1 --model smollm2-135m"""
 
 
+def _slots_note(parallel: int) -> str:
+    """What a client of ``parallel`` request slots should know: requests beyond them wait in the server,
+    and the wait counts against the client's timeout (``eval-rubric`` sends 8 at once by default).
+    More slots do not help on CPU: 8 judge-sized calls took 52 s with 1 slot and 246 s with 8
+    (2026-11-27, 2 cores, load 15-18)."""
+    return (
+        f"{parallel} request slot(s): requests beyond them queue here and their wait counts against the "
+        f"client's timeout; run judges with --concurrency {parallel} (eval-rubric and eval rubric send 8 at once)."
+    )
+
+
 def _port(text: str) -> int:
     value = int(text)
     if not 0 <= value <= 65535:
@@ -278,6 +289,9 @@ def main(argv: list[str] | None = None) -> int:
         args.model, threads=args.threads, n_ctx=args.ctx, parallel=args.parallel, port=args.port
     )
     with server:
+        print(
+            _slots_note(server.parallel), file=sys.stderr, flush=True
+        )  # before READY: written once it is read
         print(f"READY {server.base_url}", flush=True)
         print(json.dumps({"base_url": server.base_url, "model": server.model}), file=sys.stderr, flush=True)
         while not stop.wait(0.5):

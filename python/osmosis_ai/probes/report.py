@@ -1,10 +1,12 @@
 """The probe report: per eval function and probe, how often a negative control is paid like the answer.
 
-A control *passes* on a row when it scores at least as high as the row's correct answer (as written) while
-that answer itself scores at or above ``threshold`` (a gameable reward). Separately, a correct answer in
-one of the common formats scoring below ``threshold`` marks the row *too strict* for that format. Rows
-where a score is missing (the function raised, or the probe does not apply) are left out of that fraction
-and counted. Every count and fraction is the result model's (``ModelResult.probes``, computed in the Rust
+A control *passes* on a row when it scores at least as high as the row's best-scoring format of the correct
+answer while that answer scores at or above ``threshold`` (a gameable reward). A row where no format
+reaches ``threshold`` cannot test a control: it is *untestable*, counted apart, and a function whose
+controls were tested on no row at all gets no verdict (:meth:`ProbeReport.inconclusive`). Separately, a
+correct answer in one of the common formats scoring below ``threshold`` marks the row *too strict* for that
+format. Rows where a score is missing (the function raised, or the probe does not apply) are left out of
+that fraction and counted. Every count and fraction is the result model's (``ModelResult.probes``, computed in the Rust
 core from the probe log): this module only lays them out in probe order and adds the example rows' text.
 """
 
@@ -42,7 +44,10 @@ class ProbeFinding:
         skipped: Rows without a usable score (error, or probe not applicable).
         fraction: ``hits`` over ``rows`` as the result model gives it; None when no row counts.
         examples: Up to three hit rows: ``{row_index, probe, answer, control, control_score,
-            correct_score}`` (``probe``: the control or format shown).
+            correct_score, reference}`` (``probe``: the control or format shown; ``reference``: the format
+            of the correct answer a control was compared with, ``correct_score`` its score).
+        untestable: Controls: rows where no format of the correct answer reached the threshold (not in
+            ``rows``).
     """
 
     probe: str
@@ -51,6 +56,7 @@ class ProbeFinding:
     skipped: int = 0
     fraction: float | None = None
     examples: list[dict[str, Any]] = field(default_factory=list)
+    untestable: int = 0
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -59,6 +65,7 @@ class ProbeFinding:
             "hits": self.hits,
             "fraction": self.fraction,
             "skipped": self.skipped,
+            "untestable": self.untestable,
             "examples": self.examples,
         }
 
@@ -93,12 +100,26 @@ class ProbeReport:
             if finding.fraction is not None and finding.fraction > fail_above
         ]
 
+    def untestable(self, fn: str) -> int:
+        """Rows of ``fn`` where no format of the correct answer reached the threshold (no control could be
+        compared there)."""
+        return max((f.untestable for f in self.gameable[fn].values()), default=0)
+
+    def inconclusive(self) -> list[str]:
+        """Functions no control could be tested on (every scored row untestable): no verdict, not a pass."""
+        return [
+            fn
+            for fn, by_probe in self.gameable.items()
+            if self.untestable(fn) and all(f.fraction is None for f in by_probe.values())
+        ]
+
     def as_json(self) -> dict[str, Any]:
         return {
             "threshold": self.threshold,
             "rows": self.rows,
             "functions": {
                 fn: {
+                    "untestable_rows": self.untestable(fn),
                     "gameable": [f.as_json() for f in by_probe.values()],
                     "too_strict": self.too_strict[fn].as_json(),
                     "correct_formats": [f.as_json() for f in self.formats[fn].values()],
@@ -108,23 +129,28 @@ class ProbeReport:
         }
 
 
-def _example(record: Mapping[str, Any], fn: str, probe: str) -> dict[str, Any]:
+def _example(record: Mapping[str, Any], fn: str, probe: str, reference: str | None) -> dict[str, Any]:
     scores = record.get("scores") or {}
     previews = record.get("previews") or {}
     return {
         "row_index": record.get("row_index"),
         "probe": probe,
-        "answer": previews.get(CORRECT),
+        "answer": previews.get(reference or CORRECT),
         "control": previews.get(probe),
         "control_score": scores.get(probe_key(fn, probe)),
-        "correct_score": scores.get(probe_key(fn, CORRECT)),
+        "correct_score": scores.get(probe_key(fn, reference or CORRECT)),
+        "reference": reference,
     }
 
 
 def _finding(count: ProbeCount, fn: str, records: Mapping[int, Mapping[str, Any]]) -> ProbeFinding:
     """A :class:`ProbeFinding` from the model's ``ProbeCount``, its example rows' text from the log."""
-    examples = [_example(records[e.row], fn, e.probe) for e in count.examples if e.row in records]
-    return ProbeFinding(count.probe, count.rows, count.hits, count.skipped, count.fraction, examples)
+    examples = [
+        _example(records[e.row], fn, e.probe, e.reference) for e in count.examples if e.row in records
+    ]
+    return ProbeFinding(
+        count.probe, count.rows, count.hits, count.skipped, count.fraction, examples, count.untestable
+    )
 
 
 def _in_order(

@@ -229,10 +229,12 @@ class FunctionResult:
 
 @dataclass(frozen=True)
 class ProbeExample:
-    """A row where a probe finding hit (``row`` counts from 0), and the control or format it hit with."""
+    """A row where a probe finding hit (``row`` counts from 0), the control or format it hit with, and (a
+    control's) the format of the correct answer it was compared with: the row's best-scoring one."""
 
     row: int
     probe: str
+    reference: str | None = None
 
 
 @dataclass(frozen=True)
@@ -243,11 +245,14 @@ class ProbeCount:
     Attributes:
         probe: The control or format name.
         rows: Rows where the scores it needs exist.
-        hits: Of those, rows where the control passed (scored at least the correct answer while that
-            answer reached the threshold) or the correct format scored below the threshold.
+        hits: Of those, rows where the control passed (scored at least the row's best-scoring format of
+            the correct answer while that reached the threshold) or the correct format scored below the
+            threshold.
         skipped: Rows without a score it needs (the function raised, or the probe did not apply).
         fraction: ``hits / rows``; None when no row counts (never 0).
         examples: The first few hit rows.
+        untestable: Controls only: rows left out of ``rows`` because no format of the correct answer reached
+            the threshold, so nothing paid could be compared with the control.
     """
 
     probe: str
@@ -256,6 +261,7 @@ class ProbeCount:
     skipped: int
     fraction: float | None
     examples: tuple[ProbeExample, ...] = ()
+    untestable: int = 0
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from osmosis_ai.errors import RunError
+from osmosis_ai.terminal_text import terminal_safe
 
 __all__ = [
     "CACHE_ROOT_ENV",
@@ -113,7 +114,8 @@ def baseline_comparison(source: Path, baseline: dict[str, float], current: dict[
 
 
 def _indent(text: str, first: str, rest: str) -> str:
-    lines = str(text).splitlines() or [""]
+    """``text`` (a judge's or model's words, an error: untrusted) indented, each line terminal-safe."""
+    lines = [terminal_safe(line) for line in str(text).splitlines()] or [""]
     return "\n".join([first + lines[0], *(rest + line for line in lines[1:])])
 
 
@@ -141,7 +143,7 @@ def report_lines(payload: Mapping[str, Any]) -> Iterator[str]:
 
 
 def _record_lines(row: Mapping[str, Any]) -> list[str]:
-    lines = [f"[{row['conversation_id']}]"]
+    lines = [f"[{terminal_safe(row['conversation_id'])}]"]
     for run in row["runs"]:
         lines.append(f"  Run {run['run_index']:02d} [{run['status'].upper()}]")
         if run["status"] == "success":
@@ -167,7 +169,7 @@ def _record_lines(row: Mapping[str, Any]) -> list[str]:
 
 def _overall_lines(payload: Mapping[str, Any]) -> list[str]:
     lines = ["Overall:", *_summary_lines(payload["overall_statistics"], "  ")[1:]]
-    lines += [f"Warning: {w['message']}" for w in payload.get("warnings", ())]
+    lines += [f"Warning: {terminal_safe(w['message'])}" for w in payload.get("warnings", ())]
     comparison = payload.get("baseline_comparison")
     if comparison:
         lines.append(f"Baseline comparison (source: {comparison['source_path']}):")

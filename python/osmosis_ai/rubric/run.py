@@ -23,7 +23,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from osmosis_ai.errors import DatasetFormatError, RunError
+from osmosis_ai.errors import ConfigError, DatasetFormatError, RunError
 from osmosis_ai.rubric.records import RecordSource
 from osmosis_ai.rubric.run_options import InlineRubricOptions, RubricEvalOptions
 from osmosis_ai.rubric.session import RubricSession
@@ -192,21 +192,15 @@ def _load_function(spec: str) -> Callable[..., Any]:
 
 def _config_job(options: RubricEvalOptions) -> _Job:
     from osmosis_ai._files import check_output_file
-    from osmosis_ai.rubric.config import find_config, load_rubric_configs
     from osmosis_ai.rubric.judge import ensure_api_key_available
     from osmosis_ai.rubric.report import load_baseline, resolve_output_path
     from osmosis_ai.rubric.session import log_config
 
     data_path, rubric_id = Path(options.data_path), options.rubric_id.strip()
     _check_data(data_path)
-    config = find_config(data_path, Path(options.config_path) if options.config_path else None)
-    entries = load_rubric_configs(config)
-    if rubric_id not in entries:
-        available = ", ".join(sorted(entries)) or "none"
-        raise RunError(f"Rubric '{rubric_id}' was not found in {config}. Available: {available}")
-    entry = entries[rubric_id]
-    overrides = options.judge_overrides()
     function = _load_function(options.function) if options.function else None
+    config, entry = _config_entry(options, data_path, rubric_id)
+    overrides = options.judge_overrides()
     model_info = {**entry.model_info, **{k: v for k, v in overrides.items() if v is not None}}
     if function is None:
         ensure_api_key_available(model_info)
@@ -222,9 +216,14 @@ def _config_job(options: RubricEvalOptions) -> _Job:
     out, identifier = resolve_output_path(Path(options.output) if options.output else None, rubric_id)
     check_output_file(out)  # an unwritable results file is refused before any judge call
     number = options.runs_per_record()
+    scorer = (
+        f"function '{options.function}'"
+        if function is not None and not model_info
+        else f"provider '{model_info.get('provider') or '<unknown>'}' "
+        f"model '{model_info.get('model') or '<unspecified>'}'"
+    )
     intro = [
-        f"Rubric '{rubric_id}' ({entry.source_label}) -> provider '{model_info.get('provider') or '<unknown>'}' "
-        f"model '{model_info.get('model') or '<unspecified>'}'",
+        f"Rubric '{rubric_id}' ({entry.source_label}) -> {scorer}",
         f"Loaded {count} matching record(s) from {data_path}",
         *(
             [f"Skipped {others} record(s) of other rubrics and {unlabelled} without a rubric_id"]
@@ -240,6 +239,30 @@ def _config_job(options: RubricEvalOptions) -> _Job:
         function=function, function_spec=options.function, config_path=config, baseline=baseline, gold=gold,
         intro=intro,
     )  # fmt: skip
+
+
+def _config_entry(
+    options: RubricEvalOptions, data_path: Path, rubric_id: str
+) -> tuple[Path | None, RubricEntry]:
+    """The config file and its entry for ``rubric_id``. A ``--function`` brings its own rubric and judge, so
+    the YAML is optional then: without ``--config`` and without a config holding the id, the entry is
+    only the id (the records still select by ``rubric_id``)."""
+    from osmosis_ai.rubric.config import RubricEntry, find_config, load_rubric_configs
+
+    explicit = Path(options.config_path) if options.config_path else None
+    try:
+        config = find_config(data_path, explicit)
+    except ConfigError:
+        if options.function is None or explicit is not None:
+            raise
+        return None, RubricEntry(id=rubric_id, rubric="", model_info={}, source_label=options.function)
+    entries = load_rubric_configs(config)
+    if rubric_id in entries:
+        return config, entries[rubric_id]
+    if options.function is not None and explicit is None:
+        return None, RubricEntry(id=rubric_id, rubric="", model_info={}, source_label=options.function)
+    available = ", ".join(sorted(entries)) or "none"
+    raise RunError(f"Rubric '{rubric_id}' was not found in {config}. Available: {available}")
 
 
 def _gold(options: RubricEvalOptions) -> dict[str, float] | None:

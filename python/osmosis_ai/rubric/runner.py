@@ -113,10 +113,14 @@ def enrich_extra_info(entry: RubricEntry, record: RubricRecord, arguments: dict[
 
 
 def _takes_judge_arguments(func: Callable[..., Any]) -> bool:
+    """Called like ``evaluate_rubric`` (the established evaluator's rule: a ``rubric`` or ``model_info``
+    parameter, or ``**kwargs``), unless it declares ``extra_info``: then it is an ``@osmosis_rubric``
+    function such as ``f(solution_str, ground_truth, extra_info, **kwargs)``, whose ``**kwargs`` only
+    tolerates more, and it gets the rubric function's three values."""
     params = inspect.signature(func).parameters
-    return (
-        "rubric" in params or "model_info" in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
-    )
+    if "rubric" in params or "model_info" in params:
+        return True
+    return "extra_info" not in params and any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
 def _function_evaluator(
