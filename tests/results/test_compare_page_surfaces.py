@@ -20,6 +20,7 @@ import pytest
 from tests.results.test_result_surfaces import (
     FNS,
     _page_number,
+    _page_stat,
     _run,
     _write,
     errors_in_the_second_function,
@@ -90,12 +91,12 @@ def _expected_row(label: str, d: dict[str, Any]) -> list[str]:
     if d["low"] is None:
         interval = d["note"] or "no interval"
     else:
-        interval = f"[{_page_number(d['low'])}, {_page_number(d['high'])}]"
+        interval = f"[{_page_stat(d['low'])}, {_page_stat(d['high'])}]"
     return [
         label,
-        _page_number(d["a"]),
-        _page_number(d["b"]),
-        sign + _page_number(d["estimate"]),
+        _page_stat(d["a"]),
+        _page_stat(d["b"]),
+        sign + _page_stat(d["estimate"]),
         interval,
         _VERDICT_WORDS[d["verdict"]],
     ]
