@@ -123,23 +123,8 @@ def test_sigterm_on_eval_run_says_terminated(tmp_path: Path, scripted: Any) -> N
     assert summary["eval_run"]["status"] == "incomplete"
 
 
-def test_sigterm_on_view_says_terminated(tmp_path: Path) -> None:
-    # view does not run on the engine: before, SIGTERM killed it without a word (exit -15).
-    log, _ = write_eval_log(tmp_path, rows=4)
-    proc = subprocess.Popen(
-        [OSMOSIS, "view", str(log), "--port", "0"],
-        env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    assert proc.stdout is not None
-    for line in proc.stdout:  # its own "Serving <url>" line: it listens
-        if line.startswith("Serving "):
-            break
-    _out, err = _terminate(proc)
-    assert proc.returncode == 143, err
-    assert err.strip().endswith("Terminated (SIGTERM).") and "Traceback" not in err
-
-
-def test_ctrl_c_on_view_still_ends_it_quietly(tmp_path: Path) -> None:
+def _serving_view(tmp_path: Path) -> subprocess.Popen[str]:
+    """`osmosis view` of a small eval log, once its own "Serving <url>" line says it listens."""
     log, _ = write_eval_log(tmp_path, rows=4)
     proc = subprocess.Popen(
         [OSMOSIS, "view", str(log), "--port", "0"],
@@ -149,6 +134,19 @@ def test_ctrl_c_on_view_still_ends_it_quietly(tmp_path: Path) -> None:
     for line in proc.stdout:
         if line.startswith("Serving "):
             break
+    return proc
+
+
+def test_sigterm_on_view_says_terminated(tmp_path: Path) -> None:
+    # view does not run on the engine: before, SIGTERM killed it without a word (exit -15).
+    proc = _serving_view(tmp_path)
+    _out, err = _terminate(proc)
+    assert proc.returncode == 143, err
+    assert err.strip().endswith("Terminated (SIGTERM).") and "Traceback" not in err
+
+
+def test_ctrl_c_on_view_still_ends_it_quietly(tmp_path: Path) -> None:
+    proc = _serving_view(tmp_path)
     proc.send_signal(signal.SIGINT)
     _out, err = proc.communicate(timeout=HANG_GUARD_S)
     assert proc.returncode == 0, err
