@@ -101,9 +101,9 @@ def row_interval(
     seed: int,
     weights: tuple[bytes, str] | None = None,
 ) -> tuple[float, float, float] | None:
-    """(estimate, low, high) of ``sum(values) / sum(weights or 1)`` over rows, by "bootstrap" or
-    "normal" (``estimate ± z·se``, cut to [0, 1] when every row's ratio lies there); None with fewer
-    than 2 rows."""
+    """(estimate, low, high) of ``sum(values) / sum(weights or 1)`` over rows, by "bootstrap", "normal"
+    (``estimate ± z·se``, cut to [0, 1] when every row's ratio lies there) or "t" (``z`` is Student's t
+    quantile at the rows of nonzero weight, less 1); None with fewer than 2 rows of nonzero weight."""
 
 RESULTS_LOG_FORMATS: list[str]
 """The results log header formats ``summarize_results_file`` reads, newest last."""

@@ -20,7 +20,7 @@ pub use aggregate::{Aggregator, KSpread, Spread};
 pub use agreement::{agreement, cohen_kappa, ranks, spearman, Agreement};
 pub use bootstrap::{
     median, normal_difference, normal_interval, paired_difference, percentile, quantiles,
-    unit_bounds, Bootstrap, Interval, PairedDifference, Rng, Span,
+    rows_with_data, unit_bounds, Bootstrap, Interval, PairedDifference, Rng, Span,
 };
 pub use distributions::{holm, normal_quantile, t_quantile, t_two_sided_p, wilson};
 pub use estimator::{

@@ -99,7 +99,7 @@ pub(super) fn t_difference(
         ));
         return out;
     }
-    let df = rows as f64 - 1.0;
+    let df = paired.rows as f64 - 1.0;
     let interval = paired.interval(t_quantile(0.5 + level / 2.0, df));
     out.low = Some(interval.low);
     out.high = Some(interval.high);
