@@ -257,7 +257,7 @@ class GradeRunResult:
         grader: The loaded grader (``name``, ``config``).
         outcome: Samples graded, taken from a resumed log; interrupted or not.
         log_path: The results log (one record per graded sample).
-        summary: Today's summary of the log (:func:`grade_summary`); empty when interrupted.
+        summary: Today's summary of the log (:func:`grade_summary`); when interrupted, of what finished.
     """
 
     options: GradeRunOptions
@@ -344,7 +344,5 @@ def run_grade(options: GradeRunOptions, observer: RunObserver | None = None) -> 
         outcome = run_grading(grader, items, log, concurrency=options.concurrency)
     finally:
         log.close()
-    result = GradeRunResult(options, grader, outcome, log.path)
-    if not outcome.interrupted:
-        result.summary = grade_summary(log.path, grader.name)
-    return result
+    # Interrupted or not, the log holds what finished: the summary covers it (`--json` prints it either way).
+    return GradeRunResult(options, grader, outcome, log.path, grade_summary(log.path, grader.name))
