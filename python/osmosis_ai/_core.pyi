@@ -28,6 +28,7 @@ __all__ = [
     "pass_hat_k",
     "quantiles",
     "result_model",
+    "results_declared_runs",
     "results_index_base",
     "row_interval",
     "student_t_quantile",
@@ -78,6 +79,10 @@ def estimate_many(
 
 def mcnemar_exact(b: int, c: int) -> float:
     """McNemar's exact two-sided p-value for ``b`` first-only and ``c`` second-only passes."""
+
+def results_declared_runs(header: str) -> int | None:
+    """The runs per row a results log header (its JSON text) declares by the reader's rule (config ``n``,
+    ``number`` or ``n_runs``; 1 for grade and probe logs), None when it declares none."""
 
 def results_index_base(kind: str | None, index_base: int | None, by_package: bool) -> int:
     """What a results log's ``row_index`` / ``run_index`` count from, given its header's ``kind``,

@@ -39,7 +39,9 @@ REASON = "has no scored run on the 3 matched rows (every run errored or recorded
 @pytest.fixture
 def logs(scripted: Any, tmp_path: Path) -> tuple[Path, Path]:
     """A: the math agent, 2 runs per row (row alpha passes once, beta never, gamma twice); B: every run errored."""
-    dataset = write_rows(tmp_path / "data.jsonl", [("q-alpha: 1+1?", "2"), ("q-beta: 2+2?", "4"), ("q-gamma: 3+3?", "6")])
+    dataset = write_rows(
+        tmp_path / "data.jsonl", [("q-alpha: 1+1?", "2"), ("q-beta: 2+2?", "4"), ("q-gamma: 3+3?", "6")]
+    )
     server = scripted(
         {
             "by_prompt": {
@@ -79,7 +81,13 @@ def test_a_side_with_nothing_scored_is_null_on_every_compare_surface(
     assert list(data["differences"]) == ["mean", "pass_at_1", "pass_hat_1", "pass_at_2", "pass_hat_2"]
     for name, d in data["differences"].items():
         # Before: B 0.0, the estimate -A's value, as if B had scored 0 on every run.
-        assert (d[side], d["estimate"], d["low"], d["high"], d["p_value"]) == (None, None, None, None, None), name
+        assert (d[side], d["estimate"], d["low"], d["high"], d["p_value"]) == (
+            None,
+            None,
+            None,
+            None,
+            None,
+        ), name
         assert d[other] is not None and d["note"] == reason and d["verdict"] == "no_clear_difference"
     assert data[f"{side}_values"] == dict.fromkeys(data["differences"])
     assert data["a_values" if side == "b" else "b_values"]["pass_at_1"] == pytest.approx(0.5)

@@ -7,6 +7,9 @@ data alone. Checked against scipy's t intervals over the rows that carry data.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 from scipy import stats as sps
@@ -59,11 +62,9 @@ def test_the_paired_difference_counts_only_rows_with_data_on_a_side() -> None:
     assert (d.low, d.high) == (pytest.approx(low, abs=1e-9), pytest.approx(high, abs=1e-9))
 
 
-def _rubric_log(path, means: list[float], empty: int):  # noqa: ANN001, ANN202
+def _rubric_log(path: Path, means: list[float], empty: int) -> Path:
     """A rubric log (a failed judgement is no score, not 0): rows of two scored judgements, then ``empty``
     rows whose judgements all failed."""
-    import json
-
     lines: list[dict[str, object]] = [
         {"format": "osmosis-results/1", "kind": "rubric", "config": {"eval_fns": ["judge"], "n_runs": 2}}
     ]
@@ -79,7 +80,7 @@ def _rubric_log(path, means: list[float], empty: int):  # noqa: ANN001, ANN202
     return path
 
 
-def test_compare_results_counts_only_rows_with_data(tmp_path) -> None:  # noqa: ANN001
+def test_compare_results_counts_only_rows_with_data(tmp_path: Path) -> None:
     other = [3.0, 4.5, 6.0, 4.0, 2.75]
     a = _rubric_log(tmp_path / "a.jsonl", DATA, EMPTY)
     b = _rubric_log(tmp_path / "b.jsonl", other, EMPTY)

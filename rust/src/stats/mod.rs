@@ -33,7 +33,7 @@ pub use options::{
 };
 pub use results::{
     compare, log_index_base, model, model_intervals, paired_t_differences, summarize_results_file,
-    Layout, ModelTally, NameTally, ResultsOptions, ResultsSummary, LOG_FORMATS,
+    Layout, Meta, ModelTally, NameTally, ResultsOptions, ResultsSummary, LOG_FORMATS,
 };
 
 use std::fmt;
