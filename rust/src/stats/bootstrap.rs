@@ -483,7 +483,10 @@ mod tests {
         let (v, w) = ([2.0, 5.0, 0.0, 3.5, 0.0], [1.0, 1.0, 0.0, 1.0, 0.0]);
         let with_empty = normal_interval(&v, Some(&w), Z95).unwrap();
         let alone = normal_interval(&[2.0, 5.0, 3.5], None, Z95).unwrap();
-        assert!((with_empty.low - alone.low).abs() < 1e-12 && (with_empty.high - alone.high).abs() < 1e-12);
+        assert!(
+            (with_empty.low - alone.low).abs() < 1e-12
+                && (with_empty.high - alone.high).abs() < 1e-12
+        );
         assert_eq!(rows_with_data(5, Some(&w)), 3);
         let b = [1.0, 1.0, 0.0, 2.0, 0.0];
         let d = paired_difference(&v, Some(&w), &b, Some(&w)).unwrap();

@@ -3,9 +3,7 @@
 use super::packed::decode_values;
 use super::protocol;
 use crate::error::CoreError;
-use crate::stats::{
-    normal_interval, rows_with_data, t_quantile, Bootstrap, Interval, StatsError,
-};
+use crate::stats::{normal_interval, rows_with_data, t_quantile, Bootstrap, Interval, StatsError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -75,7 +73,11 @@ pub(super) fn row_interval(
     weights: Option<(Bound<'_, PyBytes>, String)>,
 ) -> PyResult<Option<IntervalTuple>> {
     // "t": Student's t at the rows that carry data (as the small-sample factor counts them).
-    check_interval_args(if method == "t" { "normal" } else { method }, level, resamples)?;
+    check_interval_args(
+        if method == "t" { "normal" } else { method },
+        level,
+        resamples,
+    )?;
     let (raw, raw_weights) = (
         values.as_bytes(),
         weights.as_ref().map(|(b, c)| (b.as_bytes(), c.as_str())),

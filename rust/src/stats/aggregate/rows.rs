@@ -176,7 +176,10 @@ impl Aggregator {
         );
         let (our_store, their_store) = (self.store()?, other.store()?);
         ours.scored = pairs.iter().map(|p| u64::from(our_store.scored[p.0])).sum();
-        theirs.scored = pairs.iter().map(|p| u64::from(their_store.scored[p.1])).sum();
+        theirs.scored = pairs
+            .iter()
+            .map(|p| u64::from(their_store.scored[p.1]))
+            .sum();
         Ok((ours, theirs))
     }
 
