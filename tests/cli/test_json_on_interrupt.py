@@ -16,22 +16,10 @@ from typing import Any
 
 import pytest
 
+from tests.probes.test_reward_probe import RUBRIC_CONFIG
 from tests.test_stop_signals import HANG_GUARD_S, OSMOSIS, _env, _grader_files
 
 SIGNALS = [(signal.SIGINT, 130, "Interrupted"), (signal.SIGTERM, 143, "Terminated (SIGTERM)")]
-
-RUBRIC_CONFIG = """
-version: 1
-default_score_min: 0.0
-default_score_max: 1.0
-default_model_info:
-  provider: openai
-  model: judge-1
-  api_key: sk-test
-rubrics:
-  - id: lenient
-    rubric: Give 1.0 to anything.
-"""
 
 
 def _stop(args: list[str], cwd: Path, server: Any, sig: int) -> tuple[subprocess.Popen[str], str, str]:
