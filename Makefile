@@ -96,8 +96,10 @@ lint: build setup-dev
 test-rust:
 	cargo test --locked
 
+# A guard against a hang, not a timing claim: a test still running after 20 minutes ends the run with every
+# thread's stack printed (pytest-timeout's thread method), instead of holding CI until its own limit.
 test-python: build setup-dev browser
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --timeout 1200 --timeout-method thread
 
 test: test-rust test-python
 
