@@ -876,3 +876,38 @@ def test_the_report_page_of_rubric_files_names_the_judge_and_the_dataset(workspa
         # -o keeps data_path as given (the established field); found beside the file from elsewhere.
         assert meta["dataset"]["path"] in ("many.jsonl", str(workspace / "many.jsonl")), name
         assert meta["notes"] == [] and meta["dataset_read"] == str(workspace / "many.jsonl"), meta["notes"]
+
+
+def _rubric_args(spelling: str, base_url: str) -> list[str]:
+    if spelling == "eval-rubric":
+        return ["eval-rubric", "-r", "polite", "-d", "many.jsonl", "--base-url", base_url]
+    return ["eval", "rubric", "-d", "many.jsonl", "-r", "Judge.", "--model", "openai/judge-9"]
+
+
+@pytest.mark.parametrize("spelling", ["eval-rubric", "eval rubric"])
+def test_a_local_server_with_fewer_slots_gets_no_more_calls_at_once(
+    workspace, scripted, capsys, monkeypatch, spelling
+):
+    # llama.cpp's server (the embedded model: 1 slot) queues calls beyond its slots, and the queue's wait
+    # counts against each call's timeout: the run sends no more at once than the server's /props says.
+    server = scripted({"default": {"score": 0.6, "explanation": "ok"}, "props": {"total_slots": 1}})
+    monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+    rows = [{"rubric_id": "polite", "solution_str": f"answer {i}", "messages": []} for i in range(6)]
+    write_records(workspace / "many.jsonl", rows)
+    assert run_cli(*_rubric_args(spelling, server.base_url), "--concurrency", "8", "--json") == 0
+    captured = capsys.readouterr()
+    notice = (
+        f"The server at {server.base_url} has 1 request slot(s): running 1 judge calls at a time instead of 8"
+    )
+    assert captured.err.count(notice) == 1, captured.err
+    assert json.loads(captured.out)["data"]["concurrency"] == 1
+    assert len(server.requests()) == 6 and server.most_in_flight() == 1
+
+
+def test_a_server_without_props_keeps_the_asked_concurrency(workspace, scripted, capsys, monkeypatch):
+    server = scripted({"default": {"score": 0.6, "explanation": "ok"}})  # /props answers 404
+    write_records(workspace / "many.jsonl", [{"rubric_id": "polite", "solution_str": "hi"}] * 3)
+    assert run_cli(*_rubric_args("eval-rubric", server.base_url), "--concurrency", "4", "--json") == 0
+    captured = capsys.readouterr()
+    assert "request slot(s)" not in captured.err
+    assert json.loads(captured.out)["data"]["concurrency"] == 4

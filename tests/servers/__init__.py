@@ -133,6 +133,11 @@ class ScriptedServer(_ServerProcess):
         with self.urlopen(f"{self.origin}/_requests", timeout=5) as response:
             return json.loads(response.read())
 
+    def most_in_flight(self) -> int:
+        """The most chat requests the server was answering at once."""
+        with self.urlopen(f"{self.origin}/_in_flight", timeout=5) as response:
+            return int(json.loads(response.read())["most"])
+
     def wait_held(self, at_least: int = 1, timeout: float = 120) -> int:
         """Returns once ``at_least`` requests are held (a ``"hold": true`` spec): the client is then waiting
         on its model call. ``timeout`` is a hang guard: reaching it fails the test."""

@@ -24,6 +24,10 @@ then nothing more until the client leaves, ``"empty_choices"`` answers 200 with 
 ``"not_json"`` answers 200 with a body that is not JSON), ``hold`` (true: never answered; the request waits
 until the client leaves, so a test can signal a command while it waits on a model call).
 
+The plan's ``"props"`` (a JSON object) is served at ``GET /props``, as llama.cpp's server reports its
+``total_slots`` there; without it ``/props`` is a 404. ``GET /_in_flight`` answers ``{"most": n}``: the
+most chat requests the server was answering at once.
+
 ``GET /_held?at_least=N&timeout=S`` answers once N requests are being held (``{"held": n}``), or 504 after S
 seconds: an event to wait on instead of a sleep.
 
@@ -58,6 +62,8 @@ class _State:
         self.lock = threading.Lock()
         self.held_changed = threading.Condition(self.lock)
         self.held = 0  # requests held so far (a "hold" spec), over every plan
+        self.in_flight = 0  # chat requests being answered now
+        self.most_in_flight = 0
         self.set_plan(plan)
 
     def wait_held(self, at_least: int, timeout: float) -> int:
@@ -217,6 +223,11 @@ def make_handler(state: _State) -> type[BaseHTTPRequestHandler]:
                 at_least = int(query.get("at_least", ["1"])[0])
                 held = state.wait_held(at_least, float(query.get("timeout", ["60"])[0]))
                 self._send(200 if held >= at_least else 504, {"held": held})
+            elif self.path == "/props" and "props" in state.plan:
+                self._send(200, state.plan["props"])
+            elif self.path == "/_in_flight":
+                with state.lock:
+                    self._send(200, {"most": state.most_in_flight})
             elif self.path == "/_requests":
                 with state.lock:
                     self._send(200, state.requests)
@@ -238,6 +249,16 @@ def make_handler(state: _State) -> type[BaseHTTPRequestHandler]:
             if not self.path.rstrip("/").endswith("/chat/completions"):
                 self._send(404, {"error": {"message": f"no route {self.path}"}})
                 return
+            with state.lock:
+                state.in_flight += 1
+                state.most_in_flight = max(state.most_in_flight, state.in_flight)
+            try:
+                self._complete(body)
+            finally:
+                with state.lock:
+                    state.in_flight -= 1
+
+        def _complete(self, body: dict[str, Any]) -> None:
             spec = state.next_spec(body)
             if spec.get("hold"):
                 self._hold()

@@ -1,4 +1,5 @@
-"""A small HTTP/1.1 client for JSON POSTs to model servers: pooled keep-alive connections over asyncio streams.
+"""A small HTTP/1.1 client for JSON POSTs to model servers (and a GET of their status): pooled keep-alive
+connections over asyncio streams.
 
 Why not aiohttp or httpx: a chat request to a local server is one POST with a JSON body and a JSON reply,
 and at thousands of requests per second the general-purpose clients spend more CPU per request (request
@@ -145,6 +146,11 @@ class Http1Pool:
             return await within(self._exchange(request, connect_timeout), timeout)
         async with self._slots:
             return await within(self._exchange(request, connect_timeout), timeout)
+
+    async def get(self, path: str, *, timeout: float) -> HttpResponse:
+        """GETs ``prefix + path`` (a server's status document); connecting counts against ``timeout``."""
+        request = b"GET " + self._target + path.encode("latin-1") + b" HTTP/1.1\r\n" + self._head + b"\r\n"
+        return await within(self._exchange(request, timeout), timeout)
 
     async def _exchange(self, request: bytes, connect_timeout: float) -> HttpResponse:
         while self._idle:

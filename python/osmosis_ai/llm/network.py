@@ -43,6 +43,7 @@ __all__ = [
     "NetworkSettings",
     "ProxyURL",
     "cover_loopback",
+    "is_loopback_host",
     "network_settings",
     "proxy_variables",
 ]
@@ -405,3 +406,19 @@ def cover_loopback(environ: MutableMapping[str, str] | None = None) -> None:
     for name in names:
         if environ.get(name) != value:
             environ[name] = value
+
+
+def is_loopback_host(host: str) -> bool:
+    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ``::1``, bracketed or not).
+
+    Example:
+        >>> is_loopback_host("127.0.0.5"), is_loopback_host("[::1]"), is_loopback_host("0.0.0.0")
+        (True, True, False)
+    """
+    host = host.strip().strip("[]").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False

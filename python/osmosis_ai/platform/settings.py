@@ -7,13 +7,13 @@ unless its host is a loopback address (a local test server), or the user opts in
 
 from __future__ import annotations
 
-import ipaddress
 import os
 from collections.abc import MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from osmosis_ai.llm.network import is_loopback_host
 from osmosis_ai.platform.errors import InsecurePlatformURLError, PlatformError
 
 __all__ = [
@@ -29,22 +29,6 @@ DEFAULT_PLATFORM_URL = "https://platform.osmosis.ai"
 # The variables that select an auth profile; a .env file may not silently swap one of them.
 PROFILE_VARS = ("OSMOSIS_PLATFORM_URL", "OSMOSIS_TOKEN", "OSMOSIS_TOKEN_PLATFORM_URL")
 _URL_VARS = {"OSMOSIS_PLATFORM_URL", "OSMOSIS_TOKEN_PLATFORM_URL"}
-
-
-def is_loopback_host(host: str) -> bool:
-    """True for ``localhost`` and loopback IPs (127.0.0.0/8, ::1).
-
-    Example:
-        >>> is_loopback_host("127.0.0.5"), is_loopback_host("example.com")
-        (True, False)
-    """
-    host = host.strip().strip("[]").lower()
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def normalize_platform_url(raw: str) -> str:

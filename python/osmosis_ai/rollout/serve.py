@@ -8,7 +8,6 @@ platform once it is up, which needs a login (``osmosis auth login`` or ``OSMOSIS
 
 from __future__ import annotations
 
-import ipaddress
 import logging
 import os
 import secrets
@@ -19,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from osmosis_ai.errors import OsmosisRolloutError
+from osmosis_ai.llm.network import is_loopback_host
 from osmosis_ai.rollout.agent_loop import RolloutAgentLoop
 from osmosis_ai.rollout.validator import ValidationResult, validate_agent_loop
 
@@ -56,21 +56,6 @@ def generate_api_key() -> str:
         True
     """
     return "osm_rollout_" + secrets.token_urlsafe(32)
-
-
-def is_loopback_host(host: str) -> bool:
-    """True for ``localhost`` and loopback addresses (127.0.0.0/8, ::1).
-
-    Example:
-        >>> is_loopback_host("127.0.0.1"), is_loopback_host("0.0.0.0")
-        (True, False)
-    """
-    if host.strip().lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def _check_options(host: str, skip_register: bool, api_key: str | None, local_debug: bool) -> None:

@@ -20,6 +20,7 @@ __all__ = [
     "JudgeRequest",
     "default_timeout",
     "ensure_api_key_available",
+    "judge_endpoint",
     "prepare",
 ]
 
@@ -95,9 +96,23 @@ def ensure_api_key_available(model_info: dict[str, Any]) -> None:
     Example:
         >>> ensure_api_key_available({"provider": "openai", "model": "m", "api_key": "sk-test"})
     """
+    judge_endpoint(model_info)
+
+
+def judge_endpoint(model_info: dict[str, Any]) -> Endpoint:
+    """The endpoint the judge of ``model_info`` calls, resolved as its calls resolve it.
+
+    Raises:
+        TypeError: If ``provider`` is missing.
+        MissingAPIKeyError: If neither ``api_key`` nor the key's environment variable is set.
+
+    Example:
+        >>> judge_endpoint({"provider": "openai", "model": "m", "base_url": "http://127.0.0.1:8080/v1"}).base_url
+        'http://127.0.0.1:8080/v1'
+    """
     provider = _non_blank(model_info.get("provider") if isinstance(model_info, dict) else None, "provider")
     model = str(model_info.get("model") or "model")
-    _endpoint(model_info, provider.lower(), model, DEFAULT_TIMEOUT)
+    return _endpoint(model_info, provider.lower(), model, DEFAULT_TIMEOUT)
 
 
 def default_timeout(provider: str, model: str) -> float:

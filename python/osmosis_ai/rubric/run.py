@@ -31,6 +31,7 @@ from osmosis_ai.runs.backends import BackendReport
 from osmosis_ai.runs.observer import RunObserver, quiet_observer
 
 if TYPE_CHECKING:
+    from osmosis_ai.llm.slots import SlotFit
     from osmosis_ai.rubric.config import RubricEntry
     from osmosis_ai.rubric.document import DocumentTally
     from osmosis_ai.runs.log import ResultsLog
@@ -152,6 +153,13 @@ class _Job:
     baseline: dict[str, float] | None = None
     gold: dict[str, float] | None = None
     intro: list[str] = field(default_factory=list)
+    fit: SlotFit | None = None  # the option's concurrency against the judge server's slots
+
+    @property
+    def concurrency(self) -> int:
+        """Judge calls at once: the option, or the judge server's slots when fewer."""
+        assert self.fit is not None
+        return self.fit.concurrency
 
 
 def run_rubric_eval(
@@ -166,6 +174,8 @@ def run_rubric_eval(
     """
     observer = quiet_observer(observer)
     job = _config_job(options) if isinstance(options, RubricEvalOptions) else _inline_job(options)
+    if job.fit is not None and job.fit.lowered:
+        observer.notice(job.fit.note("judge calls"))
     for line in job.intro:
         observer.message(line)
     report = BackendReport()
@@ -179,6 +189,19 @@ def _check_data(data_path: Path) -> None:
         raise RunError(f"Data path '{data_path}' does not exist.")
     if data_path.is_dir():
         raise RunError(f"Expected a JSONL file but received directory '{data_path}'.")
+
+
+def _fit_to_judge(model_info: dict[str, Any], concurrency: int, scored_by_function: bool) -> SlotFit:
+    """``concurrency`` fitted to the request slots of the judge's server (on this machine, when it says);
+    a scoring function's own model calls are its business."""
+    import asyncio
+
+    from osmosis_ai.llm.slots import SlotFit, fit_to_slots
+    from osmosis_ai.rubric.judge_request import judge_endpoint
+
+    if scored_by_function:
+        return SlotFit(concurrency, None, None)
+    return asyncio.run(fit_to_slots(concurrency, judge_endpoint(model_info).base_url))
 
 
 def _load_function(spec: str) -> Callable[..., Any]:
@@ -216,6 +239,7 @@ def _config_job(options: RubricEvalOptions) -> _Job:
     out, identifier = resolve_output_path(Path(options.output) if options.output else None, rubric_id)
     check_output_file(out)  # an unwritable results file is refused before any judge call
     number = options.runs_per_record()
+    fit = _fit_to_judge(model_info, options.concurrency, function is not None)
     scorer = (
         f"function '{options.function}'"
         if function is not None and not model_info
@@ -230,14 +254,14 @@ def _config_job(options: RubricEvalOptions) -> _Job:
             if others or unlabelled
             else []
         ),
-        f"Running {number} evaluation(s) per record, {options.concurrency} at a time",
+        f"Running {number} evaluation(s) per record, {fit.concurrency} at a time",
         "",
     ]
     return _Job(
         rubric_id, entry, source, count, overrides, model_info, number, data_path, out, identifier,
         log_config(rubric_id, entry.rubric, model_info, number, options.function),
         function=function, function_spec=options.function, config_path=config, baseline=baseline, gold=gold,
-        intro=intro,
+        intro=intro, fit=fit,
     )  # fmt: skip
 
 
@@ -286,6 +310,7 @@ def _inline_job(options: InlineRubricOptions) -> _Job:
     model_info = options.model_info()
     overrides = options.judge_overrides()
     ensure_api_key_available({**model_info, **overrides})
+    fit = _fit_to_judge({**model_info, **overrides}, options.concurrency, False)
     source = RecordSource(data_path)
     try:
         count = source.scan()[0]
@@ -311,7 +336,7 @@ def _inline_job(options: InlineRubricOptions) -> _Job:
     return _Job(
         "rubric", entry, source, count, overrides, {**model_info, **{k: v for k, v in overrides.items() if v is not None}},
         options.number, data_path, out, identifier, log_config("rubric", rubric, {**model_info, **overrides}, options.number, None),
-        intro=intro,
+        intro=intro, fit=fit,
     )  # fmt: skip
 
 
@@ -327,7 +352,7 @@ def _judge(
 
     calls = RecordJudge(job.entry, job.source, job.overrides, job.function)
     spec = JudgeExecutorSpec(
-        job.rubric_id, job.entry, job.source, job.overrides, job.function_spec, options.concurrency
+        job.rubric_id, job.entry, job.source, job.overrides, job.function_spec, job.concurrency
     )
     total = job.count * job.number
 
@@ -346,7 +371,7 @@ def _judge(
         with backend_session(
             options.backend,
             spec,
-            concurrency=options.concurrency,
+            concurrency=job.concurrency,
             item_timeout=None,
             report=report,
             pending=pending,
@@ -356,7 +381,7 @@ def _judge(
             try:
                 outcome = run_session(
                     rubric_id=job.rubric_id, number=job.number, calls=calls, log=log,
-                    concurrency=options.concurrency, progress=progress, loop=loop, backend=remote,
+                    concurrency=job.concurrency, progress=progress, loop=loop, backend=remote,
                 )  # fmt: skip
             finally:
                 progress.close()
@@ -417,7 +442,7 @@ def _payload_tail(
         tail["output_identifier"] = job.identifier
     tail["rubric"] = job.entry.rubric
     tail["judge_health"] = session.health.as_json()
-    tail["concurrency"] = options.concurrency
+    tail["concurrency"] = job.concurrency
     tail["planned_runs"] = session.total
     tail["completed_runs"] = tally.completed_runs
     tail["interrupted"] = session.interrupted
