@@ -124,6 +124,16 @@ def test_all_runs_succeeding_exits_zero_and_requests_carry_the_endpoint_model(
     assert all(b["tools"][0]["function"]["name"] == "calculator" for b in bodies)
 
 
+def test_a_local_server_with_fewer_slots_gets_no_more_runs_at_once(scripted, three_rows, tmp_path) -> None:
+    # As eval-rubric's judge calls: llama.cpp's queue wait counts against each call's timeout.
+    server = scripted({"default": {"content": "The answer is 4"}, "props": {"total_slots": 1}})
+    result = osmosis(*eval_args(server, three_rows, tmp_path, "--batch-size", "4", "--no-preflight"))
+    assert result.returncode == 0, result.stderr
+    notice = f"The server at {server.base_url} has 1 request slot(s): running 1 runs at a time instead of 4"
+    assert result.stderr.count(notice) == 1, result.stderr
+    assert len(server.requests()) == 3 and server.most_in_flight() == 1
+
+
 def test_tool_calls_are_executed_and_fed_back(scripted, tmp_path) -> None:
     dataset = write_rows(tmp_path / "data.jsonl", [("q-tool: 12*(3+4)?", "84")])
     server = scripted(

@@ -19,7 +19,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -119,12 +119,28 @@ async def arun_eval(options: EvalOptions, observer: RunObserver | None = None) -
     # network round trip.
     inputs = _load_inputs(options, observer)
     endpoints = _endpoints(options)
+    options = await _fit_to_slots(options, endpoints, observer)
     pool = max(1, options.batch_size // len(endpoints))
     async with open_transports(endpoints, max_connections=pool) as transports:
         if options.preflight:
             for transport in transports.values():
                 await preflight(transport, observer)
         return await _evaluate(options, observer, endpoints, transports, inputs)
+
+
+async def _fit_to_slots(
+    options: EvalOptions, endpoints: dict[str, Endpoint], observer: RunObserver
+) -> EvalOptions:
+    """``options`` with no more runs at once than the fewest request slots of a model server on this machine
+    (see :mod:`osmosis_ai.llm.slots`), said once when that lowers ``batch_size``."""
+    from osmosis_ai.llm.slots import fit_to_slots
+
+    fits = [await fit_to_slots(options.batch_size, endpoint.base_url) for endpoint in endpoints.values()]
+    fit = min(fits, key=lambda f: f.concurrency)
+    if not fit.lowered:
+        return options
+    observer.notice(fit.note("runs"))
+    return replace(options, batch_size=fit.concurrency)
 
 
 @dataclass
