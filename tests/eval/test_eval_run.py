@@ -70,6 +70,20 @@ def test_workspace_runs_and_grades_against_ground_truth(tmp_path: Path, scripted
     }
 
 
+def test_a_local_server_with_fewer_slots_gets_no_more_rollouts_at_once(tmp_path: Path, scripted: Any) -> None:
+    # As eval-rubric's judge calls: llama.cpp's queue wait counts against each call's timeout.
+    server = scripted({"default": {"content": "4"}, "props": {"total_slots": 1}})
+    ws = make_workspace(tmp_path / "ws", calc_rows(4), n=1)
+    code, envelope, stderr = osmosis_run(ws, server, "--max-in-flight", "4")
+    assert code == 0, stderr
+    notice = (
+        f"The server at {server.base_url} has 1 request slot(s): running 1 rollouts at a time instead of 4"
+    )
+    assert stderr.count(notice) == 1, stderr
+    assert envelope["status"] == "success"
+    assert len(server.requests()) == 4 and server.most_in_flight() == 1
+
+
 def test_bad_workflows_and_graders_become_classified_failures(tmp_path: Path, scripted: Any) -> None:
     server = scripted({"default": {"content": "4"}})
     modes = [m for m in MODES if m != "hang"]  # its deadline is the test below: no other item races it

@@ -179,6 +179,9 @@ class _Observer(RunObserver):
         if not self.verbose:  # --verbose prints it as a log line
             self.message(text)
 
+    def notice(self, text: str) -> None:
+        click.echo(text, err=True)
+
     def warning(self, code: str, text: str) -> None:
         from osmosis_ai.cli.output import warn
 

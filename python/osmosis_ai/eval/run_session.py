@@ -191,7 +191,7 @@ def _prepare(options: EvalRunOptions, observer: RunObserver, platform: Any) -> _
     )
     provenance = run_inputs.provenance(config, root, observer)
     endpoint = _endpoint(config, options, observer)
-    concurrency = _concurrency(options, settings, entry)
+    concurrency = _fit_to_slots(_concurrency(options, settings, entry), endpoint, observer)
     spec, limit = _spec(
         options, settings, endpoint, concurrency, entry,
         entry_file=entry_file, rollout_dir=rollout_dir, artifact_root=artifact_root, env=env, secrets=secret_names,
@@ -222,6 +222,19 @@ def _concurrency(options: EvalRunOptions, settings: run_inputs.RunSettings, entr
     wanted = next((v for v in (options.max_in_flight, settings.batch_size) if v and v > 0), None)
     capacity = entry.backend.max_concurrent if entry.backend is not None else None
     return min(wanted, capacity) if wanted and capacity else (wanted or capacity or 1)
+
+
+def _fit_to_slots(concurrency: int, endpoint: Any, observer: RunObserver) -> int:
+    """``concurrency``, or the request slots of the model's server on this machine when it has fewer (see
+    :mod:`osmosis_ai.llm.slots`), said once."""
+    import asyncio
+
+    from osmosis_ai.llm.slots import fit_to_slots
+
+    fit = asyncio.run(fit_to_slots(concurrency, endpoint.base_url))
+    if fit.lowered:
+        observer.notice(fit.note("rollouts"))
+    return fit.concurrency
 
 
 def _spec(
