@@ -4,7 +4,8 @@ Both logs are written by `osmosis eval` against a scripted model server: A by th
 agent that raises on every row. Before, every surface showed B as 0.0000 and the differences as -A (the text
 table, `--json` and the page), the flips counted B's errored first runs as failures (McNemar p on them), and
 the changed rows listed "0.50 -> 0.00". Now B's values and every difference are null / n/a with the reason
-named, McNemar has no rows to test (null), and no verdict claims a change.
+named, McNemar has no rows to test (null), and no verdict claims a change. The page's per-group cells are n/a
+with the group's own reason (before: a bare n/a).
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ class Broken(RolloutAgentLoop):
 agent = Broken()
 """
 
+_READ_GROUPS = """Array.from(document.querySelectorAll('table.groups tr.group'))
+  .map((tr) => Array.from(tr.cells).map((c) => c.innerText))"""
+
 REASON = "has no scored run on the 3 matched rows (every run errored or recorded no score): no difference"
 
 
@@ -42,6 +46,10 @@ def logs(scripted: Any, tmp_path: Path) -> tuple[Path, Path]:
     dataset = write_rows(
         tmp_path / "data.jsonl", [("q-alpha: 1+1?", "2"), ("q-beta: 2+2?", "4"), ("q-gamma: 3+3?", "6")]
     )
+    # A field to group by (easy: alpha; hard: beta and gamma), so the page has per-group cells.
+    rows = [json.loads(line) for line in dataset.read_text().splitlines()]
+    levels = ["easy", "hard", "hard"]
+    dataset.write_text("".join(json.dumps({**r, "level": lv}) + "\n" for r, lv in zip(rows, levels)))
     server = scripted(
         {
             "by_prompt": {
@@ -114,3 +122,9 @@ def test_a_side_with_nothing_scored_is_null_on_every_compare_surface(
         assert (b_cell if side == "b" else a_cell) == "n/a", statistic
         assert cells[3:5] == ["n/a", reason], statistic
     assert shown["flips"] and "0.0000" not in json.dumps(shown)
+    # Per group (level: easy 1 row, hard 2), each B - A cell is n/a with the group's own reason.
+    groups = browser.evaluate(_READ_GROUPS)
+    assert [g[:2] for g in groups] == [["hard", "2"], ["easy", "1"]]
+    for value, rows, *cells in groups:
+        why = f"{unscored} has no scored run on the {rows} matched rows"
+        assert all(cell.startswith("n/a") and why in cell for cell in cells), (value, cells)

@@ -49,13 +49,13 @@ function warningsBlock(summary, meta) {
 function cell(tr, value, cls) { tr.appendChild(el('td', cls || (typeof value === 'number' ? 'num' : ''), value)); }
 
 // A value and its interval in one cell; an interval the data cannot support has no bounds and says
-// why (too few rows, no spread) on a line of its own under the value.
+// why (too few rows, no spread) on a line of its own under the value, as an n/a does (a side with
+// nothing scored).
 function intervalCell(tr, value, iv, sign) {
   const td = el('td', 'num', (sign && value > 0 ? '+' : '') + fmtStat(value));
-  if (value !== null && value !== undefined && iv) {
-    if (iv.low !== null && iv.low !== undefined) td.appendChild(document.createTextNode(' ' + fmtInterval(iv)));
-    else if (iv.note) td.appendChild(el('span', 'why', '(' + iv.note + ')'));
-  }
+  const known = value !== null && value !== undefined;
+  if (iv && known && iv.low !== null && iv.low !== undefined) td.appendChild(document.createTextNode(' ' + fmtInterval(iv)));
+  else if (iv && iv.note) td.appendChild(el('span', 'why', '(' + iv.note + ')'));
   tr.appendChild(td);
 }
 
