@@ -303,10 +303,11 @@ def test_help_says_what_the_commands_do(capsys: pytest.CaptureFixture[str]) -> N
 
 
 def test_the_local_model_says_how_many_requests_it_serves_at_once(tmp_path: Path) -> None:
-    # Finding 16: judges sent 8 at once to its one slot and timed out waiting in its queue.
+    # Finding 16: judges sent 8 at once to its one slot and timed out waiting in its queue (our commands
+    # now send no more than its slots, tests/cli/test_cli_eval_rubric.py).
     from osmosis_ai.llm.local_server import spawn_local_server
 
     log = tmp_path / "server.log"
     with spawn_local_server(log_file=str(log)):
         text = " ".join(log.read_text().split())
-    assert "1 request slot(s)" in text and "run judges with --concurrency 1" in text
+    assert "1 request slot(s)" in text and "read the slots (GET /props) and send at most 1 at once" in text

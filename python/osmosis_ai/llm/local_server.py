@@ -252,12 +252,13 @@ example:
 
 def _slots_note(parallel: int) -> str:
     """What a client of ``parallel`` request slots should know: requests beyond them wait in the server,
-    and the wait counts against the client's timeout (``eval-rubric`` sends 8 at once by default).
-    More slots do not help on CPU: 8 judge-sized calls took 52 s with 1 slot and 246 s with 8
-    (2026-11-27, 2 cores, load 15-18)."""
+    and the wait counts against the client's timeout (our commands read the slots from ``GET /props``,
+    see :mod:`osmosis_ai.llm.slots`). More slots do not help on CPU: 8 judge-sized calls took 52 s with
+    1 slot and 246 s with 8 (2026-11-27, 2 cores, load 15-18)."""
     return (
         f"{parallel} request slot(s): requests beyond them queue here and their wait counts against the "
-        f"client's timeout; run judges with --concurrency {parallel} (eval-rubric and eval rubric send 8 at once)."
+        f"client's timeout. osmosis eval-rubric, eval rubric, eval and eval run read the slots (GET /props) "
+        f"and send at most {parallel} at once; give other clients a concurrency of {parallel}."
     )
 
 
