@@ -11,7 +11,6 @@ short bounded request; anything but a positive ``total_slots`` means "unknown" a
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -39,23 +38,17 @@ async def server_slots(base_url: str | None, *, timeout: float = PROBE_TIMEOUT) 
     parts = urlsplit(base_url or "")
     if parts.scheme != "http" or not is_loopback_host(parts.hostname or ""):
         return None
+    pool: Http1Pool | None = None
     try:
         # Our own machine: asked directly, whatever proxy the environment names.
         pool = Http1Pool(f"http://{parts.netloc}", limit=1, network=network_settings().direct())
-    except ValueError:  # a port out of range
-        return None
-    try:
         response = await pool.get("/props", timeout=timeout)
-    except (OSError, asyncio.TimeoutError, TimeoutError, asyncio.IncompleteReadError, ValueError):
+        slots = orjson.loads(response.body).get("total_slots") if response.status == 200 else None
+    except Exception:  # a bad port, no answer, not JSON, not an object: unknown, and nothing changes
         return None
     finally:
-        await pool.aclose()
-    if response.status != 200:
-        return None
-    try:
-        slots = orjson.loads(response.body).get("total_slots")
-    except (orjson.JSONDecodeError, AttributeError):
-        return None
+        if pool is not None:
+            await pool.aclose()
     return slots if isinstance(slots, int) and not isinstance(slots, bool) and slots > 0 else None
 
 
