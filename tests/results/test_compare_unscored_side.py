@@ -49,7 +49,9 @@ def logs(scripted: Any, tmp_path: Path) -> tuple[Path, Path]:
     # A field to group by (easy: alpha; hard: beta and gamma), so the page has per-group cells.
     rows = [json.loads(line) for line in dataset.read_text().splitlines()]
     levels = ["easy", "hard", "hard"]
-    dataset.write_text("".join(json.dumps({**r, "level": lv}) + "\n" for r, lv in zip(rows, levels)))
+    dataset.write_text(
+        "".join(json.dumps({**r, "level": lv}) + "\n" for r, lv in zip(rows, levels, strict=True))
+    )
     server = scripted(
         {
             "by_prompt": {
