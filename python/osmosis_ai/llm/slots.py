@@ -22,8 +22,9 @@ from osmosis_ai.redact import safe_url
 
 __all__ = ["PROBE_TIMEOUT", "SlotFit", "fit_to_slots", "server_slots"]
 
-#: Seconds the ``/props`` request may take in all (connecting included).
-PROBE_TIMEOUT = 2.0
+#: Seconds the ``/props`` request may take in all (connecting included): ample for a server on this
+#: machine even under load, short beside a session.
+PROBE_TIMEOUT = 5.0
 
 
 async def server_slots(base_url: str | None, *, timeout: float = PROBE_TIMEOUT) -> int | None:
