@@ -65,7 +65,15 @@ impl KeyCache {
             }
         }
         let object = py_str(py, text);
-        *slot = Some((text.to_owned(), object.clone().unbind()));
+        // The slot's buffer is reused: an id or a label that changes every row costs no allocation.
+        match slot {
+            Some((cached, held)) => {
+                cached.clear();
+                cached.push_str(text);
+                *held = object.clone().unbind();
+            }
+            None => *slot = Some((text.to_owned(), object.clone().unbind())),
+        }
         object
     }
 
