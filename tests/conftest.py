@@ -66,7 +66,7 @@ def judge_env(monkeypatch: pytest.MonkeyPatch) -> None:
             monkeypatch.delenv(name, raising=False)
 
 
-def _start_ray(ray: Any, attempts: int = 3) -> None:
+def _start_ray(ray: Any, attempts: int = 5) -> None:
     """``ray.init`` that survives a loaded machine: Ray gives its node 30 s to come up (fixed in its code)
     and its raylet the same to find its agent's ports (RAY_agent_register_timeout_ms, raised here); past
     them the start fails, and a second try finds the agent's imports warm."""

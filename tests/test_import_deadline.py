@@ -157,22 +157,55 @@ def test_a_signal_during_the_import_ends_eval_at_once_naming_the_module(
     proc = subprocess.Popen(
         _eval_command("blocking_agent:agent_loop"),
         cwd=project,
-        env={**os.environ, IMPORT_TIMEOUT_ENV: "0"},
+        # faulthandler: should the command ever hang here, SIGABRT makes it print every thread's stack.
+        env={**os.environ, IMPORT_TIMEOUT_ENV: "0", "PYTHONFAULTHANDLER": "1"},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
     )
-    assert proc.stderr is not None
-    seen = []
-    for line in proc.stderr:  # ends at EOF if the command failed before the import began
-        seen.append(line)
-        if line.strip() == "IMPORT STARTED":
-            break
+    stderr = _StderrReader(proc)
+    if not stderr.started.wait(GUARD_S):
+        pytest.fail(stderr.abort("the import never started"))
     proc.send_signal(signum)
-    rest = proc.stderr.read()
-    assert proc.wait() == code, "".join(seen) + rest
+    if not stderr.ended.wait(GUARD_S):
+        pytest.fail(stderr.abort(f"signal {signum} did not end the command"))
+    rest = stderr.text()
+    assert proc.wait() == code, rest
     assert f"{word} while importing module 'blocking_agent'." in rest
     assert "Traceback" not in rest
+
+
+# A guard against a hang (which then fails naming where the command was stuck), not a timing claim.
+GUARD_S = 300
+
+
+class _StderrReader:
+    """Collects a command's stderr on a thread, so the test waits on events with a guard, never blocks."""
+
+    def __init__(self, proc: subprocess.Popen[str]) -> None:
+        self.proc = proc
+        self.lines: list[str] = []
+        self.started = threading.Event()
+        self.ended = threading.Event()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.lines.append(line)
+            if line.strip() == "IMPORT STARTED":
+                self.started.set()
+        self.started.set()  # EOF: the command failed before the import began (the assertions say how)
+        self.ended.set()
+
+    def text(self) -> str:
+        return "".join(self.lines)
+
+    def abort(self, what: str) -> str:
+        self.proc.send_signal(signal.SIGABRT)  # faulthandler dumps every thread's stack to stderr
+        self.ended.wait(60)
+        self.proc.kill()
+        return f"{what}; the command's stderr (with its stacks):\n{self.text()}"
 
 
 def test_sigterm_while_config_validate_imports_in_its_child_ends_both(tmp_path: Path) -> None:
