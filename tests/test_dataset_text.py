@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.test_datasets import WRITERS
 
 from osmosis_ai.datasets import read_dataset
+from tests.test_datasets import WRITERS
 
 # Around the first character past Latin-1 (U+0100), past the 2-byte form (U+FFFF / U+10000), and the
 # largest code point; emoji are one character each, never a surrogate pair.
@@ -54,7 +54,7 @@ def test_strings_on_every_boundary_read_as_json_gives_them(tmp_path: Path, fmt: 
     for batch_size in (1, 3, 1024):
         got = list(read_dataset(path, contract="any", batch_size=batch_size))
         assert got == expected
-        for row, want in zip(got, expected):
+        for row, want in zip(got, expected, strict=True):
             for key, value in row.items():
                 assert len(value) == len(want[key]) and value.isascii() == want[key].isascii()
 
