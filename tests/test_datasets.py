@@ -186,6 +186,22 @@ def test_parquet_lists_hold_batch_size_rows_up_to_each_row_group_end(tmp_path: P
     assert [len(b) for b in iter_batches(path, batch_size=1, limit=3, offset=999)] == [1, 1, 1]
 
 
+@pytest.mark.parametrize("nested", [False, True])
+def test_parquet_chunks_of_long_cells_stay_within_a_few_mib(tmp_path: Path, nested: bool) -> None:
+    """A row group of 512 KiB cells is handed out a few rows at a time (about 2 MiB a batch, as for the text
+    formats), not as one batch of the whole group: before, 48 such rows made one 24 MiB batch. Flat columns
+    are cut by the row group's size per row, nested ones by the text decoded so far."""
+    cell = 512 << 10
+    rows = [row(i, note=f"{i:04d}" + "x" * cell) for i in range(48)]
+    if nested:  # only nested columns: the record reader's path
+        rows = [{"item": r} for r in rows]
+    path = write_parquet(tmp_path / "long.parquet", rows)
+    batches = list(iter_batches(path, batch_size=1024, contract="any"))
+    assert [r for b in batches for r in b] == rows
+    assert len(batches) >= 48 * cell // (4 << 20)
+    assert max(len(b) for b in batches) <= (2 << 20) // cell + 1, [len(b) for b in batches]
+
+
 def test_parquet_repeated_and_dictionary_text(tmp_path: Path) -> None:
     """Repeats of a value share one string; values that change, or leave the dictionary, are never stale."""
     long_prompt = "You are a careful grader. " * 20

@@ -28,6 +28,7 @@ __all__ = [
     "pass_hat_k",
     "quantiles",
     "result_model",
+    "results_declared_runs",
     "results_index_base",
     "row_interval",
     "student_t_quantile",
@@ -79,6 +80,10 @@ def estimate_many(
 def mcnemar_exact(b: int, c: int) -> float:
     """McNemar's exact two-sided p-value for ``b`` first-only and ``c`` second-only passes."""
 
+def results_declared_runs(header: str) -> int | None:
+    """The runs per row a results log header (its JSON text) declares by the reader's rule (config ``n``,
+    ``number`` or ``n_runs``; 1 for grade and probe logs), None when it declares none."""
+
 def results_index_base(kind: str | None, index_base: int | None, by_package: bool) -> int:
     """What a results log's ``row_index`` / ``run_index`` count from, given its header's ``kind``,
     ``index_base`` and whether it names an ``osmosis_version``: ``index_base`` when present, else 1 for a
@@ -101,9 +106,9 @@ def row_interval(
     seed: int,
     weights: tuple[bytes, str] | None = None,
 ) -> tuple[float, float, float] | None:
-    """(estimate, low, high) of ``sum(values) / sum(weights or 1)`` over rows, by "bootstrap" or
-    "normal" (``estimate ± z·se``, cut to [0, 1] when every row's ratio lies there); None with fewer
-    than 2 rows."""
+    """(estimate, low, high) of ``sum(values) / sum(weights or 1)`` over rows, by "bootstrap", "normal"
+    (``estimate ± z·se``, cut to [0, 1] when every row's ratio lies there) or "t" (``z`` is Student's t
+    quantile at the rows of nonzero weight, less 1); None with fewer than 2 rows of nonzero weight."""
 
 RESULTS_LOG_FORMATS: list[str]
 """The results log header formats ``summarize_results_file`` reads, newest last."""

@@ -187,3 +187,64 @@ def test_eval_fn_accepts_a_grader_config(
     assert exact.pop("all_numbers") is None and exact.pop("wrong_unit") is None
     assert all(fraction == 0.0 for fraction in exact.values())
     assert {f["function"] for f in data["failed"]} == {"contains.json"}
+
+
+def test_grading_a_log_reads_it_in_one_pass(tmp_path: Path) -> None:
+    # The source log comes through a named pipe, which gives its bytes once: before, the header was read
+    # twice and the log scanned again for n, so the second open of the pipe waited for a writer forever.
+    import os
+    import subprocess
+    import sys
+    import threading
+
+    rows = [{"user_prompt": "2+2?", "ground_truth": "4"}, {"user_prompt": "3+3?", "ground_truth": "6"}]
+    data = write_jsonl(tmp_path / "d.jsonl", rows)
+    source = tmp_path / "eval.jsonl"
+    with ResultsLog.create(source, {"n_runs": 2}, kind="eval", dataset=dataset_fingerprint(data)) as log:
+        for index, row in enumerate(rows):
+            for run_index, answer in enumerate(("4", "6")):
+                log.append(
+                    {"row_key": row_key(row), "row_index": index, "run_index": run_index, "model_tag": "",
+                     "success": True, "scores": {}, "final_messages": [{"role": "assistant", "content": answer}]}
+                )  # fmt: skip
+    grader = tmp_path / "g.json"
+    grader.write_text(json.dumps(EXACT))
+    pipe = tmp_path / "eval.pipe"
+    os.mkfifo(pipe)
+    content = source.read_bytes()
+
+    def feed() -> None:  # one writer: the pipe's bytes can be read once
+        with pipe.open("wb") as out:
+            out.write(content)
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    osmosis = str(Path(sys.executable).with_name("osmosis"))
+
+    def grade(path: Path, name: str) -> tuple[dict, list[dict]]:
+        out_log = tmp_path / f"{name}.jsonl"
+        args = [
+            osmosis,
+            "--json",
+            "grade",
+            "--grader",
+            str(grader),
+            "--from-log",
+            str(path),
+            "--log",
+            str(out_log),
+        ]
+        done = subprocess.run(args, capture_output=True, text=True, timeout=120, cwd=tmp_path)  # a hang guard
+        assert done.returncode == 0, done.stderr
+        lines = [json.loads(line) for line in out_log.read_text().splitlines()]
+        summary = json.loads(done.stdout)["data"]
+        return {**summary, "log": None}, [lines[0]["config"], *({**r, "invocation": None} for r in lines[1:])]
+
+    piped = grade(pipe, "piped")
+    writer.join(timeout=120)
+    by_file = grade(source, "by_file")
+    assert piped[1][0]["n_runs"] == 2 and piped[0]["graded"] == 4
+    piped[1][0]["source_log"] = by_file[1][0]["source_log"]
+    strip = [{k: v for k, v in r.items() if "ms" not in k and "time" not in k} for r in piped[1]]
+    assert strip == [{k: v for k, v in r.items() if "ms" not in k and "time" not in k} for r in by_file[1]]
+    assert piped[0] == by_file[0]

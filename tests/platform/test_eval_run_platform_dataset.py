@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import resource
+import signal
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from tests.eval_run_workspace import MAIN, calc_rows
 
@@ -70,3 +76,41 @@ def test_platform_dataset_errors_say_what_to_do(
     platform.update(datasets=[{**record, "status": "uploaded"}], blobs={"datasets/ds-8/download": content})
     code, _, err = osmosis(*args)  # the platform said 5 bytes: the download is refused, once, clearly
     assert code != 0 and f"got {len(content)} bytes, expected 5; the file was discarded; re-run" in err, err
+
+
+@contextlib.contextmanager
+def _file_size_limit(size: int) -> Iterator[None]:
+    """A disk that takes no file past ``size`` bytes: a write past it fails (EFBIG) instead of killing us."""
+    handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (size, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, handler)
+
+
+def test_a_cache_metadata_write_that_fails_keeps_the_previous_metadata_whole(
+    workspace: Path, platform: Any, logged_in: str
+) -> None:
+    from osmosis_ai.eval.run_dataset import cache_root, resolve_platform_dataset
+    from osmosis_ai.platform.client import PlatformClient
+
+    content = json.dumps(calc_rows(1)[0]) + "\n"
+    record = {"id": "ds-9", "file_name": "calc-one", "file_format": "jsonl", "file_size": len(content),
+              "status": "uploaded", "updated_at": "2026-11-01T00:00:00Z"}  # fmt: skip
+    platform.update(datasets=[record], blobs={"datasets/ds-9/download": content})
+    metadata = cache_root() / "ds-9" / "metadata.json"
+    with PlatformClient(platform.url, token=logged_in, git_identity="acme/agents") as client:
+        assert resolve_platform_dataset(client, "calc-one")[1] == "download"
+        before = metadata.read_text()
+        platform.update(datasets=[{**record, "updated_at": "2026-11-02T00:00:00Z"}])
+        # The new version downloads whole, then the disk fills while its metadata is written.
+        assert len(content) < len(before) - 40
+        with _file_size_limit(len(content) + 20), pytest.raises(OSError):
+            resolve_platform_dataset(client, "calc-one")
+    # Before: metadata.json truncated to its first bytes (not JSON: every later run re-downloads or fails).
+    assert metadata.read_text() == before
+    assert json.loads(before)["version"] == "2026-11-01T00:00:00Z"
+    assert not [p.name for p in metadata.parent.iterdir() if p.name.startswith(".")]  # no temporary file left

@@ -87,7 +87,7 @@ def _compare(name: str, folder: Path, capsys: pytest.CaptureFixture[str]) -> tup
 
 def _expected_row(label: str, d: dict[str, Any]) -> list[str]:
     """A differences row as the page must print the JSON's numbers (formatting only)."""
-    sign = "+" if d["estimate"] > 0 else ""
+    sign = "+" if d["estimate"] is not None and d["estimate"] > 0 else ""
     if d["low"] is None:
         interval = d["note"] or "no interval"
     else:

@@ -21,6 +21,11 @@ def _label(statistic: str) -> str:
     return statistic.replace("pass_at_", "pass@").replace("pass_hat_", "pass^")
 
 
+def _stat(value: float | None, spec: str) -> str:
+    """A statistic in its column; nothing scored is n/a, never 0."""
+    return "n/a" if value is None else format(value, spec)
+
+
 def _text(result: RunComparison) -> list[str]:
     from osmosis_ai.report._compare_page import verdict
 
@@ -33,17 +38,22 @@ def _text(result: RunComparison) -> list[str]:
         "",
         f"{'statistic':<12}{'A':>9}{'B':>9}{'B - A':>10}  {'interval':<22}verdict",
     ]
+    notes: list[str] = []
     for name, iv in result.differences.items():
         interval = "no interval" if iv["low"] is None else "[{:+.4f}, {:+.4f}]".format(iv["low"], iv["high"])
-        lines.append(
-            f"{_label(name):<12}{result.a_values[name]:>9.4f}{result.b_values[name]:>9.4f}{iv['estimate']:>+10.4f}  "
-            f"{interval:<22}{verdict(iv['verdict'])}"
-        )
+        a, b, delta = (_stat(v, f) for v, f in ((iv["a"], ".4f"), (iv["b"], ".4f"), (iv["estimate"], "+.4f")))
+        lines.append(f"{_label(name):<12}{a:>9}{b:>9}{delta:>10}  {interval:<22}{verdict(iv['verdict'])}")
+        if iv["estimate"] is None and iv["note"] not in notes:
+            notes.append(iv["note"])  # why a difference is n/a, once
+    mcnemar = _stat(result.mcnemar_p, ".4g")
     lines += [
+        *(f"n/a: {note}" for note in notes),
         "",
         f"First attempts: A passed/B did not {f['a_only']}, B passed/A did not {f['b_only']}, "
-        f"both passed {f['both']}, neither passed {f['neither']}",
-        f"McNemar exact p = {result.mcnemar_p:.4g}",
+        f"both passed {f['both']}, neither passed {f['neither']}"
+        if result.mcnemar_p is not None
+        else "First attempts: no matched row's first attempt counts on both sides",
+        f"McNemar exact p = {mcnemar}",
         f"Verdict: {result.verdict.get('reason', verdict(result.verdict.get('outcome', '')))}",
         *(f"Note: {w}" for w in result.warnings),
     ]

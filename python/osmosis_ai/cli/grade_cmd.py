@@ -95,9 +95,9 @@ def grade_command(
             resume_path=resume_path,
         )
         result = run_grade(options, EchoObserver(quiet=quiet))
-    if result.outcome.interrupted:
-        exit_interrupted(result.log_path, "the graded samples", result.outcome.interrupted_exit_code)
     summary, grader = result.summary, result.grader
+    if result.outcome.interrupted:
+        exit_interrupted(result.log_path, "the graded samples", result.outcome.interrupted_exit_code, summary)
     if quiet:
         emit_detail(summary, [])
     else:

@@ -173,10 +173,8 @@ def probe_command(
         )
         observer = EchoObserver(quiet=quiet, progress=lambda total: Progress(total, unit="rows", quiet=quiet))
         result = run_probe(options, observer)
-    if result.outcome.interrupted:
-        exit_interrupted(result.log_path, "the finished rows", result.outcome.interrupted_exit_code)
     report = result.report
-    assert report is not None  # only an interrupted probe has none
+    assert report is not None, "a probe session ends with its report (of the finished rows when interrupted)"
     failures, inconclusive = report.failures(fail_above), report.inconclusive()
     data = {
         **result.to_json(),
@@ -184,6 +182,8 @@ def probe_command(
         "failed": [{"function": f, "probe": p, "fraction": x} for f, p, x in failures],
         "inconclusive": [{"function": fn, "reason": _inconclusive_reason(report, fn)} for fn in inconclusive],
     }
+    if result.outcome.interrupted:
+        exit_interrupted(result.log_path, "the finished rows", result.outcome.interrupted_exit_code, data)
     if quiet:
         emit_detail(data, [])
     else:

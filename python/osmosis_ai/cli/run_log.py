@@ -91,8 +91,15 @@ def interrupted_message(log_path: Path, finished: str, exit_code: int) -> str:
     )
 
 
-def exit_interrupted(log_path: Path, finished: str, exit_code: int) -> NoReturn:
+def exit_interrupted(
+    log_path: Path, finished: str, exit_code: int, result: dict[str, Any] | None = None
+) -> NoReturn:
     """Ends a command a signal stopped (:func:`interrupted_message`) with the exit code of the signal
-    (130 for Ctrl+C, 143 for SIGTERM)."""
+    (130 for Ctrl+C, 143 for SIGTERM). With ``--json``, ``result`` (the command's envelope data over what
+    finished) is printed first, marked ``interrupted: true`` as `osmosis eval --json` marks its own."""
+    from osmosis_ai.cli.output import STATE, emit_detail
+
+    if result is not None and STATE.mode == "json":
+        emit_detail({**result, "interrupted": True}, [])
     click.echo(interrupted_message(log_path, finished, exit_code), err=True)
     sys.exit(exit_code)

@@ -13,6 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from osmosis_ai._files import write_json_atomic
 from osmosis_ai.errors import RunError
 
 __all__ = ["cache_root", "resolve_platform_dataset"]
@@ -77,5 +78,5 @@ def resolve_platform_dataset(client: Any, name: str) -> tuple[Path, str]:
         "file_size": path.stat().st_size,
         "cached_at": _dt.datetime.now(_dt.timezone.utc).isoformat(),
     }
-    (folder / "metadata.json").write_text(json.dumps(meta, indent=2) + "\n", encoding="utf-8")
+    write_json_atomic(folder / "metadata.json", meta)  # a failed write keeps the previous metadata whole
     return path, "download"

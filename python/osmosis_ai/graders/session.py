@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from osmosis_ai.errors import EvalFnError, ResultsLogError, RunError
+from osmosis_ai.errors import EvalFnError, RunError
 from osmosis_ai.eval.functions import EvalFunction, final_assistant_text
 from osmosis_ai.graders.core import Grader, load_grader
 from osmosis_ai.graders.models import DEFAULT_EMBEDDING_MODEL
@@ -96,42 +96,27 @@ def sample_items(samples: Iterable[tuple[int, Mapping[str, Any]]]) -> Iterator[W
         yield WorkItem(index, {"output": output_of(record), "item": item}, row_key(record), 0)
 
 
-def _log_header(path: Path) -> dict[str, Any]:
-    import orjson
-
-    with path.open("rb") as handle:
-        first = handle.readline()
-    try:
-        header = orjson.loads(first)
-    except orjson.JSONDecodeError:
-        header = None
-    if not isinstance(header, dict) or "format" not in header:
-        raise ResultsLogError(f"{path}:1: not an osmosis results log")
-    return header
-
-
-def log_dataset(path: Path) -> Path:
-    """The dataset file the results log at ``path`` was run on.
+def _log_dataset(header: Mapping[str, Any], path: Path) -> Path:
+    """The dataset file the results log at ``path`` (with this header) was run on.
 
     Raises:
         RunError: The log names no dataset, or it is not readable here.
     """
     from osmosis_ai.runs.log import recorded_dataset
 
-    dataset = recorded_dataset(_log_header(path), path)
+    dataset = recorded_dataset(header, path)
     if dataset is None or not dataset.is_file():
         raise RunError(f"{path}: the dataset this log was run on ({dataset}) is not readable here")
     return dataset
 
 
-def log_samples(path: Path) -> Iterator[WorkItem]:
-    """Work items for the runs of a results log: each run's output with its dataset row as the item."""
+def _run_samples(dataset: Path, runs: Iterable[Mapping[str, Any]]) -> Iterator[WorkItem]:
+    """Work items for saved runs: each run's output with its row of ``dataset`` as the item."""
     from osmosis_ai.datasets import read_dataset
-    from osmosis_ai.runs.log import iter_runs
 
     # The rows are looked up by index for every run; a log's dataset is read once, not once per run.
-    rows = dict(enumerate(read_dataset(log_dataset(path), contract="any")))
-    for run in iter_runs(path):
+    rows = dict(enumerate(read_dataset(dataset, contract="any")))
+    for run in runs:
         row = rows.get(int(run["row_index"]), {})
         messages = next(
             (run[k] for k in ("messages", "final_messages") if isinstance(run.get(k), list)), None
@@ -142,6 +127,15 @@ def log_samples(path: Path) -> Iterator[WorkItem]:
         yield WorkItem(
             int(run["row_index"]), payload, run["row_key"], int(run["run_index"]), run.get("model_tag") or ""
         )
+
+
+def log_samples(path: Path) -> Iterator[WorkItem]:
+    """Work items for the runs of a results log: each run's output with its dataset row as the item (the
+    log is read in one pass)."""
+    from osmosis_ai.runs.log import open_runs
+
+    header, runs = open_runs(path)
+    return _run_samples(_log_dataset(header, path), runs)
 
 
 def run_grading(
@@ -257,7 +251,7 @@ class GradeRunResult:
         grader: The loaded grader (``name``, ``config``).
         outcome: Samples graded, taken from a resumed log; interrupted or not.
         log_path: The results log (one record per graded sample).
-        summary: Today's summary of the log (:func:`grade_summary`); empty when interrupted.
+        summary: Today's summary of the log (:func:`grade_summary`); when interrupted, of what finished.
     """
 
     options: GradeRunOptions
@@ -317,8 +311,9 @@ def run_grade(options: GradeRunOptions, observer: RunObserver | None = None) -> 
     """
     from osmosis_ai.datasets import read_dataset
     from osmosis_ai.graders.models import ModelSettings
-    from osmosis_ai.results import read_results
+    from osmosis_ai.runs.log import open_runs
     from osmosis_ai.runs.session_log import open_session_log
+    from osmosis_ai.stats import log_declared_runs
 
     observer = quiet_observer(observer)
     settings = ModelSettings(base_url=options.base_url, embedding_model=options.embedding_model)
@@ -329,22 +324,21 @@ def run_grade(options: GradeRunOptions, observer: RunObserver | None = None) -> 
         "source": "log" if options.source_log else "samples",
         "embedding_model": options.embedding_model,
     }
-    dataset = source
     if options.source_log is not None:
-        # The graded log is of the source log's rows and runs: its dataset, its n (rows x n runs).
-        dataset = log_dataset(source)
+        # The graded log is of the source log's rows and runs: its dataset, its n (rows x n runs), all
+        # from the source's header; its runs follow in the same pass.
+        header, runs = open_runs(source)
+        dataset = _log_dataset(header, source)
         config["source_log"] = str(source)
-        config["n_runs"] = read_results(source).n_runs
-    log = open_session_log("grade", config, dataset, options.log_path, options.resume_path, observer)
-    if options.source_log is not None:
-        items: Iterable[WorkItem] = log_samples(source)
+        config["n_runs"] = log_declared_runs(header)
+        items: Iterable[WorkItem] = _run_samples(dataset, runs)
     else:
+        dataset = source
         items = sample_items(enumerate(read_dataset(source, contract="any")))
+    log = open_session_log("grade", config, dataset, options.log_path, options.resume_path, observer)
     try:
         outcome = run_grading(grader, items, log, concurrency=options.concurrency)
     finally:
         log.close()
-    result = GradeRunResult(options, grader, outcome, log.path)
-    if not outcome.interrupted:
-        result.summary = grade_summary(log.path, grader.name)
-    return result
+    # Interrupted or not, the log holds what finished: the summary covers it (`--json` prints it either way).
+    return GradeRunResult(options, grader, outcome, log.path, grade_summary(log.path, grader.name))

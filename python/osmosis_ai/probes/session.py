@@ -75,7 +75,8 @@ class ProbeResult:
         options: The options it ran with.
         outcome: Rows probed, taken from a resumed log; interrupted or not.
         log_path: The results log (one record per row: every function on every probe).
-        report: Today's report of the log (gameable and too-strict findings); None when interrupted.
+        report: Today's report of the log (gameable and too-strict findings); when interrupted, of the
+            rows that finished.
     """
 
     options: ProbeOptions
@@ -136,8 +137,6 @@ def run_probe(options: ProbeOptions, observer: RunObserver | None = None) -> Pro
     finally:
         progress.close()
         log.close()
-    result = ProbeResult(options, outcome, log.path)
-    if not outcome.interrupted:
-        names = [f.name for f in functions]
-        result.report = build_report(log.path, names, threshold=options.threshold)
-    return result
+    names = [f.name for f in functions]
+    # Interrupted or not, the log holds the rows that finished: the report covers them.
+    return ProbeResult(options, outcome, log.path, build_report(log.path, names, threshold=options.threshold))

@@ -36,15 +36,16 @@ class RunComparison:
         rows_b: Rows of B.
         rows_matched: Rows in both (the rows every statistic below is over).
         pass_threshold: A run passes when its score is >= this.
-        a_values: A's estimate per statistic over the matched rows.
-        b_values: B's estimate per statistic over the matched rows.
+        a_values: A's estimate per statistic over the matched rows (None: nothing of A scored there).
+        b_values: B's estimate per statistic over the matched rows (None: nothing of B scored there).
         differences: ``{statistic: {"estimate", "a", "b", "low", "high", "level", "method", "p_value",
             "p_holm", "verdict", "note"}}`` of ``B - A``, paired over rows (``"mean"``, ``"pass_at_<k>"``,
-            ``"pass_hat_<k>"``); ``low`` / ``high`` are None when the rows cannot support an interval
-            (``note`` says why).
+            ``"pass_hat_<k>"``); ``low`` / ``high`` are None when the rows cannot support an interval, and
+            ``estimate`` too when a side has nothing scored (``note`` says why).
         flips: On each row's first attempt (run 0): ``a_only`` (A passed, B did not), ``b_only``,
             ``both``, ``neither``.
-        mcnemar_p: McNemar's exact two-sided p-value on those flips.
+        mcnemar_p: McNemar's exact two-sided p-value on those flips (None: no row's first attempt counts on
+            both sides).
         changed_rows: The rows whose share of passing runs moved most (without their runs; the page
             shows every row's runs side by side).
         interval_method: ``"t"`` (paired Student t, over rows) or ``"bootstrap"``.
@@ -67,11 +68,11 @@ class RunComparison:
     rows_b: int
     rows_matched: int
     pass_threshold: float
-    a_values: dict[str, float]
-    b_values: dict[str, float]
+    a_values: dict[str, float | None]
+    b_values: dict[str, float | None]
     differences: dict[str, dict[str, Any]]
     flips: dict[str, int]
-    mcnemar_p: float
+    mcnemar_p: float | None
     changed_rows: list[dict[str, Any]] = field(default_factory=list)
     interval_method: str = "t"
     groups: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
@@ -93,8 +94,12 @@ def flip_of(pair: Pair) -> str | None:
     return None if fa is None or fb is None else _FLIP[(fa, fb)]
 
 
-def _changed_rows(pairs: list[Pair]) -> list[dict[str, Any]]:
-    """The rows whose share of passing runs moved most (the terminal lists the first ten)."""
+def _changed_rows(pairs: list[Pair], mean: dict[str, Any]) -> list[dict[str, Any]]:
+    """The rows whose share of passing runs moved most (the terminal lists the first ten); none when a
+    side has nothing scored on the matched rows (``mean``'s difference has no value for it): its errored
+    runs are no 0s to move from or to."""
+    if mean.get("a") is None or mean.get("b") is None:
+        return []
     changes = []
     for pair in pairs:
         rate_a, rate_b = pair.a.share_passed(), pair.b.share_passed()
@@ -160,7 +165,7 @@ def compare_scans(
         differences=differences,
         flips=model["flips"],
         mcnemar_p=model["mcnemar_p"],
-        changed_rows=_changed_rows(paired.matched),
+        changed_rows=_changed_rows(paired.matched, differences["mean"]),
         interval_method=model["method"],
         groups=group_deltas(paired.matched, fields, threshold, n, level, "exclude" if rubric else "zero"),
         sides={"a": model["a"]["summary"], "b": model["b"]["summary"]},

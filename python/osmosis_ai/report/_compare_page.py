@@ -139,8 +139,11 @@ def pair_entries(paired: Paired, scan_a: Scan, scan_b: Scan, metric: str) -> lis
     return out
 
 
-def _diff_point(label: str, d: dict[str, Any]) -> dict[str, Any]:
-    """A plotted difference; one without an interval (too few rows, no spread) is its point alone."""
+def _diff_point(label: str, d: dict[str, Any]) -> dict[str, Any] | None:
+    """A plotted difference; one without an interval (too few rows, no spread) is its point alone, one
+    without an estimate (a side with nothing scored) is not plotted."""
+    if d["estimate"] is None:
+        return None
     low, high = d.get("low"), d.get("high")
     return {
         "statistic": label,
@@ -151,7 +154,7 @@ def _diff_point(label: str, d: dict[str, Any]) -> dict[str, Any]:
 
 
 def figure_specs(c: RunComparison) -> list[tuple[str, dict[str, Any]]]:
-    diff_points = [_diff_point(_label(k), v) for k, v in c.differences.items()]
+    diff_points = [p for k, v in c.differences.items() if (p := _diff_point(_label(k), v))]
     # Each run's pass@k over its own rows, with the result model's intervals.
     curves = [
         {**point, "statistic": f"{run} pass@k"}
@@ -166,7 +169,10 @@ def figure_specs(c: RunComparison) -> list[tuple[str, dict[str, Any]]]:
     ]
     for field, groups in c.groups.items():
         points = [
-            _diff_point(f"{g['value']}: {_label(k)}", d) for g in groups for k, d in g["differences"].items()
+            p
+            for g in groups
+            for k, d in g["differences"].items()
+            if (p := _diff_point(f"{g['value']}: {_label(k)}", d))
         ]
         if points:
             specs.append((f"d:{field}", charts.pass_difference(points, f"B - A by {field}")))

@@ -39,9 +39,9 @@ class Difference:
     """``B - A`` of one statistic over the matched rows.
 
     Attributes:
-        estimate: ``b - a``.
-        a: A's value over the matched rows.
-        b: B's value over the matched rows.
+        estimate: ``b - a``, or None when a side has no value (nothing of it scored; :attr:`note` says so).
+        a: A's value over the matched rows, or None (nothing of A scored there).
+        b: B's value over the matched rows, or None.
         low: Lower bound of the interval, or None (see :attr:`note`).
         high: Upper bound, or None.
         level: Confidence level.
@@ -49,12 +49,12 @@ class Difference:
         p_value: The paired t-test's two-sided p-value, or None without spread.
         p_holm: ``p_value`` after Holm's adjustment over every statistic tested.
         verdict: ``"b_better"``, ``"a_better"`` or ``"no_clear_difference"``.
-        note: Why there is no interval.
+        note: Why there is no interval (or no estimate).
     """
 
-    estimate: float
-    a: float
-    b: float
+    estimate: float | None
+    a: float | None
+    b: float | None
     low: float | None
     high: float | None
     level: float
@@ -108,7 +108,8 @@ class ResultComparison:
         b: Side B on its own.
         differences: ``{"mean" | "pass_at_<k>" | "pass_hat_<k>": Difference}``.
         flips: First-run flips.
-        mcnemar_p: McNemar's exact two-sided p-value on the flips.
+        mcnemar_p: McNemar's exact two-sided p-value on the flips, or None when no matched row's first run
+            counts on both sides (a side with nothing scored has no flips).
         tested: Statistics with a p-value (the size of Holm's family).
         verdict: The headline verdict.
         warnings: Every warning (n differs, rows differ, the multiplicity note, each side's own).
@@ -126,7 +127,7 @@ class ResultComparison:
     b: ComparedSide
     differences: dict[str, Difference]
     flips: Flips
-    mcnemar_p: float
+    mcnemar_p: float | None
     tested: int
     verdict: Verdict
     warnings: tuple[ResultWarning, ...] = ()

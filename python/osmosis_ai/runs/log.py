@@ -122,6 +122,20 @@ def _records(path: Path) -> Iterator[tuple[int, int, dict[str, Any]]]:
             yield number, offset, record
 
 
+def open_runs(path: Path) -> tuple[dict[str, Any], Iterator[dict[str, Any]]]:
+    """A results log's header and its run records, in one pass: the header is the pass's first line (read
+    now), the runs follow as the iterator is read (memory does not grow with the log).
+
+    Raises:
+        ResultsLogError: The file is not a results log (no header line).
+    """
+    records = _records(path)
+    first = next(records, None)
+    if first is None:
+        raise ResultsLogError(f"{path}:1: not an osmosis results log")
+    return first[2], (record for _, _, record in records)
+
+
 def iter_runs(path: Path) -> Iterator[dict[str, Any]]:
     """The run records of a results log, one at a time (memory does not grow with the log)."""
     for number, _, record in _records(path):

@@ -112,7 +112,7 @@ def confidence_interval(
     * ``"t"`` (alias ``"normal"``): ``estimate ± t·se`` with Student's t for rows - 1 degrees of freedom
       and the row-clustered standard error, cut to [0, 1] when every row's value (over its weight) lies
       there; with ``weights`` the statistic is ``sum(values) / sum(weights)`` (for example score sums
-      over attempts per row).
+      over attempts per row), and rows of weight 0 (rows without data) are not counted as rows.
     * ``"bootstrap"``: the percentile bootstrap over rows with a seeded generator (the same seed gives
       the same interval on every platform); it needs at least 10 rows.
     * ``"auto"`` (default): Wilson when there are no weights and every value is in [0, 1], else t.
@@ -172,8 +172,8 @@ def confidence_interval(
             )
         raw = _core.row_interval(data, code, "bootstrap", level, 0.0, resamples, seed, packed_weights)
         return _check_spread(raw, level, rows, "bootstrap")
-    t = _core.student_t_quantile(0.5 + level / 2.0, float(max(rows - 1, 1)))
-    raw = _core.row_interval(data, code, "normal", level, t, resamples, seed, packed_weights)
+    # Student's t at the rows that carry data (weight 0 is no row), counted in the core.
+    raw = _core.row_interval(data, code, "t", level, 0.0, resamples, seed, packed_weights)
     return _check_spread(raw, level, rows, method)
 
 

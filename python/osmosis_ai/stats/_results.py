@@ -24,6 +24,7 @@ __all__ = [
     "RESULTS_LOG_FORMATS",
     "ModelResults",
     "ResultsSummary",
+    "log_declared_runs",
     "log_index_base",
     "rebase_indices",
     "summarize_results",
@@ -55,6 +56,19 @@ def log_index_base(header: Mapping[str, Any]) -> int:
     return _core.results_index_base(
         header.get("kind"), declared if valid else None, "osmosis_version" in header
     )
+
+
+def log_declared_runs(header: Mapping[str, Any]) -> int | None:
+    """The runs per row a results log with this header declares (its config's ``n``, ``number`` or
+    ``n_runs``; 1 for ``grade`` and ``reward probe`` logs), None when it declares none: the ``n_runs``
+    :func:`osmosis_ai.results.read_results` reports for the log, by the Rust reader's rule, without
+    reading its records.
+
+    Example:
+        >>> log_declared_runs({"format": "osmosis-results/1", "kind": "eval", "config": {"n_runs": 4}})
+        4
+    """
+    return _core.results_declared_runs(json.dumps(header, default=str))
 
 
 def rebase_indices(record: Mapping[str, Any], base: int) -> dict[str, Any]:

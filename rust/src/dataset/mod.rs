@@ -172,7 +172,8 @@ pub struct Row {
 }
 
 /// A batch of a row source stops growing once its text takes this many bytes (a thousand 2 KB rows),
-/// so a file of long rows does not multiply the memory a batch takes.
+/// so a file of long rows does not multiply the memory a batch takes; a Parquet chunk holds the rows of
+/// its row group that take about as many bytes uncompressed.
 const BATCH_TEXT_BYTES: usize = 2 << 20;
 
 /// Used tapes kept for reuse: as many as can be in flight between the reader's thread and its caller

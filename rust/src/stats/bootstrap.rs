@@ -118,12 +118,20 @@ fn rows_in_unit(values: &[f64], weights: Option<&[f64]>) -> bool {
     })
 }
 
+/// The rows of a column that carry data: those of nonzero weight (a pass@k column weighs a row with
+/// fewer than k attempts that count 0, the mean a row without a scored attempt), every row when
+/// unweighted. Both the small-sample factor `R/(R-1)` and Student's t degrees of freedom `R - 1` count
+/// these rows: a row of weight 0 is no observation.
+pub fn rows_with_data(rows: usize, weights: Option<&[f64]>) -> usize {
+    weights.map_or(rows, |w| w.iter().filter(|&&x| x != 0.0).count())
+}
+
 /// The normal-approximation interval `estimate ± z·se` of a ratio over rows, with the cluster-robust
-/// (linearised) standard error. With unit weights this is the textbook `mean ± z·s/√R`. When every
-/// row's value lies in [0, 1], so do the bounds (see [`unit_bounds`]).
-/// `None` with fewer than two rows or a zero total weight.
+/// (linearised) standard error. With unit weights this is the textbook `mean ± z·s/√R`, R the
+/// [`rows_with_data`]. When every row's value lies in [0, 1], so do the bounds (see [`unit_bounds`]).
+/// `None` with fewer than two rows that carry data or a zero total weight.
 pub fn normal_interval(values: &[f64], weights: Option<&[f64]>, z: f64) -> Option<Interval> {
-    let rows = values.len();
+    let rows = rows_with_data(values.len(), weights);
     if rows < 2 {
         return None;
     }
@@ -131,7 +139,7 @@ pub fn normal_interval(values: &[f64], weights: Option<&[f64]>, z: f64) -> Optio
     if !estimate.is_finite() {
         return None;
     }
-    let total_weight = weights.map_or(rows as f64, |w| w.iter().sum());
+    let total_weight = weights.map_or(values.len() as f64, |w| w.iter().sum());
     let mut squares = CompensatedSum::default();
     for (i, v) in values.iter().enumerate() {
         let w = weights.map_or(1.0, |w| w[i]);
@@ -160,6 +168,9 @@ pub struct PairedDifference {
     pub estimate: f64,
     pub se: f64,
     pub span: Span,
+    /// The paired rows that carry data (nonzero weight on either side): the `R` of the small-sample
+    /// factor, and `R - 1` Student's t degrees of freedom.
+    pub rows: usize,
 }
 
 impl PairedDifference {
@@ -179,7 +190,7 @@ impl PairedDifference {
 }
 
 /// The paired difference `ratio(a) - ratio(b)` and its standard error (see [`PairedDifference`]);
-/// `None` with fewer than two rows, rows that do not pair, or a side without weight.
+/// `None` with fewer than two rows that carry data, rows that do not pair, or a side without weight.
 pub fn paired_difference(
     a: &[f64],
     a_weights: Option<&[f64]>,
@@ -187,7 +198,14 @@ pub fn paired_difference(
     b_weights: Option<&[f64]>,
 ) -> Option<PairedDifference> {
     let rows = a.len();
-    if rows < 2 || b.len() != rows {
+    if b.len() != rows {
+        return None;
+    }
+    let weight = |w: Option<&[f64]>, i: usize| w.map_or(1.0, |w| w[i]);
+    let with_data = (0..rows)
+        .filter(|&i| weight(a_weights, i) != 0.0 || weight(b_weights, i) != 0.0)
+        .count();
+    if with_data < 2 {
         return None;
     }
     let (ma, mb) = (ratio(a, a_weights), ratio(b, b_weights));
@@ -203,7 +221,7 @@ pub fn paired_difference(
         let d = (a[i] - ma * wa) / ta - (b[i] - mb * wb) / tb;
         squares.add(d * d);
     }
-    let r = rows as f64;
+    let r = with_data as f64;
     let in_unit = rows_in_unit(a, a_weights) && rows_in_unit(b, b_weights);
     Some(PairedDifference {
         estimate: ma - mb,
@@ -213,6 +231,7 @@ pub fn paired_difference(
         } else {
             Span::Unbounded
         },
+        rows: with_data,
     })
 }
 
@@ -456,6 +475,26 @@ mod tests {
         assert!((iv.estimate - mean).abs() < 1e-15);
         assert!((iv.low - (mean - half)).abs() < 1e-12 && (iv.high - (mean + half)).abs() < 1e-12);
         assert!(normal_interval(&[1.0], None, Z95).is_none());
+    }
+
+    #[test]
+    fn rows_of_weight_zero_are_no_rows_of_the_normal_interval_or_the_paired_difference() {
+        // Two empty rows beside three with data: the same interval and standard error as the three alone.
+        let (v, w) = ([2.0, 5.0, 0.0, 3.5, 0.0], [1.0, 1.0, 0.0, 1.0, 0.0]);
+        let with_empty = normal_interval(&v, Some(&w), Z95).unwrap();
+        let alone = normal_interval(&[2.0, 5.0, 3.5], None, Z95).unwrap();
+        assert!(
+            (with_empty.low - alone.low).abs() < 1e-12
+                && (with_empty.high - alone.high).abs() < 1e-12
+        );
+        assert_eq!(rows_with_data(5, Some(&w)), 3);
+        let b = [1.0, 1.0, 0.0, 2.0, 0.0];
+        let d = paired_difference(&v, Some(&w), &b, Some(&w)).unwrap();
+        let direct = paired_difference(&[2.0, 5.0, 3.5], None, &[1.0, 1.0, 2.0], None).unwrap();
+        assert_eq!(d.rows, 3);
+        assert!((d.se - direct.se).abs() < 1e-12, "{d:?} {direct:?}");
+        // One row with data is no interval.
+        assert!(normal_interval(&[2.0, 0.0], Some(&[1.0, 0.0]), Z95).is_none());
     }
 
     #[test]

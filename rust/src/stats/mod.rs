@@ -20,7 +20,7 @@ pub use aggregate::{Aggregator, KSpread, Spread};
 pub use agreement::{agreement, cohen_kappa, ranks, spearman, Agreement};
 pub use bootstrap::{
     median, normal_difference, normal_interval, paired_difference, percentile, quantiles,
-    unit_bounds, Bootstrap, Interval, PairedDifference, Rng, Span,
+    rows_with_data, unit_bounds, Bootstrap, Interval, PairedDifference, Rng, Span,
 };
 pub use distributions::{holm, normal_quantile, t_quantile, t_two_sided_p, wilson};
 pub use estimator::{
@@ -33,7 +33,7 @@ pub use options::{
 };
 pub use results::{
     compare, log_index_base, model, model_intervals, paired_t_differences, summarize_results_file,
-    Layout, ModelTally, NameTally, ResultsOptions, ResultsSummary, LOG_FORMATS,
+    Layout, Meta, ModelTally, NameTally, ResultsOptions, ResultsSummary, LOG_FORMATS,
 };
 
 use std::fmt;

@@ -118,4 +118,7 @@ pub struct IntervalColumns {
     pub names: Vec<String>,
     pub values: Vec<Vec<f64>>,
     pub weights: Vec<Option<Vec<f64>>>,
+    /// Attempts with a score in these rows: 0 means nothing was scored, and every value is no
+    /// statistic (a failed attempt the mean counts as 0.0 is no score).
+    pub scored: u64,
 }

@@ -11,7 +11,7 @@
 use super::columns::{ColumnBatch, ColumnValues, Utf8Bytes};
 use super::error::{DatasetError, DatasetResult};
 use super::jsonl::max_line_bytes;
-use super::{TapeBatch, Token};
+use super::{TapeBatch, Token, BATCH_TEXT_BYTES};
 use parquet::basic::{ConvertedType, LogicalType, Type as PhysicalType};
 use parquet::column::reader::ColumnReader;
 use parquet::data_type::ByteArray;
@@ -106,12 +106,23 @@ struct FlatColumns {
     columns: Vec<FlatColumn>,
     /// The next row group to open.
     group: usize,
+    /// Rows of the open row group a chunk may hold: as many as take about [`BATCH_TEXT_BYTES`]
+    /// uncompressed (the footer's size of the group over its rows), so long cells make short chunks.
+    rows_per_chunk: usize,
     levels: Vec<i16>,
 }
 
+/// Rows of a row group that take about [`BATCH_TEXT_BYTES`] uncompressed (at least 1).
+fn rows_within_bytes(group: &parquet::file::metadata::RowGroupMetaData) -> usize {
+    let rows = u64::try_from(group.num_rows()).unwrap_or(0).max(1);
+    let bytes = u64::try_from(group.total_byte_size()).unwrap_or(0).max(1);
+    let fit = (BATCH_TEXT_BYTES as u64).saturating_mul(rows) / bytes;
+    usize::try_from(fit).unwrap_or(usize::MAX).max(1)
+}
+
 impl FlatColumns {
-    /// Decodes up to `max` rows of every flat column (fewer at the end of a row group); `None` at the
-    /// end of the file.
+    /// Decodes up to `max` rows of every flat column (fewer at the end of a row group, and fewer when its
+    /// rows are long: see `rows_per_chunk`); `None` at the end of the file.
     fn read(&mut self, max: usize) -> Result<Option<Vec<ColumnValues>>, ParquetError> {
         let Some(file) = &self.file else {
             return Ok(None);
@@ -119,6 +130,7 @@ impl FlatColumns {
         loop {
             let mut out = Vec::with_capacity(self.columns.len());
             let mut rows = None;
+            let max = max.min(self.rows_per_chunk);
             for column in &mut self.columns {
                 let Some(reader) = column.reader.as_mut() else {
                     break;
@@ -140,6 +152,7 @@ impl FlatColumns {
                 return Ok(None);
             }
             let group = file.get_row_group(self.group)?;
+            self.rows_per_chunk = rows_within_bytes(group.metadata());
             self.group += 1;
             for column in &mut self.columns {
                 column.reader = Some(group.get_column_reader(column.leaf)?);
@@ -329,6 +342,7 @@ impl ParquetSource {
                 file: flat_file,
                 columns,
                 group: 0,
+                rows_per_chunk: usize::MAX,
                 levels: Vec::new(),
             },
             rows,
@@ -396,6 +410,14 @@ impl ParquetSource {
             .count();
         let mut out: Vec<TapeBatch> = (0..fields).map(|_| TapeBatch::default()).collect();
         for row in 0..rows {
+            // Without flat columns to fix the count, a chunk of long rows ends at about
+            // BATCH_TEXT_BYTES of text, as a row source's batch does.
+            if !exact
+                && row > 0
+                && out.iter().map(TapeBatch::text_bytes).sum::<usize>() >= BATCH_TEXT_BYTES
+            {
+                break;
+            }
             let row_fields = match iter.next() {
                 Some(row) => row?,
                 None if exact => {

@@ -2,15 +2,14 @@
 //! its options.
 
 use super::intervals::{
-    as_tuple, check_interval_args, rows_with_weight, run_bootstrap, t_for_rows, IntervalTuple,
-    NamedIntervals,
+    as_tuple, check_interval_args, run_bootstrap, t_for_rows, IntervalTuple, NamedIntervals,
 };
 use super::packed::check_packed;
 use super::protocol;
 use crate::error::CoreError;
 use crate::stats::{
-    normal_difference, normal_interval, Aggregator, AggregatorOptions, Bootstrap, FailedPolicy,
-    Interval, NonFinitePolicy, StatsError,
+    normal_interval, paired_difference, rows_with_data, Aggregator, AggregatorOptions, Bootstrap,
+    FailedPolicy, Interval, NonFinitePolicy, StatsError,
 };
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -245,13 +244,9 @@ impl StatsAggregator {
             py.detach(|| {
                 (0..width)
                     .map(|j| {
-                        normal_difference(
-                            &a.values[j],
-                            a.weights[j].as_deref(),
-                            &b.values[j],
-                            b.weights[j].as_deref(),
-                            t_for_rows(level, a.values[j].len()),
-                        )
+                        let (wa, wb) = (a.weights[j].as_deref(), b.weights[j].as_deref());
+                        paired_difference(&a.values[j], wa, &b.values[j], wb)
+                            .map(|d| d.interval(t_for_rows(level, d.rows)))
                     })
                     .collect()
             })
@@ -310,7 +305,7 @@ impl StatsAggregator {
                     .iter()
                     .zip(&cols.weights)
                     .map(|(v, w)| {
-                        let t = t_for_rows(level, rows_with_weight(v, w.as_deref()));
+                        let t = t_for_rows(level, rows_with_data(v.len(), w.as_deref()));
                         normal_interval(v, w.as_deref(), t)
                     })
                     .collect()

@@ -3,7 +3,7 @@
 use super::packed::decode_values;
 use super::protocol;
 use crate::error::CoreError;
-use crate::stats::{normal_interval, t_quantile, Bootstrap, Interval, StatsError};
+use crate::stats::{normal_interval, rows_with_data, t_quantile, Bootstrap, Interval, StatsError};
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
@@ -18,12 +18,6 @@ pub(super) fn as_tuple(interval: Option<Interval>) -> Option<IntervalTuple> {
 /// the normal intervals of the aggregator's columns use it, each column at its own rows.
 pub(super) fn t_for_rows(level: f64, rows: usize) -> f64 {
     t_quantile(0.5 + level / 2.0, (rows.max(2) - 1) as f64)
-}
-
-/// The rows of a column that carry data: those of nonzero weight (a pass@k column weighs a row with
-/// fewer than k attempts 0, the mean a row without a scored attempt), every row when unweighted.
-pub(super) fn rows_with_weight(values: &[f64], weights: Option<&[f64]>) -> usize {
-    weights.map_or(values.len(), |w| w.iter().filter(|&&x| x != 0.0).count())
 }
 
 /// Runs a bootstrap in chunks, checking for Ctrl+C between them.
@@ -78,7 +72,12 @@ pub(super) fn row_interval(
     seed: u64,
     weights: Option<(Bound<'_, PyBytes>, String)>,
 ) -> PyResult<Option<IntervalTuple>> {
-    check_interval_args(method, level, resamples)?;
+    // "t": Student's t at the rows that carry data (as the small-sample factor counts them).
+    check_interval_args(
+        if method == "t" { "normal" } else { method },
+        level,
+        resamples,
+    )?;
     let (raw, raw_weights) = (
         values.as_bytes(),
         weights.as_ref().map(|(b, c)| (b.as_bytes(), c.as_str())),
@@ -104,8 +103,13 @@ pub(super) fn row_interval(
             .into());
         }
     }
-    if method == "normal" {
-        let interval = py.detach(|| normal_interval(&values, weights.as_deref(), z));
+    if method == "normal" || method == "t" {
+        let q = if method == "t" {
+            t_for_rows(level, rows_with_data(values.len(), weights.as_deref()))
+        } else {
+            z
+        };
+        let interval = py.detach(|| normal_interval(&values, weights.as_deref(), q));
         return Ok(as_tuple(interval));
     }
     let out = run_bootstrap(

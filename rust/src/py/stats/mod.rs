@@ -30,6 +30,7 @@ pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(median, m)?)?;
     m.add_function(wrap_pyfunction!(quantiles, m)?)?;
     m.add_function(wrap_pyfunction!(results_index_base, m)?)?;
+    m.add_function(wrap_pyfunction!(results_declared_runs, m)?)?;
     m.add_class::<aggregator::StatsAggregator>()?;
     // The log formats the reader accepts, newest last: the writer takes its header's from here.
     m.add("RESULTS_LOG_FORMATS", crate::stats::LOG_FORMATS.to_vec())?;
@@ -71,6 +72,19 @@ fn mcnemar_exact(py: Python<'_>, b: u64, c: u64) -> f64 {
 #[pyo3(signature = (kind, index_base, by_package))]
 fn results_index_base(kind: Option<&str>, index_base: Option<u64>, by_package: bool) -> u64 {
     crate::stats::log_index_base(kind, index_base, by_package)
+}
+
+/// The runs per row a results log header (its JSON text) declares, by the reader's rule (`None` when it
+/// declares none): what `result_model` reports as `n_runs`, without reading the log's records.
+#[pyfunction]
+fn results_declared_runs(header: &str) -> PyResult<Option<u64>> {
+    let value: serde_json::Value = serde_json::from_str(header)
+        .map_err(|e| CoreError::Protocol(format!("results log header: {e}")))?;
+    let Some(first) = value.as_object() else {
+        return Ok(None);
+    };
+    let n = crate::stats::Meta::of_header(first).n_runs;
+    Ok(n.filter(|&n| n > 0).map(|n| n as u64))
 }
 
 /// The median of the scores (`None` for none).

@@ -301,11 +301,12 @@ impl Aggregator {
             (None, FailedPolicy::Zero) => Some(0.0),
             (None, FailedPolicy::Exclude) => None,
         };
-        let (mut sum, mut count) = (0.0f64, 0u32);
+        let (mut sum, mut count, mut scored) = (0.0f64, 0u32, 0u32);
         for score in scores {
             let score = score.filter(|x| x.is_finite());
             match score {
                 Some(x) => {
+                    scored += 1;
                     for (t, threshold) in self.thresholds.iter().enumerate() {
                         if x >= *threshold {
                             c[t] += 1;
@@ -336,7 +337,7 @@ impl Aggregator {
         self.padded += n - len;
         self.errors += errors;
         if let Some(store) = &mut self.store {
-            store.push(label, n, errors, sum, count, &c);
+            store.push(label, n, errors, sum, count, scored, &c);
         }
         self.scratch = c;
         Ok(())

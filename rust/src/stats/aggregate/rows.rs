@@ -17,6 +17,8 @@ pub(super) struct RowStore {
     errors: Vec<u32>,
     sum: Vec<f64>,
     count: Vec<u32>,
+    /// Attempts with a score (not failed, not errored): `count` also holds failed ones counted as 0.0.
+    scored: Vec<u32>,
     /// rows × thresholds, row-major.
     c: Vec<u32>,
 }
@@ -30,11 +32,13 @@ impl RowStore {
             errors: Vec::new(),
             sum: Vec::new(),
             count: Vec::new(),
+            scored: Vec::new(),
             c: Vec::new(),
         }
     }
 
     /// `n + errors` was checked to fit in u32 by the caller.
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn push(
         &mut self,
         label: u64,
@@ -42,6 +46,7 @@ impl RowStore {
         errors: u64,
         sum: f64,
         count: u32,
+        scored: u32,
         c: &[u32],
     ) {
         self.labels.push(label);
@@ -49,6 +54,7 @@ impl RowStore {
         self.errors.push(errors as u32);
         self.sum.push(sum);
         self.count.push(count);
+        self.scored.push(scored);
         self.c.extend_from_slice(c);
     }
 
@@ -161,12 +167,20 @@ impl Aggregator {
                 values: cols.values.iter().map(pick).collect(),
                 weights: cols.weights.iter().map(|w| w.as_ref().map(pick)).collect(),
                 names: cols.names,
+                scored: 0,
             }
         };
-        Ok((
+        let (mut ours, mut theirs) = (
             select(self.interval_columns(ks)?, 0),
             select(other.interval_columns(ks)?, 1),
-        ))
+        );
+        let (our_store, their_store) = (self.store()?, other.store()?);
+        ours.scored = pairs.iter().map(|p| u64::from(our_store.scored[p.0])).sum();
+        theirs.scored = pairs
+            .iter()
+            .map(|p| u64::from(their_store.scored[p.1]))
+            .sum();
+        Ok((ours, theirs))
     }
 
     /// Per-row columns for intervals over rows: `mean`, then `pass_at_{k}` and `pass_hat_{k}` for `ks`.
@@ -198,6 +212,7 @@ impl Aggregator {
             names,
             values,
             weights,
+            scored: store.scored.iter().map(|&s| u64::from(s)).sum(),
         })
     }
 }

@@ -68,10 +68,10 @@ pub struct Side {
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Difference {
-    /// `B - A` over the matched rows.
-    pub estimate: f64,
-    pub a: f64,
-    pub b: f64,
+    /// `B - A` over the matched rows; `None` when a side has no value (nothing of it scored), never 0.
+    pub estimate: Option<f64>,
+    pub a: Option<f64>,
+    pub b: Option<f64>,
     pub low: Option<f64>,
     pub high: Option<f64>,
     pub level: f64,
@@ -81,11 +81,11 @@ pub struct Difference {
     pub p_holm: Option<f64>,
     /// "b_better", "a_better" or "no_clear_difference".
     pub verdict: &'static str,
-    /// Why there is no interval, when there is none.
+    /// Why there is no interval (or no estimate), when there is none.
     pub note: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct Flips {
     /// On each matched row's first run: passed in A only, in B only, in both, in neither.
     pub a_only: u64,
@@ -116,7 +116,8 @@ pub struct Comparison {
     pub b: Side,
     pub differences: Ordered<Difference>,
     pub flips: Flips,
-    pub mcnemar_p: f64,
+    /// `None` when no matched row's first run counts on both sides (a side with nothing scored).
+    pub mcnemar_p: Option<f64>,
     /// Statistics with a p-value (the size of Holm's family).
     pub tested: usize,
     pub verdict: Verdict,
@@ -290,8 +291,14 @@ pub fn compare_files(
     for (&j, p) in tested.iter().zip(adjusted) {
         list[j].1.p_holm = Some(p);
     }
-    let f = flips(&ta.first_attempt, &tb.first_attempt, &pairs);
-    let mcnemar_p = mcnemar_exact(f.a_only, f.b_only).p_value;
+    // A side with nothing scored on these rows has no pass or fail to flip (its errored runs are no 0s).
+    let f = if ca.scored == 0 || cb.scored == 0 {
+        Flips::default()
+    } else {
+        flips(&ta.first_attempt, &tb.first_attempt, &pairs)
+    };
+    let counted = f.a_only + f.b_only + f.both + f.neither;
+    let mcnemar_p = (counted > 0).then(|| mcnemar_exact(f.a_only, f.b_only).p_value);
     let alpha = ((1.0 - options.level) * 1e9).round() / 1e9;
     let mut differences = Ordered(list);
     let verdict = verdicts(&mut differences, f, mcnemar_p, alpha);

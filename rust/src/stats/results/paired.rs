@@ -32,10 +32,24 @@ pub(super) fn flips(
     f
 }
 
+/// Why a side gives no value on these rows, or `None` when both do: nothing of a side scored (its
+/// failed runs count 0.0 in its mean, which is no score).
+fn unscored_note(a: &IntervalColumns, b: &IntervalColumns, rows: usize) -> Option<String> {
+    let who = match (a.scored == 0, b.scored == 0) {
+        (true, true) => "neither A nor B",
+        (true, false) => "A",
+        (false, true) => "B",
+        (false, false) => return None,
+    };
+    Some(format!(
+        "{who} has no scored run on the {rows} matched rows (every run errored or recorded no score): no difference"
+    ))
+}
+
 /// The paired difference `B - A` of column `j`, with its t interval and p-value. The interval is
 /// kept inside what the difference can be ([-1, 1] when both sides' rows lie in [0, 1]): a t interval on
 /// a few rows reaches past it. The p-value is the t-test's; neither moves a verdict (a bound cut at -1 or
-/// 1 keeps its side of 0).
+/// 1 keeps its side of 0). A side with nothing scored has no value and the difference none (null, never 0).
 pub(super) fn t_difference(
     a: &IntervalColumns,
     b: &IntervalColumns,
@@ -44,12 +58,13 @@ pub(super) fn t_difference(
 ) -> Difference {
     let (wa, wb) = (a.weights[j].as_deref(), b.weights[j].as_deref());
     let rows = a.values[j].len();
-    let ratio = |v: &[f64], w: Option<&[f64]>| {
-        v.iter().sum::<f64>() / w.map_or(rows as f64, |w| w.iter().sum())
+    let ratio = |c: &IntervalColumns, w: Option<&[f64]>| {
+        let value = c.values[j].iter().sum::<f64>() / w.map_or(rows as f64, |w| w.iter().sum());
+        (c.scored > 0 && value.is_finite()).then_some(value)
     };
-    let (va, vb) = (ratio(&a.values[j], wa), ratio(&b.values[j], wb));
+    let (va, vb) = (ratio(a, wa), ratio(b, wb));
     let mut out = Difference {
-        estimate: vb - va,
+        estimate: va.zip(vb).map(|(va, vb)| vb - va),
         a: va,
         b: vb,
         low: None,
@@ -59,8 +74,18 @@ pub(super) fn t_difference(
         p_value: None,
         p_holm: None,
         verdict: "no_clear_difference",
-        note: None,
+        note: unscored_note(a, b, rows),
     };
+    if out.note.is_some() {
+        return out;
+    }
+    if out.estimate.is_none() {
+        let who = if va.is_none() { "A" } else { "B" };
+        out.note = Some(format!(
+            "{who} has no matched row with enough runs that count for this statistic: no value"
+        ));
+        return out;
+    }
     let Some(paired) = paired_difference(&b.values[j], wb, &a.values[j], wa) else {
         out.note = Some(format!(
             "{rows} matched rows with scores on both sides: no interval"
@@ -74,7 +99,7 @@ pub(super) fn t_difference(
         ));
         return out;
     }
-    let df = rows as f64 - 1.0;
+    let df = paired.rows as f64 - 1.0;
     let interval = paired.interval(t_quantile(0.5 + level / 2.0, df));
     out.low = Some(interval.low);
     out.high = Some(interval.high);
@@ -111,7 +136,7 @@ pub(super) fn bootstrap_bounds(
         d.method = "bootstrap";
         d.low = None;
         d.high = None;
-        if rows < MIN_BOOTSTRAP_ROWS {
+        if rows < MIN_BOOTSTRAP_ROWS && d.estimate.is_some() {
             d.note = Some(format!(
                 "{rows} matched rows: the bootstrap needs at least {MIN_BOOTSTRAP_ROWS} (choose the t interval)"
             ));
@@ -139,6 +164,9 @@ pub(super) fn bootstrap_bounds(
         .iter_mut()
         .zip(boot.difference_intervals(&pairs, options.level))
     {
+        if d.estimate.is_none() {
+            continue; // nothing of a side scored: its note says so, and no resample changes that
+        }
         match iv {
             Some(iv) if iv.high - iv.low > 1e-12 => (d.low, d.high) = (Some(iv.low), Some(iv.high)),
             _ => {
@@ -152,7 +180,7 @@ pub(super) fn bootstrap_bounds(
 pub(super) fn verdicts(
     differences: &mut Ordered<Difference>,
     flips: Flips,
-    mcnemar_p: f64,
+    mcnemar_p: Option<f64>,
     alpha: f64,
 ) -> Verdict {
     let primary = if differences.0.iter().any(|(n, _)| n == "pass_at_1") {
@@ -179,7 +207,12 @@ pub(super) fn verdicts(
     })
 }
 
-fn verdict_of(d: &Difference, flips: Flips, mcnemar_p: f64, alpha: f64) -> (&'static str, String) {
+fn verdict_of(
+    d: &Difference,
+    flips: Flips,
+    mcnemar_p: Option<f64>,
+    alpha: f64,
+) -> (&'static str, String) {
     let (Some(low), Some(high), Some(p)) = (d.low, d.high, d.p_holm) else {
         let why = d.note.clone().unwrap_or_else(|| "no interval".into());
         return ("no_clear_difference", why);
@@ -204,6 +237,12 @@ fn verdict_of(d: &Difference, flips: Flips, mcnemar_p: f64, alpha: f64) -> (&'st
         flips.b_only > flips.a_only
     } else {
         flips.a_only > flips.b_only
+    };
+    let Some(mcnemar_p) = mcnemar_p else {
+        return (
+            "no_clear_difference",
+            "McNemar's test has no matched row whose first run counts on both sides".into(),
+        );
     };
     if mcnemar_p >= alpha || !agrees {
         return (

@@ -91,6 +91,33 @@ fn selector_rows(text: &str) -> Option<u64> {
 }
 
 impl Meta {
+    /// What a log header (a first line with a known `format`) says: its kind, config, declared n,
+    /// planned rows and what its indices count from.
+    pub fn of_header(first: &serde_json::Map<String, Value>) -> Self {
+        let mut meta = Meta {
+            kind: first
+                .get("kind")
+                .and_then(Value::as_str)
+                .map(str::to_string),
+            ..Meta::default()
+        };
+        if let Some(config) = first.get("config") {
+            meta.read_config(config);
+            meta.config = Some(config.clone());
+        }
+        // What the run set out to do (`planned.rows`), recorded by this version: logs without it
+        // count the rows they hold, and rows that never finished a run go uncounted.
+        meta.planned_rows = first
+            .get("planned")
+            .and_then(|p| p.get("rows"))
+            .and_then(Value::as_u64)
+            .or(meta.planned_rows);
+        let declared = first.get("index_base").and_then(Value::as_u64);
+        let by_package = first.contains_key("osmosis_version");
+        meta.index_base = super::log_index_base(meta.kind.as_deref(), declared, by_package);
+        meta
+    }
+
     fn read_config(&mut self, config: &Value) {
         let Some(object) = config.as_object() else {
             return;
@@ -162,7 +189,7 @@ fn record_error(path: &Path, line: usize, e: &serde_json::Error) -> CoreError {
 
 /// Finds the layout from the first non-empty line, and reads a log header.
 pub fn detect(path: &Path) -> CoreResult<(Layout, Meta)> {
-    let mut meta = Meta::default();
+    let meta = Meta::default();
     for (i, line) in open(path)?.lines().enumerate() {
         let line = line.map_err(|e| CoreError::io(path, e))?;
         if line.trim().is_empty() {
@@ -183,25 +210,7 @@ pub fn detect(path: &Path) -> CoreResult<(Layout, Meta)> {
                 .field("format")
                 .into());
             }
-            meta.kind = first
-                .get("kind")
-                .and_then(Value::as_str)
-                .map(str::to_string);
-            if let Some(config) = first.get("config") {
-                meta.read_config(config);
-                meta.config = Some(config.clone());
-            }
-            // What the run set out to do (`planned.rows`), recorded by this version: logs without it
-            // count the rows they hold, and rows that never finished a run go uncounted.
-            meta.planned_rows = first
-                .get("planned")
-                .and_then(|p| p.get("rows"))
-                .and_then(Value::as_u64)
-                .or(meta.planned_rows);
-            let declared = first.get("index_base").and_then(Value::as_u64);
-            let by_package = first.contains_key("osmosis_version");
-            meta.index_base = super::log_index_base(meta.kind.as_deref(), declared, by_package);
-            return Ok((Layout::Log, meta));
+            return Ok((Layout::Log, Meta::of_header(&first)));
         }
         if first.contains_key("row_index") {
             return Ok((Layout::Records, meta));
@@ -214,7 +223,7 @@ pub fn detect(path: &Path) -> CoreResult<(Layout, Meta)> {
         return Ok((layout, meta));
     }
     // An empty file: no attempts, in the plain layout.
-    Ok((Layout::Records, meta))
+    Ok((Layout::Records, Meta::default()))
 }
 
 /// Lines (or rows of a document) between two calls of the caller's interruption check.
