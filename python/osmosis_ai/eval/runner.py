@@ -74,11 +74,11 @@ class AgentExecutor:
     def finish(self, item: WorkItem, record: dict[str, Any]) -> None:
         if not record.get("tool_calls"):
             record.pop("tool_calls", None)  # only agents that record their calls in detail add the list
-        metrics = self._live.pop(id(item)).get_metrics()
-        record["tokens"] = metrics.prompt_tokens + metrics.response_tokens
-        record["num_llm_calls"] = metrics.num_llm_calls
-        record["prompt_tokens"] = metrics.prompt_tokens
-        record["completion_tokens"] = metrics.response_tokens
+        calls, prompt, completion = self._live.pop(id(item)).counts
+        record["tokens"] = prompt + completion
+        record["num_llm_calls"] = calls
+        record["prompt_tokens"] = prompt
+        record["completion_tokens"] = completion
 
     def _validate(self, tools: Any) -> None:
         # Agents mostly return the same definitions every time; comparing costs far less than checking.

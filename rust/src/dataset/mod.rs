@@ -255,7 +255,10 @@ impl DatasetReader {
         }
         let result = match self.source {
             Source::Rows(_) => {
-                let mut tape = self.spare.pop().unwrap_or_else(TapeBatch::for_rows);
+                let mut tape = self
+                    .spare
+                    .pop()
+                    .unwrap_or_else(|| TapeBatch::for_rows(BATCH_TEXT_BYTES));
                 self.fill(&mut tape, max).map(|()| Batch::Tape(tape))
             }
             Source::Columns(_) => self.next_columns(max),

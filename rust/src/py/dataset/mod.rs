@@ -4,6 +4,7 @@
 mod columns;
 mod rows;
 mod tape;
+mod text;
 
 use crate::dataset::{
     count_rows as core_count_rows, validate_file, Batch, Contract, DatasetErrorKind, DatasetReader,

@@ -1,5 +1,6 @@
 //! The cache of Python strings that rows of one file share: keys and short values by position.
 
+use super::text::py_str;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
@@ -52,7 +53,7 @@ impl KeyCache {
         text: &str,
     ) -> Bound<'py, PyString> {
         if text.len() > CACHED_VALUE_BYTES || position >= CACHED_POSITIONS {
-            return PyString::new(py, text);
+            return py_str(py, text);
         }
         if self.values.len() <= position {
             self.values.resize_with(position + 1, || None);
@@ -63,8 +64,16 @@ impl KeyCache {
                 return object.bind(py).clone();
             }
         }
-        let object = PyString::new(py, text);
-        *slot = Some((text.to_owned(), object.clone().unbind()));
+        let object = py_str(py, text);
+        // The slot's buffer is reused: an id or a label that changes every row costs no allocation.
+        match slot {
+            Some((cached, held)) => {
+                cached.clear();
+                cached.push_str(text);
+                *held = object.clone().unbind();
+            }
+            None => *slot = Some((text.to_owned(), object.clone().unbind())),
+        }
         object
     }
 

@@ -1,13 +1,12 @@
 //! A token tape (`dataset::tape`) → Python dicts.
 //!
-//! Every string is one `PyUnicode_FromStringAndSize` of text already unescaped and checked: for ASCII
-//! CPython copies it a word at a time, and for other text its UTF-8 decoder is the fastest way into a
-//! `str` the stable ABI offers (decoding to Latin-1 or code points first and handing those to
-//! `PyUnicode_DecodeLatin1` / `PyUnicode_FromWideChar` cost more in all, measured). Keys and short
+//! Every string is made from text already unescaped and checked, by `text::py_str` (which way into a
+//! `str` costs least depends on the widest character: see there). Keys and short
 //! values repeat from row to row and come from the key cache (`rows.rs`); a long text equal to the
 //! previous row's at the same key (a system prompt shared by every row) is that row's `str` again.
 
 use super::rows::{KeyCache, CACHED_DEPTH, CACHED_VALUE_BYTES};
+use super::text::py_str;
 use crate::dataset::{TapeBatch, Token};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyString};
@@ -88,7 +87,7 @@ impl<'a, 'py> Builder<'a, 'py> {
                 return object.bind(self.py).clone();
             }
         }
-        let object = PyString::new(self.py, text);
+        let object = py_str(self.py, text);
         match slot {
             Some((before, cached)) => {
                 before.clear();
@@ -108,7 +107,7 @@ impl<'a, 'py> Builder<'a, 'py> {
             Token::Int(i) => i.into_pyobject(py)?.into_any(),
             Token::UInt(u) => u.into_pyobject(py)?.into_any(),
             Token::Float(f) => PyFloat::new(py, f).into_any(),
-            text @ Token::Text { .. } => PyString::new(py, self.text(text)).into_any(),
+            text @ Token::Text { .. } => py_str(py, self.text(text)).into_any(),
             Token::Array => self.array(cache, depth)?.into_any(),
             Token::Object => self.object(cache, depth, None)?.into_any(),
         })
