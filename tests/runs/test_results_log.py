@@ -78,6 +78,31 @@ def test_bad_lines_are_reported_with_their_number(tmp_path: Path) -> None:
         read_log(other)
 
 
+def test_a_line_is_one_compact_json_object_with_secrets_masked_and_blank_lines_are_read_past(
+    tmp_path: Path,
+) -> None:
+    from osmosis_ai.redact import remember
+
+    remember(["sk-log-line-secret-1234"])
+    path = tmp_path / "log.jsonl"
+    with ResultsLog.create(path, CONFIG) as log:
+        log.append(
+            {**run({"q": 1}, 0, 1.0), "error": "401 from http://me:pw@host/v1 with sk-log-line-secret-1234"}
+        )
+        log.append({**run({"q": 1}, 1, 0.5), "error": "no credentials here: a@b, x://y"})
+    _header, first, second = path.read_bytes().split(b"\n")[:3]
+    assert b"sk-log-line-secret" not in first and b"pw@" not in first
+    parsed = json.loads(first)
+    assert parsed["error"] == "401 from http://***@host/v1 with ***"
+    # The layout readers rely on: compact JSON, the record's keys in order, then the invocation's stamp.
+    assert list(parsed)[:5] == ["row_key", "row_index", "run_index", "model_tag", "scores"]
+    assert list(parsed)[-3:] == ["invocation", "invocation_ms", "invocation_cpu_ms"]
+    assert first == json.dumps(parsed, separators=(",", ":")).encode()
+    assert json.loads(second)["error"] == "no credentials here: a@b, x://y"
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\n \t\n", 1))  # a blank line after the header
+    assert [r["run_index"] for r in read_log(path).runs] == [0, 1]
+
+
 def test_row_key_depends_on_content_only() -> None:
     assert row_key({"a": 1, "b": [1, 2]}) == row_key({"b": [1, 2], "a": 1})
     assert row_key({"a": 1}) != row_key({"a": 2})

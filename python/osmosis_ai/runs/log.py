@@ -105,7 +105,7 @@ def _records(path: Path) -> Iterator[tuple[int, int, dict[str, Any]]]:
             if not raw.endswith(b"\n"):
                 return
             offset += len(raw)
-            if not raw.strip():
+            if raw.isspace():  # a blank line (isspace stops at the first other byte; strip copies the line)
                 continue
             try:
                 record = orjson.loads(raw)
@@ -303,6 +303,7 @@ class ResultsLog:
     ) -> None:
         self.path = path
         self._handle = handle
+        self._fd = handle.fileno()
         self.done = done
         # The stamp every record gets (see the module docstring): which invocation, and its clocks.
         self.invocation = invocation
@@ -404,10 +405,17 @@ class ResultsLog:
         return log
 
     def _write(self, record: Mapping[str, Any]) -> None:
-        line = orjson.dumps(record, default=str, option=orjson.OPT_NON_STR_KEYS).decode()
+        line = orjson.dumps(record, default=str, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE)
         # An error message may quote a key or a URL with credentials; the log must not.
-        self._handle.write(redact(line).encode() + b"\n")
-        self._handle.flush()
+        text = line.decode()
+        masked = redact(text)
+        if masked is not text:
+            line = masked.encode()
+        # Straight to the file in one write (the handle's buffer stays empty): a line is on disk, whole,
+        # when this returns, and only a crash inside a write can leave a torn last line.
+        written = os.write(self._fd, line)
+        while written < len(line):  # a short write (a signal, a full disk): the rest, or the error
+            written += os.write(self._fd, memoryview(line)[written:])
 
     def append(self, record: Mapping[str, Any]) -> None:
         """Writes one finished item, stamped with its invocation, and flushes it to the OS before returning."""
