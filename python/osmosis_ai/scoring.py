@@ -50,6 +50,8 @@ def coerce_score(value: Any, *, function: str, strict: bool) -> float:
         ...
         osmosis_ai.errors.SignatureError: Function 'exact' must return a float, got int (1). Return float(x) (e.g. `return float(score)`); the training platform rejects other types.
     """
+    if type(value) is float and math.isfinite(value):
+        return value  # what nearly every call returns, under either rule: no ABC check, no float()
     kind = type(value).__name__
     if strict:
         ok = type(value) is float

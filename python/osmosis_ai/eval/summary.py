@@ -207,22 +207,29 @@ def iter_rows(log_path: Path, runs_per_row: int, with_tags: bool) -> Iterator[di
 
     A row is handed out once it has ``runs_per_row`` runs and every row mentioned before it has been;
     rows still incomplete at the end of the log follow. Memory holds the rows between the oldest
-    incomplete row and the newest, which the run engine's bounded concurrency keeps small.
+    incomplete row and the newest, which the run engine's bounded concurrency keeps small, and of each
+    run only its public part (never the conversation a record carries).
     """
     pending: dict[int, dict[tuple[str, int], dict[str, Any]]] = {}
     order: list[int] = []
     head = 0
 
     def row(index: int) -> dict[str, Any]:
-        runs = sorted(pending.pop(index).items())
-        return {"row_index": index, "runs": [_public_run(run, with_tags) for _, run in runs]}
+        runs = pending.pop(index)
+        return {
+            "row_index": index,
+            "runs": [runs[key] for key in sorted(runs)] if len(runs) > 1 else [*runs.values()],
+        }
 
     for record in iter_runs(log_path):
         index = int(record["row_index"])
-        if index not in pending:
-            pending[index] = {}
+        runs = pending.get(index)
+        if runs is None:
+            runs = pending[index] = {}
             order.append(index)
-        pending[index][(record.get("model_tag") or "", int(record["run_index"]))] = record
+        runs[(record.get("model_tag") or "", int(record["run_index"]))] = _public_run(record, with_tags)
+        if index != order[head] or len(runs) < runs_per_row:
+            continue  # the oldest row still waits (the one that just grew is another, or incomplete)
         while head < len(order) and len(pending[order[head]]) >= runs_per_row:
             yield row(order[head])
             head += 1
