@@ -35,6 +35,7 @@ from osmosis_ai.rollout.sample import (
     RolloutStatus,
     classify_exception,
     plain_copy,
+    sample_from_output,
 )
 from osmosis_ai.rollout.workflow import AgentWorkflowOutput
 
@@ -288,7 +289,7 @@ async def _sample_of(output: Any, request: ExecutionRequest, rollout: RolloutCon
             f"got {type(output).__name__}"
         )
     if output is not None and output.messages is not None:
-        return RolloutSample(messages=output.messages, label=request.label, metrics=output.metrics)
+        return sample_from_output(output.messages, request.label, output.metrics)
     sample = await rollout.get_sample()
     if sample is not None and sample.label is None:
         sample.label = request.label
