@@ -213,7 +213,7 @@ class GraderContext(_Artifacts):
         from pydantic import ValidationError
 
         try:
-            self.sample.reward = reward  # validated on assignment: NaN, inf, bool or text raise
+            sample.reward = reward  # validated on assignment: NaN, inf, bool or text raise
         except ValidationError as exc:
             # Still a ValueError (a validation_error failure), with the one line that says what was wrong.
             raise ValueError(f"set_reward: {exc.errors()[0]['msg'].removeprefix('Value error, ')}") from None

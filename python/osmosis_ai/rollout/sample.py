@@ -171,6 +171,9 @@ def _str_keyed(value: Any) -> bool:
     return type(value) is dict and all(type(key) is str for key in value)
 
 
+_set_attribute = object.__setattr__
+
+
 def _assembled(cls: type[_Model], values: dict[str, Any], given: frozenset[str]) -> _Model:
     """An instance of ``cls`` holding ``values`` (every field, each already what validating it would
     give), with ``given`` as the fields set, as ``model_construct`` leaves it, without its Python loop
@@ -183,7 +186,6 @@ def _assembled(cls: type[_Model], values: dict[str, Any], given: frozenset[str])
     return instance
 
 
-_set_attribute = object.__setattr__
 _SAMPLE_GIVEN = frozenset({"messages", "trajectory_messages", "label", "metrics"})
 
 
@@ -214,7 +216,7 @@ def sample_from_output(messages: Any, label: str | None, metrics: Mapping[str, A
         "label": label,
         "reward": None,
         "remove_sample": False,
-        "metrics": metrics.copy(),
+        "metrics": dict(metrics),
         "extra_fields": {},
     }
     return _assembled(RolloutSample, values, _SAMPLE_GIVEN)

@@ -115,6 +115,7 @@ def _records(path: Path, *, keys_only: bool = False) -> Iterator[tuple[int, int,
             if not raw.strip():
                 continue
             head = _HEAD.match(raw) if keys_only and number > 1 else None
+            record: Any
             if head is not None:
                 record = {"row_index": int(head[1]), "run_index": int(head[2])}
             else:
