@@ -119,7 +119,10 @@ def baseline_comparison(source: Path, baseline: dict[str, float], current: dict[
 
 def _indent(text: str, first: str, rest: str) -> str:
     """``text`` (a judge's or model's words, an error: untrusted) indented, each line terminal-safe."""
-    lines = [terminal_safe(line) for line in str(text).splitlines()] or [""]
+    text = str(text)
+    if text.isprintable():  # one line, nothing to escape (every character terminal_safe escapes is not)
+        return first + text
+    lines = [terminal_safe(line) for line in text.splitlines()] or [""]
     return "\n".join([first + lines[0], *(rest + line for line in lines[1:])])
 
 

@@ -1,7 +1,10 @@
-"""JudgeTemplate (a session's judge settings made once) builds the very request, or error, prepare does."""
+"""The judge's fast paths give what the plain ones give: JudgeTemplate builds the request (or error) prepare
+builds, and the reply parse reads what the json module reads."""
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 import pytest
@@ -65,3 +68,46 @@ def test_template_without_a_key_fails_each_call(monkeypatch: pytest.MonkeyPatch)
     template = JudgeTemplate({"provider": "openai", "model": "judge-1"}, {})
     with pytest.raises(MissingAPIKeyError):
         template.prepare("Is it right?", "42")
+
+
+REPLIES = [
+    '{"score": 0.5, "explanation": "fine"}',
+    '  ```json\n{"score": 2, "explanation": "fenced"}\n```  ',
+    '<think>hmm</think>{"score": 1, "explanation": "thought"}',
+    '<THINK>a\nb</THINK>\n```\n{"score": 0, "explanation": "both"}```',
+    '{"score": 1e400, "explanation": "huge"}',
+    '{"score": NaN, "explanation": "nan"}',
+    '{"score": 123456789012345678901234567890, "explanation": "big"}',
+    '{"score": 0.5, "explanation": "lone \\ud800"}',
+    '{"score": 0.5, "score": 0.7, "explanation": "twice"}',
+    '{"score": 0.5, "explanation": "x"} trailing',
+    "[0.5]",
+    '{"score": true, "explanation": "bool"}',
+    "",
+]
+
+
+@pytest.mark.parametrize("content", REPLIES)
+def test_reply_parse_matches_the_standard_reader(content: str) -> None:
+    """The parse reads with orjson where it can: every reply scores (or fails) as the json module reads it."""
+    from osmosis_ai.rubric.parse import ReplyProblem, _sanitise, parse_reply
+
+    def reference(text: str) -> tuple[Any, ...]:
+        # The established rules: strip a think block and fences, then json.loads.
+        text = re.sub(r"<think>.*?</think>", "", text, flags=re.DOTALL | re.IGNORECASE).strip()
+        text = re.sub(r"\s*```$", "", re.sub(r"^```(?:json)?\s*", "", text, flags=re.IGNORECASE)).strip()
+        return (text,)
+
+    assert (_sanitise(content),) == reference(content)
+    try:
+        expected: Any = json.loads(reference(content)[0])
+    except json.JSONDecodeError:
+        expected = "invalid"
+    try:
+        reply = parse_reply(content, 0.0, 1.0)
+    except ReplyProblem as problem:
+        # Not JSON exactly where json says so; otherwise a reason past the parse (no score, not an object).
+        assert (problem.reason == "invalid_json") == (expected == "invalid"), problem.reason
+        return
+    assert isinstance(expected, dict) and reply.raw_score == float(expected["score"])
+    assert reply.explanation == expected["explanation"].strip()
