@@ -93,9 +93,10 @@ class JudgeHealth:
     def add(self, run: Mapping[str, Any]) -> None:
         """Counts one run record."""
         self.runs += 1
-        self.successes += run.get("status") == "success"
-        self.unscored += run.get("status") == "unscored"
-        self.errors += run.get("status") == "error"
+        status = run.get("status")
+        self.successes += status == "success"
+        self.unscored += status == "unscored"
+        self.errors += status == "error"
         self.clamps += bool(run.get("clamped"))
         self.parse_failures += int(run.get("parse_failures") or 0)
         self.retries += int(run.get("retries") or 0)
