@@ -186,7 +186,10 @@ def project_items(
                 # One syscall each in the usual case (a new attempt): this runs once per item.
                 with contextlib.suppress(FileExistsError):
                     os.mkdir(f"{trials}/{rollout_id}")
-                _write_file(trial, redact(trajectory_json(document).decode()).encode())
+                data = trajectory_json(document)
+                text = data.decode()
+                masked = redact(text)
+                _write_file(trial, data if masked is text else masked.encode())
                 _replace_link(trial, target)
         if rollout_id in with_artifacts:
             artifacts = f"{trials}/{rollout_id}/artifacts"

@@ -20,7 +20,7 @@ from osmosis_ai.eval.runner import AgentExecutor
 from osmosis_ai.llm.bridge import LLMBridge
 from osmosis_ai.rollout.backend.base import ExecutionBackend
 from osmosis_ai.rollout.context import RolloutContext
-from osmosis_ai.rollout.sample import ExecutionRequest, ExecutionResult, RolloutStatus
+from osmosis_ai.rollout.sample import ExecutionResult, RolloutStatus, execution_request
 from osmosis_ai.runs.engine import RunControl, WorkItem, new_item_record
 
 __all__ = ["LoopExecutor", "WorkflowExecutor", "base_record", "new_rollout_id"]
@@ -116,13 +116,13 @@ class WorkflowExecutor:
     async def execute(self, item: WorkItem, record: dict[str, Any], control: RunControl) -> None:
         rollout_id = record["rollout_id"]
         row = item.row
-        request = ExecutionRequest(
-            id=rollout_id,
-            prompt=item_prompt(row),
-            label=row.get("ground_truth"),
-            metadata=row.get("metadata"),
-            agent_timeout_sec=self.agent_timeout,
-            grader_timeout_sec=self.grader_timeout,
+        request = execution_request(
+            rollout_id,
+            item_prompt(row),
+            row.get("ground_truth"),
+            row.get("metadata"),
+            self.agent_timeout,
+            self.grader_timeout,
         )
         steps: dict[str, ExecutionResult] = {}
         context = RolloutContext(

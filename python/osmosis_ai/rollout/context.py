@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from osmosis_ai.rollout.sample import RolloutSample
+from osmosis_ai.rollout.sample import RolloutSample, checked_reward
 
 __all__ = [
     "AgentWorkflowContext",
@@ -198,12 +198,22 @@ class GraderContext(_Artifacts):
 
     def set_reward(self, reward: float) -> None:
         """Attaches the reward to the sample; it must be a finite number (else a ValueError)."""
-        if self.sample is None:
+        sample = self.sample
+        if sample is None:
             raise ValueError("there is no sample to reward (the workflow produced none)")
+        if type(sample) is RolloutSample:
+            # What assigning validates, without pydantic's assignment machinery (once per rollout).
+            try:
+                checked = checked_reward(reward)
+            except ValueError as exc:
+                raise ValueError(f"set_reward: {exc}") from None
+            sample.__dict__["reward"] = checked
+            sample.__pydantic_fields_set__.add("reward")
+            return
         from pydantic import ValidationError
 
         try:
-            self.sample.reward = reward  # validated on assignment: NaN, inf, bool or text raise
+            sample.reward = reward  # validated on assignment: NaN, inf, bool or text raise
         except ValidationError as exc:
             # Still a ValueError (a validation_error failure), with the one line that says what was wrong.
             raise ValueError(f"set_reward: {exc.errors()[0]['msg'].removeprefix('Value error, ')}") from None

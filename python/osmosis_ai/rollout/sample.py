@@ -13,7 +13,7 @@ import math
 import numbers
 from collections.abc import Mapping, Sequence
 from enum import Enum
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -27,8 +27,11 @@ __all__ = [
     "RolloutStatus",
     "check_rollout_id",
     "check_time_budget",
+    "checked_reward",
     "classify_exception",
+    "execution_request",
     "plain_copy",
+    "sample_from_output",
 ]
 
 
@@ -80,6 +83,7 @@ def classify_exception(exc: BaseException) -> RolloutErrorCategory:
 
 
 _UNSET: Any = object()
+_Model = TypeVar("_Model", bound=BaseModel)
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
@@ -142,20 +146,80 @@ class RolloutSample(BaseModel):
     @field_validator("reward", mode="before")
     @classmethod
     def _finite_reward(cls, value: Any) -> Any:
-        # bool is an int to Python; a reward of True is a bug in the grader, not 1.0.
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            raise ValueError(f"reward must be a finite number, got {type(value).__name__} {value!r}")
-        if not math.isfinite(float(value)):
-            raise ValueError(f"reward must be a finite number, got {value!r}")
-        return float(value)
+        return checked_reward(value)
 
     def json_safe_copy(self) -> RolloutSample:
         """A copy whose ``metrics`` and ``extra_fields`` hold only JSON-encodable, finite values."""
         return self.model_copy(
             update={"metrics": _json_safe(self.metrics), "extra_fields": _json_safe(self.extra_fields)}
         )
+
+
+def checked_reward(value: Any) -> float | None:
+    """A reward as :class:`RolloutSample` keeps it: None, or a finite number as a float (else a ValueError)."""
+    # bool is an int to Python; a reward of True is a bug in the grader, not 1.0.
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"reward must be a finite number, got {type(value).__name__} {value!r}")
+    if not math.isfinite(float(value)):
+        raise ValueError(f"reward must be a finite number, got {value!r}")
+    return float(value)
+
+
+def _str_keyed(value: Any) -> bool:
+    return type(value) is dict and all(type(key) is str for key in value)
+
+
+_set_attribute = object.__setattr__
+
+
+def _assembled(cls: type[_Model], values: dict[str, Any], given: frozenset[str]) -> _Model:
+    """An instance of ``cls`` holding ``values`` (every field, each already what validating it would
+    give), with ``given`` as the fields set, as ``model_construct`` leaves it, without its Python loop
+    over the fields (the hot path of a local run builds two models per rollout)."""
+    instance = cls.__new__(cls)
+    _set_attribute(instance, "__dict__", values)
+    _set_attribute(instance, "__pydantic_fields_set__", set(given))
+    _set_attribute(instance, "__pydantic_extra__", None)
+    _set_attribute(instance, "__pydantic_private__", None)
+    return instance
+
+
+_SAMPLE_GIVEN = frozenset({"messages", "trajectory_messages", "label", "metrics"})
+
+
+def sample_from_output(messages: Any, label: str | None, metrics: Mapping[str, Any]) -> RolloutSample:
+    """``RolloutSample(messages=messages, label=label, metrics=metrics)``: the sample of a workflow's output.
+
+    What the output's own validation already made sure of (a list of messages with text keys, metrics
+    with text keys) is not checked again: the sample is assembled as validation would leave it (each
+    message and the metrics copied, the trajectory a deep copy). Anything else (an output changed after it
+    was made) is validated the usual way.
+
+    Example:
+        >>> sample = sample_from_output([{"role": "user", "content": "hi"}], "4", {})
+        >>> sample == RolloutSample(messages=[{"role": "user", "content": "hi"}], label="4")
+        True
+    """
+    fits = (
+        type(messages) is list
+        and all(_str_keyed(message) for message in messages)
+        and _str_keyed(metrics)
+        and (label is None or type(label) is str)
+    )
+    if not fits:
+        return RolloutSample(messages=messages, label=label, metrics=metrics)
+    values = {
+        "messages": [message.copy() for message in messages],
+        "trajectory_messages": plain_copy(messages),
+        "label": label,
+        "reward": None,
+        "remove_sample": False,
+        "metrics": dict(metrics),
+        "extra_fields": {},
+    }
+    return _assembled(RolloutSample, values, _SAMPLE_GIVEN)
 
 
 def _json_safe(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -175,9 +239,19 @@ def _json_safe(values: Mapping[str, Any]) -> dict[str, Any]:
     return kept
 
 
+def _one_segment(value: str) -> bool:
+    return (
+        bool(value)
+        and value not in (".", "..")
+        and "/" not in value
+        and "\\" not in value
+        and "\0" not in value
+    )
+
+
 def check_rollout_id(value: str) -> str:
     """A rollout id is one path segment (it names a directory): non-empty, not ``.``/``..``, no separators."""
-    if not value or value in (".", "..") or any(ch in value for ch in ("/", "\\", "\0")):
+    if not _one_segment(value):
         raise ValueError(f"rollout id must be a single path segment, got {value!r}")
     return value
 
@@ -211,6 +285,54 @@ class ExecutionRequest(BaseModel):
     @classmethod
     def _finite(cls, value: float | None) -> float | None:
         return check_time_budget(value)
+
+
+_REQUEST_GIVEN = frozenset(ExecutionRequest.model_fields)
+
+
+def _budget(value: Any) -> bool:
+    return value is None or (type(value) is float and math.isfinite(value))
+
+
+def execution_request(
+    id: str,
+    prompt: list[dict[str, Any]],
+    label: str | None = None,
+    metadata: dict[str, Any] | None = None,
+    agent_timeout_sec: float | None = None,
+    grader_timeout_sec: float | None = None,
+) -> ExecutionRequest:
+    """``ExecutionRequest(...)`` of these values, checked without pydantic's machinery when they are
+    plainly of the fields' types (a run builds one per rollout); validated the usual way otherwise.
+
+    Example:
+        >>> execution_request("r1", [{"role": "user", "content": "hi"}], "4").label
+        '4'
+    """
+    fits = (
+        type(id) is str
+        and _one_segment(id)
+        and type(prompt) is list
+        and all(_str_keyed(message) for message in prompt)
+        and (label is None or type(label) is str)
+        and (metadata is None or _str_keyed(metadata))
+        and _budget(agent_timeout_sec)
+        and _budget(grader_timeout_sec)
+    )
+    if not fits:
+        return ExecutionRequest(
+            id=id, prompt=prompt, label=label, metadata=metadata,
+            agent_timeout_sec=agent_timeout_sec, grader_timeout_sec=grader_timeout_sec,
+        )  # fmt: skip
+    values = {
+        "id": id,
+        "prompt": [message.copy() for message in prompt],
+        "label": label,
+        "metadata": None if metadata is None else metadata.copy(),
+        "agent_timeout_sec": agent_timeout_sec,
+        "grader_timeout_sec": grader_timeout_sec,
+    }
+    return _assembled(ExecutionRequest, values, _REQUEST_GIVEN)
 
 
 class ExecutionResult(BaseModel):

@@ -33,6 +33,7 @@ import datetime as _dt
 import hashlib
 import itertools
 import os
+import re
 import time
 from array import array
 from collections.abc import Iterator, Mapping
@@ -90,13 +91,19 @@ class LogContents:
     valid_bytes: int
 
 
-def _records(path: Path) -> Iterator[tuple[int, int, dict[str, Any]]]:
+# The head of a run record as the engine writes it (orjson: no spaces, these keys first, in this order).
+_HEAD = re.compile(rb'\{"row_key":"[^"\\]*","row_index":(-?[0-9]{1,18}),"run_index":(-?[0-9]{1,18}),')
+
+
+def _records(path: Path, *, keys_only: bool = False) -> Iterator[tuple[int, int, dict[str, Any]]]:
     """(line number, byte offset after the line, record) for every complete line, streamed; run records
     numbered from 0 whatever the log counts from (:func:`~osmosis_ai.stats.log_index_base`).
 
     Every record is written with its newline in one call, so a final line without a newline is the write a
     crash interrupted: it is not yielded (that run is simply re-run). Any other bad line is an error; so is
-    a first line that is not a log header.
+    a first line that is not a log header. ``keys_only``: a run record the engine wrote is read no further
+    than its head, and only its ``row_index`` and ``run_index`` are given (the rest of such a line is
+    not checked: a reader that wants it parses it whole).
     """
     base = 0
     offset = 0
@@ -107,10 +114,17 @@ def _records(path: Path) -> Iterator[tuple[int, int, dict[str, Any]]]:
             offset += len(raw)
             if raw.isspace():  # a blank line (isspace stops at the first other byte; strip copies the line)
                 continue
-            try:
-                record = orjson.loads(raw)
-            except orjson.JSONDecodeError as exc:
-                raise ResultsLogError(f"{path}:{number}: results log line is not valid JSON ({exc})") from exc
+            head = _HEAD.match(raw) if keys_only and number > 1 else None
+            record: Any
+            if head is not None:
+                record = {"row_index": int(head[1]), "run_index": int(head[2])}
+            else:
+                try:
+                    record = orjson.loads(raw)
+                except orjson.JSONDecodeError as exc:
+                    raise ResultsLogError(
+                        f"{path}:{number}: results log line is not valid JSON ({exc})"
+                    ) from exc
             if number == 1 and (not isinstance(record, dict) or record.get("format") not in LOG_FORMATS):
                 raise ResultsLogError(
                     f"{path}:{number}: not an osmosis results log (expected a '{LOG_FORMAT}' header)"
@@ -178,13 +192,14 @@ class _Starts:
 def iter_latest_runs(path: Path, runs_per_row: int | None = None) -> Iterator[dict[str, Any]]:
     """The latest record of each (row, run) of a results log, in row then run order, one at a time.
 
-    A first pass keeps one byte offset per (row, run), not its record; a second reads each latest line
-    again, so memory holds the offsets and one record whatever the size of the run. ``runs_per_row`` (the
+    A first pass keeps one byte offset per (row, run), not its record, reading no more of a line the engine
+    wrote than its head; a second reads each latest line whole, so memory holds the offsets and one record
+    whatever the size of the run. ``runs_per_row`` (the
     runs each row was given) lets the offsets take 8 bytes per run instead of a dict entry (~100 bytes).
     """
     starts = _Starts(runs_per_row)
     base = start = 0
-    for number, end, record in _records(path):
+    for number, end, record in _records(path, keys_only=True):
         if number == 1:
             base = log_index_base(record)
         else:
@@ -196,7 +211,12 @@ def iter_latest_runs(path: Path, runs_per_row: int | None = None) -> Iterator[di
             raw = handle.readline()
             while not raw.strip():  # blank lines before it (read past, as _records does)
                 raw = handle.readline()
-            record = orjson.loads(raw)
+            try:
+                record = orjson.loads(raw)
+            except orjson.JSONDecodeError as exc:  # the first pass read only its head
+                raise ResultsLogError(
+                    f"{path}: the results log line at byte {offset} is not valid JSON ({exc})"
+                ) from exc
             yield rebase_indices(record, base) if base else record
 
 

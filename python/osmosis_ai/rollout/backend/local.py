@@ -35,6 +35,7 @@ from osmosis_ai.rollout.sample import (
     RolloutStatus,
     classify_exception,
     plain_copy,
+    sample_from_output,
 )
 from osmosis_ai.rollout.workflow import AgentWorkflowOutput
 
@@ -68,11 +69,14 @@ def _resolve(value: Any, what: str) -> Any:
     return value
 
 
-async def _call(callback: Callback | None, result: ExecutionResult) -> None:
+def _call(callback: Callback | None, result: ExecutionResult) -> Awaitable[Any] | None:
+    """Calls ``callback`` (if any) with ``result``: what to await when it is a coroutine function, else None
+    (no coroutine of our own per callback: two run per rollout)."""
     if callback is not None:
         outcome = callback(result)
         if outcome is not None and inspect.isawaitable(outcome):
-            await outcome
+            return outcome
+    return None
 
 
 class _Limiter:
@@ -83,6 +87,14 @@ class _Limiter:
         self.queued = 0
         self.running = 0
         self._semaphore = asyncio.Semaphore(limit) if limit else None
+
+    def try_acquire(self) -> bool:
+        """Takes a slot without waiting when there is no limit (no coroutine per rollout); else False, and
+        :meth:`acquire` it is."""
+        if self._semaphore is not None:
+            return False
+        self.running += 1
+        return True
 
     async def acquire(self) -> None:
         self.queued += 1
@@ -176,13 +188,16 @@ class LocalBackend(ExecutionBackend):
         on_workflow_complete: Callback,
         on_grader_complete: Callback | None = None,
     ) -> None:
-        arrived = time.monotonic()
-        await self._limiter.acquire()
-        try:
+        queued = 0.0
+        if not self._limiter.try_acquire():
+            arrived = time.monotonic()
+            await self._limiter.acquire()
             queued = time.monotonic() - arrived
+        try:
             artifacts = self._artifacts_dir(request.id)
             result = await self._run_workflow(request, queued, artifacts)
-            await _call(on_workflow_complete, result)
+            if (pending := _call(on_workflow_complete, result)) is not None:
+                await pending
             if on_grader_complete is None:
                 return
             gradable = (
@@ -190,10 +205,11 @@ class LocalBackend(ExecutionBackend):
                 and (request.label is not None or request.metadata is not None)
                 and result.status is RolloutStatus.SUCCESS
             )
-            if not gradable:
-                await _call(on_grader_complete, _bare_failure(result))
-                return
-            await _call(on_grader_complete, await self._grade(request, result.sample, artifacts))
+            graded = (
+                await self._grade(request, result.sample, artifacts) if gradable else _bare_failure(result)
+            )
+            if (pending := _call(on_grader_complete, graded)) is not None:
+                await pending
         finally:
             self._limiter.release()
 
@@ -231,7 +247,9 @@ class LocalBackend(ExecutionBackend):
                 if remaining is not None and time.monotonic() - started > remaining:
                     # The workflow swallowed the cancellation or blocked the loop past its deadline.
                     raise TimeoutError
-                sample = await _sample_of(output, request, rollout)
+                sample = _output_sample(output, request)
+                if sample is None:  # no messages returned: the registered source's sample, if any
+                    sample = await _source_sample(request, rollout)
         except (TimeoutError, asyncio.TimeoutError):  # distinct classes before Python 3.11
             message = _deadline_message(budget or 0.0, queued)
             return ExecutionResult(
@@ -279,7 +297,8 @@ class LocalBackend(ExecutionBackend):
         return ExecutionResult(status=RolloutStatus.SUCCESS, sample=ctx.sample)
 
 
-async def _sample_of(output: Any, request: ExecutionRequest, rollout: RolloutContext) -> RolloutSample | None:
+def _output_sample(output: Any, request: ExecutionRequest) -> RolloutSample | None:
+    """The sample of the messages a workflow returned, or None when it returned none."""
     if isinstance(output, list):
         output = AgentWorkflowOutput(messages=output)
     elif output is not None and not isinstance(output, AgentWorkflowOutput):
@@ -288,7 +307,11 @@ async def _sample_of(output: Any, request: ExecutionRequest, rollout: RolloutCon
             f"got {type(output).__name__}"
         )
     if output is not None and output.messages is not None:
-        return RolloutSample(messages=output.messages, label=request.label, metrics=output.metrics)
+        return sample_from_output(output.messages, request.label, output.metrics)
+    return None
+
+
+async def _source_sample(request: ExecutionRequest, rollout: RolloutContext) -> RolloutSample | None:
     sample = await rollout.get_sample()
     if sample is not None and sample.label is None:
         sample.label = request.label
