@@ -6,8 +6,7 @@ Why a Protocol and not StreamReader/StreamWriter: a stream costs a reader, a wri
 header dict, for what is one write and (almost always) one read. Here a request is one ``transport.write``
 and one future; ``buffer_updated`` finds the head, takes the framing (``Content-Length``, ``chunked`` or
 the body up to EOF) straight from its bytes, and resolves the future when the body is complete. The usual
-answer, head and whole body in one read, costs one search and two copies (head, body). The header dict is
-only built when someone reads :attr:`HttpResponse.headers` (the transport does so for error answers only).
+answer, head and whole body in one read, costs one search, the head's parse and two copies (head, body).
 
 Why Buffered: the event loop reads into the connection's own buffer (``recv_into``). A plain Protocol is
 handed a new bytes object per read, which the loop allocates at its maximum read size (256 KiB) and shrinks:
@@ -34,28 +33,14 @@ class StaleConnection(ConnectionError):
 
 
 class HttpResponse:
-    """Status, lower-cased headers and the whole body.
+    """Status, lower-cased headers and the whole body."""
 
-    Attributes:
-        status: The status code.
-        headers: Header names (lower-cased) to values, parsed from ``head`` on first use.
-        body: The whole body (chunks joined).
-        head: The head as received, without its blank line.
-    """
+    __slots__ = ("body", "headers", "status")
 
-    __slots__ = ("_headers", "body", "head", "status")
-
-    def __init__(self, status: int, headers: dict[str, str] | None, body: bytes, head: bytes = b"") -> None:
+    def __init__(self, status: int, headers: dict[str, str], body: bytes) -> None:
         self.status = status
-        self._headers = headers
+        self.headers = headers
         self.body = body
-        self.head = head
-
-    @property
-    def headers(self) -> dict[str, str]:
-        if self._headers is None:
-            self._headers = split_head(self.head)[1]
-        return self._headers
 
     def __repr__(self) -> str:
         return f"HttpResponse(status={self.status}, headers={self.headers!r}, body={self.body[:80]!r})"
@@ -78,39 +63,17 @@ def persists(version: str, connection: str) -> bool:
     return (version == "HTTP/1.1" and connection != "close") or connection == "keep-alive"
 
 
-_LENGTH_MARKER, _CODING_MARKER = b"\r\ncontent-length:", b"\r\ntransfer-encoding:"
-_CONNECTION_MARKER = b"\r\nconnection:"
-
-
-def _field(lower_head: bytes, marker: bytes) -> str | None:
-    """The value of the last header ``marker`` (``b"\\r\\nname:"``) names in a lower-cased head."""
-    at = lower_head.rfind(marker)
-    if at < 0:
-        return None
-    end = lower_head.find(b"\r\n", at + 2)
-    return lower_head[at + len(marker) : end if end >= 0 else None].strip().decode("latin-1")
-
-
-def _framing(head: bytes) -> tuple[int, int | None, bool, bool]:
-    """Status, Content-Length (None if absent), chunked, keep-alive of an answer head (no blank line)."""
-    line_end = head.find(b"\r\n")
-    start = (head if line_end < 0 else head[:line_end]).decode("latin-1").split(" ", 2)
+def _framing(head: bytes) -> tuple[int, dict[str, str], int | None, bool, bool]:
+    """Status, headers, Content-Length (None if absent), chunked, keep-alive of an answer head."""
+    start, headers = split_head(head)
     try:
         status = int(start[1])
     except (IndexError, ValueError):
         raise ConnectionError(f"not an HTTP response: {start[0][:80]!r}") from None
-    lower = head.lower()
-    if b" :" in lower or b"\t:" in lower:  # a name padded before its colon: the tolerant parse
-        headers = split_head(head)[1]
-        length, coding = headers.get("content-length"), headers.get("transfer-encoding")
-        connection = headers.get("connection")
-    else:  # three searches instead of a dict of every header
-        length = _field(lower, _LENGTH_MARKER)
-        coding = _field(lower, _CODING_MARKER)
-        connection = _field(lower, _CONNECTION_MARKER)
-    chunked = coding is not None and coding.lower() == "chunked"
-    keep = persists(start[0], connection or "")
-    return status, None if length is None else int(length), chunked, keep
+    length = headers.get("content-length")
+    chunked = headers.get("transfer-encoding", "").lower() == "chunked"
+    keep = persists(start[0], headers.get("connection", ""))
+    return status, headers, None if length is None else int(length), chunked, keep
 
 
 class Connection(asyncio.BufferedProtocol):
@@ -120,6 +83,7 @@ class Connection(asyncio.BufferedProtocol):
         transport: The transport (replaced when TLS starts inside a proxy tunnel).
         closed: The server ended the connection (or it broke, or bytes came that nobody asked for).
         reusable: The last answer allows another request on this connection, and nothing follows it.
+        head: The last answer's head, without its blank line.
     """
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
@@ -138,7 +102,8 @@ class Connection(asyncio.BufferedProtocol):
         self._remaining = 0  # bytes of the body (or of the current chunk) still to come
         self._chunks: list[bytes] = []
         self._status = 0
-        self._head = b""
+        self._headers: dict[str, str] = {}
+        self.head = b""
         self._keep = False
         self._fresh = True  # a new connection: its failure is never a stale pooled one
         self._answered = False  # a byte of the answer in flight arrived
@@ -255,10 +220,10 @@ class Connection(asyncio.BufferedProtocol):
                 return
 
     def _begin(self, head: bytes) -> None:
-        status, length, chunked, keep = _framing(head)
+        status, headers, length, chunked, keep = _framing(head)
         if 100 <= status < 200 and status != 101:
             return  # an interim answer (100 Continue): the real one follows
-        self._status, self._head, self._keep = status, head, keep
+        self._status, self._headers, self._keep, self.head = status, headers, keep, head
         if self._head_only:
             self._state, self._remaining = _LENGTH, 0
         elif chunked:
@@ -283,7 +248,7 @@ class Connection(asyncio.BufferedProtocol):
             if len(self._buffer) > _READ_SIZE:  # a large answer's buffer is not kept for small ones
                 self._buffer = bytearray(_READ_SIZE)
                 self._view = memoryview(self._buffer)
-        waiter.set_result(HttpResponse(self._status, None, body, self._head))  # type: ignore[union-attr]
+        waiter.set_result(HttpResponse(self._status, self._headers, body))  # type: ignore[union-attr]
 
     def _fail(self, error: BaseException) -> None:
         waiter, self._waiter = self._waiter, None
@@ -305,7 +270,7 @@ class Connection(asyncio.BufferedProtocol):
             return
         if self._state == _TO_EOF and exc is None:
             waiter.set_result(
-                HttpResponse(self._status, None, bytes(self._view[self._start : self._end]), self._head)
+                HttpResponse(self._status, self._headers, bytes(self._view[self._start : self._end]))
             )
             return
         error: BaseException

@@ -49,10 +49,10 @@ def _check_answer(head: bytes, proxy: ProxyURL, host: str, port: int) -> None:
 async def _tunnel(proxy: ProxyURL, host: str, port: int, connection: Connection) -> None:
     """``CONNECT host:port`` on ``connection`` (open to the proxy), checked: the tunnel is then open."""
     try:
-        answer = await connection.send(connect_request(proxy, host, port), fresh=True, head_only=True)
+        await connection.send(connect_request(proxy, host, port), fresh=True, head_only=True)
     except (ConnectionError, asyncio.IncompleteReadError) as exc:
         raise ProxyRefused(f"the proxy {proxy.shown} gave no answer to CONNECT ({exc})") from exc
-    _check_answer(answer.head, proxy, host, port)
+    _check_answer(connection.head, proxy, host, port)
     if connection.unread:  # the target speaks only after our TLS hello; bytes here mean a confused proxy
         raise ProxyRefused(f"the proxy {proxy.shown} sent data before the tunnel was used")
 
