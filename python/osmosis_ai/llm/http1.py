@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import ssl
 from collections import deque
+from collections.abc import Awaitable
 from urllib.parse import urlsplit
 
 from osmosis_ai._deadline import within
@@ -92,6 +93,7 @@ class Http1Pool:
         where = f"{self._host}:{self._port}"
         loop = asyncio.get_running_loop()
         connection = Connection(loop)
+        opening: Awaitable[object]
         if self._proxy is None:
             opening = loop.create_connection(lambda: connection, self._host, self._port, ssl=self._ssl)
         else:

@@ -87,5 +87,8 @@ async def open_via_proxy(
     if target_ssl is None:
         return
     await _tunnel(proxy, host, port, connection)
-    transport = await loop.start_tls(connection.transport, connection, target_ssl, server_hostname=host)
-    connection.connection_made(transport)
+    assert connection.transport is not None  # made by create_connection above
+    tls = await loop.start_tls(connection.transport, connection, target_ssl, server_hostname=host)
+    if tls is None:  # only when the loop closes meanwhile
+        raise ConnectionResetError("the event loop closed during the TLS handshake")
+    connection.connection_made(tls)
