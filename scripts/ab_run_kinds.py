@@ -45,7 +45,9 @@ def _cpu(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> float
 def main(names: list[str], rounds: int, base: str) -> None:
     changed = _git("diff", "--name-only", base, "--", "python/").stdout.decode().split()
     new = {p: (ROOT / p).read_bytes() for p in changed if (ROOT / p).exists()}
-    old = {p: _git("show", f"{base}:{p}").stdout for p in changed}
+    # A file new since BASE stays in place for the "before" side (BASE's code never imports it).
+    in_base = set(_git("ls-tree", "-r", "--name-only", base, "--", "python/").stdout.decode().split())
+    old = {p: _git("show", f"{base}:{p}").stdout for p in changed if p in in_base}
 
     def put(version: dict[str, bytes]) -> None:
         for path, data in version.items():

@@ -1,4 +1,5 @@
-"""The direct transport's HTTP/1.1 client against a raw server process: bodies, keep-alive, stale connections."""
+"""The direct transport's HTTP/1.1 client against a raw server process: bodies, keep-alive, stale connections,
+answers split over many writes, the total timeout, the pool's connection limit."""
 
 from __future__ import annotations
 
@@ -52,6 +53,75 @@ def test_every_body_framing_reads_whole_answers(base: str, mode: str) -> None:
 def test_a_connection_the_server_closed_while_idle_is_replaced(base: str) -> None:
     # The server closes each kept-alive connection 0.2 s after answering; we wait 0.3 s between posts.
     assert len(posts(base, "/idle-close/x", 3)) == 3
+
+
+def exchange(base: str, paths: list[str], *, limit: int = 1, together: bool = False) -> list[dict]:
+    """The answers (``{"n", "c"}``) to POSTs of ``paths`` through one pool, one after another or all at once."""
+
+    async def post(pool: Http1Pool, path: str) -> dict:
+        response = await pool.post(path, b"{}", timeout=10)
+        assert response.status == 200, response
+        return json.loads(response.body)
+
+    async def main() -> list[dict]:
+        pool = Http1Pool(base, limit=limit)
+        try:
+            if together:
+                return list(await asyncio.gather(*(post(pool, path) for path in paths)))
+            return [await post(pool, path) for path in paths]
+        finally:
+            await pool.aclose()
+
+    return asyncio.run(main())
+
+
+@pytest.mark.parametrize("mode", ["trickle", "trickle-chunked", "interim", "chunked"])
+def test_answers_in_many_small_writes_are_read_whole_and_the_connection_goes_on(base: str, mode: str) -> None:
+    # trickle-chunked: chunk extensions and trailers; interim: a 100 Continue before the answer.
+    answers = exchange(base, [f"/{mode}/x"] * 3)
+    assert [a["n"] for a in answers] == sorted({a["n"] for a in answers})
+    assert len({a["c"] for a in answers}) == 1  # one kept-alive connection carried all three
+
+
+def test_bytes_after_an_answer_retire_its_connection(base: str) -> None:
+    answers = exchange(base, ["/extra/x"] * 2)
+    assert answers[0]["c"] != answers[1]["c"]
+
+
+def test_a_pooled_connection_dropped_before_answering_is_retried_once_on_a_new_one(base: str) -> None:
+    # The server answers the first request of each connection and drops the connection on the second.
+    answers = exchange(base, ["/drop-second/x"] * 3)
+    assert len({a["c"] for a in answers}) == 3
+
+
+def test_a_pooled_connection_the_server_closed_is_replaced(base: str) -> None:
+    answers = exchange(base, ["/close-after/x", "/keep/x", "/keep/x"])
+    assert answers[0]["c"] != answers[1]["c"] == answers[2]["c"]
+
+
+def test_a_new_connection_closed_without_an_answer_is_an_error_not_a_retry(base: str) -> None:
+    with pytest.raises(ConnectionError, match="without an answer"):
+        exchange(base, ["/drop/x"])
+
+
+def test_the_total_timeout_ends_a_stalled_answer_and_its_connection(base: str) -> None:
+    async def main() -> tuple[dict, dict]:
+        pool = Http1Pool(base, limit=1)
+        try:
+            first = json.loads((await pool.post("/keep/x", b"{}", timeout=10)).body)
+            with pytest.raises((TimeoutError, asyncio.TimeoutError)):  # distinct classes before 3.11
+                await pool.post("/hold/x", b"{}", timeout=0.5)
+            return first, json.loads((await pool.post("/keep/x", b"{}", timeout=10)).body)
+        finally:
+            await pool.aclose()
+
+    first, after = asyncio.run(main())
+    assert first["c"] != after["c"]  # the stalled connection was not given back to the pool
+
+
+def test_the_pool_opens_at_most_limit_connections(base: str) -> None:
+    answers = exchange(base, ["/keep/x"] * 12, limit=3, together=True)
+    assert len(answers) == 12 and len({a["c"] for a in answers}) <= 3
 
 
 def test_nothing_listening_is_a_connect_failure() -> None:

@@ -1,5 +1,5 @@
 """A small HTTP/1.1 client for JSON POSTs to model servers (and a GET of their status): pooled keep-alive
-connections over asyncio streams.
+connections, each an asyncio Protocol (:mod:`.http1_connection`) that parses the answer as it arrives.
 
 Why not aiohttp or httpx: a chat request to a local server is one POST with a JSON body and a JSON reply,
 and at thousands of requests per second the general-purpose clients spend more CPU per request (request
@@ -19,10 +19,11 @@ import asyncio
 import contextlib
 import ssl
 from collections import deque
-from dataclasses import dataclass
+from collections.abc import Awaitable
 from urllib.parse import urlsplit
 
 from osmosis_ai._deadline import within
+from osmosis_ai.llm.http1_connection import Connection, HttpResponse, StaleConnection, persists, split_head
 from osmosis_ai.llm.network import NetworkSettings, network_settings
 
 __all__ = [
@@ -36,39 +37,13 @@ __all__ = [
     "split_head",
 ]
 
-_MAX_HEADER_BYTES = 64 * 1024
-
 
 class ConnectFailed(OSError):
     """No connection could be opened (nothing listening, DNS, TLS handshake)."""
 
 
-class StaleConnection(ConnectionError):
-    """A pooled connection was closed by the server before it answered."""
-
-
 class BodyTooLarge(ValueError):
     """A message body longer than the reader's limit."""
-
-
-@dataclass(frozen=True)
-class HttpResponse:
-    """Status, lower-cased headers and the whole body."""
-
-    status: int
-    headers: dict[str, str]
-    body: bytes
-
-
-class _Connection:
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        self.reader = reader
-        self.writer = writer
-
-    def close(self) -> None:
-        # A loop already closed (an interrupted run's) has released the socket with it.
-        with contextlib.suppress(RuntimeError):
-            self.writer.close()
 
 
 class Http1Pool:
@@ -111,27 +86,29 @@ class Http1Pool:
                 extra = f"Proxy-Authorization: {self._proxy.authorization}\r\n{extra}"
         self._target = target.encode("latin-1")
         self._head = f"Host: {host_header}\r\n{extra}".encode("latin-1")
-        self._idle: deque[_Connection] = deque()
+        self._idle: deque[Connection] = deque()
         self._slots = asyncio.Semaphore(limit) if limit > 0 else None
 
-    async def _open(self, connect_timeout: float) -> _Connection:
+    async def _open(self, connect_timeout: float) -> Connection:
         where = f"{self._host}:{self._port}"
+        loop = asyncio.get_running_loop()
+        connection = Connection(loop)
+        opening: Awaitable[object]
         if self._proxy is None:
-            opening = asyncio.open_connection(
-                self._host, self._port, ssl=self._ssl, limit=_MAX_HEADER_BYTES * 16
-            )
+            opening = loop.create_connection(lambda: connection, self._host, self._port, ssl=self._ssl)
         else:
             from osmosis_ai.llm.http1_proxy import open_via_proxy
 
             opening = open_via_proxy(
-                self._proxy, self._host, self._port, self._ssl, self._proxy_ssl, limit=_MAX_HEADER_BYTES * 16
+                self._proxy, self._host, self._port, self._ssl, self._proxy_ssl, connection
             )
             where += f" through the proxy {self._proxy.shown} ({self._proxy.variable})"
         try:
-            reader, writer = await asyncio.wait_for(opening, connect_timeout)
+            await asyncio.wait_for(opening, connect_timeout)
         except (OSError, asyncio.TimeoutError, TimeoutError) as exc:
+            connection.close()
             raise ConnectFailed(f"cannot connect to {where} ({exc or type(exc).__name__})") from exc
-        return _Connection(reader, writer)
+        return connection
 
     async def post(
         self, path: str, body: bytes, *, timeout: float, connect_timeout: float = 10.0
@@ -153,76 +130,39 @@ class Http1Pool:
         return await within(self._exchange(request, timeout), timeout)
 
     async def _exchange(self, request: bytes, connect_timeout: float) -> HttpResponse:
-        while self._idle:
-            connection = self._idle.pop()
-            if connection.reader.at_eof():
-                connection.close()
-                continue
-            try:
-                return await self._round_trip(connection, request)
-            except StaleConnection:
-                continue  # the server closed it while idle; nothing was processed, so try another
-        return await self._round_trip(await self._open(connect_timeout), request, fresh=True)
-
-    async def _round_trip(self, connection: _Connection, request: bytes, fresh: bool = False) -> HttpResponse:
-        keep = False
-        try:
-            connection.writer.write(request)
-            await connection.writer.drain()
-            try:
-                head = await connection.reader.readuntil(b"\r\n\r\n")
-            except asyncio.IncompleteReadError as exc:
-                if not exc.partial and not fresh:
-                    raise StaleConnection("pooled connection closed by the server") from exc
-                raise ConnectionResetError("the server closed the connection without an answer") from exc
-            except ConnectionResetError as exc:
-                if not fresh:
-                    raise StaleConnection("pooled connection reset by the server") from exc
-                raise
-            status, headers, keep = _parse_head(head)
-            response = HttpResponse(status, headers, await read_body(connection.reader, headers, keep))
-            return response
-        except BaseException:
-            keep = False
-            raise
-        finally:
-            if keep:
-                self._idle.append(connection)
+        idle = self._idle
+        while True:
+            fresh = not idle
+            if fresh:
+                connection = await self._open(connect_timeout)
             else:
-                connection.close()
+                connection = idle.pop()
+                if connection.closed:  # the server closed it while idle
+                    connection.close()
+                    continue
+            keep = False
+            try:
+                response = await connection.send(request, fresh=fresh)
+                keep = connection.reusable
+                return response
+            except StaleConnection:
+                continue  # closed by the server before it read the request; nothing was processed: another
+            finally:
+                if keep:
+                    idle.append(connection)
+                else:
+                    connection.close()
 
     async def aclose(self) -> None:
         while self._idle:
             connection = self._idle.pop()
-            connection.close()
             with contextlib.suppress(OSError, ssl.SSLError):  # already gone; nothing to release
-                await connection.writer.wait_closed()
-
-
-def split_head(head: bytes) -> tuple[list[str], dict[str, str]]:
-    """The start line's space-separated parts (at most three) and the lower-cased headers of a message head."""
-    lines = head.decode("latin-1").split("\r\n")
-    headers: dict[str, str] = {}
-    for line in lines[1:]:
-        if line:
-            name, _, value = line.partition(":")
-            headers[name.strip().lower()] = value.strip()
-    return lines[0].split(" ", 2), headers
+                await connection.wait_closed()
 
 
 def keeps_alive(version: str, headers: dict[str, str]) -> bool:
     """Whether the connection stays open after this message (HTTP/1.1 unless ``close``; 1.0 only if asked)."""
-    connection = headers.get("connection", "").lower()
-    return (version == "HTTP/1.1" and connection != "close") or connection == "keep-alive"
-
-
-def _parse_head(head: bytes) -> tuple[int, dict[str, str], bool]:
-    start, headers = split_head(head)
-    try:
-        status = int(start[1])
-    except (IndexError, ValueError):
-        raise ConnectionError(f"not an HTTP response: {start[0][:80]!r}") from None
-    return status, headers, keeps_alive(start[0], headers)
+    return persists(version, headers.get("connection", ""))
 
 
 async def read_body(

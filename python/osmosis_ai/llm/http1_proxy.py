@@ -1,23 +1,21 @@
 """Connections of the direct transport (:mod:`.http1`) through a forward proxy.
 
 Plain http: one connection to the proxy, which receives absolute-form requests (the pool writes them).
-https: a ``CONNECT host:port`` tunnel, then TLS with the target inside it, its certificate checked
-against the target's name. An ``https://`` proxy is itself reached over TLS; tunnelling TLS inside that
-needs ``StreamWriter.start_tls`` (Python 3.11+).
+https: a ``CONNECT host:port`` tunnel, then TLS with the target inside it (``loop.start_tls`` on the same
+connection), its certificate checked against the target's name. An ``https://`` proxy is itself reached
+over TLS; tunnelling TLS inside that needs Python 3.11+.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import socket
 import ssl
+import sys
 
+from osmosis_ai.llm.http1_connection import Connection
 from osmosis_ai.llm.network import ProxyURL
 
 __all__ = ["ProxyRefused", "connect_request", "open_via_proxy"]
-
-_MAX_HEAD = 64 * 1024
 
 
 class ProxyRefused(ConnectionError):
@@ -48,61 +46,15 @@ def _check_answer(head: bytes, proxy: ProxyURL, host: str, port: int) -> None:
     )
 
 
-async def _tunnel_socket(proxy: ProxyURL, host: str, port: int) -> socket.socket:
-    """A socket connected to the proxy and tunnelled to ``host:port`` (no TLS yet)."""
-    loop = asyncio.get_running_loop()
-    last: OSError | None = None
-    for family, kind, proto, _, address in await loop.getaddrinfo(
-        proxy.host, proxy.port, type=socket.SOCK_STREAM
-    ):
-        sock = socket.socket(family, kind, proto)
-        sock.setblocking(False)
-        try:
-            await loop.sock_connect(sock, address)
-            break
-        except OSError as exc:
-            sock.close()
-            last = exc
-    else:
-        raise last or OSError(f"cannot resolve {proxy.host}")
+async def _tunnel(proxy: ProxyURL, host: str, port: int, connection: Connection) -> None:
+    """``CONNECT host:port`` on ``connection`` (open to the proxy), checked: the tunnel is then open."""
     try:
-        await loop.sock_sendall(sock, connect_request(proxy, host, port))
-        head = b""
-        while b"\r\n\r\n" not in head:
-            chunk = await loop.sock_recv(sock, 4096)
-            if not chunk or len(head) > _MAX_HEAD:
-                raise ProxyRefused(f"the proxy {proxy.shown} closed the connection during CONNECT")
-            head += chunk
-        head, _, early = head.partition(b"\r\n\r\n")
-        _check_answer(head, proxy, host, port)
-        if early:  # the target speaks only after our TLS hello; bytes here mean a confused proxy
-            raise ProxyRefused(f"the proxy {proxy.shown} sent data before the tunnel was used")
-    except BaseException:
-        sock.close()
-        raise
-    return sock
-
-
-async def _tunnel_over_tls(
-    proxy: ProxyURL, host: str, port: int, target_ssl: ssl.SSLContext, proxy_ssl: ssl.SSLContext, limit: int
-) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    reader, writer = await asyncio.open_connection(proxy.host, proxy.port, ssl=proxy_ssl, limit=limit)
-    try:
-        if not hasattr(writer, "start_tls"):
-            raise ProxyRefused(
-                f"an https:// proxy ({proxy.variable}) for https targets needs Python 3.11 or newer; "
-                "use an http:// proxy URL"
-            )
-        writer.write(connect_request(proxy, host, port))
-        await writer.drain()
-        head = await reader.readuntil(b"\r\n\r\n")
-        _check_answer(head, proxy, host, port)
-        await writer.start_tls(target_ssl, server_hostname=host)
-    except BaseException:
-        with contextlib.suppress(RuntimeError):
-            writer.close()
-        raise
-    return reader, writer
+        await connection.send(connect_request(proxy, host, port), fresh=True, head_only=True)
+    except (ConnectionError, asyncio.IncompleteReadError) as exc:
+        raise ProxyRefused(f"the proxy {proxy.shown} gave no answer to CONNECT ({exc})") from exc
+    _check_answer(connection.head, proxy, host, port)
+    if connection.unread:  # the target speaks only after our TLS hello; bytes here mean a confused proxy
+        raise ProxyRefused(f"the proxy {proxy.shown} sent data before the tunnel was used")
 
 
 async def open_via_proxy(
@@ -111,10 +63,10 @@ async def open_via_proxy(
     port: int,
     target_ssl: ssl.SSLContext | None,
     proxy_ssl: ssl.SSLContext | None,
-    *,
-    limit: int,
-) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
-    """Streams to ``host:port`` through ``proxy`` (``target_ssl`` set: an https target, so a tunnel).
+    connection: Connection,
+) -> None:
+    """Connects ``connection`` to ``host:port`` through ``proxy`` (``target_ssl`` set: an https target, so a
+    tunnel); on failure the caller closes ``connection``.
 
     Raises:
         ProxyRefused: The proxy refused the tunnel, or is of a kind this transport cannot use.
@@ -125,13 +77,18 @@ async def open_via_proxy(
             f"{proxy.variable}={proxy.shown}: the direct transport goes through http:// and https:// proxies "
             f"only; set HTTPS_PROXY/HTTP_PROXY to one, or add {host} to NO_PROXY"
         )
+    if target_ssl is not None and proxy_ssl is not None and sys.version_info < (3, 11):
+        raise ProxyRefused(
+            f"an https:// proxy ({proxy.variable}) for https targets needs Python 3.11 or newer; "
+            "use an http:// proxy URL"
+        )
+    loop = asyncio.get_running_loop()
+    await loop.create_connection(lambda: connection, proxy.host, proxy.port, ssl=proxy_ssl)
     if target_ssl is None:
-        return await asyncio.open_connection(proxy.host, proxy.port, ssl=proxy_ssl, limit=limit)
-    if proxy_ssl is not None:
-        return await _tunnel_over_tls(proxy, host, port, target_ssl, proxy_ssl, limit)
-    sock = await _tunnel_socket(proxy, host, port)
-    try:
-        return await asyncio.open_connection(sock=sock, ssl=target_ssl, server_hostname=host, limit=limit)
-    except BaseException:
-        sock.close()
-        raise
+        return
+    await _tunnel(proxy, host, port, connection)
+    assert connection.transport is not None  # made by create_connection above
+    tls = await loop.start_tls(connection.transport, connection, target_ssl, server_hostname=host)
+    if tls is None:  # only when the loop closes meanwhile
+        raise ConnectionResetError("the event loop closed during the TLS handshake")
+    connection.connection_made(tls)

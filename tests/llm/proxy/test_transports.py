@@ -70,6 +70,24 @@ def test_a_proxy_refusing_the_credentials_is_an_error_that_never_shows_them(
     assert "not-the-password-31" not in message and PROXY_USER not in message
 
 
+def test_https_without_a_proxy_checks_the_server_and_keeps_its_connection(test_ca) -> None:
+    from osmosis_ai.llm.http1 import Http1Pool
+
+    async def posts(env: dict[str, str]) -> list[int]:
+        pool = Http1Pool(f"https://127.0.0.1:{server.port}/v1", network=network_settings(env))
+        try:
+            return [
+                (await pool.post("/chat/completions", b'{"messages": []}', timeout=10)).status for _ in "abc"
+            ]
+        finally:
+            await pool.aclose()
+
+    with ScriptedServer({"default": {"content": "tls"}}, tls=test_ca) as server:
+        assert asyncio.run(posts({"SSL_CERT_FILE": test_ca.ca})) == [200] * 3
+        with pytest.raises(OSError, match=r"CERTIFICATE_VERIFY_FAILED|certificate verify failed"):
+            asyncio.run(posts({}))
+
+
 def test_no_proxy_hosts_are_reached_directly(proxy: ForwardProxy) -> None:
     with ScriptedServer({"default": {"content": "direct"}}) as server:
         env = {"HTTP_PROXY": proxy.url, "NO_PROXY": "127.0.0.1"}
