@@ -911,3 +911,38 @@ def test_a_server_without_props_keeps_the_asked_concurrency(workspace, scripted,
     captured = capsys.readouterr()
     assert "request slot(s)" not in captured.err
     assert json.loads(captured.out)["data"]["concurrency"] == 4
+
+
+@pytest.mark.parametrize("repeat", [False, True])
+def test_the_report_printed_in_the_document_pass_is_the_report_read_back(workspace, scripted, capsys, repeat):
+    # The console report's records are printed as the -o document is written (one read of the dataset
+    # and the log): the text is what the report read back from the log on its own says, with unscored,
+    # clamped and multi-run records, an explanation of several lines and one with a terminal escape.
+    from osmosis_ai.rubric.report import print_report
+    from osmosis_ai.rubric.run import RubricEvalOptions, run_rubric_eval
+
+    server = scripted({"default": {"score": 0.5}})
+    replies = [
+        {"score": 0.2, "explanation": "first line\nsecond line"},
+        {"score": 3, "explanation": "too high"},
+        *[{"content": "not json"}] * 3,
+        {"score": 0.4, "explanation": "red \x1b[31m alert"},
+    ]
+    server.set_plan({"by_model": {}, "responses": replies, "default": {"score": 0.7, "explanation": "ok"}})
+    runs = ["--repeat", "3"] if repeat else ["-n", "3"]
+    args = ["-r", "polite", "-d", "data.jsonl", *runs, "--base-url", server.base_url, "--concurrency", "1"]
+    assert run_cli("eval-rubric", *args, "-o", "o.json", "--log", "r.jsonl") == 1  # one run unscored
+    printed = capsys.readouterr().out
+    options = RubricEvalOptions(
+        rubric_id="polite", data_path="data.jsonl", output="again.json", resume_path="r.jsonl", number=3,
+        base_url=server.base_url, repeat=3 if repeat else None,
+    )  # fmt: skip
+    result = run_rubric_eval(options)
+    lines: list[str] = []
+    print_report(result.report(), lines.append)
+    assert "\n".join(lines) in printed and "\\x1b[31m" in printed and "      second line" in printed
+    assert printed.count("Summary:") == 2 and "clamped" in printed
+    written, again = (json.loads((workspace / name).read_text()) for name in ("o.json", "again.json"))
+    for key in ("overall_statistics", "judge_health", "completed_runs", "judge_noise"):
+        assert written.get(key) == again.get(key)
+    assert written["records"] == again["records"]

@@ -24,8 +24,9 @@ from osmosis_ai.errors import CLIError
 
 if TYPE_CHECKING:
     from osmosis_ai.cli.run_support import EchoObserver
-    from osmosis_ai.rubric.run import RubricEvalResult
+    from osmosis_ai.rubric.run import InlineRubricOptions, RubricEvalOptions, RubricEvalResult
     from osmosis_ai.rubric.session import RubricSession
+    from osmosis_ai.runs.backends import BackendReport
     from osmosis_ai.runs.engine import RunOutcome
 
 
@@ -110,17 +111,36 @@ def observer() -> EchoObserver:
     return EchoObserver(progress=lambda total: Progress(total, extra=extra))
 
 
+def judge_and_report(options: RubricEvalOptions | InlineRubricOptions) -> RubricEvalResult:
+    """Runs the evaluation, its console report's records printed as the results document is written: the
+    records are read back once for both."""
+    from osmosis_ai.rubric.report import RecordEcho
+    from osmosis_ai.rubric.run import run_rubric_eval
+
+    shown = RecordEcho(click.echo)
+
+    def report_rows(backend: BackendReport) -> RecordEcho:
+        if backend.name != "local":
+            click.echo(f"Backend {backend.describe()}")
+        return shown
+
+    try:
+        return run_rubric_eval(options, observer(), report_rows=report_rows)
+    finally:
+        shown.flush()
+
+
 def render(
     result: RubricEvalResult, extra_lines: Callable[[dict[str, Any]], list[str]] | None = None
 ) -> None:
-    """Prints the report, judge health and ``extra_lines``; emits the ``--json`` result; then ends the
-    command as the session ended (130/143 when interrupted, exit 1 when a run produced no score)."""
+    """After :func:`judge_and_report`: prints the report's end, judge health and ``extra_lines``; emits the
+    ``--json`` result; then ends the command as the session ended (130/143 when interrupted, exit 1 when a
+    run produced no score)."""
     echo = click.echo
-    if result.backend.name != "local":
-        echo(f"Backend {result.backend.describe()}")
-    from osmosis_ai.rubric.report import print_report
+    from osmosis_ai.rubric.report import overall_lines
 
-    print_report(result.report(), echo)  # the records stream past, never all held
+    for line in overall_lines(result.summary):
+        echo(line)
     echo(result.session.health.line())
     for line in extra_lines(result.summary) if extra_lines is not None else []:
         echo(line)
@@ -228,7 +248,7 @@ def _finish(state: RubricSession, output_path: Path | None, echo: Callable[[str]
 @json_result
 def eval_rubric(**o: Any) -> None:
     """Score JSONL records against a rubric from a YAML config with an LLM judge."""
-    from osmosis_ai.rubric.run import RubricEvalOptions, run_rubric_eval
+    from osmosis_ai.rubric.run import RubricEvalOptions
 
     with library_errors(FLAGS):
         options = RubricEvalOptions(
@@ -243,7 +263,7 @@ def eval_rubric(**o: Any) -> None:
             gold_threshold=o["gold_threshold"],
             **judge_fields(o),
         )
-        result = run_rubric_eval(options, observer())
+        result = judge_and_report(options)
     render(result, _calibration_lines)
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import click
 
 from osmosis_ai.cli import bounds
-from osmosis_ai.cli.eval_rubric import FLAGS, _common_judge_options, judge_fields, observer, render
+from osmosis_ai.cli.eval_rubric import FLAGS, _common_judge_options, judge_and_report, judge_fields, render
 from osmosis_ai.cli.output import json_result
 from osmosis_ai.cli.run_support import library_errors
 
@@ -59,7 +59,7 @@ from osmosis_ai.cli.run_support import library_errors
 @json_result
 def eval_rubric_inline(**o: Any) -> None:
     """Score JSONL conversations against an inline rubric with an LLM judge."""
-    from osmosis_ai.rubric.run import InlineRubricOptions, run_rubric_eval
+    from osmosis_ai.rubric.run import InlineRubricOptions
 
     with library_errors(FLAGS):
         options = InlineRubricOptions(
@@ -76,5 +76,5 @@ def eval_rubric_inline(**o: Any) -> None:
             click.echo(
                 "DEPRECATION: --api-key is deprecated; set the provider's API key variable instead.", err=True
             )
-        result = run_rubric_eval(options, observer())
+        result = judge_and_report(options)
     render(result)

@@ -58,6 +58,12 @@ RUN_FIELDS = (
 )
 
 Evaluator = Callable[[], Awaitable[Any]]
+# A new record's run fields (run_index is the item's, set by new_item_record); made once, copied per record.
+_RUN_DEFAULTS: dict[str, Any] = {
+    **dict.fromkeys(name for name in RUN_FIELDS if name != "run_index"),
+    **{"status": "error", "duration_seconds": 0.0, "clamped": False, "attempts": 0, "retries": 0},
+    "parse_failures": 0,
+}
 
 
 def preview_text(text: str) -> str:
@@ -87,15 +93,17 @@ class JudgeHealth:
     def add(self, run: Mapping[str, Any]) -> None:
         """Counts one run record."""
         self.runs += 1
-        self.successes += run.get("status") == "success"
-        self.unscored += run.get("status") == "unscored"
-        self.errors += run.get("status") == "error"
+        status = run.get("status")
+        self.successes += status == "success"
+        self.unscored += status == "unscored"
+        self.errors += status == "error"
         self.clamps += bool(run.get("clamped"))
         self.parse_failures += int(run.get("parse_failures") or 0)
         self.retries += int(run.get("retries") or 0)
         self.attempts += int(run.get("attempts") or 0)
-        if run.get("usage"):
-            self.usage.merge(Usage(**run["usage"]))
+        usage = run.get("usage")
+        if usage:
+            self.usage.merge(Usage(**usage))
 
     @classmethod
     def of(cls, runs: Iterable[Mapping[str, Any]]) -> JudgeHealth:
@@ -210,20 +218,10 @@ class JudgeExecutor:
         started = _now()
         self._clock[id(item)] = time.perf_counter()
         record = new_item_record(item)
-        record.update(dict.fromkeys(RUN_FIELDS))
-        record.update(
-            run_index=item.run_index,
-            status="error",
-            started_at=started,
-            completed_at=started,
-            duration_seconds=0.0,
-            preview=self.calls.preview(item),
-            clamped=False,
-            attempts=0,
-            retries=0,
-            parse_failures=0,
-            usage={},
-        )
+        record.update(_RUN_DEFAULTS)
+        record["started_at"] = record["completed_at"] = started
+        record["preview"] = self.calls.preview(item)
+        record["usage"] = {}
         return record
 
     async def execute(self, item: WorkItem, record: dict[str, Any], control: RunControl) -> None:

@@ -18,6 +18,7 @@ __all__ = [
     "DEFAULT_API_KEY_ENV",
     "EndpointCache",
     "JudgeRequest",
+    "JudgeTemplate",
     "default_timeout",
     "ensure_api_key_available",
     "judge_endpoint",
@@ -198,6 +199,91 @@ def _sampling(model_info: dict[str, Any], model: str, mode: str) -> dict[str, An
     return params
 
 
+@dataclass(frozen=True)
+class _Settings:
+    """What a judge call makes of ``model_info`` alone (the same for every record of a session)."""
+
+    provider: str
+    model: str
+    endpoint: Endpoint
+    mode: str
+    params: dict[str, Any]
+    policy: RetryPolicy
+    max_parse_retries: int
+    system_prompt: str | None
+    original_input: Any
+
+
+def _settings(
+    model_info: dict[str, Any], timeout: float | None, endpoints: EndpointCache | None
+) -> _Settings:
+    provider = _non_blank(model_info.get("provider"), "provider").lower()
+    model = _non_blank(model_info.get("model"), "model")
+    seconds = _timeout(model_info, timeout, provider, model)
+    endpoint = _endpoint(model_info, provider, model, seconds, endpoints)
+    mode = _response_mode(model_info, endpoint, _text(model_info, "base_url", "api_base") is not None)
+    policy = RetryPolicy(
+        max_retries=_int_option(model_info, "max_retries", 3),
+        base_delay=float(model_info.get("retry_base_delay", 1.0)),
+    )
+    system_prompt = model_info.get("system_prompt")
+    return _Settings(
+        provider=provider,
+        model=model,
+        endpoint=endpoint,
+        mode=mode,
+        params=_sampling(model_info, model, mode),
+        policy=policy,
+        max_parse_retries=_int_option(model_info, "max_parse_retries", DEFAULT_MAX_PARSE_RETRIES),
+        system_prompt=system_prompt if isinstance(system_prompt, str) else None,
+        original_input=model_info.get("original_input"),
+    )
+
+
+def _check_texts(rubric: Any, solution_str: Any) -> None:
+    if not isinstance(rubric, str) or not rubric.strip():
+        raise TypeError("'rubric' must be a non-empty string")
+    if not isinstance(solution_str, str) or not solution_str.strip():
+        raise TypeError("'solution_str' must be a non-empty string")
+
+
+def _request(
+    settings: _Settings,
+    rubric: str,
+    solution_str: str,
+    score_range: tuple[float, float],
+    ground_truth: str | None,
+    original_input: str | None,
+    metadata: dict[str, Any] | None,
+) -> JudgeRequest:
+    chosen_input = next(
+        (t for t in (original_input, settings.original_input) if isinstance(t, str) and t.strip()), None
+    )
+    low, high = score_range
+    messages = build_messages(
+        rubric=rubric,
+        solution_str=solution_str,
+        score_min=low,
+        score_max=high,
+        system_prompt=settings.system_prompt,
+        original_input=chosen_input,
+        ground_truth=ground_truth,
+        metadata=metadata,
+    )
+    return JudgeRequest(
+        provider=settings.provider,
+        model=settings.model,
+        score_min=low,
+        score_max=high,
+        endpoint=settings.endpoint,
+        messages=messages,
+        params=settings.params,
+        policy=settings.policy,
+        max_parse_retries=settings.max_parse_retries,
+        response_mode=settings.mode,
+    )
+
+
 def prepare(
     rubric: str,
     solution_str: str,
@@ -214,48 +300,58 @@ def prepare(
     """Validates a judge call and builds it (arguments are checked before the key is looked up).
 
     ``endpoints`` keeps the endpoints resolved for a session's calls (resolving one costs more than the
-    rest of the call's preparation); the environment is then read for its first call only.
+    rest of the call's preparation); the environment is then read for its first call only. Many calls
+    with one ``model_info``: :class:`JudgeTemplate`.
     """
     if not isinstance(model_info, dict):
         raise TypeError(f"'model_info' must be a dict, got {type(model_info).__name__}")
-    provider = _non_blank(model_info.get("provider"), "provider").lower()
-    model = _non_blank(model_info.get("model"), "model")
-    if not isinstance(rubric, str) or not rubric.strip():
-        raise TypeError("'rubric' must be a non-empty string")
-    if not isinstance(solution_str, str) or not solution_str.strip():
-        raise TypeError("'solution_str' must be a non-empty string")
-    low, high = _score_range(model_info, score_min, score_max)
-    seconds = _timeout(model_info, timeout, provider, model)
-    endpoint = _endpoint(model_info, provider, model, seconds, endpoints)
-    mode = _response_mode(model_info, endpoint, _text(model_info, "base_url", "api_base") is not None)
-    chosen_input = next(
-        (t for t in (original_input, model_info.get("original_input")) if isinstance(t, str) and t.strip()),
-        None,
-    )
-    system_prompt = model_info.get("system_prompt")
-    messages = build_messages(
-        rubric=rubric,
-        solution_str=solution_str,
-        score_min=low,
-        score_max=high,
-        system_prompt=system_prompt if isinstance(system_prompt, str) else None,
-        original_input=chosen_input,
-        ground_truth=ground_truth,
-        metadata=metadata,
-    )
-    policy = RetryPolicy(
-        max_retries=_int_option(model_info, "max_retries", 3),
-        base_delay=float(model_info.get("retry_base_delay", 1.0)),
-    )
-    return JudgeRequest(
-        provider=provider,
-        model=model,
-        score_min=low,
-        score_max=high,
-        endpoint=endpoint,
-        messages=messages,
-        params=_sampling(model_info, model, mode),
-        policy=policy,
-        max_parse_retries=_int_option(model_info, "max_parse_retries", DEFAULT_MAX_PARSE_RETRIES),
-        response_mode=mode,
-    )
+    _non_blank(model_info.get("provider"), "provider")
+    _non_blank(model_info.get("model"), "model")
+    _check_texts(rubric, solution_str)
+    score_range = _score_range(model_info, score_min, score_max)
+    settings = _settings(model_info, timeout, endpoints)
+    return _request(settings, rubric, solution_str, score_range, ground_truth, original_input, metadata)
+
+
+class JudgeTemplate:
+    """:func:`prepare` for the many calls of one ``model_info`` (a session's records): what depends on it
+    alone (endpoint, key, timeout, response format, sampling options, retry policy) is made once, and
+    each call builds only its messages. ``model_info`` is read when the template is made; it must not
+    change after.
+
+    Example:
+        >>> template = JudgeTemplate({"provider": "openai", "model": "m", "api_key": "sk-test"})
+        >>> template.prepare("Is it polite?", "Hi!").messages[1]["role"]
+        'user'
+    """
+
+    def __init__(self, model_info: dict[str, Any], endpoints: EndpointCache | None = None) -> None:
+        self.model_info, self._endpoints = model_info, endpoints
+        self._settings: _Settings | None = None
+        try:
+            self._settings = _settings(model_info, None, endpoints)
+        except Exception:  # each call then goes prepare's whole way, and fails with the reason it gives
+            self._settings = None
+
+    def prepare(
+        self,
+        rubric: str,
+        solution_str: str,
+        *,
+        ground_truth: str | None = None,
+        original_input: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        score_min: float | None = None,
+        score_max: float | None = None,
+    ) -> JudgeRequest:
+        """:func:`prepare` of one call with the template's ``model_info``: the same request, or error."""
+        if self._settings is None:
+            return prepare(
+                rubric, solution_str, self.model_info, ground_truth=ground_truth, original_input=original_input,
+                metadata=metadata, score_min=score_min, score_max=score_max, endpoints=self._endpoints,
+            )  # fmt: skip
+        _check_texts(rubric, solution_str)
+        score_range = _score_range(self.model_info, score_min, score_max)
+        return _request(
+            self._settings, rubric, solution_str, score_range, ground_truth, original_input, metadata
+        )

@@ -7,7 +7,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +16,11 @@ from osmosis_ai.terminal_text import terminal_safe
 
 __all__ = [
     "CACHE_ROOT_ENV",
+    "RecordEcho",
     "baseline_comparison",
     "default_cache_root",
     "load_baseline",
+    "overall_lines",
     "print_report",
     "report_lines",
     "resolve_output_path",
@@ -28,6 +30,8 @@ __all__ = [
 CACHE_ROOT_ENV = "OSMOSIS_EVAL_RESULT_DIR"
 COMPARED_KEYS = ("average", "variance", "stdev", "min", "max", "success_count", "failure_count", "total_runs")
 COUNT_KEYS = {"success_count", "failure_count", "total_runs", "unscored_count"}
+# Characters of report text handed to ``echo`` at once: a call per record cost more than its lines.
+_ECHO_BATCH = 64 * 1024
 
 
 def default_cache_root() -> Path:
@@ -115,7 +119,10 @@ def baseline_comparison(source: Path, baseline: dict[str, float], current: dict[
 
 def _indent(text: str, first: str, rest: str) -> str:
     """``text`` (a judge's or model's words, an error: untrusted) indented, each line terminal-safe."""
-    lines = [terminal_safe(line) for line in str(text).splitlines()] or [""]
+    text = str(text)
+    if text.isprintable():  # one line, nothing to escape (every character terminal_safe escapes is not)
+        return first + text
+    lines = [terminal_safe(line) for line in text.splitlines()] or [""]
     return "\n".join([first + lines[0], *(rest + line for line in lines[1:])])
 
 
@@ -139,7 +146,7 @@ def report_lines(payload: Mapping[str, Any]) -> Iterator[str]:
     """The per-record console report of a 0.2 payload, line by line (its ``records`` may be a stream)."""
     for row in payload["records"]:
         yield from _record_lines(row)
-    yield from _overall_lines(payload)
+    yield from overall_lines(payload)
 
 
 def _record_lines(row: Mapping[str, Any]) -> list[str]:
@@ -167,7 +174,8 @@ def _record_lines(row: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def _overall_lines(payload: Mapping[str, Any]) -> list[str]:
+def overall_lines(payload: Mapping[str, Any]) -> list[str]:
+    """The report's lines after its records: the overall statistics, warnings, the baseline comparison."""
     lines = ["Overall:", *_summary_lines(payload["overall_statistics"], "  ")[1:]]
     lines += [f"Warning: {terminal_safe(w['message'])}" for w in payload.get("warnings", ())]
     comparison = payload.get("baseline_comparison")
@@ -191,10 +199,41 @@ def _overall_lines(payload: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def print_report(payload: Mapping[str, Any], echo: Any) -> None:
-    """Echoes :func:`report_lines`, a record's lines in one call (a call per line cost more than the
-    rest of the report)."""
+class RecordEcho:
+    """Hands the console report's records (0.2 rows) to ``echo`` a batch of records at a time, the text the
+    same as a call per line; :meth:`flush` before anything else is echoed.
+
+    Example:
+        >>> shown = RecordEcho(print)  # doctest: +SKIP
+        >>> for row in rows: shown(row)  # doctest: +SKIP
+        >>> shown.flush()  # doctest: +SKIP
+    """
+
+    def __init__(self, echo: Callable[[str], Any]) -> None:
+        self.echo = echo
+        self._texts: list[str] = []
+        self._size = 0
+
+    def __call__(self, row: Mapping[str, Any]) -> None:
+        text = "\n".join(_record_lines(row))
+        self._texts.append(text)
+        self._size += len(text)
+        if self._size >= _ECHO_BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        """Echoes the records not yet shown."""
+        if self._texts:
+            text = "\n".join(self._texts)
+            self._texts, self._size = [], 0
+            self.echo(text)
+
+
+def print_report(payload: Mapping[str, Any], echo: Callable[[str], Any]) -> None:
+    """Echoes :func:`report_lines`, records in batches (see :class:`RecordEcho`)."""
+    shown = RecordEcho(echo)
     for row in payload["records"]:
-        echo("\n".join(_record_lines(row)))
-    for line in _overall_lines(payload):
+        shown(row)
+    shown.flush()
+    for line in overall_lines(payload):
         echo(line)

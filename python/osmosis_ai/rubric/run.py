@@ -36,7 +36,11 @@ if TYPE_CHECKING:
     from osmosis_ai.rubric.document import DocumentTally
     from osmosis_ai.runs.log import ResultsLog
 
-__all__ = ["InlineRubricOptions", "RubricEvalOptions", "RubricEvalResult", "run_rubric_eval"]
+__all__ = ["InlineRubricOptions", "RowHook", "RubricEvalOptions", "RubricEvalResult", "run_rubric_eval"]
+
+RowHook = Callable[[dict[str, Any]], None]
+"""Sees each record of the results document (0.2's row, as :meth:`RubricEvalResult.rows` has it) once it is
+handed to the writer: the CLI prints its console report from the same pass."""
 
 
 @dataclass
@@ -163,9 +167,17 @@ class _Job:
 
 
 def run_rubric_eval(
-    options: RubricEvalOptions | InlineRubricOptions, observer: RunObserver | None = None
+    options: RubricEvalOptions | InlineRubricOptions,
+    observer: RunObserver | None = None,
+    *,
+    report_rows: Callable[[BackendReport], RowHook] | None = None,
 ) -> RubricEvalResult:
     """Runs (or resumes, with ``resume_path``) a rubric evaluation; ``observer`` sees its steps and progress.
+
+    ``report_rows``, called once the judging is done with how the runs were spread, returns the hook
+    that sees each record as the results document is written (so a report needs no second read of the
+    dataset and the log). The document is written whole even when the hook fails; its error is raised
+    after.
 
     Raises:
         RunError: The data, the config, the rubric, the function or an output path cannot be used; no
@@ -180,7 +192,7 @@ def run_rubric_eval(
         observer.message(line)
     report = BackendReport()
     session = _judge(job, options, observer, report)
-    summary = _write_results(job, options, session)
+    summary = _write_results(job, options, session, report_rows(report) if report_rows else None)
     return RubricEvalResult(options, session, job.output, report, summary, job.source)
 
 
@@ -395,9 +407,11 @@ def _judge(
     return session
 
 
-def _write_results(job: _Job, options: Any, session: RubricSession) -> dict[str, Any]:
-    """Writes the results document, its records streamed past; counts the session's judge health on the
-    way. Returns the payload without its records."""
+def _write_results(
+    job: _Job, options: Any, session: RubricSession, hook: RowHook | None = None
+) -> dict[str, Any]:
+    """Writes the results document, its records streamed past (each shown to ``hook``); counts the
+    session's judge health on the way. Returns the payload without its records."""
     from osmosis_ai.rubric.document import overall_statistics, payload_head, record_runs, write_document
 
     overall, warnings = overall_statistics(session.log_path, job.rubric_id)
@@ -407,11 +421,31 @@ def _write_results(job: _Job, options: Any, session: RubricSession) -> dict[str,
     )  # fmt: skip
     tally = _tally(job, options, session)
     rows = tally.rows(record_runs(job.source, session.log_path, job.number))
+    failures: list[Exception] = []
+    if hook is not None:
+        rows = _shown(rows, hook, failures)
     layout = (options.model.strip(), job.entry.rubric) if isinstance(options, InlineRubricOptions) else None
-    return write_document(
+    summary = write_document(
         job.output, head, rows, lambda: _payload_tail(job, options, session, tally, warnings, overall),
         layout_0_3=layout,
     )  # fmt: skip
+    if failures:
+        raise failures[0]
+    return summary
+
+
+def _shown(
+    rows: Iterator[dict[str, Any]], hook: RowHook, failures: list[Exception]
+) -> Iterator[dict[str, Any]]:
+    """``rows``, each shown to ``hook`` once handed out; a hook that fails (a closed terminal) is asked no
+    more and its error kept in ``failures``: the document must not lose its records to it."""
+    for row in rows:
+        yield row
+        if not failures:
+            try:
+                hook(row)
+            except Exception as exc:
+                failures.append(exc)
 
 
 def _tally(job: _Job, options: Any, session: RubricSession) -> DocumentTally:

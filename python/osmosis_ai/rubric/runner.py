@@ -14,8 +14,8 @@ from typing import Any
 from osmosis_ai.errors import MissingAPIKeyError
 from osmosis_ai.rubric.config import RubricEntry
 from osmosis_ai.rubric.engine import preview_text
-from osmosis_ai.rubric.judge import DEFAULT_API_KEY_ENV, prepare, run_async
-from osmosis_ai.rubric.judge_request import EndpointCache
+from osmosis_ai.rubric.judge import DEFAULT_API_KEY_ENV, run_async
+from osmosis_ai.rubric.judge_request import JudgeTemplate
 from osmosis_ai.rubric.records import RecordSource, RubricRecord
 from osmosis_ai.runs.engine import WorkItem
 from osmosis_ai.runs.user_code import call_sync
@@ -149,14 +149,14 @@ def _evaluator(
     record: RubricRecord,
     overrides: dict[str, Any] | None,
     function: Callable[..., Any] | None,
-    endpoints: EndpointCache | None = None,
-    model_info: dict[str, Any] | None = None,
+    template: JudgeTemplate,
 ) -> Evaluator:
     if function is not None:  # user code gets its own model_info: it may change it
         return _function_evaluator(function, entry, record, judge_arguments(entry, record, overrides))
-    arguments = judge_arguments(entry, record, overrides, model_info=model_info)
+    arguments = judge_arguments(entry, record, overrides, model_info=template.model_info)
+    del arguments["model_info"]  # the template's
     try:
-        request = prepare(**arguments, endpoints=endpoints)
+        request = template.prepare(**arguments)
     except (TypeError, ValueError, MissingAPIKeyError) as exc:
 
         async def fail(problem: Exception = exc) -> Any:
@@ -189,9 +189,8 @@ class RecordJudge:
         self._entry, self._source, self._overrides, self._function = entry, source, overrides, function
         self._record: tuple[int, RubricRecord] | None = None
         self._last: tuple[int, Evaluator] | None = None
-        self._endpoints: EndpointCache = {}
-        # The same for every record; read only by the judge request (prepare copies what it keeps).
-        self._model_info = judge_model_info(entry, overrides)
+        # The same for every record: the judge's settings are made once, each call builds its messages.
+        self._template = JudgeTemplate(judge_model_info(entry, overrides), {})
 
     def rows(self) -> Iterator[dict[str, Any]]:
         """The rows of the session's records, each checked again (the file may have changed since the
@@ -211,9 +210,7 @@ class RecordJudge:
         """The call that judges ``item``'s record once."""
         if self._last is None or self._last[0] != item.row_index:
             record = self.record(item)
-            evaluator = _evaluator(
-                self._entry, record, self._overrides, self._function, self._endpoints, self._model_info
-            )
+            evaluator = _evaluator(self._entry, record, self._overrides, self._function, self._template)
             self._last = (item.row_index, evaluator)
         return self._last[1]
 

@@ -1,0 +1,113 @@
+"""The judge's fast paths give what the plain ones give: JudgeTemplate builds the request (or error) prepare
+builds, and the reply parse reads what the json module reads."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import pytest
+
+from osmosis_ai.errors import MissingAPIKeyError
+from osmosis_ai.rubric.judge_request import JudgeTemplate, prepare
+
+BASE = {"provider": "openai", "model": "judge-1", "api_key": "sk-test", "base_url": "http://127.0.0.1:9/v1"}
+
+MODEL_INFOS: list[dict[str, Any]] = [
+    BASE,
+    {**BASE, "system_prompt": "Be strict.", "temperature": 0.3, "seed": 7, "max_tokens": 64},
+    {**BASE, "score_min": -1, "score_max": 5, "original_input": "the question", "response_format": "none"},
+    {**BASE, "timeout": 12, "max_retries": 0, "max_parse_retries": 1, "retry_base_delay": 0.1},
+    {"provider": "openai", "model": "gpt-5-mini", "api_key": "sk-test"},
+]
+CALLS: list[dict[str, Any]] = [
+    {},
+    {"ground_truth": "42", "original_input": "What is 6 x 7?", "metadata": {"topic": "maths", "n": 1}},
+    {"score_min": -0.0, "score_max": 10},
+    {"score_min": 0, "score_max": 1, "original_input": "   "},
+]
+
+
+@pytest.mark.parametrize("model_info", MODEL_INFOS)
+@pytest.mark.parametrize("call", CALLS)
+def test_template_builds_what_prepare_builds(model_info: dict[str, Any], call: dict[str, Any]) -> None:
+    template = JudgeTemplate(model_info, {})
+    for solution in ("The answer is 42.", "```json\n{}\n``` said the model"):
+        expected = prepare("Is it right?", solution, model_info, **call)
+        assert template.prepare("Is it right?", solution, **call) == expected
+
+
+ERRORS: list[tuple[dict[str, Any], dict[str, Any], str]] = [
+    ({**BASE, "timeout": -1}, {}, "'timeout' must be a positive number"),
+    ({**BASE, "response_format": "xml"}, {}, "'response_format' must be one of"),
+    ({**BASE, "max_retries": -2}, {}, "'max_retries' must be a non-negative integer"),
+    ({"provider": "openai"}, {}, "'model_info' must include a 'model' string"),
+    (BASE, {"score_min": 2, "score_max": 1}, "'score_max' must be greater than 'score_min'"),
+    # A record's bad range is named before a bad option, as prepare names it.
+    ({**BASE, "timeout": -1}, {"score_min": 2, "score_max": 1}, "'score_max' must be greater"),
+]
+
+
+@pytest.mark.parametrize(("model_info", "call", "message"), ERRORS)
+def test_template_fails_as_prepare_fails(
+    model_info: dict[str, Any], call: dict[str, Any], message: str
+) -> None:
+    template = JudgeTemplate(model_info, {})
+    for solution in ("42", "  "):  # a blank candidate is named after a bad model_info, before the rest
+        with pytest.raises((TypeError, ValueError)) as expected:
+            prepare("Is it right?", solution, model_info, **call)
+        with pytest.raises(type(expected.value)) as got:
+            template.prepare("Is it right?", solution, **call)
+        assert str(got.value) == str(expected.value)
+        assert message in str(got.value) if solution == "42" else "must" in str(got.value)
+
+
+def test_template_without_a_key_fails_each_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    template = JudgeTemplate({"provider": "openai", "model": "judge-1"}, {})
+    with pytest.raises(MissingAPIKeyError):
+        template.prepare("Is it right?", "42")
+
+
+REPLIES = [
+    '{"score": 0.5, "explanation": "fine"}',
+    '  ```json\n{"score": 2, "explanation": "fenced"}\n```  ',
+    '<think>hmm</think>{"score": 1, "explanation": "thought"}',
+    '<THINK>a\nb</THINK>\n```\n{"score": 0, "explanation": "both"}```',
+    '{"score": 1e400, "explanation": "huge"}',
+    '{"score": NaN, "explanation": "nan"}',
+    '{"score": 123456789012345678901234567890, "explanation": "big"}',
+    '{"score": 0.5, "explanation": "lone \\ud800"}',
+    '{"score": 0.5, "score": 0.7, "explanation": "twice"}',
+    '{"score": 0.5, "explanation": "x"} trailing',
+    "[0.5]",
+    '{"score": true, "explanation": "bool"}',
+    "",
+]
+
+
+@pytest.mark.parametrize("content", REPLIES)
+def test_reply_parse_matches_the_standard_reader(content: str) -> None:
+    """The parse reads with orjson where it can: every reply scores (or fails) as the json module reads it."""
+    from osmosis_ai.rubric.parse import ReplyProblem, _sanitise, parse_reply
+
+    def reference(text: str) -> tuple[Any, ...]:
+        # The established rules: strip a think block and fences, then json.loads.
+        text = re.sub(r"<think>.*?</think>", "", text, flags=re.DOTALL | re.IGNORECASE).strip()
+        text = re.sub(r"\s*```$", "", re.sub(r"^```(?:json)?\s*", "", text, flags=re.IGNORECASE)).strip()
+        return (text,)
+
+    assert (_sanitise(content),) == reference(content)
+    try:
+        expected: Any = json.loads(reference(content)[0])
+    except json.JSONDecodeError:
+        expected = "invalid"
+    try:
+        reply = parse_reply(content, 0.0, 1.0)
+    except ReplyProblem as problem:
+        # Not JSON exactly where json says so; otherwise a reason past the parse (no score, not an object).
+        assert (problem.reason == "invalid_json") == (expected == "invalid"), problem.reason
+        return
+    assert isinstance(expected, dict) and reply.raw_score == float(expected["score"])
+    assert reply.explanation == expected["explanation"].strip()
