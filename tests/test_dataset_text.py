@@ -30,7 +30,14 @@ def _texts() -> list[str]:
             texts += [char + "a" * pad, "a" * pad + char, "a" * pad + char + "b" * pad]
     texts += ["数学 问题 😀 hello 🚀 the answer", "é" * 20 + "数", "😀" * 50, "a" * 5000 + "😀"]
     # Either side of the density that picks the way: one such character in six bytes, and in seven.
-    texts += ["ab数c" * 5, "ab数cd" * 5, "é数" * 9, "abcd😀" * 6, "abcde😀" * 6, "the model 数学 answers " * 20]
+    texts += [
+        "ab数c" * 5,
+        "ab数cd" * 5,
+        "é数" * 9,
+        "abcd😀" * 6,
+        "abcde😀" * 6,
+        "the model 数学 answers " * 20,
+    ]
     return texts
 
 
