@@ -1,8 +1,9 @@
 """Strings read from datasets are exactly the strings `json.loads` gives, whichever way the reader makes them.
 
-The reader makes a `str` one of two ways depending on its widest character (Latin-1 or past it) and its
-length, and caches keys and short values by position from row to row; these rows sit on every boundary
-of those choices. Equality with `json.loads`'s strings also checks that each `str` is in CPython's
+The reader makes a `str` one of two ways depending on how dense its characters past Latin-1 are (measured
+by the reader as it reads the text: at least one in six bytes goes through code points) and its length,
+and caches keys and short values by position from row to row; these rows sit on every boundary of those
+choices. Equality with `json.loads`'s strings also checks that each `str` is in CPython's
 canonical form (a wider form than needed would compare unequal).
 """
 
@@ -28,6 +29,15 @@ def _texts() -> list[str]:
         for pad in (0, 7, 14, 15, 16, 40):
             texts += [char + "a" * pad, "a" * pad + char, "a" * pad + char + "b" * pad]
     texts += ["数学 问题 😀 hello 🚀 the answer", "é" * 20 + "数", "😀" * 50, "a" * 5000 + "😀"]
+    # Either side of the density that picks the way: one such character in six bytes, and in seven.
+    texts += [
+        "ab数c" * 5,
+        "ab数cd" * 5,
+        "é数" * 9,
+        "abcd😀" * 6,
+        "abcde😀" * 6,
+        "the model 数学 answers " * 20,
+    ]
     return texts
 
 

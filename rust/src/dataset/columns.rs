@@ -5,6 +5,7 @@
 //! A [`ColumnBatch`] keeps the decoded columns as they are: text stays in the page buffers it was
 //! decoded into (shared, not copied), numbers stay unboxed, and the keys exist once per batch.
 
+use super::text_width::is_wide;
 use super::value_kind::{Text, ValueKind};
 use super::{Row, TapeBatch};
 use parquet::data_type::ByteArray;
@@ -90,19 +91,32 @@ impl ColumnValues {
 
 /// Text in a decoded page's buffer, known to be UTF-8: the only constructor checks it.
 #[derive(Debug, Clone)]
-pub struct Utf8Bytes(ByteArray);
+pub struct Utf8Bytes {
+    bytes: ByteArray,
+    wide: bool,
+}
 
 impl Utf8Bytes {
     /// The bytes as text, or back unchanged when they are not UTF-8.
     pub fn new(bytes: ByteArray) -> Result<Self, ByteArray> {
-        match simdutf8::basic::from_utf8(bytes.data()) {
-            Ok(_) => Ok(Utf8Bytes(bytes)),
+        let data = bytes.data();
+        match simdutf8::basic::from_utf8(data) {
+            Ok(_) => {
+                // Measured here, on the reader's thread, so that building the `str` reads it once.
+                let wide = is_wide(data);
+                Ok(Utf8Bytes { bytes, wide })
+            }
             Err(_) => Err(bytes),
         }
     }
 
+    /// Characters past Latin-1 are dense in the text (`text_width`).
+    pub fn is_wide(&self) -> bool {
+        self.wide
+    }
+
     pub fn as_str(&self) -> &str {
-        let data = self.0.data();
+        let data = self.bytes.data();
         // Checked once in `new`; the text is read again for every Python string built from it, in
         // the hottest loop of a Parquet read, so it is not checked twice.
         debug_assert!(std::str::from_utf8(data).is_ok());

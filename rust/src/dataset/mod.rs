@@ -19,6 +19,7 @@ mod row_value;
 mod scan;
 mod shape;
 pub mod tape;
+mod text_width;
 mod validate;
 mod value_kind;
 

@@ -8,6 +8,7 @@
 
 use super::text::{decode_body, scan_body, Cut};
 use super::{TapeBatch, Token};
+use crate::dataset::text_width::is_wide;
 use crate::dataset::value_kind::{Text, ValueKind};
 
 /// What parsing one row gave.
@@ -149,7 +150,7 @@ impl Parser<'_, '_> {
         }
         let body_start = self.i + 1;
         let at = self.tape.tokens.len();
-        let (start, len) = self.body(body_start)?;
+        let (start, len, _) = self.body(body_start)?;
         self.tape.tokens.push(Token::Key { start, len });
         self.ws();
         if self.peek()? != b':' {
@@ -161,26 +162,28 @@ impl Parser<'_, '_> {
     }
 
     /// Appends the decoded string body at `start` to the tape's text; returns where it is there and
-    /// moves past the closing quote.
-    fn body(&mut self, start: usize) -> Step<(usize, usize)> {
+    /// whether it is wide (`text_width`), and moves past the closing quote.
+    fn body(&mut self, start: usize) -> Step<(usize, usize, bool)> {
         let scan = scan_body(&self.b[start..]).map_err(|cut| match cut {
             Cut::End => self.out(),
             Cut::Invalid => Stop::Reject,
         })?;
         let text = &mut self.tape.text;
         let at = text.len();
-        if scan.escaped {
+        let wide = if scan.escaped {
             decode_body(scan.text, text).ok_or(Stop::Reject)?;
+            is_wide(&text.as_bytes()[at..])
         } else {
             text.push_str(scan.text);
-        }
+            scan.wide
+        };
         self.i = start + scan.text.len() + 1;
-        Ok((at, text.len() - at))
+        Ok((at, text.len() - at, wide))
     }
 
     fn string(&mut self) -> Step<Token> {
-        let (start, len) = self.body(self.i + 1)?;
-        let token = Token::Text { start, len };
+        let (start, len, wide) = self.body(self.i + 1)?;
+        let token = Token::Text { start, len, wide };
         self.tape.tokens.push(token);
         Ok(token)
     }

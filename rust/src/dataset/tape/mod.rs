@@ -9,6 +9,7 @@
 pub(crate) mod json;
 mod text;
 
+use super::text_width::is_wide;
 use super::value_kind::{Text, ValueKind};
 use super::Contract;
 use serde_json::{Map, Number, Value};
@@ -22,10 +23,12 @@ pub enum Token {
     Int(i64),
     UInt(u64),
     Float(f64),
-    /// A string: `text[start..start + len]`.
+    /// A string: `text[start..start + len]`; `wide` when characters past Latin-1 are dense in it
+    /// (`text_width`: how the Python side builds its `str`).
     Text {
         start: usize,
         len: usize,
+        wide: bool,
     },
     /// An object key: `text[start..start + len]`.
     Key {
@@ -36,6 +39,9 @@ pub enum Token {
     Object,
     End,
 }
+
+// The `wide` flag sits in the padding beside the tag: a token stays three words, as before it.
+const _: () = assert!(std::mem::size_of::<Token>() == 3 * std::mem::size_of::<usize>());
 
 /// A row's place in the file and its first token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,6 +158,7 @@ impl TapeBatch {
         self.tokens.push(Token::Text {
             start,
             len: text.len(),
+            wide: is_wide(text.as_bytes()),
         });
     }
 
@@ -188,7 +195,7 @@ impl TapeBatch {
     /// The text of a `Text` or `Key` token.
     pub fn text_of(&self, token: Token) -> &str {
         match token {
-            Token::Text { start, len } | Token::Key { start, len } => {
+            Token::Text { start, len, .. } | Token::Key { start, len } => {
                 &self.text[start..start + len]
             }
             _ => "",

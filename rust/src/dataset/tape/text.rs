@@ -1,11 +1,16 @@
 //! JSON string bodies: finding their end, and their text with the escapes decoded.
 
+use crate::dataset::text_width::{is_wide, may_be_wide};
+
 /// What the scan of a JSON string body found.
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Body<'a> {
     /// The text up to the closing quote (escapes not decoded).
     pub text: &'a str,
     pub escaped: bool,
+    /// Characters past Latin-1 are dense in `text` (`text_width`); false when `escaped`, whose
+    /// decoded text the caller measures instead.
+    pub wide: bool,
 }
 
 /// Bytes looked at one by one before a string's end is searched for with vector loads.
@@ -30,6 +35,7 @@ pub(super) fn scan_body(bytes: &[u8]) -> Result<Body<'_>, Cut> {
                 return Ok(Body {
                     text: ascii_text(&bytes[..i]),
                     escaped: false,
+                    wide: false,
                 })
             }
             b'\\' | 0..=0x1F | 0x80.. => break,
@@ -63,7 +69,12 @@ pub(super) fn scan_body(bytes: &[u8]) -> Result<Body<'_>, Cut> {
     } else {
         simdutf8::basic::from_utf8(body).map_err(|_| Cut::Invalid)?
     };
-    Ok(Body { text, escaped })
+    let wide = !escaped && may_be_wide(high) && is_wide(body);
+    Ok(Body {
+        text,
+        escaped,
+        wide,
+    })
 }
 
 /// Bytes known to be ASCII, as text. Most strings of a dataset are ASCII and short (keys, ids,

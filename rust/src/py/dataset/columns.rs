@@ -59,7 +59,7 @@ pub(super) fn text_column<'py>(
             Some((before, object)) if same_text(before, text) => object.clone(),
             _ => {
                 fresh = true;
-                py_str(py, text)
+                py_str(py, text, cell.is_wide())
             }
         };
         out.push(object.clone().into_any());
@@ -79,7 +79,7 @@ pub(super) fn cell_to_py<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     Ok(match values {
         ColumnValues::Text(cells) => match &cells[row] {
-            Some(cell) => py_str(py, cell.as_str()).into_any(),
+            Some(cell) => py_str(py, cell.as_str(), cell.is_wide()).into_any(),
             None => py.None().into_bound(py),
         },
         ColumnValues::Int(cells) => match cells[row] {

@@ -45,15 +45,17 @@ impl KeyCache {
         object
     }
 
-    /// A string value at `position`: the previous row's object when the text repeats.
+    /// A string value at `position`: the previous row's object when the text repeats. `wide` as
+    /// `text::py_str` takes it.
     pub(super) fn value<'py>(
         &mut self,
         py: Python<'py>,
         position: usize,
         text: &str,
+        wide: bool,
     ) -> Bound<'py, PyString> {
         if text.len() > CACHED_VALUE_BYTES || position >= CACHED_POSITIONS {
-            return py_str(py, text);
+            return py_str(py, text, wide);
         }
         if self.values.len() <= position {
             self.values.resize_with(position + 1, || None);
@@ -64,7 +66,7 @@ impl KeyCache {
                 return object.bind(py).clone();
             }
         }
-        let object = py_str(py, text);
+        let object = py_str(py, text, wide);
         // The slot's buffer is reused: an id or a label that changes every row costs no allocation.
         match slot {
             Some((cached, held)) => {

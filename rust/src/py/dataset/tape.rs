@@ -1,7 +1,7 @@
 //! A token tape (`dataset::tape`) → Python dicts.
 //!
 //! Every string is made from text already unescaped and checked, by `text::py_str` (which way into a
-//! `str` costs least depends on the widest character: see there). Keys and short
+//! `str` costs least depends on how dense its wide characters are, which the token carries: see there). Keys and short
 //! values repeat from row to row and come from the key cache (`rows.rs`); a long text equal to the
 //! previous row's at the same key (a system prompt shared by every row) is that row's `str` again.
 
@@ -74,6 +74,12 @@ impl<'a, 'py> Builder<'a, 'py> {
         self.tape.text_of(token)
     }
 
+    /// The `str` of a `Text` token.
+    fn py_text(&self, token: Token) -> Bound<'py, PyString> {
+        let wide = matches!(token, Token::Text { wide: true, .. });
+        py_str(self.py, self.text(token), wide)
+    }
+
     /// The long text at the cursor: the previous row's `str` when the text is the same.
     fn long_text(&mut self, long: &mut LongTexts, position: usize) -> Bound<'py, PyString> {
         let token = self.next();
@@ -87,7 +93,7 @@ impl<'a, 'py> Builder<'a, 'py> {
                 return object.bind(self.py).clone();
             }
         }
-        let object = py_str(self.py, text);
+        let object = self.py_text(token);
         match slot {
             Some((before, cached)) => {
                 before.clear();
@@ -107,7 +113,7 @@ impl<'a, 'py> Builder<'a, 'py> {
             Token::Int(i) => i.into_pyobject(py)?.into_any(),
             Token::UInt(u) => u.into_pyobject(py)?.into_any(),
             Token::Float(f) => PyFloat::new(py, f).into_any(),
-            text @ Token::Text { .. } => py_str(py, self.text(text)).into_any(),
+            text @ Token::Text { .. } => self.py_text(text).into_any(),
             Token::Array => self.array(cache, depth)?.into_any(),
             Token::Object => self.object(cache, depth, None)?.into_any(),
         })
@@ -133,9 +139,11 @@ impl<'a, 'py> Builder<'a, 'py> {
             };
             let name = cache.key(self.py, position, name);
             let value = match (self.tape.tokens[self.at], long.as_deref_mut()) {
-                (text @ Token::Text { len, .. }, _) if len <= CACHED_VALUE_BYTES => {
+                (text @ Token::Text { len, wide, .. }, _) if len <= CACHED_VALUE_BYTES => {
                     self.at += 1;
-                    cache.value(self.py, position, self.text(text)).into_any()
+                    cache
+                        .value(self.py, position, self.text(text), wide)
+                        .into_any()
                 }
                 (Token::Text { .. }, Some(long)) if position < LONG_POSITIONS => {
                     self.long_text(long, position).into_any()
@@ -161,10 +169,10 @@ impl<'a, 'py> Builder<'a, 'py> {
         let mut items = Vec::new();
         while self.tape.tokens[self.at] != Token::End {
             let item = match (self.tape.tokens[self.at], cache.as_deref_mut()) {
-                (text @ Token::Text { .. }, Some(cache)) => {
+                (text @ Token::Text { wide, .. }, Some(cache)) => {
                     self.at += 1;
                     cache
-                        .value(self.py, items.len(), self.text(text))
+                        .value(self.py, items.len(), self.text(text), wide)
                         .into_any()
                 }
                 (_, cache) => self.value(cache, depth)?,

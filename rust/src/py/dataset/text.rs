@@ -2,11 +2,13 @@
 //!
 //! CPython's UTF-8 decoder starts every string as one byte a character, widens it (a copy) at the
 //! first character past U+00FF and again past U+FFFF, and decodes a character at a time into the wide
-//! form. For text with such characters (CJK, emoji: chat rows) decoding to code points here and handing
-//! them to `PyUnicode_FromWideChar` (a scan for the widest character, then one copy into a `str` of the
-//! final kind) costs less: 4-8 % of a chat JSONL read, measured (README, bench_rows). ASCII and
-//! Latin-1 text stays with the UTF-8 decoder, which is fastest for it (`PyUnicode_New` and a copy of
-//! the bytes are not in the stable ABI the wheel is built for).
+//! form. For text dense in such characters (CJK, emoji: chat rows) decoding to code points here and
+//! handing them to `PyUnicode_FromWideChar` (a scan for the widest character, then one copy into a
+//! `str` of the final kind) costs less: 4-8 % of a chat JSONL read, measured (README, bench_rows).
+//! Other text (ASCII, Latin-1, mostly ASCII with a few CJK words) stays with the UTF-8 decoder, which
+//! is faster for it (`PyUnicode_New` and a copy of the bytes are not in the stable ABI the wheel is
+//! built for). Which text is dense the readers found as they read it (`dataset::text_width`): this
+//! side does not read a text twice.
 
 use pyo3::ffi;
 use pyo3::prelude::*;
@@ -15,9 +17,6 @@ use std::cell::RefCell;
 
 /// Shorter texts go to the UTF-8 decoder: the scan for wide characters would cost more than it saves.
 const WIDE_MIN_BYTES: usize = 16;
-
-/// A UTF-8 lead byte from this one on starts a character past U+00FF.
-const PAST_LATIN1_LEAD: u8 = 0xC4;
 
 /// C's `wchar_t` as CPython reads it: a code point, or on Windows a UTF-16 unit.
 #[cfg(not(windows))]
@@ -30,19 +29,14 @@ thread_local! {
     static WIDE: RefCell<Vec<WideUnit>> = const { RefCell::new(Vec::new()) };
 }
 
-/// `text` as a Python `str`.
-pub(super) fn py_str<'py>(py: Python<'py>, text: &str) -> Bound<'py, PyString> {
-    if text.len() >= WIDE_MIN_BYTES && has_wide_chars(text) {
+/// `text` as a Python `str`; `wide` when the reader found characters past Latin-1 dense in it.
+pub(super) fn py_str<'py>(py: Python<'py>, text: &str, wide: bool) -> Bound<'py, PyString> {
+    if wide && text.len() >= WIDE_MIN_BYTES {
         if let Some(object) = WIDE.with(|wide| wide_str(py, text, &mut wide.borrow_mut())) {
             return object;
         }
     }
     PyString::new(py, text)
-}
-
-/// Whether `text` holds a character past Latin-1. The whole-text maximum is one vector loop.
-fn has_wide_chars(text: &str) -> bool {
-    text.bytes().fold(0, u8::max) >= PAST_LATIN1_LEAD
 }
 
 /// `text` through `PyUnicode_FromWideChar`; `None` if that failed (the UTF-8 decoder then answers).
