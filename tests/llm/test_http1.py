@@ -104,6 +104,11 @@ def test_a_new_connection_closed_without_an_answer_is_an_error_not_a_retry(base:
         exchange(base, ["/drop/x"])
 
 
+def test_a_negative_chunk_size_is_a_broken_answer_not_a_parse_that_never_ends(base: str) -> None:
+    with pytest.raises(ConnectionError, match="negative chunk size"):
+        exchange(base, ["/negative-chunk/x"])
+
+
 def test_the_total_timeout_ends_a_stalled_answer_and_its_connection(base: str) -> None:
     async def main() -> tuple[dict, dict]:
         pool = Http1Pool(base, limit=1)

@@ -81,6 +81,9 @@ def _answer(conn: socket.socket, mode: str, body: bytes, served: int) -> bool:
         )
         head = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: X-Checksum\r\n\r\n"
         _trickle(conn, head + pieces + b"0\r\nX-Checksum: abc\r\nX-Other: 1\r\n\r\n", 3)
+    elif mode == "negative-chunk":
+        conn.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n-5\r\nhello\r\n0\r\n\r\n")
+        return False
     elif mode == "interim":
         conn.sendall(b"HTTP/1.1 100 Continue\r\n\r\n" + plain)
     elif mode == "extra":

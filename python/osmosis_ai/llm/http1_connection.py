@@ -203,6 +203,8 @@ class Connection(asyncio.BufferedProtocol):
                 if line is None:
                     return
                 size = int(line.split(b";", 1)[0].strip() or b"0", 16)
+                if size < 0:  # would move the parse backwards over bytes already read, forever
+                    raise ConnectionError(f"a negative chunk size in the answer: {line[:80]!r}")
                 self._state, self._remaining = (_CHUNK_DATA, size) if size else (_TRAILER, 0)
             elif state == _CHUNK_DATA:
                 chunk = self._take(self._remaining, 2)  # a chunk ends with CRLF
