@@ -79,10 +79,8 @@ def test_a_damaged_line_is_still_an_error_naming_the_log(tmp_path: Path) -> None
         log.append(_run(0, 0, "ok"))
     good = path.read_bytes()
     # A head the engine wrote, then damage: found when the line is read whole.
-    path.write_bytes(good + b'{"row_key":"k","row_index":1,"run_index":0,"note":oops}\n')
-    with pytest.raises(
-        ResultsLogError, match=r"log\.jsonl: the results log line at byte \d+ is not valid JSON"
-    ):
+    path.write_bytes(good + b'\n\n{"row_key":"k","row_index":1,"run_index":0,"note":oops}\n')
+    with pytest.raises(ResultsLogError, match=r"log\.jsonl:5: results log line is not valid JSON"):
         list(iter_latest_runs(path))
     # No head: found by the first pass, with its line number.
     path.write_bytes(good + b'{"row_index": 1, oops}\n')

@@ -209,15 +209,28 @@ def iter_latest_runs(path: Path, runs_per_row: int | None = None) -> Iterator[di
         for offset in starts.ordered():
             handle.seek(offset)
             raw = handle.readline()
-            while not raw.strip():  # blank lines before it (read past, as _records does)
+            while raw and not raw.strip():  # blank lines before it (read past, as _records does)
+                offset = handle.tell()
                 raw = handle.readline()
             try:
                 record = orjson.loads(raw)
             except orjson.JSONDecodeError as exc:  # the first pass read only its head
-                raise ResultsLogError(
-                    f"{path}: the results log line at byte {offset} is not valid JSON ({exc})"
-                ) from exc
+                number = _line_number(path, offset)
+                raise ResultsLogError(f"{path}:{number}: results log line is not valid JSON ({exc})") from exc
             yield rebase_indices(record, base) if base else record
+
+
+def _line_number(path: Path, offset: int) -> int:
+    """The 1-based line that starts at byte ``offset`` (counted only when an error must name it)."""
+    newlines = 0
+    with path.open("rb") as handle:
+        while offset > 0:
+            block = handle.read(min(offset, 1 << 20))
+            if not block:
+                break
+            newlines += block.count(b"\n")
+            offset -= len(block)
+    return newlines + 1
 
 
 def read_log(path: Path) -> LogContents:
