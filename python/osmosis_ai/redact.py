@@ -31,6 +31,7 @@ __all__ = [
     "MASK",
     "RedactingStream",
     "redact",
+    "redact_bytes",
     "redact_data",
     "redact_log_records",
     "redact_std_streams",
@@ -148,6 +149,19 @@ def redact(text: str) -> str:
     if "@" in text and "://" in text:
         text = _USERINFO.sub(lambda m: m["scheme"] + MASK + "@", text)
     return text
+
+
+def redact_bytes(data: bytes) -> bytes:
+    """:func:`redact` of UTF-8 ``data``: the same bytes object when nothing is masked (most lines of a
+    results log or a trajectory: no encoding back).
+
+    Example:
+        >>> redact_bytes(b"failed: http://u:p@h/v1")
+        b'failed: http://***@h/v1'
+    """
+    text = data.decode()
+    masked = redact(text)
+    return data if masked is text else masked.encode()
 
 
 def redact_data(value: Any) -> Any:

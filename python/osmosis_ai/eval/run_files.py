@@ -33,7 +33,7 @@ from typing import Any
 import orjson
 
 from osmosis_ai.atif import check_trajectory_files
-from osmosis_ai.redact import redact
+from osmosis_ai.redact import redact, redact_bytes
 from osmosis_ai.rollout.trajectory import build_trajectory, trajectory_json
 
 __all__ = ["RunLogText", "project_items", "trajectory_document"]
@@ -186,10 +186,7 @@ def project_items(
                 # One syscall each in the usual case (a new attempt): this runs once per item.
                 with contextlib.suppress(FileExistsError):
                     os.mkdir(f"{trials}/{rollout_id}")
-                data = trajectory_json(document)
-                text = data.decode()
-                masked = redact(text)
-                _write_file(trial, data if masked is text else masked.encode())
+                _write_file(trial, redact_bytes(trajectory_json(document)))
                 _replace_link(trial, target)
         if rollout_id in with_artifacts:
             artifacts = f"{trials}/{rollout_id}/artifacts"

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from osmosis_ai.errors import DatasetParseError, StatsError
+from osmosis_ai.runs.log import line_number_at
 from osmosis_ai.stats import log_index_base, rebase_indices
 
 __all__ = [
@@ -116,7 +117,7 @@ class LogSource:
             if position == len(self._offsets) - 1 and not raw.endswith(b"\n"):
                 self.skipped_tail = True
                 return None
-            number = _line_number(self.path, offset)
+            number = line_number_at(self.path, offset)
             raise StatsError(
                 f"{self.path}:{number}: not a results record ({exc}); the line is not JSON", field="line"
             ) from None
@@ -142,12 +143,6 @@ def replace_in_texts(value: Any, pattern: re.Pattern[str]) -> Any:
 
 def _clean(value: Any) -> Any:
     return replace_in_texts(value, _LONE_SURROGATE)
-
-
-def _line_number(path: str, offset: int) -> int:
-    """The 1-based line number of the line starting at ``offset`` (read only for an error message)."""
-    with open(path, "rb") as handle:
-        return handle.read(offset).count(b"\n") + 1
 
 
 def line_offsets(path: str) -> array[int]:

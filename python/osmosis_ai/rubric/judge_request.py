@@ -327,7 +327,7 @@ class JudgeTemplate:
 
     def __init__(self, model_info: dict[str, Any], endpoints: EndpointCache | None = None) -> None:
         self.model_info, self._endpoints = model_info, endpoints
-        self._settings: _Settings | None = None
+        self._settings: _Settings | None
         try:
             self._settings = _settings(model_info, None, endpoints)
         except Exception:  # each call then goes prepare's whole way, and fails with the reason it gives

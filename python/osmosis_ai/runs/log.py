@@ -44,7 +44,7 @@ from typing import Any, BinaryIO
 import orjson
 
 from osmosis_ai.errors import ResultsLogError
-from osmosis_ai.redact import redact
+from osmosis_ai.redact import redact_bytes
 from osmosis_ai.stats import RESULTS_LOG_FORMATS, log_index_base, rebase_indices
 
 __all__ = [
@@ -55,6 +55,7 @@ __all__ = [
     "dataset_fingerprint",
     "iter_latest_runs",
     "iter_runs",
+    "line_number_at",
     "read_log",
     "recorded_dataset",
     "row_key",
@@ -215,15 +216,16 @@ def iter_latest_runs(path: Path, runs_per_row: int | None = None) -> Iterator[di
             try:
                 record = orjson.loads(raw)
             except orjson.JSONDecodeError as exc:  # the first pass read only its head
-                number = _line_number(path, offset)
+                number = line_number_at(path, offset)
                 raise ResultsLogError(f"{path}:{number}: results log line is not valid JSON ({exc})") from exc
             yield rebase_indices(record, base) if base else record
 
 
-def _line_number(path: Path, offset: int) -> int:
-    """The 1-based line that starts at byte ``offset`` (counted only when an error must name it)."""
+def line_number_at(path: str | os.PathLike[str], offset: int) -> int:
+    """The 1-based line of a file that starts at byte ``offset`` (counted only when an error must name it;
+    read a block at a time, so a line deep in a large log costs no memory)."""
     newlines = 0
-    with path.open("rb") as handle:
+    with open(path, "rb") as handle:
         while offset > 0:
             block = handle.read(min(offset, 1 << 20))
             if not block:
@@ -438,12 +440,10 @@ class ResultsLog:
         return log
 
     def _write(self, record: Mapping[str, Any]) -> None:
-        line = orjson.dumps(record, default=str, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE)
         # An error message may quote a key or a URL with credentials; the log must not.
-        text = line.decode()
-        masked = redact(text)
-        if masked is not text:
-            line = masked.encode()
+        line = redact_bytes(
+            orjson.dumps(record, default=str, option=orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE)
+        )
         # Straight to the file in one write (the handle's buffer stays empty): a line is on disk, whole,
         # when this returns, and only a crash inside a write can leave a torn last line.
         written = os.write(self._fd, line)
