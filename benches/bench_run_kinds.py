@@ -6,7 +6,10 @@ results log and ``-o`` (eval run: its run directory), against an instantly answe
 its own process (its CPU is charged to no side). The floor is ``raw_floor_client.py``: hand-written
 HTTP/1.1 and orjson sending the very request bodies our run sent (captured from the server), at the same
 concurrency. CPU is user + system of each process (``wait4``); per item is *marginal*, (CPU at the large
-size - CPU at the small one) / the rows between, so start-up is charged to neither side. Peak RSS is the
+size - CPU at the small one) / the rows between, so start-up is charged to neither side. The server and
+each client run on one shared core (``benchutil.pin_to_one_core``): on two cores the floor's CPU per item
+fell by a third under load (more replies per wakeup) while ours barely moved, so the ratio followed the
+load average; on one core both sides batch the same whatever else runs. Peak RSS is the
 process's own high-water mark (VmHWM) at each size: flat memory means the 100k-row figure stays within
 1.2x of the 1k one. ``make bench-ci`` runs 1k and 10k rows; ``make bench`` adds 100k.
 """
@@ -28,7 +31,7 @@ import pytest
 
 from bench_eval_run import MAIN as WORKFLOW
 from bench_eval_run import TOML as EVAL_RUN_TOML
-from benchutil import NOTES, SHORT, measured
+from benchutil import NOTES, SHORT, measured, pin_to_one_core
 from servers import ScriptedServer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -137,7 +140,7 @@ class _Kind:
 
     def run(self, rows: int) -> dict[str, float]:
         env = {**os.environ, "OPENAI_API_KEY": "sk-bench"}
-        figures = measured(self.argv(rows), self.cwd, env)
+        figures = measured(self.argv(rows), self.cwd, env, one_core=True)
         # A run's outputs are not kept (100k trajectories would fill the disk of a long session).
         for run_dir in self.root.glob("*/evaluation_runs/*"):
             shutil.rmtree(run_dir, ignore_errors=True)
@@ -166,7 +169,7 @@ def _floor(server: ScriptedServer, bodies: Path, rows: int, score: bool) -> dict
         str(CONCURRENCY),
         str(bodies),
     ]
-    return measured(argv + (["score"] if score else []), ROOT)
+    return measured(argv + (["score"] if score else []), ROOT, one_core=True)
 
 
 @pytest.fixture(scope="module")
@@ -183,6 +186,7 @@ def workspace() -> Iterator[Path]:
 def test_run_kind(benchmark, workspace: Path, kind: str) -> None:
     """Marginal CPU per item against the raw floor, and peak RSS at each size."""
     with ScriptedServer({"default": {"score": 0.5, "explanation": "scripted"}}) as server:
+        pin_to_one_core(server.proc.pid)
         target = _Kind(kind, workspace, server.base_url)
         bodies = _capture_bodies(server, target)
         figures: dict[str, dict[int, dict[str, float]]] = {"ours": {}, "floor": {}}

@@ -50,31 +50,54 @@ def scaled(full: int, short: int) -> int:
     return short if SHORT else full
 
 
-# Run as `python -c _PEAK_PROBE fd argv...`: forks, execs argv in the child and writes the child's
+# Run as `python -c _PEAK_PROBE fd cpus argv...`: forks, execs argv in the child and writes the child's
 # rusage to fd. The child's ru_maxrss is its own peak: a process keeps the highest RSS it had before exec,
 # so a command spawned straight from pytest (over a GiB after the dataset benches) would report pytest's.
-# Here the pre-exec image is this small probe's.
+# Here the pre-exec image is this small probe's. cpus ("all" or comma-separated core numbers) is the
+# child's CPU affinity, set before the fork so that every thread and process of the command inherits it.
 _PEAK_PROBE = """
 import os, sys
 os.set_inheritable(int(sys.argv[1]), False)
+if sys.argv[2] != "all":
+    os.sched_setaffinity(0, {int(cpu) for cpu in sys.argv[2].split(",")})
 pid = os.fork()
 if pid == 0:
-    os.execvp(sys.argv[2], sys.argv[2:])
+    os.execvp(sys.argv[3], sys.argv[3:])
 _, status, usage = os.wait4(pid, 0)
 os.write(int(sys.argv[1]), f"{usage.ru_utime + usage.ru_stime} {usage.ru_maxrss}".encode())
 sys.exit(os.waitstatus_to_exitcode(status))
 """
 
+# The core that client/server benches share (see pin_to_one_core): the lowest this process may use.
+ONE_CORE = frozenset({min(os.sched_getaffinity(0))})
 
-def measured(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> dict[str, float]:
+
+def pin_to_one_core(pid: int) -> None:
+    """Pins every thread of a running process to ``ONE_CORE`` (threads it starts later inherit it).
+
+    A client and a server on two cores wake each other once per reply when the machine is quiet, and
+    find many replies per wakeup when it is loaded, so a client's CPU per request falls with the load
+    (an asyncio loop's by a third). On one shared core a client runs until it waits, and the server
+    then answers everything sent: the events per wakeup, and so the CPU per request, stay the same
+    whatever else runs (README "Benchmarks").
+    """
+    for thread in os.listdir(f"/proc/{pid}/task"):
+        os.sched_setaffinity(int(thread), ONE_CORE)
+
+
+def measured(
+    argv: list[str], cwd: Path, env: dict[str, str] | None = None, one_core: bool = False
+) -> dict[str, float]:
     """Runs a command to the end; returns wall seconds, CPU seconds and peak RSS (MiB) of that process.
 
-    Its stderr goes to a file (a pipe read only at the end would stall a chatty command).
+    Its stderr goes to a file (a pipe read only at the end would stall a chatty command). ``one_core``
+    runs it on ``ONE_CORE``, all its threads and children too.
     """
     started = time.perf_counter()
     read_end, write_end = os.pipe()
     with tempfile.TemporaryFile() as stderr:
-        probe = [sys.executable, "-c", _PEAK_PROBE, str(write_end), *argv]
+        cpus = ",".join(map(str, sorted(ONE_CORE))) if one_core else "all"
+        probe = [sys.executable, "-c", _PEAK_PROBE, str(write_end), cpus, *argv]
         proc = subprocess.Popen(
             probe, cwd=cwd, stdout=subprocess.DEVNULL, stderr=stderr, env=env, pass_fds=(write_end,)
         )

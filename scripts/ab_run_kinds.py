@@ -5,8 +5,9 @@ comma-separated list of ``eval``, ``eval rubric`` and ``eval run`` (as in ``benc
 whose rows, commands and raw floor this uses). Each round runs every kind at 1k and 10k rows with the
 Python files that differ from BASE (default ``main``) in BASE's version and in this worktree's, in
 alternating order, plus the floor once; it prints the medians over the rounds of the marginal CPU per item
-(10k minus 1k). Only ``python/`` differences are swapped (a Rust change needs two builds); the worktree's
-own files are put back at the end, however the script ends, so do not edit them while it runs.
+(10k minus 1k), every command and the server on one shared core as the bench runs them. Only ``python/``
+differences are swapped (a Rust change needs two builds); the worktree's own files are put back at the end,
+however the script ends, so do not edit them while it runs.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ sys.path.insert(0, str(ROOT / "benches"))
 sys.path.append(str(ROOT / "tests"))  # appended: tests/platform must not shadow the stdlib's platform
 
 import bench_run_kinds as kinds_bench  # noqa: E402
+from benchutil import measured, pin_to_one_core  # noqa: E402
 from servers import ScriptedServer  # noqa: E402
 
 SMALL, LARGE = 1_000, 10_000
@@ -35,11 +37,7 @@ def _git(*args: str) -> subprocess.CompletedProcess[bytes]:
 
 
 def _cpu(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> float:
-    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    stderr = proc.stderr.read().decode() if proc.stderr else ""
-    assert os.waitstatus_to_exitcode(status) == 0, stderr[-2000:]
-    return usage.ru_utime + usage.ru_stime
+    return measured(argv, cwd, env, one_core=True)["cpu"]
 
 
 def main(names: list[str], rounds: int, base: str) -> None:
@@ -59,6 +57,7 @@ def main(names: list[str], rounds: int, base: str) -> None:
     print(f"files differing from {base}: {changed}; load average {os.getloadavg()[0]:.1f}")
     try:
         with ScriptedServer({"default": {"score": 0.5, "explanation": "scripted"}}) as server:
+            pin_to_one_core(server.proc.pid)
             for name in names:
                 kind = kinds_bench._Kind(name, workspace, server.base_url)
                 bodies = kinds_bench._capture_bodies(server, kind)

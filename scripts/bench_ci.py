@@ -5,9 +5,11 @@ A ratio here is a cost ratio, ours / baseline (time or CPU): lower is better. A 
 by more than the file's tolerance fails the run, naming the bench and both ratios. ``--update`` rewrites the
 references from this run (an explicit, reviewed change). Writes the table as JSON too (``--json-out``).
 ``--noise N`` measures the noise instead: N short runs, each bench's spread, the load average around each run.
+``--only EXPR`` runs only the benches a pytest ``-k`` expression selects and judges (or measures the noise of)
+only the ratios they give, e.g. ``--only "bench_rows or bench_run_kinds" --noise 6``.
 
-Usage: python scripts/bench_ci.py [--update] [--json-out bench-ci.json] [--runs N]
-       python scripts/bench_ci.py --noise 10 [--noise-out benches/noise-<idle|loaded>-<date>.json]
+Usage: python scripts/bench_ci.py [--update] [--json-out bench-ci.json] [--runs N] [--only EXPR]
+       python scripts/bench_ci.py --noise 10 [--noise-out benches/noise-<idle|loaded>-<date>.json] [--only EXPR]
 """
 
 from __future__ import annotations
@@ -75,14 +77,17 @@ def _value(index: dict[str, dict], spec: object) -> float | None:
     return float(entry["stats"]["min"]) if entry else None
 
 
-def run_once() -> dict[str, float]:
-    """One short-mode run of every bench; returns metric -> cost ratio."""
+def run_once(only: str | None = None) -> dict[str, float]:
+    """One short-mode run of every bench (or of those ``only`` selects); returns metric -> cost ratio."""
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "bench.json"
         env = {**os.environ, "OSMOSIS_BENCH_SHORT": "1"}
+        selection = f"({DESELECT}) and ({only})" if only else DESELECT
         command = [sys.executable, "-m", "pytest", "benches", "--benchmark-only", "-q", "-p", "no:randomly",
-                   "-k", DESELECT, f"--benchmark-json={out}"]  # fmt: skip
+                   "-k", selection, f"--benchmark-json={out}"]  # fmt: skip
         done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
+        if only and done.returncode == 5:  # pytest: no test collected
+            raise SystemExit(f"bench-ci: --only {only!r} selects no bench")
         if done.returncode != 0:
             sys.stdout.write(done.stdout[-4000:] + done.stderr[-2000:])
             raise SystemExit(f"bench-ci: the benches themselves failed (pytest exit {done.returncode})")
@@ -91,10 +96,18 @@ def run_once() -> dict[str, float]:
     ratios: dict[str, float] = {}
     for metric, (ours, baseline) in METRICS.items():
         mine, theirs = _value(index, ours), _value(index, baseline)
+        if only and not any(_bench_name(spec) in index for spec in (ours, baseline)):
+            continue  # a bench --only left out
         if mine is None or not theirs:
             raise SystemExit(f"bench-ci: no figure for '{metric}' (a bench was renamed or skipped?)")
         ratios[metric] = mine / theirs
+    if not ratios:
+        raise SystemExit(f"bench-ci: --only {only!r} selects no bench that gives a ratio")
     return ratios
+
+
+def _bench_name(spec: object) -> str:
+    return str(spec[0] if isinstance(spec, tuple) else spec)
 
 
 def _load() -> list[float]:
@@ -131,14 +144,14 @@ def noise_summary(values: list[float], reference: float | None = None) -> dict[s
     }
 
 
-def measure_noise(runs: int, out: Path | None) -> int:
+def measure_noise(runs: int, out: Path | None, only: str | None = None) -> int:
     """``--noise N``: N short runs; per bench the median, min, max and spread; the load average around each run."""
     cores = os.cpu_count() or 1
     started = _dt.datetime.now(_dt.timezone.utc)
     per_run = []
     for i in range(runs):
         before, t0 = _load(), time.monotonic()
-        ratios = run_once()
+        ratios = run_once(only)
         after = _load()
         per_run.append(
             {
@@ -158,10 +171,16 @@ def measure_noise(runs: int, out: Path | None) -> int:
     # A machine is "idle" here when no 1-minute load average seen during the runs exceeded its core count.
     label = "idle" if max(loads) <= cores else "loaded"
     references = json.loads(REFERENCE.read_text()).get("ratios", {}) if REFERENCE.exists() else {}
-    benches = {m: noise_summary([r["ratios"][m] for r in per_run], references.get(m)) for m in METRICS}
+    measured = [m for m in METRICS if m in per_run[0]["ratios"]]
+    benches = {m: noise_summary([r["ratios"][m] for r in per_run], references.get(m)) for m in measured}
     report = {
         "started": started.isoformat(timespec="seconds"),
-        "command": f"python scripts/bench_ci.py --noise {runs} (make bench-noise, after make build-release)",
+        "command": f"python scripts/bench_ci.py --noise {runs}"
+        + (
+            f" --only {json.dumps(only)} (after make build-release)"
+            if only
+            else " (make bench-noise, after make build-release)"
+        ),
         "machine": {
             "cores": cores,
             "label": label,
@@ -215,15 +234,20 @@ def main() -> int:
     parser.add_argument("--json-out", type=Path, default=ROOT / "bench-ci.json")
     parser.add_argument("--noise", type=int, metavar="N", help="measure the noise: N short runs, no verdict")
     parser.add_argument("--noise-out", type=Path, help="default benches/noise-<idle|loaded>-<date>.json")
+    parser.add_argument(
+        "--only", metavar="EXPR", help="only the benches this pytest -k expression selects (e.g. bench_rows)"
+    )
     args = parser.parse_args()
+    if args.update and args.only:
+        parser.error("--update rewrites every reference from one run: run it without --only")
     if args.noise:
-        return measure_noise(args.noise, args.noise_out)
+        return measure_noise(args.noise, args.noise_out, args.only)
     load_seen = [_load()[0]]
     runs = []
     for _ in range(max(1, args.runs)):
-        runs.append(run_once())
+        runs.append(run_once(args.only))
         load_seen.append(_load()[0])
-    ratios = {metric: median(run[metric] for run in runs) for metric in METRICS}
+    ratios = {metric: median(run[metric] for run in runs) for metric in runs[0]}
     reference = json.loads(REFERENCE.read_text()) if REFERENCE.exists() else {"ratios": {}}
     if args.update:
         REFERENCE.write_text(
