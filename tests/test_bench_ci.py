@@ -52,3 +52,37 @@ def test_the_idle_profile_applies_only_while_the_load_stays_within_the_cores(mon
     loaded = bench_ci._profile(reference, [0.5, 2.1])
     assert loaded == ("loaded", {"a": 1.2, "b": 2.0, "c": 3.0}, 0.3, {"a": 1.5, "c": 0.9})
     assert bench_ci._profile({**reference, "idle": None}, [0.1])[0] == "loaded"
+
+
+def test_a_lower_committed_tolerance_is_the_rules_floor() -> None:
+    # Spread 1.2 / 1.025 - 1 + 10 points = 27.1%: a 25% floor (issue #33's) is not enough, 30% is.
+    assert bench_ci.suggested_tolerance(TEN, None, floor=0.25) == pytest.approx(0.30)
+    tight = [1.0, 1.02, 0.98, 1.01, 0.99]
+    assert bench_ci.suggested_tolerance(tight, None, floor=0.25) == pytest.approx(0.25)
+
+
+def _cpu_bench(**extra: float) -> dict:
+    return {"extra_info": extra, "stats": {"min": 1.0}}
+
+
+def test_only_judges_the_metrics_of_the_benches_that_ran() -> None:
+    kinds = "bench_run_kinds.py::test_run_kind[eval]"
+    index = {
+        kinds: _cpu_bench(
+            ours_marginal_cpu_ms=0.2, raw_floor_ms=0.05, **{"peak MiB 1000": 60.0, "peak MiB 10000": 66.0}
+        )
+    }
+    ratios = bench_ci.ratios_from(index, only="bench_run_kinds and eval")
+    assert ratios == {
+        "eval, ~2 KB rows: CPU per item / raw floor": pytest.approx(4.0),
+        "memory: eval peak RSS 10k rows / 1k rows": pytest.approx(1.1),
+    }
+    # Without --only every metric must have its figures: a bench renamed or skipped is an error.
+    with pytest.raises(SystemExit, match="no figure for"):
+        bench_ci.ratios_from(index)
+    # A bench that ran without the figure a metric reads is an error with --only too.
+    broken = {kinds: _cpu_bench(ours_marginal_cpu_ms=0.2)}
+    with pytest.raises(SystemExit, match="no figure for 'eval, ~2 KB rows"):
+        bench_ci.ratios_from(broken, only="bench_run_kinds")
+    with pytest.raises(SystemExit, match="selects no bench"):
+        bench_ci.ratios_from({}, only="nothing")
