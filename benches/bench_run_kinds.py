@@ -8,8 +8,8 @@ HTTP/1.1 and orjson sending the very request bodies our run sent (captured from 
 concurrency. CPU is user + system of each process (``wait4``); per item is *marginal*, (CPU at the large
 size - CPU at the small one) / the rows between, so start-up is charged to neither side. The server and
 each client run on one shared core (``benchutil.pin_to_one_core``): on two cores the floor's CPU per item
-fell by a third under load (more replies per wakeup) while ours barely moved, so the ratio followed the
-load average; on one core both sides batch the same whatever else runs. Peak RSS is the
+fell by a quarter to a third under load (more replies per wakeup) while ours moved less, so the ratio rose
+with the load; on one core both sides batch alike whatever else runs. Peak RSS is the
 process's own high-water mark (VmHWM) at each size: flat memory means the 100k-row figure stays within
 1.2x of the 1k one. ``make bench-ci`` runs 1k and 10k rows; ``make bench`` adds 100k.
 """
