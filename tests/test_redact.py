@@ -93,3 +93,38 @@ def test_a_results_log_line_is_the_bytes_the_python_loop_wrote(tmp_path) -> None
     expected = redact(python_loop(text, secrets))
     assert written == expected.encode()
     assert secrets[0] not in written.decode() and "http://***@h/v1" in written.decode()
+
+
+class _Tagged(dict):
+    pass
+
+
+class _Odd:
+    def __str__(self) -> str:
+        return "odd"
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        {"row_key": "k", "row_index": 3, "run_index": 1, "scores": {"f": 0.5}, "error": None},
+        {"row_key": "k", "row_index": 0, "scores": {1: 0.5, None: 1.0, 2.5: 0.0}, "at": _Odd()},
+        {"row_key": "k", "invocation": 9, "row_index": 0},
+        {},
+        _Tagged(row_key="k", row_index=0),
+    ],
+)
+@pytest.mark.parametrize("index_base", [0, 1])
+def test_a_stamped_line_is_the_bytes_of_the_merged_record(tmp_path, record, index_base) -> None:
+    from osmosis_ai.stats import rebase_indices
+
+    log = ResultsLog.create(tmp_path / "log.jsonl", {"a": 1})
+    log.index_base = index_base
+    log.append(record)
+    log.close()
+    written = (tmp_path / "log.jsonl").read_bytes().splitlines(keepends=True)[1]
+    stamp = {name: orjson.loads(written)[name] for name in ("invocation", "invocation_ms", "invocation_cpu_ms")}
+    merged = {**record, **stamp}
+    merged = rebase_indices(merged, -index_base) if index_base else merged
+    option = orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE
+    assert written == orjson.dumps(merged, default=str, option=option)
