@@ -123,7 +123,9 @@ def test_a_stamped_line_is_the_bytes_of_the_merged_record(tmp_path, record, inde
     log.append(record)
     log.close()
     written = (tmp_path / "log.jsonl").read_bytes().splitlines(keepends=True)[1]
-    stamp = {name: orjson.loads(written)[name] for name in ("invocation", "invocation_ms", "invocation_cpu_ms")}
+    stamp = {
+        name: orjson.loads(written)[name] for name in ("invocation", "invocation_ms", "invocation_cpu_ms")
+    }
     merged = {**record, **stamp}
     merged = rebase_indices(merged, -index_base) if index_base else merged
     option = orjson.OPT_NON_STR_KEYS | orjson.OPT_APPEND_NEWLINE

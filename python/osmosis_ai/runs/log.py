@@ -317,7 +317,11 @@ def _lock(path: Path, handle: Any) -> None:
         ) from None
 
 
-_STAMP_KEYS = frozenset(("invocation", "invocation_ms", "invocation_cpu_ms"))
+def _unstamped(record: dict[str, Any]) -> bool:
+    # Three lookups: a set operation with the record's keys walks all of them (0.4 us a line).
+    return "invocation" not in record and "invocation_ms" not in record and "invocation_cpu_ms" not in record
+
+
 _LINE = orjson.OPT_APPEND_NEWLINE
 
 
@@ -473,7 +477,7 @@ class ResultsLog:
             "invocation_ms": round((time.perf_counter() - wall) * 1000.0, 3),
             "invocation_cpu_ms": round((time.process_time() - cpu) * 1000.0, 3),
         }
-        if type(record) is dict and record and not self.index_base and _STAMP_KEYS.isdisjoint(record):
+        if type(record) is dict and record and not self.index_base and _unstamped(record):
             # The stamp's members appended to the record's text: the bytes of {**record, **stamp}
             # without copying the record into a new dict first.
             self._emit(b"".join((_encoded(record)[:-2], b",", _encoded(stamp)[1:])))
