@@ -20,7 +20,7 @@ import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import IO, Any, TextIO
 
 import orjson
 
@@ -154,7 +154,8 @@ def output_writer(path: PathLike, *, binary: bool = False) -> Iterator[Callable[
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
     try:
-        with tmp.open("xb") if binary else tmp.open("x", encoding="utf-8") as handle:
+        handle: IO[Any] = tmp.open("xb") if binary else tmp.open("x", encoding="utf-8")
+        with handle:
             yield (
                 (lambda data: handle.write(redact_bytes(data)))
                 if binary

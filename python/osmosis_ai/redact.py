@@ -24,8 +24,11 @@ import re
 import sys
 import threading
 from collections.abc import Iterable, Mapping
-from typing import Any, TextIO, overload
+from typing import TYPE_CHECKING, Any, TextIO, overload
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
+
+if TYPE_CHECKING:
+    from osmosis_ai._core import SecretMasker
 
 __all__ = [
     "MASK",
@@ -51,7 +54,7 @@ _lock = threading.Lock()
 _known: tuple[str, ...] = ()  # longest first, so a secret containing another is masked whole
 # The compiled search of ``_known`` (``_core.SecretMasker``: SIMD, no decoding) with the tuple it was built
 # from, built on first use after ``remember``: a pair read and replaced whole, so no lock on the hot path.
-_compiled: tuple[tuple[str, ...] | None, Any] = (None, None)
+_compiled: tuple[tuple[str, ...] | None, SecretMasker | None] = (None, None)
 # Shorter texts are searched in Python: as fast there, and printing ``--help`` does not load the core.
 _COMPILED_FROM = 256
 
@@ -173,14 +176,14 @@ def redact_bytes(data: bytes) -> bytes:
     return masked
 
 
-def _masker(known: tuple[str, ...]) -> Any:
+def _masker(known: tuple[str, ...]) -> SecretMasker:
     """The compiled search of ``known`` (the current ``_known``), built once per set of secrets."""
     global _compiled
     built, masker = _compiled
-    if built is not known:
-        from osmosis_ai._core import SecretMasker
+    if built is not known or masker is None:
+        from osmosis_ai import _core  # here: printing --help must not load the core
 
-        masker = SecretMasker(list(known))
+        masker = _core.SecretMasker(list(known))
         _compiled = (known, masker)
     return masker
 
