@@ -42,6 +42,7 @@ _DOCUMENTS = st.dictionaries(st.text(max_size=6), _VALUES, max_size=5) | _VALUES
 @example({"big": 2**70, "lone": "\ud800", "astral": "\U0001f600", "rows": [[], {}, [1]]}, True)
 @example({"big": 2**70, "astral": "\U0001f600", "rows": [[], {}, [1]]}, False)  # a lone surrogate is no UTF-8
 @example({"rows": [], "empty": {}, "del": "\x7f", "tuple": (1, "é")}, True)
+@example({"keys": {1: 0.5, None: 1.0, 2.5: "é", False: [2]}}, False)  # keys that are not strings
 def test_write_json_atomic_writes_the_json_dumps_text(tmp_path: Path, value, ascii_only: bool) -> None:
     path = tmp_path / "out.json"
     write_json_atomic(path, value, ensure_ascii=ascii_only)

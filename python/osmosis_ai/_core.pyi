@@ -10,6 +10,7 @@ __all__ = [
     "ROW_OUTCOMES",
     "RUN_OUTCOMES",
     "DatasetBatches",
+    "SecretMasker",
     "StatsAggregator",
     "__version__",
     "advantage_sign_changes",
@@ -265,6 +266,20 @@ class StatsAggregator:
         as JSON ``{name: {estimate, a, b, low, high, level, method, p_value, p_holm, verdict, note}}``."""
 
 # --- datasets (rust/src/py/dataset.rs) ------------------------------------------------------------------
+
+@final
+class SecretMasker:
+    """The secrets a process knows (longest first), searched for with one SIMD search each; the search
+    behind :mod:`osmosis_ai.redact`. Each secret is replaced everywhere by ``***``, in the order given, in
+    the text the earlier ones left: what ``for s in secrets: text = text.replace(s, "***")`` gives.
+    """
+
+    def __new__(cls, secrets: list[str]) -> SecretMasker: ...
+    def mask_bytes(self, data: bytes) -> bytes:
+        """UTF-8 ``data`` masked: the same object when no secret occurs. Raises ``UnicodeDecodeError``."""
+    def mask_text(self, text: str) -> str:
+        """``text`` masked: the same object when no secret occurs. Raises ``UnicodeEncodeError`` for lone
+        surrogates."""
 
 @final
 class DatasetBatches:

@@ -20,12 +20,12 @@ import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import IO, Any, TextIO
 
 import orjson
 
 from osmosis_ai.errors import OutputPathError
-from osmosis_ai.redact import redact
+from osmosis_ai.redact import redact, redact_bytes
 
 __all__ = [
     "STDOUT",
@@ -131,9 +131,10 @@ def check_output_path(path: PathLike | None) -> None:
 
 
 @contextlib.contextmanager
-def output_writer(path: PathLike) -> Iterator[Callable[[str], object]]:
+def output_writer(path: PathLike, *, binary: bool = False) -> Iterator[Callable[[Any], object]]:
     """Yields a ``write(text)`` for the output ``path`` (see the module docstring); the file appears whole
-    when the block ends without an error, and not at all otherwise.
+    when the block ends without an error, and not at all otherwise. ``binary``: ``write(data)`` takes
+    UTF-8 bytes instead (no decoding on the way to a file).
 
     Each piece of text is redacted as it is written: write whole values (a JSON block, a line), never a
     string cut in two, so that a secret cannot straddle two writes.
@@ -143,15 +144,23 @@ def output_writer(path: PathLike) -> Iterator[Callable[[str], object]]:
     """
     if str(path) == STDOUT:
         stream = _result_stream or sys.stdout
-        yield lambda text: stream.write(redact(text))
+        if binary:
+            yield lambda data: stream.write(redact(data.decode()))
+        else:
+            yield lambda text: stream.write(redact(text))
         stream.flush()
         return
     target = _target(Path(path))
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(f".{target.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
     try:
-        with tmp.open("x", encoding="utf-8") as handle:
-            yield lambda text: handle.write(redact(text))
+        handle: IO[Any] = tmp.open("xb") if binary else tmp.open("x", encoding="utf-8")
+        with handle:
+            yield (
+                (lambda data: handle.write(redact_bytes(data)))
+                if binary
+                else (lambda text: handle.write(redact(text)))
+            )
             handle.flush()
             os.fsync(handle.fileno())
         with contextlib.suppress(FileNotFoundError):
@@ -219,12 +228,31 @@ def json_block(value: Any, *, ensure_ascii: bool = True) -> str:
         }
     """
     try:
-        text = orjson.dumps(value, default=str, option=_ORJSON_OPTIONS).decode()
+        text = _orjson_block(value).decode()
     except orjson.JSONEncodeError:
         return json.dumps(_finite(value), indent=2, ensure_ascii=ensure_ascii, default=str)
     if ensure_ascii and (not text.isascii() or "\x7f" in text):
         return _NON_ASCII.sub(_ascii_escape, text)
     return text
+
+
+def _json_bytes(value: Any, ensure_ascii: bool) -> bytes:
+    """:func:`json_block`'s text in UTF-8, made as bytes (decoded only to escape non-ASCII text)."""
+    try:
+        data = _orjson_block(value)
+    except orjson.JSONEncodeError:
+        return json_block(value, ensure_ascii=ensure_ascii).encode()
+    if ensure_ascii and (not data.isascii() or b"\x7f" in data):
+        return _NON_ASCII.sub(_ascii_escape, data.decode()).encode()
+    return data
+
+
+def _orjson_block(value: Any) -> bytes:
+    try:
+        return orjson.dumps(value, default=str, option=_ORJSON_OPTIONS)
+    except orjson.JSONEncodeError:
+        # Keys that are not strings: the option that writes them makes every call a fifth slower.
+        return orjson.dumps(value, default=str, option=_ORJSON_OPTIONS | orjson.OPT_NON_STR_KEYS)
 
 
 class _Streamed:
@@ -234,40 +262,40 @@ class _Streamed:
         self.items = items
 
 
-def _object_pieces(members: Iterable[tuple[str, Any]], ensure_ascii: bool) -> Iterator[str]:
-    """The text of ``{name: value, ...}`` as :func:`json_block` lays it out, in pieces: each member, and
-    each item of a member's list (or :class:`_Streamed` items) on its own, so no piece is the document."""
-    yield "{"
+def _object_pieces(members: Iterable[tuple[str, Any]], ensure_ascii: bool) -> Iterator[bytes]:
+    """The UTF-8 text of ``{name: value, ...}`` as :func:`json_block` lays it out, in pieces: each member,
+    and each item of a member's list (or :class:`_Streamed` items) on its own, so no piece is the document."""
+    yield b"{"
     empty = True
     for name, value in members:
-        yield ("\n  " if empty else ",\n  ") + json_block(name, ensure_ascii=ensure_ascii) + ": "
+        yield (b"\n  " if empty else b",\n  ") + _json_bytes(name, ensure_ascii) + b": "
         empty = False
         if not isinstance(value, list | tuple | _Streamed):
-            yield json_block(value, ensure_ascii=ensure_ascii).replace("\n", "\n  ")
+            yield _json_bytes(value, ensure_ascii).replace(b"\n", b"\n  ")
             continue
         items = value.items if isinstance(value, _Streamed) else value
         count = 0
         for item in items:
-            text = json_block(item, ensure_ascii=ensure_ascii).replace("\n", "\n    ")
-            yield ("[\n    " if count == 0 else ",\n    ") + text
+            data = _json_bytes(item, ensure_ascii).replace(b"\n", b"\n    ")
+            yield (b"[\n    " if count == 0 else b",\n    ") + data
             count += 1
-        yield "\n  ]" if count else "[]"
-    yield "}" if empty else "\n}"
+        yield b"\n  ]" if count else b"[]"
+    yield b"}" if empty else b"\n}"
 
 
-def _write_pieces(path: PathLike, pieces: Iterable[str]) -> None:
+def _write_pieces(path: PathLike, pieces: Iterable[bytes]) -> None:
     """Writes ``pieces`` and a newline as the output ``path``, joined into writes of about 64 KiB (a piece
     ends between JSON values, never inside a string: each secret is masked whole)."""
-    with output_writer(path) as write:
-        batch: list[str] = []
+    with output_writer(path, binary=True) as write:
+        batch: list[bytes] = []
         size = 0
         for piece in pieces:
             batch.append(piece)
             size += len(piece)
             if size >= _STREAM_PIECE:
-                write("".join(batch))
+                write(b"".join(batch))
                 batch, size = [], 0
-        write("".join(batch) + "\n")
+        write(b"".join(batch) + b"\n")
 
 
 def write_json_atomic(path: PathLike, payload: Any, *, ensure_ascii: bool = True) -> None:
@@ -286,7 +314,7 @@ def write_json_atomic(path: PathLike, payload: Any, *, ensure_ascii: bool = True
     if isinstance(payload, Mapping) and all(isinstance(key, str) for key in payload):
         _write_pieces(path, _object_pieces(payload.items(), ensure_ascii))
     else:
-        _write_pieces(path, [json_block(payload, ensure_ascii=ensure_ascii)])
+        _write_pieces(path, [_json_bytes(payload, ensure_ascii)])
 
 
 def write_json_streamed(

@@ -24,8 +24,11 @@ import re
 import sys
 import threading
 from collections.abc import Iterable, Mapping
-from typing import Any, TextIO, overload
+from typing import TYPE_CHECKING, Any, TextIO, overload
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
+
+if TYPE_CHECKING:
+    from osmosis_ai._core import SecretMasker
 
 __all__ = [
     "MASK",
@@ -49,6 +52,11 @@ _USERINFO = re.compile(r"(?P<scheme>\b[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^
 
 _lock = threading.Lock()
 _known: tuple[str, ...] = ()  # longest first, so a secret containing another is masked whole
+# The compiled search of ``_known`` (``_core.SecretMasker``: SIMD, no decoding) with the tuple it was built
+# from, built on first use after ``remember``: a pair read and replaced whole, so no lock on the hot path.
+_compiled: tuple[tuple[str, ...] | None, SecretMasker | None] = (None, None)
+# Shorter texts are searched in Python: as fast there, and printing ``--help`` does not load the core.
+_COMPILED_FROM = 256
 
 
 def remember(values: Iterable[str | None]) -> None:
@@ -126,7 +134,7 @@ def safe_url(url: str | None) -> str | None:
         parts = urlsplit(url)
         host = parts.netloc.rsplit("@", 1)[-1]
     except ValueError:
-        return _USERINFO.sub(lambda m: m["scheme"] + MASK + "@", url)
+        return _hide_userinfo(url)
     netloc = f"{MASK}@{host}" if "@" in parts.netloc else parts.netloc
     query = "&".join(
         f"{k}={MASK}" if _SECRET_QUERY.match(k) else (f"{k}={v}" if v else k)
@@ -142,12 +150,12 @@ def redact(text: str) -> str:
         >>> redact("failed: http://u:p@h/v1")
         'failed: http://***@h/v1'
     """
-    for secret in _known:
-        if secret in text:
-            text = text.replace(secret, MASK)
+    known = _known
+    if known:
+        text = _secrets_masked(text, known)
     # "@" first: a one-character search is a memchr, while "://" walks the text (2 us on a log line).
     if "@" in text and "://" in text:
-        text = _USERINFO.sub(lambda m: m["scheme"] + MASK + "@", text)
+        text = _hide_userinfo(text)
     return text
 
 
@@ -159,9 +167,41 @@ def redact_bytes(data: bytes) -> bytes:
         >>> redact_bytes(b"failed: http://u:p@h/v1")
         b'failed: http://***@h/v1'
     """
-    text = data.decode()
-    masked = redact(text)
-    return data if masked is text else masked.encode()
+    masked = _masker(_known).mask_bytes(data)  # UnicodeDecodeError for bytes that are not UTF-8
+    # "@" first: a one-byte search is a memchr, "://" walks the line.
+    if b"@" in masked and b"://" in masked:
+        text = masked.decode()
+        hidden = _hide_userinfo(text)
+        return masked if hidden == text else hidden.encode()
+    return masked
+
+
+def _masker(known: tuple[str, ...]) -> SecretMasker:
+    """The compiled search of ``known`` (the current ``_known``), built once per set of secrets."""
+    global _compiled
+    built, masker = _compiled
+    if built is not known or masker is None:
+        from osmosis_ai import _core  # here: printing --help must not load the core
+
+        masker = _core.SecretMasker(list(known))
+        _compiled = (known, masker)
+    return masker
+
+
+def _secrets_masked(text: str, known: tuple[str, ...]) -> str:
+    if len(text) >= _COMPILED_FROM:
+        try:
+            return _masker(known).mask_text(text)
+        except UnicodeEncodeError:  # lone surrogates: no UTF-8 to search; the loop below replaces them
+            pass
+    for secret in known:
+        if secret in text:
+            text = text.replace(secret, MASK)
+    return text
+
+
+def _hide_userinfo(text: str) -> str:
+    return _USERINFO.sub(lambda m: m["scheme"] + MASK + "@", text)
 
 
 def redact_data(value: Any) -> Any:

@@ -4,6 +4,7 @@ mod atif;
 mod config;
 mod dataset;
 mod errors;
+mod secrets;
 mod signature;
 mod stats;
 
@@ -23,6 +24,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     dataset::register(m)?;
     config::register(m)?;
     atif::register(m)?;
+    secrets::register(m)?;
     Ok(())
 }
 
