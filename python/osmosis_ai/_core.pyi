@@ -10,6 +10,7 @@ __all__ = [
     "ROW_OUTCOMES",
     "RUN_OUTCOMES",
     "DatasetBatches",
+    "LogRecordFields",
     "StatsAggregator",
     "__version__",
     "advantage_sign_changes",

@@ -9,19 +9,10 @@ import orjson
 import pytest
 
 from osmosis_ai.errors import ResultsLogError
+from osmosis_ai.eval.summary import _ROW_FIELDS
 from osmosis_ai.runs.log import iter_runs
 
-FIELDS = (
-    "row_index",
-    "run_index",
-    "model_tag",
-    "success",
-    "scores",
-    "duration_ms",
-    "tokens",
-    "error",
-    "eval_errors",
-)
+FIELDS = _ROW_FIELDS  # the fields of an `-o` row
 HEADER = b'{"format":"osmosis-results/1","kind":"eval","config":{},"index_base":0}\n'
 
 
