@@ -320,6 +320,13 @@ def test_metadata_limit_is_exact_and_configurable(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(schemas, "_metadata_limit_override", None)
     monkeypatch.setenv("OSMOSIS_ROLLOUT_MAX_METADATA_SIZE_BYTES", "30")
     assert rollout.get_max_metadata_size_bytes() == 30
+    with pytest.raises(PydanticValidationError, match="maximum of 30 bytes: 31 bytes"):
+        make_request(metadata={"a": "x" * 23})  # read again for every request: the variable as it is now
+    monkeypatch.delenv("OSMOSIS_ROLLOUT_MAX_METADATA_SIZE_BYTES")
+    make_request(metadata={"a": "x" * 23})
+    assert rollout.get_max_metadata_size_bytes() == rollout.DEFAULT_MAX_METADATA_SIZE_BYTES
+    monkeypatch.setenv("OSMOSIS_ROLLOUT_MAX_METADATA_SIZE_BYTES", " 30 ")
+    assert rollout.get_max_metadata_size_bytes() == 30
     monkeypatch.setenv("OSMOSIS_ROLLOUT_MAX_METADATA_SIZE_BYTES", "lots")
     with pytest.raises(
         ValueError, match="OSMOSIS_ROLLOUT_MAX_METADATA_SIZE_BYTES must be a positive integer"
