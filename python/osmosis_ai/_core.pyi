@@ -10,6 +10,7 @@ __all__ = [
     "ROW_OUTCOMES",
     "RUN_OUTCOMES",
     "DatasetBatches",
+    "LogRecordFields",
     "SecretMasker",
     "StatsAggregator",
     "__version__",
@@ -212,6 +213,17 @@ class _AggregatorSummary(TypedDict):
     pass_hat_k: list[float]
     pass_rows: list[int]
     mixed_fraction: list[tuple[float, float]]
+
+@final
+class LogRecordFields:
+    """``(line number, record)`` of each complete, non-blank line of a results log: from line 2 on, a JSON
+    object line as a dict of only those of ``fields`` it has (the rest checked, never built); line 1 and
+    any line that is not one valid JSON object as its raw bytes. A last line without a newline is not
+    given. Raises ``OSError`` when the file cannot be read."""
+
+    def __new__(cls, path: str, fields: list[str]) -> LogRecordFields: ...
+    def __iter__(self) -> LogRecordFields: ...
+    def __next__(self) -> tuple[int, dict[str, Any] | bytes]: ...
 
 @final
 class StatsAggregator:

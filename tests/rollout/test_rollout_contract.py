@@ -196,6 +196,26 @@ def test_context_chat_complete_and_metrics() -> None:
     assert result.metrics.total_latency_ms > 0
 
 
+def test_complete_takes_the_package_clients_counters_as_fields() -> None:
+    from osmosis_ai.eval.llm_client import ExternalLLMClient
+
+    llm = ExternalLLMClient(transport=None)  # type: ignore[arg-type]
+    llm._calls, llm._latency_ms, llm._prompt_tokens, llm._completion_tokens = 2, 7.5, 30, 4
+    ctx = RolloutContext(request=make_request(), tools=[], llm=llm, _start_time=1.0)
+    ctx.record_tool_call(1.5)
+    metrics = ctx.complete([]).metrics
+    assert metrics is not None
+    counted = llm.get_metrics()
+    assert (
+        (metrics.num_llm_calls, metrics.llm_latency_ms)
+        == (counted.num_llm_calls, counted.llm_latency_ms)
+        == (2, 7.5)
+    )
+    assert (metrics.prompt_tokens, metrics.response_tokens, metrics.max_context_tokens) == (30, 4, 0)
+    assert (metrics.num_tool_calls, metrics.tool_latency_ms) == (1, 1.5) and metrics.total_latency_ms > 0
+    assert metrics.model_fields_set == set(type(metrics).model_fields)  # every field given, as 0.2's
+
+
 def test_context_error_and_tool_counters() -> None:
     ctx = RolloutContext(request=make_request(), tools=[], llm=CountingLLM())
     ctx.record_tool_call(2.5)
@@ -299,6 +319,13 @@ def test_metadata_limit_is_exact_and_configurable(monkeypatch: pytest.MonkeyPatc
             rollout.set_max_metadata_size_bytes(bad)  # type: ignore[arg-type]
     monkeypatch.setattr(schemas, "_metadata_limit_override", None)
     monkeypatch.setenv("OSMOSIS_ROLLOUT_MAX_METADATA_SIZE_BYTES", "30")
+    assert rollout.get_max_metadata_size_bytes() == 30
+    with pytest.raises(PydanticValidationError, match="maximum of 30 bytes: 31 bytes"):
+        make_request(metadata={"a": "x" * 23})  # read again for every request: the variable as it is now
+    monkeypatch.delenv("OSMOSIS_ROLLOUT_MAX_METADATA_SIZE_BYTES")
+    make_request(metadata={"a": "x" * 23})
+    assert rollout.get_max_metadata_size_bytes() == rollout.DEFAULT_MAX_METADATA_SIZE_BYTES
+    monkeypatch.setenv("OSMOSIS_ROLLOUT_MAX_METADATA_SIZE_BYTES", " 30 ")
     assert rollout.get_max_metadata_size_bytes() == 30
     monkeypatch.setenv("OSMOSIS_ROLLOUT_MAX_METADATA_SIZE_BYTES", "lots")
     with pytest.raises(

@@ -10,7 +10,7 @@ import orjson
 import pytest
 
 from osmosis_ai.errors import ResultsLogError
-from osmosis_ai.runs.log import LOG_FORMATS, ResultsLog, iter_latest_runs, row_key
+from osmosis_ai.runs.log import LOG_FORMATS, ResultsLog, iter_latest_runs, iter_runs, row_key
 
 CONFIG = {"model": "openai/x", "eval_fns": ["a:f"]}
 
@@ -85,4 +85,24 @@ def test_a_damaged_line_is_still_an_error_naming_the_log(tmp_path: Path) -> None
     # No head: found by the first pass, with its line number.
     path.write_bytes(good + b'{"row_index": 1, oops}\n')
     with pytest.raises(ResultsLogError, match=r"log\.jsonl:3: results log line is not valid JSON"):
+        list(iter_latest_runs(path))
+
+
+def test_an_empty_log_and_one_cut_short_between_the_passes(tmp_path: Path, monkeypatch) -> None:
+    from osmosis_ai.runs import log as results_log
+
+    empty = tmp_path / "empty.jsonl"
+    empty.write_bytes(b"")  # nothing to map: read as no lines, not an error of the mapping
+    assert list(iter_latest_runs(empty)) == [] and list(iter_runs(empty)) == []
+    path = tmp_path / "log.jsonl"
+    with ResultsLog.create(path, CONFIG) as log:
+        log.append(_run(0, 0, "ok"))
+    first_pass = results_log._records
+
+    def then_emptied(*args, **kwargs):
+        yield from first_pass(*args, **kwargs)
+        path.write_bytes(b"")  # another process empties the log once the first pass has read it
+
+    monkeypatch.setattr(results_log, "_records", then_emptied)
+    with pytest.raises(ResultsLogError, match=r"log\.jsonl:1: results log line is not valid JSON"):
         list(iter_latest_runs(path))

@@ -82,12 +82,17 @@ class ExternalLLMClient:
 
     def get_metrics(self) -> RolloutMetrics:
         # Validated: pydantic-core checks four numbers in less time than model_construct's Python loop takes.
-        return RolloutMetrics(
-            llm_latency_ms=self._latency_ms,
-            num_llm_calls=self._calls,
-            prompt_tokens=self._prompt_tokens,
-            response_tokens=self._completion_tokens,
-        )
+        return RolloutMetrics(**self.metric_fields())
+
+    def metric_fields(self) -> dict[str, Any]:
+        """:meth:`get_metrics`'s counters as ``RolloutMetrics`` fields (``ctx.complete`` builds the rollout's
+        metrics from them in one model)."""
+        return {
+            "llm_latency_ms": self._latency_ms,
+            "num_llm_calls": self._calls,
+            "prompt_tokens": self._prompt_tokens,
+            "response_tokens": self._completion_tokens,
+        }
 
     @property
     def counts(self) -> tuple[int, int, int]:

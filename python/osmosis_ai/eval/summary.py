@@ -185,6 +185,20 @@ class EvalReport:
         write_json_streamed(path, head, "rows", self.rows(), lambda: tail)
 
 
+# What iter_rows reads of a record (the rest, most of all its conversation, is never built).
+_ROW_FIELDS = (
+    "row_index",
+    "run_index",
+    "model_tag",
+    "success",
+    "scores",
+    "duration_ms",
+    "tokens",
+    "error",
+    "eval_errors",
+)
+
+
 def _public_run(record: Mapping[str, Any], with_tag: bool) -> dict[str, Any]:
     run: dict[str, Any] = {
         "run_index": record["run_index"],
@@ -221,7 +235,7 @@ def iter_rows(log_path: Path, runs_per_row: int, with_tags: bool) -> Iterator[di
             "runs": [runs[key] for key in sorted(runs)] if len(runs) > 1 else [*runs.values()],
         }
 
-    for record in iter_runs(log_path):
+    for record in iter_runs(log_path, _ROW_FIELDS):
         index = int(record["row_index"])
         runs = pending.get(index)
         if runs is None:

@@ -233,19 +233,26 @@ class RolloutContext:
             logger.warning("could not write debug event for rollout %s: %s", self.request.rollout_id, exc)
 
     def _metrics(self) -> RolloutMetrics:
-        llm = self.llm.get_metrics()
+        # The package's own clients hand over their counters as fields, so the rollout's metrics are one
+        # model (built and validated once per rollout), not the client's model and then a second one.
+        fields = getattr(self.llm, "metric_fields", None)
+        llm = fields() if fields is not None else _llm_fields(self.llm.get_metrics())
         total = (time.monotonic() - self._start_time) * 1000.0 if self._start_time > 0 else 0.0
         # Validated: pydantic-core checks these numbers in less time than model_construct's Python loop takes.
-        return RolloutMetrics(
-            total_latency_ms=total,
-            llm_latency_ms=llm.llm_latency_ms,
-            tool_latency_ms=self._tool_latency_ms,
-            num_llm_calls=llm.num_llm_calls,
-            num_tool_calls=self._num_tool_calls,
-            prompt_tokens=llm.prompt_tokens,
-            response_tokens=llm.response_tokens,
-            max_context_tokens=llm.max_context_tokens,
-        )
+        own = {"total_latency_ms": total, "tool_latency_ms": self._tool_latency_ms}
+        # Every field given (a client's fields may leave max_context_tokens out): all set, as before.
+        return RolloutMetrics(**own, num_tool_calls=self._num_tool_calls, **{"max_context_tokens": 0, **llm})
+
+
+def _llm_fields(metrics: RolloutMetrics) -> dict[str, Any]:
+    """The LLM counters of a client's ``get_metrics()``."""
+    return {
+        "llm_latency_ms": metrics.llm_latency_ms,
+        "num_llm_calls": metrics.num_llm_calls,
+        "prompt_tokens": metrics.prompt_tokens,
+        "response_tokens": metrics.response_tokens,
+        "max_context_tokens": metrics.max_context_tokens,
+    }
 
 
 def _abstract_names(cls: type) -> set[str]:

@@ -49,6 +49,7 @@ MAX_ROLLOUT_ID_LENGTH = 256
 
 # Set by set_max_metadata_size_bytes; None means "the environment variable, else the default".
 _metadata_limit_override: int | None = None
+_LIMIT_KEY = os.environ.encodekey(METADATA_LIMIT_ENV)
 
 
 def get_max_metadata_size_bytes() -> int:
@@ -63,7 +64,7 @@ def get_max_metadata_size_bytes() -> int:
     """
     if _metadata_limit_override is not None:
         return _metadata_limit_override
-    raw = os.environ.get(METADATA_LIMIT_ENV, "").strip()
+    raw = _limit_variable().strip()
     if not raw:
         return DEFAULT_MAX_METADATA_SIZE_BYTES
     try:
@@ -73,6 +74,20 @@ def get_max_metadata_size_bytes() -> int:
     if value <= 0:
         raise ValueError(f"{METADATA_LIMIT_ENV} must be a positive integer (bytes), got {raw!r}")
     return value
+
+
+def _limit_variable() -> str:
+    """``OSMOSIS_ROLLOUT_MAX_METADATA_SIZE_BYTES`` as the environment holds it now ("" when unset).
+
+    Read for every request with metadata: ``os.environ.get`` of an unset variable raises and catches a
+    KeyError inside (about 2 us, a third of the request's validation), so the mapping under ``os.environ``
+    (CPython's, updated by every change made through ``os.environ``) is asked directly where there is one.
+    """
+    data = getattr(os.environ, "_data", None)
+    if not isinstance(data, dict):
+        return os.environ.get(METADATA_LIMIT_ENV, "")
+    raw = data.get(_LIMIT_KEY)
+    return "" if raw is None else os.environ.decodevalue(raw)
 
 
 def set_max_metadata_size_bytes(size_bytes: int) -> None:

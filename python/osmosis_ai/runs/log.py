@@ -46,6 +46,7 @@ import orjson
 from osmosis_ai.errors import ResultsLogError
 from osmosis_ai.redact import redact_bytes
 from osmosis_ai.stats import RESULTS_LOG_FORMATS, log_index_base, rebase_indices
+from osmosis_ai.stats._results import log_record_fields
 
 __all__ = [
     "LOG_FORMAT",
@@ -120,21 +121,26 @@ def _records(path: Path, *, keys_only: bool = False) -> Iterator[tuple[int, int,
             if head is not None:
                 record = {"row_index": int(head[1]), "run_index": int(head[2])}
             else:
-                try:
-                    record = orjson.loads(raw)
-                except orjson.JSONDecodeError as exc:
-                    raise ResultsLogError(
-                        f"{path}:{number}: results log line is not valid JSON ({exc})"
-                    ) from exc
-            if number == 1 and (not isinstance(record, dict) or record.get("format") not in LOG_FORMATS):
-                raise ResultsLogError(
-                    f"{path}:{number}: not an osmosis results log (expected a '{LOG_FORMAT}' header)"
-                )
+                record = _parsed(path, number, raw)
             if number == 1:
-                base = log_index_base(record)
+                base = _header_base(path, record)
             elif base:
                 record = rebase_indices(record, base)
             yield number, offset, record
+
+
+def _parsed(path: Path, number: int, raw: bytes) -> Any:
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:
+        raise ResultsLogError(f"{path}:{number}: results log line is not valid JSON ({exc})") from exc
+
+
+def _header_base(path: Path, header: Any) -> int:
+    """What the log whose line 1 is ``header`` counts from; raises when it is no results log header."""
+    if not isinstance(header, dict) or header.get("format") not in LOG_FORMATS:
+        raise ResultsLogError(f"{path}:1: not an osmosis results log (expected a '{LOG_FORMAT}' header)")
+    return log_index_base(header)
 
 
 def open_runs(path: Path) -> tuple[dict[str, Any], Iterator[dict[str, Any]]]:
@@ -151,11 +157,25 @@ def open_runs(path: Path) -> tuple[dict[str, Any], Iterator[dict[str, Any]]]:
     return first[2], (record for _, _, record in records)
 
 
-def iter_runs(path: Path) -> Iterator[dict[str, Any]]:
-    """The run records of a results log, one at a time (memory does not grow with the log)."""
-    for number, _, record in _records(path):
-        if number > 1:
-            yield record
+def iter_runs(path: Path, fields: tuple[str, ...] | None = None) -> Iterator[dict[str, Any]]:
+    """The run records of a results log, one at a time (memory does not grow with the log).
+
+    ``fields``: only these top-level fields of each record (those it has), read in Rust without building
+    the rest (a record's conversation is most of it); errors and numbering as without.
+    """
+    if fields is None:
+        for number, _, record in _records(path):
+            if number > 1:
+                yield record
+        return
+    base = 0
+    for number, record in log_record_fields(path, fields):
+        if number == 1:
+            base = _header_base(path, _parsed(path, number, record))
+            continue
+        if type(record) is bytes:  # not one JSON object: read as the full reader reads it
+            record = _parsed(path, number, record)
+        yield rebase_indices(record, base) if base else record
 
 
 class _Starts:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +26,7 @@ __all__ = [
     "ResultsSummary",
     "log_declared_runs",
     "log_index_base",
+    "log_record_fields",
     "rebase_indices",
     "summarize_results",
     "summarize_results_by_model",
@@ -56,6 +57,20 @@ def log_index_base(header: Mapping[str, Any]) -> int:
     return _core.results_index_base(
         header.get("kind"), declared if valid else None, "osmosis_version" in header
     )
+
+
+def log_record_fields(path: str | os.PathLike[str], fields: Iterable[str]) -> Iterator[tuple[int, Any]]:
+    """``(line number, record)`` of every complete, non-blank line of a results log, read in Rust: from
+    line 2 on, a JSON object as a dict of only those of ``fields`` it has (the rest of the line is checked,
+    never built: a record's conversation costs no Python strings); the header (line 1) and any line that
+    is not one valid JSON object as its raw ``bytes``, for the caller to parse and report. A last line
+    without a newline (a write a crash cut short) is not given. Not numbered from 0: see
+    :func:`rebase_indices`.
+
+    Raises:
+        OSError: The file cannot be opened or read (the message names it).
+    """
+    return iter(_core.LogRecordFields(os.fspath(path), list(fields)))
 
 
 def log_declared_runs(header: Mapping[str, Any]) -> int | None:

@@ -1,11 +1,10 @@
 //! Bindings for the config validator. Reports cross as plain dicts and lists; Python builds the models.
 
+use super::json::value_to_py;
 use crate::config::{validate_file, validate_text, Kind, Report};
 use crate::error::CoreError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
-use pyo3::IntoPyObjectExt;
-use serde_json::Value;
 use std::path::Path;
 
 /// Files validated per GIL release.
@@ -47,34 +46,6 @@ fn file_outcome(path: &str, kind: Kind) -> Outcome {
     }
 }
 
-/// JSON data → the equivalent Python objects (dict, list, str, int, float, bool, None).
-fn to_py<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
-    match value {
-        Value::Null => Ok(py.None().into_bound(py)),
-        Value::Bool(b) => b.into_bound_py_any(py),
-        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
-            (Some(i), _) => i.into_bound_py_any(py),
-            (None, Some(u)) => u.into_bound_py_any(py),
-            _ => n.as_f64().unwrap_or(f64::NAN).into_bound_py_any(py),
-        },
-        Value::String(s) => s.into_bound_py_any(py),
-        Value::Array(items) => {
-            let list = PyList::empty(py);
-            for item in items {
-                list.append(to_py(py, item)?)?;
-            }
-            Ok(list.into_any())
-        }
-        Value::Object(map) => {
-            let dict = PyDict::new(py);
-            for (key, item) in map {
-                dict.set_item(key, to_py(py, item)?)?;
-            }
-            Ok(dict.into_any())
-        }
-    }
-}
-
 /// `{path, kind, issues, config, positions}` or `{path, io_error: {kind, message}}`.
 fn outcome_to_py<'py>(py: Python<'py>, outcome: &Outcome) -> PyResult<Bound<'py, PyAny>> {
     let dict = PyDict::new(py);
@@ -107,7 +78,7 @@ fn outcome_to_py<'py>(py: Python<'py>, outcome: &Outcome) -> PyResult<Bound<'py,
             }
             dict.set_item("issues", issues)?;
             match &report.config {
-                Some(config) => dict.set_item("config", to_py(py, config)?)?,
+                Some(config) => dict.set_item("config", value_to_py(py, config)?)?,
                 None => dict.set_item("config", py.None())?,
             }
             let positions = PyDict::new(py);

@@ -4,6 +4,7 @@ mod atif;
 mod config;
 mod dataset;
 mod errors;
+mod json;
 mod secrets;
 mod signature;
 mod stats;

@@ -4,6 +4,7 @@
 mod aggregator;
 mod agreement;
 mod intervals;
+mod log_fields;
 mod packed;
 mod results;
 
@@ -32,6 +33,7 @@ pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(results_index_base, m)?)?;
     m.add_function(wrap_pyfunction!(results_declared_runs, m)?)?;
     m.add_class::<aggregator::StatsAggregator>()?;
+    m.add_class::<log_fields::LogRecordFields>()?;
     // The log formats the reader accepts, newest last: the writer takes its header's from here.
     m.add("RESULTS_LOG_FORMATS", crate::stats::LOG_FORMATS.to_vec())?;
     // The result model's schema and vocabulary: Python names them from here, never spells them again.

@@ -10,6 +10,7 @@
 
 mod attempt;
 pub mod compare;
+mod fields;
 mod intervals;
 pub mod model;
 mod paired;
@@ -19,6 +20,7 @@ mod source;
 mod tally;
 mod warnings;
 
+pub use fields::project_object;
 pub use intervals::model_intervals;
 pub use paired::paired_t_differences;
 pub use source::{Layout, Meta};

@@ -1,0 +1,96 @@
+//! `LogRecordFields`: the lines of a results log with only the chosen fields of each record built.
+
+use super::super::json::value_to_py;
+use crate::error::CoreError;
+use crate::stats::project_object;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+/// `(line number, record)` for every complete, non-blank line of a results log: from line 2 on, a JSON
+/// object line as a dict of only the given top-level `fields` it has; the header (line 1) and any line
+/// that is not one valid JSON object as its raw bytes, for the caller to parse (and to report).
+///
+/// A last line without a newline is the write a crash interrupted: it ends the iteration unread.
+#[pyclass(module = "osmosis_ai._core")]
+pub struct LogRecordFields {
+    path: PathBuf,
+    reader: Mutex<BufReader<File>>,
+    fields: Vec<String>,
+    keys: Vec<Py<PyString>>,
+    line_no: usize,
+    buffer: Vec<u8>,
+    done: bool,
+}
+
+#[pymethods]
+impl LogRecordFields {
+    #[new]
+    fn new(py: Python<'_>, path: PathBuf, fields: Vec<String>) -> PyResult<Self> {
+        let file = File::open(&path).map_err(|e| CoreError::io(&path, e))?;
+        let keys = fields
+            .iter()
+            .map(|f| PyString::intern(py, f).unbind())
+            .collect();
+        Ok(LogRecordFields {
+            path,
+            reader: Mutex::new(BufReader::with_capacity(1 << 16, file)),
+            fields,
+            keys,
+            line_no: 0,
+            buffer: Vec::with_capacity(4096),
+            done: false,
+        })
+    }
+
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        // `&mut self` already excludes other callers; the lock only makes the class `Sync`.
+        let reader = self
+            .reader
+            .get_mut()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        while !self.done {
+            self.buffer.clear();
+            reader
+                .read_until(b'\n', &mut self.buffer)
+                .map_err(|e| CoreError::io(&self.path, e))?;
+            if self.buffer.last() != Some(&b'\n') {
+                self.done = true; // the end, or a line a crash cut short
+                break;
+            }
+            self.line_no += 1;
+            // Python's bytes.isspace: \x0b and \x0c are blank too.
+            if self.buffer.iter().all(|b| b" \t\n\r\x0b\x0c".contains(b)) {
+                continue;
+            }
+            let line = &self.buffer[..];
+            let projected = if self.line_no > 1 {
+                project_object(line, &self.fields)
+            } else {
+                None
+            };
+            let record = match projected {
+                Some(found) => {
+                    let dict = PyDict::new(py);
+                    for (index, value) in &found {
+                        dict.set_item(self.keys[*index].bind(py), value_to_py(py, value)?)?;
+                    }
+                    dict.into_any()
+                }
+                None => PyBytes::new(py, line).into_any(),
+            };
+            return Ok(Some(PyTuple::new(
+                py,
+                [self.line_no.into_pyobject(py)?.into_any(), record],
+            )?));
+        }
+        Ok(None)
+    }
+}

@@ -1,0 +1,155 @@
+//! Chosen top-level fields of one JSON object line, the rest of the line checked but never built.
+//!
+//! A results log record carries the whole conversation of its run; a reader that wants only a few of its
+//! fields (the `-o` rows want the scores, not the messages) skips the rest here instead of building every
+//! string of it.
+
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
+use std::fmt;
+
+/// `(index into fields, value)` of each of `fields` the object `line` has, in the line's order (a key
+/// written twice gives both: the later wins where they are put into a map). `None` when `line` is not
+/// one valid JSON object (a caller reads such a line its own way, to say what is wrong with it).
+///
+/// Example: `project_object(br#"{"a":1,"b":[2]}"#, &["b".into()])` is `Some(vec![(0, json!([2]))])`.
+pub fn project_object(line: &[u8], fields: &[String]) -> Option<Vec<(usize, Value)>> {
+    // Skipping a string does not check its UTF-8; the whole line's check is one fast pass.
+    let line = simdutf8::basic::from_utf8(line).ok()?;
+    let mut de = serde_json::Deserializer::from_str(line);
+    let found = Projection { fields }.deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    Some(found)
+}
+
+struct Projection<'f> {
+    fields: &'f [String],
+}
+
+impl<'de> DeserializeSeed<'de> for Projection<'_> {
+    type Value = Vec<(usize, Value)>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Projection<'_> {
+    type Value = Vec<(usize, Value)>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+        let mut found = Vec::with_capacity(self.fields.len());
+        while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            match self.fields.iter().position(|field| *field == key) {
+                Some(index) => found.push((index, map.next_value::<Value>()?)),
+                None => map.next_value_seed(Checked)?,
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// A value read through and dropped, as strictly as one that is kept: unlike serde's `IgnoredAny`, its
+/// strings are decoded, so a lone surrogate escape is refused as orjson refuses it. Nothing is built
+/// (a string without escapes is borrowed from the line).
+struct Checked;
+
+impl<'de> DeserializeSeed<'de> for Checked {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Checked {
+    type Value = ();
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+        Ok(())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while seq.next_element_seed(Checked)?.is_some() {}
+        Ok(())
+    }
+    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<(), M::Error> {
+        while map.next_key_seed(Checked)?.is_some() {
+            map.next_value_seed(Checked)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::project_object;
+    use serde_json::json;
+
+    fn fields(names: &[&str]) -> Vec<String> {
+        names.iter().map(|n| n.to_string()).collect()
+    }
+
+    #[test]
+    fn keeps_the_chosen_fields_in_line_order() {
+        let line = br#"{"a":1,"msgs":[{"content":"x \" ] }"}],"b":{"s":0.5},"c":null}"#;
+        let got = project_object(line, &fields(&["c", "b"])).unwrap();
+        assert_eq!(got, vec![(1, json!({"s": 0.5})), (0, json!(null))]);
+    }
+
+    #[test]
+    fn escaped_keys_and_repeats() {
+        let got = project_object(br#"{"\u0061":1,"a":2}"#, &fields(&["a"])).unwrap();
+        assert_eq!(got, vec![(0, json!(1)), (0, json!(2))]);
+    }
+
+    #[test]
+    fn refuses_what_is_not_one_object() {
+        let names = fields(&["a"]);
+        for line in [
+            &b"[1]"[..],
+            b"5",
+            br#"{"a":1"#,
+            br#"{"a":1} x"#,
+            br#"{"b":[1,}"#,
+            b"{\"b\":\"\xff\"}",
+            b"{\"b\":\"a\x01b\"}",
+            br#"{"b":"\ud800"}"#,
+            br#"{"b":"\q"}"#,
+            br#"{"b":"\ud800\u0041"}"#,
+            br#"{"b":1e400}"#,
+        ] {
+            assert_eq!(
+                project_object(line, &names),
+                None,
+                "{}",
+                String::from_utf8_lossy(line)
+            );
+        }
+        assert_eq!(
+            project_object(b" {\"a\":1}\n", &names),
+            Some(vec![(0, json!(1))])
+        );
+    }
+}
