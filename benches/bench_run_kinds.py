@@ -141,12 +141,17 @@ class _Kind:
     def run(self, rows: int) -> dict[str, float]:
         env = {**os.environ, "OPENAI_API_KEY": "sk-bench"}
         figures = measured(self.argv(rows), self.cwd, env, one_core=True)
-        # A run's outputs are not kept (100k trajectories would fill the disk of a long session).
-        for run_dir in self.root.glob("*/evaluation_runs/*"):
-            shutil.rmtree(run_dir, ignore_errors=True)
+        self.drop_outputs()
         for stale in [*self.root.glob("log-*.jsonl"), *self.root.glob("out-*.json")]:
             stale.unlink()
         return figures
+
+    def drop_outputs(self) -> None:
+        """Deletes the run directories a run wrote (100k trajectories would fill /dev/shm in a long session)."""
+        # eval run writes under <workspace>/.osmosis/evals/; the 0.2 layout under evaluation_runs/.
+        for pattern in (".osmosis/evals/*", "**/evaluation_runs/*"):
+            for run_dir in self.root.glob(pattern):
+                shutil.rmtree(run_dir, ignore_errors=True)
 
 
 def _capture_bodies(server: ScriptedServer, kind: _Kind) -> Path:

@@ -69,8 +69,7 @@ def main(names: list[str], rounds: int, base: str) -> None:
                         put(version)
                         for rows in (SMALL, LARGE):
                             cpu.setdefault((side, rows), []).append(_cpu(kind.argv(rows), kind.cwd, env))
-                            for run_dir in workspace.glob("**/evaluation_runs/*"):
-                                shutil.rmtree(run_dir, ignore_errors=True)
+                            kind.drop_outputs()
                     for rows in (SMALL, LARGE):
                         floor = [sys.executable, str(kinds_bench.RAW_FLOOR), server.base_url, "bench-model"]
                         floor += [str(rows), str(kinds_bench.CONCURRENCY), str(bodies)]
