@@ -33,6 +33,7 @@ __all__ = [
     "check_output_path",
     "fsync_dir",
     "json_block",
+    "orjson_dumps",
     "output_writer",
     "results_to",
     "write_json_atomic",
@@ -181,13 +182,8 @@ def write_text_output(path: PathLike, text: str) -> None:
 # Bytes of encoded JSON joined into one write (each write is masked as a whole).
 _STREAM_PIECE = 1 << 16
 # What json.dumps(indent=2, default=str) does with the same values: dataclasses and datetimes go to
-# ``default`` (str) as there, not to orjson's own forms.
-_ORJSON_OPTIONS = (
-    orjson.OPT_INDENT_2
-    | orjson.OPT_NON_STR_KEYS
-    | orjson.OPT_PASSTHROUGH_DATACLASS
-    | orjson.OPT_PASSTHROUGH_DATETIME
-)
+# ``default`` (str) as there, not to orjson's own forms; keys that are not strings as orjson_dumps adds.
+_ORJSON_OPTIONS = orjson.OPT_INDENT_2 | orjson.OPT_PASSTHROUGH_DATACLASS | orjson.OPT_PASSTHROUGH_DATETIME
 # What json.dumps escapes with ensure_ascii beyond what orjson escapes: DEL and every non-ASCII character.
 _NON_ASCII = re.compile(r"[^\x00-\x7e]")
 
@@ -228,31 +224,36 @@ def json_block(value: Any, *, ensure_ascii: bool = True) -> str:
         }
     """
     try:
-        text = _orjson_block(value).decode()
+        data = orjson_dumps(value, _ORJSON_OPTIONS)
     except orjson.JSONEncodeError:
         return json.dumps(_finite(value), indent=2, ensure_ascii=ensure_ascii, default=str)
-    if ensure_ascii and (not text.isascii() or "\x7f" in text):
-        return _NON_ASCII.sub(_ascii_escape, text)
-    return text
+    return _ascii_if_asked(data, ensure_ascii).decode()
 
 
 def _json_bytes(value: Any, ensure_ascii: bool) -> bytes:
     """:func:`json_block`'s text in UTF-8, made as bytes (decoded only to escape non-ASCII text)."""
     try:
-        data = _orjson_block(value)
+        data = orjson_dumps(value, _ORJSON_OPTIONS)
     except orjson.JSONEncodeError:
         return json_block(value, ensure_ascii=ensure_ascii).encode()
+    return _ascii_if_asked(data, ensure_ascii)
+
+
+def _ascii_if_asked(data: bytes, ensure_ascii: bool) -> bytes:
+    """orjson's UTF-8 ``data`` with, under ``ensure_ascii``, each non-ASCII character and DEL escaped."""
     if ensure_ascii and (not data.isascii() or b"\x7f" in data):
         return _NON_ASCII.sub(_ascii_escape, data.decode()).encode()
     return data
 
 
-def _orjson_block(value: Any) -> bytes:
+def orjson_dumps(value: Any, option: int) -> bytes:
+    """``orjson.dumps(value, default=str, option=option)``, keys that are not strings written as
+    ``OPT_NON_STR_KEYS`` writes them. That option makes every call a fifth to a third slower, so it is
+    asked for only when the value has such a key (the same bytes either way)."""
     try:
-        return orjson.dumps(value, default=str, option=_ORJSON_OPTIONS)
+        return orjson.dumps(value, default=str, option=option)
     except orjson.JSONEncodeError:
-        # Keys that are not strings: the option that writes them makes every call a fifth slower.
-        return orjson.dumps(value, default=str, option=_ORJSON_OPTIONS | orjson.OPT_NON_STR_KEYS)
+        return orjson.dumps(value, default=str, option=option | orjson.OPT_NON_STR_KEYS)
 
 
 class _Streamed:

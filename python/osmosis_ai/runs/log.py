@@ -43,6 +43,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
+from osmosis_ai._files import orjson_dumps
 from osmosis_ai.errors import ResultsLogError
 from osmosis_ai.redact import redact_bytes
 from osmosis_ai.stats import RESULTS_LOG_FORMATS, log_index_base, rebase_indices
@@ -342,17 +343,9 @@ def _unstamped(record: dict[str, Any]) -> bool:
     return "invocation" not in record and "invocation_ms" not in record and "invocation_cpu_ms" not in record
 
 
-_LINE = orjson.OPT_APPEND_NEWLINE
-
-
 def _encoded(value: Any) -> bytes:
-    """One log line: ``value``'s JSON and a newline. Keys that are not strings are written as orjson's
-    ``OPT_NON_STR_KEYS`` writes them; that option makes every line a third slower, so it is asked for
-    only when a line has such a key (the same bytes either way)."""
-    try:
-        return orjson.dumps(value, default=str, option=_LINE)
-    except orjson.JSONEncodeError:
-        return orjson.dumps(value, default=str, option=_LINE | orjson.OPT_NON_STR_KEYS)
+    """One log line: ``value``'s JSON and a newline."""
+    return orjson_dumps(value, orjson.OPT_APPEND_NEWLINE)
 
 
 def _key_of(record: Mapping[str, Any]) -> RunKey:
