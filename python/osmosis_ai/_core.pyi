@@ -10,6 +10,7 @@ __all__ = [
     "ROW_OUTCOMES",
     "RUN_OUTCOMES",
     "DatasetBatches",
+    "EvalRunItems",
     "LogRecordFields",
     "SecretMasker",
     "StatsAggregator",
@@ -39,6 +40,7 @@ __all__ = [
     "validate_config_text",
     "validate_dataset",
     "wilson_interval",
+    "write_trajectory",
 ]
 
 __version__: str
@@ -369,6 +371,20 @@ def check_atif(data: bytes) -> tuple[str, Any, Any, Any]:
     Returns ``("valid", rollout_id, row_index, run_index)`` (each None when the document does not say) or
     ``("invalid", field, message, None)`` naming the first field at fault (``""``: the whole document).
     """
+
+@final
+class EvalRunItems:
+    """The end of one ``eval run`` invocation: each latest results log line's record fields, ATIF document
+    and index line (see :mod:`osmosis_ai.atif`)."""
+
+    def __new__(cls, carried: Any, resumed: Any, model_name: str | None, version: str) -> EvalRunItems: ...
+    def read(self, line: bytes) -> tuple[dict[str, Any], bool, bytes | None, bytes | None] | None:
+        """``(fields, conversation, document, index_line)``, or None when the line is not one JSON object;
+        ``document`` is None for a carried rollout, and either bytes is None where Python must write it."""
+
+def write_trajectory(trial_dir: str, target: str, data: bytes) -> None:
+    """Write ``<trial_dir>/trajectory.json`` (making the folder) and hard-link ``target`` to it, with the
+    GIL released. Raises ``OSError`` naming ``trial_dir``."""
 
 def check_atif_files(paths: list[str]) -> list[tuple[str, Any, Any, Any]]:
     """Read and check many ATIF files, in order, with the GIL released: one tuple per path as

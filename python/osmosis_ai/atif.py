@@ -5,7 +5,8 @@ no type is coerced, every object of the format refuses fields it does not define
 anything), and the cross-field rules hold (step ids count from 1, agent-only fields on agent steps,
 observation results naming a tool call of their step, unique embedded subagent ids, ISO 8601 timestamps).
 A problem is reported with the field at fault (``steps[2].tool_calls[0].arguments``). This module is the
-only one that imports ``_core`` for trajectories; :mod:`osmosis_ai.rollout.trajectory` builds documents.
+only one that imports ``_core`` for trajectories; :mod:`osmosis_ai.rollout.trajectory` builds documents
+(and :data:`EvalRunItems` builds the same document, byte for byte, from a record's results log line).
 """
 
 from __future__ import annotations
@@ -18,9 +19,37 @@ from typing import Any
 
 from osmosis_ai import _core
 
-__all__ = ["ATIF_VERSION", "TrajectoryCheck", "check_trajectory", "check_trajectory_files"]
+__all__ = [
+    "ATIF_VERSION",
+    "EvalRunItems",
+    "TrajectoryCheck",
+    "check_trajectory",
+    "check_trajectory_files",
+    "write_trajectory",
+]
 
 ATIF_VERSION: str = _core.ATIF_VERSION
+
+EvalRunItems = _core.EvalRunItems
+"""The end of one ``eval run`` invocation, in the core: ``EvalRunItems(carried, resumed_ids, model_name,
+version)``, then ``read(line)`` per latest results log line gives None when the line is not one JSON object,
+else ``(fields, conversation, document, index_line)``: the record's ``row_index``, ``run_index``,
+``source_row_index``, ``rollout_id``, ``status``, ``reward``, ``error_type`` and ``error`` (and
+``trajectory_filename`` with a conversation); whether it has one; its ATIF document's JSON text, as
+:func:`osmosis_ai.eval.run_files.trajectory_document` and ``trajectory_json`` make it; and its
+``index.jsonl`` line (``resumed`` when its rollout is in ``resumed_ids``). The document is None for a rollout
+in ``carried`` and, like the index line, for what only Python writes byte for byte (uncommon values: a
+float outside ``[1e-4, 1e15)``, a message's own timestamp, ...): build those from the parsed record."""
+
+
+def write_trajectory(trial_dir: str, target: str, data: bytes) -> None:
+    """Writes ``data`` to ``<trial_dir>/trajectory.json`` (making the folder) and hard-links ``target`` to it,
+    replacing an earlier file there (a copy where hard links fail); one call, without holding the GIL.
+
+    Raises:
+        OSError: A file could not be written (naming ``trial_dir``).
+    """
+    _core.write_trajectory(trial_dir, target, data)
 
 
 @dataclass(frozen=True)

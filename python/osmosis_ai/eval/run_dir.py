@@ -18,7 +18,7 @@ import math
 import os
 import re
 import secrets
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii
 from pathlib import Path
@@ -183,22 +183,25 @@ class RunDirectory:
 
     def write_outputs(
         self,
-        records: Iterable[dict[str, Any]],
+        runs_per_row: int | None,
         resumed_ids: Collection[str],
         on_record: Callable[[dict[str, Any]], None],
     ) -> None:
-        """Lays out trajectories and artifacts and writes ``index.jsonl`` / ``summary.jsonl``, a record at a
-        time (``on_record`` sees each, with its ``trajectory_filename``); renamed into place once whole."""
+        """Lays out trajectories and artifacts and writes ``index.jsonl`` / ``summary.jsonl`` from the latest
+        record of each item (:meth:`latest_records`), a record at a time (``on_record`` sees each, with its
+        ``trajectory_filename``: the fields :data:`osmosis_ai.atif.EvalRunItems` reads); renamed into
+        place once whole."""
         from osmosis_ai._files import fsync_dir
-        from osmosis_ai.eval.run_files import project_items
+        from osmosis_ai.eval.run_files import LogSource, project_items
 
         model = (self.manifest.get("inputs") or {}).get("model_path")
         names = ("index.jsonl", "summary.jsonl")
         handles = [(self.path / f".{name}.tmp").open("wb") for name in names]
         try:
-            for record in project_items(self.path, records, resumed_ids, model_name=model):
+            source = LogSource(self.log_path, runs_per_row)
+            items = project_items(self.path, source, resumed_ids, model_name=model, index_line=index_line)
+            for record, line in items:
                 on_record(record)
-                line = _index_line(_index_row(record, resumed_ids))
                 for handle in handles:
                     handle.write(line)
             for handle in handles:
@@ -222,6 +225,12 @@ class RunDirectory:
 # json.dumps(row, allow_nan=False) without a new encoder per line (dumps builds one for any non-default option).
 _INDEX_JSON = json.JSONEncoder(allow_nan=False)
 _INT_TEXT, _FLOAT_TEXT = int.__repr__, float.__repr__  # what json.dumps writes for them
+
+
+def index_line(record: Mapping[str, Any], resumed: bool) -> bytes:
+    """A record's ``index.jsonl`` line (``resumed``: a result an earlier invocation finished); the core
+    writes most (:data:`osmosis_ai.atif.EvalRunItems`), this one what it leaves to Python."""
+    return _index_line(_index_row(record, resumed))
 
 
 def _index_line(row: Mapping[str, Any]) -> bytes:
@@ -248,9 +257,9 @@ def _index_line(row: Mapping[str, Any]) -> bytes:
     return ("{" + ", ".join(parts) + "}\n").encode()
 
 
-def _index_row(record: Mapping[str, Any], resumed_ids: Collection[str]) -> dict[str, Any]:
+def _index_row(record: Mapping[str, Any], resumed: bool) -> dict[str, Any]:
     row = {key: value for key in INDEX_KEYS if (value := record.get(key)) is not None}
-    if record.get("rollout_id") in resumed_ids:
+    if resumed:
         row["resumed"] = True
     return row
 

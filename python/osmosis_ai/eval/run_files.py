@@ -21,22 +21,23 @@ every known secret masked.
 
 from __future__ import annotations
 
-import contextlib
 import datetime as _dt
 import logging
 import os
 import shutil
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import orjson
 
-from osmosis_ai.atif import check_trajectory_files
+from osmosis_ai._version import __version__ as PACKAGE_VERSION
+from osmosis_ai.atif import EvalRunItems, check_trajectory_files, write_trajectory
 from osmosis_ai.redact import redact, redact_bytes
 from osmosis_ai.rollout.trajectory import build_trajectory, trajectory_json
+from osmosis_ai.runs.log import latest_run_lines, parse_run_line
 
-__all__ = ["RunLogText", "project_items", "trajectory_document"]
+__all__ = ["LogSource", "RunLogText", "project_items", "trajectory_document"]
 
 
 def _conversation(record: Mapping[str, Any]) -> Any:
@@ -99,16 +100,6 @@ def _link(source: Path | str, target: Path | str) -> None:
         shutil.copyfile(source, target)
 
 
-def _replace_link(source: str, target: str) -> None:
-    try:
-        os.link(source, target)
-    except FileExistsError:  # an earlier attempt's copy
-        os.unlink(target)
-        _link(source, target)
-    except OSError:  # no hard links here
-        shutil.copyfile(source, target)
-
-
 def _project_artifacts(source: Path, target: Path) -> None:
     root = source.resolve()
     for path in sorted(source.rglob("*")):
@@ -143,51 +134,81 @@ def _sound(trials: str, record: Mapping[str, Any]) -> bool:
     )
 
 
+class LogSource:
+    """The latest lines of an ``eval run`` results log (:func:`osmosis_ai.runs.log.latest_run_lines`)."""
+
+    def __init__(self, path: Path, runs_per_row: int | None) -> None:
+        self.path = path
+        self.base, self.lines = latest_run_lines(path, runs_per_row)
+
+    def record(self, offset: int, raw: bytes) -> dict[str, Any]:
+        """A line's whole record, parsed in Python (``trajectory_filename`` set when it has a conversation)."""
+        record = parse_run_line(self.path, offset, raw, self.base)
+        if _conversation(record):
+            record["trajectory_filename"] = "trajectory.json"
+        return record
+
+
+def _python_document(record: Mapping[str, Any], model_name: Any) -> bytes:
+    document = trajectory_document(record, model_name=model_name)
+    assert document is not None  # the record has a conversation (checked by the caller)
+    return trajectory_json(document)
+
+
 def project_items(
     run_path: Path,
-    records: Iterable[dict[str, Any]],
+    source: LogSource,
     carried: Collection[str],
     *,
     model_name: str | None = None,
-) -> Iterator[dict[str, Any]]:
+    index_line: Callable[[dict[str, Any], bool], bytes],
+) -> Iterator[tuple[dict[str, Any], bytes]]:
     """Lays out each latest attempt's trajectory and artifacts, yielding its record once done (with
-    ``trajectory_filename`` set where it has one): records stream through, none is kept.
+    ``trajectory_filename`` set where it has one) and its ``index.jsonl`` line: records stream through,
+    none is kept. The core reads each line (:data:`osmosis_ai.atif.EvalRunItems`: the fields the end of a
+    run reads, the document and the index line); Python parses the whole record where the core leaves
+    something to it.
 
     The trajectory goes where the established tool has it, ``rollout_trials/<rollout id>/trajectory.json``
     (``trajectory_filename`` is relative to that folder), and its copy ``trajectories/row_<r>_run_<k>.json``
     is a hard link to it. ``carried`` holds the rollout ids an earlier invocation finished (and projected,
-    unless it died first); ``model_name`` is the run's model (each document's ``agent.model_name``).
+    unless it died first); ``model_name`` is the run's model (each document's ``agent.model_name``);
+    ``index_line(record, resumed)`` writes an index line the core left to Python.
     """
     # Plain strings, not Path objects: this loop runs once per item of the run.
     folder = f"{run_path}/trajectories"
     trials = f"{run_path}/rollout_trials"
     os.makedirs(folder, exist_ok=True)
     marker = f"{folder}/.projecting"
+    resumed_ids = carried
     if os.path.lexists(marker):
         carried = ()  # the last projection died part-way: any carried file may be torn, rewrite them all
     else:
         _write_file(marker, b"")
     # Every attempt with a trajectory has a folder here; those with an artifacts/ folder wrote artifacts.
     with_artifacts = {d for d in os.listdir(trials) if os.path.isdir(f"{trials}/{d}/artifacts")}
-    for record in records:
+    # The core reads records numbered from 0 (every eval run log) for a model named by text (or none).
+    core = source.base == 0 and (model_name is None or type(model_name) is str)
+    items = EvalRunItems(carried, resumed_ids, model_name, PACKAGE_VERSION) if core else None
+    for offset, raw in source.lines:
+        read = items.read(raw) if items is not None else None
+        if read is None:
+            record = source.record(offset, raw)
+            conversation, document, line = bool(_conversation(record)), None, None
+        else:
+            record, conversation, document, line = read
         name = f"row_{record['row_index']}_run_{record['run_index']}"
         target = f"{folder}/{name}.json"
         rollout_id = record.get("rollout_id")
-        if not _conversation(record):
+        if not conversation:
             if rollout_id not in carried and os.path.lexists(target):
                 os.unlink(target)
-        else:
-            record["trajectory_filename"] = "trajectory.json"
-            sound = rollout_id in carried and os.path.exists(target) and _sound(trials, record)
-            if not sound:
-                document = trajectory_document(record, model_name=model_name)
-                assert document is not None  # the record has a conversation (checked above)
-                trial = f"{trials}/{rollout_id}/trajectory.json"
-                # One syscall each in the usual case (a new attempt): this runs once per item.
-                with contextlib.suppress(FileExistsError):
-                    os.mkdir(f"{trials}/{rollout_id}")
-                _write_file(trial, redact_bytes(trajectory_json(document)))
-                _replace_link(trial, target)
+        elif document is not None or not (
+            rollout_id in carried and os.path.exists(target) and _sound(trials, record)
+        ):
+            if document is None:
+                document = _python_document(source.record(offset, raw), model_name)
+            write_trajectory(f"{trials}/{rollout_id}", target, redact_bytes(document))
         if rollout_id in with_artifacts:
             artifacts = f"{trials}/{rollout_id}/artifacts"
             if not os.path.islink(artifacts):
@@ -195,7 +216,9 @@ def project_items(
                 _project_artifacts(Path(artifacts), run_path / "artifacts" / name)
         elif rollout_id not in carried and with_artifacts:
             shutil.rmtree(f"{run_path}/artifacts/{name}", ignore_errors=True)
-        yield record
+        if line is None:
+            line = index_line(source.record(offset, raw), rollout_id in resumed_ids)
+        yield record, line
     os.unlink(marker)
 
 

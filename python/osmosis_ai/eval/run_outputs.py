@@ -194,7 +194,7 @@ def finish_run(
 
     run_dir = plan.run_dir
     tally = _Tally(run_dir.path, carried_ids)
-    run_dir.write_outputs(run_dir.latest_records(plan.settings.n), carried_ids, tally.add)
+    run_dir.write_outputs(plan.settings.n, carried_ids, tally.add)
     summary, result = metrics_summary(run_dir.log_path, plan.settings.pass_threshold, tally.rewards)
     counts = WorkCounts(
         plan.selected * plan.settings.n,

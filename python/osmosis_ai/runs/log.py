@@ -57,7 +57,9 @@ __all__ = [
     "dataset_fingerprint",
     "iter_latest_runs",
     "iter_runs",
+    "latest_run_lines",
     "line_number_at",
+    "parse_run_line",
     "read_log",
     "recorded_dataset",
     "row_key",
@@ -219,6 +221,15 @@ def iter_latest_runs(path: Path, runs_per_row: int | None = None) -> Iterator[di
     whatever the size of the run. ``runs_per_row`` (the
     runs each row was given) lets the offsets take 8 bytes per run instead of a dict entry (~100 bytes).
     """
+    base, lines = latest_run_lines(path, runs_per_row)
+    for offset, raw in lines:
+        yield parse_run_line(path, offset, raw, base)
+
+
+def latest_run_lines(path: Path, runs_per_row: int | None = None) -> tuple[int, Iterator[tuple[int, bytes]]]:
+    """What the log's indices count from, and ``(offset, line)`` of the latest line of each (row, run) as
+    :func:`iter_latest_runs` orders them, unparsed (for a reader that parses them its own way, falling back
+    to :func:`parse_run_line`). The first pass runs here, the second as the lines are taken."""
     starts = _Starts(runs_per_row)
     base = start = 0
     for number, end, record in _records(path, keys_only=True):
@@ -227,19 +238,28 @@ def iter_latest_runs(path: Path, runs_per_row: int | None = None) -> Iterator[di
         else:
             starts.set(int(record["row_index"]), int(record["run_index"]), start)
         start = end
+    return base, _lines_at(path, starts.ordered())
+
+
+def _lines_at(path: Path, offsets: Iterator[int]) -> Iterator[tuple[int, bytes]]:
     with path.open("rb") as handle:
-        for offset in starts.ordered():
+        for offset in offsets:
             handle.seek(offset)
             raw = handle.readline()
             while raw and not raw.strip():  # blank lines before it (read past, as _records does)
                 offset = handle.tell()
                 raw = handle.readline()
-            try:
-                record = orjson.loads(raw)
-            except orjson.JSONDecodeError as exc:  # the first pass read only its head
-                number = line_number_at(path, offset)
-                raise ResultsLogError(f"{path}:{number}: results log line is not valid JSON ({exc})") from exc
-            yield rebase_indices(record, base) if base else record
+            yield offset, raw
+
+
+def parse_run_line(path: Path, offset: int, raw: bytes, base: int) -> dict[str, Any]:
+    """The record of a line :func:`latest_run_lines` gave, counted from 0 (an error names its line)."""
+    try:
+        record = orjson.loads(raw)
+    except orjson.JSONDecodeError as exc:  # the first pass read only its head
+        number = line_number_at(path, offset)
+        raise ResultsLogError(f"{path}:{number}: results log line is not valid JSON ({exc})") from exc
+    return rebase_indices(record, base) if base else record
 
 
 def line_number_at(path: str | os.PathLike[str], offset: int) -> int:

@@ -7,9 +7,14 @@
 //! before its first `/`) and the row and run of `extra.osmosis.request_extra_fields`. The first problem
 //! found is returned with the field at fault (`steps[2].tool_calls[0].arguments`).
 
+mod build;
+pub mod eval_run;
+mod json_text;
+mod json_tree;
 mod schema;
 mod timestamp;
 
+pub use build::PRODUCER;
 pub use schema::SCHEMA_VERSIONS;
 use serde_json::Value;
 use std::fmt;

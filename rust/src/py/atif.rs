@@ -1,10 +1,15 @@
 //! Bindings for the ATIF check. Each outcome crosses as a tuple `(status, a, b, c)`:
 //! `("valid", rollout_id, row_index, run_index)`, `("invalid", field, message, None)` or
 //! `("unreadable", io_kind, message, None)`; `osmosis_ai.atif` turns them into typed results.
+//! `EvalRunItems` and `write_trajectory` are the end of `eval run`: one results log line's document,
+//! index line and fields, and its two trajectory files.
 
+use super::json::value_to_py;
+use crate::atif::eval_run::{write_trajectory as write_files, RunRecord};
 use crate::atif::{check_bytes, check_file, AtifError, FileCheck, Summary};
+use crate::error::CoreError;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
 use pyo3::IntoPyObjectExt;
 use std::path::Path;
 
@@ -14,6 +19,8 @@ const CHUNK: usize = 256;
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_atif, m)?)?;
     m.add_function(wrap_pyfunction!(check_atif_files, m)?)?;
+    m.add_function(wrap_pyfunction!(write_trajectory, m)?)?;
+    m.add_class::<EvalRunItems>()?;
     m.add("ATIF_VERSION", crate::atif::WRITTEN_VERSION)?;
     Ok(())
 }
@@ -85,4 +92,110 @@ fn check_atif_files<'py>(py: Python<'py>, paths: Vec<String>) -> PyResult<Bound<
         py.check_signals()?;
     }
     Ok(list)
+}
+
+/// The record fields the end of a run reads besides the files (counts, failed rows, carried checks).
+const FIELDS: [&str; 9] = [
+    "row_index",
+    "run_index",
+    "source_row_index",
+    "rollout_id",
+    "trajectory_filename",
+    "status",
+    "reward",
+    "error_type",
+    "error",
+];
+
+/// The end of one `eval run` invocation, reading its results log's latest lines one at a time.
+#[pyclass(module = "osmosis_ai._core", frozen)]
+pub struct EvalRunItems {
+    carried: Py<PyAny>,
+    resumed: Py<PyAny>,
+    model_name: Option<String>,
+    version: String,
+    keys: Vec<Py<PyString>>,
+}
+
+#[pymethods]
+impl EvalRunItems {
+    #[new]
+    fn new(
+        py: Python<'_>,
+        carried: Py<PyAny>,
+        resumed: Py<PyAny>,
+        model_name: Option<String>,
+        version: String,
+    ) -> Self {
+        let keys = FIELDS
+            .iter()
+            .map(|k| PyString::intern(py, k).unbind())
+            .collect();
+        EvalRunItems {
+            carried,
+            resumed,
+            model_name,
+            version,
+            keys,
+        }
+    }
+
+    /// `(fields, conversation, document, index_line)` of one log line, or None when the line is not
+    /// one JSON object.
+    fn read<'py>(&self, py: Python<'py>, line: &[u8]) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let Some(record) = RunRecord::parse(line) else {
+            return Ok(None);
+        };
+        let fields = PyDict::new(py);
+        let mut rollout_id = None;
+        for (name, key) in FIELDS.iter().zip(&self.keys) {
+            let value = if *name == "trajectory_filename" && record.conversation {
+                "trajectory.json".into_bound_py_any(py)?
+            } else if let Some(value) = record.record.get(name) {
+                value_to_py(py, &value.to_value())?
+            } else {
+                continue;
+            };
+            if *name == "rollout_id" {
+                rollout_id = Some(value.clone());
+            }
+            fields.set_item(key.bind(py), value)?;
+        }
+        let listed = |set: &Py<PyAny>| -> PyResult<bool> {
+            match &rollout_id {
+                Some(id) => set.bind(py).contains(id),
+                _ => Ok(false),
+            }
+        };
+        let carried = listed(&self.carried)?;
+        let resumed = listed(&self.resumed)?;
+        let model = self.model_name.as_deref();
+        let (document, index_line) = py.detach(|| {
+            let document = if carried {
+                None
+            } else {
+                record.document(model, &self.version)
+            };
+            (document, record.index_line(resumed))
+        });
+        let items = [
+            fields.into_any(),
+            record.conversation.into_bound_py_any(py)?,
+            document
+                .map(|d| PyBytes::new(py, &d))
+                .into_bound_py_any(py)?,
+            index_line
+                .map(|l| PyBytes::new(py, &l))
+                .into_bound_py_any(py)?,
+        ];
+        Ok(Some(PyTuple::new(py, items)?))
+    }
+}
+
+/// Writes a trajectory to `<trial_dir>/trajectory.json` and hard-links `target` to it.
+#[pyfunction]
+fn write_trajectory(py: Python<'_>, trial_dir: &str, target: &str, data: &[u8]) -> PyResult<()> {
+    let (trial_dir, target) = (Path::new(trial_dir), Path::new(target));
+    py.detach(|| write_files(trial_dir, target, data))
+        .map_err(|e| CoreError::io(trial_dir, e).into())
 }

@@ -1,0 +1,240 @@
+//! JSON text exactly as the Python writers of the run files put it: [`compact`] as `orjson.dumps` writes a
+//! trajectory document, [`spaced_ascii`] as `json.dumps` (default separators, ASCII escapes) writes an
+//! index row. Both refuse (return `false`, having written part of the value) what they cannot write
+//! byte for byte as those writers would: a float outside `[1e-4, 1e15)` (where `orjson` and Python's
+//! `repr` switch to exponents, each its own way) or `-0.0`, so the caller falls back to the Python writer.
+
+use super::json_tree::Json;
+use std::io::Write;
+
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// `value` as `orjson.dumps(value)`: no spaces, UTF-8 text, only `"`, `\` and control characters escaped.
+pub fn compact(value: &Json<'_>, out: &mut Vec<u8>) -> bool {
+    match value {
+        Json::Null => out.extend_from_slice(b"null"),
+        Json::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
+        Json::Int(i) => {
+            let _ = write!(out, "{i}");
+        }
+        Json::UInt(u) => {
+            let _ = write!(out, "{u}");
+        }
+        Json::Float(f) => return float(*f, out),
+        Json::Str(s) => string(s, out, false),
+        Json::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                if !compact(item, out) {
+                    return false;
+                }
+            }
+            out.push(b']');
+        }
+        Json::Object(map) => {
+            out.push(b'{');
+            for (i, (key, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                string(key, out, false);
+                out.push(b':');
+                if !compact(item, out) {
+                    return false;
+                }
+            }
+            out.push(b'}');
+        }
+    }
+    true
+}
+
+/// `value` as `json.dumps(value)`: `", "` and `": "` between items, everything past ASCII `~` escaped.
+pub fn spaced_ascii(value: &Json<'_>, out: &mut Vec<u8>) -> bool {
+    match value {
+        Json::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.extend_from_slice(b", ");
+                }
+                if !spaced_ascii(item, out) {
+                    return false;
+                }
+            }
+            out.push(b']');
+        }
+        Json::Object(map) => {
+            out.push(b'{');
+            for (i, (key, item)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.extend_from_slice(b", ");
+                }
+                string(key, out, true);
+                out.extend_from_slice(b": ");
+                if !spaced_ascii(item, out) {
+                    return false;
+                }
+            }
+            out.push(b'}');
+        }
+        Json::Str(s) => string(s, out, true),
+        other => return compact(other, out),
+    }
+    true
+}
+
+/// A float both Python's `repr` and orjson write without an exponent: the shortest digits that read back
+/// to it, a tie between two going to the even one (Ryu's choice too; Rust's `Display` rounds ties up),
+/// with `.0` when they are a whole number.
+fn float(f: f64, out: &mut Vec<u8>) -> bool {
+    let magnitude = f.abs();
+    if f.is_sign_negative() && f == 0.0 {
+        return false;
+    }
+    if f != 0.0 && !(1e-4..1e15).contains(&magnitude) {
+        return false;
+    }
+    // serde_json writes floats with Ryu, which in this range gives the fixed form Python's repr gives.
+    serde_json::to_writer(out, &f).is_ok()
+}
+
+fn string(s: &str, out: &mut Vec<u8>, ascii: bool) {
+    out.push(b'"');
+    if ascii {
+        for c in s.chars() {
+            match c {
+                ' '..='~' if c != '"' && c != '\\' => out.push(c as u8),
+                _ => escape_char(c, out),
+            }
+        }
+    } else {
+        let bytes = s.as_bytes();
+        let (mut from, mut at) = (0, 0);
+        while at < bytes.len() {
+            // Eight bytes at a time past those that need no escape (most of a conversation's text).
+            if let Some(word) = bytes.get(at..at + 8) {
+                if !needs_escape(u64::from_le_bytes(word.try_into().unwrap_or_default())) {
+                    at += 8;
+                    continue;
+                }
+            }
+            let b = bytes[at];
+            if b < 0x20 || b == b'"' || b == b'\\' {
+                out.extend_from_slice(&bytes[from..at]);
+                escape_char(char::from(b), out);
+                from = at + 1;
+            }
+            at += 1;
+        }
+        out.extend_from_slice(&bytes[from..]);
+    }
+    out.push(b'"');
+}
+
+/// Whether any byte of `word` is a control character, `"` or `\\` (the classic "has a byte less than n"
+/// and "has a zero byte" tests; a false hit only sends the word to the byte-by-byte check).
+fn needs_escape(word: u64) -> bool {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    let zero = |x: u64| x.wrapping_sub(ONES) & !x;
+    let control = word.wrapping_sub(ONES * 0x20) & !word;
+    (control | zero(word ^ (ONES * u64::from(b'"'))) | zero(word ^ (ONES * u64::from(b'\\'))))
+        & HIGH
+        != 0
+}
+
+fn escape_char(c: char, out: &mut Vec<u8>) {
+    let short: &[u8] = match c {
+        '"' => b"\\\"",
+        '\\' => b"\\\\",
+        '\n' => b"\\n",
+        '\r' => b"\\r",
+        '\t' => b"\\t",
+        '\u{8}' => b"\\b",
+        '\u{c}' => b"\\f",
+        _ => {
+            let mut units = [0u16; 2];
+            for unit in c.encode_utf16(&mut units) {
+                unicode_escape(*unit, out);
+            }
+            return;
+        }
+    };
+    out.extend_from_slice(short);
+}
+
+fn unicode_escape(unit: u16, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"\\u");
+    for shift in [12, 8, 4, 0] {
+        out.push(HEX[usize::from((unit >> shift) & 0xf)]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::json_tree::Json;
+    use super::{compact, spaced_ascii};
+    use serde_json::json;
+
+    fn both(value: serde_json::Value) -> (String, String) {
+        let text = value.to_string();
+        let value = Json::parse(&text).unwrap();
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        assert!(compact(&value, &mut a) && spaced_ascii(&value, &mut b));
+        (String::from_utf8(a).unwrap(), String::from_utf8(b).unwrap())
+    }
+
+    #[test]
+    fn writes_as_orjson_and_json_dumps_do() {
+        let (c, s) =
+            both(json!({"a": [1, 2.5, true, null], "é\"\\": "x\n\u{1}\u{7f}😀/", "f": 100.0}));
+        assert_eq!(
+            c,
+            "{\"a\":[1,2.5,true,null],\"é\\\"\\\\\":\"x\\n\\u0001\u{7f}😀/\",\"f\":100.0}"
+        );
+        assert_eq!(
+            s,
+            "{\"a\": [1, 2.5, true, null], \"\\u00e9\\\"\\\\\": \"x\\n\\u0001\\u007f\\ud83d\\ude00/\", \"f\": 100.0}"
+        );
+        // 855125 / 65536 = 13.0481719970703125 exactly: 17 digits tie, the even one is written.
+        let tie = 855125.0 / 65536.0;
+        assert_eq!(
+            both(json!([
+                0.0001,
+                0.1,
+                1e14,
+                0.0,
+                18446744073709551615u64,
+                tie
+            ]))
+            .0,
+            "[0.0001,0.1,100000000000000.0,0.0,18446744073709551615,13.048171997070312]"
+        );
+    }
+
+    #[test]
+    fn long_text_escapes_wherever_it_needs_to() {
+        for at in 0..20 {
+            let mut text = "abcdefghijklmnopqrstuvwxyz".to_string();
+            text.insert(at, '"');
+            text.insert(at / 2, '\u{1}');
+            let (c, _) = both(serde_json::Value::String(text.clone()));
+            assert_eq!(c, serde_json::to_string(&text).unwrap(), "{text}");
+        }
+    }
+
+    #[test]
+    fn refuses_floats_the_writers_put_differently() {
+        for f in [1e-5, 1e15, 1e300, -0.0] {
+            assert!(!compact(&Json::Float(f), &mut Vec::new()), "{f}");
+            assert!(
+                !spaced_ascii(&Json::Array(vec![Json::Float(f)]), &mut Vec::new()),
+                "{f}"
+            );
+        }
+    }
+}
