@@ -31,7 +31,7 @@ def _expected(row: dict) -> bytes | type[ValueError]:
 @settings(max_examples=300, deadline=None)  # no timing: a loaded machine must not fail it
 @given(st.dictionaries(st.sampled_from(INDEX_KEYS), _VALUES))
 def test_an_index_line_is_the_json_dumps_text_of_its_row(record: dict) -> None:
-    row = _index_row(record, resumed_ids=())
+    row = _index_row(record, resumed=False)
     expected = _expected(row)
     if expected is ValueError:
         with pytest.raises(ValueError):
@@ -42,7 +42,7 @@ def test_an_index_line_is_the_json_dumps_text_of_its_row(record: dict) -> None:
 
 def test_a_resumed_rollout_is_marked_and_the_keys_keep_their_order() -> None:
     record = {"status": "success", "rollout_id": "r1", "row_index": 2, "run_index": 0, "reward": 1.0}
-    row = _index_row({**record, "messages": [{"role": "user", "content": "x"}]}, resumed_ids={"r1"})
+    row = _index_row({**record, "messages": [{"role": "user", "content": "x"}]}, resumed=True)
     assert _index_line(row) == (
         b'{"row_index": 2, "run_index": 0, "rollout_id": "r1", "status": "success", "reward": 1.0, '
         b'"resumed": true}\n'

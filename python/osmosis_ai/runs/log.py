@@ -47,7 +47,7 @@ from osmosis_ai._files import orjson_dumps
 from osmosis_ai.errors import ResultsLogError
 from osmosis_ai.redact import redact_bytes
 from osmosis_ai.stats import RESULTS_LOG_FORMATS, log_index_base, rebase_indices
-from osmosis_ai.stats._results import log_record_fields
+from osmosis_ai.stats._results import latest_run_offsets, log_record_fields
 
 __all__ = [
     "LOG_FORMAT",
@@ -229,7 +229,14 @@ def iter_latest_runs(path: Path, runs_per_row: int | None = None) -> Iterator[di
 def latest_run_lines(path: Path, runs_per_row: int | None = None) -> tuple[int, Iterator[tuple[int, bytes]]]:
     """What the log's indices count from, and ``(offset, line)`` of the latest line of each (row, run) as
     :func:`iter_latest_runs` orders them, unparsed (for a reader that parses them its own way, falling back
-    to :func:`parse_run_line`). The first pass runs here, the second as the lines are taken."""
+    to :func:`parse_run_line`). The first pass runs here (in Rust for a log the engine wrote), the second
+    as the lines are taken."""
+    found = latest_run_offsets(path)
+    if found is not None:
+        header, offsets = found
+        base = _header_base(path, _parsed(path, 1, header))
+        if not base:  # the core's offsets are those of the indices as written
+            return base, _lines_at(path, iter(offsets))
     starts = _Starts(runs_per_row)
     base = start = 0
     for number, end, record in _records(path, keys_only=True):

@@ -24,6 +24,7 @@ __all__ = [
     "RESULTS_LOG_FORMATS",
     "ModelResults",
     "ResultsSummary",
+    "latest_run_offsets",
     "log_declared_runs",
     "log_index_base",
     "log_record_fields",
@@ -71,6 +72,21 @@ def log_record_fields(path: str | os.PathLike[str], fields: Iterable[str]) -> It
         OSError: The file cannot be opened or read (the message names it).
     """
     return iter(_core.LogRecordFields(os.fspath(path), list(fields)))
+
+
+def latest_run_offsets(path: str | os.PathLike[str]) -> tuple[bytes, memoryview] | None:
+    """A results log's line 1 and where the latest line of each (row, run) starts (row then run order,
+    64-bit integers), read in Rust, or None when a record line is not in the form the engine writes (read
+    that log in Python). A last line without a newline is not read.
+
+    Raises:
+        OSError: The file cannot be opened or read (the message names it).
+    """
+    found = _core.latest_run_offsets(os.fspath(path))
+    if found is None:
+        return None
+    header, starts = found
+    return header, memoryview(starts).cast("q")
 
 
 def log_declared_runs(header: Mapping[str, Any]) -> int | None:

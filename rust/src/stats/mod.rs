@@ -32,9 +32,9 @@ pub use options::{
     AggregatorOptions, FailedPolicy, IntervalColumns, NonFinitePolicy, Summary, DEFAULT_KS,
 };
 pub use results::{
-    compare, log_index_base, model, model_intervals, paired_t_differences, project_object,
-    summarize_results_file, Layout, Meta, ModelTally, NameTally, ResultsOptions, ResultsSummary,
-    LOG_FORMATS,
+    compare, latest_lines, log_index_base, model, model_intervals, paired_t_differences,
+    project_object, summarize_results_file, Layout, Meta, ModelTally, NameTally, ResultsOptions,
+    ResultsSummary, LOG_FORMATS,
 };
 
 use std::fmt;

@@ -1,8 +1,9 @@
-//! `LogRecordFields`: the lines of a results log with only the chosen fields of each record built.
+//! `LogRecordFields`: the lines of a results log with only the chosen fields of each record built; and
+//! `latest_run_offsets`, where the latest line of each (row, run) starts.
 
 use super::super::json::value_to_py;
 use crate::error::CoreError;
-use crate::stats::project_object;
+use crate::stats::{latest_lines, project_object};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
 use std::fs::File;
@@ -93,4 +94,21 @@ impl LogRecordFields {
         }
         Ok(None)
     }
+}
+
+/// `(header line, starts)`: the log's line 1 and, packed as native 64-bit integers, where the latest
+/// line of each (row, run) starts, in row then run order; None when a line is not in the engine's form
+/// (Python's pass reads that log). Reads without the GIL.
+#[pyfunction]
+pub fn latest_run_offsets<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+) -> PyResult<Option<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)>> {
+    let found = py
+        .detach(|| latest_lines(&path))
+        .map_err(|e| CoreError::io(&path, e))?;
+    Ok(found.map(|found| {
+        let starts: Vec<u8> = found.offsets.iter().flat_map(|o| o.to_ne_bytes()).collect();
+        (PyBytes::new(py, &found.header), PyBytes::new(py, &starts))
+    }))
 }

@@ -34,6 +34,7 @@ pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(results_declared_runs, m)?)?;
     m.add_class::<aggregator::StatsAggregator>()?;
     m.add_class::<log_fields::LogRecordFields>()?;
+    m.add_function(wrap_pyfunction!(log_fields::latest_run_offsets, m)?)?;
     // The log formats the reader accepts, newest last: the writer takes its header's from here.
     m.add("RESULTS_LOG_FORMATS", crate::stats::LOG_FORMATS.to_vec())?;
     // The result model's schema and vocabulary: Python names them from here, never spells them again.

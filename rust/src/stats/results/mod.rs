@@ -12,6 +12,7 @@ mod attempt;
 pub mod compare;
 mod fields;
 mod intervals;
+mod latest;
 pub mod model;
 mod paired;
 mod probes;
@@ -22,6 +23,7 @@ mod warnings;
 
 pub use fields::project_object;
 pub use intervals::model_intervals;
+pub use latest::latest_lines;
 pub use paired::paired_t_differences;
 pub use source::{Layout, Meta};
 pub use tally::{Invocation, ModelTally, NameTally, RowCounts, RunCounts};

@@ -1,0 +1,159 @@
+//! Where the latest line of each (row, run) of a results log starts, in row then run order: the first
+//! pass of `osmosis_ai.runs.log.latest_run_lines`, for a log whose every record line begins the way the
+//! engine writes it (orjson, these keys first: `{"row_key":"...","row_index":R,"run_index":K,`). Any other
+//! line (or a negative index) gives `None`: Python's own pass reads that log, with its checks and errors.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader};
+use std::path::Path;
+
+/// The header line (line 1, with its newline) and the start of each latest record line (past the
+/// line before it, so blank lines between may come first), or `None` for a log Python must read.
+pub struct LatestLines {
+    pub header: Vec<u8>,
+    pub offsets: Vec<u64>,
+}
+
+/// `row_index` and `run_index` of a record line the engine wrote (Python's `_HEAD` pattern).
+fn head(line: &[u8]) -> Option<(i64, i64)> {
+    let rest = line.strip_prefix(br#"{"row_key":""#)?;
+    let end = rest.iter().position(|&b| b == b'"' || b == b'\\')?;
+    let rest = rest[end..].strip_prefix(br#"","row_index":"#)?;
+    let (row, rest) = integer(rest)?;
+    let rest = rest.strip_prefix(br#","run_index":"#)?;
+    let (run, rest) = integer(rest)?;
+    rest.starts_with(b",").then_some((row, run))
+}
+
+/// `-?[0-9]{1,18}` and what follows it.
+fn integer(text: &[u8]) -> Option<(i64, &[u8])> {
+    let sign = usize::from(text.first() == Some(&b'-'));
+    let digits = text[sign..]
+        .iter()
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    if digits == 0 || digits > 18 {
+        return None;
+    }
+    let end = sign + digits;
+    let value: i64 = std::str::from_utf8(&text[..end]).ok()?.parse().ok()?;
+    Some((value, &text[end..]))
+}
+
+/// Python's `bytes.isspace()` of a whole line.
+fn blank(line: &[u8]) -> bool {
+    line.iter().all(|b| b" \t\n\r\x0b\x0c".contains(b))
+}
+
+/// Reads the log at `path` (see the module documentation).
+pub fn latest_lines(path: &Path) -> io::Result<Option<LatestLines>> {
+    let mut reader = BufReader::with_capacity(1 << 16, File::open(path)?);
+    let mut line = Vec::with_capacity(4096);
+    let mut header = None;
+    let mut found: Vec<(i64, i64, u64)> = Vec::new();
+    let (mut start, mut end) = (0u64, 0u64);
+    loop {
+        line.clear();
+        let read = reader.read_until(b'\n', &mut line)?;
+        if line.last() != Some(&b'\n') {
+            break; // the end, or a last line a crash cut short (not read, as Python's pass does)
+        }
+        end += read as u64;
+        if header.is_none() {
+            if blank(&line) {
+                return Ok(None);
+            }
+            header = Some(line.clone());
+        } else if !blank(&line) {
+            match head(&line) {
+                Some((row, run)) if row >= 0 && (0..1 << 32).contains(&run) => {
+                    found.push((row, run, start))
+                }
+                _ => return Ok(None),
+            }
+        } else {
+            continue;
+        }
+        start = end;
+    }
+    let Some(header) = header else {
+        return Ok(None);
+    };
+    // Stable: of the lines of one (row, run), the file's last comes last and is the one kept.
+    found.sort_by_key(|&(row, run, _)| (row, run));
+    let mut offsets: Vec<u64> = Vec::with_capacity(found.len());
+    for (i, &(row, run, offset)) in found.iter().enumerate() {
+        let superseded = found
+            .get(i + 1)
+            .is_some_and(|&(r, k, _)| (r, k) == (row, run));
+        if !superseded {
+            offsets.push(offset);
+        }
+    }
+    Ok(Some(LatestLines { header, offsets }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{head, latest_lines};
+
+    #[test]
+    fn reads_the_head_the_engine_writes() {
+        assert_eq!(
+            head(br#"{"row_key":"ab","row_index":3,"run_index":-1,"x":1}"#),
+            Some((3, -1))
+        );
+        assert_eq!(
+            head(br#"{"row_key":"ab","row_index":007,"run_index":0,"#),
+            Some((7, 0))
+        );
+        for other in [
+            &br#"{"row_key":"a\"b","row_index":3,"run_index":1,"#[..],
+            br#"{"row_index":3,"row_key":"ab","run_index":1,"#,
+            br#"{"row_key":"ab","row_index":1234567890123456789,"run_index":1,"#,
+            br#"{"row_key":"ab","row_index":1.0,"run_index":1,"#,
+            br#"{"row_key":"ab","row_index":1,"run_index":1}"#,
+        ] {
+            assert_eq!(head(other), None, "{}", String::from_utf8_lossy(other));
+        }
+    }
+
+    #[test]
+    fn keeps_the_last_line_of_each_row_and_run_in_order() {
+        let dir = std::env::temp_dir().join(format!("osmosis-latest-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("log.jsonl");
+        let line = |row: u32, run: u32| {
+            format!("{{\"row_key\":\"k\",\"row_index\":{row},\"run_index\":{run},\"v\":1}}\n")
+        };
+        let lines = [
+            "{\"format\":\"osmosis-results/1\"}\n".to_string(),
+            line(1, 0),
+            "\n".to_string(),
+            line(0, 1),
+            line(1, 0),
+            line(0, 0),
+            "{\"row_key\":\"k\",\"row_in".to_string(),
+        ];
+        std::fs::write(&path, lines.concat()).unwrap();
+        let found = latest_lines(&path).unwrap().unwrap();
+        let starts: Vec<u64> = lines
+            .iter()
+            .scan(0, |at, l| {
+                let start = *at;
+                *at += l.len() as u64;
+                Some(start)
+            })
+            .collect();
+        assert_eq!(found.header, lines[0].as_bytes());
+        // (0, 0), (0, 1), then the second (1, 0); (0, 1) starts past the line before the blank one.
+        assert_eq!(found.offsets, vec![starts[5], starts[2], starts[4]]);
+        std::fs::write(
+            &path,
+            [lines[0].as_str(), "{\"row_index\":0,\"run_index\":0}\n"].concat(),
+        )
+        .unwrap();
+        assert!(latest_lines(&path).unwrap().is_none());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
