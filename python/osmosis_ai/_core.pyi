@@ -379,13 +379,20 @@ def check_atif(data: bytes) -> tuple[str, Any, Any, Any]:
 
 @final
 class EvalRunItems:
-    """The end of one ``eval run`` invocation: each latest results log line's record fields, ATIF document
-    and index line (see :mod:`osmosis_ai.atif`)."""
+    """The end of one ``eval run`` invocation: the latest results log lines at ``starts``, each as
+    ``(offset, fields, conversation, document, index_line)`` (see :mod:`osmosis_ai.atif`)."""
 
-    def __new__(cls, carried: Any, resumed: Any, model_name: str | None, version: str) -> EvalRunItems: ...
-    def read(self, line: bytes) -> tuple[dict[str, Any], bool, bytes | None, bytes | None] | None:
-        """``(fields, conversation, document, index_line)``, or None when the line is not one JSON object;
-        ``document`` is None for a carried rollout, and either bytes is None where Python must write it."""
+    def __new__(
+        cls,
+        path: str,
+        starts: Any,
+        carried: Any,
+        resumed: Any,
+        model_name: str | None,
+        version: str,
+    ) -> EvalRunItems: ...
+    def __iter__(self) -> EvalRunItems: ...
+    def __next__(self) -> tuple[int, dict[str, Any] | None, bool, bytes | None, bytes | None]: ...
 
 def write_trajectory(trial_dir: str, target: str, data: bytes) -> None:
     """Write ``<trial_dir>/trajectory.json`` (making the folder) and hard-link ``target`` to it, with the

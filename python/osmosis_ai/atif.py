@@ -31,15 +31,17 @@ __all__ = [
 ATIF_VERSION: str = _core.ATIF_VERSION
 
 EvalRunItems = _core.EvalRunItems
-"""The end of one ``eval run`` invocation, in the core: ``EvalRunItems(carried, resumed_ids, model_name,
-version)``, then ``read(line)`` per latest results log line gives None when the line is not one JSON object,
-else ``(fields, conversation, document, index_line)``: the record's ``row_index``, ``run_index``,
+"""The end of one ``eval run`` invocation, in the core: ``EvalRunItems(log_path, starts, carried,
+resumed_ids, model_name, version)`` iterates over the results log lines at ``starts``
+(:func:`osmosis_ai.runs.log.latest_run_starts`, a log counted from 0), giving for each ``(offset, fields,
+conversation, document, index_line)``: where the line starts; the record's ``row_index``, ``run_index``,
 ``source_row_index``, ``rollout_id``, ``status``, ``reward``, ``error_type`` and ``error`` (and
 ``trajectory_filename`` with a conversation); whether it has one; its ATIF document's JSON text, as
 :func:`osmosis_ai.eval.run_files.trajectory_document` and ``trajectory_json`` make it; and its
-``index.jsonl`` line (``resumed`` when its rollout is in ``resumed_ids``). The document is None for a rollout
-in ``carried`` and, like the index line, for what only Python writes byte for byte (uncommon values: a
-float outside ``[1e-4, 1e15)``, a message's own timestamp, ...): build those from the parsed record."""
+``index.jsonl`` line (``resumed`` when its rollout is in ``resumed_ids``). ``fields`` is None for a line
+that is not one JSON object (parse it in Python, which says what is wrong); the document is None for a
+rollout in ``carried`` and, like the index line, for what only Python writes byte for byte (uncommon
+values: a float outside ``[1e-4, 1e15)``, a message's own timestamp, ...)."""
 
 
 def write_trajectory(trial_dir: str, target: str, data: bytes) -> None:

@@ -5,6 +5,8 @@ byte for byte, or None where it leaves the work to them."""
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from typing import Any
 
 import orjson
@@ -177,6 +179,18 @@ def _python_index_line(record: dict[str, Any], resumed: bool) -> bytes | None:
         return None
 
 
+def _core_read(line: bytes, carried: Any, resumed: Any, model: str | None) -> tuple[Any, ...] | None:
+    """What the core gives for one log line (written after a header, as in a results log)."""
+    header = b'{"format":"osmosis-results/1"}\n'
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "results.jsonl")
+        with open(path, "wb") as handle:
+            handle.write(header + line)
+        ((offset, *read),) = EvalRunItems(path, iter([len(header)]), carried, resumed, model, VERSION)
+    assert offset == len(header)
+    return None if read[0] is None else tuple(read)
+
+
 def _check(record: dict[str, Any], model: str | None = "openai/m", resumed: bool = False) -> tuple[Any, ...]:
     """Compares the core with the Python writers on one record; returns what the core gave."""
     line = orjson.dumps(record, option=orjson.OPT_APPEND_NEWLINE)  # as the results log writes it
@@ -185,7 +199,7 @@ def _check(record: dict[str, Any], model: str | None = "openai/m", resumed: bool
     if conversation:
         parsed["trajectory_filename"] = "trajectory.json"
     ids = {parsed["rollout_id"]} if resumed and isinstance(parsed["rollout_id"], str) else set()
-    read = EvalRunItems((), ids, model, VERSION).read(line)
+    read = _core_read(line, (), ids, model)
     assert read is not None
     fields, core_conversation, document, index = read
     assert core_conversation == conversation
@@ -312,7 +326,7 @@ def test_usual_records_are_written_in_the_core() -> None:
 
 
 def test_carried_rollouts_and_lines_that_are_not_objects_are_left_to_python() -> None:
-    line = orjson.dumps(REALISTIC[0])
-    assert EvalRunItems({"r1"}, (), None, VERSION).read(line)[2] is None  # checked on disk first
-    for bad in (b"[1]\n", line[:-3] + b"\n", b'{"a": NaN}\n'):
-        assert EvalRunItems((), (), None, VERSION).read(bad) is None
+    line = orjson.dumps(REALISTIC[0]) + b"\n"
+    assert _core_read(line, {"r1"}, (), None)[2] is None  # checked on disk first
+    for bad in (b"[1]\n", line[:-3] + b"\n", b'{"a": NaN}\n', b""):
+        assert _core_read(bad, (), (), None) is None

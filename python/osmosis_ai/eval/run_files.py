@@ -35,7 +35,7 @@ from osmosis_ai._version import __version__ as PACKAGE_VERSION
 from osmosis_ai.atif import EvalRunItems, check_trajectory_files, write_trajectory
 from osmosis_ai.redact import redact, redact_bytes
 from osmosis_ai.rollout.trajectory import build_trajectory, trajectory_json
-from osmosis_ai.runs.log import latest_run_lines, parse_run_line
+from osmosis_ai.runs.log import latest_run_starts, run_record_at
 
 __all__ = ["LogSource", "RunLogText", "project_items", "trajectory_document"]
 
@@ -135,15 +135,15 @@ def _sound(trials: str, record: Mapping[str, Any]) -> bool:
 
 
 class LogSource:
-    """The latest lines of an ``eval run`` results log (:func:`osmosis_ai.runs.log.latest_run_lines`)."""
+    """The latest lines of an ``eval run`` results log (:func:`osmosis_ai.runs.log.latest_run_starts`)."""
 
     def __init__(self, path: Path, runs_per_row: int | None) -> None:
         self.path = path
-        self.base, self.lines = latest_run_lines(path, runs_per_row)
+        self.base, self.starts = latest_run_starts(path, runs_per_row)
 
-    def record(self, offset: int, raw: bytes) -> dict[str, Any]:
+    def record(self, start: int) -> dict[str, Any]:
         """A line's whole record, parsed in Python (``trajectory_filename`` set when it has a conversation)."""
-        record = parse_run_line(self.path, offset, raw, self.base)
+        record = run_record_at(self.path, start, self.base)
         if _conversation(record):
             record["trajectory_filename"] = "trajectory.json"
         return record
@@ -165,8 +165,8 @@ def project_items(
 ) -> Iterator[tuple[dict[str, Any], bytes]]:
     """Lays out each latest attempt's trajectory and artifacts, yielding its record once done (with
     ``trajectory_filename`` set where it has one) and its ``index.jsonl`` line: records stream through,
-    none is kept. The core reads each line (:data:`osmosis_ai.atif.EvalRunItems`: the fields the end of a
-    run reads, the document and the index line); Python parses the whole record where the core leaves
+    none is kept. The core reads each line (:data:`osmosis_ai.atif.EvalRunItems`: the fields the end of
+    a run reads, the document and the index line); Python parses the whole record where the core leaves
     something to it.
 
     The trajectory goes where the established tool has it, ``rollout_trials/<rollout id>/trajectory.json``
@@ -188,15 +188,16 @@ def project_items(
     # Every attempt with a trajectory has a folder here; those with an artifacts/ folder wrote artifacts.
     with_artifacts = {d for d in os.listdir(trials) if os.path.isdir(f"{trials}/{d}/artifacts")}
     # The core reads records numbered from 0 (every eval run log) for a model named by text (or none).
-    core = source.base == 0 and (model_name is None or type(model_name) is str)
-    items = EvalRunItems(carried, resumed_ids, model_name, PACKAGE_VERSION) if core else None
-    for offset, raw in source.lines:
-        read = items.read(raw) if items is not None else None
-        if read is None:
-            record = source.record(offset, raw)
-            conversation, document, line = bool(_conversation(record)), None, None
-        else:
-            record, conversation, document, line = read
+    if source.base == 0 and (model_name is None or type(model_name) is str):
+        reads = EvalRunItems(source.path, source.starts, carried, resumed_ids, model_name, PACKAGE_VERSION)
+    else:
+        reads = ((start, None, False, None, None) for start in source.starts)
+    for start, fields, conversation, document, line in reads:
+        full = None  # the whole record, parsed in Python where the core leaves something to it
+        if fields is None:  # the core left the line to Python
+            fields = full = source.record(start)
+            conversation = bool(_conversation(full))
+        record = fields
         name = f"row_{record['row_index']}_run_{record['run_index']}"
         target = f"{folder}/{name}.json"
         rollout_id = record.get("rollout_id")
@@ -207,7 +208,8 @@ def project_items(
             rollout_id in carried and os.path.exists(target) and _sound(trials, record)
         ):
             if document is None:
-                document = _python_document(source.record(offset, raw), model_name)
+                full = full or source.record(start)
+                document = _python_document(full, model_name)
             write_trajectory(f"{trials}/{rollout_id}", target, redact_bytes(document))
         if rollout_id in with_artifacts:
             artifacts = f"{trials}/{rollout_id}/artifacts"
@@ -217,7 +219,7 @@ def project_items(
         elif rollout_id not in carried and with_artifacts:
             shutil.rmtree(f"{run_path}/artifacts/{name}", ignore_errors=True)
         if line is None:
-            line = index_line(source.record(offset, raw), rollout_id in resumed_ids)
+            line = index_line(full or source.record(start), rollout_id in resumed_ids)
         yield record, line
     os.unlink(marker)
 

@@ -58,11 +58,13 @@ __all__ = [
     "iter_latest_runs",
     "iter_runs",
     "latest_run_lines",
+    "latest_run_starts",
     "line_number_at",
     "parse_run_line",
     "read_log",
     "recorded_dataset",
     "row_key",
+    "run_record_at",
 ]
 
 # Every header format the readers accept, in one place (the Rust results reader's list); the last is written.
@@ -229,14 +231,21 @@ def iter_latest_runs(path: Path, runs_per_row: int | None = None) -> Iterator[di
 def latest_run_lines(path: Path, runs_per_row: int | None = None) -> tuple[int, Iterator[tuple[int, bytes]]]:
     """What the log's indices count from, and ``(offset, line)`` of the latest line of each (row, run) as
     :func:`iter_latest_runs` orders them, unparsed (for a reader that parses them its own way, falling back
-    to :func:`parse_run_line`). The first pass runs here (in Rust for a log the engine wrote), the second
-    as the lines are taken."""
+    to :func:`parse_run_line`). The first pass runs here, the second as the lines are taken."""
+    base, starts = latest_run_starts(path, runs_per_row)
+    return base, _lines_at(path, starts)
+
+
+def latest_run_starts(path: Path, runs_per_row: int | None = None) -> tuple[int, Iterator[int]]:
+    """What the log's indices count from, and where the latest line of each (row, run) starts, in row then
+    run order (blank lines may come first): the first pass of :func:`iter_latest_runs`, in Rust for a log
+    the engine wrote."""
     found = latest_run_offsets(path)
     if found is not None:
         header, offsets = found
         base = _header_base(path, _parsed(path, 1, header))
         if not base:  # the core's offsets are those of the indices as written
-            return base, _lines_at(path, iter(offsets))
+            return base, iter(offsets)
     starts = _Starts(runs_per_row)
     base = start = 0
     for number, end, record in _records(path, keys_only=True):
@@ -245,7 +254,7 @@ def latest_run_lines(path: Path, runs_per_row: int | None = None) -> tuple[int, 
         else:
             starts.set(int(record["row_index"]), int(record["run_index"]), start)
         start = end
-    return base, _lines_at(path, starts.ordered())
+    return base, starts.ordered()
 
 
 def _lines_at(path: Path, offsets: Iterator[int]) -> Iterator[tuple[int, bytes]]:
@@ -257,6 +266,13 @@ def _lines_at(path: Path, offsets: Iterator[int]) -> Iterator[tuple[int, bytes]]
                 offset = handle.tell()
                 raw = handle.readline()
             yield offset, raw
+
+
+def run_record_at(path: Path, start: int, base: int) -> dict[str, Any]:
+    """The record of the line at a start :func:`latest_run_starts` gave, counted from 0 (an error names
+    its line)."""
+    ((offset, raw),) = _lines_at(path, iter((start,)))
+    return parse_run_line(path, offset, raw, base)
 
 
 def parse_run_line(path: Path, offset: int, raw: bytes, base: int) -> dict[str, Any]:

@@ -113,38 +113,32 @@ fn string(s: &str, out: &mut Vec<u8>, ascii: bool) {
         }
     } else {
         let bytes = s.as_bytes();
-        let (mut from, mut at) = (0, 0);
-        while at < bytes.len() {
-            // Eight bytes at a time past those that need no escape (most of a conversation's text).
-            if let Some(word) = bytes.get(at..at + 8) {
-                if !needs_escape(u64::from_le_bytes(word.try_into().unwrap_or_default())) {
-                    at += 8;
-                    continue;
+        let mut from = 0;
+        // A block at a time past those that need no escape (most of a conversation's text); a block
+        // with one is escaped byte by byte.
+        for (index, block) in bytes.chunks(BLOCK).enumerate() {
+            if block.len() == BLOCK && !block.iter().fold(false, |hit, &b| hit | needs_escape(b)) {
+                continue;
+            }
+            let base = index * BLOCK;
+            for (i, &b) in block.iter().enumerate() {
+                if needs_escape(b) {
+                    out.extend_from_slice(&bytes[from..base + i]);
+                    escape_char(char::from(b), out);
+                    from = base + i + 1;
                 }
             }
-            let b = bytes[at];
-            if b < 0x20 || b == b'"' || b == b'\\' {
-                out.extend_from_slice(&bytes[from..at]);
-                escape_char(char::from(b), out);
-                from = at + 1;
-            }
-            at += 1;
         }
         out.extend_from_slice(&bytes[from..]);
     }
     out.push(b'"');
 }
 
-/// Whether any byte of `word` is a control character, `"` or `\\` (the classic "has a byte less than n"
-/// and "has a zero byte" tests; a false hit only sends the word to the byte-by-byte check).
-fn needs_escape(word: u64) -> bool {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let zero = |x: u64| x.wrapping_sub(ONES) & !x;
-    let control = word.wrapping_sub(ONES * 0x20) & !word;
-    (control | zero(word ^ (ONES * u64::from(b'"'))) | zero(word ^ (ONES * u64::from(b'\\'))))
-        & HIGH
-        != 0
+/// Bytes checked at once for escapes (the check of a block compiles to vector compares, no branch).
+const BLOCK: usize = 32;
+
+fn needs_escape(b: u8) -> bool {
+    b < 0x20 || b == b'"' || b == b'\\'
 }
 
 fn escape_char(c: char, out: &mut Vec<u8>) {

@@ -8,10 +8,12 @@ use super::json::value_to_py;
 use crate::atif::eval_run::{write_trajectory as write_files, RunRecord};
 use crate::atif::{check_bytes, check_file, AtifError, FileCheck, Summary};
 use crate::error::CoreError;
+use crate::stats::LineReader;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyIterator, PyList, PyString, PyTuple};
 use pyo3::IntoPyObjectExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 /// Files checked per GIL release (Ctrl+C is noticed between chunks).
 const CHUNK: usize = 256;
@@ -107,14 +109,18 @@ const FIELDS: [&str; 9] = [
     "error",
 ];
 
-/// The end of one `eval run` invocation, reading its results log's latest lines one at a time.
-#[pyclass(module = "osmosis_ai._core", frozen)]
+/// The end of one `eval run` invocation: the latest line of each item of its results log, one at a time.
+#[pyclass(module = "osmosis_ai._core")]
 pub struct EvalRunItems {
+    path: PathBuf,
+    reader: Mutex<LineReader>,
+    starts: Py<PyIterator>,
     carried: Py<PyAny>,
     resumed: Py<PyAny>,
     model_name: Option<String>,
     version: String,
     keys: Vec<Py<PyString>>,
+    line: Vec<u8>,
 }
 
 #[pymethods]
@@ -122,30 +128,100 @@ impl EvalRunItems {
     #[new]
     fn new(
         py: Python<'_>,
+        path: PathBuf,
+        starts: &Bound<'_, PyAny>,
         carried: Py<PyAny>,
         resumed: Py<PyAny>,
         model_name: Option<String>,
         version: String,
-    ) -> Self {
+    ) -> PyResult<Self> {
+        let reader = LineReader::open(&path).map_err(|e| CoreError::io(&path, e))?;
         let keys = FIELDS
             .iter()
             .map(|k| PyString::intern(py, k).unbind())
             .collect();
-        EvalRunItems {
+        Ok(EvalRunItems {
+            path,
+            reader: Mutex::new(reader),
+            starts: starts.try_iter()?.unbind(),
             carried,
             resumed,
             model_name,
             version,
             keys,
-        }
+            line: Vec::with_capacity(1 << 13),
+        })
     }
 
-    /// `(fields, conversation, document, index_line)` of one log line, or None when the line is not
-    /// one JSON object.
-    fn read<'py>(&self, py: Python<'py>, line: &[u8]) -> PyResult<Option<Bound<'py, PyTuple>>> {
-        let Some(record) = RunRecord::parse(line) else {
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    /// `(offset, fields, conversation, document, index_line)` of the next latest line (`offset`: where
+    /// it starts), or `(offset, None, False, None, None)` when it is not one JSON object.
+    fn __next__<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyTuple>>> {
+        let Some(start) = self.starts.bind(py).clone().next().transpose()? else {
             return Ok(None);
         };
+        // `&mut self` already excludes other callers; the lock only makes the class `Sync`.
+        let reader = self.reader.get_mut().unwrap_or_else(|p| p.into_inner());
+        let offset = reader
+            .line_at(start.extract()?, &mut self.line)
+            .map_err(|e| CoreError::io(&self.path, e))?;
+        let offset = offset.into_bound_py_any(py)?;
+        let line = &self.line;
+        let Some(record) = RunRecord::parse(line) else {
+            let nothing = [py.None().into_bound(py), false.into_bound_py_any(py)?];
+            let items = [
+                offset,
+                nothing[0].clone(),
+                nothing[1].clone(),
+                nothing[0].clone(),
+                nothing[0].clone(),
+            ];
+            return Ok(Some(PyTuple::new(py, items)?));
+        };
+        let (fields, rollout_id) = self.fields(py, &record)?;
+        let listed = |set: &Py<PyAny>| -> PyResult<bool> {
+            match &rollout_id {
+                Some(id) => set.bind(py).contains(id),
+                _ => Ok(false),
+            }
+        };
+        let carried = listed(&self.carried)?;
+        let resumed = listed(&self.resumed)?;
+        let model = self.model_name.as_deref();
+        let version = self.version.as_str();
+        let (document, index_line) = py.detach(|| {
+            let document = if carried {
+                None
+            } else {
+                record.document(model, version)
+            };
+            (document, record.index_line(resumed))
+        });
+        let items = [
+            offset,
+            fields.into_any(),
+            record.conversation.into_bound_py_any(py)?,
+            document
+                .map(|d| PyBytes::new(py, &d))
+                .into_bound_py_any(py)?,
+            index_line
+                .map(|l| PyBytes::new(py, &l))
+                .into_bound_py_any(py)?,
+        ];
+        Ok(Some(PyTuple::new(py, items)?))
+    }
+}
+
+impl EvalRunItems {
+    /// The record's `FIELDS` as a dict, and its `rollout_id`.
+    fn fields<'py>(
+        &self,
+        py: Python<'py>,
+        record: &RunRecord<'_>,
+    ) -> PyResult<(Bound<'py, PyDict>, Option<Bound<'py, PyAny>>)> {
         let fields = PyDict::new(py);
         let mut rollout_id = None;
         for (name, key) in FIELDS.iter().zip(&self.keys) {
@@ -161,34 +237,7 @@ impl EvalRunItems {
             }
             fields.set_item(key.bind(py), value)?;
         }
-        let listed = |set: &Py<PyAny>| -> PyResult<bool> {
-            match &rollout_id {
-                Some(id) => set.bind(py).contains(id),
-                _ => Ok(false),
-            }
-        };
-        let carried = listed(&self.carried)?;
-        let resumed = listed(&self.resumed)?;
-        let model = self.model_name.as_deref();
-        let (document, index_line) = py.detach(|| {
-            let document = if carried {
-                None
-            } else {
-                record.document(model, &self.version)
-            };
-            (document, record.index_line(resumed))
-        });
-        let items = [
-            fields.into_any(),
-            record.conversation.into_bound_py_any(py)?,
-            document
-                .map(|d| PyBytes::new(py, &d))
-                .into_bound_py_any(py)?,
-            index_line
-                .map(|l| PyBytes::new(py, &l))
-                .into_bound_py_any(py)?,
-        ];
-        Ok(Some(PyTuple::new(py, items)?))
+        Ok((fields, rollout_id))
     }
 }
 

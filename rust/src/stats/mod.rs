@@ -33,8 +33,8 @@ pub use options::{
 };
 pub use results::{
     compare, latest_lines, log_index_base, model, model_intervals, paired_t_differences,
-    project_object, summarize_results_file, Layout, Meta, ModelTally, NameTally, ResultsOptions,
-    ResultsSummary, LOG_FORMATS,
+    project_object, summarize_results_file, Layout, LineReader, Meta, ModelTally, NameTally,
+    ResultsOptions, ResultsSummary, LOG_FORMATS,
 };
 
 use std::fmt;

@@ -4,7 +4,7 @@
 //! line (or a negative index) gives `None`: Python's own pass reads that log, with its checks and errors.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader};
+use std::io::{self, BufRead, BufReader, Seek, SeekFrom};
 use std::path::Path;
 
 /// The header line (line 1, with its newline) and the start of each latest record line (past the
@@ -93,9 +93,51 @@ pub fn latest_lines(path: &Path) -> io::Result<Option<LatestLines>> {
     Ok(Some(LatestLines { header, offsets }))
 }
 
+/// Reads the lines at the starts [`latest_lines`] found (the second pass), mostly in file order.
+pub struct LineReader {
+    reader: BufReader<File>,
+    position: u64,
+}
+
+impl LineReader {
+    pub fn open(path: &Path) -> io::Result<LineReader> {
+        Ok(LineReader {
+            reader: BufReader::with_capacity(1 << 16, File::open(path)?),
+            position: 0,
+        })
+    }
+
+    /// Puts the first non-blank line from `offset` on into `line` (with its newline; empty at the end
+    /// of the file) and returns where it starts.
+    pub fn line_at(&mut self, mut offset: u64, line: &mut Vec<u8>) -> io::Result<u64> {
+        if offset != self.position {
+            // Forward within the buffer keeps it (a seek would read again).
+            let ahead = i64::try_from(offset.wrapping_sub(self.position))
+                .ok()
+                .filter(|_| offset > self.position);
+            match ahead {
+                Some(ahead) => self.reader.seek_relative(ahead)?,
+                None => {
+                    self.reader.seek(SeekFrom::Start(offset))?;
+                }
+            }
+            self.position = offset;
+        }
+        loop {
+            line.clear();
+            let read = self.reader.read_until(b'\n', line)? as u64;
+            self.position += read;
+            if read == 0 || !blank(line) {
+                return Ok(offset);
+            }
+            offset += read;
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{head, latest_lines};
+    use super::{head, latest_lines, LineReader};
 
     #[test]
     fn reads_the_head_the_engine_writes() {
@@ -148,6 +190,17 @@ mod tests {
         assert_eq!(found.header, lines[0].as_bytes());
         // (0, 0), (0, 1), then the second (1, 0); (0, 1) starts past the line before the blank one.
         assert_eq!(found.offsets, vec![starts[5], starts[2], starts[4]]);
+        let mut reader = LineReader::open(&path).unwrap();
+        let mut line = Vec::new();
+        for (offset, index) in [
+            (starts[5], 5),
+            (starts[2], 3),
+            (starts[4], 4),
+            (starts[1], 1),
+        ] {
+            assert_eq!(reader.line_at(offset, &mut line).unwrap(), starts[index]);
+            assert_eq!(line, lines[index].as_bytes());
+        }
         std::fs::write(
             &path,
             [lines[0].as_str(), "{\"row_index\":0,\"run_index\":0}\n"].concat(),

@@ -23,7 +23,7 @@ mod warnings;
 
 pub use fields::project_object;
 pub use intervals::model_intervals;
-pub use latest::latest_lines;
+pub use latest::{latest_lines, LineReader};
 pub use paired::paired_t_differences;
 pub use source::{Layout, Meta};
 pub use tally::{Invocation, ModelTally, NameTally, RowCounts, RunCounts};
