@@ -8,6 +8,7 @@
 //! JSON, integer sums past 64 bits): the caller then builds that document in Python.
 
 use super::json_tree::{Json, Obj};
+use std::borrow::Cow;
 
 /// The established package's agent name (`PRODUCER` in Python).
 pub const PRODUCER: &str = "osmosis-rollout-sdk";
@@ -19,13 +20,16 @@ const USAGE_DETAILS: [&str; 4] = [
     "output_tokens_details",
 ];
 
+static EMPTY: Obj<'static> = Obj::new();
+static NO_ROLE: Json<'static> = Json::Str(Cow::Borrowed(""));
+
 /// `mapping.get(key)`: a JSON null reads as missing.
-fn get<'r, 'a>(map: &'r Obj<'a>, key: &str) -> Option<&'r Json<'a>> {
+fn get<'a>(map: &'a Obj<'a>, key: &str) -> Option<&'a Json<'a>> {
     map.get(key).filter(|v| !v.is_null())
 }
 
 /// `mapping.get(first) or mapping.get(second)`.
-fn either<'r, 'a>(map: &'r Obj<'a>, first: &str, second: &str) -> Option<&'r Json<'a>> {
+fn either<'a>(map: &'a Obj<'a>, first: &str, second: &str) -> Option<&'a Json<'a>> {
     match map.get(first) {
         Some(v) if v.truthy() => Some(v),
         _ => get(map, second),
@@ -33,7 +37,7 @@ fn either<'r, 'a>(map: &'r Obj<'a>, first: &str, second: &str) -> Option<&'r Jso
 }
 
 /// The conversation a record's trajectory is built from (`_conversation`), when it has one.
-pub fn conversation<'r, 'a>(record: &'r Obj<'a>) -> Option<&'r Json<'a>> {
+pub fn conversation<'a>(record: &'a Obj<'a>) -> Option<&'a Json<'a>> {
     if record.get("trajectory") == Some(&Json::Bool(false)) {
         return None;
     }
@@ -48,7 +52,7 @@ fn is_number(value: &Json<'_>) -> bool {
     is_int(value) || value.is_float()
 }
 
-fn filled_object<'r, 'a>(value: Option<&'r Json<'a>>) -> Option<&'r Obj<'a>> {
+fn filled_object<'a>(value: Option<&'a Json<'a>>) -> Option<&'a Obj<'a>> {
     value.and_then(Json::as_object).filter(|m| !m.is_empty())
 }
 
@@ -65,11 +69,11 @@ fn metric_passes(key: &str, value: &Json<'_>) -> bool {
 }
 
 /// The ATIF Metrics fields of one call's numbers (`_call_metrics`).
-fn call_metrics<'a>(entry: &Obj<'a>) -> Obj<'a> {
+fn call_metrics<'a>(entry: &'a Obj<'a>) -> Obj<'a> {
     let mut metrics = Obj::new();
     for (key, value) in entry.iter() {
         if metric_passes(key, value) {
-            metrics.insert(key.to_string(), value.clone());
+            metrics.insert(key, Json::Ref(value));
         }
     }
     metrics
@@ -83,10 +87,10 @@ fn json_text(value: &Json<'_>) -> Option<String> {
 }
 
 /// Message content as ATIF text (`_text`).
-fn text<'a>(content: Option<&Json<'a>>) -> Option<Json<'a>> {
+fn text<'a>(content: Option<&'a Json<'a>>) -> Option<Json<'a>> {
     match content {
         None | Some(Json::Null) => Some(Json::from("")),
-        Some(s @ Json::Str(_)) => Some(s.clone()),
+        Some(s @ Json::Str(_)) => Some(Json::Ref(s)),
         Some(Json::Array(items)) => {
             let parts: Vec<&Obj<'a>> = items.iter().filter_map(Json::as_object).collect();
             let text_part = |p: &&Obj<'a>| p.get("type").and_then(Json::as_str) == Some("text");
@@ -109,22 +113,22 @@ fn text<'a>(content: Option<&Json<'a>>) -> Option<Json<'a>> {
 }
 
 /// `str(value or default)` where the value must already be text (another type's `str()` is Python's).
-fn label<'a>(value: Option<&Json<'a>>, default: String) -> Option<Json<'a>> {
+fn label<'a>(value: Option<&'a Json<'a>>, default: String) -> Option<Json<'a>> {
     match value {
-        Some(v) if v.truthy() => v.as_str().is_some().then(|| v.clone()),
+        Some(v) if v.truthy() => v.as_str().is_some().then_some(Json::Ref(v)),
         _ => Some(Json::from(default)),
     }
 }
 
-fn raw_only<'a>(raw: &Json<'a>) -> Json<'a> {
+fn raw_only<'a>(raw: &'a Json<'a>) -> Json<'a> {
     let mut map = Obj::new();
-    map.insert("_raw", raw.clone());
+    map.insert("_raw", Json::Ref(raw));
     map.into()
 }
 
-fn arguments<'a>(raw: Option<&Json<'a>>) -> Option<Json<'a>> {
+fn arguments<'a>(raw: Option<&'a Json<'a>>) -> Option<Json<'a>> {
     Some(match raw {
-        Some(map @ Json::Object(_)) => map.clone(),
+        Some(map @ Json::Object(_)) => Json::Ref(map),
         Some(text @ Json::Str(s)) if !s.is_empty() => match Json::parse(s) {
             Some(parsed @ Json::Object(_)) => parsed.into_owned(),
             Some(_) => raw_only(text),
@@ -134,11 +138,10 @@ fn arguments<'a>(raw: Option<&Json<'a>>) -> Option<Json<'a>> {
     })
 }
 
-fn tool_calls<'a>(raw: &Json<'a>) -> Option<Vec<Json<'a>>> {
+fn tool_calls<'a>(raw: &'a Json<'a>) -> Option<Vec<Json<'a>>> {
     let Some(items) = raw.as_array() else {
         return Some(Vec::new());
     };
-    let empty = Obj::new();
     let mut calls = Vec::with_capacity(items.len());
     for (index, item) in items.iter().enumerate() {
         let Some(item) = item.as_object() else {
@@ -147,7 +150,7 @@ fn tool_calls<'a>(raw: &Json<'a>) -> Option<Vec<Json<'a>>> {
         let function = item
             .get("function")
             .and_then(Json::as_object)
-            .unwrap_or(&empty);
+            .unwrap_or(&EMPTY);
         let mut call = Obj::new();
         call.insert(
             "tool_call_id",
@@ -164,11 +167,11 @@ fn tool_calls<'a>(raw: &Json<'a>) -> Option<Vec<Json<'a>>> {
 }
 
 /// A raw completion response kept under the message's `extra.response`.
-fn response<'r, 'a>(message: &'r Obj<'a>) -> Option<&'r Obj<'a>> {
+fn response<'a>(message: &'a Obj<'a>) -> Option<&'a Obj<'a>> {
     message.get("extra")?.get("response")?.as_object()
 }
 
-fn usage_metrics<'a>(message: &Obj<'a>) -> Obj<'a> {
+fn usage_metrics<'a>(message: &'a Obj<'a>) -> Obj<'a> {
     let usage = match message.get("usage").and_then(Json::as_object) {
         Some(usage) => usage,
         None => match response(message)
@@ -204,17 +207,20 @@ fn usage_metrics<'a>(message: &Obj<'a>) -> Obj<'a> {
         }
     }
     found.insert("extra", extra);
-    call_metrics(&found)
+    found
+        .into_entries()
+        .filter(|(key, value)| metric_passes(key, value))
+        .collect()
 }
 
 /// The model of an agent message (`_model_name`); None inside when it names none.
-fn model_name<'a>(message: &Obj<'a>) -> Option<Option<Json<'a>>> {
+fn model_name<'a>(message: &'a Obj<'a>) -> Option<Option<Json<'a>>> {
     let mut model = either(message, "model", "model_name");
     if !model.is_some_and(Json::truthy) {
         model = response(message).and_then(|r| get(r, "model"));
     }
     match model {
-        Some(v) if v.truthy() => v.as_str().is_some().then(|| Some(v.clone())),
+        Some(v) if v.truthy() => v.as_str().is_some().then_some(Some(Json::Ref(v))),
         _ => Some(None),
     }
 }
@@ -237,7 +243,7 @@ fn stamped(message: &Obj<'_>) -> bool {
 }
 
 /// One message as a step (`_step`), or None when Python must build it.
-fn step<'a>(message: &Obj<'a>, role: &Json<'a>, step_id: usize) -> Option<Obj<'a>> {
+fn step<'a>(message: &'a Obj<'a>, role: &'a Json<'a>, step_id: usize) -> Option<Obj<'a>> {
     if stamped(message) {
         return None; // ISO 8601 times are Python's datetime's to write
     }
@@ -245,14 +251,14 @@ fn step<'a>(message: &Obj<'a>, role: &Json<'a>, step_id: usize) -> Option<Obj<'a
     step.insert("step_id", step_id);
     let mut extra = Obj::new();
     let source = source_of(role.as_str().unwrap_or("")).unwrap_or_else(|| {
-        extra.insert("original_role", role.clone());
+        extra.insert("original_role", Json::Ref(role));
         "user"
     });
     step.insert("source", source);
     step.insert("message", text(message.get("content"))?);
     let reasoning = match get(message, "reasoning_content") {
         None => None,
-        Some(s @ Json::Str(_)) => Some(s.clone()),
+        Some(s @ Json::Str(_)) => Some(Json::Ref(s)),
         Some(other) => Some(Json::from(json_text(other)?)),
     };
     let calls = match message.get("tool_calls") {
@@ -301,20 +307,20 @@ fn calls_name(step: &Obj<'_>, id: &str) -> bool {
 }
 
 /// A tool result joins the observation of the agent step before it (`_observe`).
-fn observe<'a>(steps: &mut Vec<Obj<'a>>, message: &Obj<'a>, role: &Json<'a>) -> Option<()> {
+fn observe<'a>(steps: &mut Vec<Obj<'a>>, message: &'a Obj<'a>, role: &'a Json<'a>) -> Option<()> {
     let call_id = get(message, "tool_call_id");
     let content = text(message.get("content"))?;
     let target = steps.last_mut().filter(|s| is_agent(s));
     let mut result = Obj::new();
     match call_id {
         Some(id @ Json::Str(s)) if target.as_ref().is_some_and(|t| calls_name(t, s)) => {
-            result.insert("source_call_id", id.clone());
+            result.insert("source_call_id", Json::Ref(id));
             result.insert("content", content);
         }
         Some(other) => {
             result.insert("content", content);
             let mut extra = Obj::new();
-            extra.insert("tool_call_id", other.clone());
+            extra.insert("tool_call_id", Json::Ref(other));
             result.insert("extra", extra);
         }
         None => result.insert("content", content),
@@ -343,7 +349,7 @@ fn observe<'a>(steps: &mut Vec<Obj<'a>>, message: &Obj<'a>, role: &Json<'a>) -> 
             observation.insert("results", vec![Json::from(result)]);
             system.insert("observation", observation);
             let mut extra = Obj::new();
-            extra.insert("original_role", role.clone());
+            extra.insert("original_role", Json::Ref(role));
             system.insert("extra", extra);
             steps.push(system);
         }
@@ -351,15 +357,14 @@ fn observe<'a>(steps: &mut Vec<Obj<'a>>, message: &Obj<'a>, role: &Json<'a>) -> 
     Some(())
 }
 
-fn steps<'a>(messages: &[Json<'a>]) -> Option<Vec<Obj<'a>>> {
+fn steps<'a>(messages: &'a [Json<'a>]) -> Option<Vec<Obj<'a>>> {
     let mut steps = Vec::with_capacity(messages.len());
-    let no_role = Json::from("");
     for message in messages {
         let Some(message) = message.as_object() else {
             continue;
         };
         let role = match message.get("role") {
-            None => &no_role,
+            None => &NO_ROLE,
             Some(role @ Json::Str(_)) => role,
             Some(_) => return None, // str() of another type is Python's
         };
@@ -374,7 +379,7 @@ fn steps<'a>(messages: &[Json<'a>]) -> Option<Vec<Obj<'a>>> {
                 let mut step = Obj::new();
                 step.insert("step_id", steps.len() + 1);
                 step.insert("source", source);
-                step.insert("message", content.clone());
+                step.insert("message", Json::Ref(content));
                 steps.push(step);
             }
             _ => steps.push(step(message, role, steps.len() + 1)?),
@@ -385,13 +390,13 @@ fn steps<'a>(messages: &[Json<'a>]) -> Option<Vec<Obj<'a>>> {
 
 /// Per-call metrics onto the agent steps in order when the counts match (`_attribute`); else the calls,
 /// without their nulls, to keep aside.
-fn attribute<'a>(steps: &mut [Obj<'a>], calls: &[&Obj<'a>]) -> Option<Vec<Json<'a>>> {
+fn attribute<'a>(steps: &mut [Obj<'a>], calls: &[&'a Obj<'a>]) -> Option<Vec<Json<'a>>> {
     let agent: Vec<&mut Obj<'a>> = steps.iter_mut().filter(|s| is_agent(s)).collect();
     if agent.len() != calls.len() {
         let kept = calls.iter().map(|c| {
             let mut fields = Obj::new();
             for (k, v) in c.iter().filter(|(_, v)| !v.is_null()) {
-                fields.insert(k.to_string(), v.clone());
+                fields.insert(k, Json::Ref(v));
             }
             Json::from(fields)
         });
@@ -405,8 +410,8 @@ fn attribute<'a>(steps: &mut [Obj<'a>], calls: &[&Obj<'a>]) -> Option<Vec<Json<'
                 .and_then(Json::as_object)
                 .cloned()
                 .unwrap_or_default();
-            for (key, value) in reported.iter() {
-                metrics.insert(key.to_string(), value.clone());
+            for (key, value) in reported.into_entries() {
+                metrics.insert(key, value);
             }
             step.insert("metrics", metrics);
         }
@@ -414,7 +419,7 @@ fn attribute<'a>(steps: &mut [Obj<'a>], calls: &[&Obj<'a>]) -> Option<Vec<Json<'
             .get("model_name")
             .filter(|m| m.as_str().is_some_and(|s| !s.is_empty()))
         {
-            step.insert("model_name", model.clone());
+            step.insert("model_name", Json::Ref(model));
         }
         step.insert("llm_call_count", 1usize);
     }
@@ -455,7 +460,7 @@ fn total_name(key: &str) -> Option<&'static str> {
 
 /// Reported totals win; else the per-call metrics summed; always the step count (`_final_metrics`).
 fn final_metrics<'a>(
-    calls: &[&Obj<'a>],
+    calls: &[&'a Obj<'a>],
     reported: Option<Obj<'a>>,
     step_count: usize,
 ) -> Option<Obj<'a>> {
@@ -495,7 +500,7 @@ fn final_metrics<'a>(
 }
 
 /// The record's `llm_calls` when it has any (a list of objects), `Some(empty)` when it has none.
-fn llm_calls<'r, 'a>(record: &'r Obj<'a>) -> Option<Vec<&'r Obj<'a>>> {
+fn llm_calls<'a>(record: &'a Obj<'a>) -> Option<Vec<&'a Obj<'a>>> {
     match record.get("llm_calls") {
         Some(calls) if calls.truthy() => calls.as_array()?.iter().map(Json::as_object).collect(),
         _ => Some(Vec::new()),
@@ -503,18 +508,18 @@ fn llm_calls<'r, 'a>(record: &'r Obj<'a>) -> Option<Vec<&'r Obj<'a>>> {
 }
 
 /// `extra.osmosis`'s fields from the record, in order (those not null).
-fn context<'a>(record: &Obj<'a>) -> Option<Vec<(&'static str, Json<'a>)>> {
+fn context<'a>(record: &'a Obj<'a>) -> Option<Vec<(&'static str, Json<'a>)>> {
     let extra_fields = match get(record, "request_extra_fields") {
-        Some(fields) => fields.clone(),
+        Some(fields) => Json::Ref(fields),
         None => {
             let mut fields = Obj::new();
-            fields.insert("row_index", record.get("row_index")?.clone());
-            fields.insert("run_index", record.get("run_index")?.clone());
+            fields.insert("row_index", Json::Ref(record.get("row_index")?));
+            fields.insert("run_index", Json::Ref(record.get("run_index")?));
             fields.into()
         }
     };
-    let metrics = record.get("metrics").filter(|m| m.truthy()).cloned();
-    let field = |key: &str| record.get(key).cloned();
+    let metrics = record.get("metrics").filter(|m| m.truthy()).map(Json::Ref);
+    let field = |key: &str| record.get(key).map(Json::Ref);
     let pairs = [
         ("label", field("label")),
         ("reward", field("reward")),
@@ -533,7 +538,7 @@ fn context<'a>(record: &Obj<'a>) -> Option<Vec<(&'static str, Json<'a>)>> {
 }
 
 /// The totals a 0.2 agent loop's record reports (`prompt_tokens`, `completion_tokens`) when it has no calls.
-fn reported_totals<'a>(record: &Obj<'a>, calls: &[&Obj<'a>]) -> Option<Obj<'a>> {
+fn reported_totals<'a>(record: &'a Obj<'a>, calls: &[&'a Obj<'a>]) -> Option<Obj<'a>> {
     if !calls.is_empty() {
         return None;
     }
@@ -544,7 +549,7 @@ fn reported_totals<'a>(record: &Obj<'a>, calls: &[&Obj<'a>]) -> Option<Obj<'a>> 
         .cloned()
         .unwrap_or(Json::Int(0));
     let mut totals = Obj::new();
-    totals.insert("total_prompt_tokens", prompt.clone());
+    totals.insert("total_prompt_tokens", Json::Ref(prompt));
     totals.insert("total_completion_tokens", completion);
     Some(totals)
 }
@@ -552,7 +557,7 @@ fn reported_totals<'a>(record: &Obj<'a>, calls: &[&Obj<'a>]) -> Option<Obj<'a>> 
 /// The ATIF document of a record with a conversation (`trajectory_document`), or None when Python must
 /// build it.
 pub fn eval_run_document<'a>(
-    record: &Obj<'a>,
+    record: &'a Obj<'a>,
     model_name: Option<&'a str>,
     version: &'a str,
 ) -> Option<Json<'a>> {
@@ -579,7 +584,7 @@ pub fn eval_run_document<'a>(
         agent.insert("model_name", model);
     }
     let mut osmosis = Obj::new();
-    osmosis.insert("rollout_id", rollout_id.clone());
+    osmosis.insert("rollout_id", Json::Ref(rollout_id));
     for (key, value) in context {
         osmosis.insert(key, value);
     }
@@ -588,8 +593,8 @@ pub fn eval_run_document<'a>(
     }
     let mut document = Obj::new();
     document.insert("schema_version", super::WRITTEN_VERSION);
-    document.insert("session_id", rollout_id.clone());
-    document.insert("trajectory_id", rollout_id.clone());
+    document.insert("session_id", Json::Ref(rollout_id));
+    document.insert("trajectory_id", Json::Ref(rollout_id));
     document.insert("agent", agent);
     document.insert(
         "steps",

@@ -11,7 +11,7 @@ const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// `value` as `orjson.dumps(value)`: no spaces, UTF-8 text, only `"`, `\` and control characters escaped.
 pub fn compact(value: &Json<'_>, out: &mut Vec<u8>) -> bool {
-    match value {
+    match value.resolved() {
         Json::Null => out.extend_from_slice(b"null"),
         Json::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
         Json::Int(i) => {
@@ -22,6 +22,7 @@ pub fn compact(value: &Json<'_>, out: &mut Vec<u8>) -> bool {
         }
         Json::Float(f) => return float(*f, out),
         Json::Str(s) => string(s, out, false),
+        Json::Ref(target) => return compact(target, out),
         Json::Array(items) => {
             out.push(b'[');
             for (i, item) in items.iter().enumerate() {
@@ -54,7 +55,7 @@ pub fn compact(value: &Json<'_>, out: &mut Vec<u8>) -> bool {
 
 /// `value` as `json.dumps(value)`: `", "` and `": "` between items, everything past ASCII `~` escaped.
 pub fn spaced_ascii(value: &Json<'_>, out: &mut Vec<u8>) -> bool {
-    match value {
+    match value.resolved() {
         Json::Array(items) => {
             out.push(b'[');
             for (i, item) in items.iter().enumerate() {
@@ -218,6 +219,35 @@ mod tests {
             text.insert(at / 2, '\u{1}');
             let (c, _) = both(serde_json::Value::String(text.clone()));
             assert_eq!(c, serde_json::to_string(&text).unwrap(), "{text}");
+        }
+    }
+
+    #[test]
+    fn long_text_past_ascii_escapes_whole_characters_across_blocks() {
+        // The reference: json.dumps's escapes, a character at a time.
+        let reference = |text: &str| {
+            let mut out = String::from("\"");
+            for c in text.chars() {
+                match c {
+                    '"' => out.push_str("\\\""),
+                    '\\' => out.push_str("\\\\"),
+                    '\n' => out.push_str("\\n"),
+                    ' '..='~' => out.push(c),
+                    _ => {
+                        for unit in c.encode_utf16(&mut [0; 2]) {
+                            out.push_str(&format!("\\u{unit:04x}"));
+                        }
+                    }
+                }
+            }
+            out + "\""
+        };
+        for at in 25..40 {
+            let mut text = "a".repeat(at);
+            text.push_str("é😀\u{7f}\"x\n中");
+            text.push_str(&"b".repeat(40));
+            let (_, spaced) = both(serde_json::Value::String(text.clone()));
+            assert_eq!(spaced, reference(&text), "{text}");
         }
     }
 

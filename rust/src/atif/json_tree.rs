@@ -21,6 +21,8 @@ pub enum Json<'a> {
     Str(Cow<'a, str>),
     Array(Vec<Json<'a>>),
     Object(Obj<'a>),
+    /// Another value, written as it is (a document's copy of a record's value, without copying it).
+    Ref(&'a Json<'a>),
 }
 
 /// An object: its members in order, each key once.
@@ -33,8 +35,14 @@ pub struct Obj<'a> {
 const INDEXED: usize = 32;
 
 impl<'a> Obj<'a> {
-    pub fn new() -> Self {
-        Obj::default()
+    pub const fn new() -> Self {
+        Obj {
+            entries: Vec::new(),
+        }
+    }
+
+    pub fn into_entries(self) -> impl Iterator<Item = (Cow<'a, str>, Json<'a>)> {
+        self.entries.into_iter()
     }
 
     pub fn len(&self) -> usize {
@@ -71,50 +79,59 @@ impl<'a> Obj<'a> {
 }
 
 impl<'a> Json<'a> {
+    /// The value itself, past any `Ref`.
+    pub fn resolved(&self) -> &Json<'a> {
+        let mut value = self;
+        while let Json::Ref(target) = value {
+            value = target;
+        }
+        value
+    }
+
     pub fn get(&self, key: &str) -> Option<&Json<'a>> {
         self.as_object()?.get(key)
     }
 
     pub fn as_object(&self) -> Option<&Obj<'a>> {
-        match self {
+        match self.resolved() {
             Json::Object(map) => Some(map),
             _ => None,
         }
     }
 
     pub fn as_array(&self) -> Option<&Vec<Json<'a>>> {
-        match self {
+        match self.resolved() {
             Json::Array(items) => Some(items),
             _ => None,
         }
     }
 
     pub fn as_str(&self) -> Option<&str> {
-        match self {
+        match self.resolved() {
             Json::Str(s) => Some(s),
             _ => None,
         }
     }
 
     pub fn is_null(&self) -> bool {
-        matches!(self, Json::Null)
+        matches!(self.resolved(), Json::Null)
     }
 
     /// An integer a 64-bit signed reader holds (Python's `_is_int`).
     pub fn as_i64(&self) -> Option<i64> {
-        match self {
+        match self.resolved() {
             Json::Int(i) => Some(*i),
             _ => None,
         }
     }
 
     pub fn is_float(&self) -> bool {
-        matches!(self, Json::Float(_))
+        matches!(self.resolved(), Json::Float(_))
     }
 
     /// Python's `bool(value)`.
     pub fn truthy(&self) -> bool {
-        match self {
+        match self.resolved() {
             Json::Null => false,
             Json::Bool(b) => *b,
             Json::Int(i) => *i != 0,
@@ -123,6 +140,7 @@ impl<'a> Json<'a> {
             Json::Str(s) => !s.is_empty(),
             Json::Array(items) => !items.is_empty(),
             Json::Object(map) => !map.is_empty(),
+            Json::Ref(target) => target.truthy(),
         }
     }
 
@@ -141,6 +159,7 @@ impl<'a> Json<'a> {
                     .map(|(k, v)| (k.to_string(), v.to_value()))
                     .collect(),
             ),
+            Json::Ref(target) => target.to_value(),
         }
     }
 
@@ -161,6 +180,7 @@ impl<'a> Json<'a> {
                     .map(|(k, v)| (Cow::Owned(k.into_owned()), v.into_owned()))
                     .collect(),
             }),
+            Json::Ref(target) => target.clone().into_owned(),
         }
     }
 
