@@ -25,6 +25,7 @@ __all__ = [
     "count_rows",
     "estimate_many",
     "holm_adjust",
+    "latest_run_offsets",
     "mcnemar_exact",
     "median",
     "pass_at_k",

@@ -188,8 +188,10 @@ def project_items(
     # Every attempt with a trajectory has a folder here; those with an artifacts/ folder wrote artifacts.
     with_artifacts = {d for d in os.listdir(trials) if os.path.isdir(f"{trials}/{d}/artifacts")}
     # The core reads records numbered from 0 (every eval run log) for a model named by text (or none).
+    reads: Iterator[tuple[int, dict[str, Any] | None, bool, bytes | None, bytes | None]]
     if source.base == 0 and (model_name is None or type(model_name) is str):
-        reads = EvalRunItems(source.path, source.starts, carried, resumed_ids, model_name, PACKAGE_VERSION)
+        path = os.fspath(source.path)
+        reads = EvalRunItems(path, source.starts, carried, resumed_ids, model_name, PACKAGE_VERSION)
     else:
         reads = ((start, None, False, None, None) for start in source.starts)
     for start, fields, conversation, document, line in reads:
