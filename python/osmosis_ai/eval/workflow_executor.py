@@ -123,6 +123,7 @@ class WorkflowExecutor:
             row.get("metadata"),
             self.agent_timeout,
             self.grader_timeout,
+            fresh_prompt=True,  # item_prompt made it for this item
         )
         steps: dict[str, ExecutionResult] = {}
         context = RolloutContext(
