@@ -31,8 +31,8 @@ __all__ = [
     "classify_exception",
     "execution_request",
     "plain_copy",
-    "success_result",
     "sample_from_output",
+    "success_result",
 ]
 
 
