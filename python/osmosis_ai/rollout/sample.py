@@ -366,7 +366,7 @@ def success_result(sample: RolloutSample | None) -> ExecutionResult:
     """
     if sample is not None and not isinstance(sample, RolloutSample):
         return ExecutionResult(status=RolloutStatus.SUCCESS, sample=sample)
-    values = {
+    values: dict[str, Any] = {
         "status": RolloutStatus.SUCCESS,
         "sample": sample,
         "err_message": None,
