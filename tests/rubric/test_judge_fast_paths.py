@@ -1,5 +1,6 @@
 """The judge's fast paths give what the plain ones give: JudgeTemplate builds the request (or error) prepare
-builds, and the reply parse reads what the json module reads."""
+builds, the reply parse reads what the json module reads, the preview collapses a head of the text as the
+whole, and the document's record names read without the rows are the records' labels."""
 
 from __future__ import annotations
 
@@ -8,9 +9,13 @@ import re
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from osmosis_ai.errors import MissingAPIKeyError
+from osmosis_ai.errors import DatasetParseError, MissingAPIKeyError
+from osmosis_ai.rubric.engine import PREVIEW_LIMIT, preview_text
 from osmosis_ai.rubric.judge_request import JudgeTemplate, prepare
+from osmosis_ai.rubric.records import RecordSource
 
 BASE = {"provider": "openai", "model": "judge-1", "api_key": "sk-test", "base_url": "http://127.0.0.1:9/v1"}
 
@@ -111,3 +116,61 @@ def test_reply_parse_matches_the_standard_reader(content: str) -> None:
         return
     assert isinstance(expected, dict) and reply.raw_score == float(expected["score"])
     assert reply.explanation == expected["explanation"].strip()
+
+
+def _whole_preview(text: str) -> str:
+    collapsed = " ".join(text.split())
+    return collapsed if len(collapsed) <= PREVIEW_LIMIT else collapsed[: PREVIEW_LIMIT - 3].rstrip() + "..."
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            ["a", "bc", "é", "字", " ", "  ", "\n", "\r\n", "\t", "\u3000", "\u00a0", "\x1c", "\x85"]
+        ),
+        max_size=220,
+    ).map("".join)
+)
+def test_the_preview_of_a_head_is_the_preview_of_the_whole(text: str) -> None:
+    assert preview_text(text) == _whole_preview(text)
+
+
+# Lines whose names the Rust field reader reads, lines it leaves to the full reader (NaN, an integer past
+# 64 bits, a lone surrogate), and every kind of id and conversation_id.
+LABEL_LINES = [
+    '{"id": "a", "messages": [{"role": "assistant", "content": "x"}]}',
+    '{"conversation_id": " c1 ", "solution_str": "s"}',
+    '{"id": null, "conversation_id": "c2", "solution_str": "s"}',
+    '{"id": 7, "solution_str": "s"}',
+    '{"id": 1.50, "solution_str": "s", "score": NaN}',
+    '{"id": 123456789012345678901234567890, "solution_str": "s"}',
+    '{"id": "   ", "conversation_id": "c3", "solution_str": "s"}',
+    '{"id": {"k": [1, true]}, "solution_str": "s"}',
+    '{"id": "\\ud800 lone", "solution_str": "s"}',
+    '{"id": "dup", "id": "later", "solution_str": "s"}',
+    '{"id": false, "solution_str": "é ✓ 字"}',
+    '{"solution_str": "no name"}',
+    "   ",
+    '{"conversation_id": 2.5e3, "solution_str": "s"}',
+]
+
+
+@pytest.mark.parametrize("newline_at_end", [True, False])
+def test_record_names_read_without_the_rows_are_the_records_labels(tmp_path, newline_at_end: bool) -> None:
+    path = tmp_path / "chats.jsonl"
+    path.write_text("\n".join(LABEL_LINES) + ("\n" if newline_at_end else ""), encoding="utf-8")
+    source = RecordSource(path)
+    expected = [record.label for record in source]
+    assert list(source.chat_labels()) == expected
+    assert expected[3:5] == ["7", "1.5"] and expected[-2:] == ["record[12]", "2500.0"]
+
+
+def test_record_names_name_a_line_that_is_not_an_object(tmp_path) -> None:
+    path = tmp_path / "chats.jsonl"
+    path.write_text('{"id": "a", "solution_str": "s"}\n\n[1, 2]\n', encoding="utf-8")
+    with pytest.raises(DatasetParseError, match="line 3 of") as caught:
+        list(RecordSource(path).chat_labels())
+    assert caught.value.line == 3
+    with pytest.raises(ValueError, match="chat records"):
+        next(RecordSource(path, "helpful").chat_labels())

@@ -66,8 +66,18 @@ _RUN_DEFAULTS: dict[str, Any] = {
 }
 
 
+# How much of a text preview_text collapses first: enough for the preview unless it is mostly whitespace.
+_PREVIEW_WINDOW = PREVIEW_LIMIT + 20
+
+
 def preview_text(text: str) -> str:
     """Whitespace-collapsed text, cut to 140 characters with ``...``."""
+    if len(text) > _PREVIEW_WINDOW:
+        # Collapsing a head of the text gives a head of the collapsed text (a word cut short is a head of
+        # it): once longer than the limit, the preview is the same without collapsing the rest.
+        head = " ".join(text[:_PREVIEW_WINDOW].split())
+        if len(head) > PREVIEW_LIMIT:
+            return head[: PREVIEW_LIMIT - 3].rstrip() + "..."
     collapsed = " ".join(text.split())
     return collapsed if len(collapsed) <= PREVIEW_LIMIT else collapsed[: PREVIEW_LIMIT - 3].rstrip() + "..."
 
