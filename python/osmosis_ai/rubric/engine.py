@@ -112,8 +112,9 @@ class JudgeHealth:
         self.retries += int(run.get("retries") or 0)
         self.attempts += int(run.get("attempts") or 0)
         usage = run.get("usage")
-        if usage:
-            self.usage.merge(Usage(**usage))
+        if usage:  # a run's Usage.as_dict(), counted without a Usage made of it
+            get = usage.get
+            self.usage.add_counts(get("prompt_tokens", 0), get("completion_tokens", 0), get("total_tokens", 0))
 
     @classmethod
     def of(cls, runs: Iterable[Mapping[str, Any]]) -> JudgeHealth:
