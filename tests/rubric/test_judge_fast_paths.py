@@ -1,9 +1,11 @@
 """The judge's fast paths give what the plain ones give: JudgeTemplate builds the request (or error) prepare
 builds, the reply parse reads what the json module reads, the preview collapses a head of the text as the
-whole, and the document's record names read without the rows are the records' labels."""
+whole, a run's stamp is datetime's isoformat, and the document's record names read without the rows are the
+records' labels."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 from typing import Any
@@ -13,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from osmosis_ai.errors import DatasetParseError, MissingAPIKeyError
-from osmosis_ai.rubric.engine import PREVIEW_LIMIT, preview_text
+from osmosis_ai.rubric.engine import PREVIEW_LIMIT, preview_text, utc_stamp
 from osmosis_ai.rubric.judge_request import JudgeTemplate, prepare
 from osmosis_ai.rubric.records import RecordSource
 
@@ -174,3 +176,13 @@ def test_record_names_name_a_line_that_is_not_an_object(tmp_path) -> None:
     assert caught.value.line == 3
     with pytest.raises(ValueError, match="chat records"):
         next(RecordSource(path, "helpful").chat_labels())
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.integers(min_value=0, max_value=4_102_444_800 * 10**9), st.booleans())
+def test_a_run_stamp_is_datetimes_isoformat(ns: int, whole_second: bool) -> None:
+    ns -= ns % 10**9 if whole_second else 0
+    seconds, micros = divmod(ns // 1000, 1_000_000)
+    expected = dt.datetime.fromtimestamp(seconds, dt.timezone.utc).replace(microsecond=micros).isoformat()
+    assert utc_stamp(ns) == expected
+    assert dt.datetime.fromisoformat(utc_stamp()).utcoffset() == dt.timedelta(0)
