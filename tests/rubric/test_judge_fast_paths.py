@@ -45,6 +45,19 @@ def test_template_builds_what_prepare_builds(model_info: dict[str, Any], call: d
         assert template.prepare("Is it right?", solution, **call) == expected
 
 
+@pytest.mark.parametrize("model_info", MODEL_INFOS)
+def test_one_template_builds_what_prepare_builds_call_after_call(model_info: dict[str, Any]) -> None:
+    # The template keeps the last range: the same bounds again, other bounds, and -0.0 after 0.0 (equal,
+    # written apart) must each give prepare's request.
+    template = JudgeTemplate(model_info, {})
+    low, zero, negative_zero = 0.0, 0.0, -0.0
+    calls = [*CALLS, *CALLS, {"score_min": zero}, {"score_min": negative_zero}, {"score_min": low}, {}]
+    for call in calls:
+        assert template.prepare("Is it right?", "42", **call) == prepare(
+            "Is it right?", "42", model_info, **call
+        )
+
+
 ERRORS: list[tuple[dict[str, Any], dict[str, Any], str]] = [
     ({**BASE, "timeout": -1}, {}, "'timeout' must be a positive number"),
     ({**BASE, "response_format": "xml"}, {}, "'response_format' must be one of"),
