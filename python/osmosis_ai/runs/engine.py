@@ -357,7 +357,10 @@ class RunEngine:
         # its own per item.
         timeout = self.item_timeout
         try:
-            await within(self.executor.execute(item, record, self.control), timeout)
+            if timeout is None:  # no deadline to hold: one coroutine frame less per item
+                await self.executor.execute(item, record, self.control)
+            else:
+                await within(self.executor.execute(item, record, self.control), timeout)
         except (TimeoutError, asyncio.TimeoutError):  # distinct classes before Python 3.11
             self._timed_out(record)
         except Exception as exc:  # one bad item must not end the session; it is recorded with its type

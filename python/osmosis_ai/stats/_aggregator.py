@@ -409,6 +409,10 @@ def score_moments(scores: Iterable[float]) -> tuple[float | None, ...]:
         >>> score_moments([0.0, 1.0, 0.5])[:1], score_moments([])
         ((0.5,), (None, None, None, None, None))
     """
+    if type(scores) is list and len(scores) == 1 and type(scores[0]) is float and math.isfinite(scores[0]):
+        # A record's one score, asked for once per record: no array and no aggregator for it.
+        score = scores[0]
+        return score, 0.0, 0.0, score, score
     from array import array
 
     values = array("d", scores)
