@@ -569,3 +569,65 @@ def test_dataset_row_to_request_keeps_sdk_keys_and_shadowed_columns(caplog: pyte
         "shadowed_columns": {"row_index": "dataset's own", "run_index": 99},
     }
     assert "collide with SDK metadata keys" in caplog.text
+
+
+def _validated(row: dict[Any, Any], index: int, **given: Any) -> Any:
+    """What dataset_row_to_request returned before it skipped validation: the schema's own constructor
+    on the same values (or the error it raises)."""
+    sdk = {"ground_truth": row["ground_truth"], "row_index": index, **given.get("overrides", {})}
+    metadata = {k: v for k, v in row.items() if k not in ("ground_truth", "user_prompt", "system_prompt")}
+    try:
+        return rollout.RolloutRequest(
+            rollout_id=given["rollout_id"],
+            server_url="http://local-rollout.local",
+            messages=[
+                {"role": "system", "content": row["system_prompt"]},
+                {"role": "user", "content": row["user_prompt"]},
+            ],
+            max_turns=given.get("max_turns", 10),
+            completion_params=dict(given.get("completion_params") or {}),
+            metadata={**metadata, **sdk},
+        )
+    except PydanticValidationError as exc:
+        return exc
+
+
+@pytest.mark.parametrize(
+    ("row", "given"),
+    [
+        ({"topic": "math", "n": 3}, {"rollout_id": "eval-1-run-0", "overrides": {"run_index": 0}}),
+        ({}, {"rollout_id": "test-4", "max_turns": 2, "completion_params": {"temperature": 0.5}}),
+        ({"when": 1.5, "tags": ["a", {"b": None}]}, {"rollout_id": "eval-2-run-3-baseline"}),
+        ({7: "a column named by a number"}, {"rollout_id": "eval-0-run-0"}),
+        ({}, {"rollout_id": "eval-0-run-0", "completion_params": {1: "not a name"}}),
+        ({}, {"rollout_id": "eval-0-run-0", "max_turns": True}),
+        ({}, {"rollout_id": "eval-0-run-0", "max_turns": 4.0}),
+        ({}, {"rollout_id": "   "}),
+        ({}, {"rollout_id": "r" * 257}),
+        ({"blob": "x" * 60}, {"rollout_id": "eval-0-run-0"}),
+        ({"odd": object()}, {"rollout_id": "eval-0-run-0"}),
+    ],
+)
+def test_dataset_row_to_request_is_the_validated_request(
+    monkeypatch: pytest.MonkeyPatch, row: dict[Any, Any], given: dict[str, Any]
+) -> None:
+    """The request is assembled without a second validation only where validation would take the values as
+    they are: the same fields, field order, fields_set, repr and dump; everything else is validated (the
+    same coercion, the same error)."""
+    from osmosis_ai.rollout import schemas
+
+    monkeypatch.setattr(schemas, "_metadata_limit_override", 100)  # the 60-byte column goes over it
+    full = {"ground_truth": "4", "user_prompt": "2+2?", "system_prompt": "Be brief.", **row}
+    expected = _validated(full, 5, **given)
+    if isinstance(expected, Exception):
+        with pytest.raises(PydanticValidationError) as caught:
+            rollout.dataset_row_to_request(full, 5, **given)
+        assert str(caught.value) == str(expected)
+        return
+    request = rollout.dataset_row_to_request(full, 5, **given)
+    assert type(request) is rollout.RolloutRequest and request == expected
+    assert list(request.__dict__.items()) == list(expected.__dict__.items())
+    assert request.model_fields_set == expected.model_fields_set
+    assert (request.__pydantic_extra__, request.__pydantic_private__) == (None, None)
+    assert repr(request) == repr(expected) and request.model_dump() == expected.model_dump()
+    assert [type(v) for v in request.__dict__.values()] == [type(v) for v in expected.__dict__.values()]
