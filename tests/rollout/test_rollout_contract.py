@@ -614,8 +614,9 @@ def test_dataset_row_to_request_is_the_validated_request(
     """The request is assembled without a second validation only where validation would take the values as
     they are: the same fields, field order, fields_set, repr and dump; everything else is validated (the
     same coercion, the same error)."""
-    from osmosis_ai.rollout import schemas
+    from osmosis_ai.rollout import requests, schemas
 
+    assert requests._ASSEMBLABLE, "RolloutRequest changed: check _valid_as_given against its validation"
     monkeypatch.setattr(schemas, "_metadata_limit_override", 100)  # the 60-byte column goes over it
     full = {"ground_truth": "4", "user_prompt": "2+2?", "system_prompt": "Be brief.", **row}
     expected = _validated(full, 5, **given)

@@ -96,6 +96,15 @@ _DEFAULTS = {
     name: None if name in _GIVEN else field.get_default(call_default_factory=True)
     for name, field in RolloutRequest.model_fields.items()
 }
+# Assembled only while the schema is what _valid_as_given checks: these validators and no other, no model
+# validator, and no field left to a factory (whose object would be shared by every request assembled).
+_DECORATORS = RolloutRequest.__pydantic_decorators__
+_ASSEMBLABLE = (
+    set(_DECORATORS.field_validators) == {"_rollout_id", "_server_url", "_metadata_size"}
+    and not _DECORATORS.model_validators
+    and not RolloutRequest.model_config
+    and all(f.default_factory is None for n, f in RolloutRequest.model_fields.items() if n not in _GIVEN)
+)
 
 
 def _valid_as_given(
@@ -103,7 +112,7 @@ def _valid_as_given(
 ) -> bool:
     """Whether the schema's validation would take these values as they are: exact types (nothing to
     coerce), string keys, and its own rules for the id and the metadata's size passing."""
-    if type(rollout_id) is not str or type(max_turns) is not int:
+    if not _ASSEMBLABLE or type(rollout_id) is not str or type(max_turns) is not int:
         return False
     if not all(type(key) is str for key in params) or not all(type(key) is str for key in metadata):
         return False
