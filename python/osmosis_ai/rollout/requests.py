@@ -6,7 +6,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from osmosis_ai.rollout.schemas import RolloutRequest, _check_rollout_id
+from osmosis_ai.rollout.schemas import RolloutRequest
 
 __all__ = [
     "LOCAL_SERVER_URL",
@@ -72,83 +72,17 @@ def dataset_row_to_request(
             SHADOWED_COLUMNS_KEY,
         )
         metadata[SHADOWED_COLUMNS_KEY] = shadowed
-    messages = [
-        {"role": "system", "content": row["system_prompt"]},
-        {"role": "user", "content": row["user_prompt"]},
-    ]
-    params = dict(completion_params or {})
-    if _valid_as_given(rollout_id, max_turns, params, metadata):
-        return _assembled(rollout_id, messages, max_turns, params, metadata)
     return RolloutRequest(
         rollout_id=rollout_id,
         server_url=LOCAL_SERVER_URL,
-        messages=messages,
+        messages=[
+            {"role": "system", "content": row["system_prompt"]},
+            {"role": "user", "content": row["user_prompt"]},
+        ],
         max_turns=max_turns,
-        completion_params=params,
+        completion_params=dict(completion_params or {}),
         metadata=metadata,
     )
-
-
-# The fields dataset_row_to_request gives (the request's fields_set), and every field in the schema's order
-# with its default (what a validated request holds for the fields not given).
-_GIVEN = ("rollout_id", "server_url", "messages", "max_turns", "completion_params", "metadata")
-_DEFAULTS = {
-    name: None if name in _GIVEN else field.get_default(call_default_factory=True)
-    for name, field in RolloutRequest.model_fields.items()
-}
-# Assembled only while the schema is what _valid_as_given checks: these validators and no other, no model
-# validator, and no field left to a factory (whose object would be shared by every request assembled).
-_DECORATORS = RolloutRequest.__pydantic_decorators__
-_ASSEMBLABLE = (
-    set(_DECORATORS.field_validators) == {"_rollout_id", "_server_url", "_metadata_size"}
-    and not _DECORATORS.model_validators
-    and not RolloutRequest.model_config
-    and all(f.default_factory is None for n, f in RolloutRequest.model_fields.items() if n not in _GIVEN)
-)
-
-
-def _valid_as_given(
-    rollout_id: Any, max_turns: Any, params: dict[Any, Any], metadata: dict[Any, Any]
-) -> bool:
-    """Whether the schema's validation would take these values as they are: exact types (nothing to
-    coerce), string keys, and its own rules for the id and the metadata's size passing."""
-    if not _ASSEMBLABLE or type(rollout_id) is not str or type(max_turns) is not int:
-        return False
-    if not all(type(key) is str for key in params) or not all(type(key) is str for key in metadata):
-        return False
-    try:
-        _check_rollout_id(rollout_id)
-        RolloutRequest._metadata_size(metadata)
-    except ValueError:
-        return False
-    return True
-
-
-def _assembled(
-    rollout_id: str,
-    messages: list[dict[str, Any]],
-    max_turns: int,
-    params: dict[str, Any],
-    metadata: dict[str, Any],
-) -> RolloutRequest:
-    """The request :class:`RolloutRequest` validation makes of values :func:`_valid_as_given` passed, made
-    as ``model_construct`` makes one (its field loop cost as much as validating; validating, 6-7 us a row
-    in a run: the objects given are the request's own, new for it, so no copy is needed either)."""
-    fields = dict(_DEFAULTS)
-    fields.update(
-        rollout_id=rollout_id,
-        server_url=LOCAL_SERVER_URL,
-        messages=messages,
-        max_turns=max_turns,
-        completion_params=params,
-        metadata=metadata,
-    )
-    request = RolloutRequest.__new__(RolloutRequest)
-    object.__setattr__(request, "__dict__", fields)
-    object.__setattr__(request, "__pydantic_fields_set__", set(_GIVEN))
-    object.__setattr__(request, "__pydantic_extra__", None)
-    object.__setattr__(request, "__pydantic_private__", None)
-    return request
 
 
 def placeholder_request() -> RolloutRequest:
