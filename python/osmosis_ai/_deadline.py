@@ -62,15 +62,8 @@ if sys.version_info >= (3, 11):
             wait.expired = True
             wait.task.cancel()
 
-    def _register(
-        loop: asyncio.AbstractEventLoop, deadline: float, seconds: float, held: float | None
-    ) -> set[_Wait]:
-        """The set of waits sharing the timer that fires at ``deadline`` rounded up to its grain."""
-        grain = min(seconds * _GRAIN, _MAX_LATE_S)
-        when = math.ceil(deadline / grain) * grain if grain > 0 else deadline
-        if held is not None and when >= held:
-            # Nested in a later deadline of the same task that close: it fires exactly, so still first.
-            when = deadline
+    def _register(loop: asyncio.AbstractEventLoop, when: float) -> set[_Wait]:
+        """A new set of waits sharing the timer that fires at ``when`` (the first wait due then)."""
         pending = _DUE.get(loop)
         if pending is None:
             # A closed loop's timers never fire. (Loops of other threads share this dict: list() is one step.)
@@ -78,13 +71,19 @@ if sys.version_info >= (3, 11):
                 if other.is_closed():
                     _DUE.pop(other, None)
             pending = _DUE[loop] = {}
-        due = pending.get(when)
-        if due is None:
-            # Kept until its timer fires even once empty: a wait that starts after the last one ended (one
-            # item at a time) shares it too.
-            due = pending[when] = set()
-            loop.call_at(when, _expire, loop, when)
+        # Kept until its timer fires even once empty: a wait that starts after the last one ended (one item
+        # at a time) shares it too.
+        due = pending[when] = set()
+        loop.call_at(when, _expire, loop, when)
         return due
+
+    if sys.version_info >= (3, 12):
+        _current_task = asyncio.current_task  # in C from 3.12
+    else:
+        from asyncio.tasks import _current_tasks
+
+        def _current_task(loop: asyncio.AbstractEventLoop) -> asyncio.Task | None:
+            return _current_tasks.get(loop)
 
     async def within(awaitable: Awaitable[T], seconds: float | None) -> T:
         """Awaits ``awaitable``, cancelling it and raising ``TimeoutError`` after ``seconds``.
@@ -95,18 +94,27 @@ if sys.version_info >= (3, 11):
         """
         if seconds is None or seconds == math.inf:
             return await awaitable
-        task = asyncio.current_task()
+        loop = asyncio.get_running_loop()
+        task = _current_task(loop)
         if task is None:  # a coroutine driven by hand: no task to hold a deadline for
             async with asyncio.timeout(seconds):
                 return await awaitable
-        loop = task.get_loop()
         now = loop.time()
         deadline = now + seconds
         held = _HELD.get(task)
         if held is not None and now < held <= deadline:
             return await awaitable  # the held deadline, still ahead, fires first
         _HELD[task] = deadline
-        due = _register(loop, deadline, seconds, held)
+        # The shared timer's instant: the deadline rounded up to its grain (inline: three waits per item).
+        grain = seconds * _GRAIN if seconds < _MAX_LATE_S / _GRAIN else _MAX_LATE_S
+        when = math.ceil(deadline / grain) * grain if grain > 0 else deadline
+        if held is not None and when >= held:
+            # Nested in a later deadline of the same task that close: it fires exactly, so still first.
+            when = deadline
+        pending = _DUE.get(loop)
+        due = pending.get(when) if pending is not None else None
+        if due is None:
+            due = _register(loop, when)
         wait = _Wait(task)
         due.add(wait)
         try:

@@ -11,7 +11,7 @@ import pytest
 
 from osmosis_ai.datasets import read_dataset, validate_dataset
 from osmosis_ai.errors import DatasetValidationError
-from osmosis_ai.eval.run_rows import check_rows, normalize_row, select_rows
+from osmosis_ai.eval.run_rows import check_rows, item_prompt, item_row, normalize_row, select_rows
 from tests.eval.test_eval_run import index, osmosis_run
 from tests.eval_run_workspace import calc_rows, make_workspace
 from tests.test_datasets import write_csv, write_json, write_parquet
@@ -95,6 +95,20 @@ def test_only_an_empty_string_is_empty_and_label_is_an_alias(tmp_path: Path) -> 
         ("5", "4"),
         ("u", "9"),
     ]
+
+
+def test_a_work_item_row_keeps_the_key_order_resumes_and_logs_rely_on() -> None:
+    # No system prompt: its empty column comes after the prompts (a resume matches rows by this content).
+    assert list(item_row(2, {"user_prompt": "u", "label": 7, "metadata": {"a": 1}})) == [
+        "source_row_index",
+        "user_prompt",
+        "system_prompt",
+        "ground_truth",
+        "metadata",
+    ]
+    item = item_row(0, {"system_prompt": "s", "user_prompt": "u", "ground_truth": ""})
+    assert item == {"source_row_index": 0, "system_prompt": "s", "user_prompt": "u"}
+    assert item_prompt(item) == normalize_row(0, {"system_prompt": "s", "user_prompt": "u"}).prompt
 
 
 @pytest.mark.parametrize(

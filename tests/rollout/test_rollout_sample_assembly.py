@@ -11,9 +11,12 @@ import pytest
 from osmosis_ai.rollout.context import GraderContext
 from osmosis_ai.rollout.sample import (
     ExecutionRequest,
+    ExecutionResult,
     RolloutSample,
+    RolloutStatus,
     execution_request,
     sample_from_output,
+    success_result,
 )
 
 
@@ -96,6 +99,30 @@ def test_an_execution_request_is_the_validated_request(values: tuple[Any, ...]) 
         assert request.metadata is not values[3]  # a grader changing it changes no other run of the row
     if values[1]:
         assert request.prompt[0] is not values[1][0]
+
+
+def test_a_request_of_a_fresh_prompt_keeps_it_and_is_the_validated_request() -> None:
+    prompt = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
+    validated = ExecutionRequest(
+        id="r1", prompt=prompt, label="4", metadata=None, agent_timeout_sec=60.0, grader_timeout_sec=None
+    )
+    request = execution_request("r1", prompt, "4", None, 60.0, None, fresh_prompt=True)
+    _same(request, validated)
+    assert request.prompt is prompt  # made for this request: not copied again
+    with pytest.raises(ValueError):  # the other fields are still checked
+        execution_request("a/b", prompt, fresh_prompt=True)
+
+
+def test_a_success_result_is_the_validated_result() -> None:
+    sample = sample_from_output(MESSAGES, "4", {"turns": 1.0})
+    for given in (sample, None, _OwnSample(messages=[])):
+        validated = ExecutionResult(status=RolloutStatus.SUCCESS, sample=given)
+        result = success_result(given)
+        assert type(result) is ExecutionResult and result.sample is given
+        assert result == validated and repr(result) == repr(validated)
+        assert result.model_fields_set == validated.model_fields_set
+        assert result.model_dump() == validated.model_dump()
+        assert pickle.loads(pickle.dumps(result)) == validated
 
 
 class _OwnSample(RolloutSample):

@@ -1,16 +1,23 @@
 """The judge's fast paths give what the plain ones give: JudgeTemplate builds the request (or error) prepare
-builds, and the reply parse reads what the json module reads."""
+builds, the reply parse reads what the json module reads, the preview collapses a head of the text as the
+whole, a run's stamp is datetime's isoformat, and the document's record names read without the rows are the
+records' labels."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import re
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from osmosis_ai.errors import MissingAPIKeyError
+from osmosis_ai.errors import DatasetParseError, MissingAPIKeyError
+from osmosis_ai.rubric.engine import PREVIEW_LIMIT, preview_text, utc_stamp
 from osmosis_ai.rubric.judge_request import JudgeTemplate, prepare
+from osmosis_ai.rubric.records import RecordSource
 
 BASE = {"provider": "openai", "model": "judge-1", "api_key": "sk-test", "base_url": "http://127.0.0.1:9/v1"}
 
@@ -36,6 +43,19 @@ def test_template_builds_what_prepare_builds(model_info: dict[str, Any], call: d
     for solution in ("The answer is 42.", "```json\n{}\n``` said the model"):
         expected = prepare("Is it right?", solution, model_info, **call)
         assert template.prepare("Is it right?", solution, **call) == expected
+
+
+@pytest.mark.parametrize("model_info", MODEL_INFOS)
+def test_one_template_builds_what_prepare_builds_call_after_call(model_info: dict[str, Any]) -> None:
+    # The template keeps the last range: the same bounds again, other bounds, and -0.0 after 0.0 (equal,
+    # written apart) must each give prepare's request.
+    template = JudgeTemplate(model_info, {})
+    low, zero, negative_zero = 0.0, 0.0, -0.0
+    calls = [*CALLS, *CALLS, {"score_min": zero}, {"score_min": negative_zero}, {"score_min": low}, {}]
+    for call in calls:
+        assert template.prepare("Is it right?", "42", **call) == prepare(
+            "Is it right?", "42", model_info, **call
+        )
 
 
 ERRORS: list[tuple[dict[str, Any], dict[str, Any], str]] = [
@@ -111,3 +131,71 @@ def test_reply_parse_matches_the_standard_reader(content: str) -> None:
         return
     assert isinstance(expected, dict) and reply.raw_score == float(expected["score"])
     assert reply.explanation == expected["explanation"].strip()
+
+
+def _whole_preview(text: str) -> str:
+    collapsed = " ".join(text.split())
+    return collapsed if len(collapsed) <= PREVIEW_LIMIT else collapsed[: PREVIEW_LIMIT - 3].rstrip() + "..."
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            ["a", "bc", "é", "字", " ", "  ", "\n", "\r\n", "\t", "\u3000", "\u00a0", "\x1c", "\x85"]
+        ),
+        max_size=220,
+    ).map("".join)
+)
+def test_the_preview_of_a_head_is_the_preview_of_the_whole(text: str) -> None:
+    assert preview_text(text) == _whole_preview(text)
+
+
+# Lines whose names the Rust field reader reads, lines it leaves to the full reader (NaN, an integer past
+# 64 bits, a lone surrogate), and every kind of id and conversation_id.
+LABEL_LINES = [
+    '{"id": "a", "messages": [{"role": "assistant", "content": "x"}]}',
+    '{"conversation_id": " c1 ", "solution_str": "s"}',
+    '{"id": null, "conversation_id": "c2", "solution_str": "s"}',
+    '{"id": 7, "solution_str": "s"}',
+    '{"id": 1.50, "solution_str": "s", "score": NaN}',
+    '{"id": 123456789012345678901234567890, "solution_str": "s"}',
+    '{"id": "   ", "conversation_id": "c3", "solution_str": "s"}',
+    '{"id": {"k": [1, true]}, "solution_str": "s"}',
+    '{"id": "\\ud800 lone", "solution_str": "s"}',
+    '{"id": "dup", "id": "later", "solution_str": "s"}',
+    '{"id": false, "solution_str": "é ✓ 字"}',
+    '{"solution_str": "no name"}',
+    "   ",
+    '{"conversation_id": 2.5e3, "solution_str": "s"}',
+]
+
+
+@pytest.mark.parametrize("newline_at_end", [True, False])
+def test_record_names_read_without_the_rows_are_the_records_labels(tmp_path, newline_at_end: bool) -> None:
+    path = tmp_path / "chats.jsonl"
+    path.write_text("\n".join(LABEL_LINES) + ("\n" if newline_at_end else ""), encoding="utf-8")
+    source = RecordSource(path)
+    expected = [record.label for record in source]
+    assert list(source.chat_labels()) == expected
+    assert expected[3:5] == ["7", "1.5"] and expected[-2:] == ["record[12]", "2500.0"]
+
+
+def test_record_names_name_a_line_that_is_not_an_object(tmp_path) -> None:
+    path = tmp_path / "chats.jsonl"
+    path.write_text('{"id": "a", "solution_str": "s"}\n\n[1, 2]\n', encoding="utf-8")
+    with pytest.raises(DatasetParseError, match="line 3 of") as caught:
+        list(RecordSource(path).chat_labels())
+    assert caught.value.line == 3
+    with pytest.raises(ValueError, match="chat records"):
+        next(RecordSource(path, "helpful").chat_labels())
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.integers(min_value=0, max_value=4_102_444_800 * 10**9), st.booleans())
+def test_a_run_stamp_is_datetimes_isoformat(ns: int, whole_second: bool) -> None:
+    ns -= ns % 10**9 if whole_second else 0
+    seconds, micros = divmod(ns // 1000, 1_000_000)
+    expected = dt.datetime.fromtimestamp(seconds, dt.timezone.utc).replace(microsecond=micros).isoformat()
+    assert utc_stamp(ns) == expected
+    assert dt.datetime.fromisoformat(utc_stamp()).utcoffset() == dt.timedelta(0)

@@ -210,10 +210,10 @@ def normalized_rows(
     path: Path, indices: list[int] | None, limit: int | None
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(position, work-item row)`` of each selected row, checked by the reader's ``eval_run`` contract."""
-    from osmosis_ai.eval.run_rows import normalize_row, select_rows
+    from osmosis_ai.eval.run_rows import item_row, select_rows
 
     for position, (source, row) in enumerate(select_rows(path, indices, limit)):
-        yield position, normalize_row(source, row).as_item()
+        yield position, item_row(source, row)
 
 
 def provenance(config: Any, root: Path, observer: RunObserver) -> dict[str, Any]:

@@ -22,6 +22,7 @@ __all__ = [
     "check_rows",
     "compact_selector",
     "item_prompt",
+    "item_row",
     "normalize_row",
     "parse_rows_selector",
     "select_rows",
@@ -39,22 +40,9 @@ class RunRow:
     metadata: dict[str, Any] | None
     source_row_index: int
 
-    def as_item(self) -> dict[str, Any]:
-        """The work item's row: the 0.2 column names (what a ``RolloutAgentLoop`` and eval functions read)
-        plus the metadata and the source position. Its content is what a resume recognises the row by."""
-        item: dict[str, Any] = {"source_row_index": self.source_row_index}
-        for message in self.prompt:
-            item[f"{message['role']}_prompt"] = message["content"]
-        item.setdefault("system_prompt", "")
-        if self.label is not None:
-            item["ground_truth"] = self.label
-        if self.metadata is not None:
-            item["metadata"] = self.metadata
-        return item
-
 
 def item_prompt(item: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """The initial messages of a work item's row (inverse of :meth:`RunRow.as_item`)."""
+    """The initial messages of a work item's row (see :func:`item_row`)."""
     prompt = [{"role": "system", "content": item["system_prompt"]}] if item.get("system_prompt") else []
     if item.get("user_prompt") is not None:
         prompt.append({"role": "user", "content": item["user_prompt"]})
@@ -121,6 +109,34 @@ def _metadata(value: Any) -> dict[str, Any] | None:
     return None
 
 
+def item_row(source: int, row: Mapping[str, Any]) -> dict[str, Any]:
+    """The work item's row of a row the reader checked (contract ``"eval_run"``): the 0.2 column names (what
+    a ``RolloutAgentLoop`` and eval functions read; ``system_prompt`` ``""`` when there is none) plus the
+    metadata and the source position. Its content is what a resume recognises the row by.
+
+    Example:
+        >>> item_row(4, {"user_prompt": "2+2?", "label": 4})
+        {'source_row_index': 4, 'user_prompt': '2+2?', 'system_prompt': '', 'ground_truth': '4'}
+    """
+    item: dict[str, Any] = {"source_row_index": source}
+    system, user = _text(row.get("system_prompt")), _text(row.get("user_prompt"))
+    if system is not None:
+        item["system_prompt"] = system
+    if user is not None:
+        item["user_prompt"] = user
+    if system is None:  # after the prompts, as the key order of the log's rows always had it
+        item["system_prompt"] = ""
+    label = _text(row.get("ground_truth"))
+    if label is None:
+        label = _text(row.get("label"))
+    if label is not None:
+        item["ground_truth"] = label
+    metadata = _metadata(row.get("metadata"))
+    if metadata is not None:
+        item["metadata"] = metadata
+    return item
+
+
 def normalize_row(source: int, row: Mapping[str, Any]) -> RunRow:
     """The initial messages, label and metadata of a row the reader checked (contract ``"eval_run"``).
 
@@ -128,14 +144,8 @@ def normalize_row(source: int, row: Mapping[str, Any]) -> RunRow:
         >>> normalize_row(4, {"user_prompt": "2+2?", "label": 4}).label
         '4'
     """
-    system, user = _text(row.get("system_prompt")), _text(row.get("user_prompt"))
-    label = _text(row.get("ground_truth"))
-    if label is None:
-        label = _text(row.get("label"))
-    prompt = [{"role": "system", "content": system}] if system is not None else []
-    if user is not None:
-        prompt.append({"role": "user", "content": user})
-    return RunRow(prompt, label, _metadata(row.get("metadata")), source)
+    item = item_row(source, row)
+    return RunRow(item_prompt(item), item.get("ground_truth"), item.get("metadata"), source)
 
 
 def _windows(indices: list[int] | None, limit: int | None) -> Iterator[tuple[int, int | None]]:

@@ -48,12 +48,11 @@ def new_rollout_id() -> str:
 
 def base_record(item: WorkItem) -> dict[str, Any]:
     """The fields every eval-run record starts with (a crash or timeout of the item leaves it failed)."""
-    return {
-        **new_item_record(item),
-        "source_row_index": item.row.get("source_row_index"),
-        "rollout_id": new_rollout_id(),
-        "status": "failed",
-    }
+    record = new_item_record(item)  # a new dict: filled in place rather than copied
+    record["source_row_index"] = item.row.get("source_row_index")
+    record["rollout_id"] = new_rollout_id()
+    record["status"] = "failed"
+    return record
 
 
 def _category(result: ExecutionResult | None) -> str | None:
@@ -123,6 +122,7 @@ class WorkflowExecutor:
             row.get("metadata"),
             self.agent_timeout,
             self.grader_timeout,
+            fresh_prompt=True,  # item_prompt made it for this item
         )
         steps: dict[str, ExecutionResult] = {}
         context = RolloutContext(

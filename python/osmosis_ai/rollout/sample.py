@@ -32,6 +32,7 @@ __all__ = [
     "execution_request",
     "plain_copy",
     "sample_from_output",
+    "success_result",
 ]
 
 
@@ -301,9 +302,14 @@ def execution_request(
     metadata: dict[str, Any] | None = None,
     agent_timeout_sec: float | None = None,
     grader_timeout_sec: float | None = None,
+    *,
+    fresh_prompt: bool = False,
 ) -> ExecutionRequest:
     """``ExecutionRequest(...)`` of these values, checked without pydantic's machinery when they are
     plainly of the fields' types (a run builds one per rollout); validated the usual way otherwise.
+
+    ``fresh_prompt``: ``prompt`` is a list of dicts with text keys made for this request alone (as
+    ``eval run`` builds one per item), kept as it is rather than checked and copied.
 
     Example:
         >>> execution_request("r1", [{"role": "user", "content": "hi"}], "4").label
@@ -312,8 +318,7 @@ def execution_request(
     fits = (
         type(id) is str
         and _one_segment(id)
-        and type(prompt) is list
-        and all(_str_keyed(message) for message in prompt)
+        and (fresh_prompt or (type(prompt) is list and all(_str_keyed(message) for message in prompt)))
         and (label is None or type(label) is str)
         and (metadata is None or _str_keyed(metadata))
         and _budget(agent_timeout_sec)
@@ -326,7 +331,7 @@ def execution_request(
         )  # fmt: skip
     values = {
         "id": id,
-        "prompt": [message.copy() for message in prompt],
+        "prompt": prompt if fresh_prompt else [message.copy() for message in prompt],
         "label": label,
         "metadata": None if metadata is None else metadata.copy(),
         "agent_timeout_sec": agent_timeout_sec,
@@ -346,3 +351,26 @@ class ExecutionResult(BaseModel):
     err_category: RolloutErrorCategory | None = None
     # Diagnostics for logs and the run directory; never sent over the wire.
     extra_fields: dict[str, Any] = Field(default_factory=dict, exclude=True)
+
+
+_RESULT_GIVEN = frozenset({"status", "sample"})
+
+
+def success_result(sample: RolloutSample | None) -> ExecutionResult:
+    """``ExecutionResult(status=RolloutStatus.SUCCESS, sample=sample)`` without pydantic's machinery (a
+    local rollout reports two per item; a sample, or None, is what validating it would keep).
+
+    Example:
+        >>> success_result(None) == ExecutionResult(status=RolloutStatus.SUCCESS, sample=None)
+        True
+    """
+    if sample is not None and not isinstance(sample, RolloutSample):
+        return ExecutionResult(status=RolloutStatus.SUCCESS, sample=sample)
+    values: dict[str, Any] = {
+        "status": RolloutStatus.SUCCESS,
+        "sample": sample,
+        "err_message": None,
+        "err_category": None,
+        "extra_fields": {},
+    }
+    return _assembled(ExecutionResult, values, _RESULT_GIVEN)

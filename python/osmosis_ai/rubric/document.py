@@ -13,13 +13,14 @@ import datetime as _dt
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from osmosis_ai.rubric.engine import RUN_FIELDS, JudgeHealth, calculate_statistics, established_statistics
 from osmosis_ai.rubric.records import RecordSource, RubricRecord
 
 __all__ = [
     "DocumentTally",
+    "RecordName",
     "layout_0_3",
     "layout_0_3_parts",
     "overall_statistics",
@@ -31,19 +32,36 @@ __all__ = [
 ]
 
 
+class RecordName(NamedTuple):
+    """What names a chat record: all that 0.3's layout and the judge checks read of it (no ``data``)."""
+
+    label: str
+    record_id: str
+    data: None = None
+
+
 def record_runs(
-    source: RecordSource, log_path: Path | None, number: int, *, project: bool = True
-) -> Iterator[tuple[int, RubricRecord, list[dict[str, Any]]]]:
+    source: RecordSource,
+    log_path: Path | None,
+    number: int,
+    *,
+    project: bool = True,
+    names_only: bool = False,
+) -> Iterator[tuple[int, RubricRecord | RecordName, list[dict[str, Any]]]]:
     """``(position from 0, record, its latest runs)`` for every record of ``source``, in order; the runs
     (the established per-run fields, ``run_index`` from 0 as in the log; with ``project=False`` the log's
-    records as they are) in run order."""
+    records as they are) in run order. ``names_only`` (chat records, for 0.3's layout): each record as
+    its :class:`RecordName`, read without building its row."""
     from osmosis_ai.runs.log import iter_latest_runs
 
     logged = (
         iter(()) if log_path is None or not Path(log_path).is_file() else iter_latest_runs(log_path, number)
     )
     pending = next(logged, None)
-    for index, record in enumerate(source):
+    records: Iterator[RubricRecord | RecordName] = (
+        (RecordName(label, label) for label in source.chat_labels()) if names_only else iter(source)
+    )
+    for index, record in enumerate(records):
         runs: list[dict[str, Any]] = []
         while pending is not None and int(pending["row_index"]) <= index:
             if int(pending["row_index"]) == index:
@@ -53,7 +71,7 @@ def record_runs(
 
 
 def record_row(
-    index: int, record: RubricRecord, runs: list[dict[str, Any]], *, for_report: bool = False
+    index: int, record: RubricRecord | RecordName, runs: list[dict[str, Any]], *, for_report: bool = False
 ) -> dict[str, Any]:
     """One entry of the 0.2 document's ``records`` (records and runs numbered from 1, as established).
 
@@ -85,7 +103,7 @@ class DocumentTally:
     gold: Any = None
 
     def rows(
-        self, records: Iterator[tuple[int, RubricRecord, list[dict[str, Any]]]]
+        self, records: Iterator[tuple[int, RubricRecord | RecordName, list[dict[str, Any]]]]
     ) -> Iterator[dict[str, Any]]:
         """The 0.2 rows of ``records`` (from :func:`record_runs`), each counted as it is handed out."""
         for index, record, runs in records:

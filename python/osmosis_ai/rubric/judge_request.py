@@ -256,9 +256,9 @@ def _request(
     original_input: str | None,
     metadata: dict[str, Any] | None,
 ) -> JudgeRequest:
-    chosen_input = next(
-        (t for t in (original_input, settings.original_input) if isinstance(t, str) and t.strip()), None
-    )
+    chosen_input = original_input if isinstance(original_input, str) and original_input.strip() else None
+    if chosen_input is None and isinstance(settings.original_input, str) and settings.original_input.strip():
+        chosen_input = settings.original_input
     low, high = score_range
     messages = build_messages(
         rubric=rubric,
@@ -327,6 +327,8 @@ class JudgeTemplate:
 
     def __init__(self, model_info: dict[str, Any], endpoints: EndpointCache | None = None) -> None:
         self.model_info, self._endpoints = model_info, endpoints
+        # (score_min, score_max, range) of the last call: a session passes the same two objects each time.
+        self._last_range: tuple[Any, Any, tuple[float, float]] | None = None
         self._settings: _Settings | None
         try:
             self._settings = _settings(model_info, None, endpoints)
@@ -351,7 +353,12 @@ class JudgeTemplate:
                 metadata=metadata, score_min=score_min, score_max=score_max, endpoints=self._endpoints,
             )  # fmt: skip
         _check_texts(rubric, solution_str)
-        score_range = _score_range(self.model_info, score_min, score_max)
+        last = self._last_range
+        if last is not None and last[0] is score_min and last[1] is score_max:  # `is`: -0.0 is not 0.0
+            score_range = last[2]
+        else:
+            score_range = _score_range(self.model_info, score_min, score_max)
+            self._last_range = (score_min, score_max, score_range)
         return _request(
             self._settings, rubric, solution_str, score_range, ground_truth, original_input, metadata
         )

@@ -67,18 +67,28 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             try:
                 value = orjson.loads(raw)
             except orjson.JSONDecodeError:
-                # A blank line, or what orjson refuses and json takes (NaN, integers past 64 bits, lone
-                # surrogates), or an error that json names best.
+                value = None
+            if not isinstance(value, dict):
                 if not raw.strip():
                     continue
-                value = _parse_line(path, number, raw)
-            if not isinstance(value, dict):
-                raise DatasetParseError(
-                    f"Expected JSON object on line {number} of '{path}', got {type(value).__name__}",
-                    path=str(path),
-                    line=number,
-                )
+                value = _object_line(path, number, raw)
             yield number, value
+
+
+def _object_line(path: Path, number: int, raw: bytes) -> dict[str, Any]:
+    """The JSON object of a non-blank line the fast readers did not take: what orjson refuses and json
+    takes (NaN, integers past 64 bits, lone surrogates), else the error that names the line."""
+    try:
+        value = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        value = _parse_line(path, number, raw)
+    if not isinstance(value, dict):
+        raise DatasetParseError(
+            f"Expected JSON object on line {number} of '{path}', got {type(value).__name__}",
+            path=str(path),
+            line=number,
+        )
+    return value
 
 
 def _parse_line(path: Path, number: int, raw: bytes) -> Any:
@@ -263,6 +273,18 @@ def _last_assistant_text(messages: Any) -> str | None:
     return None
 
 
+# The fields that name a chat record (see _chat_label): all the results document reads of its rows.
+_CHAT_LABEL_FIELDS = ["id", "conversation_id"]
+
+
+def _chat_label(data: Mapping[str, Any], index: int) -> str:
+    """The label (and id) of a chat record at 1-based ``index``: its ``id``, else its ``conversation_id``
+    (as text), else ``record[<index>]``."""
+    raw_label = data.get("id", data.get("conversation_id"))
+    text = str(raw_label).strip() if raw_label is not None else ""
+    return text or f"record[{index}]"
+
+
 def _chat_record(path: Path, line: int, data: dict[str, Any], index: int) -> RubricRecord:
     """Checks one ``eval rubric`` record and builds it; ``index`` (1-based) names an unlabelled one."""
     candidate = _last_assistant_text(data.get("messages"))
@@ -277,8 +299,7 @@ def _chat_record(path: Path, line: int, data: dict[str, Any], index: int) -> Rub
                 field="messages",
             )
         candidate = legacy
-    raw_label = data.get("id", data.get("conversation_id"))
-    label = str(raw_label).strip() if raw_label is not None and str(raw_label).strip() else f"record[{index}]"
+    label = _chat_label(data, index)
     return RubricRecord(
         line=line,
         data=data,
@@ -344,6 +365,22 @@ class RecordSource:
     def __iter__(self) -> Iterator[RubricRecord]:
         for index, (line, data) in enumerate(self._matching()):
             yield self.record(index, data, line)
+
+    def chat_labels(self) -> Iterator[str]:
+        """The label of each chat record (``rubric_id`` None), in order, for a reader that needs no more
+        of them (the ``eval rubric -o`` document): only the fields that name a record are built, by the
+        Rust field reader; a line it does not take is read the whole way (which raises naming a bad line).
+        The records are not checked again: :meth:`scan` did before the session.
+        """
+        from osmosis_ai import _core
+
+        if self.rubric_id is not None:
+            raise ValueError("chat_labels reads chat records (a source without rubric_id)")
+        lines = _core.LogRecordFields(str(self.path), _CHAT_LABEL_FIELDS, dataset=True)
+        for index, (line, named) in enumerate(lines, start=1):
+            if not isinstance(named, dict):
+                named = _object_line(self.path, line, named)
+            yield _chat_label(named, index)
 
     def scan(self) -> tuple[int, int, int]:
         """Checks every record of the session, holding none.

@@ -72,17 +72,20 @@ class RubricEvalResult:
         """Judgements that produced no score (errors and unscored replies)."""
         return self.session.health.errors + self.session.health.unscored
 
-    def rows(self, *, for_report: bool = False) -> Iterator[dict[str, Any]]:
+    def rows(self, *, for_report: bool = False, names_only: bool = False) -> Iterator[dict[str, Any]]:
         """The payload's ``records`` (per record: its runs and statistics), one at a time; ``for_report``:
         what the console report reads (the statistics it shows, see ``rubric.document.record_row``, and
-        each run's fields as the log has them)."""
+        each run's fields as the log has them); ``names_only``: without ``input_record`` (None), which
+        0.3's layout does not have."""
         from osmosis_ai.rubric.document import record_row, record_runs
 
         if self.source is None:
             return iter(())
         number = int(self.summary.get("number") or 1)
         # The report reads a few fields of each run: the log's records need no projection.
-        records = record_runs(self.source, self.session.log_path, number, project=not for_report)
+        records = record_runs(
+            self.source, self.session.log_path, number, project=not for_report, names_only=names_only
+        )
         return (record_row(*entry, for_report=for_report) for entry in records)
 
     def report(self) -> dict[str, Any]:
@@ -118,7 +121,7 @@ class RubricEvalResult:
             return head, self.rows(), {**tail, **backend}
         model, rubric = self.options.model.strip(), self.summary["rubric"]
         head, tail = layout_0_3_parts(self.summary, model=model, rubric=rubric)
-        return head, map(record_0_3, self.rows()), {**tail, **backend}
+        return head, map(record_0_3, self.rows(names_only=True)), {**tail, **backend}
 
     def to_json(self) -> dict[str, Any]:
         """The results document, with how a remote backend spread the runs, in memory."""
@@ -420,11 +423,13 @@ def _write_results(
         number=job.number, config_path=job.config_path, data_path=job.data_path, overall=overall,
     )  # fmt: skip
     tally = _tally(job, options, session)
-    rows = tally.rows(record_runs(job.source, session.log_path, job.number))
+    layout = (options.model.strip(), job.entry.rubric) if isinstance(options, InlineRubricOptions) else None
+    # 0.3's layout has no input_record: its rows are read for their names only.
+    records = record_runs(job.source, session.log_path, job.number, names_only=layout is not None)
+    rows = tally.rows(records)
     failures: list[Exception] = []
     if hook is not None:
         rows = _shown(rows, hook, failures)
-    layout = (options.model.strip(), job.entry.rubric) if isinstance(options, InlineRubricOptions) else None
     summary = write_document(
         job.output, head, rows, lambda: _payload_tail(job, options, session, tally, warnings, overall),
         layout_0_3=layout,

@@ -10,7 +10,6 @@ turned into a score.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import copy
 import inspect
 import os
@@ -36,6 +35,7 @@ from osmosis_ai.rollout.sample import (
     classify_exception,
     plain_copy,
     sample_from_output,
+    success_result,
 )
 from osmosis_ai.rollout.workflow import AgentWorkflowOutput
 
@@ -236,20 +236,15 @@ class LocalBackend(ExecutionBackend):
             metadata=None if request.metadata is None else plain_copy(request.metadata),
             artifacts_dir=artifacts,
         )
-        ambient = get_rollout_context()
         # The workflow runs in this task, so it sees the rollout context (get_rollout_context()): the
         # caller's when it entered one (entered once: re-entering would lose the caller's reset token).
-        rollout = ambient if ambient is not None else RolloutContext(rollout_id=request.id)
-        started = time.monotonic()
+        rollout = get_rollout_context()
         try:
-            with contextlib.nullcontext() if ambient is not None else rollout:
-                output = await within(self._workflow_instance().run(ctx), remaining)
-                if remaining is not None and time.monotonic() - started > remaining:
-                    # The workflow swallowed the cancellation or blocked the loop past its deadline.
-                    raise TimeoutError
-                sample = _output_sample(output, request)
-                if sample is None:  # no messages returned: the registered source's sample, if any
-                    sample = await _source_sample(request, rollout)
+            if rollout is not None:
+                sample = await self._workflow_sample(request, ctx, remaining, rollout)
+            else:
+                with RolloutContext(rollout_id=request.id) as rollout:
+                    sample = await self._workflow_sample(request, ctx, remaining, rollout)
         except (TimeoutError, asyncio.TimeoutError):  # distinct classes before Python 3.11
             message = _deadline_message(budget or 0.0, queued)
             return ExecutionResult(
@@ -257,7 +252,24 @@ class LocalBackend(ExecutionBackend):
             )
         except Exception as exc:  # the user's workflow: any failure is this rollout's, classified
             return _failure(exc, "workflow")
-        return ExecutionResult(status=RolloutStatus.SUCCESS, sample=sample)
+        return success_result(sample)
+
+    async def _workflow_sample(
+        self,
+        request: ExecutionRequest,
+        ctx: AgentWorkflowContext,
+        remaining: float | None,
+        rollout: RolloutContext,
+    ) -> RolloutSample | None:
+        started = time.monotonic()
+        output = await within(self._workflow_instance().run(ctx), remaining)
+        if remaining is not None and time.monotonic() - started > remaining:
+            # The workflow swallowed the cancellation or blocked the loop past its deadline.
+            raise TimeoutError
+        sample = _output_sample(output, request)
+        if sample is None:  # no messages returned: the registered source's sample, if any
+            sample = await _source_sample(request, rollout)
+        return sample
 
     async def _grade(
         self, request: ExecutionRequest, sample: RolloutSample | None, artifacts: str | None
@@ -294,7 +306,7 @@ class LocalBackend(ExecutionBackend):
             result = _failure(exc, "grader")
             result.sample = ctx.sample
             return result
-        return ExecutionResult(status=RolloutStatus.SUCCESS, sample=ctx.sample)
+        return success_result(ctx.sample)
 
 
 def _output_sample(output: Any, request: ExecutionRequest) -> RolloutSample | None:

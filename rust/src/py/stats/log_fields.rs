@@ -15,6 +15,8 @@ use std::sync::Mutex;
 /// that is not one valid JSON object as its raw bytes, for the caller to parse (and to report).
 ///
 /// A last line without a newline is the write a crash interrupted: it ends the iteration unread.
+/// With `dataset`, the file is a JSONL dataset instead: no header (line 1 is projected too), and a last
+/// line without a newline is a line like the others.
 #[pyclass(module = "osmosis_ai._core")]
 pub struct LogRecordFields {
     path: PathBuf,
@@ -24,12 +26,14 @@ pub struct LogRecordFields {
     line_no: usize,
     buffer: Vec<u8>,
     done: bool,
+    dataset: bool,
 }
 
 #[pymethods]
 impl LogRecordFields {
     #[new]
-    fn new(py: Python<'_>, path: PathBuf, fields: Vec<String>) -> PyResult<Self> {
+    #[pyo3(signature = (path, fields, *, dataset = false))]
+    fn new(py: Python<'_>, path: PathBuf, fields: Vec<String>, dataset: bool) -> PyResult<Self> {
         let file = File::open(&path).map_err(|e| CoreError::io(&path, e))?;
         let keys = fields
             .iter()
@@ -43,6 +47,7 @@ impl LogRecordFields {
             line_no: 0,
             buffer: Vec::with_capacity(4096),
             done: false,
+            dataset,
         })
     }
 
@@ -62,8 +67,10 @@ impl LogRecordFields {
                 .read_until(b'\n', &mut self.buffer)
                 .map_err(|e| CoreError::io(&self.path, e))?;
             if self.buffer.last() != Some(&b'\n') {
-                self.done = true; // the end, or a line a crash cut short
-                break;
+                self.done = true; // the end, or (in a log) a line a crash cut short
+                if !self.dataset || self.buffer.is_empty() {
+                    break;
+                }
             }
             self.line_no += 1;
             // Python's bytes.isspace: \x0b and \x0c are blank too.
@@ -71,7 +78,7 @@ impl LogRecordFields {
                 continue;
             }
             let line = &self.buffer[..];
-            let projected = if self.line_no > 1 {
+            let projected = if self.line_no > 1 || self.dataset {
                 project_object(line, &self.fields)
             } else {
                 None
