@@ -94,6 +94,29 @@ def test_connection_refused_is_retried_then_systemic():
     assert isinstance(error, SystemicProviderError) and stats.attempts == 3
 
 
+def test_a_call_without_stats_still_counts_its_first_attempt(scripted):
+    """The first attempt is awaited outside the retry loop: a failure still counts it, and the final error
+    is chained to the last attempt's, retried or not."""
+    server = scripted({"default": {"status": 503, "message": "busy"}})
+
+    async def main(target: Endpoint) -> None:
+        transport = OpenAICompatTransport(target, policy=FAST)
+        try:
+            await transport.complete(HI)
+        finally:
+            await transport.aclose()
+
+    with pytest.raises(ProviderCallError, match="gave up after 3 attempts") as retried:
+        asyncio.run(main(endpoint(server)))
+    assert len(server.requests()) == 3 and isinstance(retried.value.__cause__, ProviderCallError)
+    server.set_plan({"default": {"status": 404, "message": "no such model"}})
+    with pytest.raises(SystemicProviderError, match="no such model") as refused:
+        asyncio.run(main(endpoint(server)))
+    assert len(server.requests()) == 1 and "attempts" not in str(refused.value)
+    cause = refused.value.__cause__
+    assert isinstance(cause, ProviderCallError) and cause is not refused.value
+
+
 @pytest.mark.parametrize("status", [400, 401, 404])
 def test_client_errors_are_not_retried(scripted, status):
     server = scripted({"default": {"status": status, "message": f"nope {status}"}})

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from typing import Any
 
-from osmosis_ai.llm.transport import Transport
+from osmosis_ai.llm.transport import Reply, Transport
 from osmosis_ai.loop_thread import home_loop
 from osmosis_ai.rollout.agent_loop import CompletionsResult
 from osmosis_ai.rollout.schemas import RolloutMetrics
@@ -32,6 +32,7 @@ class ExternalLLMClient:
         # The transport's connections belong to the session's loop; an agent isolated on a loop of its own
         # (the run engine's LoopThread) has its calls carried over to that one.
         self._home = home_loop()
+        self._loop_safe = bool(getattr(transport, "loop_safe", False))
         self.reset_metrics()
 
     @property
@@ -53,7 +54,9 @@ class ExternalLLMClient:
         """Sends the conversation; ``kwargs`` are sampling parameters (``temperature``, ``max_tokens``...)."""
         started = time.monotonic()
         try:
-            reply = await self._send(messages, kwargs)
+            call = self._transport.complete(messages, self._tools, kwargs)
+            # The direct transport keeps connections per loop: it is awaited on whichever loop calls.
+            reply = await (call if self._loop_safe else self._on_home_loop(call))
         finally:
             self._calls += 1
             self._latency_ms += (time.monotonic() - started) * 1000.0
@@ -70,11 +73,8 @@ class ExternalLLMClient:
             finish_reason=reply.finish_reason,
         )
 
-    async def _send(self, messages: list[dict[str, Any]], params: dict[str, Any]) -> Any:
-        call = self._transport.complete(messages, self._tools, params)
+    async def _on_home_loop(self, call: Coroutine[Any, Any, Reply]) -> Reply:
         home = self._home
-        if getattr(self._transport, "loop_safe", False):
-            return await call  # the direct transport keeps connections per loop: no hop between loops
         if home is None or home.is_closed() or home is asyncio.get_running_loop():
             return await call
         # Cancelling this await (a timeout) cancels the call on the home loop too.

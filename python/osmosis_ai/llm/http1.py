@@ -86,6 +86,8 @@ class Http1Pool:
                 extra = f"Proxy-Authorization: {self._proxy.authorization}\r\n{extra}"
         self._target = target.encode("latin-1")
         self._head = f"Host: {host_header}\r\n{extra}".encode("latin-1")
+        # Per path, a POST's bytes up to its Content-Length value: the same for every request to it.
+        self._post_heads: dict[str, bytes] = {}
         self._idle: deque[Connection] = deque()
         self._slots = asyncio.Semaphore(limit) if limit > 0 else None
 
@@ -114,11 +116,15 @@ class Http1Pool:
         self, path: str, body: bytes, *, timeout: float, connect_timeout: float = 10.0
     ) -> HttpResponse:
         """POSTs ``body`` (JSON) to ``prefix + path``; raises OSError/TimeoutError subclasses on failure."""
-        request = (
-            b"POST " + self._target + path.encode("latin-1") + b" HTTP/1.1\r\n" + self._head
-            + b"Content-Type: application/json\r\nContent-Length: " + str(len(body)).encode() + b"\r\n\r\n"
-            + body
-        )  # fmt: skip
+        start = self._post_heads.get(path)
+        if start is None:
+            start = (
+                b"POST " + self._target + path.encode("latin-1") + b" HTTP/1.1\r\n" + self._head
+                + b"Content-Type: application/json\r\nContent-Length: "
+            )  # fmt: skip
+            if len(self._post_heads) < 16:  # a pool posts to one or two paths; a caller of many gets no cache
+                self._post_heads[path] = start
+        request = b"".join((start, str(len(body)).encode(), b"\r\n\r\n", body))
         if self._slots is None:
             return await within(self._exchange(request, connect_timeout), timeout)
         async with self._slots:
