@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from osmosis_ai.runs import log as results_log
+from osmosis_ai.runs import log_read as results_log
 from osmosis_ai.runs.log import ResultsLog, latest_run_lines, row_key
 from osmosis_ai.stats._results import latest_run_offsets
 

@@ -89,7 +89,7 @@ def test_a_damaged_line_is_still_an_error_naming_the_log(tmp_path: Path) -> None
 
 
 def test_an_empty_log_and_one_cut_short_between_the_passes(tmp_path: Path, monkeypatch) -> None:
-    from osmosis_ai.runs import log as results_log
+    from osmosis_ai.runs import log_read as results_log
 
     empty = tmp_path / "empty.jsonl"
     empty.write_bytes(b"")  # nothing to map: read as no lines, not an error of the mapping
