@@ -199,3 +199,10 @@ def test_a_run_stamp_is_datetimes_isoformat(ns: int, whole_second: bool) -> None
     expected = dt.datetime.fromtimestamp(seconds, dt.timezone.utc).replace(microsecond=micros).isoformat()
     assert utc_stamp(ns) == expected
     assert dt.datetime.fromisoformat(utc_stamp()).utcoffset() == dt.timedelta(0)
+
+
+def test_a_negative_zero_name_is_labelled_as_the_record_reader_labels_it(tmp_path) -> None:
+    path = tmp_path / "chats.jsonl"
+    path.write_text('{"id": -0, "solution_str": "s"}\n{"conversation_id": -0.0, "solution_str": "s"}\n')
+    source = RecordSource(path)
+    assert list(source.chat_labels()) == [record.label for record in source] == ["0", "-0.0"]

@@ -105,3 +105,13 @@ def test_a_file_that_is_no_results_log_is_refused_as_before(tmp_path: Path, firs
 def test_a_missing_file_is_an_os_error_naming_it(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError, match=r"missing\.jsonl"):
         list(iter_runs(tmp_path / "missing.jsonl", FIELDS))
+
+
+def test_a_negative_zero_literal_reads_as_orjson_reads_it(tmp_path: Path) -> None:
+    # serde_json reads `-0` as the float -0.0, orjson as the integer 0 (its sign and type kept as orjson's).
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(HEADER + b'\n{"row_index":-0,"run_index":0,"scores":{"m:f":-0},"tokens":-0.0}\n')
+    whole, chosen = _both(path)
+    assert chosen == whole
+    assert type(chosen[0]["row_index"]) is int and type(chosen[0]["scores"]["m:f"]) is int
+    assert str(chosen[0]["tokens"]) == "-0.0"

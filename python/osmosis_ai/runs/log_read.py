@@ -124,12 +124,15 @@ def iter_runs(path: Path, fields: tuple[str, ...] | None = None) -> Iterator[dic
                 yield record
         return
     base = 0
+    wanted = frozenset(fields)
     for number, record in log_record_fields(path, fields):
         if number == 1:
             base = _header_base(path, _parsed(path, number, record))
             continue
-        if type(record) is bytes:  # not one JSON object: read as the full reader reads it
+        if type(record) is bytes:  # not one JSON object (or a `-0` in it): read as the full reader reads it
             record = _parsed(path, number, record)
+            if type(record) is dict:  # the chosen fields only, in the line's order, as the core gives them
+                record = {key: value for key, value in record.items() if key in wanted}
         yield rebase_indices(record, base) if base else record
 
 

@@ -8,8 +8,7 @@ use super::json_text::{compact, spaced_ascii};
 use super::json_tree::{Json, Obj};
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
-use std::os::unix::fs::OpenOptionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// The fields of an index row, in its order (`run_dir.INDEX_KEYS`).
 pub const INDEX_KEYS: [&str; 11] = [
@@ -86,10 +85,19 @@ impl<'a> RunRecord<'a> {
 }
 
 /// Writes `data` to `<trials>/<rollout id>/trajectory.json` (making the folder) and links
-/// `target` to it (replacing an earlier attempt's file; a copy where hard links fail).
-pub fn write_trajectory(trial_dir: &Path, target: &Path, data: &[u8]) -> io::Result<()> {
+/// `target` to it (replacing an earlier attempt's file; a copy where hard links fail). A failure comes
+/// with the path of the step that failed (the folder, the trial file, or `target`).
+pub fn write_trajectory(
+    trial_dir: &Path,
+    target: &Path,
+    data: &[u8],
+) -> Result<(), (PathBuf, io::Error)> {
+    let at = |path: &Path| {
+        let path = path.to_path_buf();
+        move |e: io::Error| (path, e)
+    };
     match fs::create_dir(trial_dir) {
-        Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err(e),
+        Err(e) if e.kind() != io::ErrorKind::AlreadyExists => return Err((trial_dir.into(), e)),
         _ => {}
     }
     let trial = trial_dir.join("trajectory.json");
@@ -97,16 +105,18 @@ pub fn write_trajectory(trial_dir: &Path, target: &Path, data: &[u8]) -> io::Res
         .write(true)
         .create(true)
         .truncate(true)
-        .mode(0o666)
-        .open(&trial)?;
-    file.write_all(data)?;
+        .open(&trial)
+        .map_err(at(&trial))?;
+    file.write_all(data).map_err(at(&trial))?;
     drop(file);
     match fs::hard_link(&trial, target) {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-            fs::remove_file(target)?;
-            fs::hard_link(&trial, target).or_else(|_| fs::copy(&trial, target).map(|_| ()))
+            fs::remove_file(target).map_err(at(target))?;
+            fs::hard_link(&trial, target)
+                .or_else(|_| fs::copy(&trial, target).map(|_| ()))
+                .map_err(at(target))
         }
-        Err(_) => fs::copy(&trial, target).map(|_| ()),
+        Err(_) => fs::copy(&trial, target).map(|_| ()).map_err(at(target)),
     }
 }

@@ -263,6 +263,11 @@ impl<'de> Visitor<'de> for JsonVisitor {
         Ok(i64::try_from(u).map_or(Json::UInt(u), Json::Int))
     }
     fn visit_f64<E: de::Error>(self, f: f64) -> Result<Json<'de>, E> {
+        // serde_json reads `-0` as the float -0.0 where orjson reads the integer 0: such a line is the
+        // Python builder's (the writers refuse -0.0 anyway).
+        if f == 0.0 && f.is_sign_negative() {
+            return Err(E::custom("a negative zero"));
+        }
         Ok(Json::Float(f))
     }
     fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Json<'de>, E> {

@@ -4,6 +4,7 @@
 //! `EvalRunItems` and `write_trajectory` are the end of `eval run`: one results log line's document,
 //! index line and fields, and its two trajectory files.
 
+use super::errors::os_error_at;
 use super::json::value_to_py;
 use crate::atif::eval_run::{write_trajectory as write_files, RunRecord};
 use crate::atif::{check_bytes, check_file, AtifError, FileCheck, Summary};
@@ -246,5 +247,5 @@ impl EvalRunItems {
 fn write_trajectory(py: Python<'_>, trial_dir: &str, target: &str, data: &[u8]) -> PyResult<()> {
     let (trial_dir, target) = (Path::new(trial_dir), Path::new(target));
     py.detach(|| write_files(trial_dir, target, data))
-        .map_err(|e| CoreError::io(trial_dir, e).into())
+        .map_err(|(path, e)| os_error_at(py, &path, e))
 }

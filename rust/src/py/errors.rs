@@ -36,6 +36,22 @@ fn io_error(kind: ErrorKind, message: String) -> PyErr {
     }
 }
 
+/// The `OSError` Python's own `os` calls raise for `err` on `path`: `OSError(errno, strerror, path)`,
+/// which Python turns into its subclass (`IsADirectoryError`, `FileNotFoundError`...) with `errno` and
+/// `filename` set; an error without an errno as `CoreError::io` maps it.
+pub fn os_error_at(py: Python<'_>, path: &std::path::Path, err: std::io::Error) -> PyErr {
+    let Some(code) = err.raw_os_error() else {
+        return CoreError::io(path, err).into();
+    };
+    match py
+        .import("os")
+        .and_then(|os| os.call_method1("strerror", (code,)))
+    {
+        Ok(text) => PyOSError::new_err((code, text.unbind(), path.display().to_string())),
+        Err(e) => e,
+    }
+}
+
 /// A dataset error: the I/O kinds as builtin errors, the rest as `Dataset*Error(path=, line=, ...)`.
 fn dataset_error(py: Python<'_>, err: &DatasetError, message: String) -> PyResult<PyErr> {
     let class_name = match err.kind {

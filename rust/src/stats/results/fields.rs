@@ -19,7 +19,21 @@ pub fn project_object(line: &[u8], fields: &[String]) -> Option<Vec<(usize, Valu
     let mut de = serde_json::Deserializer::from_str(line);
     let found = Projection { fields }.deserialize(&mut de).ok()?;
     de.end().ok()?;
+    // serde_json reads `-0` as the float -0.0 where orjson reads the integer 0: the caller's reader
+    // tells them apart.
+    if found.iter().any(|(_, value)| has_negative_zero(value)) {
+        return None;
+    }
     Some(found)
+}
+
+fn has_negative_zero(value: &Value) -> bool {
+    match value {
+        Value::Number(n) => n.as_f64().is_some_and(|f| f == 0.0 && f.is_sign_negative()),
+        Value::Array(items) => items.iter().any(has_negative_zero),
+        Value::Object(map) => map.values().any(has_negative_zero),
+        _ => false,
+    }
 }
 
 struct Projection<'f> {
