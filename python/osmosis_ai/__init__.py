@@ -8,6 +8,14 @@ import *`` works on the base install: ``report`` and ``compare`` (the ``report``
 
 from __future__ import annotations
 
+import os as _os
+
+# The Rust core allocates through mimalloc, which by default commits its arenas eagerly on a system that
+# overcommits: the first pass over a 10k-line results log then left 8 MiB more resident (15 MiB at 100k
+# lines), and the core's first allocations 4 MiB. Committed on demand instead. Read once, when the core
+# loads; a value the user set is kept.
+_os.environ.setdefault("MIMALLOC_ARENA_EAGER_COMMIT", "0")
+
 from osmosis_ai._compat import install as _install_established_paths
 from osmosis_ai._lazy import load_attribute
 from osmosis_ai.errors import (
