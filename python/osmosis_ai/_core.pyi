@@ -229,7 +229,7 @@ class LogRecordFields:
     def __iter__(self) -> LogRecordFields: ...
     def __next__(self) -> tuple[int, dict[str, Any] | bytes]: ...
 
-def latest_run_offsets(path: str) -> tuple[bytes, bytes] | None:
+def latest_run_offsets(path: str, runs_per_row: int | None = None) -> tuple[bytes, bytes] | None:
     """A results log's line 1 and where the latest line of each (row, run) starts, in row then run order,
     packed as native 64-bit integers; None when a record line does not begin as the engine writes it
     (``{"row_key":"...","row_index":R,"run_index":K,``) or an index is negative. Raises ``OSError``."""

@@ -18,7 +18,7 @@ CONFIG = {"model": "openai/x", "eval_fns": ["a:f"]}
 
 def _python_pass(path: Path, runs_per_row: int | None) -> list:
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(results_log, "latest_run_offsets", lambda _path: None)
+        patch.setattr(results_log, "latest_run_offsets", lambda *_: None)
         base, lines = latest_run_lines(path, runs_per_row)
         return [base, *lines]
 

@@ -193,7 +193,7 @@ def latest_run_starts(path: Path, runs_per_row: int | None = None) -> tuple[int,
     """What the log's indices count from, and where the latest line of each (row, run) starts, in row then
     run order (blank lines may come first): the first pass of :func:`iter_latest_runs`, in Rust for a log
     the engine wrote."""
-    found = latest_run_offsets(path)
+    found = latest_run_offsets(path, runs_per_row)
     if found is not None:
         header, offsets = found
         base = _header_base(path, _parsed(path, 1, header))

@@ -74,15 +74,20 @@ def log_record_fields(path: str | os.PathLike[str], fields: Iterable[str]) -> It
     return iter(_core.LogRecordFields(os.fspath(path), list(fields)))
 
 
-def latest_run_offsets(path: str | os.PathLike[str]) -> tuple[bytes, memoryview] | None:
+def latest_run_offsets(
+    path: str | os.PathLike[str], runs_per_row: int | None = None
+) -> tuple[bytes, memoryview] | None:
     """A results log's line 1 and where the latest line of each (row, run) starts (row then run order,
     64-bit integers), read in Rust, or None when a record line is not in the form the engine writes (read
-    that log in Python). A last line without a newline is not read.
+    that log in Python). A last line without a newline is not read. ``runs_per_row`` (the runs each row
+    was given) keeps the pass at 8 bytes a run.
 
     Raises:
         OSError: The file cannot be opened or read (the message names it).
     """
-    found = _core.latest_run_offsets(os.fspath(path))
+    if runs_per_row is not None and not 0 < runs_per_row < 1 << 32:
+        runs_per_row = None  # outside the flat layout's shape: every line kept and sorted
+    found = _core.latest_run_offsets(os.fspath(path), runs_per_row)
     if found is None:
         return None
     header, starts = found

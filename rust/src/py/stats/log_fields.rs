@@ -107,12 +107,14 @@ impl LogRecordFields {
 /// line of each (row, run) starts, in row then run order; None when a line is not in the engine's form
 /// (Python's pass reads that log). Reads without the GIL.
 #[pyfunction]
+#[pyo3(signature = (path, runs_per_row=None))]
 pub fn latest_run_offsets<'py>(
     py: Python<'py>,
     path: PathBuf,
+    runs_per_row: Option<u32>,
 ) -> PyResult<Option<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)>> {
     let found = py
-        .detach(|| latest_lines(&path))
+        .detach(|| latest_lines(&path, runs_per_row))
         .map_err(|e| CoreError::io(&path, e))?;
     Ok(found.map(|found| {
         let starts: Vec<u8> = found.offsets.iter().flat_map(|o| o.to_ne_bytes()).collect();

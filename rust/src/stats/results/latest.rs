@@ -45,12 +45,89 @@ fn blank(line: &[u8]) -> bool {
     line.iter().all(|b| b" \t\n\r\x0b\x0c".contains(b))
 }
 
-/// Reads the log at `path` (see the module documentation).
-pub fn latest_lines(path: &Path) -> io::Result<Option<LatestLines>> {
+/// Where the latest line of each (row, run) starts. With the runs each row was given, 8 bytes a run in
+/// a flat vector indexed by `row * runs_per_row + run` (in order as it stands, nothing to sort: a
+/// run's memory stays flat with the log, as Python's pass keeps it); past that shape, every line's
+/// `(row, run, start)`, sorted at the end.
+struct Starts {
+    per_row: u64,
+    flat: Option<Vec<u64>>,
+    lines: u64,
+    found: Vec<(i64, i64, u64)>,
+}
+
+const EMPTY: u64 = u64::MAX;
+
+impl Starts {
+    fn new(runs_per_row: Option<u32>) -> Self {
+        let per_row = u64::from(runs_per_row.unwrap_or(0));
+        let flat = (per_row > 0).then(Vec::new);
+        Starts {
+            per_row,
+            flat,
+            lines: 0,
+            found: Vec::new(),
+        }
+    }
+
+    fn set(&mut self, row: i64, run: i64, start: u64) {
+        self.lines += 1;
+        if let Some(flat) = self.flat.as_mut() {
+            let slot = (row as u64)
+                .checked_mul(self.per_row)
+                .and_then(|s| s.checked_add(run as u64))
+                .filter(|_| (run as u64) < self.per_row);
+            // A slot far past the lines read so far (a hand-numbered log) would size the vector by it.
+            let bound = (self.lines + 1024).saturating_mul(2 * self.per_row);
+            if let Some(slot) = slot.filter(|&s| s < bound) {
+                let slot = slot as usize;
+                if slot >= flat.len() {
+                    let len = (slot + 1).max(2 * flat.len());
+                    flat.resize(len, EMPTY);
+                }
+                flat[slot] = start;
+                return;
+            }
+            let per_row = self.per_row;
+            for (slot, &offset) in flat.iter().enumerate() {
+                if offset != EMPTY {
+                    let slot = slot as u64;
+                    self.found
+                        .push(((slot / per_row) as i64, (slot % per_row) as i64, offset));
+                }
+            }
+            self.flat = None;
+        }
+        self.found.push((row, run, start));
+    }
+
+    fn ordered(mut self) -> Vec<u64> {
+        if let Some(flat) = self.flat {
+            return flat.into_iter().filter(|&o| o != EMPTY).collect();
+        }
+        // Stable: of the lines of one (row, run), the file's last comes last and is the one kept.
+        let found = &mut self.found;
+        found.sort_by_key(|&(row, run, _)| (row, run));
+        let mut offsets: Vec<u64> = Vec::with_capacity(found.len());
+        for (i, &(row, run, offset)) in found.iter().enumerate() {
+            let superseded = found
+                .get(i + 1)
+                .is_some_and(|&(r, k, _)| (r, k) == (row, run));
+            if !superseded {
+                offsets.push(offset);
+            }
+        }
+        offsets
+    }
+}
+
+/// Reads the log at `path` (see the module documentation); `runs_per_row`, the runs each row was
+/// given, keeps the pass's memory at 8 bytes a run.
+pub fn latest_lines(path: &Path, runs_per_row: Option<u32>) -> io::Result<Option<LatestLines>> {
     let mut reader = BufReader::with_capacity(1 << 16, File::open(path)?);
     let mut line = Vec::with_capacity(4096);
     let mut header = None;
-    let mut found: Vec<(i64, i64, u64)> = Vec::new();
+    let mut starts = Starts::new(runs_per_row);
     let (mut start, mut end) = (0u64, 0u64);
     loop {
         line.clear();
@@ -67,7 +144,7 @@ pub fn latest_lines(path: &Path) -> io::Result<Option<LatestLines>> {
         } else if !blank(&line) {
             match head(&line) {
                 Some((row, run)) if row >= 0 && (0..1 << 32).contains(&run) => {
-                    found.push((row, run, start))
+                    starts.set(row, run, start)
                 }
                 _ => return Ok(None),
             }
@@ -79,18 +156,10 @@ pub fn latest_lines(path: &Path) -> io::Result<Option<LatestLines>> {
     let Some(header) = header else {
         return Ok(None);
     };
-    // Stable: of the lines of one (row, run), the file's last comes last and is the one kept.
-    found.sort_by_key(|&(row, run, _)| (row, run));
-    let mut offsets: Vec<u64> = Vec::with_capacity(found.len());
-    for (i, &(row, run, offset)) in found.iter().enumerate() {
-        let superseded = found
-            .get(i + 1)
-            .is_some_and(|&(r, k, _)| (r, k) == (row, run));
-        if !superseded {
-            offsets.push(offset);
-        }
-    }
-    Ok(Some(LatestLines { header, offsets }))
+    Ok(Some(LatestLines {
+        header,
+        offsets: starts.ordered(),
+    }))
 }
 
 /// Reads the lines at the starts [`latest_lines`] found (the second pass), mostly in file order.
@@ -178,7 +247,11 @@ mod tests {
             "{\"row_key\":\"k\",\"row_in".to_string(),
         ];
         std::fs::write(&path, lines.concat()).unwrap();
-        let found = latest_lines(&path).unwrap().unwrap();
+        let found = latest_lines(&path, None).unwrap().unwrap();
+        for per_row in [1, 2, 3] {
+            let flat = latest_lines(&path, Some(per_row)).unwrap().unwrap();
+            assert_eq!(flat.offsets, found.offsets);
+        }
         let starts: Vec<u64> = lines
             .iter()
             .scan(0, |at, l| {
@@ -206,7 +279,7 @@ mod tests {
             [lines[0].as_str(), "{\"row_index\":0,\"run_index\":0}\n"].concat(),
         )
         .unwrap();
-        assert!(latest_lines(&path).unwrap().is_none());
+        assert!(latest_lines(&path, None).unwrap().is_none());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
