@@ -9,8 +9,35 @@ use std::io::Write;
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
+/// How a writer separates items and which text it escapes.
+struct Style {
+    item: &'static [u8],
+    key: &'static [u8],
+    ascii: bool,
+}
+
+const COMPACT: Style = Style {
+    item: b",",
+    key: b":",
+    ascii: false,
+};
+const SPACED_ASCII: Style = Style {
+    item: b", ",
+    key: b": ",
+    ascii: true,
+};
+
 /// `value` as `orjson.dumps(value)`: no spaces, UTF-8 text, only `"`, `\` and control characters escaped.
 pub fn compact(value: &Json<'_>, out: &mut Vec<u8>) -> bool {
+    write_value(value, out, &COMPACT)
+}
+
+/// `value` as `json.dumps(value)`: `", "` and `": "` between items, everything past ASCII `~` escaped.
+pub fn spaced_ascii(value: &Json<'_>, out: &mut Vec<u8>) -> bool {
+    write_value(value, out, &SPACED_ASCII)
+}
+
+fn write_value(value: &Json<'_>, out: &mut Vec<u8>, style: &Style) -> bool {
     match value.resolved() {
         Json::Null => out.extend_from_slice(b"null"),
         Json::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
@@ -21,15 +48,15 @@ pub fn compact(value: &Json<'_>, out: &mut Vec<u8>) -> bool {
             let _ = write!(out, "{u}");
         }
         Json::Float(f) => return float(*f, out),
-        Json::Str(s) => string(s, out, false),
-        Json::Ref(target) => return compact(target, out),
+        Json::Str(s) => string(s, out, style.ascii),
+        Json::Ref(target) => return write_value(target, out, style),
         Json::Array(items) => {
             out.push(b'[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push(b',');
+                    out.extend_from_slice(style.item);
                 }
-                if !compact(item, out) {
+                if !write_value(item, out, style) {
                     return false;
                 }
             }
@@ -39,51 +66,16 @@ pub fn compact(value: &Json<'_>, out: &mut Vec<u8>) -> bool {
             out.push(b'{');
             for (i, (key, item)) in map.iter().enumerate() {
                 if i > 0 {
-                    out.push(b',');
+                    out.extend_from_slice(style.item);
                 }
-                string(key, out, false);
-                out.push(b':');
-                if !compact(item, out) {
+                string(key, out, style.ascii);
+                out.extend_from_slice(style.key);
+                if !write_value(item, out, style) {
                     return false;
                 }
             }
             out.push(b'}');
         }
-    }
-    true
-}
-
-/// `value` as `json.dumps(value)`: `", "` and `": "` between items, everything past ASCII `~` escaped.
-pub fn spaced_ascii(value: &Json<'_>, out: &mut Vec<u8>) -> bool {
-    match value.resolved() {
-        Json::Array(items) => {
-            out.push(b'[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.extend_from_slice(b", ");
-                }
-                if !spaced_ascii(item, out) {
-                    return false;
-                }
-            }
-            out.push(b']');
-        }
-        Json::Object(map) => {
-            out.push(b'{');
-            for (i, (key, item)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.extend_from_slice(b", ");
-                }
-                string(key, out, true);
-                out.extend_from_slice(b": ");
-                if !spaced_ascii(item, out) {
-                    return false;
-                }
-            }
-            out.push(b'}');
-        }
-        Json::Str(s) => string(s, out, true),
-        other => return compact(other, out),
     }
     true
 }
