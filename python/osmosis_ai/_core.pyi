@@ -10,6 +10,7 @@ __all__ = [
     "ROW_OUTCOMES",
     "RUN_OUTCOMES",
     "DatasetBatches",
+    "EvalOutputRows",
     "EvalRunItems",
     "LogRecordFields",
     "SecretMasker",
@@ -405,3 +406,18 @@ def check_atif_files(paths: list[str]) -> list[tuple[str, Any, Any, Any]]:
     :func:`check_atif` gives, or ``("unreadable", kind, message, None)`` with kind ``not_found``,
     ``permission_denied``, ``is_a_directory`` or ``other``.
     """
+
+@final
+class EvalOutputRows:
+    """The text of the ``rows`` list of ``osmosis eval``'s ``-o`` file, laid out from its results log (line
+    1, the header, is skipped: numbered from 0) as ``osmosis_ai.eval.summary.iter_rows`` and
+    ``json_block`` would: bytes of whole rows, each after its separator (``[\n    `` before the first,
+    ``,\n    `` before the others), four spaces deeper. ``None`` (and nothing after it) when a record
+    cannot be written byte for byte that way; ``rows`` counts the rows given so far. Raises ``OSError``
+    when the file cannot be read."""
+
+    def __new__(cls, path: str, runs_per_row: int, with_tags: bool) -> EvalOutputRows: ...
+    def __iter__(self) -> EvalOutputRows: ...
+    def __next__(self) -> bytes | None: ...
+    @property
+    def rows(self) -> int: ...

@@ -29,6 +29,7 @@ from osmosis_ai.redact import redact, redact_bytes
 
 __all__ = [
     "STDOUT",
+    "LaidOutList",
     "check_output_file",
     "check_output_path",
     "fsync_dir",
@@ -263,6 +264,17 @@ class _Streamed:
         self.items = items
 
 
+class LaidOutList:
+    """A member's list whose text the caller made as :func:`write_json_streamed` lays out a list's items:
+    ``pieces`` holds whole items, each after its separator (``[\n    `` before the first, ``,\n    ``
+    before the others) and four spaces deeper than :func:`json_block` puts it; ``count()``, asked once the
+    pieces are written, says how many items they held."""
+
+    def __init__(self, pieces: Iterable[bytes], count: Callable[[], int]) -> None:
+        self.pieces = pieces
+        self.count = count
+
+
 def _object_pieces(members: Iterable[tuple[str, Any]], ensure_ascii: bool) -> Iterator[bytes]:
     """The UTF-8 text of ``{name: value, ...}`` as :func:`json_block` lays it out, in pieces: each member,
     and each item of a member's list (or :class:`_Streamed` items) on its own, so no piece is the document."""
@@ -271,6 +283,10 @@ def _object_pieces(members: Iterable[tuple[str, Any]], ensure_ascii: bool) -> It
     for name, value in members:
         yield (b"\n  " if empty else b",\n  ") + _json_bytes(name, ensure_ascii) + b": "
         empty = False
+        if isinstance(value, LaidOutList):
+            yield from value.pieces
+            yield b"\n  ]" if value.count() else b"[]"
+            continue
         if not isinstance(value, list | tuple | _Streamed):
             yield _json_bytes(value, ensure_ascii).replace(b"\n", b"\n  ")
             continue
@@ -322,14 +338,14 @@ def write_json_streamed(
     path: PathLike,
     head: Mapping[str, Any],
     key: str,
-    items: Iterable[Any],
+    items: Iterable[Any] | LaidOutList,
     tail: Callable[[], Mapping[str, Any]],
     *,
     ensure_ascii: bool = True,
 ) -> None:
     """Writes ``{**head, key: [*items], **tail()}`` as :func:`write_json_atomic` does, holding one item at a
-    time: ``items`` may stream from a log, and ``tail`` is asked for once they are written, so what it says
-    may be counted as they pass.
+    time: ``items`` may stream from a log (or be a :class:`LaidOutList`, written as it is), and ``tail`` is
+    asked for once they are written, so what it says may be counted as they pass.
 
     Example:
         >>> write_json_streamed(out, {"total": 2}, "rows", iter([{"i": 0}, {"i": 1}]), dict)  # doctest: +SKIP
@@ -337,7 +353,7 @@ def write_json_streamed(
 
     def members() -> Iterator[tuple[str, Any]]:
         yield from head.items()
-        yield key, _Streamed(items)
+        yield key, items if isinstance(items, LaidOutList) else _Streamed(items)
         yield from tail().items()
 
     _write_pieces(path, _object_pieces(members(), ensure_ascii))

@@ -3,6 +3,11 @@
 import random
 from pathlib import Path
 
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from osmosis_ai.eval.summary import iter_rows
 from osmosis_ai.runs.log import ResultsLog
 
@@ -61,3 +66,107 @@ def test_a_long_log_streams_every_row_once(tmp_path: Path) -> None:
     rows = list(iter_rows(path, runs_per_row=2, with_tags=False))
     assert sorted(r["row_index"] for r in rows) == list(range(3000))
     assert all([run["run_index"] for run in r["runs"]] == [0, 1] for r in rows)
+
+
+# The core lays the rows of an `-o` file out from the log; byte for byte what the Python rows and
+# json_block write, or handed back (and then written the Python way) where it cannot be.
+_TEXT = st.text(alphabet=st.sampled_from(["a", "é", "😀", "\n", '"', "\\", "\x01", "\x7f", " ", "中"]), max_size=8)
+_FLOAT = st.one_of(
+    st.sampled_from([0.0, 1.0, 0.5, 1e-4, 1e-5, 123456.789, 1e15, 1e16, 2.5e-7]),
+    st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_infinity=False),
+)
+_SCALAR = st.one_of(st.none(), st.booleans(), st.integers(-(2**40), 2**40), _FLOAT, _TEXT)
+_VALUE = st.recursive(
+    _SCALAR,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(_TEXT, inner, max_size=3)),
+    max_leaves=6,
+)
+_MISSING = object()
+
+
+@st.composite
+def _records(draw: st.DrawFn) -> dict:
+    record = {
+        "row_key": "k",
+        "row_index": draw(st.integers(0, 5)),
+        "run_index": draw(st.integers(0, 2)),
+        "model_tag": draw(st.sampled_from(["", "b", "primary", None, _MISSING])),
+        "success": draw(st.booleans()),
+        "scores": draw(st.one_of(st.none(), st.dictionaries(_TEXT, _FLOAT, max_size=2), _VALUE)),
+        "error": draw(st.one_of(st.none(), _TEXT)),
+        "eval_errors": draw(st.one_of(st.just(_MISSING), st.none(), st.dictionaries(_TEXT, _TEXT, max_size=2))),
+        "final_messages": [{"role": "user", "content": "x" * 30}],
+        "duration_ms": draw(st.one_of(st.just(_MISSING), _FLOAT, st.none())),
+        "tokens": draw(st.one_of(st.just(_MISSING), st.integers(0, 10**6), _VALUE)),
+    }
+    return {key: value for key, value in record.items() if value is not _MISSING}
+
+
+def _both_ways(tmp_path: Path, lines: list[bytes], runs_per_row: int, with_tags: bool) -> tuple[bytes, bytes]:
+    from osmosis_ai._files import write_json_streamed
+    from osmosis_ai.eval import summary
+
+    log = tmp_path / "log.jsonl"
+    with ResultsLog.create(log, {"c": 1}):
+        pass
+    with log.open("ab") as handle:
+        handle.write(b"".join(lines))
+    report = summary.EvalReport({}, [], 0, 0, 0, 0, 0, log_path=log, with_tags=with_tags)
+    report.n_runs = runs_per_row
+    head, tail = {"config": {"c": 1}}, {}
+    report.write_json(tmp_path / "fast.json", config={"c": 1}, duration_ms=1.0)
+    write_json_streamed(tmp_path / "python.json", head, "rows", report.rows(), lambda: tail)
+    fast = (tmp_path / "fast.json").read_bytes()
+    python = (tmp_path / "python.json").read_bytes()
+    return fast.split(b'"rows": ', 1)[1], python.split(b'"rows": ', 1)[1]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    records=st.lists(_records(), max_size=12),
+    runs_per_row=st.integers(1, 3),
+    with_tags=st.booleans(),
+    torn=st.booleans(),
+)
+def test_the_core_lays_out_the_rows_byte_for_byte_as_python_writes_them(
+    tmp_path_factory: pytest.TempPathFactory, records: list, runs_per_row: int, with_tags: bool, torn: bool
+) -> None:
+    tmp_path = tmp_path_factory.mktemp("rows")
+    lines = [orjson.dumps(record) + b"\n" for record in records]
+    if torn and lines:
+        lines[-1] = lines[-1][:-5]
+    fast, python = _both_ways(tmp_path, lines, runs_per_row, with_tags)
+    assert fast == python
+
+
+def test_the_core_writes_an_engine_log_without_handing_it_back(tmp_path: Path) -> None:
+    from osmosis_ai.eval.summary import _laid_out_rows
+
+    path = tmp_path / "log.jsonl"
+    with ResultsLog.create(path, {"c": 1}) as log:
+        for row in range(50):
+            for run in (1, 0):
+                record = _record(row, run, score=row / 7)
+                record["error"] = "Provider error: é \"quoted\"\n" if row % 5 == 0 else None
+                log.append(record)
+    laid_out = _laid_out_rows(path, 2, False)
+    assert laid_out is not None
+    text = b"".join(laid_out.pieces)  # never None: nothing handed back
+    assert laid_out.count() == 50
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    fast, python = _both_ways(empty, [], 2, False)  # an empty log: "[]" both ways
+    assert fast == python == b"[]\n}\n"
+    assert text.startswith(b"[\n    {\n      \"row_index\": 0,")
+
+
+def test_odd_lines_are_handed_back_and_written_the_python_way(tmp_path: Path) -> None:
+    good = orjson.dumps(_record(0, 0)) + b"\n"
+    for odd in [b"\n", b"   \n", b'{"row_index": 1.0, "run_index": 0, "success": true}\n',
+                b'{"row_index": 1, "run_index": 0, "success": true, "scores": {"f": -0.0}}\n',
+                b'{"row_index": 1, "run_index": 0, "success": true, "tokens": -0}\n',
+                b'{"row_index": 1, "run_index": 0, "success": true, "model_tag": 5}\n']:  # fmt: skip
+        folder = tmp_path / str(abs(hash(odd)))
+        folder.mkdir()
+        fast, python = _both_ways(folder, [good, odd, good], 1, True)
+        assert fast == python, odd

@@ -18,11 +18,16 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+import orjson
 
 from osmosis_ai.results import FunctionResult, ModelResult, ResultSummary, ResultWarning, read_results
-from osmosis_ai.runs.log import iter_runs
-from osmosis_ai.stats import DEFAULT_KS
+from osmosis_ai.runs.log import LOG_FORMATS, iter_runs
+from osmosis_ai.stats import DEFAULT_KS, log_index_base
+
+if TYPE_CHECKING:
+    from osmosis_ai._files import LaidOutList
 
 __all__ = ["EvalReport", "build_report", "established_scores", "iter_rows"]
 
@@ -138,7 +143,7 @@ class EvalReport:
         """The ``rows`` of the output JSON, streamed from the log (nothing without one)."""
         if self.log_path is None:
             return iter(())
-        return iter_rows(self.log_path, self.n_runs * max(1, len(self.model_summaries)), self.with_tags)
+        return iter_rows(self.log_path, self._runs_per_row(), self.with_tags)
 
     def to_json(
         self,
@@ -173,8 +178,12 @@ class EvalReport:
         interrupted: bool = False,
     ) -> None:
         """Writes :meth:`to_json`'s document (indented, ASCII) one row at a time, by the ``-o`` rule of
-        :mod:`osmosis_ai._files` (never half a file; ``-`` is standard output; secrets masked)."""
-        from osmosis_ai._files import write_json_streamed
+        :mod:`osmosis_ai._files` (never half a file; ``-`` is standard output; secrets masked).
+
+        The rows of a file are laid out by the core straight from the log (no Python object per run); when
+        it meets a record it cannot write byte for byte as this module would, the file is written again
+        this module's way (the first attempt never appears: an ``-o`` file is renamed into place whole)."""
+        from osmosis_ai._files import STDOUT, write_json_streamed
 
         head = {
             "config": dict(config),
@@ -182,7 +191,18 @@ class EvalReport:
             "summary": self._summary(duration_ms, stopped_early, stop_reason),
         }
         tail = {"model_summaries": self.model_summaries} if self.model_summaries else {}
+        if self.log_path is not None and str(path) != STDOUT:
+            laid_out = _laid_out_rows(self.log_path, self._runs_per_row(), self.with_tags)
+            if laid_out is not None:
+                try:
+                    write_json_streamed(path, head, "rows", laid_out, lambda: tail)
+                    return
+                except _Unrendered:
+                    pass
         write_json_streamed(path, head, "rows", self.rows(), lambda: tail)
+
+    def _runs_per_row(self) -> int:
+        return self.n_runs * max(1, len(self.model_summaries))
 
 
 # What iter_rows reads of a record (the rest, most of all its conversation, is never built).
@@ -214,6 +234,36 @@ def _public_run(record: Mapping[str, Any], with_tag: bool) -> dict[str, Any]:
     if with_tag:
         run["model_tag"] = record.get("model_tag") or _PRIMARY
     return run
+
+
+class _Unrendered(Exception):
+    """The core met a record it cannot lay out as :func:`iter_rows` and ``json_block`` would."""
+
+
+def _laid_out_rows(log_path: Path, runs_per_row: int, with_tags: bool) -> LaidOutList | None:
+    """:func:`iter_rows`'s rows as the ``-o`` file's text, laid out by the core (``osmosis_ai._core.
+    EvalOutputRows``); None when the log is not numbered from 0. Reading the pieces raises
+    :class:`_Unrendered` at a record the core hands back."""
+    from osmosis_ai._core import EvalOutputRows
+    from osmosis_ai._files import LaidOutList
+
+    with log_path.open("rb") as handle:
+        first = handle.readline()
+    try:
+        header = orjson.loads(first)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(header, dict) or header.get("format") not in LOG_FORMATS or log_index_base(header):
+        return None
+    rows = EvalOutputRows(str(log_path), runs_per_row, with_tags)
+
+    def pieces() -> Iterator[bytes]:
+        for piece in rows:
+            if piece is None:
+                raise _Unrendered
+            yield piece
+
+    return LaidOutList(pieces(), lambda: rows.rows)
 
 
 def iter_rows(log_path: Path, runs_per_row: int, with_tags: bool) -> Iterator[dict[str, Any]]:

@@ -1,6 +1,6 @@
 //! JSON text exactly as the Python writers of the run files put it: [`compact`] as `orjson.dumps` writes a
 //! trajectory document, [`spaced_ascii`] as `json.dumps` (default separators, ASCII escapes) writes an
-//! index row. Both refuse (return `false`, having written part of the value) what they cannot write
+//! index row, [`indented_ascii`] as `osmosis_ai._files.json_block` writes an `-o` file's value. All refuse (return `false`, having written part of the value) what they cannot write
 //! byte for byte as those writers would: a float outside `[1e-4, 1e15)` (where `orjson` and Python's
 //! `repr` switch to exponents, each its own way) or `-0.0`, so the caller falls back to the Python writer.
 
@@ -9,35 +9,76 @@ use std::io::Write;
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
-/// How a writer separates items and which text it escapes.
+/// How a writer separates items and which text it escapes; `indent`: each item on its own line, two
+/// spaces deeper than its container (orjson's `OPT_INDENT_2`; an empty container stays `[]` / `{}`).
 struct Style {
     item: &'static [u8],
     key: &'static [u8],
     ascii: bool,
+    indent: bool,
 }
 
 const COMPACT: Style = Style {
     item: b",",
     key: b":",
     ascii: false,
+    indent: false,
 };
 const SPACED_ASCII: Style = Style {
     item: b", ",
     key: b": ",
     ascii: true,
+    indent: false,
+};
+const INDENTED_ASCII: Style = Style {
+    item: b",",
+    key: b": ",
+    ascii: true,
+    indent: true,
 };
 
 /// `value` as `orjson.dumps(value)`: no spaces, UTF-8 text, only `"`, `\` and control characters escaped.
 pub fn compact(value: &Json<'_>, out: &mut Vec<u8>) -> bool {
-    write_value(value, out, &COMPACT)
+    write_value(value, out, &COMPACT, 0)
 }
 
 /// `value` as `json.dumps(value)`: `", "` and `": "` between items, everything past ASCII `~` escaped.
 pub fn spaced_ascii(value: &Json<'_>, out: &mut Vec<u8>) -> bool {
-    write_value(value, out, &SPACED_ASCII)
+    write_value(value, out, &SPACED_ASCII, 0)
 }
 
-fn write_value(value: &Json<'_>, out: &mut Vec<u8>, style: &Style) -> bool {
+/// `value` as `json.dumps(value, indent=2)` with ASCII escapes (`json_block`'s text: orjson's indented
+/// layout, then every character past `~` escaped), as if it were nested `depth` containers deep: its
+/// lines after the first start with `2 * depth` more spaces.
+pub fn indented_ascii(value: &Json<'_>, depth: usize, out: &mut Vec<u8>) -> bool {
+    write_value(value, out, &INDENTED_ASCII, depth)
+}
+
+/// Before an item of a container at `depth` (the item is one deeper): the separator after the previous
+/// one, then, when indenting, a new line.
+fn separate(out: &mut Vec<u8>, style: &Style, first: bool, depth: usize) {
+    if !first {
+        out.extend_from_slice(style.item);
+    }
+    if style.indent {
+        new_line(out, depth + 1);
+    }
+}
+
+fn new_line(out: &mut Vec<u8>, depth: usize) {
+    out.push(b'\n');
+    out.resize(out.len() + 2 * depth, b' ');
+}
+
+/// The closing bracket of a container at `depth` that had items.
+fn close(out: &mut Vec<u8>, style: &Style, depth: usize, bracket: u8) {
+    if style.indent {
+        new_line(out, depth);
+    }
+    out.push(bracket);
+}
+
+fn write_value(value: &Json<'_>, out: &mut Vec<u8>, style: &Style, depth: usize) -> bool {
     match value.resolved() {
         Json::Null => out.extend_from_slice(b"null"),
         Json::Bool(b) => out.extend_from_slice(if *b { b"true" } else { b"false" }),
@@ -49,32 +90,36 @@ fn write_value(value: &Json<'_>, out: &mut Vec<u8>, style: &Style) -> bool {
         }
         Json::Float(f) => return float(*f, out),
         Json::Str(s) => string(s, out, style.ascii),
-        Json::Ref(target) => return write_value(target, out, style),
+        Json::Ref(target) => return write_value(target, out, style, depth),
         Json::Array(items) => {
             out.push(b'[');
             for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.extend_from_slice(style.item);
-                }
-                if !write_value(item, out, style) {
+                separate(out, style, i == 0, depth);
+                if !write_value(item, out, style, depth + 1) {
                     return false;
                 }
             }
-            out.push(b']');
+            if items.is_empty() {
+                out.push(b']');
+            } else {
+                close(out, style, depth, b']');
+            }
         }
         Json::Object(map) => {
             out.push(b'{');
             for (i, (key, item)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.extend_from_slice(style.item);
-                }
+                separate(out, style, i == 0, depth);
                 string(key, out, style.ascii);
                 out.extend_from_slice(style.key);
-                if !write_value(item, out, style) {
+                if !write_value(item, out, style, depth + 1) {
                     return false;
                 }
             }
-            out.push(b'}');
+            if map.is_empty() {
+                out.push(b'}');
+            } else {
+                close(out, style, depth, b'}');
+            }
         }
     }
     true

@@ -9,8 +9,9 @@
 
 mod build;
 pub mod eval_run;
-mod json_text;
-mod json_tree;
+// Also the writer of `eval`'s `-o` rows (`crate::stats::output_rows`).
+pub(crate) mod json_text;
+pub(crate) mod json_tree;
 mod schema;
 mod timestamp;
 

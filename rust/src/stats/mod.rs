@@ -13,6 +13,7 @@ mod estimator;
 mod exact_sum;
 mod mcnemar;
 mod options;
+pub mod output_rows;
 mod results;
 
 pub use advantage::{advantage_sign_changes, advantage_signs, SignChanges};

@@ -5,6 +5,7 @@ mod aggregator;
 mod agreement;
 mod intervals;
 mod log_fields;
+mod output_rows;
 mod packed;
 mod results;
 
@@ -49,6 +50,7 @@ pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add("RUN_OUTCOMES", model::RUN_OUTCOMES.to_vec())?;
     m.add("ROW_OUTCOMES", model::ROW_OUTCOMES.to_vec())?;
+    m.add_class::<output_rows::EvalOutputRows>()?;
     Ok(())
 }
 

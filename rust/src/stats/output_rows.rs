@@ -1,0 +1,254 @@
+//! The `rows` of `osmosis eval`'s `-o` file, laid out straight from its results log: each record's public
+//! run (`osmosis_ai.eval.summary._public_run`) grouped into rows in the order of
+//! `osmosis_ai.eval.summary.iter_rows`, and written as `osmosis_ai._files.write_json_streamed` writes the
+//! items of a list (`json_block`'s indented ASCII text, four spaces deeper), whole rows a piece.
+//!
+//! A record this writer cannot put byte for byte as the Python writer would (a line that is not one JSON
+//! object, a field of an unexpected type, a float past the range both writers agree on) gives
+//! [`Piece::Unrendered`]: the caller then writes the whole file the Python way, which also reports any
+//! error the same way.
+
+use crate::atif::json_text::indented_ascii;
+use crate::atif::json_tree::{Json, Obj};
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::io::{self, BufRead};
+
+/// About how much text a piece holds (whole rows: a piece never ends inside a value).
+const PIECE: usize = 1 << 16;
+
+/// One step of the writer.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Piece {
+    /// The next rows' text: each row's separator (`[\n    ` before the first, `,\n    ` before the
+    /// others) and the row.
+    Text(Vec<u8>),
+    /// Every row is written.
+    End,
+    /// A record the writer cannot write as the Python writer would; nothing more comes.
+    Unrendered,
+}
+
+/// A run's key in its row: `(model_tag or "", run_index)`, sorted as Python sorts the tuples.
+type RunKey = (String, i64);
+
+/// The writer over a results log's lines (line 1, the header, is skipped: the caller checked it).
+pub struct OutputRows<R: BufRead> {
+    reader: R,
+    runs_per_row: usize,
+    with_tags: bool,
+    /// Rows mentioned and not yet written, each run's text by its key.
+    pending: HashMap<i64, BTreeMap<RunKey, Vec<u8>>>,
+    /// The rows of `pending` in the order the log first mentions them.
+    order: VecDeque<i64>,
+    line: Vec<u8>,
+    line_no: usize,
+    read_all: bool,
+    stopped: bool,
+    /// Rows written so far.
+    pub rows: usize,
+}
+
+impl<R: BufRead> OutputRows<R> {
+    pub fn new(reader: R, runs_per_row: usize, with_tags: bool) -> Self {
+        OutputRows {
+            reader,
+            runs_per_row,
+            with_tags,
+            pending: HashMap::new(),
+            order: VecDeque::new(),
+            line: Vec::with_capacity(4096),
+            line_no: 0,
+            read_all: false,
+            stopped: false,
+            rows: 0,
+        }
+    }
+
+    /// The next piece of the list's text.
+    pub fn next_piece(&mut self) -> io::Result<Piece> {
+        if self.stopped {
+            return Ok(Piece::End);
+        }
+        let mut out = Vec::with_capacity(PIECE + 4096);
+        while out.len() < PIECE {
+            if self.read_all {
+                match self.order.pop_front() {
+                    Some(index) => self.write_row(index, &mut out),
+                    None => break,
+                }
+                continue;
+            }
+            self.line.clear();
+            self.reader.read_until(b'\n', &mut self.line)?;
+            if self.line.last() != Some(&b'\n') {
+                self.read_all = true; // the end, or a line a crash cut short (never read)
+                continue;
+            }
+            self.line_no += 1;
+            // Python's bytes.isspace: \x0b and \x0c are blank too.
+            if self.line_no == 1 || self.line.iter().all(|b| b" \t\n\r\x0b\x0c".contains(b)) {
+                continue;
+            }
+            if !self.take_line(&mut out) {
+                self.stopped = true;
+                return Ok(Piece::Unrendered);
+            }
+        }
+        if out.is_empty() {
+            self.stopped = true;
+            return Ok(Piece::End);
+        }
+        Ok(Piece::Text(out))
+    }
+
+    /// Adds the current line's run; writes the rows it completes. False when it cannot be written.
+    fn take_line(&mut self, out: &mut Vec<u8>) -> bool {
+        let Some((row, key, text)) = self.public_run() else {
+            return false;
+        };
+        if !self.pending.contains_key(&row) {
+            self.order.push_back(row);
+        }
+        let runs = self.pending.entry(row).or_default();
+        runs.insert(key, text);
+        let complete = runs.len() >= self.runs_per_row;
+        if !complete || self.order.front() != Some(&row) {
+            return true; // the oldest row still waits (this one is another, or incomplete)
+        }
+        while let Some(&oldest) = self.order.front() {
+            if self.pending[&oldest].len() < self.runs_per_row {
+                break;
+            }
+            self.order.pop_front();
+            self.write_row(oldest, out);
+        }
+        true
+    }
+
+    /// The line's row index, run key and public run text (four levels deep), or None.
+    fn public_run(&self) -> Option<(i64, RunKey, Vec<u8>)> {
+        let text = simdutf8::basic::from_utf8(&self.line).ok()?;
+        let Json::Object(record) = Json::parse(text)? else {
+            return None;
+        };
+        let row = record.get("row_index")?.as_i64()?;
+        let run_index = record.get("run_index")?;
+        let tag = match record.get("model_tag") {
+            Some(tag) if tag.truthy() => tag.as_str()?,
+            _ => "",
+        };
+        let key = (tag.to_string(), run_index.as_i64()?);
+        let zero_ms = Json::Float(0.0);
+        let zero_tokens = Json::Int(0);
+        let no_scores = Json::Object(Obj::new());
+        let primary = Json::from("primary");
+        let mut run = Obj::new();
+        run.insert("run_index", Json::Ref(run_index));
+        run.insert("success", Json::Ref(record.get("success")?));
+        let scores = record.get("scores").filter(|s| s.truthy());
+        run.insert("scores", Json::Ref(scores.unwrap_or(&no_scores)));
+        let duration = record.get("duration_ms").unwrap_or(&zero_ms);
+        run.insert("duration_ms", Json::Ref(duration));
+        let tokens = record.get("tokens").unwrap_or(&zero_tokens);
+        run.insert("tokens", Json::Ref(tokens));
+        for name in ["error", "eval_errors"] {
+            if let Some(value) = record.get(name).filter(|v| v.truthy()) {
+                run.insert(name, Json::Ref(value));
+            }
+        }
+        if self.with_tags {
+            let tag = record.get("model_tag").filter(|t| t.truthy());
+            run.insert("model_tag", Json::Ref(tag.unwrap_or(&primary)));
+        }
+        let mut out = Vec::with_capacity(256);
+        indented_ascii(&Json::Object(run), 4, &mut out).then_some((row, key, out))
+    }
+
+    /// `{"row_index": index, "runs": [...]}` two levels deep, after its separator in the list.
+    fn write_row(&mut self, index: i64, out: &mut Vec<u8>) {
+        let runs = self.pending.remove(&index).unwrap_or_default();
+        out.extend_from_slice(if self.rows == 0 { b"[" } else { b"," });
+        self.rows += 1;
+        new_line(out, 2);
+        out.push(b'{');
+        new_line(out, 3);
+        out.extend_from_slice(format!("\"row_index\": {index},").as_bytes());
+        new_line(out, 3);
+        out.extend_from_slice(b"\"runs\": [");
+        // One run is written as it is; several in the order of their keys (BTreeMap's order).
+        for (i, text) in runs.values().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            new_line(out, 4);
+            out.extend_from_slice(text);
+        }
+        new_line(out, 3);
+        out.push(b']');
+        new_line(out, 2);
+        out.push(b'}');
+    }
+}
+
+fn new_line(out: &mut Vec<u8>, depth: usize) {
+    out.push(b'\n');
+    out.resize(out.len() + 2 * depth, b' ');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{OutputRows, Piece};
+
+    fn pieces(log: &str, runs_per_row: usize, with_tags: bool) -> (String, usize) {
+        let mut rows = OutputRows::new(log.as_bytes(), runs_per_row, with_tags);
+        let mut text = String::new();
+        loop {
+            match rows.next_piece().unwrap() {
+                Piece::Text(t) => text.push_str(std::str::from_utf8(&t).unwrap()),
+                Piece::End => return (text, rows.rows),
+                Piece::Unrendered => return ("UNRENDERED".into(), rows.rows),
+            }
+        }
+    }
+
+    #[test]
+    fn rows_in_first_mention_order_runs_sorted() {
+        let log = concat!(
+            "{\"format\":\"osmosis-results/1\"}\n",
+            "{\"row_index\":1,\"run_index\":1,\"success\":true,\"scores\":{\"f\":1.0},\"duration_ms\":2.5,\"tokens\":3}\n",
+            "\n",
+            "{\"row_index\":0,\"run_index\":0,\"success\":false,\"scores\":null,\"error\":\"bad \\u00e9\"}\n",
+            "{\"row_index\":1,\"run_index\":0,\"success\":true,\"scores\":{},\"eval_errors\":{}}\n",
+            "{\"row_index\":2,\"run_index\":0,\"success\":true}",
+        );
+        let (text, rows) = pieces(log, 2, false);
+        assert_eq!(rows, 2); // the torn last line is never read
+        let expected = concat!(
+            "[\n    {\n      \"row_index\": 1,\n      \"runs\": [\n",
+            "        {\n          \"run_index\": 0,\n          \"success\": true,\n          \"scores\": {},\n",
+            "          \"duration_ms\": 0.0,\n          \"tokens\": 0\n        },\n",
+            "        {\n          \"run_index\": 1,\n          \"success\": true,\n          \"scores\": {\n",
+            "            \"f\": 1.0\n          },\n          \"duration_ms\": 2.5,\n          \"tokens\": 3\n        }\n",
+            "      ]\n    }",
+            ",\n    {\n      \"row_index\": 0,\n      \"runs\": [\n",
+            "        {\n          \"run_index\": 0,\n          \"success\": false,\n          \"scores\": {},\n",
+            "          \"duration_ms\": 0.0,\n          \"tokens\": 0,\n          \"error\": \"bad \\u00e9\"\n        }\n",
+            "      ]\n    }",
+        );
+        assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn hands_back_what_it_cannot_write() {
+        for line in [
+            "[1]",
+            "{\"row_index\":1.0,\"run_index\":0,\"success\":true}",
+            "{\"row_index\":1,\"run_index\":0}",
+            "{\"row_index\":1,\"run_index\":0,\"success\":true,\"duration_ms\":1e-7}",
+            "{\"row_index\":1,\"run_index\":0,\"success\":true,\"model_tag\":5}",
+        ] {
+            let log = format!("{{}}\n{line}\n");
+            assert_eq!(pieces(&log, 1, true).0, "UNRENDERED", "{line}");
+        }
+    }
+}
