@@ -10,7 +10,10 @@
 
 use crate::atif::json_text::indented_ascii;
 use crate::atif::json_tree::{Json, Obj};
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::fmt;
 use std::io::{self, BufRead};
 
 /// About how much text a piece holds (whole rows: a piece never ends inside a value).
@@ -128,37 +131,32 @@ impl<R: BufRead> OutputRows<R> {
     /// The line's row index, run key and public run text (four levels deep), or None.
     fn public_run(&self) -> Option<(i64, RunKey, Vec<u8>)> {
         let text = simdutf8::basic::from_utf8(&self.line).ok()?;
-        let Json::Object(record) = Json::parse(text)? else {
-            return None;
-        };
-        let row = record.get("row_index")?.as_i64()?;
-        let run_index = record.get("run_index")?;
-        let tag = match record.get("model_tag") {
-            Some(tag) if tag.truthy() => tag.as_str()?,
-            _ => "",
+        let mut de = serde_json::Deserializer::from_str(text);
+        let [row, run_index, model_tag, success, scores, duration, tokens, error, eval_errors] =
+            Projection.deserialize(&mut de).ok()?;
+        de.end().ok()?;
+        let row = row?.as_i64()?;
+        let run_index = run_index?;
+        let model_tag = model_tag.filter(Json::truthy);
+        let tag = match &model_tag {
+            Some(tag) => tag.as_str()?,
+            None => "",
         };
         let key = (tag.to_string(), run_index.as_i64()?);
-        let zero_ms = Json::Float(0.0);
-        let zero_tokens = Json::Int(0);
-        let no_scores = Json::Object(Obj::new());
-        let primary = Json::from("primary");
         let mut run = Obj::new();
-        run.insert("run_index", Json::Ref(run_index));
-        run.insert("success", Json::Ref(record.get("success")?));
-        let scores = record.get("scores").filter(|s| s.truthy());
-        run.insert("scores", Json::Ref(scores.unwrap_or(&no_scores)));
-        let duration = record.get("duration_ms").unwrap_or(&zero_ms);
-        run.insert("duration_ms", Json::Ref(duration));
-        let tokens = record.get("tokens").unwrap_or(&zero_tokens);
-        run.insert("tokens", Json::Ref(tokens));
-        for name in ["error", "eval_errors"] {
-            if let Some(value) = record.get(name).filter(|v| v.truthy()) {
-                run.insert(name, Json::Ref(value));
+        run.insert("run_index", run_index);
+        run.insert("success", success?);
+        let no_scores = || Json::Object(Obj::new());
+        run.insert("scores", scores.filter(Json::truthy).unwrap_or_else(no_scores));
+        run.insert("duration_ms", duration.unwrap_or(Json::Float(0.0)));
+        run.insert("tokens", tokens.unwrap_or(Json::Int(0)));
+        for (name, value) in [("error", error), ("eval_errors", eval_errors)] {
+            if let Some(value) = value.filter(Json::truthy) {
+                run.insert(name, value);
             }
         }
         if self.with_tags {
-            let tag = record.get("model_tag").filter(|t| t.truthy());
-            run.insert("model_tag", Json::Ref(tag.unwrap_or(&primary)));
+            run.insert("model_tag", model_tag.unwrap_or(Json::from("primary")));
         }
         let mut out = Vec::with_capacity(256);
         indented_ascii(&Json::Object(run), 4, &mut out).then_some((row, key, out))
@@ -187,6 +185,77 @@ impl<R: BufRead> OutputRows<R> {
         out.push(b']');
         new_line(out, 2);
         out.push(b'}');
+    }
+}
+
+/// The record fields a public run is made of, in [`Projection`]'s order.
+const FIELDS: [&str; 9] = [
+    "row_index",
+    "run_index",
+    "model_tag",
+    "success",
+    "scores",
+    "duration_ms",
+    "tokens",
+    "error",
+    "eval_errors",
+];
+
+/// A record's [`FIELDS`] (a repeated key's last value, as a Python dict keeps), every other member
+/// checked and skipped unbuilt (a record's conversation is most of its line).
+struct Projection;
+
+impl<'de> DeserializeSeed<'de> for Projection {
+    type Value = [Option<Json<'de>>; 9];
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Projection {
+    type Value = [Option<Json<'de>>; 9];
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+        let mut found: [Option<Json<'de>>; 9] = Default::default();
+        while let Some(key) = map.next_key::<KeyText<'de>>()? {
+            match FIELDS.iter().position(|field| *field == key.0) {
+                Some(at) => found[at] = Some(map.next_value()?),
+                None => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// An object key, borrowed from the line unless it holds escapes.
+struct KeyText<'a>(Cow<'a, str>);
+
+impl<'de: 'a, 'a> de::Deserialize<'de> for KeyText<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_str(KeyVisitor)
+    }
+}
+
+struct KeyVisitor;
+
+impl<'de> Visitor<'de> for KeyVisitor {
+    type Value = KeyText<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a key")
+    }
+    fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Self::Value, E> {
+        Ok(KeyText(Cow::Borrowed(s)))
+    }
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
+        Ok(KeyText(Cow::Owned(s.to_string())))
     }
 }
 
