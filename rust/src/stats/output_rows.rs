@@ -147,7 +147,10 @@ impl<R: BufRead> OutputRows<R> {
         run.insert("run_index", run_index);
         run.insert("success", success?);
         let no_scores = || Json::Object(Obj::new());
-        run.insert("scores", scores.filter(Json::truthy).unwrap_or_else(no_scores));
+        run.insert(
+            "scores",
+            scores.filter(Json::truthy).unwrap_or_else(no_scores),
+        );
         run.insert("duration_ms", duration.unwrap_or(Json::Float(0.0)));
         run.insert("tokens", tokens.unwrap_or(Json::Int(0)));
         for (name, value) in [("error", error), ("eval_errors", eval_errors)] {
