@@ -569,3 +569,43 @@ def test_dataset_row_to_request_keeps_sdk_keys_and_shadowed_columns(caplog: pyte
         "shadowed_columns": {"row_index": "dataset's own", "run_index": 99},
     }
     assert "collide with SDK metadata keys" in caplog.text
+
+
+def _validated(request: Any) -> Any:
+    """The same request made by pydantic's validation (what the unvalidated build must equal)."""
+    given = {name: getattr(request, name) for name in request.model_fields_set}
+    return type(request)(**json.loads(json.dumps(given)))
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [{}, {"topic": "é", "n": 3, "nested": {"a": [1, None]}}, {"row_index": "shadowed"}],
+)
+def test_dataset_row_to_request_is_the_request_validation_would_make(extra: dict[str, Any]) -> None:
+    row = {"ground_truth": "4", "user_prompt": "2+2?", "system_prompt": "Be brief.", **extra}
+    request = rollout.dataset_row_to_request(
+        row, 7, rollout_id="eval-7-run-1", completion_params={"temperature": 0.2}, overrides={"run_index": 1}
+    )
+    validated = _validated(request)
+    assert request == validated and repr(request) == repr(validated)
+    assert list(vars(request)) == list(vars(validated))  # the field order too (model_dump's)
+    assert request.model_fields_set == validated.model_fields_set
+    assert request.model_dump_json() == validated.model_dump_json()
+    request.metadata["added"] = 1  # its own objects: nothing of the row is shared
+    assert "added" not in row
+
+
+def test_dataset_row_to_request_refuses_what_validation_refuses(monkeypatch: pytest.MonkeyPatch) -> None:
+    row = {"ground_truth": "4", "user_prompt": "2+2?", "system_prompt": "Be brief."}
+    with pytest.raises(PydanticValidationError, match="rollout_id"):
+        rollout.dataset_row_to_request(row, 0, rollout_id="x" * 300)
+    with pytest.raises(PydanticValidationError, match="rollout_id"):
+        rollout.dataset_row_to_request(row, 0, rollout_id="  ")
+    with pytest.raises(PydanticValidationError, match="metadata size exceeds"):
+        rollout.dataset_row_to_request({**row, "big": "x" * 2_000_000}, 0, rollout_id="r")
+    with pytest.raises(PydanticValidationError, match="JSON-serialisable"):
+        rollout.dataset_row_to_request({**row, "odd": object()}, 0, rollout_id="r")
+    with pytest.raises(PydanticValidationError, match="completion_params"):
+        rollout.dataset_row_to_request(row, 0, rollout_id="r", completion_params={1: 2})
+    # What validation converts, it still converts (a whole float to an int).
+    assert rollout.dataset_row_to_request(row, 0, rollout_id="r", max_turns=3.0).max_turns == 3  # type: ignore[arg-type]
