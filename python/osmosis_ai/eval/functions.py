@@ -76,20 +76,18 @@ class EvalFunction:
 
     async def score(self, messages: Sequence[Mapping[str, Any]], row: Mapping[str, Any]) -> float:
         """Scores one finished conversation of ``row``; raises :class:`EvalFnError` on any failure."""
+        # The arguments are made before the call (a failure there is the run's, not the function's) and
+        # passed straight into it: no kwargs dict of our own to build and unpack.
         ground_truth = row.get("ground_truth")
-        if self.mode == "simple":
-            kwargs = {
-                "solution_str": final_assistant_text(messages),
-                "ground_truth": ground_truth,
-                "extra_info": dict(row),
-            }
-        else:
-            kwargs = {"messages": list(messages), "ground_truth": ground_truth, "metadata": dict(row)}
+        simple = self.mode == "simple"
+        first = final_assistant_text(messages) if simple else list(messages)
+        extra = dict(row)
+        call = self.func if self._sync is None else self._sync
         try:
-            if self._sync is None:
-                value = await self.func(**kwargs)
+            if simple:
+                value = await call(solution_str=first, ground_truth=ground_truth, extra_info=extra)
             else:
-                value = await self._sync(**kwargs)
+                value = await call(messages=first, ground_truth=ground_truth, metadata=extra)
         except Exception as exc:
             raise EvalFnError(f"{type(exc).__name__}: {exc}") from exc
         try:
