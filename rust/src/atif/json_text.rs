@@ -209,7 +209,7 @@ fn unicode_escape(unit: u16, out: &mut Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::super::json_tree::Json;
-    use super::{compact, spaced_ascii};
+    use super::{compact, indented_ascii, spaced_ascii};
     use serde_json::json;
 
     fn both(value: serde_json::Value) -> (String, String) {
@@ -246,6 +246,15 @@ mod tests {
             .0,
             "[0.0001,0.1,100000000000000.0,0.0,18446744073709551615,13.048171997070312]"
         );
+    }
+
+    #[test]
+    fn indents_as_json_block_does_empty_containers_inline() {
+        let value = Json::parse(r#"{"a": [1, {}], "b": {"é": []}, "c": {"d": null}}"#).unwrap();
+        let mut out = Vec::new();
+        assert!(indented_ascii(&value, 1, &mut out));
+        let expected = "{\n    \"a\": [\n      1,\n      {}\n    ],\n    \"b\": {\n      \"\\u00e9\": []\n    },\n    \"c\": {\n      \"d\": null\n    }\n  }";
+        assert_eq!(String::from_utf8(out).unwrap(), expected);
     }
 
     #[test]
