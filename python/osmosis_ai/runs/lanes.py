@@ -13,6 +13,7 @@ A session that is not isolated runs one lane on the engine's own loop, its per-i
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 import time
 from collections.abc import Callable, Coroutine
@@ -189,6 +190,8 @@ class Alarm:
     def end(self, token: int, task: asyncio.Task[Any]) -> bool | None:
         """Forgets item ``token``: None if the alarm did not cancel it; else True, its cancellation taken
         back, or False when the task was also cancelled by someone else (that cancellation stands)."""
+        if sys.version_info < (3, 11):  # pragma: no cover - the engine makes no alarm on 3.10
+            raise NotImplementedError("Task.uncancel is 3.11+")
         del self.tasks[token]
         before = self._rung.pop(token, None)
         if before is None:
@@ -205,6 +208,8 @@ class Alarm:
         self._handle = asyncio.get_running_loop().call_later(delay, self._ring)
 
     def _ring(self) -> None:
+        if sys.version_info < (3, 11):  # pragma: no cover - the engine makes no alarm on 3.10
+            raise NotImplementedError("Task.cancelling is 3.11+")
         self._handle = None
         now = time.monotonic()
         oldest = None
