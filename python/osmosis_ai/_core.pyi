@@ -383,7 +383,7 @@ def check_atif(data: bytes) -> tuple[str, Any, Any, Any]:
 @final
 class EvalRunItems:
     """The end of one ``eval run`` invocation: the latest results log lines at ``starts``, each as
-    ``(offset, fields, conversation, document, index_line)`` (see :mod:`osmosis_ai.atif`)."""
+    ``(offset, fields, conversation, document, index_line, written)`` (see :mod:`osmosis_ai.atif`)."""
 
     def __new__(
         cls,
@@ -393,9 +393,11 @@ class EvalRunItems:
         resumed: Any,
         model_name: str | None,
         version: str,
+        files: tuple[str, str] | None = None,
+        masker: SecretMasker | None = None,
     ) -> EvalRunItems: ...
     def __iter__(self) -> EvalRunItems: ...
-    def __next__(self) -> tuple[int, dict[str, Any] | None, bool, bytes | None, bytes | None]: ...
+    def __next__(self) -> tuple[int, dict[str, Any] | None, bool, bytes | None, bytes | None, bool]: ...
 
 def write_trajectory(trial_dir: str, target: str, data: bytes) -> None:
     """Write ``<trial_dir>/trajectory.json`` (making the folder) and hard-link ``target`` to it, with the

@@ -82,8 +82,7 @@ if sys.version_info >= (3, 11):
     else:
         from asyncio.tasks import _current_tasks
 
-        def _current_task(loop: asyncio.AbstractEventLoop) -> asyncio.Task | None:
-            return _current_tasks.get(loop)
+        _current_task = _current_tasks.get  # the running task of a loop, without a Python frame
 
     async def within(awaitable: Awaitable[T], seconds: float | None) -> T:
         """Awaits ``awaitable``, cancelling it and raising ``TimeoutError`` after ``seconds``.

@@ -32,13 +32,18 @@ ATIF_VERSION: str = _core.ATIF_VERSION
 
 EvalRunItems = _core.EvalRunItems
 """The end of one ``eval run`` invocation, in the core: ``EvalRunItems(log_path, starts, carried,
-resumed_ids, model_name, version)`` iterates over the results log lines at ``starts``
-(:func:`osmosis_ai.runs.log.latest_run_starts`, a log counted from 0), giving for each ``(offset, fields,
-conversation, document, index_line)``: where the line starts; the record's ``row_index``, ``run_index``,
-``source_row_index``, ``rollout_id``, ``status``, ``reward``, ``error_type`` and ``error`` (and
-``trajectory_filename`` with a conversation); whether it has one; its ATIF document's JSON text, as
-:func:`osmosis_ai.eval.run_files.trajectory_document` and ``trajectory_json`` make it; and its
-``index.jsonl`` line (``resumed`` when its rollout is in ``resumed_ids``). ``fields`` is None for a line
+resumed_ids, model_name, version, files=None, masker=None)`` iterates over the results log lines at
+``starts`` (:func:`osmosis_ai.runs.log.latest_run_starts`, a log counted from 0), giving for each ``(offset,
+fields, conversation, document, index_line, written)``: where the line starts; the record's ``row_index``,
+``run_index``, ``source_row_index``, ``rollout_id``, ``status``, ``reward``, ``error_type`` and ``error``
+(and ``trajectory_filename`` with a conversation); whether it has one; its ATIF document's JSON text, as
+:func:`osmosis_ai.eval.run_files.trajectory_document` and ``trajectory_json`` make it; its ``index.jsonl``
+line (``resumed`` when its rollout is in ``resumed_ids``); and whether the core wrote the document itself.
+With ``files`` (``(rollout_trials_dir, trajectories_dir)``) the core writes each document it makes, masked
+by ``masker`` (:func:`osmosis_ai.redact.masker`), as :func:`write_trajectory` does with
+:func:`~osmosis_ai.redact.redact_bytes` (``written``, and no document returned), except one whose masked
+text holds ``@`` and ``://`` (a URL's user info is Python's to hide) or whose rollout id or indices are
+not plain text and integers. ``fields`` is None for a line
 that is not one JSON object (parse it in Python, which says what is wrong); the document is None for a
 rollout in ``carried`` and, like the index line, for what only Python writes byte for byte (uncommon
 values: a float outside ``[1e-4, 1e15)``, a message's own timestamp, ...)."""

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 __all__ = [
     "MASK",
     "RedactingStream",
+    "masker",
     "redact",
     "redact_bytes",
     "redact_data",
@@ -174,6 +175,12 @@ def redact_bytes(data: bytes) -> bytes:
         hidden = _hide_userinfo(text)
         return masked if hidden == text else hidden.encode()
     return masked
+
+
+def masker() -> SecretMasker:
+    """The compiled search of the secrets known now, for the core's writers: what :func:`redact_bytes`
+    masks first (the user info of URLs is left to it)."""
+    return _masker(_known)
 
 
 def _masker(known: tuple[str, ...]) -> SecretMasker:

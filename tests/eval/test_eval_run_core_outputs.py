@@ -216,8 +216,8 @@ def _check(
         assert read is None
         return read
     assert read is not None
-    fields, core_conversation, document, index = read
-    assert core_conversation == conversation
+    fields, core_conversation, document, index, written = read
+    assert core_conversation == conversation and written is False  # no files to write to
     expected = {k: parsed[k] for k in FIELDS if k in parsed}
     assert fields == expected and list(fields) == list(expected)
     if document is not None:
@@ -304,7 +304,7 @@ _safe_record = st.fixed_dictionaries(
 def test_usual_shapes_are_always_written_in_the_core(record: dict[str, Any], model: Any) -> None:
     read = _check(record, model)
     assert read is not None
-    _, conversation, document, index = read
+    _, conversation, document, index, _ = read
     assert conversation and document is not None and index is not None
 
 
@@ -339,7 +339,7 @@ def test_usual_records_are_written_in_the_core() -> None:
         for resumed in (False, True):
             read = _check(record, resumed=resumed)
             assert read is not None
-            _, conversation, document, index = read
+            _, conversation, document, index, _ = read
             assert conversation and document is not None and index is not None
             assert json.loads(index).get("resumed") is (True if resumed else None)
 
@@ -369,3 +369,42 @@ def test_a_failed_link_names_the_path_that_failed(tmp_path) -> None:
     with pytest.raises(IsADirectoryError) as caught:
         write_trajectory(str(tmp_path / "r0"), str(target), b"{}")
     assert caught.value.filename == str(target) and caught.value.errno is not None
+
+
+def test_the_core_writes_the_files_python_writes_and_leaves_it_what_only_python_redacts(tmp_path) -> None:
+    from osmosis_ai._core import SecretMasker
+    from osmosis_ai.atif import write_trajectory
+    from osmosis_ai.redact import redact_bytes, remember
+
+    secret = "sk-core-writes-0123456789"
+    remember([secret])
+    masked = dict(REALISTIC[0], rollout_id="masked", label=f"key {secret}")
+    url = dict(REALISTIC[0], rollout_id="url", row_index=4, label="see https://user:pw@example.com/x")
+    odd_name = dict(REALISTIC[0], rollout_id="odd", row_index=5.0)
+    records = [masked, url, odd_name]
+    header = b'{"format":"osmosis-results/1"}\n'
+    log = tmp_path / "results.jsonl"
+    lines = [orjson.dumps(r, option=orjson.OPT_APPEND_NEWLINE) for r in records]
+    log.write_bytes(header + b"".join(lines))
+    starts = [len(header) + sum(map(len, lines[:i])) for i in range(len(lines))]
+    for side in ("core", "python"):
+        (tmp_path / side / "trials").mkdir(parents=True)
+        (tmp_path / side / "trajectories").mkdir()
+    files = (str(tmp_path / "core/trials"), str(tmp_path / "core/trajectories"))
+    items = EvalRunItems(str(log), iter(starts), (), (), "openai/m", VERSION, files, SecretMasker([secret]))
+    written = {}
+    for (_, fields, _, document, _, done), record in zip(items, records, strict=True):
+        written[record["rollout_id"]] = done
+        name = f"row_{fields['row_index']}_run_{fields['run_index']}.json"
+        python_trials, python_target = tmp_path / "python/trials", tmp_path / "python/trajectories" / name
+        expected = redact_bytes(_python_document(orjson.loads(orjson.dumps(record)), "openai/m"))
+        write_trajectory(str(python_trials / record["rollout_id"]), str(python_target), expected)
+        if not done:  # left to Python: a document the core made comes back as made, unmasked
+            assert document in (None, _python_document(orjson.loads(orjson.dumps(record)), "openai/m"))
+            continue
+        assert document is None
+        core = tmp_path / "core/trials" / record["rollout_id"] / "trajectory.json"
+        assert core.read_bytes() == expected == (tmp_path / "core/trajectories" / name).read_bytes()
+        assert os.path.samefile(core, tmp_path / "core/trajectories" / name)
+    assert written == {"masked": True, "url": False, "odd": False}
+    assert secret.encode() not in (tmp_path / "core/trials/masked/trajectory.json").read_bytes()

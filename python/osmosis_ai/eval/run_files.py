@@ -33,7 +33,7 @@ import orjson
 
 from osmosis_ai._version import __version__ as PACKAGE_VERSION
 from osmosis_ai.atif import EvalRunItems, check_trajectory_files, write_trajectory
-from osmosis_ai.redact import redact, redact_bytes
+from osmosis_ai.redact import masker, redact, redact_bytes
 from osmosis_ai.rollout.trajectory import build_trajectory, trajectory_json
 from osmosis_ai.runs.log import latest_run_starts, run_record_at
 
@@ -149,6 +149,24 @@ class LogSource:
         return record
 
 
+def _artifacts_of(
+    run_path: Path,
+    record: Mapping[str, Any],
+    rollout_id: Any,
+    with_artifacts: set[str],
+    carried: Collection[str],
+) -> None:
+    """Projects ``artifacts/row_<r>_run_<k>/`` of one item (run with attempts that wrote artifacts only)."""
+    name = f"row_{record['row_index']}_run_{record['run_index']}"
+    if rollout_id in with_artifacts:
+        artifacts = f"{run_path}/rollout_trials/{rollout_id}/artifacts"
+        if not os.path.islink(artifacts):
+            shutil.rmtree(f"{run_path}/artifacts/{name}", ignore_errors=True)
+            _project_artifacts(Path(artifacts), run_path / "artifacts" / name)
+    elif rollout_id not in carried:
+        shutil.rmtree(f"{run_path}/artifacts/{name}", ignore_errors=True)
+
+
 def _python_document(record: Mapping[str, Any], model_name: Any) -> bytes:
     document = trajectory_document(record, model_name=model_name)
     assert document is not None  # the record has a conversation (checked by the caller)
@@ -187,39 +205,38 @@ def project_items(
         _write_file(marker, b"")
     # Every attempt with a trajectory has a folder here; those with an artifacts/ folder wrote artifacts.
     with_artifacts = {d for d in os.listdir(trials) if os.path.isdir(f"{trials}/{d}/artifacts")}
-    # The core reads records numbered from 0 (every eval run log) for a model named by text (or none).
-    reads: Iterator[tuple[int, dict[str, Any] | None, bool, bytes | None, bytes | None]]
+    # The core reads records numbered from 0 (every eval run log) for a model named by text (or none), and
+    # writes the documents it makes itself.
+    reads: Iterator[tuple[int, dict[str, Any] | None, bool, bytes | None, bytes | None, bool]]
     if source.base == 0 and (model_name is None or type(model_name) is str):
         path = os.fspath(source.path)
-        reads = EvalRunItems(path, source.starts, carried, resumed_ids, model_name, PACKAGE_VERSION)
+        files = (trials, folder)
+        reads = EvalRunItems(
+            path, source.starts, carried, resumed_ids, model_name, PACKAGE_VERSION, files, masker()
+        )
     else:
-        reads = ((start, None, False, None, None) for start in source.starts)
-    for start, fields, conversation, document, line in reads:
+        reads = ((start, None, False, None, None, False) for start in source.starts)
+    for start, fields, conversation, document, line, written in reads:
         full = None  # the whole record, parsed in Python where the core leaves something to it
         if fields is None:  # the core left the line to Python
             fields = full = source.record(start)
             conversation = bool(_conversation(full))
         record = fields
-        name = f"row_{record['row_index']}_run_{record['run_index']}"
-        target = f"{folder}/{name}.json"
         rollout_id = record.get("rollout_id")
-        if not conversation:
-            if rollout_id not in carried and os.path.lexists(target):
-                os.unlink(target)
-        elif document is not None or not (
-            rollout_id in carried and os.path.exists(target) and _sound(trials, record)
-        ):
-            if document is None:
-                full = full or source.record(start)
-                document = _python_document(full, model_name)
-            write_trajectory(f"{trials}/{rollout_id}", target, redact_bytes(document))
-        if rollout_id in with_artifacts:
-            artifacts = f"{trials}/{rollout_id}/artifacts"
-            if not os.path.islink(artifacts):
-                shutil.rmtree(f"{run_path}/artifacts/{name}", ignore_errors=True)
-                _project_artifacts(Path(artifacts), run_path / "artifacts" / name)
-        elif rollout_id not in carried and with_artifacts:
-            shutil.rmtree(f"{run_path}/artifacts/{name}", ignore_errors=True)
+        if not written:  # a document the core wrote is done; anything else is done here
+            target = f"{folder}/row_{record['row_index']}_run_{record['run_index']}.json"
+            if not conversation:
+                if rollout_id not in carried and os.path.lexists(target):
+                    os.unlink(target)
+            elif document is not None or not (
+                rollout_id in carried and os.path.exists(target) and _sound(trials, record)
+            ):
+                if document is None:
+                    full = full or source.record(start)
+                    document = _python_document(full, model_name)
+                write_trajectory(f"{trials}/{rollout_id}", target, redact_bytes(document))
+        if with_artifacts:
+            _artifacts_of(run_path, record, rollout_id, with_artifacts, carried)
         if line is None:
             line = index_line(full or source.record(start), rollout_id in resumed_ids)
         yield record, line

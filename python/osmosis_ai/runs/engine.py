@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -24,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from osmosis_ai._deadline import within
 from osmosis_ai.loop_thread import LoopThread
-from osmosis_ai.runs.lanes import Lane, watch
+from osmosis_ai.runs.lanes import Alarm, Lane, watch
 from osmosis_ai.runs.log import RunKey, row_key
 from osmosis_ai.stop_signals import exit_code_of
 
@@ -232,6 +233,7 @@ class RunEngine:
         self.abandoned_lanes = 0
         self._input_error: Exception | None = None
         self._items: Iterator[WorkItem] = iter(())
+        self._alarm: Alarm | None = None
         # Guards the item stream, the lanes' running items and everything written (log, outcome, progress):
         # lanes run in other threads. Uncontended but for the watcher's look every lanes.TICK_S.
         self._lock = threading.Lock()
@@ -244,9 +246,14 @@ class RunEngine:
         """
         started = time.monotonic()
         self._items = iter(items)
-        main = asyncio.ensure_future(
-            self._isolated() if self.isolate else Lane(self._lock).run(self._worker, self.concurrency)
-        )
+        if self.isolate:
+            main = asyncio.ensure_future(self._isolated())
+        else:
+            lane = Lane(self._lock)
+            # Task.uncancel (3.11+) lets the alarm take its cancellation back; 3.10 keeps within().
+            if self.item_timeout is not None and self.backend is None and sys.version_info >= (3, 11):
+                self._alarm = Alarm(lane, self.item_timeout)
+            main = asyncio.ensure_future(lane.run(self._worker, self.concurrency))
         with self._signals(main):
             try:
                 await main
@@ -255,6 +262,8 @@ class RunEngine:
                     raise
             finally:
                 main.cancel()
+                if self._alarm is not None:
+                    self._alarm.close()
                 self.outcome.duration_ms = (time.monotonic() - started) * 1000.0
         if self._input_error is not None and not self.outcome.interrupted:
             raise self._input_error
@@ -306,6 +315,8 @@ class RunEngine:
                 return None
 
     async def _worker(self, lane: Lane) -> str:
+        alarm = self._alarm if lane.host is None else None
+        task = asyncio.current_task() if alarm is not None else None
         while (item := self._take(lane)) is not None:
             if self.backend is not None:
                 record = await self.backend.run_item(item, self.control)
@@ -318,7 +329,11 @@ class RunEngine:
             token = id(record)
             with self._lock:
                 lane.running[token] = (item, record, begun)
-            await self._execute(item, record, begun)
+            if alarm is not None and task is not None:
+                alarm.watch(token, task, begun)
+                await self._execute(item, record, begun, (alarm, token, task))
+            else:
+                await self._execute(item, record, begun)
             with self._lock:
                 # Given up by the watcher (and logged as timed out) unless it is still ours.
                 fate = lane.end(token)
@@ -351,14 +366,34 @@ class RunEngine:
         record["success"] = False
         record["error"] = f"Run timed out after {self.item_timeout:g}s"
 
-    async def _execute(self, item: WorkItem, record: dict[str, Any], begun: float) -> None:
+    async def _execute(
+        self,
+        item: WorkItem,
+        record: dict[str, Any],
+        begun: float,
+        watched: tuple[Alarm, int, asyncio.Task[Any]] | None = None,
+    ) -> None:
         # Code that ignores the cancellation holds its worker; on a lane the watcher then gives the item
         # up and another worker takes that one's place (Lane.take_over), so the deadline costs no task of
-        # its own per item.
+        # its own per item. An item the alarm watches (``watched``: it, the item's token, the worker's task)
+        # has no deadline of its own either.
         timeout = self.item_timeout
         try:
             if timeout is None:  # no deadline to hold: one coroutine frame less per item
                 await self.executor.execute(item, record, self.control)
+            elif watched is not None:
+                alarm, token, task = watched
+                try:
+                    await self.executor.execute(item, record, self.control)
+                except asyncio.CancelledError:
+                    if alarm.end(token, task) is not True:
+                        raise  # the caller's (Ctrl+C), not only the alarm's
+                    raise TimeoutError from None
+                except BaseException:
+                    alarm.end(token, task)
+                    raise
+                else:  # also when it swallowed the alarm's cancellation: taken back all the same
+                    alarm.end(token, task)
             else:
                 await within(self.executor.execute(item, record, self.control), timeout)
         except (TimeoutError, asyncio.TimeoutError):  # distinct classes before Python 3.11

@@ -6,12 +6,14 @@ engine's own loop only watches: an item still running past its timeout means the
 (user code blocks the loop, or ignores cancellation). A lane that still answers loses just those items
 (logged as timed out), and a fresh worker takes the place of each worker such an item still holds; one
 that does not answer is abandoned with every item it holds, and a fresh lane takes the remaining items.
-A session that is not isolated runs one lane on the engine's own loop, unwatched.
+A session that is not isolated runs one lane on the engine's own loop, its per-item timeout kept by an
+:class:`Alarm`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import sys
 import threading
 import time
 from collections.abc import Callable, Coroutine
@@ -20,7 +22,7 @@ from typing import Any, Literal
 from osmosis_ai.loop_thread import LoopThread
 from osmosis_ai.runs.user_code import watched_loop
 
-__all__ = ["Lane", "watch"]
+__all__ = ["Alarm", "Lane", "watch"]
 
 # How long past its timeout an item may still run before the watcher steps in, how often it looks, and
 # how long a lane has to answer before it counts as blocked.
@@ -164,3 +166,61 @@ async def watch(
             continue
         give_up(lane, None)
         return False
+
+
+class Alarm:
+    """The per-item timeout of a lane on the engine's own loop: one timer for every item, due when the oldest
+    item's time is up, instead of a deadline per item (``within``: a timer's share, a wait object, a
+    coroutine frame). A late item's worker task is cancelled once; :meth:`end` says whether a
+    cancellation was the alarm's, and takes it back (Python 3.11+: ``Task.uncancel``).
+    """
+
+    def __init__(self, lane: Lane, timeout: float) -> None:
+        self.lane, self.timeout = lane, timeout
+        self.tasks: dict[int, asyncio.Task[Any]] = {}  # token -> the worker task running the item
+        self._rung: dict[int, int] = {}  # token -> its task's cancellation requests before the alarm's
+        self._handle: asyncio.TimerHandle | None = None
+
+    def watch(self, token: int, task: asyncio.Task[Any], begun: float) -> None:
+        """Item ``token`` (in ``lane.running``, begun at ``begun``) runs in ``task`` from now on."""
+        self.tasks[token] = task
+        if self._handle is None:
+            self._arm(begun)
+
+    def end(self, token: int, task: asyncio.Task[Any]) -> bool | None:
+        """Forgets item ``token``: None if the alarm did not cancel it; else True, its cancellation taken
+        back, or False when the task was also cancelled by someone else (that cancellation stands)."""
+        if sys.version_info < (3, 11):  # pragma: no cover - the engine makes no alarm on 3.10
+            raise NotImplementedError("Task.uncancel is 3.11+")
+        del self.tasks[token]
+        before = self._rung.pop(token, None)
+        if before is None:
+            return None
+        return task.uncancel() <= before
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def _arm(self, begun: float) -> None:
+        delay = max(begun + self.timeout - time.monotonic(), 0.0)
+        self._handle = asyncio.get_running_loop().call_later(delay, self._ring)
+
+    def _ring(self) -> None:
+        if sys.version_info < (3, 11):  # pragma: no cover - the engine makes no alarm on 3.10
+            raise NotImplementedError("Task.cancelling is 3.11+")
+        self._handle = None
+        now = time.monotonic()
+        oldest = None
+        for token, (_, _, begun) in list(self.lane.running.items()):
+            task = self.tasks.get(token)
+            if task is None or token in self._rung:
+                continue
+            if now - begun >= self.timeout:
+                self._rung[token] = task.cancelling()
+                task.cancel()
+            elif oldest is None or begun < oldest:
+                oldest = begun
+        if oldest is not None:
+            self._arm(oldest)

@@ -6,6 +6,7 @@
 use super::build::{conversation, eval_run_document};
 use super::json_text::{compact, spaced_ascii};
 use super::json_tree::{Json, Obj};
+use crate::secrets::SecretMasker;
 use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -51,6 +52,20 @@ impl<'a> RunRecord<'a> {
     /// The record's `rollout_id` when it is text.
     pub fn rollout_id(&self) -> Option<&str> {
         self.record.get("rollout_id").and_then(Json::as_str)
+    }
+
+    /// `row_<row>_run_<run>` (Python's f-string of the indices) when both are integers.
+    pub fn item_name(&self) -> Option<String> {
+        let index = |key: &str| match self.record.get(key)? {
+            Json::Int(n) => Some(n.to_string()),
+            Json::UInt(n) => Some(n.to_string()),
+            _ => None,
+        };
+        Some(format!(
+            "row_{}_run_{}",
+            index("row_index")?,
+            index("run_index")?
+        ))
     }
 
     /// The `index.jsonl` line (`json.dumps(row)` and a newline), `resumed` marking a carried result.
@@ -118,5 +133,41 @@ pub fn write_trajectory(
                 .map_err(at(target))
         }
         Err(_) => fs::copy(&trial, target).map(|_| ()).map_err(at(target)),
+    }
+}
+
+/// What became of a document the core was asked to write.
+pub enum Written {
+    /// Both files are written.
+    Done,
+    /// Left to Python: its redaction hides a URL's user info, or the record's names are not plain.
+    Python(Vec<u8>),
+    /// A step failed, at this path.
+    Failed(PathBuf, io::Error),
+}
+
+/// Writes a record's `document`, masked, to `<trials>/<rollout id>/trajectory.json` and
+/// `<folder>/row_<r>_run_<k>.json` ([`write_trajectory`]), as `run_files.project_items` does with
+/// `redact_bytes`; what only Python writes byte for byte comes back.
+pub fn write_document(
+    record: &RunRecord<'_>,
+    document: Vec<u8>,
+    (trials, folder): (&str, &str),
+    masker: Option<&SecretMasker>,
+) -> Written {
+    let (Some(rollout_id), Some(name)) = (record.rollout_id(), record.item_name()) else {
+        return Written::Python(document);
+    };
+    let masked = masker.and_then(|m| m.mask(&document));
+    let data = masked.as_deref().unwrap_or(&document);
+    // redact_bytes also rewrites the user info of URLs (`scheme://user:pass@host`).
+    if memchr::memchr(b'@', data).is_some() && memchr::memmem::find(data, b"://").is_some() {
+        return Written::Python(document);
+    }
+    let trial_dir = PathBuf::from(format!("{trials}/{rollout_id}"));
+    let target = PathBuf::from(format!("{folder}/{name}.json"));
+    match write_trajectory(&trial_dir, &target, data) {
+        Ok(()) => Written::Done,
+        Err((path, err)) => Written::Failed(path, err),
     }
 }

@@ -6,7 +6,8 @@
 
 use super::errors::os_error_at;
 use super::json::value_to_py;
-use crate::atif::eval_run::{write_trajectory as write_files, RunRecord};
+use super::secrets::SecretMasker;
+use crate::atif::eval_run::{write_document, write_trajectory as write_files, RunRecord, Written};
 use crate::atif::{check_bytes, check_file, AtifError, FileCheck, Summary};
 use crate::error::CoreError;
 use crate::stats::LineReader;
@@ -122,11 +123,16 @@ pub struct EvalRunItems {
     version: String,
     keys: Vec<Py<PyString>>,
     line: Vec<u8>,
+    /// Where documents are written (`rollout_trials/`, `trajectories/`), and the masker applied first.
+    files: Option<(String, String)>,
+    masker: Option<Py<SecretMasker>>,
 }
 
 #[pymethods]
 impl EvalRunItems {
     #[new]
+    #[pyo3(signature = (path, starts, carried, resumed, model_name, version, files=None, masker=None))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         path: PathBuf,
@@ -135,6 +141,8 @@ impl EvalRunItems {
         resumed: Py<PyAny>,
         model_name: Option<String>,
         version: String,
+        files: Option<(String, String)>,
+        masker: Option<Py<SecretMasker>>,
     ) -> PyResult<Self> {
         let reader = LineReader::open(&path).map_err(|e| CoreError::io(&path, e))?;
         let keys = FIELDS
@@ -151,6 +159,8 @@ impl EvalRunItems {
             version,
             keys,
             line: Vec::with_capacity(1 << 13),
+            files,
+            masker,
         })
     }
 
@@ -158,8 +168,9 @@ impl EvalRunItems {
         slf
     }
 
-    /// `(offset, fields, conversation, document, index_line)` of the next latest line (`offset`: where
-    /// it starts), or `(offset, None, False, None, None)` when it is not one JSON object.
+    /// `(offset, fields, conversation, document, index_line, written)` of the next latest line (`offset`:
+    /// where it starts), or `(offset, None, False, None, None, False)` when it is not one JSON object.
+    /// With `files`, a document the core made is written (masked) there (`written`), not returned.
     fn __next__<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyTuple>>> {
         let Some(start) = self.starts.bind(py).clone().next().transpose()? else {
             return Ok(None);
@@ -179,6 +190,7 @@ impl EvalRunItems {
                 nothing[1].clone(),
                 nothing[0].clone(),
                 nothing[0].clone(),
+                nothing[1].clone(),
             ];
             return Ok(Some(PyTuple::new(py, items)?));
         };
@@ -193,14 +205,28 @@ impl EvalRunItems {
         let resumed = listed(&self.resumed)?;
         let model = self.model_name.as_deref();
         let version = self.version.as_str();
-        let (document, index_line) = py.detach(|| {
+        let files = self.files.as_ref().map(|(t, f)| (t.as_str(), f.as_str()));
+        let masker = self.masker.as_ref().map(|m| m.get().inner());
+        let (written, index_line) = py.detach(|| {
             let document = if carried {
                 None
             } else {
                 record.document(model, version)
             };
-            (document, record.index_line(resumed))
+            let written = match (document, files) {
+                (Some(document), Some(files)) => {
+                    Some(write_document(&record, document, files, masker))
+                }
+                (document, _) => document.map(Written::Python),
+            };
+            (written, record.index_line(resumed))
         });
+        let (document, written) = match written {
+            Some(Written::Done) => (None, true),
+            Some(Written::Python(document)) => (Some(document), false),
+            Some(Written::Failed(path, err)) => return Err(os_error_at(py, &path, err)),
+            None => (None, false),
+        };
         let items = [
             offset,
             fields.into_any(),
@@ -211,6 +237,7 @@ impl EvalRunItems {
             index_line
                 .map(|l| PyBytes::new(py, &l))
                 .into_bound_py_any(py)?,
+            written.into_bound_py_any(py)?,
         ];
         Ok(Some(PyTuple::new(py, items)?))
     }

@@ -12,8 +12,15 @@ pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 
 /// The secrets a process knows, searched for in one call per text; built again when they change.
 #[pyclass(frozen, module = "osmosis_ai._core")]
-struct SecretMasker {
+pub(super) struct SecretMasker {
     inner: Masker,
+}
+
+impl SecretMasker {
+    /// The masker itself, for the core's own writers.
+    pub(super) fn inner(&self) -> &Masker {
+        &self.inner
+    }
 }
 
 #[pymethods]
