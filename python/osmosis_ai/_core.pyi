@@ -35,6 +35,7 @@ __all__ = [
     "results_declared_runs",
     "results_index_base",
     "row_interval",
+    "scan_chat_records",
     "student_t_quantile",
     "summarize_results_file",
     "validate_config_files",
@@ -405,3 +406,9 @@ def check_atif_files(paths: list[str]) -> list[tuple[str, Any, Any, Any]]:
     :func:`check_atif` gives, or ``("unreadable", kind, message, None)`` with kind ``not_found``,
     ``permission_denied``, ``is_a_directory`` or ``other``.
     """
+
+def scan_chat_records(path: str) -> tuple[int, bytes]:
+    """``(records, unsure)``: the non-blank lines of an ``eval rubric`` chat JSONL file, and, packed as
+    native 64-bit integers, ``(line, record index, byte offset)`` (both from 1, the offset from 0) of each
+    line the core's check could not vouch for: Python reads those and accepts them or raises. Raises
+    ``OSError``."""
