@@ -22,6 +22,7 @@ from osmosis_ai.llm.usage import Usage
 from osmosis_ai.rubric.judge import JudgeOutcome
 from osmosis_ai.runs.engine import RunControl, WorkItem, new_item_record
 from osmosis_ai.scoring import coerce_score
+from osmosis_ai.stats import score_moments  # runs.engine imports it already; a record's statistics use it
 
 __all__ = [
     "RUN_FIELDS",
@@ -176,8 +177,6 @@ def calculate_statistics(scores: list[float], total_runs: int, unscored: int = 0
     same aggregator as eval's summaries. With no score at all the statistics are null: the established 0.0
     read as "everything scored 0".
     """
-    from osmosis_ai.stats import score_moments
-
     return established_statistics(score_moments(scores), total_runs, len(scores), unscored)
 
 
