@@ -36,6 +36,7 @@ __all__ = [
     "results_declared_runs",
     "results_index_base",
     "row_interval",
+    "scan_chat_records",
     "student_t_quantile",
     "summarize_results_file",
     "validate_config_files",
@@ -423,3 +424,9 @@ class EvalOutputRows:
     def __next__(self) -> bytes | None: ...
     @property
     def rows(self) -> int: ...
+
+def scan_chat_records(path: str) -> tuple[int, bytes]:
+    """``(records, unsure)``: the non-blank lines of an ``eval rubric`` chat JSONL file, and, packed as
+    native 64-bit integers, ``(line, record index, byte offset)`` (both from 1, the offset from 0) of each
+    line the core's check could not vouch for: Python reads those and accepts them or raises. Raises
+    ``OSError``."""

@@ -78,9 +78,17 @@ def record_row(
     ``for_report``: ``statistics`` only where the console report shows them (more than one run, or a run
     without a score), else None.
     """
-    public = [{**run, "run_index": int(run["run_index"]) + 1} for run in runs]
-    scores = [r["score"] for r in public if r["status"] == "success" and r["score"] is not None]
-    unscored = sum(r["status"] == "unscored" for r in public)
+    public: list[dict[str, Any]] = []
+    scores: list[Any] = []
+    unscored = 0
+    for run in runs:  # one pass a record (the document's hot loop), no generator
+        run = {**run, "run_index": int(run["run_index"]) + 1}
+        public.append(run)
+        if run["status"] == "success":
+            if run["score"] is not None:
+                scores.append(run["score"])
+        elif run["status"] == "unscored":
+            unscored += 1
     shown = not for_report or len(public) > 1 or len(scores) < len(public)
     return {
         "id": record.record_id,

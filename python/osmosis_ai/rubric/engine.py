@@ -22,6 +22,7 @@ from osmosis_ai.llm.usage import Usage
 from osmosis_ai.rubric.judge import JudgeOutcome
 from osmosis_ai.runs.engine import RunControl, WorkItem, new_item_record
 from osmosis_ai.scoring import coerce_score
+from osmosis_ai.stats import score_moments  # runs.engine imports it already; a record's statistics use it
 
 __all__ = [
     "RUN_FIELDS",
@@ -70,15 +71,24 @@ _RUN_DEFAULTS: dict[str, Any] = {
 _PREVIEW_WINDOW = PREVIEW_LIMIT + 20
 
 
+def _collapsed(text: str) -> str:
+    """``" ".join(text.split())``. In printable text without a double space (prose) the single spaces are
+    the only whitespace (every other whitespace character is not printable): stripping the ends is the
+    same, without a list of its words."""
+    if text.isprintable() and "  " not in text:
+        return text.strip(" ")
+    return " ".join(text.split())
+
+
 def preview_text(text: str) -> str:
     """Whitespace-collapsed text, cut to 140 characters with ``...``."""
     if len(text) > _PREVIEW_WINDOW:
         # Collapsing a head of the text gives a head of the collapsed text (a word cut short is a head of
         # it): once longer than the limit, the preview is the same without collapsing the rest.
-        head = " ".join(text[:_PREVIEW_WINDOW].split())
+        head = _collapsed(text[:_PREVIEW_WINDOW])
         if len(head) > PREVIEW_LIMIT:
             return head[: PREVIEW_LIMIT - 3].rstrip() + "..."
-    collapsed = " ".join(text.split())
+    collapsed = _collapsed(text)
     return collapsed if len(collapsed) <= PREVIEW_LIMIT else collapsed[: PREVIEW_LIMIT - 3].rstrip() + "..."
 
 
@@ -176,8 +186,6 @@ def calculate_statistics(scores: list[float], total_runs: int, unscored: int = 0
     same aggregator as eval's summaries. With no score at all the statistics are null: the established 0.0
     read as "everything scored 0".
     """
-    from osmosis_ai.stats import score_moments
-
     return established_statistics(score_moments(scores), total_runs, len(scores), unscored)
 
 

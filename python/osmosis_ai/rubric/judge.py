@@ -101,8 +101,8 @@ class _Attempts:
 
     def __init__(self, request: JudgeRequest) -> None:
         self.request = request
-        # Per-call copy: a repair turn is added after an unusable reply; the shared request stays as built.
-        self.messages = list(request.messages)
+        # The request's own list: a repair turn makes a new list (_add_repair_turn), never changes it.
+        self.messages = request.messages
         self.stats = CallStats()
         self.last_raw: Any = None
 

@@ -394,9 +394,28 @@ class RecordSource:
         _check_path(self.path)
         skipped = [0, 0]
         count = 0
-        for line, data in self._matching(skipped):
-            self.record(count, data, line)
-            count += 1
+        if self.rubric_id is None:
+            count = self._scan_chat()
+        else:
+            for line, data in self._matching(skipped):
+                self.record(count, data, line)
+                count += 1
         if count + skipped[0] + skipped[1] == 0:
             raise DatasetFormatError(f"No JSON records found in '{self.path}'.", path=str(self.path))
         return count, skipped[0], skipped[1]
+
+    def _scan_chat(self) -> int:
+        """:meth:`scan` of chat records: the Rust core checks each line without building it, and hands
+        back the lines it cannot vouch for; those are read here the whole way (a bad one raises naming its
+        file, line and field). Returns the records."""
+        from osmosis_ai import _core
+
+        count, unsure = _core.scan_chat_records(str(self.path))
+        if unsure:
+            numbers = memoryview(unsure).cast("Q")
+            with self.path.open("rb") as handle:
+                for at in range(0, len(numbers), 3):
+                    line, index, offset = numbers[at : at + 3]
+                    handle.seek(offset)
+                    _chat_record(self.path, line, _object_line(self.path, line, handle.readline()), index)
+        return count
