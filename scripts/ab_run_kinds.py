@@ -6,8 +6,13 @@ whose rows, commands and raw floor this uses). Each round runs every kind at 1k 
 Python files that differ from BASE (default ``main``) in BASE's version and in this worktree's, in
 alternating order, plus the floor once; it prints the medians over the rounds of the marginal CPU per item
 (10k minus 1k), every command and the server on one shared core as the bench runs them. Only ``python/``
-differences are swapped (a Rust change needs two builds); the worktree's own files are put back at the end,
-however the script ends, so do not edit them while it runs.
+differences are swapped; the worktree's own files are put back at the end, however the script ends, so do
+not edit them while it runs.
+
+When the Rust core changed too, BASE is a directory instead: the ``python/`` folder of a checkout of the
+version before, built there (``make build-release`` puts its core in ``python/osmosis_ai``). The "before"
+side then runs with that folder first on ``PYTHONPATH`` (its Python and its core together) and nothing in
+this worktree is swapped.
 """
 
 from __future__ import annotations
@@ -41,11 +46,20 @@ def _cpu(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> float
 
 
 def main(names: list[str], rounds: int, base: str) -> None:
-    changed = _git("diff", "--name-only", base, "--", "python/").stdout.decode().split()
-    new = {p: (ROOT / p).read_bytes() for p in changed if (ROOT / p).exists()}
-    # A file new since BASE stays in place for the "before" side (BASE's code never imports it).
-    in_base = set(_git("ls-tree", "-r", "--name-only", base, "--", "python/").stdout.decode().split())
-    old = {p: _git("show", f"{base}:{p}").stdout for p in changed if p in in_base}
+    env = {**os.environ, "OPENAI_API_KEY": "sk-bench"}
+    envs = {"before": env, "after": env}
+    tree = (Path(base) / "osmosis_ai" / "__init__.py").is_file()  # a built tree of the version before
+    if tree:
+        changed: list[str] = []
+        envs["before"] = {**env, "PYTHONPATH": str(Path(base).resolve())}
+        new: dict[str, bytes] = {}
+        old: dict[str, bytes] = {}
+    else:
+        changed = _git("diff", "--name-only", base, "--", "python/").stdout.decode().split()
+        new = {p: (ROOT / p).read_bytes() for p in changed if (ROOT / p).exists()}
+        # A file new since BASE stays in place for the "before" side (BASE's code never imports it).
+        in_base = set(_git("ls-tree", "-r", "--name-only", base, "--", "python/").stdout.decode().split())
+        old = {p: _git("show", f"{base}:{p}").stdout for p in changed if p in in_base}
 
     def put(version: dict[str, bytes]) -> None:
         for path, data in version.items():
@@ -54,21 +68,23 @@ def main(names: list[str], rounds: int, base: str) -> None:
     kinds_bench.SIZES = (SMALL, LARGE)
     shm = Path("/dev/shm")
     workspace = Path(tempfile.mkdtemp(prefix="osmosis-ab-", dir=shm if shm.is_dir() else None))
-    print(f"files differing from {base}: {changed}; load average {os.getloadavg()[0]:.1f}")
+    before = f"the version before: {base}" if tree else f"files differing from {base}: {changed}"
+    print(f"{before}; load average {os.getloadavg()[0]:.1f}")
     try:
         with ScriptedServer({"default": {"score": 0.5, "explanation": "scripted"}}) as server:
             pin_to_one_core(server.proc.pid)
             for name in names:
                 kind = kinds_bench._Kind(name, workspace, server.base_url)
                 bodies = kinds_bench._capture_bodies(server, kind)
-                env = {**os.environ, "OPENAI_API_KEY": "sk-bench"}
                 cpu: dict[tuple[str, int], list[float]] = {}
                 for round_ in range(rounds):
                     sides = [("before", old), ("after", new)]
                     for side, version in sides if round_ % 2 == 0 else sides[::-1]:
                         put(version)
                         for rows in (SMALL, LARGE):
-                            cpu.setdefault((side, rows), []).append(_cpu(kind.argv(rows), kind.cwd, env))
+                            cpu.setdefault((side, rows), []).append(
+                                _cpu(kind.argv(rows), kind.cwd, envs[side])
+                            )
                             kind.drop_outputs()
                     for rows in (SMALL, LARGE):
                         floor = [sys.executable, str(kinds_bench.RAW_FLOOR), server.base_url, "bench-model"]
