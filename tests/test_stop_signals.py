@@ -49,7 +49,8 @@ def test_the_wording_of_a_stop() -> None:
 def test_the_engine_puts_back_the_process_sigterm_handler() -> None:
     # asyncio leaves SIG_DFL behind when its handler goes: a second SIGTERM (or one after the run, while
     # the -o file or the report is written) then killed the process without a word.
-    from osmosis_ai.runs.engine import MemorySink, RunEngine, WorkItem
+    from osmosis_ai.runs.engine import RunEngine
+    from osmosis_ai.runs.work import MemorySink, WorkItem
 
     class Echo:
         def new_record(self, item: Any) -> dict[str, Any]:

@@ -8,7 +8,8 @@ from typing import Any
 from osmosis_ai.eval.llm_client import ExternalLLMClient
 from osmosis_ai.eval.runner import AgentExecutor
 from osmosis_ai.rollout.agent_loop import RolloutAgentLoop
-from osmosis_ai.runs.engine import MemorySink, RunEngine, WorkItem
+from osmosis_ai.runs.engine import RunEngine
+from osmosis_ai.runs.work import MemorySink, WorkItem
 
 TOOL = {"type": "function", "function": {"name": "add", "description": "Adds.", "parameters": {}}}
 

@@ -15,8 +15,8 @@ from osmosis_ai.rubric.config import find_config, load_rubric_configs
 from osmosis_ai.rubric.engine import JudgeHealth, calculate_statistics
 from osmosis_ai.rubric.records import load_rubric_records
 from osmosis_ai.rubric.report import resolve_output_path
-from osmosis_ai.runs.engine import RunOutcome
 from osmosis_ai.runs.progress import Progress
+from osmosis_ai.runs.work import RunOutcome
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from osmosis_ai.runs.engine import MemorySink, RunControl, RunEngine, WorkItem, new_item_record
+from osmosis_ai.runs.engine import RunEngine
+from osmosis_ai.runs.work import MemorySink, RunControl, WorkItem, new_item_record
 
 pytestmark = pytest.mark.skipif(sys.version_info < (3, 11), reason="3.10 keeps within() per item")
 

@@ -194,7 +194,8 @@ def test_a_bad_row_met_mid_run_keeps_every_finished_item() -> None:
     import asyncio
 
     from osmosis_ai.errors import DatasetFormatError
-    from osmosis_ai.runs.engine import MemorySink, RunEngine, WorkItem
+    from osmosis_ai.runs.engine import RunEngine
+    from osmosis_ai.runs.work import MemorySink, WorkItem
 
     class Echo:
         def new_record(self, item):
@@ -268,7 +269,8 @@ def test_an_isolated_run_gives_up_an_item_its_lane_cannot_time_out(blocked_row) 
     # ignores its cancellation: the lane keeps running, that item alone is logged as timed out.
     import asyncio
 
-    from osmosis_ai.runs.engine import MemorySink, RunEngine, WorkItem
+    from osmosis_ai.runs.engine import RunEngine
+    from osmosis_ai.runs.work import MemorySink, WorkItem
 
     executor = _Misbehaving()
     sink = MemorySink()
@@ -354,7 +356,8 @@ class _Stubborn:
 def test_a_worker_held_by_a_given_up_item_is_replaced_not_added() -> None:
     import asyncio
 
-    from osmosis_ai.runs.engine import MemorySink, RunEngine, WorkItem
+    from osmosis_ai.runs.engine import RunEngine
+    from osmosis_ai.runs.work import MemorySink, WorkItem
 
     executor, sink = _Stubborn(), MemorySink()
     # 2 s: far beyond an item's 0.02 s even on a loaded machine, so only row 0 can time out.

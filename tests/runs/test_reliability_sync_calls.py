@@ -8,8 +8,9 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from osmosis_ai.runs.engine import MemorySink, RunEngine, WorkItem
+from osmosis_ai.runs.engine import RunEngine
 from osmosis_ai.runs.user_code import INLINE_BUDGET_S, SyncFunction
+from osmosis_ai.runs.work import MemorySink, WorkItem
 
 
 class _Calls:

@@ -149,7 +149,7 @@ def test_logs_of_the_earlier_eval_format_are_read_and_resumed(tmp_path: Path) ->
 
 
 def test_a_repeated_row_is_its_own_item_on_resume() -> None:
-    from osmosis_ai.runs.engine import RunOutcome, work_items
+    from osmosis_ai.runs.work import RunOutcome, work_items
 
     rows = [(0, {"q": 1}), (1, {"q": 1})]
     done = {(0, row_key({"q": 1}), 0, "")}

@@ -21,8 +21,8 @@ from osmosis_ai.cli.run_support import AGENT_FLAGS, BACKEND_FLAGS, LOG_FLAGS, Ec
 if TYPE_CHECKING:
     from osmosis_ai.eval.session import EvalOptions, EvalResult
     from osmosis_ai.eval.summary import EvalReport
-    from osmosis_ai.runs.engine import RunOutcome
     from osmosis_ai.runs.progress import Progress
+    from osmosis_ai.runs.work import RunOutcome
 
 FLAGS = {
     **LOG_FLAGS,

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from osmosis_ai.rubric.run import InlineRubricOptions, RubricEvalOptions, RubricEvalResult
     from osmosis_ai.rubric.session import RubricSession
     from osmosis_ai.runs.backends import BackendReport
-    from osmosis_ai.runs.engine import RunOutcome
+    from osmosis_ai.runs.work import RunOutcome
 
 
 def _common_judge_options(func: Callable[..., Any]) -> Callable[..., Any]:

@@ -22,7 +22,7 @@ from osmosis_ai.runs.observer import ProgressHook, RunObserver
 if TYPE_CHECKING:
     from osmosis_ai.cli.platform_context import Session
     from osmosis_ai.platform.client import PlatformClient
-    from osmosis_ai.runs.engine import RunOutcome
+    from osmosis_ai.runs.work import RunOutcome
 
 
 @click.command("run")

@@ -22,7 +22,7 @@ from osmosis_ai.cli.run_support import AGENT_FLAGS, EchoObserver, library_errors
 if TYPE_CHECKING:
     from osmosis_ai.eval.options import TestOptions
     from osmosis_ai.eval.test_session import TestResult
-    from osmosis_ai.runs.engine import RunOutcome
+    from osmosis_ai.runs.work import RunOutcome
 
 FLAGS = {
     **AGENT_FLAGS,

@@ -15,7 +15,7 @@ from typing import Any
 
 from osmosis_ai.results import ResultSummary
 from osmosis_ai.runs.backends import BackendReport
-from osmosis_ai.runs.engine import RunOutcome
+from osmosis_ai.runs.work import RunOutcome
 from osmosis_ai.stop_signals import stop_word
 
 __all__ = ["EvalRunResult", "WorkCounts", "finish_run"]

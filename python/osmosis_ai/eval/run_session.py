@@ -34,8 +34,8 @@ if TYPE_CHECKING:
     from osmosis_ai.eval.run_dir import Resumed
     from osmosis_ai.eval.run_files import RunLogText
     from osmosis_ai.runs.backends import Backend
-    from osmosis_ai.runs.engine import RunOutcome
     from osmosis_ai.runs.log import ResultsLog
+    from osmosis_ai.runs.work import RunOutcome
 
 __all__ = ["EvalRunOptions", "EvalRunResult", "run_eval_run"]
 
@@ -381,7 +381,8 @@ async def _run_engine(
     """Runs the engine here or on the started backend's workers (each builds the executor itself)."""
     from osmosis_ai.eval.functions import load_eval_functions
     from osmosis_ai.eval.run_remote import open_run_executor
-    from osmosis_ai.runs.engine import RunEngine, work_items
+    from osmosis_ai.runs.engine import RunEngine
+    from osmosis_ai.runs.work import work_items
 
     async with contextlib.AsyncExitStack() as stack:
         executor = None

@@ -19,7 +19,7 @@ from osmosis_ai.eval.llm_client import ExternalLLMClient
 from osmosis_ai.rollout.agent_loop import RolloutAgentLoop, RolloutContext, checked_result
 from osmosis_ai.rollout.requests import dataset_row_to_request
 from osmosis_ai.rollout.tools import validate_tools
-from osmosis_ai.runs.engine import RunControl, WorkItem, new_item_record
+from osmosis_ai.runs.work import RunControl, WorkItem, new_item_record
 
 __all__ = ["AgentExecutor"]
 

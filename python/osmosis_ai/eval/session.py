@@ -32,9 +32,9 @@ from osmosis_ai.runs.backends import BackendReport
 if TYPE_CHECKING:
     from osmosis_ai.llm.transport import Transport
     from osmosis_ai.runs.backends import Backend
-from osmosis_ai.runs.engine import RunOutcome
 from osmosis_ai.runs.log import ResultsLog
 from osmosis_ai.runs.observer import RunObserver, quiet_observer
+from osmosis_ai.runs.work import RunOutcome
 
 __all__ = ["EvalOptions", "EvalResult", "arun_eval", "run_eval"]
 
@@ -286,7 +286,8 @@ async def _drive(
 ) -> RunOutcome:
     """Runs the engine (on ``backend`` when given) into ``log``; returns the outcome."""
     from osmosis_ai.eval.agent import build_agent_executor
-    from osmosis_ai.runs.engine import RunEngine, work_items
+    from osmosis_ai.runs.engine import RunEngine
+    from osmosis_ai.runs.work import work_items
 
     tags = tuple(transports)
     executor = build_agent_executor(

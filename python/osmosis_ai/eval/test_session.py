@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 from osmosis_ai.errors import RunError
 from osmosis_ai.eval.options import TestOptions
 from osmosis_ai.rollout.agent_loop import RolloutAgentLoop
-from osmosis_ai.runs.engine import RunOutcome
 from osmosis_ai.runs.observer import RunObserver, quiet_observer
+from osmosis_ai.runs.work import RunOutcome
 
 if TYPE_CHECKING:
     from osmosis_ai.llm.transport import Transport
@@ -136,7 +136,8 @@ async def arun_test(options: TestOptions, observer: RunObserver | None = None) -
 
 async def _batch(options: TestOptions, observer: RunObserver, inputs: TestInputs) -> TestResult:
     from osmosis_ai.eval.agent import build_agent_executor
-    from osmosis_ai.runs.engine import MemorySink, RunEngine, work_items
+    from osmosis_ai.runs.engine import RunEngine
+    from osmosis_ai.runs.work import MemorySink, work_items
 
     sink = MemorySink()
     executor = build_agent_executor(

@@ -21,7 +21,7 @@ from osmosis_ai.llm.bridge import LLMBridge
 from osmosis_ai.rollout.backend.base import ExecutionBackend
 from osmosis_ai.rollout.context import RolloutContext
 from osmosis_ai.rollout.sample import ExecutionResult, RolloutStatus, execution_request
-from osmosis_ai.runs.engine import RunControl, WorkItem, new_item_record
+from osmosis_ai.runs.work import RunControl, WorkItem, new_item_record
 
 __all__ = ["LoopExecutor", "WorkflowExecutor", "base_record", "new_rollout_id"]
 

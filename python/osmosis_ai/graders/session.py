@@ -19,8 +19,9 @@ from osmosis_ai.errors import EvalFnError, RunError
 from osmosis_ai.eval.functions import EvalFunction, final_assistant_text
 from osmosis_ai.graders.core import Grader, load_grader
 from osmosis_ai.graders.models import DEFAULT_EMBEDDING_MODEL
-from osmosis_ai.runs.engine import MemorySink, RunControl, RunEngine, RunOutcome, WorkItem, new_item_record
+from osmosis_ai.runs.engine import RunEngine
 from osmosis_ai.runs.observer import RunObserver, quiet_observer
+from osmosis_ai.runs.work import MemorySink, RunControl, RunOutcome, WorkItem, new_item_record
 
 if TYPE_CHECKING:
     from osmosis_ai.runs.log import ResultsLog

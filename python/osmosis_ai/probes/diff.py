@@ -20,7 +20,8 @@ from typing import Any
 from osmosis_ai.errors import EvalFnError
 from osmosis_ai.eval.functions import EvalFunction
 from osmosis_ai.probes.probe import conversation
-from osmosis_ai.runs.engine import MemorySink, RunControl, RunEngine, WorkItem, new_item_record
+from osmosis_ai.runs.engine import RunEngine
+from osmosis_ai.runs.work import MemorySink, RunControl, WorkItem, new_item_record
 
 __all__ = ["DiffExecutor", "DiffReport", "build_diff", "diff_log"]
 

@@ -17,7 +17,8 @@ from typing import Any
 from osmosis_ai.errors import EvalFnError
 from osmosis_ai.eval.functions import EvalFunction
 from osmosis_ai.probes.controls import build_controls, correct_answer, correct_forms
-from osmosis_ai.runs.engine import RunControl, RunEngine, RunOutcome, WorkItem, new_item_record, work_items
+from osmosis_ai.runs.engine import RunEngine
+from osmosis_ai.runs.work import RunControl, RunOutcome, WorkItem, new_item_record, work_items
 
 __all__ = ["CORRECT", "ProbeExecutor", "log_config", "other_answers", "probe_key", "run_probes"]
 

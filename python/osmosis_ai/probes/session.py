@@ -20,8 +20,8 @@ from typing import Any
 
 from osmosis_ai.errors import RunError
 from osmosis_ai.probes.report import ProbeReport
-from osmosis_ai.runs.engine import RunOutcome
 from osmosis_ai.runs.observer import RunObserver, quiet_observer
+from osmosis_ai.runs.work import RunOutcome
 
 __all__ = ["ProbeOptions", "ProbeResult", "run_probe"]
 

@@ -20,7 +20,7 @@ from osmosis_ai.errors import SignatureError
 from osmosis_ai.llm.retry import SYSTEMIC_KINDS
 from osmosis_ai.llm.usage import Usage
 from osmosis_ai.rubric.judge import JudgeOutcome
-from osmosis_ai.runs.engine import RunControl, WorkItem, new_item_record
+from osmosis_ai.runs.work import RunControl, WorkItem, new_item_record
 from osmosis_ai.scoring import coerce_score
 from osmosis_ai.stats import score_moments  # runs.engine imports it already; a record's statistics use it
 

@@ -17,8 +17,8 @@ from osmosis_ai.rubric.engine import preview_text
 from osmosis_ai.rubric.judge import DEFAULT_API_KEY_ENV, run_async
 from osmosis_ai.rubric.judge_request import JudgeTemplate
 from osmosis_ai.rubric.records import RecordSource, RubricRecord
-from osmosis_ai.runs.engine import WorkItem
 from osmosis_ai.runs.user_code import call_sync
+from osmosis_ai.runs.work import WorkItem
 
 __all__ = ["RecordJudge", "enrich_extra_info", "judge_arguments", "judge_model_info", "prompt_metadata"]
 

@@ -16,8 +16,9 @@ from typing import TYPE_CHECKING, Any
 
 from osmosis_ai.rubric.engine import RUN_FIELDS, JudgeExecutor, JudgeHealth
 from osmosis_ai.runs.backends import Backend, BackendError
-from osmosis_ai.runs.engine import RunEngine, RunOutcome, work_items
+from osmosis_ai.runs.engine import RunEngine
 from osmosis_ai.runs.log import ResultsLog, iter_runs
+from osmosis_ai.runs.work import RunOutcome, work_items
 
 if TYPE_CHECKING:
     from osmosis_ai.rubric.runner import RecordJudge

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from osmosis_ai.errors import OsmosisError
-from osmosis_ai.runs.engine import Executor, RunControl, WorkItem
+from osmosis_ai.runs.work import Executor, RunControl, WorkItem
 
 __all__ = [
     "BACKENDS",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from osmosis_ai.runs.engine import RunOutcome
+from osmosis_ai.runs.work import RunOutcome
 
 __all__ = ["ProgressHook", "RunObserver", "quiet_observer"]
 

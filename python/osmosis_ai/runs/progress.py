@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from osmosis_ai.runs.engine import RunOutcome
+from osmosis_ai.runs.work import RunOutcome
 
 __all__ = ["Progress", "format_eta"]
 

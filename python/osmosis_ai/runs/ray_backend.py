@@ -22,9 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from osmosis_ai.runs.backends import BackendError, BackendReport, ExecutorSpec
-from osmosis_ai.runs.engine import RunControl, WorkItem
 from osmosis_ai.runs.ray_modules import runtime_env_for
 from osmosis_ai.runs.ray_worker import Worker
+from osmosis_ai.runs.work import RunControl, WorkItem
 
 try:
     import ray

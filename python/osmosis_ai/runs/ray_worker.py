@@ -24,8 +24,9 @@ from typing import Any
 
 from osmosis_ai.redact import redact, redact_log_records, redact_std_streams, remember_environment
 from osmosis_ai.runs.backends import ExecutorSpec, set_worker_paths
-from osmosis_ai.runs.engine import Executor, MemorySink, RunControl, RunEngine, RunOutcome, WorkItem
+from osmosis_ai.runs.engine import RunEngine
 from osmosis_ai.runs.ray_modules import find_shipped, shipped_key
+from osmosis_ai.runs.work import Executor, MemorySink, RunControl, RunOutcome, WorkItem
 
 __all__ = ["Worker"]
 
