@@ -8,6 +8,8 @@ pub mod secrets;
 pub mod signature;
 pub mod stats;
 
+pub mod http_head;
+
 #[cfg(feature = "python")]
 mod py;
 

@@ -9,6 +9,8 @@ mod secrets;
 mod signature;
 mod stats;
 
+mod http_head;
+
 use pyo3::prelude::*;
 
 // Dataset batches are many small allocations freed in bulk on the reader thread, where glibc's malloc
@@ -26,6 +28,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     config::register(m)?;
     atif::register(m)?;
     secrets::register(m)?;
+    http_head::register(m)?;
     Ok(())
 }
 
