@@ -23,12 +23,12 @@ fn name<'py>(py: Python<'py>, name: &str) -> Bound<'py, PyString> {
     }
 }
 
-/// `(status, headers, content_length, chunked, keep_alive)` of an answer head in the plain form, or None.
+/// `(status, headers, content_length, chunked, keep_alive)`.
+type Framing<'py> = (u32, Bound<'py, PyDict>, Option<u64>, bool, bool);
+
+/// The framing of an answer head in the plain form, or None.
 #[pyfunction]
-fn response_framing<'py>(
-    py: Python<'py>,
-    head: &[u8],
-) -> PyResult<Option<(u32, Bound<'py, PyDict>, Option<u64>, bool, bool)>> {
+fn response_framing<'py>(py: Python<'py>, head: &[u8]) -> PyResult<Option<Framing<'py>>> {
     let Some(parsed) = parse_response_head(head) else {
         return Ok(None);
     };
