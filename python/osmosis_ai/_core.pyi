@@ -50,6 +50,12 @@ __version__: str
 def build_profile() -> str:
     """``"release"`` or ``"debug"``: how the core was compiled."""
 
+def response_framing(head: bytes) -> tuple[int, dict[str, str], int | None, bool, bool] | None:
+    """``(status, headers, content_length, chunked, keep_alive)`` of an HTTP/1.1 answer head (without its
+    blank line) as ``osmosis_ai.llm.http1_connection`` reads one, header names lower-cased and values
+    stripped; None unless the head is plain printable ASCII with a numeric status and ``Content-Length``
+    (the Python reader then reads it)."""
+
 def check_signature(
     shape_json: str, family: str
 ) -> Literal["reward", "rubric", "eval_simple", "eval_full", "custom"]:
@@ -406,9 +412,3 @@ def check_atif_files(paths: list[str]) -> list[tuple[str, Any, Any, Any]]:
     :func:`check_atif` gives, or ``("unreadable", kind, message, None)`` with kind ``not_found``,
     ``permission_denied``, ``is_a_directory`` or ``other``.
     """
-
-def response_framing(head: bytes) -> tuple[int, dict[str, str], int | None, bool, bool] | None:
-    """``(status, headers, content_length, chunked, keep_alive)`` of an HTTP/1.1 answer head (without its
-    blank line) as ``osmosis_ai.llm.http1_connection`` reads one, header names lower-cased and values
-    stripped; None unless the head is plain printable ASCII with a numeric status and ``Content-Length``
-    (the Python reader then reads it)."""
