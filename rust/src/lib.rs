@@ -4,11 +4,10 @@ pub mod atif;
 pub mod config;
 pub mod dataset;
 pub mod error;
+pub mod http_head;
 pub mod secrets;
 pub mod signature;
 pub mod stats;
-
-pub mod http_head;
 
 #[cfg(feature = "python")]
 mod py;

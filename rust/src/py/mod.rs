@@ -4,12 +4,11 @@ mod atif;
 mod config;
 mod dataset;
 mod errors;
+mod http_head;
 mod json;
 mod secrets;
 mod signature;
 mod stats;
-
-mod http_head;
 
 use pyo3::prelude::*;
 
@@ -24,11 +23,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(build_profile, m)?)?;
     signature::register(m)?;
     stats::register(m)?;
+    http_head::register(m)?;
     dataset::register(m)?;
     config::register(m)?;
     atif::register(m)?;
     secrets::register(m)?;
-    http_head::register(m)?;
     Ok(())
 }
 
