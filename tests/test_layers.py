@@ -25,6 +25,7 @@ FOUNDATION = {
     "_files",
     "stop_signals",
     "terminal_text",
+    "_http_head",
 }
 MAY_IMPORT = {
     "llm": FOUNDATION,

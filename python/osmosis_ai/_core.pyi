@@ -32,6 +32,7 @@ __all__ = [
     "pass_at_k",
     "pass_hat_k",
     "quantiles",
+    "response_framing",
     "result_model",
     "results_declared_runs",
     "results_index_base",
@@ -50,6 +51,12 @@ __version__: str
 
 def build_profile() -> str:
     """``"release"`` or ``"debug"``: how the core was compiled."""
+
+def response_framing(head: bytes) -> tuple[int, dict[str, str], int | None, bool, bool] | None:
+    """``(status, headers, content_length, chunked, keep_alive)`` of an HTTP/1.1 answer head (without its
+    blank line) as ``osmosis_ai.llm.http1_connection`` reads one, header names lower-cased and values
+    stripped; None unless the head is plain printable ASCII with a numeric status and ``Content-Length``
+    (the Python reader then reads it)."""
 
 def check_signature(
     shape_json: str, family: str

@@ -4,6 +4,7 @@ pub mod atif;
 pub mod config;
 pub mod dataset;
 pub mod error;
+pub mod http_head;
 pub mod secrets;
 pub mod signature;
 pub mod stats;

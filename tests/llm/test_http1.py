@@ -129,6 +129,32 @@ def test_the_pool_opens_at_most_limit_connections(base: str) -> None:
     assert len(answers) == 12 and len({a["c"] for a in answers}) <= 3
 
 
+def test_a_caller_cancelled_while_waiting_for_a_slot_leaves_no_slot_taken(base: str) -> None:
+    # limit 1: the first request holds the slot until its timeout, two more wait; the first waiter is
+    # cancelled. The slot goes to the second waiter, then to a request after them all.
+    async def main() -> tuple[list[object], dict]:
+        pool = Http1Pool(base, limit=1)
+        try:
+            held = asyncio.ensure_future(pool.post("/hold/x", b"{}", timeout=1))
+            left = asyncio.ensure_future(pool.post("/keep/x", b"{}", timeout=10))
+            served = asyncio.ensure_future(pool.post("/keep/x", b"{}", timeout=10))
+            await asyncio.sleep(0)  # all three started: the first holds the slot, the others wait for it
+            left.cancel()
+            outcomes = await asyncio.gather(held, left, served, return_exceptions=True)
+            after = await pool.post("/keep/x", b"{}", timeout=10)
+            return [
+                type(o) if isinstance(o, BaseException) else json.loads(o.body) for o in outcomes
+            ], json.loads(after.body)
+        finally:
+            await pool.aclose()
+
+    # A guard, not a timing assertion: a slot lost or never handed on would hang the test instead of failing.
+    outcomes, after = asyncio.run(asyncio.wait_for(main(), 60))
+    assert outcomes[0] in (TimeoutError, asyncio.TimeoutError)
+    assert outcomes[1] is asyncio.CancelledError
+    assert isinstance(outcomes[2], dict) and after["c"] == outcomes[2]["c"]  # one connection at a time
+
+
 def test_nothing_listening_is_a_connect_failure() -> None:
     import socket
 

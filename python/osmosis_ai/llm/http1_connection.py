@@ -18,6 +18,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
+from osmosis_ai._http_head import response_framing
+
 __all__ = ["Connection", "HttpResponse", "StaleConnection", "persists", "split_head"]
 
 # The longest answer head (and chunk-size or trailer line) accepted before the answer is called broken.
@@ -65,6 +67,12 @@ def persists(version: str, connection: str) -> bool:
 
 def _framing(head: bytes) -> tuple[int, dict[str, str], int | None, bool, bool]:
     """Status, headers, Content-Length (None if absent), chunked, keep-alive of an answer head."""
+    framing = response_framing(head)  # the plain form, read by the core as read_framing reads it
+    return read_framing(head) if framing is None else framing
+
+
+def read_framing(head: bytes) -> tuple[int, dict[str, str], int | None, bool, bool]:
+    """:func:`_framing` in Python: any head, the error of one that is not an answer's."""
     start, headers = split_head(head)
     try:
         status = int(start[1])

@@ -93,8 +93,18 @@ class OpenAICompatTransport:
         if tools:
             payload["tools"] = list(tools)
         body = orjson.dumps(payload)
+        # The first attempt is made here (call_with_retries takes over after a failure): two coroutines and
+        # a closure less per model request.
+        if stats is not None:
+            stats.attempts += 1
+        try:
+            return self._parse(await self._post("/chat/completions", body))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            failed = exc
         return await call_with_retries(
-            policy or self.policy, lambda: self._send(body), where=self._shown_url, stats=stats
+            policy or self.policy, lambda: self._send(body), where=self._shown_url, stats=stats, failed=failed
         )
 
     async def embed(
@@ -163,15 +173,12 @@ class OpenAICompatTransport:
             detail = f"the reply is not a chat completion ({type(exc).__name__}: {exc})"
             raise ProviderCallError(detail, Failure("bad_reply", detail)) from exc
         usage = data.get("usage") or {}
-        return Reply(
-            message=message,
-            usage={
-                "prompt_tokens": int(usage.get("prompt_tokens") or 0),
-                "completion_tokens": int(usage.get("completion_tokens") or 0),
-            },
-            finish_reason=choice.get("finish_reason") or "stop",
-            raw=data,
-        )
+        counts = {
+            "prompt_tokens": int(usage.get("prompt_tokens") or 0),
+            "completion_tokens": int(usage.get("completion_tokens") or 0),
+        }
+        # Positional: a frozen dataclass's __init__ by keyword cost half a microsecond more per reply.
+        return Reply(message, counts, choice.get("finish_reason") or "stop", data)
 
     async def aclose(self) -> None:
         here = asyncio.get_running_loop()

@@ -4,6 +4,7 @@ mod atif;
 mod config;
 mod dataset;
 mod errors;
+mod http_head;
 mod json;
 mod secrets;
 mod signature;
@@ -24,6 +25,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(build_profile, m)?)?;
     signature::register(m)?;
     stats::register(m)?;
+    http_head::register(m)?;
     dataset::register(m)?;
     config::register(m)?;
     atif::register(m)?;
