@@ -6,9 +6,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-import orjson
-
-from osmosis_ai.rollout.schemas import MAX_ROLLOUT_ID_LENGTH, RolloutRequest, get_max_metadata_size_bytes
+from osmosis_ai.rollout.schemas import RolloutRequest
 
 __all__ = [
     "LOCAL_SERVER_URL",
@@ -58,17 +56,14 @@ def dataset_row_to_request(
     sdk = {"ground_truth": row["ground_truth"], "row_index": row_index, **(overrides or {})}
     metadata: dict[str, Any] = {}
     shadowed: dict[str, Any] = {}
-    str_keys = True
     for name, value in row.items():
         if name in REQUIRED_COLUMNS:
             continue
-        str_keys = str_keys and type(name) is str
         if name in sdk or name == SHADOWED_COLUMNS_KEY:
             shadowed[name] = value
         else:
             metadata[name] = value
     metadata.update(sdk)
-    str_keys = str_keys and all(type(key) is str for key in sdk)
     if shadowed:
         logger.warning(
             "row %d: dataset column(s) %s collide with SDK metadata keys; kept under metadata[%r]",
@@ -77,75 +72,17 @@ def dataset_row_to_request(
             SHADOWED_COLUMNS_KEY,
         )
         metadata[SHADOWED_COLUMNS_KEY] = shadowed
-    messages = [
-        {"role": "system", "content": row["system_prompt"]},
-        {"role": "user", "content": row["user_prompt"]},
-    ]
-    params = dict(completion_params or {})
-    if str_keys and _vouched(rollout_id, max_turns, params, metadata):
-        return _unvalidated(rollout_id, messages, params, max_turns, metadata)
     return RolloutRequest(
         rollout_id=rollout_id,
         server_url=LOCAL_SERVER_URL,
-        messages=messages,
+        messages=[
+            {"role": "system", "content": row["system_prompt"]},
+            {"role": "user", "content": row["user_prompt"]},
+        ],
         max_turns=max_turns,
-        completion_params=params,
+        completion_params=dict(completion_params or {}),
         metadata=metadata,
     )
-
-
-# What a request built here has set: the fields given to the constructor.
-_GIVEN = frozenset(("rollout_id", "server_url", "messages", "max_turns", "completion_params", "metadata"))
-_new = object.__new__
-_set = object.__setattr__
-
-
-def _vouched(rollout_id: Any, max_turns: Any, params: dict[Any, Any], metadata: dict[Any, Any]) -> bool:
-    """Whether a request of these values (the messages and server URL are made here and always pass)
-    passes :class:`RolloutRequest`'s checks: a rollout id of text within its length, an ``int``
-    ``max_turns``, string keys, and metadata within its size as JSON. Every check is the model's own
-    rule, made without pydantic's copy of every value."""
-    if type(rollout_id) is not str or not rollout_id.strip() or len(rollout_id) > MAX_ROLLOUT_ID_LENGTH:
-        return False
-    if type(max_turns) is not int or not all(type(key) is str for key in params):
-        return False
-    try:
-        size = len(orjson.dumps(metadata, option=orjson.OPT_NON_STR_KEYS))
-    except (TypeError, ValueError):
-        return False
-    return size <= get_max_metadata_size_bytes()
-
-
-def _unvalidated(
-    rollout_id: str,
-    messages: list[dict[str, Any]],
-    params: dict[str, Any],
-    max_turns: int,
-    metadata: dict[str, Any],
-) -> RolloutRequest:
-    """The :class:`RolloutRequest` validation would make of values :func:`_vouched` passed: they are fresh
-    objects made for this request, so pydantic's copies would change nothing. Laid out as
-    ``model_construct`` lays an instance out, without its loop over every field (which costs more than
-    validating)."""
-    request = _new(RolloutRequest)
-    # In the model's field order, as validation lays them out.
-    values = {
-        "rollout_id": rollout_id,
-        "server_url": LOCAL_SERVER_URL,
-        "messages": messages,
-        "completion_params": params,
-        "tool_server_url": None,
-        "max_turns": max_turns,
-        "max_tokens_total": 8192,
-        "metadata": metadata,
-        "api_key": None,
-        "idempotency_key": None,
-    }
-    _set(request, "__dict__", values)
-    _set(request, "__pydantic_fields_set__", set(_GIVEN))
-    _set(request, "__pydantic_extra__", None)
-    _set(request, "__pydantic_private__", None)
-    return request
 
 
 def placeholder_request() -> RolloutRequest:
