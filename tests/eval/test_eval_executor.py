@@ -5,8 +5,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import orjson
+
 from osmosis_ai.eval.llm_client import ExternalLLMClient
 from osmosis_ai.eval.runner import AgentExecutor
+from osmosis_ai.llm.transport import Reply
 from osmosis_ai.rollout.agent_loop import RolloutAgentLoop
 from osmosis_ai.runs.engine import RunEngine
 from osmosis_ai.runs.work import MemorySink, WorkItem
@@ -44,3 +47,49 @@ def test_tools_are_checked_again_when_the_same_list_changes() -> None:
     by_row = {r["row_index"]: r for r in sink.records}
     assert [by_row[i]["success"] for i in range(6)] == [True, True, False, False, True, True]
     assert by_row[2]["error"].startswith("Tool validation error: invalid tool definition")
+
+
+class _NumberAgent(RolloutAgentLoop):
+    """Equal tool lists that send different bytes: ``1`` on even rows, ``1.0`` on odd ones."""
+
+    name = "numbers"
+
+    def get_tools(self, request: Any) -> list[dict[str, Any]]:
+        minimum = 1 if request.metadata["row_index"] % 2 == 0 else 1.0
+        parameters = {"type": "object", "properties": {"n": {"type": "number", "minimum": minimum}}}
+        return [
+            {
+                "type": "function",
+                "function": {"name": "add", "description": "Adds.", "parameters": parameters},
+            }
+        ]
+
+    async def run(self, ctx: Any) -> Any:
+        await ctx.llm.chat_completions(list(ctx.request.messages))
+        return ctx.complete(list(ctx.request.messages))
+
+
+class _Recording:
+    """A transport that answers at once and keeps the tool definitions each call was given, as JSON."""
+
+    loop_safe = True
+
+    def __init__(self) -> None:
+        self.sent: dict[int, bytes] = {}
+
+    async def complete(self, messages: Any, tools: Any, params: Any) -> Reply:
+        self.sent[len(self.sent)] = orjson.dumps(tools)
+        return Reply(
+            {"role": "assistant", "content": "2"}, {"prompt_tokens": 1, "completion_tokens": 1}, "stop"
+        )
+
+
+def test_an_equal_tool_list_still_sends_its_own_definitions() -> None:
+    # 1 == 1.0: the check may be skipped for an equal list, but the request must carry the agent's numbers.
+    transport = _Recording()
+    executor = AgentExecutor(_NumberAgent(), [], lambda tag: ExternalLLMClient(transport=transport))
+    engine = RunEngine(executor, MemorySink(), concurrency=1, item_timeout=5, handle_signals=False)
+    row = {"ground_truth": "1", "user_prompt": "1?", "system_prompt": "s"}
+    asyncio.run(engine.run([WorkItem(i, row, f"k{i}", 0) for i in range(4)]))
+    assert [b'"minimum":1.0' in transport.sent[i] for i in range(4)] == [False, True, False, True]
+    assert all(b'"minimum":1' in sent for sent in transport.sent.values())

@@ -39,17 +39,10 @@ class ExternalLLMClient:
     def display_name(self) -> str:
         return self._transport.endpoint.model
 
-    def set_tools(self, tools: Sequence[Any]) -> list[dict[str, Any]] | None:
-        """Offers ``tools`` (pydantic tool schemas or plain dicts) on every call; empty clears them.
-        Returns the definitions as they are sent (None for none), for :meth:`offer_dumped`."""
+    def set_tools(self, tools: Sequence[Any]) -> None:
+        """Offers ``tools`` (pydantic tool schemas or plain dicts) on every call; empty clears them."""
         dumped = [t.model_dump(exclude_none=True) if hasattr(t, "model_dump") else dict(t) for t in tools]
         self._tools = dumped or None
-        return self._tools
-
-    def offer_dumped(self, dumped: list[dict[str, Any]] | None) -> None:
-        """Offers definitions another client's :meth:`set_tools` returned for an equal tool list (only read
-        when a request is made, so one list serves every run of a session)."""
-        self._tools = dumped
 
     def reset_metrics(self) -> None:
         self._calls = 0

@@ -55,10 +55,8 @@ class AgentExecutor:
         self.completion_params = dict(completion_params or {})
         self.mode = mode
         self._live: dict[int, ExternalLLMClient] = {}
-        # A copy of the last tool list that passed validate_tools, and its definitions as the client
-        # sends them: an equal list needs no second look, and no second dump.
+        # A copy of the last tool list that passed validate_tools: an equal list needs no second look.
         self._valid_tools: Any = None
-        self._offered: list[dict[str, Any]] | None = None
 
     def new_record(self, item: WorkItem) -> dict[str, Any]:
         self._live[id(item)] = self.clients(item.model_tag)
@@ -82,18 +80,17 @@ class AgentExecutor:
         record["prompt_tokens"] = prompt
         record["completion_tokens"] = completion
 
-    def _offer(self, tools: Any, client: ExternalLLMClient) -> None:
-        """Checks ``tools`` and offers them on ``client``'s calls."""
+    def _validate(self, tools: Any) -> None:
         # Agents mostly return the same definitions every time; comparing costs far less than checking.
+        # (Only the check is skipped: the definitions sent are the agent's own each time, since an equal
+        # list may still differ in what it sends, 1 == 1.0 == True.)
         if type(tools) is list and tools == self._valid_tools:
-            client.offer_dumped(self._offered)
             return
         validate_tools(tools)
-        offered = client.set_tools(tools)
         try:
-            self._valid_tools, self._offered = copy.deepcopy(tools), offered
+            self._valid_tools = copy.deepcopy(tools)
         except Exception:  # a definition that cannot be copied is checked every time
-            self._valid_tools = self._offered = None
+            self._valid_tools = None
 
     async def _attempt(self, item: WorkItem, client: ExternalLLMClient, record: dict[str, Any]) -> None:
         if self.mode == "test":
@@ -111,7 +108,8 @@ class AgentExecutor:
             overrides=overrides,
         )
         tools = self.agent.get_tools(request) or []
-        self._offer(tools, client)
+        self._validate(tools)
+        client.set_tools(tools)
         ctx = RolloutContext(request=request, tools=list(tools), llm=client, _start_time=time.monotonic())
         # The same list object: calls recorded before a timeout or a crash still reach the record.
         record["tool_calls"] = ctx.tool_call_log
