@@ -70,7 +70,9 @@ def test_a_long_log_streams_every_row_once(tmp_path: Path) -> None:
 
 # The core lays the rows of an `-o` file out from the log; byte for byte what the Python rows and
 # json_block write, or handed back (and then written the Python way) where it cannot be.
-_TEXT = st.text(alphabet=st.sampled_from(["a", "é", "😀", "\n", '"', "\\", "\x01", "\x7f", " ", "中"]), max_size=8)
+_TEXT = st.text(
+    alphabet=st.sampled_from(["a", "é", "😀", "\n", '"', "\\", "\x01", "\x7f", " ", "中"]), max_size=8
+)
 _FLOAT = st.one_of(
     st.sampled_from([0.0, 1.0, 0.5, 1e-4, 1e-5, 123456.789, 1e15, 1e16, 2.5e-7]),
     st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_infinity=False),
@@ -94,7 +96,9 @@ def _records(draw: st.DrawFn) -> dict:
         "success": draw(st.booleans()),
         "scores": draw(st.one_of(st.none(), st.dictionaries(_TEXT, _FLOAT, max_size=2), _VALUE)),
         "error": draw(st.one_of(st.none(), _TEXT)),
-        "eval_errors": draw(st.one_of(st.just(_MISSING), st.none(), st.dictionaries(_TEXT, _TEXT, max_size=2))),
+        "eval_errors": draw(
+            st.one_of(st.just(_MISSING), st.none(), st.dictionaries(_TEXT, _TEXT, max_size=2))
+        ),
         "final_messages": [{"role": "user", "content": "x" * 30}],
         "duration_ms": draw(st.one_of(st.just(_MISSING), _FLOAT, st.none())),
         "tokens": draw(st.one_of(st.just(_MISSING), st.integers(0, 10**6), _VALUE)),
@@ -147,7 +151,7 @@ def test_the_core_writes_an_engine_log_without_handing_it_back(tmp_path: Path) -
         for row in range(50):
             for run in (1, 0):
                 record = _record(row, run, score=row / 7)
-                record["error"] = "Provider error: é \"quoted\"\n" if row % 5 == 0 else None
+                record["error"] = 'Provider error: é "quoted"\n' if row % 5 == 0 else None
                 log.append(record)
     laid_out = _laid_out_rows(path, 2, False)
     assert laid_out is not None
@@ -157,7 +161,7 @@ def test_the_core_writes_an_engine_log_without_handing_it_back(tmp_path: Path) -
     empty.mkdir()
     fast, python = _both_ways(empty, [], 2, False)  # an empty log: "[]" both ways
     assert fast == python == b"[]\n}\n"
-    assert text.startswith(b"[\n    {\n      \"row_index\": 0,")
+    assert text.startswith(b'[\n    {\n      "row_index": 0,')
 
 
 def test_odd_lines_are_handed_back_and_written_the_python_way(tmp_path: Path) -> None:

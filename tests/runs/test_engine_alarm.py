@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import threading
+import time
 from typing import Any
 
 import pytest
@@ -82,3 +84,39 @@ def test_items_without_a_timeout_have_no_alarm() -> None:
     engine = RunEngine(executor, sink, item_timeout=None, handle_signals=False)
     asyncio.run(engine.run(_items(4)[1:]))
     assert engine._alarm is None and len(sink.records) == 3
+
+
+def test_a_stop_requested_before_the_alarm_rings_stays_a_stop() -> None:
+    # Ctrl+C cancels the worker, and the item's time is up in the same turn of the loop, before the worker
+    # runs again: the cancellation it then sees is the stop's, not a timeout taken back by the alarm.
+    from osmosis_ai.runs.lanes import Alarm, Lane
+
+    async def main() -> tuple[bool | None, int]:
+        lane = Lane(threading.Lock())
+        alarm = Alarm(lane, timeout=1.0)
+        item = WorkItem(0, {}, "k0", 0)
+        lane.running[7] = (item, new_item_record(item), time.monotonic() - 5.0)  # its time is up
+        seen: list[bool | None] = []
+
+        async def worker() -> None:
+            task = asyncio.current_task()
+            assert task is not None
+            alarm.watch(7, task, lane.running[7][2])
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                seen.append(alarm.end(7, task))
+                raise
+
+        task = asyncio.ensure_future(worker())
+        await asyncio.sleep(0)  # the worker is waiting, watched
+        task.cancel()  # the stop
+        alarm._ring()  # the alarm's timer, due in this same turn
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        alarm.close()
+        return seen[0], task.cancelling()
+
+    verdict, still_cancelling = asyncio.run(main())
+    assert verdict is False  # not the alarm's alone: the stop stands
+    assert still_cancelling == 1

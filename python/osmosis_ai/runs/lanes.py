@@ -177,13 +177,18 @@ class Alarm:
 
     def __init__(self, lane: Lane, timeout: float) -> None:
         self.lane, self.timeout = lane, timeout
-        self.tasks: dict[int, asyncio.Task[Any]] = {}  # token -> the worker task running the item
-        self._rung: dict[int, int] = {}  # token -> its task's cancellation requests before the alarm's
+        # token -> the worker task running the item, and that task's cancellation requests when the item
+        # began: counted then, not when the alarm rings, since a Ctrl+C may already be requested (not yet
+        # delivered) by then and must not be taken back as the alarm's.
+        self.tasks: dict[int, tuple[asyncio.Task[Any], int]] = {}
+        self._rung: set[int] = set()
         self._handle: asyncio.TimerHandle | None = None
 
     def watch(self, token: int, task: asyncio.Task[Any], begun: float) -> None:
         """Item ``token`` (in ``lane.running``, begun at ``begun``) runs in ``task`` from now on."""
-        self.tasks[token] = task
+        if sys.version_info < (3, 11):  # pragma: no cover - the engine makes no alarm on 3.10
+            raise NotImplementedError("Task.cancelling is 3.11+")
+        self.tasks[token] = (task, task.cancelling())
         if self._handle is None:
             self._arm(begun)
 
@@ -192,10 +197,10 @@ class Alarm:
         back, or False when the task was also cancelled by someone else (that cancellation stands)."""
         if sys.version_info < (3, 11):  # pragma: no cover - the engine makes no alarm on 3.10
             raise NotImplementedError("Task.uncancel is 3.11+")
-        del self.tasks[token]
-        before = self._rung.pop(token, None)
-        if before is None:
+        _, before = self.tasks.pop(token)
+        if token not in self._rung:
             return None
+        self._rung.discard(token)
         return task.uncancel() <= before
 
     def close(self) -> None:
@@ -208,18 +213,16 @@ class Alarm:
         self._handle = asyncio.get_running_loop().call_later(delay, self._ring)
 
     def _ring(self) -> None:
-        if sys.version_info < (3, 11):  # pragma: no cover - the engine makes no alarm on 3.10
-            raise NotImplementedError("Task.cancelling is 3.11+")
         self._handle = None
         now = time.monotonic()
         oldest = None
         for token, (_, _, begun) in list(self.lane.running.items()):
-            task = self.tasks.get(token)
-            if task is None or token in self._rung:
+            watched = self.tasks.get(token)
+            if watched is None or token in self._rung:
                 continue
             if now - begun >= self.timeout:
-                self._rung[token] = task.cancelling()
-                task.cancel()
+                self._rung.add(token)
+                watched[0].cancel()
             elif oldest is None or begun < oldest:
                 oldest = begun
         if oldest is not None:
