@@ -174,3 +174,24 @@ def test_odd_lines_are_handed_back_and_written_the_python_way(tmp_path: Path) ->
         folder.mkdir()
         fast, python = _both_ways(folder, [good, odd, good], 1, True)
         assert fast == python, odd
+
+
+@pytest.mark.parametrize("member", [b'"bad \\ud800 text"', b"1e400"])
+def test_a_line_python_cannot_read_is_never_written_by_the_core(tmp_path: Path, member: bytes) -> None:
+    # The member is one the rows do not show, yet the line is not JSON Python reads: the core hands the
+    # file back, and the Python writer names the line.
+    from osmosis_ai import _core
+    from osmosis_ai.eval import summary
+    from osmosis_ai.runs.log import ResultsLogError
+
+    log = tmp_path / "log.jsonl"
+    with ResultsLog.create(log, {"c": 1}):
+        pass
+    line = orjson.dumps(_record(0, 0))[:-1] + b',"final_messages_extra":[{"content":' + member + b"}]}\n"
+    with log.open("ab") as handle:
+        handle.write(line)
+    assert list(_core.EvalOutputRows(str(log), 1, False)) == [None]
+    report = summary.EvalReport({}, [], 0, 0, 0, 0, 0, log_path=log)
+    report.n_runs = 1
+    with pytest.raises(ResultsLogError, match=f"{log}:2"):
+        report.write_json(tmp_path / "out.json", config={"c": 1}, duration_ms=1.0)

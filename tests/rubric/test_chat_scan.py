@@ -159,3 +159,16 @@ def test_a_bad_record_is_named_by_file_line_and_field(tmp_path) -> None:
         RecordSource(path).scan()
     assert (caught.value.line, caught.value.field) == (2, "metadata")
     assert str(path) in str(caught.value)
+
+
+def test_a_member_the_check_skips_is_still_read_as_python_reads_it(tmp_path) -> None:
+    # A lone surrogate escape in a member no check looks at: the core does not vouch for a line it has not
+    # decoded whole, and Python's reader decides (it takes this one).
+    path = tmp_path / "chats.jsonl"
+    good = '{"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]'
+    path.write_text(f'{good}}}\n{good}, "note": "bad \\ud800 text"}}\n', encoding="utf-8")
+    records, unsure = _core.scan_chat_records(str(path))
+    assert records == 2
+    assert list(memoryview(unsure).cast("Q"))[:2] == [2, 2]
+    assert RecordSource(path).scan() == (2, 0, 0)
+    assert _python_scan(path) == 2

@@ -9,7 +9,8 @@
 //! what serde_json and Python's readers may read apart, a duplicate key that matters, a check that fails)
 //! is handed back.
 
-use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use crate::stats::{blank, Checked};
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use std::borrow::Cow;
 use std::fmt;
@@ -39,8 +40,7 @@ pub fn scan_chat_records(path: &Path) -> io::Result<ChatScan> {
             return Ok(scan);
         }
         number += 1;
-        // Python's bytes.strip: \x0b and \x0c are blank too.
-        if !line.iter().all(|b| b" \t\n\r\x0b\x0c".contains(b)) {
+        if !blank(&line) {
             scan.records += 1;
             if !chat_line_ok(&line) {
                 scan.unsure.push((number, scan.records, offset));
@@ -125,13 +125,15 @@ macro_rules! answer {
     };
     (@ seq $value:expr) => {
         fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            while seq.next_element_seed(Checked)?.is_some() {}
             Ok($value)
         }
     };
     (@ map $value:expr) => {
         fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-            while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+            while map.next_key_seed(Checked)?.is_some() {
+                map.next_value_seed(Checked)?;
+            }
             Ok($value)
         }
     };
@@ -224,7 +226,7 @@ impl<'de> Visitor<'de> for RecordVisitor {
                 "original_input" => set(&mut r.original_input, map.next_value()?, twice),
                 "metadata" => set(&mut r.metadata, map.next_value()?, twice),
                 _ => {
-                    map.next_value::<IgnoredAny>()?;
+                    map.next_value_seed(Checked)?;
                 }
             }
         }
@@ -276,7 +278,7 @@ impl<'de> Visitor<'de> for MessageVisitor {
                 ),
                 "content" => set(&mut content, map.next_value::<Content>()?.0, &mut twice),
                 _ => {
-                    map.next_value::<IgnoredAny>()?;
+                    map.next_value_seed(Checked)?;
                 }
             }
         }
@@ -344,7 +346,7 @@ impl<'de> Visitor<'de> for PartVisitor {
                 "type" => set(&mut kind, map.next_value_seed(Is("text"))?, &mut twice),
                 "text" => set(&mut text, map.next_value::<Kind>()?, &mut twice),
                 _ => {
-                    map.next_value::<IgnoredAny>()?;
+                    map.next_value_seed(Checked)?;
                 }
             }
         }

@@ -10,7 +10,8 @@
 
 use crate::atif::json_text::indented_ascii;
 use crate::atif::json_tree::{Json, Obj};
-use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, Visitor};
+use crate::stats::{blank, Checked};
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fmt;
@@ -88,8 +89,7 @@ impl<R: BufRead> OutputRows<R> {
                 continue;
             }
             self.line_no += 1;
-            // Python's bytes.isspace: \x0b and \x0c are blank too.
-            if self.line_no == 1 || self.line.iter().all(|b| b" \t\n\r\x0b\x0c".contains(b)) {
+            if self.line_no == 1 || blank(&self.line) {
                 continue;
             }
             if !self.take_line(&mut out) {
@@ -229,7 +229,7 @@ impl<'de> Visitor<'de> for Projection {
             match FIELDS.iter().position(|field| *field == key.0) {
                 Some(at) => found[at] = Some(map.next_value()?),
                 None => {
-                    map.next_value::<IgnoredAny>()?;
+                    map.next_value_seed(Checked)?;
                 }
             }
         }

@@ -70,7 +70,7 @@ impl<'de> Visitor<'de> for Projection<'_> {
 /// A value read through and dropped, as strictly as one that is kept: unlike serde's `IgnoredAny`, its
 /// strings are decoded, so a lone surrogate escape is refused as orjson refuses it. Nothing is built
 /// (a string without escapes is borrowed from the line).
-struct Checked;
+pub(crate) struct Checked;
 
 impl<'de> DeserializeSeed<'de> for Checked {
     type Value = ();

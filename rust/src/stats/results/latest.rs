@@ -41,7 +41,7 @@ fn integer(text: &[u8]) -> Option<(i64, &[u8])> {
 }
 
 /// Python's `bytes.isspace()` of a whole line.
-fn blank(line: &[u8]) -> bool {
+pub(crate) fn blank(line: &[u8]) -> bool {
     line.iter().all(|b| b" \t\n\r\x0b\x0c".contains(b))
 }
 

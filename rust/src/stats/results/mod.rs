@@ -22,7 +22,9 @@ mod tally;
 mod warnings;
 
 pub use fields::project_object;
+pub(crate) use fields::Checked;
 pub use intervals::model_intervals;
+pub(crate) use latest::blank;
 pub use latest::{latest_lines, LineReader};
 pub use paired::paired_t_differences;
 pub use source::{Layout, Meta};
