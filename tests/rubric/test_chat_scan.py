@@ -172,3 +172,13 @@ def test_a_member_the_check_skips_is_still_read_as_python_reads_it(tmp_path) -> 
     assert list(memoryview(unsure).cast("Q"))[:2] == [2, 2]
     assert RecordSource(path).scan() == (2, 0, 0)
     assert _python_scan(path) == 2
+
+
+def test_an_integer_python_will_not_build_is_named_by_file_and_line(tmp_path) -> None:
+    path = tmp_path / "chats.jsonl"
+    good = '{"messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}]'
+    path.write_text(f'{good}}}\n{good}, "n": {"9" * 5000}}}\n', encoding="utf-8")
+    with pytest.raises(DatasetFormatError) as caught:
+        RecordSource(path).scan()
+    assert caught.value.line == 2
+    assert str(path) in str(caught.value)

@@ -108,6 +108,10 @@ def _parse_line(path: Path, number: int, raw: bytes) -> Any:
             path=str(path),
             line=number,
         ) from None
+    except ValueError as exc:  # valid JSON Python will not build: an integer past its digit limit
+        raise DatasetParseError(
+            f"Invalid JSON on line {number} of '{path}': {exc}", path=str(path), line=number
+        ) from None
 
 
 def _check_path(path: Path) -> None:

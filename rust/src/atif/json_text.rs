@@ -65,7 +65,7 @@ fn separate(out: &mut Vec<u8>, style: &Style, first: bool, depth: usize) {
     }
 }
 
-fn new_line(out: &mut Vec<u8>, depth: usize) {
+pub(crate) fn new_line(out: &mut Vec<u8>, depth: usize) {
     out.push(b'\n');
     out.resize(out.len() + 2 * depth, b' ');
 }

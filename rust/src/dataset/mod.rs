@@ -18,6 +18,7 @@ mod read_buffer;
 mod row_value;
 mod scan;
 mod shape;
+pub(crate) use shape::Key;
 pub mod tape;
 mod text_width;
 mod validate;

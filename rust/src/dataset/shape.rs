@@ -14,7 +14,8 @@ pub(crate) enum Shape<'a> {
 }
 
 struct Kind(ValueKind);
-struct Key<'a>(Cow<'a, str>);
+/// An object key, borrowed from the line unless it holds escapes (serde's own `Cow<str>` always copies).
+pub(crate) struct Key<'a>(pub(crate) Cow<'a, str>);
 
 struct KindVisitor;
 

@@ -8,11 +8,11 @@
 //! [`Piece::Unrendered`]: the caller then writes the whole file the Python way, which also reports any
 //! error the same way.
 
-use crate::atif::json_text::indented_ascii;
+use crate::atif::json_text::{indented_ascii, new_line};
 use crate::atif::json_tree::{Json, Obj};
+use crate::dataset::Key;
 use crate::stats::{blank, Checked};
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
-use std::borrow::Cow;
+use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fmt;
 use std::io::{self, BufRead};
@@ -225,7 +225,7 @@ impl<'de> Visitor<'de> for Projection {
 
     fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
         let mut found: [Option<Json<'de>>; 9] = Default::default();
-        while let Some(key) = map.next_key::<KeyText<'de>>()? {
+        while let Some(key) = map.next_key::<Key<'de>>()? {
             match FIELDS.iter().position(|field| *field == key.0) {
                 Some(at) => found[at] = Some(map.next_value()?),
                 None => {
@@ -235,36 +235,6 @@ impl<'de> Visitor<'de> for Projection {
         }
         Ok(found)
     }
-}
-
-/// An object key, borrowed from the line unless it holds escapes.
-struct KeyText<'a>(Cow<'a, str>);
-
-impl<'de: 'a, 'a> de::Deserialize<'de> for KeyText<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_str(KeyVisitor)
-    }
-}
-
-struct KeyVisitor;
-
-impl<'de> Visitor<'de> for KeyVisitor {
-    type Value = KeyText<'de>;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a key")
-    }
-    fn visit_borrowed_str<E: de::Error>(self, s: &'de str) -> Result<Self::Value, E> {
-        Ok(KeyText(Cow::Borrowed(s)))
-    }
-    fn visit_str<E: de::Error>(self, s: &str) -> Result<Self::Value, E> {
-        Ok(KeyText(Cow::Owned(s.to_string())))
-    }
-}
-
-fn new_line(out: &mut Vec<u8>, depth: usize) {
-    out.push(b'\n');
-    out.resize(out.len() + 2 * depth, b' ');
 }
 
 #[cfg(test)]
