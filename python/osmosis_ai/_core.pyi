@@ -55,8 +55,8 @@ def build_profile() -> str:
 def response_framing(head: bytes) -> tuple[int, dict[str, str], int | None, bool, bool] | None:
     """``(status, headers, content_length, chunked, keep_alive)`` of an HTTP/1.1 answer head (without its
     blank line) as ``osmosis_ai.llm.http1_connection`` reads one, header names lower-cased and values
-    stripped; None unless the head is plain printable ASCII with a numeric status and ``Content-Length``
-    (the Python reader then reads it)."""
+    stripped; None unless the head is plain printable ASCII with a numeric status and a ``Content-Length``,
+    if it has one, of digits (the Python reader then reads it)."""
 
 def check_signature(
     shape_json: str, family: str

@@ -155,6 +155,55 @@ def test_a_caller_cancelled_while_waiting_for_a_slot_leaves_no_slot_taken(base: 
     assert isinstance(outcomes[2], dict) and after["c"] == outcomes[2]["c"]  # one connection at a time
 
 
+def test_a_caller_cancelled_just_after_it_was_handed_the_slot_hands_it_on(base: str) -> None:
+    # limit 1: the first request holds the slot, two more wait. Stopping the first hands its slot to the
+    # second in the first's next step; the second is cancelled right after that step, before it runs (a
+    # callback queued behind the first's wake-up): the slot must go on to the third, not be lost.
+    async def main() -> tuple[list[object], dict]:
+        pool = Http1Pool(base, limit=1)
+        try:
+            await pool.post(
+                "/keep/x", b"{}", timeout=10
+            )  # an idle connection: the holder waits on its answer
+            held = asyncio.ensure_future(pool.post("/hold/x", b"{}", timeout=600))
+            handed = asyncio.ensure_future(pool.post("/keep/x", b"{}", timeout=10))
+            served = asyncio.ensure_future(pool.post("/keep/x", b"{}", timeout=10))
+            await asyncio.sleep(0)  # all three started: the first holds the slot, the others wait for it
+            held.cancel()
+            asyncio.get_running_loop().call_soon(handed.cancel)
+            outcomes = await asyncio.gather(held, handed, served, return_exceptions=True)
+            after = await pool.post("/keep/x", b"{}", timeout=10)
+            return [type(o) if isinstance(o, BaseException) else json.loads(o.body) for o in outcomes], (
+                json.loads(after.body)
+            )
+        finally:
+            await pool.aclose()
+
+    # A guard, not a timing assertion: a slot lost would hang the test instead of failing.
+    outcomes, after = asyncio.run(asyncio.wait_for(main(), 60))
+    assert outcomes[:2] == [asyncio.CancelledError, asyncio.CancelledError]
+    assert isinstance(outcomes[2], dict) and "c" in after
+
+
+def test_a_waiter_closed_without_a_cancellation_leaves_no_slot_taken(base: str) -> None:
+    # A waiting coroutine closed outright (GeneratorExit: a task destroyed without being cancelled) must
+    # give up its place in the queue, or the next freed slot goes to it and is lost.
+    async def main() -> dict:
+        pool = Http1Pool(base, limit=1)
+        try:
+            held = asyncio.ensure_future(pool.post("/keep/x", b"{}", timeout=10))
+            await asyncio.sleep(0)  # it holds the slot
+            waiter = pool.post("/keep/x", b"{}", timeout=10)
+            waiter.send(None)  # driven by hand up to its wait for a slot
+            waiter.close()
+            await held
+            return json.loads((await pool.post("/keep/x", b"{}", timeout=10)).body)
+        finally:
+            await pool.aclose()
+
+    assert "c" in asyncio.run(asyncio.wait_for(main(), 60))
+
+
 def test_nothing_listening_is_a_connect_failure() -> None:
     import socket
 

@@ -147,9 +147,11 @@ class Http1Pool:
         self._waiting.append(handed)
         try:
             await handed
-        except asyncio.CancelledError:
-            if not handed.cancelled():  # the slot came with the cancellation: the next waiter gets it
+        except BaseException:  # cancelled, or closed outright (a task destroyed): the place is given up
+            if handed.done() and not handed.cancelled():  # the slot came first: the next waiter gets it
                 self._release()
+            else:
+                handed.cancel()  # a cancelled future is one _release skips
             raise
 
     def _release(self) -> None:
