@@ -5,6 +5,8 @@ from typing import Any, Literal, TypedDict, final
 __all__ = [
     "ATIF_VERSION",
     "COMPARISON_SCHEMA",
+    "EVAL_ROW_FIELDS",
+    "EVAL_RUN_INDEX_KEYS",
     "RESULTS_LOG_FORMATS",
     "RESULT_SCHEMA",
     "ROW_OUTCOMES",
@@ -381,6 +383,9 @@ def validate_config_files(paths: list[str], kinds: list[str]) -> list[dict[str, 
 ATIF_VERSION: str
 """The ATIF version this package writes (``"ATIF-v1.7"``)."""
 
+EVAL_RUN_INDEX_KEYS: list[str]
+"""The fields of an ``eval run`` ``index.jsonl`` line, in their order (the core's and Python's writers)."""
+
 def check_atif(data: bytes) -> tuple[str, Any, Any, Any]:
     """Parse and strictly check one ATIF document (JSON text) with the GIL released.
 
@@ -416,6 +421,9 @@ def check_atif_files(paths: list[str]) -> list[tuple[str, Any, Any, Any]]:
     :func:`check_atif` gives, or ``("unreadable", kind, message, None)`` with kind ``not_found``,
     ``permission_denied``, ``is_a_directory`` or ``other``.
     """
+
+EVAL_ROW_FIELDS: list[str]
+"""The record fields a run of ``osmosis eval``'s ``-o`` rows is made of, in the order they are read."""
 
 @final
 class EvalOutputRows:

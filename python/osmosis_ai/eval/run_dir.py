@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from osmosis_ai import _core
 from osmosis_ai.errors import ResultsLogError, RunError
 
 if TYPE_CHECKING:
@@ -34,19 +35,8 @@ if TYPE_CHECKING:
 __all__ = ["RunDirectory", "default_run_name", "validate_run_name"]
 
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-INDEX_KEYS = (
-    "row_index",
-    "run_index",
-    "source_row_index",
-    "rollout_id",
-    "trajectory_filename",
-    "status",
-    "reward",
-    "tokens",
-    "duration_ms",
-    "error_type",
-    "resumed",
-)
+# An index line's fields in order: the core's list, which its own writer of the lines reads too.
+INDEX_KEYS = tuple(_core.EVAL_RUN_INDEX_KEYS)
 
 
 def validate_run_name(name: str) -> str:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from osmosis_ai import _core
 from osmosis_ai.results import FunctionResult, ModelResult, ResultSummary, ResultWarning, read_results
 from osmosis_ai.runs.log import LOG_FORMATS, iter_runs
 from osmosis_ai.stats import DEFAULT_KS, log_index_base
@@ -205,18 +206,9 @@ class EvalReport:
         return self.n_runs * max(1, len(self.model_summaries))
 
 
-# What iter_rows reads of a record (the rest, most of all its conversation, is never built).
-_ROW_FIELDS = (
-    "row_index",
-    "run_index",
-    "model_tag",
-    "success",
-    "scores",
-    "duration_ms",
-    "tokens",
-    "error",
-    "eval_errors",
-)
+# What iter_rows reads of a record (the rest, most of all its conversation, is never built): the core's list,
+# which its own writer of the rows reads too.
+_ROW_FIELDS = tuple(_core.EVAL_ROW_FIELDS)
 
 
 def _public_run(record: Mapping[str, Any], with_tag: bool) -> dict[str, Any]:

@@ -11,7 +11,7 @@ use std::fs::{self, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-/// The fields of an index row, in its order (`run_dir.INDEX_KEYS`).
+/// The fields of an index row, in its order (Python's writer reads them as `_core.EVAL_RUN_INDEX_KEYS`).
 pub const INDEX_KEYS: [&str; 11] = [
     "row_index",
     "run_index",

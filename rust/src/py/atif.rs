@@ -26,6 +26,10 @@ pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(write_trajectory, m)?)?;
     m.add_class::<EvalRunItems>()?;
     m.add("ATIF_VERSION", crate::atif::WRITTEN_VERSION)?;
+    m.add(
+        "EVAL_RUN_INDEX_KEYS",
+        crate::atif::eval_run::INDEX_KEYS.to_vec(),
+    )?;
     Ok(())
 }
 

@@ -191,8 +191,9 @@ impl<R: BufRead> OutputRows<R> {
     }
 }
 
-/// The record fields a public run is made of, in [`Projection`]'s order.
-const FIELDS: [&str; 9] = [
+/// The record fields a public run is made of, in [`Projection`]'s order (Python's reader of the rows
+/// reads them as `_core.EVAL_ROW_FIELDS`).
+pub const FIELDS: [&str; 9] = [
     "row_index",
     "run_index",
     "model_tag",

@@ -51,6 +51,10 @@ pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("RUN_OUTCOMES", model::RUN_OUTCOMES.to_vec())?;
     m.add("ROW_OUTCOMES", model::ROW_OUTCOMES.to_vec())?;
     m.add_class::<output_rows::EvalOutputRows>()?;
+    m.add(
+        "EVAL_ROW_FIELDS",
+        crate::stats::output_rows::FIELDS.to_vec(),
+    )?;
     Ok(())
 }
 
