@@ -354,6 +354,7 @@ def test_non_object_row(tmp_path: Path) -> None:
         (5, "'user_prompt' must be a string, got int"),
         (["x"], "'user_prompt' must be a string, got list"),
         ("   ", "'user_prompt' cannot be empty"),
+        ("\x1c\x1f", "'user_prompt' cannot be empty"),  # blank to Python's str.strip too
     ],
 )
 def test_bad_required_field(tmp_path: Path, value: Any, message: str) -> None:

@@ -238,7 +238,8 @@ fn json_value() -> impl Strategy<Value = Value> {
 }
 
 fn dataset() -> impl Strategy<Value = Vec<Value>> {
-    let required = "[^\\s]{1,8}( .{0,10})?";
+    // Not blank to Python's str.strip (which also strips \x1c-\x1f, unlike regex's \s).
+    let required = "[^\\s\\x1c-\\x1f]{1,8}( .{0,10})?";
     prop::collection::vec(
         (required, required, required, prop::option::of(json_value())).prop_map(
             |(s, u, g, extra)| {

@@ -35,6 +35,7 @@ pub use error::{DatasetError, DatasetErrorKind, DatasetResult, PositionUnit};
 pub use prefetch::PrefetchReader;
 pub use tape::{TapeBatch, TapeRow, Token};
 pub use validate::{validate_file, ValidationReport};
+pub(crate) use value_kind::python_space;
 pub use value_kind::{Text, ValueKind};
 
 /// The file formats we read, chosen by extension (case-insensitive).

@@ -34,7 +34,7 @@ pub enum Text {
 impl Text {
     /// Classifies `s`; only a string starting with `{` is parsed (to see whether it is a JSON object).
     pub fn of(s: &str) -> Text {
-        match s.trim_start().chars().next() {
+        match s.trim_start_matches(python_space).chars().next() {
             None if s.is_empty() => Text::Empty,
             None => Text::Blank,
             Some('{') => json_object(s).map_or(Text::Plain, |empty| Text::JsonObject { empty }),
@@ -46,6 +46,29 @@ impl Text {
     pub fn is_blank(self) -> bool {
         matches!(self, Text::Empty | Text::Blank)
     }
+}
+
+/// Python's `str.isspace` (the same set in every supported version; a test compares them): what a blank
+/// text is to the contracts and to `eval rubric`'s check, as to Python's `str.strip`. Rust's own
+/// `char::is_whitespace` leaves out \x1c-\x1f.
+pub(crate) fn python_space(c: char) -> bool {
+    matches!(
+        c,
+        '\t' | '\n'
+            | '\x0b'
+            | '\x0c'
+            | '\r'
+            | '\x1c'..='\x20'
+            | '\u{85}'
+            | '\u{a0}'
+            | '\u{1680}'
+            | '\u{2000}'..='\u{200a}'
+            | '\u{2028}'
+            | '\u{2029}'
+            | '\u{202f}'
+            | '\u{205f}'
+            | '\u{3000}'
+    )
 }
 
 /// `Some(empty)` when `s` is the JSON text of an object.
@@ -104,6 +127,8 @@ mod tests {
     fn texts_are_classified() {
         assert_eq!(Text::of(""), Text::Empty);
         assert_eq!(Text::of(" \t"), Text::Blank);
+        // Blank to Python's str.strip, not to Rust's char::is_whitespace.
+        assert_eq!(Text::of("\x1c\x1f\u{3000}"), Text::Blank);
         assert_eq!(
             Text::of(" {\"a\": [1]} "),
             Text::JsonObject { empty: false }

@@ -9,6 +9,7 @@
 //! what serde_json and Python's readers may read apart, a duplicate key that matters, a check that fails)
 //! is handed back.
 
+use crate::dataset::python_space;
 use crate::stats::{blank, Checked};
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
@@ -60,27 +61,6 @@ pub fn chat_line_ok(line: &[u8]) -> bool {
         Ok(Some(record)) => de.end().is_ok() && record.ok(),
         _ => false,
     }
-}
-
-/// Python's `str.isspace` (the same set in every supported version; a test compares them).
-fn python_space(c: char) -> bool {
-    matches!(
-        c,
-        '\t' | '\n'
-            | '\x0b'
-            | '\x0c'
-            | '\r'
-            | '\x1c'..='\x20'
-            | '\u{85}'
-            | '\u{a0}'
-            | '\u{1680}'
-            | '\u{2000}'..='\u{200a}'
-            | '\u{2028}'
-            | '\u{2029}'
-            | '\u{202f}'
-            | '\u{205f}'
-            | '\u{3000}'
-    )
 }
 
 fn not_blank(text: &str) -> bool {
