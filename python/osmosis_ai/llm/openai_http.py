@@ -93,18 +93,8 @@ class OpenAICompatTransport:
         if tools:
             payload["tools"] = list(tools)
         body = orjson.dumps(payload)
-        # The first attempt is made here (call_with_retries takes over after a failure): two coroutines and
-        # a closure less per model request.
-        if stats is not None:
-            stats.attempts += 1
-        try:
-            return self._parse(await self._post("/chat/completions", body))
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            failed = exc
         return await call_with_retries(
-            policy or self.policy, lambda: self._send(body), where=self._shown_url, stats=stats, failed=failed
+            policy or self.policy, lambda: self._send(body), where=self._shown_url, stats=stats
         )
 
     async def embed(
