@@ -102,6 +102,8 @@ def _text(value: Any) -> str | None:
 
 def _metadata(value: Any) -> dict[str, Any] | None:
     # The reader's contract admitted only an object or a string holding one (blank: absent).
+    if value is None:  # most rows: no Mapping ABC check
+        return None
     if isinstance(value, Mapping):
         return dict(value) or None
     if isinstance(value, str) and value.strip():

@@ -233,7 +233,11 @@ def sample_from_output(messages: Any, label: str | None, metrics: Mapping[str, A
         return RolloutSample(messages=messages, label=label, metrics=metrics)
     values = {
         "messages": [message.copy() for message in messages],
-        "trajectory_messages": plain_copy(messages),
+        # plain_copy(messages) without a call per message of scalars (most of a conversation)
+        "trajectory_messages": [
+            message.copy() if _SCALARS.issuperset(map(type, message.values())) else plain_copy(message)
+            for message in messages
+        ],
         "label": label,
         "reward": None,
         "remove_sample": False,
