@@ -133,11 +133,10 @@ class _Float(float):
     """A float subclass (as numpy's float64 is): kept as a plain float, as validation keeps it."""
 
 
-@pytest.mark.parametrize(
-    "reward",
-    [1, 0.25, 0, -3, True, float("nan"), float("inf"), -float("inf"), _Float(0.5), _Float("nan"), "1", None]
-    + [10**400],
-)
+REWARDS = [1, 0.25, 0, -3, True, float("nan"), float("inf"), -float("inf"), _Float(0.5), _Float("nan"), "1"]
+
+
+@pytest.mark.parametrize("reward", [*REWARDS, None, 10**400])
 def test_set_reward_checks_as_assignment_does(reward: Any) -> None:
     def outcome(sample: RolloutSample) -> Any:
         ctx = GraderContext(label="4", sample=sample)
