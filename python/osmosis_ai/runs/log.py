@@ -315,16 +315,21 @@ class ResultsLog:
     def append(self, record: Mapping[str, Any]) -> None:
         """Writes one finished item, stamped with its invocation, and flushes it to the OS before returning."""
         wall, cpu = self._opened
-        stamp = {
-            "invocation": self.invocation,
-            "invocation_ms": round((time.perf_counter() - wall) * 1000.0, 3),
-            "invocation_cpu_ms": round((time.process_time() - cpu) * 1000.0, 3),
-        }
-        if type(record) is dict and record and not self.index_base and _unstamped(record):
-            # The stamp's members appended to the record's text: the bytes of {**record, **stamp}
-            # without copying the record into a new dict first.
-            self._emit(b"".join((_encoded(record)[:-2], b",", _encoded(stamp)[1:])))
+        invocation_ms = round((time.perf_counter() - wall) * 1000.0, 3)
+        cpu_ms = round((time.process_time() - cpu) * 1000.0, 3)
+        if type(record) is dict and not self.index_base and _unstamped(record):
+            # The bytes of {**record, **stamp} from one encoding of the record itself, the stamp put in
+            # for it and taken out again: no copy of the record, no second encoding and join (1 us a line).
+            record["invocation"] = self.invocation
+            record["invocation_ms"] = invocation_ms
+            record["invocation_cpu_ms"] = cpu_ms
+            try:
+                line = _encoded(record)
+            finally:
+                del record["invocation"], record["invocation_ms"], record["invocation_cpu_ms"]
+            self._emit(line)
             return
+        stamp = {"invocation": self.invocation, "invocation_ms": invocation_ms, "invocation_cpu_ms": cpu_ms}
         stamped = {**record, **stamp}
         self._write(rebase_indices(stamped, -self.index_base) if self.index_base else stamped)
 
