@@ -11,6 +11,7 @@ __all__ = [
     "RESULT_SCHEMA",
     "ROW_OUTCOMES",
     "RUN_OUTCOMES",
+    "Blake2b",
     "DatasetBatches",
     "EvalOutputRows",
     "EvalRunItems",
@@ -20,6 +21,7 @@ __all__ = [
     "__version__",
     "advantage_sign_changes",
     "agreement",
+    "blake2b_hexdigest",
     "build_profile",
     "check_atif",
     "check_atif_files",
@@ -445,3 +447,16 @@ def scan_chat_records(path: str) -> tuple[int, bytes]:
     native 64-bit integers, ``(line, record index, byte offset)`` (both from 1, the offset from 0) of each
     line the core's check could not vouch for: Python reads those and accepts them or raises. Raises
     ``OSError``."""
+
+def blake2b_hexdigest(data: bytes, digest_size: int) -> str:
+    """``hashlib.blake2b(data, digest_size=digest_size).hexdigest()`` (SIMD). Raises ``ValueError`` for a
+    ``digest_size`` outside 1 to 64."""
+
+@final
+class Blake2b:
+    """``hashlib.blake2b(digest_size=...)``'s ``update`` and ``hexdigest`` (SIMD; ``update`` releases the
+    GIL). Raises ``ValueError`` for a ``digest_size`` outside 1 to 64."""
+
+    def __new__(cls, digest_size: int) -> Blake2b: ...
+    def update(self, data: bytes) -> None: ...
+    def hexdigest(self) -> str: ...

@@ -11,6 +11,8 @@ pub mod stats;
 
 pub mod rubric;
 
+pub mod digest;
+
 #[cfg(feature = "python")]
 mod py;
 

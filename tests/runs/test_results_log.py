@@ -103,6 +103,27 @@ def test_a_line_is_one_compact_json_object_with_secrets_masked_and_blank_lines_a
     assert [r["run_index"] for r in read_log(path).runs] == [0, 1]
 
 
+def test_append_writes_the_record_then_its_stamp_and_leaves_the_callers_record_as_it_was(
+    tmp_path: Path,
+) -> None:
+    import orjson
+
+    path = tmp_path / "log.jsonl"
+    records = [
+        {**run({"q": 1}, 0, 1.0), "final_messages": [{"role": "user", "content": "é 🙂"}], "n": 1.5},
+        {},  # an empty record is its stamp alone
+    ]
+    before = [(dict(r), list(r)) for r in records]
+    with ResultsLog.create(path, CONFIG) as log:
+        for record in records:
+            log.append(record)
+    assert [(dict(r), list(r)) for r in records] == before
+    for record, line in zip(records, path.read_bytes().splitlines()[1:], strict=True):
+        written = orjson.loads(line)
+        stamp = {key: written[key] for key in ("invocation", "invocation_ms", "invocation_cpu_ms")}
+        assert line == orjson.dumps({**record, **stamp}, default=str)
+
+
 def test_row_key_depends_on_content_only() -> None:
     assert row_key({"a": 1, "b": [1, 2]}) == row_key({"b": [1, 2], "a": 1})
     assert row_key({"a": 1}) != row_key({"a": 2})

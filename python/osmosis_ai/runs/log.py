@@ -30,7 +30,6 @@ read and resumed too.
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
 import os
 import time
 from collections.abc import Mapping
@@ -39,6 +38,7 @@ from typing import Any, BinaryIO
 
 import orjson
 
+from osmosis_ai._core import Blake2b, blake2b_hexdigest
 from osmosis_ai._files import orjson_dumps
 from osmosis_ai.errors import ResultsLogError
 from osmosis_ai.redact import redact_bytes
@@ -97,9 +97,9 @@ def row_key(row: Mapping[str, Any]) -> str:
         True
     """
     # orjson_dumps: keys that are not strings written as OPT_NON_STR_KEYS writes them, that option's cost
-    # paid only by a row that has one (the same bytes, so the same key, either way).
-    encoded = orjson_dumps(row, orjson.OPT_SORT_KEYS)
-    return hashlib.blake2b(encoded, digest_size=12).hexdigest()
+    # paid only by a row that has one (the same bytes, so the same key, either way). The digest is
+    # hashlib.blake2b(encoded, digest_size=12).hexdigest(), from the core's SIMD BLAKE2b in half the time.
+    return blake2b_hexdigest(orjson_dumps(row, orjson.OPT_SORT_KEYS), 12)
 
 
 def _describe_difference(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
@@ -111,7 +111,7 @@ def _describe_difference(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
 def dataset_fingerprint(path: Path) -> dict[str, Any]:
     """What identifies a dataset file's content: its absolute path (a log read from another directory
     still finds it), size and a BLAKE2b digest of its bytes."""
-    digest = hashlib.blake2b(digest_size=16)
+    digest = Blake2b(16)  # hashlib.blake2b(digest_size=16)'s digest, in half the time
     with path.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
@@ -315,16 +315,21 @@ class ResultsLog:
     def append(self, record: Mapping[str, Any]) -> None:
         """Writes one finished item, stamped with its invocation, and flushes it to the OS before returning."""
         wall, cpu = self._opened
-        stamp = {
-            "invocation": self.invocation,
-            "invocation_ms": round((time.perf_counter() - wall) * 1000.0, 3),
-            "invocation_cpu_ms": round((time.process_time() - cpu) * 1000.0, 3),
-        }
-        if type(record) is dict and record and not self.index_base and _unstamped(record):
-            # The stamp's members appended to the record's text: the bytes of {**record, **stamp}
-            # without copying the record into a new dict first.
-            self._emit(b"".join((_encoded(record)[:-2], b",", _encoded(stamp)[1:])))
+        invocation_ms = round((time.perf_counter() - wall) * 1000.0, 3)
+        cpu_ms = round((time.process_time() - cpu) * 1000.0, 3)
+        if type(record) is dict and not self.index_base and _unstamped(record):
+            # The bytes of {**record, **stamp} from one encoding of the record itself, the stamp put in
+            # for it and taken out again: no copy of the record, no second encoding and join (1 us a line).
+            record["invocation"] = self.invocation
+            record["invocation_ms"] = invocation_ms
+            record["invocation_cpu_ms"] = cpu_ms
+            try:
+                line = _encoded(record)
+            finally:
+                del record["invocation"], record["invocation_ms"], record["invocation_cpu_ms"]
+            self._emit(line)
             return
+        stamp = {"invocation": self.invocation, "invocation_ms": invocation_ms, "invocation_cpu_ms": cpu_ms}
         stamped = {**record, **stamp}
         self._write(rebase_indices(stamped, -self.index_base) if self.index_base else stamped)
 

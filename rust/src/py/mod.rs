@@ -12,6 +12,8 @@ mod stats;
 
 mod rubric;
 
+mod digest;
+
 use pyo3::prelude::*;
 
 // Dataset batches are many small allocations freed in bulk on the reader thread, where glibc's malloc
@@ -31,6 +33,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     atif::register(m)?;
     secrets::register(m)?;
     rubric::register(m)?;
+    digest::register(m)?;
     Ok(())
 }
 
