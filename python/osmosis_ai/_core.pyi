@@ -23,6 +23,7 @@ __all__ = [
     "build_profile",
     "check_atif",
     "check_atif_files",
+    "check_rows",
     "check_signature",
     "compare_results",
     "count_rows",
@@ -329,6 +330,7 @@ class DatasetBatches:
         offset: int = 0,
         limit: int | None = None,
         batch_size: int = 1024,
+        read_ahead: bool = True,
     ) -> DatasetBatches: ...
     @property
     def format(self) -> str:
@@ -363,6 +365,10 @@ class _DatasetReport(TypedDict):
 
 def validate_dataset(path: str, contract: str = "eval", max_problems: int = 100) -> _DatasetReport:
     """Checks every row; returns its report, with up to ``max_problems`` problems."""
+
+def check_rows(path: str, contract: str = "eval", offset: int = 0, limit: int | None = None) -> int:
+    """The rows of a ``DatasetBatches`` window, checked against ``contract`` without building any: their
+    number, or the error iterating them would raise first."""
 
 def validate_config_text(text: str, path: str, kind: str) -> dict[str, Any]:
     """Validate config text (``kind`` is ``"eval"``, ``"training"`` or ``"benchmark"``; ``path`` labels the
