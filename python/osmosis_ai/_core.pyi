@@ -1,5 +1,6 @@
 """Type stub of the compiled core `osmosis_ai._core` (built from `rust/src/py/`)."""
 
+from collections.abc import Sequence
 from typing import Any, Literal, TypedDict, final
 
 __all__ = [
@@ -106,7 +107,7 @@ def results_index_base(kind: str | None, index_base: int | None, by_package: boo
     ``index_base`` and whether it names an ``osmosis_version``: ``index_base`` when present, else 1 for a
     rubric log an earlier version of the package wrote, else 0."""
 
-def median(values: list[float]) -> float | None:
+def median(values: Sequence[float]) -> float | None:
     """The median of the scores (the mean of the two middle ones for an even count); None for none."""
 
 def quantiles(values: bytes, code: str, qs: list[float]) -> list[float] | None:
