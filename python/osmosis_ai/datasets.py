@@ -49,9 +49,9 @@ __all__ = [
 Contract = Literal["eval", "rubric", "eval_run", "any"]
 SUPPORTED_EXTENSIONS = (".jsonl", ".json", ".csv", ".parquet")
 DEFAULT_BATCH_SIZE = 1024
-# Rows per list behind read_dataset's one-row-at-a-time iterator. The core parses larger batches ahead on
-# its own thread either way; short lists keep few rows alive at once, and a thousand 2 KB rows made and
-# freed together cost more in fresh memory pages than in building them.
+# Rows per list behind read_dataset's one-row-at-a-time iterator. The core parses larger batches either way
+# (ahead, on its own thread, unless read_ahead is off); short lists keep few rows alive at once, and a
+# thousand 2 KB rows made and freed together cost more in fresh memory pages than in building them.
 ROWS_PER_LIST = 32
 
 Row = dict[str, Any]
@@ -118,8 +118,8 @@ def read_dataset(
 ) -> Iterator[Row]:
     """Streams the rows of a dataset file, checked against ``contract``, one dict at a time.
 
-    Rows are parsed in the Rust core, in batches on a thread of its own with the GIL released, and turned
-    into dicts ``batch_size`` at a time; the row index of a yielded row is ``offset`` plus its position in
+    Rows are parsed in the Rust core, in batches with the GIL released (ahead, on a thread of its own,
+    unless ``read_ahead`` is off), and turned into dicts ``batch_size`` at a time; the row index of a yielded row is ``offset`` plus its position in
     the iteration.
 
     Args:
