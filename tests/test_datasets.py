@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from osmosis_ai import _core
-from osmosis_ai.datasets import count_rows, iter_batches, read_dataset, validate_dataset
+from osmosis_ai.datasets import check_rows, count_rows, iter_batches, read_dataset, validate_dataset
 from osmosis_ai.errors import DatasetFormatError, DatasetParseError, DatasetValidationError
 
 
@@ -504,9 +504,69 @@ def test_iteration_from_another_thread(tmp_path: Path) -> None:
     assert [first, *rest] == [row(i) for i in range(50)]
 
 
+@pytest.mark.parametrize("fmt", sorted(WRITERS))
+def test_reading_in_the_callers_thread_reads_the_same_rows(tmp_path: Path, fmt: str) -> None:
+    rows = [row(i, note="x" * (i % 7)) for i in range(2500)]
+    path = WRITERS[fmt](tmp_path / f"d.{fmt}", rows)
+    assert list(read_dataset(path, read_ahead=False)) == rows
+    assert list(read_dataset(path, offset=1990, limit=25, read_ahead=False)) == rows[1990:2015]
+    assert [len(b) for b in iter_batches(path, batch_size=1000, read_ahead=False)][:2] == [1000, 1000]
+
+
+def test_reading_in_the_callers_thread_starts_no_reader_thread(tmp_path: Path) -> None:
+    tasks = Path("/proc/self/task")
+    if not tasks.is_dir():
+        pytest.skip("needs /proc")
+    path = write_jsonl(tmp_path / "d.jsonl", [row(i) for i in range(3000)])
+    before = len(list(tasks.iterdir()))
+    inline = read_dataset(path, read_ahead=False)
+    next(inline)
+    assert len(list(tasks.iterdir())) == before
+    ahead = read_dataset(path)
+    next(ahead)
+    assert len(list(tasks.iterdir())) == before + 1  # the default reads ahead on a thread of its own
+    del ahead
+
+
+@pytest.mark.parametrize("fmt", sorted(WRITERS))
+def test_check_rows_counts_the_window_and_meets_the_readers_error(tmp_path: Path, fmt: str) -> None:
+    rows = [row(i) for i in range(2500)]
+    path = WRITERS[fmt](tmp_path / f"d.{fmt}", rows)
+    assert check_rows(path) == 2500
+    assert check_rows(path, offset=1990, limit=25) == 25
+    assert check_rows(path, offset=5000) == 0
+    bad = [*rows[:1500], {**row(1500), "user_prompt": ""}, *rows[1501:]]
+    path = WRITERS[fmt](tmp_path / f"bad.{fmt}", bad)
+    with pytest.raises(DatasetValidationError) as read:
+        list(read_dataset(path))
+    with pytest.raises(DatasetValidationError) as checked:
+        check_rows(path)
+    assert (str(checked.value), checked.value.line, checked.value.row, checked.value.field) == (
+        str(read.value),
+        read.value.line,
+        read.value.row,
+        read.value.field,
+    )
+    assert check_rows(path, limit=1500) == 1500  # the bad row outside the window is not read
+    assert check_rows(path, offset=1501) == 999
+
+
+def test_check_rows_errors(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError, match="Dataset file not found"):
+        check_rows(tmp_path / "nope.jsonl")
+    (tmp_path / "empty.jsonl").write_text("\n")
+    with pytest.raises(DatasetParseError, match="no JSON records found"):
+        check_rows(tmp_path / "empty.jsonl", contract="any")
+    (tmp_path / "d.txt").write_text("{}")
+    with pytest.raises(DatasetParseError, match="unsupported file extension"):
+        check_rows(tmp_path / "d.txt")
+    with pytest.raises(ValueError):
+        check_rows(tmp_path / "d.txt", offset=-1)
+
+
 def test_stub_lists_the_dataset_bindings() -> None:
     stub = (Path(_core.__file__).parent / "_core.pyi").read_text()
-    for name in ("DatasetBatches", "count_rows", "validate_dataset"):
+    for name in ("DatasetBatches", "count_rows", "validate_dataset", "check_rows"):
         assert hasattr(_core, name)
         assert f" {name}" in stub
 

@@ -1,5 +1,6 @@
 """Type stub of the compiled core `osmosis_ai._core` (built from `rust/src/py/`)."""
 
+from collections.abc import Sequence
 from typing import Any, Literal, TypedDict, final
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "build_profile",
     "check_atif",
     "check_atif_files",
+    "check_rows",
     "check_signature",
     "compare_results",
     "count_rows",
@@ -107,7 +109,7 @@ def results_index_base(kind: str | None, index_base: int | None, by_package: boo
     ``index_base`` and whether it names an ``osmosis_version``: ``index_base`` when present, else 1 for a
     rubric log an earlier version of the package wrote, else 0."""
 
-def median(values: list[float]) -> float | None:
+def median(values: Sequence[float]) -> float | None:
     """The median of the scores (the mean of the two middle ones for an even count); None for none."""
 
 def quantiles(values: bytes, code: str, qs: list[float]) -> list[float] | None:
@@ -331,6 +333,7 @@ class DatasetBatches:
         offset: int = 0,
         limit: int | None = None,
         batch_size: int = 1024,
+        read_ahead: bool = True,
     ) -> DatasetBatches: ...
     @property
     def format(self) -> str:
@@ -365,6 +368,10 @@ class _DatasetReport(TypedDict):
 
 def validate_dataset(path: str, contract: str = "eval", max_problems: int = 100) -> _DatasetReport:
     """Checks every row; returns its report, with up to ``max_problems`` problems."""
+
+def check_rows(path: str, contract: str = "eval", offset: int = 0, limit: int | None = None) -> int:
+    """The rows of a ``DatasetBatches`` window, checked against ``contract`` without building any: their
+    number, or the error iterating them would raise first."""
 
 def validate_config_text(text: str, path: str, kind: str) -> dict[str, Any]:
     """Validate config text (``kind`` is ``"eval"``, ``"training"`` or ``"benchmark"``; ``path`` labels the

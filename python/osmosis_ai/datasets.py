@@ -39,6 +39,7 @@ __all__ = [
     "DatasetProblem",
     "DatasetReader",
     "ValidationReport",
+    "check_rows",
     "count_rows",
     "iter_batches",
     "read_dataset",
@@ -48,9 +49,9 @@ __all__ = [
 Contract = Literal["eval", "rubric", "eval_run", "any"]
 SUPPORTED_EXTENSIONS = (".jsonl", ".json", ".csv", ".parquet")
 DEFAULT_BATCH_SIZE = 1024
-# Rows per list behind read_dataset's one-row-at-a-time iterator. The core parses larger batches ahead on
-# its own thread either way; short lists keep few rows alive at once, and a thousand 2 KB rows made and
-# freed together cost more in fresh memory pages than in building them.
+# Rows per list behind read_dataset's one-row-at-a-time iterator. The core parses larger batches either way
+# (ahead, on its own thread, unless read_ahead is off); short lists keep few rows alive at once, and a
+# thousand 2 KB rows made and freed together cost more in fresh memory pages than in building them.
 ROWS_PER_LIST = 32
 
 Row = dict[str, Any]
@@ -67,6 +68,7 @@ def iter_batches(
     offset: int = 0,
     batch_size: int = DEFAULT_BATCH_SIZE,
     contract: Contract = "eval",
+    read_ahead: bool = True,
 ) -> Iterator[list[Row]]:
     """Streams the rows of a dataset file in lists of up to ``batch_size`` rows.
 
@@ -80,6 +82,9 @@ def iter_batches(
             allows (JSONL lines are only located; Parquet row groups are skipped from the footer).
         batch_size: Rows per list.
         contract: The row contract checked on every row read (see the module docs).
+        read_ahead: Parse the next rows on a thread of the core's own while these are used (False: in
+            the caller's thread, one parsed batch at a time, for a caller much slower per row than the
+            parse: its memory then does not grow with the file).
 
     Returns:
         An iterator of lists of row dicts.
@@ -99,7 +104,7 @@ def iter_batches(
         raise ValueError(f"limit must be >= 0, got {limit}")
     if batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
-    return iter(_core.DatasetBatches(_path(path), contract, offset, limit, batch_size))
+    return iter(_core.DatasetBatches(_path(path), contract, offset, limit, batch_size, read_ahead))
 
 
 def read_dataset(
@@ -109,11 +114,12 @@ def read_dataset(
     offset: int = 0,
     batch_size: int = ROWS_PER_LIST,
     contract: Contract = "eval",
+    read_ahead: bool = True,
 ) -> Iterator[Row]:
     """Streams the rows of a dataset file, checked against ``contract``, one dict at a time.
 
-    Rows are parsed in the Rust core, in batches on a thread of its own with the GIL released, and turned
-    into dicts ``batch_size`` at a time; the row index of a yielded row is ``offset`` plus its position in
+    Rows are parsed in the Rust core, in batches with the GIL released (ahead, on a thread of its own,
+    unless ``read_ahead`` is off), and turned into dicts ``batch_size`` at a time; the row index of a yielded row is ``offset`` plus its position in
     the iteration.
 
     Args:
@@ -122,6 +128,7 @@ def read_dataset(
         offset: Skip this many rows first (not checked).
         batch_size: Rows turned into dicts per call into the core.
         contract: ``"eval"`` (default), ``"rubric"``, ``"eval_run"`` or ``"any"``.
+        read_ahead: As for :func:`iter_batches`.
 
     Returns:
         An iterator of row dicts. For the eval contract the three required columns are lower-cased.
@@ -136,8 +143,40 @@ def read_dataset(
         >>> for row in read_dataset("data.jsonl", limit=10):  # doctest: +SKIP
         ...     print(row["user_prompt"])
     """
-    batches = iter_batches(path, limit=limit, offset=offset, batch_size=batch_size, contract=contract)
+    batches = iter_batches(
+        path, limit=limit, offset=offset, batch_size=batch_size, contract=contract, read_ahead=read_ahead
+    )
     return (row for batch in batches for row in batch)
+
+
+def check_rows(
+    path: str | os.PathLike[str], *, limit: int | None = None, offset: int = 0, contract: Contract = "eval"
+) -> int:
+    """Checks the rows :func:`read_dataset` would read against ``contract`` without building them.
+
+    Args:
+        path: The dataset file; ``~`` is expanded.
+        limit: Check at most this many rows (after ``offset``); ``None`` checks to the end.
+        offset: Skip this many rows first (not checked).
+        contract: As for :func:`read_dataset`.
+
+    Returns:
+        The number of rows checked.
+
+    Raises:
+        FileNotFoundError: The file does not exist.
+        DatasetParseError: Unsupported extension, bad syntax, or no rows at all.
+        DatasetValidationError: The first row that breaks the contract, as reading it would raise.
+
+    Example:
+        >>> check_rows("data.jsonl", contract="eval_run")  # doctest: +SKIP
+        10000
+    """
+    if offset < 0:
+        raise ValueError(f"offset must be >= 0, got {offset}")
+    if limit is not None and limit < 0:
+        raise ValueError(f"limit must be >= 0, got {limit}")
+    return _core.check_rows(_path(path), contract, offset, limit)
 
 
 def count_rows(path: str | os.PathLike[str]) -> int:

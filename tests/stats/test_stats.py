@@ -651,3 +651,10 @@ def test_mixed_rows_lists_the_prompts_worth_training_on() -> None:
     assert agg.mixed_rows(0.5) == [5]
     with pytest.raises(StatsError, match=re.escape("threshold 0.9 is not tracked")):
         agg.mixed_rows(0.9)
+
+
+@given(st.lists(st.floats(allow_nan=False, allow_infinity=False), max_size=40))
+def test_score_median_of_packed_scores_is_that_of_the_list(scores: list[float]) -> None:
+    packed = stats_module.score_median(array("d", scores))
+    assert packed == stats_module.score_median(scores)
+    assert (packed is None) == (not scores)

@@ -14,7 +14,7 @@ import datetime as _dt
 import hashlib
 import json
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +81,7 @@ def resolved_inputs(
     config: Any,
     settings: Mapping[str, Any],
     dataset: Path,
-    selection: list[int],
+    selection: Iterable[int],
     rollout_dir: Path,
     out_root: Path,
     eval_fns: list[str],

@@ -13,7 +13,7 @@ the model's warnings, each worded once in the core.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from osmosis_ai.results import FunctionResult, ResultSummary, read_results
@@ -53,7 +53,7 @@ def _reward(result: ResultSummary) -> FunctionResult | None:
 
 
 def metrics_summary(
-    log_path: str | os.PathLike[str], pass_threshold: float, rewards: list[float]
+    log_path: str | os.PathLike[str], pass_threshold: float, rewards: Sequence[float]
 ) -> tuple[dict[str, Any], ResultSummary]:
     """``metrics.json``'s ``summary`` (and the ``--json`` envelope's), with the result model it lays out.
 

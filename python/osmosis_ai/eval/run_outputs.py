@@ -9,6 +9,7 @@ as the log holds it. The numbers are the log's result model laid out under the p
 from __future__ import annotations
 
 import datetime as _dt
+from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -152,7 +153,7 @@ class _Tally:
         from osmosis_ai.eval.run_metrics import index_reward
 
         self.run_path, self.carried_ids, self.index_reward = run_path, carried_ids, index_reward
-        self.rewards: list[float] = []
+        self.rewards = array("d")  # 8 bytes a reward, not a float object's 32
         self.statuses: dict[Any, int] = {}
         self.failed_rows: list[dict[str, Any]] = []
         self.resumed = 0

@@ -10,7 +10,7 @@ file, the line (Parquet: the row) and the field; this module only turns checked 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -69,7 +69,7 @@ def parse_rows_selector(text: str) -> list[int]:
     return sorted(chosen)
 
 
-def _runs(indices: list[int]) -> Iterator[tuple[int, int]]:
+def _runs(indices: Iterable[int]) -> Iterator[tuple[int, int]]:
     """Sorted indices as ``(first, last)`` runs of consecutive rows."""
     start = prev = None
     for index in indices:
@@ -83,7 +83,7 @@ def _runs(indices: list[int]) -> Iterator[tuple[int, int]]:
         yield start, prev
 
 
-def compact_selector(indices: list[int]) -> str:
+def compact_selector(indices: Iterable[int]) -> str:
     """``[0, 1, 2, 5]`` -> ``"0-2,5"`` (what the results log records about the selection).
 
     Example:
@@ -177,7 +177,8 @@ def select_rows(
 
     for offset, count in _windows(indices, limit):
         yield from enumerate(
-            read_dataset(path, offset=offset, limit=count, contract="eval_run"), start=offset
+            read_dataset(path, offset=offset, limit=count, contract="eval_run", read_ahead=False),
+            start=offset,
         )
 
 
@@ -185,13 +186,12 @@ def check_rows(path: Path, indices: list[int] | None, limit: int | None) -> None
     """Reads the rows :func:`select_rows` selects through the same contract check, keeping nothing.
 
     What passes the check also normalises (:func:`normalize_row` cannot fail on a checked row), so the
-    check before a run reads the batches only.
+    check before a run builds no rows.
 
     Raises:
         DatasetValidationError: As :func:`select_rows`, for the first selected row that breaks the contract.
     """
-    from osmosis_ai.datasets import iter_batches
+    from osmosis_ai.datasets import check_rows as check
 
     for offset, count in _windows(indices, limit):
-        for _ in iter_batches(path, offset=offset, limit=count, contract="eval_run"):
-            pass
+        check(path, offset=offset, limit=count, contract="eval_run")

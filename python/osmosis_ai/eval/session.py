@@ -184,7 +184,7 @@ def _select_rows(options: EvalOptions, observer: RunObserver) -> tuple[Iterator[
         observer.message(f"  Total rows: {total} (evaluating {selected})")
     else:
         observer.message(f"  Total rows: {selected}")
-    rows = read_dataset(path, limit=selected, offset=offset)
+    rows = read_dataset(path, limit=selected, offset=offset, read_ahead=False)
     return ((offset + i, row) for i, row in enumerate(rows)), selected
 
 

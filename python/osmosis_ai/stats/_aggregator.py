@@ -433,7 +433,10 @@ def score_median(scores: Iterable[float]) -> float | None:
         >>> score_median([0.25, 1.0, 0.5, 0.0])
         0.375
     """
-    return _core.median([float(s) for s in scores])
+    from array import array
+
+    # Packed scores go as they are: a list of them would take four times their memory.
+    return _core.median(scores if isinstance(scores, array) else [float(s) for s in scores])
 
 
 def quantiles(values: Iterable[float], qs: Iterable[float]) -> list[float] | None:

@@ -32,7 +32,7 @@ use tape::RowShape;
 pub use columns::{Batch, ColumnBatch, ColumnValues, Utf8Bytes};
 pub use contract::{Contract, FieldProblem};
 pub use error::{DatasetError, DatasetErrorKind, DatasetResult, PositionUnit};
-pub use prefetch::PrefetchReader;
+pub use prefetch::{BatchSource, PrefetchReader};
 pub use tape::{TapeBatch, TapeRow, Token};
 pub use validate::{validate_file, ValidationReport};
 pub(crate) use value_kind::python_space;
@@ -443,6 +443,29 @@ fn empty_file(path: &str, format: Format) -> DatasetError {
     };
     DatasetError::new(DatasetErrorKind::Empty, path, what)
 }
+
+/// Reads the rows of a window (as [`DatasetReader::open`]) through the contract check, building nothing;
+/// returns how many there are, or the error reading them would meet first. One batch is alive at a time.
+pub fn check_window(
+    path: &str,
+    contract: Contract,
+    offset: u64,
+    limit: Option<u64>,
+) -> DatasetResult<u64> {
+    let mut reader = DatasetReader::open(path, contract, offset, limit)?;
+    let mut rows = 0;
+    loop {
+        let batch = reader.next_batch(CHECK_ROWS)?;
+        if batch.is_empty() {
+            return Ok(rows);
+        }
+        rows += batch.len() as u64;
+        reader.recycle(batch);
+    }
+}
+
+/// Rows per batch of [`check_window`] (its text stops at [`BATCH_TEXT_BYTES`] first on long rows).
+const CHECK_ROWS: usize = 1024;
 
 /// The number of rows in the file: non-blank lines for JSONL (no parsing), the footer for Parquet,
 /// a syntax-only pass for JSON and CSV.

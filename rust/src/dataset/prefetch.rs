@@ -1,5 +1,6 @@
 //! A reader on its own thread: the next batch is parsed while the caller converts the current one, and
 //! used batches are freed there too. At most `DEPTH` parsed batches wait, so memory stays bounded.
+//! [`BatchSource`] is that or, for a caller slower than the parse, the reader in the caller's own thread.
 
 use super::{Batch, DatasetReader, DatasetResult, Format};
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
@@ -76,6 +77,54 @@ impl Drop for PrefetchReader {
         drop(std::mem::replace(&mut self.batches, dead));
         if let Some(worker) = self.worker.take() {
             let _ = worker.join();
+        }
+    }
+}
+
+/// Where a caller's batches come from: read ahead on a thread of its own (a bulk read, whose caller
+/// keeps up with the parse), or in the caller's thread (a run that takes much longer per row than the
+/// parse: reading ahead saves it nothing, and the batches queued ahead would raise its memory with the
+/// size of the file, up to four batches instead of the one a small file fills).
+pub enum BatchSource {
+    Ahead(PrefetchReader),
+    Inline {
+        reader: Box<DatasetReader>,
+        batch_size: usize,
+    },
+}
+
+impl BatchSource {
+    pub fn start(reader: DatasetReader, batch_size: usize, ahead: bool) -> std::io::Result<Self> {
+        Ok(if ahead {
+            BatchSource::Ahead(PrefetchReader::start(reader, batch_size)?)
+        } else {
+            BatchSource::Inline {
+                reader: Box::new(reader),
+                batch_size,
+            }
+        })
+    }
+
+    pub fn format(&self) -> Format {
+        match self {
+            BatchSource::Ahead(ahead) => ahead.format(),
+            BatchSource::Inline { reader, .. } => reader.format(),
+        }
+    }
+
+    /// The next batch; empty once the window is exhausted or after an error was returned.
+    pub fn next_batch(&mut self) -> DatasetResult<Batch> {
+        match self {
+            BatchSource::Ahead(ahead) => ahead.next_batch(),
+            BatchSource::Inline { reader, batch_size } => reader.next_batch(*batch_size),
+        }
+    }
+
+    /// Hands a used batch back, to be filled again.
+    pub fn recycle(&mut self, batch: Batch) {
+        match self {
+            BatchSource::Ahead(ahead) => ahead.recycle(batch),
+            BatchSource::Inline { reader, .. } => reader.recycle(batch),
         }
     }
 }

@@ -7,8 +7,8 @@ mod tape;
 mod text;
 
 use crate::dataset::{
-    count_rows as core_count_rows, validate_file, Batch, Contract, DatasetErrorKind, DatasetReader,
-    PositionUnit, PrefetchReader,
+    check_window, count_rows as core_count_rows, validate_file, Batch, BatchSource, Contract,
+    DatasetErrorKind, DatasetReader, PositionUnit,
 };
 use crate::error::CoreError;
 use columns::{columns_to_py, ColumnCache};
@@ -21,6 +21,7 @@ pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<DatasetBatches>()?;
     m.add_function(wrap_pyfunction!(count_rows, m)?)?;
     m.add_function(wrap_pyfunction!(validate_dataset, m)?)?;
+    m.add_function(wrap_pyfunction!(check_rows, m)?)?;
     Ok(())
 }
 
@@ -88,7 +89,7 @@ const PAUSE_GC_ROWS: usize = 128;
 /// Usable from any Python thread (an asyncio runner may iterate it from a worker thread).
 #[pyclass(module = "osmosis_ai._core")]
 pub struct DatasetBatches {
-    reader: Mutex<PrefetchReader>,
+    reader: Mutex<BatchSource>,
     format: &'static str,
     cache: TapeCache,
     columns: ColumnCache,
@@ -103,7 +104,7 @@ pub struct DatasetBatches {
 #[pymethods]
 impl DatasetBatches {
     #[new]
-    #[pyo3(signature = (path, contract = "eval", offset = 0, limit = None, batch_size = 1024))]
+    #[pyo3(signature = (path, contract = "eval", offset = 0, limit = None, batch_size = 1024, read_ahead = true))]
     fn new(
         py: Python<'_>,
         path: &str,
@@ -111,6 +112,7 @@ impl DatasetBatches {
         offset: u64,
         limit: Option<u64>,
         batch_size: usize,
+        read_ahead: bool,
     ) -> PyResult<Self> {
         let contract = parse_contract(contract)?;
         if batch_size == 0 {
@@ -120,7 +122,7 @@ impl DatasetBatches {
             .detach(|| DatasetReader::open(path, contract, offset, limit))
             .map_err(CoreError::from)?;
         let format = reader.format().name();
-        let reader = PrefetchReader::start(reader, read_size(batch_size))?;
+        let reader = BatchSource::start(reader, read_size(batch_size), read_ahead)?;
         Ok(DatasetBatches {
             reader: Mutex::new(reader),
             format,
@@ -179,6 +181,23 @@ impl DatasetBatches {
 fn count_rows(py: Python<'_>, path: &str) -> PyResult<u64> {
     Ok(py
         .detach(|| core_count_rows(path))
+        .map_err(CoreError::from)?)
+}
+
+/// The rows of a window (as `DatasetBatches`) checked against the contract without building any;
+/// returns their number, or raises the error iterating them would raise first.
+#[pyfunction]
+#[pyo3(signature = (path, contract = "eval", offset = 0, limit = None))]
+fn check_rows(
+    py: Python<'_>,
+    path: &str,
+    contract: &str,
+    offset: u64,
+    limit: Option<u64>,
+) -> PyResult<u64> {
+    let contract = parse_contract(contract)?;
+    Ok(py
+        .detach(|| check_window(path, contract, offset, limit))
         .map_err(CoreError::from)?)
 }
 
