@@ -15,6 +15,7 @@ __all__ = [
     "EvalOutputRows",
     "EvalRunItems",
     "LogRecordFields",
+    "RubricOutputRecords",
     "SecretMasker",
     "StatsAggregator",
     "__version__",
@@ -445,3 +446,21 @@ def scan_chat_records(path: str) -> tuple[int, bytes]:
     native 64-bit integers, ``(line, record index, byte offset)`` (both from 1, the offset from 0) of each
     line the core's check could not vouch for: Python reads those and accepts them or raises. Raises
     ``OSError``."""
+
+@final
+class RubricOutputRecords:
+    """The text of the ``records`` list of ``osmosis eval rubric``'s ``-o`` document (0.3's layout), laid out
+    from the chat dataset at ``dataset`` and the latest runs of the results log at ``log`` (None: no
+    runs; a log numbered from 0, ``number`` runs a record) as ``osmosis_ai.rubric.document`` would:
+    ``(text, report, records)`` of whole records, ``text`` each after its separator (``[\n    `` before the
+    first, ``,\n    `` before the others) four spaces deeper, ``report`` their console report as
+    ``osmosis_ai.rubric.report.RecordEcho`` makes it (records joined by newlines; empty without
+    ``report``). ``None`` (and nothing after it) when a record cannot be written byte for byte that way.
+    Raises ``OSError`` when a file cannot be read."""
+
+    def __new__(cls, dataset: str, log: str | None, number: int, report: bool) -> RubricOutputRecords: ...
+    def __iter__(self) -> RubricOutputRecords: ...
+    def __next__(self) -> tuple[bytes, str, int] | None: ...
+    def health(self) -> list[int]:
+        """``[runs, successes, unscored, errors, clamps, parse_failures, retries, attempts, prompt_tokens,
+        completion_tokens, total_tokens]`` of the runs of the records laid out so far."""
