@@ -10,6 +10,7 @@ __all__ = [
     "RESULTS_LOG_FORMATS",
     "RESULT_SCHEMA",
     "ROW_OUTCOMES",
+    "RUBRIC_RUN_FIELDS",
     "RUN_OUTCOMES",
     "DatasetBatches",
     "EvalOutputRows",
@@ -464,3 +465,7 @@ class RubricOutputRecords:
     def health(self) -> list[int]:
         """``[runs, successes, unscored, errors, clamps, parse_failures, retries, attempts, prompt_tokens,
         completion_tokens, total_tokens]`` of the runs of the records laid out so far."""
+
+RUBRIC_RUN_FIELDS: list[str]
+"""The per-run fields of a rubric results document's runs, in its order (``RubricOutputRecords`` writes
+them so; ``osmosis_ai.rubric.engine.RUN_FIELDS`` is this list)."""

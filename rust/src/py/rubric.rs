@@ -13,6 +13,10 @@ use std::sync::Mutex;
 pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(scan_chat_records, m)?)?;
     m.add_class::<RubricOutputRecords>()?;
+    m.add(
+        "RUBRIC_RUN_FIELDS",
+        crate::rubric::document::RUN_FIELDS.to_vec(),
+    )?;
     Ok(())
 }
 

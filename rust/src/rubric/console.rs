@@ -24,6 +24,14 @@ impl Statistics {
 /// `terminal_safe(text)`: every control character (C0 but tab and newline, DEL, C1), the line and
 /// paragraph separators and the bidirectional overrides as the escape Python's `repr` uses.
 pub fn terminal_safe(text: &str, out: &mut String) {
+    // Most text is printable ASCII with tabs and newlines at most: nothing to escape.
+    if text
+        .bytes()
+        .all(|b| (b' '..=b'~').contains(&b) || b == b'\t' || b == b'\n')
+    {
+        out.push_str(text);
+        return;
+    }
     for c in text.chars() {
         let code = u32::from(c);
         let unsafe_char = matches!(code, 0x00..=0x08 | 0x0b..=0x1f | 0x7f..=0x9f | 0x2028 | 0x2029
@@ -39,7 +47,7 @@ pub fn terminal_safe(text: &str, out: &mut String) {
 }
 
 /// Python's `str.splitlines()`: the line boundaries it knows, `\r\n` as one, no empty last line.
-fn split_lines(text: &str) -> Vec<&str> {
+pub(super) fn split_lines(text: &str) -> Vec<&str> {
     let mut lines = Vec::new();
     let mut start = 0;
     let mut chars = text.char_indices().peekable();

@@ -11,13 +11,12 @@
 //! any error the same way.
 
 use super::console::{number, record_text, Statistics};
+pub use super::figures::Health;
+use super::figures::{count, moments, statistics};
 use crate::atif::json_text::{indented, new_line, spaced_ascii};
 use crate::atif::json_tree::{Json, Obj};
 use crate::dataset::python_space;
-use crate::stats::{
-    blank, latest_lines, latest_run_head, project_object, Aggregator, AggregatorOptions,
-    FailedPolicy, LineReader, NonFinitePolicy,
-};
+use crate::stats::{blank, latest_lines, latest_run_head, project_object, LineReader};
 use serde_json::Value;
 use std::io::{self, BufRead};
 use std::path::Path;
@@ -25,8 +24,8 @@ use std::path::Path;
 /// About how much document text a piece holds (whole records: a piece never ends inside a value).
 const PIECE: usize = 1 << 16;
 
-/// The per-run fields of the established results document, in its order
-/// (`osmosis_ai.rubric.engine.RUN_FIELDS`).
+/// The per-run fields of the established results document, in its order (Python's
+/// `osmosis_ai.rubric.engine.RUN_FIELDS` reads them as `_core.RUBRIC_RUN_FIELDS`).
 pub const RUN_FIELDS: [&str; 18] = [
     "run_index",
     "status",
@@ -48,6 +47,31 @@ pub const RUN_FIELDS: [&str; 18] = [
     "usage",
 ];
 
+/// The place of `key` in [`RUN_FIELDS`].
+pub(super) fn run_field(key: &str) -> Option<usize> {
+    Some(match key {
+        "run_index" => 0,
+        "status" => 1,
+        "started_at" => 2,
+        "completed_at" => 3,
+        "duration_seconds" => 4,
+        "score" => 5,
+        "explanation" => 6,
+        "preview" => 7,
+        "error" => 8,
+        "raw" => 9,
+        "raw_score" => 10,
+        "clamped" => 11,
+        "unscored_reason" => 12,
+        "error_kind" => 13,
+        "attempts" => 14,
+        "retries" => 15,
+        "parse_failures" => 16,
+        "usage" => 17,
+        _ => return None,
+    })
+}
+
 /// One step of the writer.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Piece {
@@ -63,22 +87,6 @@ pub enum Piece {
     End,
     /// A record the writer cannot write as Python would; nothing more comes.
     Unrendered,
-}
-
-/// `osmosis_ai.rubric.engine.JudgeHealth`'s counts of the runs written (`usage` as its three tokens).
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct Health {
-    pub runs: i64,
-    pub successes: i64,
-    pub unscored: i64,
-    pub errors: i64,
-    pub clamps: i64,
-    pub parse_failures: i64,
-    pub retries: i64,
-    pub attempts: i64,
-    pub prompt_tokens: i64,
-    pub completion_tokens: i64,
-    pub total_tokens: i64,
 }
 
 /// The writer over a chat dataset's lines and the latest runs of its results log.
@@ -266,13 +274,17 @@ impl<D: BufRead> RubricDocument<D> {
         }
         let mut runs: Vec<Obj<'_>> = Vec::with_capacity(parsed.len());
         for record in &parsed {
+            // The record's members by their place in RUN_FIELDS, in one pass over them.
+            let mut found: [Option<&Json<'_>>; RUN_FIELDS.len()] = [None; RUN_FIELDS.len()];
+            for (key, value) in record.as_object()?.iter() {
+                if let Some(at) = run_field(key) {
+                    found[at] = Some(value);
+                }
+            }
             let mut run = Obj::new();
-            run.insert(
-                "run_index",
-                Json::Int(record.get("run_index")?.as_i64()? + 1),
-            );
-            for name in &RUN_FIELDS[1..] {
-                run.insert(*name, record.get(name).map_or(Json::Null, Json::Ref));
+            run.push("run_index", Json::Int(found[0]?.as_i64()? + 1));
+            for (name, value) in RUN_FIELDS.iter().zip(found).skip(1) {
+                run.push(*name, value.map_or(Json::Null, Json::Ref));
             }
             runs.push(run);
         }
@@ -313,14 +325,14 @@ impl<D: BufRead> RubricDocument<D> {
         }
         let index = Json::Int(row + 1);
         let mut record = Obj::new();
-        record.insert("index", index.clone());
-        record.insert("label", Json::from(label));
-        record.insert("scores", Json::Array(scores));
-        record.insert("explanations", Json::Array(explanations));
-        record.insert("errors", Json::Array(errors));
-        record.insert("statistics", statistics(&stats));
-        record.insert("record_index", index);
-        record.insert(
+        record.push("index", index.clone());
+        record.push("label", Json::from(label));
+        record.push("scores", Json::Array(scores));
+        record.push("explanations", Json::Array(explanations));
+        record.push("errors", Json::Array(errors));
+        record.push("statistics", statistics(&stats));
+        record.push("record_index", index);
+        record.push(
             "runs",
             Json::Array(runs.into_iter().map(Json::Object).collect()),
         );
@@ -331,94 +343,6 @@ impl<D: BufRead> RubricDocument<D> {
         self.records += 1;
         Some(())
     }
-}
-
-/// `JudgeHealth.add(run)`; None where Python's arithmetic would not be plain integers.
-fn count(health: &mut Health, run: &Obj<'_>) -> Option<()> {
-    let status = run.get("status")?.as_str();
-    health.runs += 1;
-    health.successes += i64::from(status == Some("success"));
-    health.unscored += i64::from(status == Some("unscored"));
-    health.errors += i64::from(status == Some("error"));
-    health.clamps += i64::from(run.get("clamped")?.truthy());
-    // int(run.get(name) or 0)
-    let int_or_zero = |name: &str| -> Option<i64> {
-        let value = run.get(name)?;
-        if !value.truthy() {
-            return Some(0);
-        }
-        value.as_i64()
-    };
-    health.parse_failures += int_or_zero("parse_failures")?;
-    health.retries += int_or_zero("retries")?;
-    health.attempts += int_or_zero("attempts")?;
-    let usage = run.get("usage")?;
-    if usage.truthy() {
-        // usage.get(name, 0) added as they are; a null total is prompt + completion.
-        let usage = usage.as_object()?;
-        let get = |name: &str| -> Option<Option<i64>> {
-            match usage.get(name) {
-                None => Some(Some(0)),
-                Some(value) if value.is_null() => Some(None),
-                Some(value) => value.as_i64().map(Some),
-            }
-        };
-        let (prompt, completion) = (get("prompt_tokens")??, get("completion_tokens")??);
-        health.prompt_tokens += prompt;
-        health.completion_tokens += completion;
-        health.total_tokens += get("total_tokens")?.unwrap_or(prompt + completion);
-    }
-    Some(())
-}
-
-/// `score_moments(scores)`: `(mean, variance, std, min, max)` by the aggregator Python asks (one score
-/// without it, as Python's shortcut), `Some(None)` without a score; None when the aggregator refuses.
-fn moments(scores: &[f64]) -> Option<Option<[f64; 5]>> {
-    match scores {
-        [] => Some(None),
-        [score] if score.is_finite() => Some(Some([*score, 0.0, 0.0, *score, *score])),
-        _ => {
-            let options = AggregatorOptions {
-                pass_threshold: 1.0,
-                extra_thresholds: Vec::new(),
-                ks: Some(vec![1]),
-                n_runs: None,
-                failed: FailedPolicy::Exclude,
-                nonfinite: NonFinitePolicy::Error,
-                keep_rows: false,
-                skip_short_rows: false,
-            };
-            let mut aggregator = Aggregator::new(options).ok()?;
-            for &score in scores {
-                let label = aggregator.next_label();
-                aggregator.push_row([Some(score)], label).ok()?;
-            }
-            let s = aggregator.finish().ok()?;
-            Some(Some([s.mean?, s.variance?, s.std?, s.min?, s.max?]))
-        }
-    }
-}
-
-/// `established_statistics(...)` as the document writes it.
-fn statistics(stats: &Statistics) -> Json<'static> {
-    let mut obj = Obj::new();
-    let names = ["average", "variance", "stdev", "min", "max"];
-    for (i, name) in names.iter().enumerate() {
-        obj.insert(
-            *name,
-            stats.moments.map_or(Json::Null, |m| Json::Float(m[i])),
-        );
-    }
-    let counts = [
-        ("total_runs", stats.total_runs),
-        ("success_count", stats.success_count),
-        ("failure_count", stats.failure_count()),
-        ("unscored_count", stats.unscored_count),
-    ];
-    for (name, value) in counts {
-        obj.insert(name, Json::Int(value as i64));
-    }
-    Json::Object(obj)
 }
 
 /// `str(value)` of a dataset label: a string, an integer, a bool, or a float `repr` writes in full.

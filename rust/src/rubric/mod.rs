@@ -11,6 +11,7 @@
 
 mod console;
 pub mod document;
+mod figures;
 
 use crate::dataset::python_space;
 use crate::stats::{blank, Checked};
