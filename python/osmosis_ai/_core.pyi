@@ -11,12 +11,14 @@ __all__ = [
     "RESULTS_LOG_FORMATS",
     "RESULT_SCHEMA",
     "ROW_OUTCOMES",
+    "RUBRIC_RUN_FIELDS",
     "RUN_OUTCOMES",
     "Blake2b",
     "DatasetBatches",
     "EvalOutputRows",
     "EvalRunItems",
     "LogRecordFields",
+    "RubricOutputRecords",
     "SecretMasker",
     "StatsAggregator",
     "__version__",
@@ -467,3 +469,25 @@ class Blake2b:
     def __new__(cls, digest_size: int) -> Blake2b: ...
     def update(self, data: bytes) -> None: ...
     def hexdigest(self) -> str: ...
+
+@final
+class RubricOutputRecords:
+    """The text of the ``records`` list of ``osmosis eval rubric``'s ``-o`` document (0.3's layout), laid out
+    from the chat dataset at ``dataset`` and the latest runs of the results log at ``log`` (None: no
+    runs; a log numbered from 0, ``number`` runs a record) as ``osmosis_ai.rubric.document`` would:
+    ``(text, report, records)`` of whole records, ``text`` each after its separator (``[\n    `` before the
+    first, ``,\n    `` before the others) four spaces deeper, ``report`` their console report as
+    ``osmosis_ai.rubric.report.RecordEcho`` makes it (records joined by newlines; empty without
+    ``report``). ``None`` (and nothing after it) when a record cannot be written byte for byte that way.
+    Raises ``OSError`` when a file cannot be read."""
+
+    def __new__(cls, dataset: str, log: str | None, number: int, report: bool) -> RubricOutputRecords: ...
+    def __iter__(self) -> RubricOutputRecords: ...
+    def __next__(self) -> tuple[bytes, str, int] | None: ...
+    def health(self) -> list[int]:
+        """``[runs, successes, unscored, errors, clamps, parse_failures, retries, attempts, prompt_tokens,
+        completion_tokens, total_tokens]`` of the runs of the records laid out so far."""
+
+RUBRIC_RUN_FIELDS: list[str]
+"""The per-run fields of a rubric results document's runs, in its order (``RubricOutputRecords`` writes
+them so; ``osmosis_ai.rubric.engine.RUN_FIELDS`` is this list)."""

@@ -946,3 +946,44 @@ def test_the_report_printed_in_the_document_pass_is_the_report_read_back(workspa
     for key in ("overall_statistics", "judge_health", "completed_runs", "judge_noise"):
         assert written.get(key) == again.get(key)
     assert written["records"] == again["records"]
+
+
+@pytest.mark.parametrize("odd_at", [None, 120])
+def test_eval_rubric_prints_and_writes_what_the_python_writer_does_when_the_core_hands_back(
+    workspace, scripted, capsys, odd_at
+):
+    # The core lays out `eval rubric -o`'s records and their console report a batch at a time; a record it
+    # cannot write byte for byte (a score of 1e-05: orjson writes it its own way) hands the document back
+    # to the Python writer, whose report goes on after the records already shown.
+    from osmosis_ai._files import write_json_streamed
+    from osmosis_ai.rubric.report import print_report
+    from osmosis_ai.rubric.run import InlineRubricOptions, run_rubric_eval
+
+    server = scripted({"default": {"score": 0.5}})
+    replies = [{"score": 0.25, "explanation": f"reply {i}\nline two é"} for i in range(150)]
+    if odd_at is not None:
+        replies[odd_at] = {"score": 1e-05, "explanation": "tiny"}
+    server.set_plan({"by_model": {}, "responses": replies, "default": {"score": 0.7, "explanation": "ok"}})
+    rows = [
+        {"id": f"chat {i}", "messages": [{"role": "assistant", "content": f"answer {i}"}]} for i in range(150)
+    ]
+    write_records(workspace / "chat.jsonl", rows)
+    args = ["-d", "chat.jsonl", "-r", "Be kind.", "--model", "openai/judge-1", "--base-url", server.base_url]
+    assert run_cli("eval", "rubric", *args, "--concurrency", "1", "-o", "o.json", "--log", "r.jsonl") == 0
+    printed = capsys.readouterr().out
+    options = InlineRubricOptions(
+        data_path="chat.jsonl", rubric="Be kind.", model="openai/judge-1", output="again.json",
+        resume_path="r.jsonl", base_url=server.base_url,
+    )  # fmt: skip
+    result = run_rubric_eval(options)
+    lines: list[str] = []
+    print_report(result.report(), lines.append)
+    assert printed.startswith("\n".join(lines[:-5])) and printed.count("[chat ") == 150
+    written = (workspace / "o.json").read_bytes()
+    head, records, tail = result.document_parts()
+    write_json_streamed(workspace / "python.json", head, "records", records, lambda: tail, ensure_ascii=False)
+    python = (workspace / "python.json").read_bytes()
+    records_of = lambda text: text.split(b'"records": ')[1].split(b"\n  ],\n")[0]  # noqa: E731
+    assert records_of(written) == records_of(python)
+    assert (b'"score": 0.00001' in written) == (odd_at is not None)
+    assert json.loads(written)["judge_health"] == json.loads(python)["judge_health"]

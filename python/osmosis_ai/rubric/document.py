@@ -13,14 +13,19 @@ import datetime as _dt
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from osmosis_ai.rubric.engine import RUN_FIELDS, JudgeHealth, calculate_statistics, established_statistics
 from osmosis_ai.rubric.records import RecordSource, RubricRecord
 
+if TYPE_CHECKING:
+    from osmosis_ai._files import LaidOutList
+
 __all__ = [
     "DocumentTally",
     "RecordName",
+    "UnrenderedRecords",
+    "core_records_0_3",
     "layout_0_3",
     "layout_0_3_parts",
     "overall_statistics",
@@ -122,6 +127,83 @@ class DocumentTally:
                 if tally is not None:
                     tally.add(record, runs)
             yield record_row(index, record, runs)
+
+
+class UnrenderedRecords(Exception):
+    """The core met a record it cannot lay out as this module would: the document is written the Python
+    way. ``shown``: the records whose console report was handed out already."""
+
+    def __init__(self, shown: int) -> None:
+        super().__init__(shown)
+        self.shown = shown
+
+
+def _numbered_from_0(log_path: Path) -> bool:
+    """Whether the log at ``log_path`` has a results log header and counts its indices from 0 (what the
+    core's reader of the latest runs reads; any other log is read by ``iter_latest_runs``)."""
+    import orjson
+
+    from osmosis_ai.runs.log import LOG_FORMATS
+    from osmosis_ai.stats import log_index_base
+
+    with log_path.open("rb") as handle:
+        first = handle.readline()
+    try:
+        header = orjson.loads(first)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(header, dict) and header.get("format") in LOG_FORMATS and not log_index_base(header)
+
+
+def core_records_0_3(
+    source: RecordSource,
+    log_path: Path | None,
+    number: int,
+    tally: DocumentTally,
+    show: Callable[[str], None] | None = None,
+) -> LaidOutList | None:
+    """0.3's ``records`` of the chat records of ``source`` with their latest runs, laid out by the core
+    (``osmosis_ai._core.RubricOutputRecords``) as :func:`write_document` lays out :func:`record_0_3` of
+    :meth:`DocumentTally.rows`, with ``show`` given each batch's console report text (as
+    :class:`~osmosis_ai.rubric.report.RecordEcho` makes it of the rows); ``tally`` counts the runs once
+    all are written. None where the core does not read these inputs (a rubric-id source, a log not
+    numbered from 0). Reading the pieces raises :class:`UnrenderedRecords` at a record the core hands
+    back (nothing counted)."""
+    from osmosis_ai._core import RubricOutputRecords
+    from osmosis_ai._files import LaidOutList
+
+    if source.rubric_id is not None or tally.noise is not None or tally.gold is not None:
+        return None
+    log = Path(log_path) if log_path is not None and Path(log_path).is_file() else None
+    if log is not None and not _numbered_from_0(log):
+        return None
+    core = RubricOutputRecords(str(source.path), None if log is None else str(log), number, show is not None)
+    written = 0
+
+    def pieces() -> Iterator[bytes]:
+        nonlocal written
+        for piece in core:
+            if piece is None:
+                raise UnrenderedRecords(written)
+            text, report, records = piece
+            if show is not None:
+                show(report)
+            written += records
+            yield text
+        runs, successes, unscored, errors, clamps, parse_failures, retries, attempts, *tokens = core.health()
+        health = tally.health
+        health.runs += runs
+        health.successes += successes
+        health.unscored += unscored
+        health.errors += errors
+        health.clamps += clamps
+        health.parse_failures += parse_failures
+        health.retries += retries
+        health.attempts += attempts
+        health.usage.add_counts(*tokens)
+        tally.completed_runs += runs
+
+    return LaidOutList(pieces(), lambda: written)
 
 
 def overall_statistics(log_path: Path | None, rubric_id: str) -> tuple[dict[str, Any], list[Any]]:
@@ -233,21 +315,22 @@ def layout_0_3(payload: Mapping[str, Any], *, model: str, rubric: str) -> dict[s
 def write_document(
     path: Path,
     head: dict[str, Any],
-    rows: Iterator[dict[str, Any]],
+    rows: Iterator[dict[str, Any]] | LaidOutList,
     tail: Callable[[], dict[str, Any]],
     *,
     layout_0_3: tuple[str, str] | None = None,
 ) -> dict[str, Any]:
     """Writes the 0.2 payload ``{**head, "records": rows, **tail()}`` to ``path`` by the ``-o`` rule, or its
     0.3 layout with ``layout_0_3=(model, rubric)``, one record at a time: ``tail`` is asked for once the
-    records are written. Returns the payload without its records.
+    records are written. ``rows`` may be the records laid out already (:func:`core_records_0_3`, with
+    ``layout_0_3``). Returns the payload without its records.
 
     Example:
         >>> tally = DocumentTally()  # doctest: +SKIP
         >>> rows = tally.rows(record_runs(source, log_path, number=1))  # doctest: +SKIP
         >>> write_document(out, head, rows, lambda: {"completed_runs": tally.completed_runs})  # doctest: +SKIP
     """
-    from osmosis_ai._files import write_json_streamed
+    from osmosis_ai._files import LaidOutList, write_json_streamed
 
     after: dict[str, Any] = {}
 
@@ -261,7 +344,7 @@ def write_document(
         model, rubric = layout_0_3
         first = layout_0_3_parts(head, model=model, rubric=rubric)[0]
         write_json_streamed(
-            path, first, "records", map(record_0_3, rows),
+            path, first, "records", rows if isinstance(rows, LaidOutList) else map(record_0_3, rows),
             lambda: layout_0_3_parts({**head, **finish()}, model=model, rubric=rubric)[1], ensure_ascii=False,
         )  # fmt: skip
     return {**head, **after}

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
+from osmosis_ai import _core
 from osmosis_ai.errors import SignatureError
 from osmosis_ai.llm.retry import SYSTEMIC_KINDS
 from osmosis_ai.llm.usage import Usage
@@ -36,27 +37,9 @@ __all__ = [
 ]
 
 PREVIEW_LIMIT = 140
-# The per-run fields of the established results document, in its order.
-RUN_FIELDS = (
-    "run_index",
-    "status",
-    "started_at",
-    "completed_at",
-    "duration_seconds",
-    "score",
-    "explanation",
-    "preview",
-    "error",
-    "raw",
-    "raw_score",
-    "clamped",
-    "unscored_reason",
-    "error_kind",
-    "attempts",
-    "retries",
-    "parse_failures",
-    "usage",
-)
+# The per-run fields of the established results document, in its order: the core's list, which its own
+# writer of the `eval rubric -o` records (_core.RubricOutputRecords) reads too.
+RUN_FIELDS: tuple[str, ...] = tuple(_core.RUBRIC_RUN_FIELDS)
 
 Evaluator = Callable[[], Awaitable[Any]]
 # A new record's run fields (run_index is the item's, set by new_item_record); made once, copied per record.

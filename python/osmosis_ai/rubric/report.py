@@ -215,7 +215,11 @@ class RecordEcho:
         self._size = 0
 
     def __call__(self, row: Mapping[str, Any]) -> None:
-        text = "\n".join(_record_lines(row))
+        self.add_text("\n".join(_record_lines(row)))
+
+    def add_text(self, text: str) -> None:
+        """Takes the report text of records laid out already (each record's lines joined by newlines, the
+        records too: the core's writer of ``eval rubric -o`` makes it)."""
         self._texts.append(text)
         self._size += len(text)
         if self._size >= _ECHO_BATCH:

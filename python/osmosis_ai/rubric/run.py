@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from osmosis_ai.llm.slots import SlotFit
     from osmosis_ai.rubric.config import RubricEntry
     from osmosis_ai.rubric.document import DocumentTally
+    from osmosis_ai.rubric.report import RecordEcho
     from osmosis_ai.runs.log import ResultsLog
 
 __all__ = ["InlineRubricOptions", "RowHook", "RubricEvalOptions", "RubricEvalResult", "run_rubric_eval"]
@@ -415,42 +416,80 @@ def _write_results(
 ) -> dict[str, Any]:
     """Writes the results document, its records streamed past (each shown to ``hook``); counts the
     session's judge health on the way. Returns the payload without its records."""
-    from osmosis_ai.rubric.document import overall_statistics, payload_head, record_runs, write_document
+    from osmosis_ai.rubric.document import (
+        UnrenderedRecords,
+        core_records_0_3,
+        overall_statistics,
+        payload_head,
+        record_runs,
+        write_document,
+    )
+    from osmosis_ai.rubric.report import RecordEcho
 
     overall, warnings = overall_statistics(session.log_path, job.rubric_id)
     head = payload_head(
         rubric_id=job.rubric_id, source_label=job.entry.source_label, model_info=job.model_info,
         number=job.number, config_path=job.config_path, data_path=job.data_path, overall=overall,
     )  # fmt: skip
-    tally = _tally(job, options, session)
     layout = (options.model.strip(), job.entry.rubric) if isinstance(options, InlineRubricOptions) else None
+    failures: list[Exception] = []
+
+    def tail() -> dict[str, Any]:
+        return _payload_tail(job, options, session, tally, warnings, overall)
+
+    shown = 0
+    # 0.3's records laid out by the core when the report is RecordEcho's (its text made there too).
+    if layout is not None and (hook is None or isinstance(hook, RecordEcho)):
+        tally = _tally(job, options, session)
+        show = None if hook is None else _text_shown(hook, failures)
+        laid = core_records_0_3(job.source, session.log_path, job.number, tally, show)
+        if laid is not None:
+            try:
+                summary = write_document(job.output, head, laid, tail, layout_0_3=layout)
+            except UnrenderedRecords as exc:
+                shown = exc.shown
+            else:
+                if failures:
+                    raise failures[0]
+                return summary
+    tally = _tally(job, options, session)
     # 0.3's layout has no input_record: its rows are read for their names only.
     records = record_runs(job.source, session.log_path, job.number, names_only=layout is not None)
     rows = tally.rows(records)
-    failures: list[Exception] = []
     if hook is not None:
-        rows = _shown(rows, hook, failures)
-    summary = write_document(
-        job.output, head, rows, lambda: _payload_tail(job, options, session, tally, warnings, overall),
-        layout_0_3=layout,
-    )  # fmt: skip
+        rows = _shown(rows, hook, failures, shown)
+    summary = write_document(job.output, head, rows, tail, layout_0_3=layout)
     if failures:
         raise failures[0]
     return summary
 
 
 def _shown(
-    rows: Iterator[dict[str, Any]], hook: RowHook, failures: list[Exception]
+    rows: Iterator[dict[str, Any]], hook: RowHook, failures: list[Exception], shown: int = 0
 ) -> Iterator[dict[str, Any]]:
-    """``rows``, each shown to ``hook`` once handed out; a hook that fails (a closed terminal) is asked no
-    more and its error kept in ``failures``: the document must not lose its records to it."""
-    for row in rows:
+    """``rows``, each shown to ``hook`` once handed out but the first ``shown`` (shown already); a hook
+    that fails (a closed terminal) is asked no more and its error kept in ``failures``: the document must
+    not lose its records to it."""
+    for index, row in enumerate(rows):
         yield row
-        if not failures:
+        if not failures and index >= shown:
             try:
                 hook(row)
             except Exception as exc:
                 failures.append(exc)
+
+
+def _text_shown(echo: RecordEcho, failures: list[Exception]) -> Callable[[str], None]:
+    """``echo.add_text``, as :func:`_shown` asks a hook: asked no more once it failed."""
+
+    def show(text: str) -> None:
+        if not failures:
+            try:
+                echo.add_text(text)
+            except Exception as exc:
+                failures.append(exc)
+
+    return show
 
 
 def _tally(job: _Job, options: Any, session: RubricSession) -> DocumentTally:

@@ -1,6 +1,7 @@
 //! JSON text exactly as the Python writers of the run files put it: [`compact`] as `orjson.dumps` writes a
 //! trajectory document, [`spaced_ascii`] as `json.dumps` (default separators, ASCII escapes) writes an
-//! index row, [`indented_ascii`] as `osmosis_ai._files.json_block` writes an `-o` file's value. All refuse (return `false`, having written part of the value) what they cannot write
+//! index row, [`indented_ascii`] as `osmosis_ai._files.json_block` writes an `-o` file's value ([`indented`]
+//! as it does with `ensure_ascii=False`, the rubric documents' text). All refuse (return `false`, having written part of the value) what they cannot write
 //! byte for byte as those writers would: a float outside `[1e-4, 1e15)` (where `orjson` and Python's
 //! `repr` switch to exponents, each its own way) or `-0.0`, so the caller falls back to the Python writer.
 
@@ -36,6 +37,12 @@ const INDENTED_ASCII: Style = Style {
     ascii: true,
     indent: true,
 };
+const INDENTED: Style = Style {
+    item: b",",
+    key: b": ",
+    ascii: false,
+    indent: true,
+};
 
 /// `value` as `orjson.dumps(value)`: no spaces, UTF-8 text, only `"`, `\` and control characters escaped.
 pub fn compact(value: &Json<'_>, out: &mut Vec<u8>) -> bool {
@@ -52,6 +59,12 @@ pub fn spaced_ascii(value: &Json<'_>, out: &mut Vec<u8>) -> bool {
 /// lines after the first start with `2 * depth` more spaces.
 pub fn indented_ascii(value: &Json<'_>, depth: usize, out: &mut Vec<u8>) -> bool {
     write_value(value, out, &INDENTED_ASCII, depth)
+}
+
+/// `value` as [`indented_ascii`] writes it but with text past ASCII as it is (UTF-8), as orjson's
+/// `OPT_INDENT_2` writes it (`json_block(value, ensure_ascii=False)`).
+pub fn indented(value: &Json<'_>, depth: usize, out: &mut Vec<u8>) -> bool {
+    write_value(value, out, &INDENTED, depth)
 }
 
 /// Before an item of a container at `depth` (the item is one deeper): the separator after the previous

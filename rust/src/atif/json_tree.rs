@@ -73,6 +73,14 @@ impl<'a> Obj<'a> {
         }
     }
 
+    /// Appends a member of a key the object does not have (an object built of distinct keys, without a
+    /// lookup per member).
+    pub fn push(&mut self, key: impl Into<Cow<'a, str>>, value: impl Into<Json<'a>>) {
+        let key = key.into();
+        debug_assert!(self.get(&key).is_none(), "{key} is there already");
+        self.entries.push((key, value.into()));
+    }
+
     pub fn iter(&self) -> impl Iterator<Item = (&str, &Json<'a>)> {
         self.entries.iter().map(|(k, v)| (k.as_ref(), v))
     }

@@ -9,6 +9,10 @@
 //! what serde_json and Python's readers may read apart, a duplicate key that matters, a check that fails)
 //! is handed back.
 
+mod console;
+pub mod document;
+mod figures;
+
 use crate::dataset::python_space;
 use crate::stats::{blank, Checked};
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};

@@ -75,3 +75,77 @@ fn scan_counts_records_and_hands_back_lines() {
     assert_eq!(scan.unsure, vec![(3, 2, 24)]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn run_fields_are_found_at_their_place() {
+    use super::document::{run_field, RUN_FIELDS};
+    for (at, name) in RUN_FIELDS.iter().enumerate() {
+        assert_eq!(run_field(name), Some(at), "{name}");
+    }
+    assert_eq!(run_field("row_index"), None);
+}
+
+#[test]
+fn lines_split_and_escape_as_python_does() {
+    use super::console::{split_lines, terminal_safe};
+    // str.splitlines: \r\n is one break, the last break ends no empty line.
+    assert_eq!(
+        split_lines("a\r\nb\rc\x0bd\u{85}e\u{2028}f\n"),
+        ["a", "b", "c", "d", "e", "f"]
+    );
+    assert_eq!(split_lines("\n\nx"), ["", "", "x"]);
+    assert!(split_lines("").is_empty());
+    let mut out = String::new();
+    terminal_safe("a\tb\n\x1b[31m\x7f\u{9b}\u{202e}é😀", &mut out);
+    assert_eq!(out, "a\tb\n\\x1b[31m\\x7f\\x9b\\u202eé😀");
+}
+
+#[test]
+fn a_document_is_laid_out_with_its_report_and_health() {
+    use super::document::{Piece, RubricDocument};
+    let dir = std::env::temp_dir().join(format!("osmosis-rubric-doc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("log.jsonl");
+    let run = |row: u32, status: &str, score: &str| {
+        format!(
+            "{{\"row_key\":\"k\",\"row_index\":{row},\"run_index\":0,\"status\":\"{status}\",\
+             \"score\":{score},\"explanation\":\"ok\",\"duration_seconds\":0.5,\"attempts\":1,\
+             \"usage\":{{\"prompt_tokens\":5,\"completion_tokens\":2,\"total_tokens\":null}}}}\n"
+        )
+    };
+    let text = format!(
+        "{{\"format\":\"osmosis-results/1\",\"index_base\":0}}\n{}{}",
+        run(1, "error", "null"),
+        run(0, "success", "0.25")
+    );
+    std::fs::write(&log, text).unwrap();
+    let dataset: &[u8] = b"{\"id\": \" a\\u00e9 \"}\n\n{\"conversation_id\": 7}\n{}";
+    let mut doc = RubricDocument::new(dataset, Some(&log), 1, true).unwrap();
+    let Piece::Records {
+        text,
+        report,
+        records,
+    } = doc.next_piece().unwrap()
+    else {
+        panic!("not laid out");
+    };
+    assert_eq!(records, 3);
+    assert_eq!(doc.next_piece().unwrap(), Piece::End);
+    let text = String::from_utf8(text).unwrap();
+    assert!(text.starts_with("[\n    {\n      \"index\": 1,\n      \"label\": \"aé\",\n"));
+    assert!(text.contains("\"errors\": [\n        \"error\"\n      ],"));
+    assert!(text.ends_with("\"runs\": []\n    }"));
+    assert_eq!(
+        report,
+        "[aé]\n  Run 01 [SUCCESS]\n    score: 0.2500\n    explanation: ok\n    duration: 0.50s\n\n\
+         [7]\n  Run 01 [ERROR]\n    error: unknown error\n    duration: 0.50s\n\n  Summary:\n    \
+         total: 1  successes: 0  failures: 1 (unscored: 0)\n    average: n/a  variance: n/a  \
+         stdev: n/a  min: n/a  max: n/a\n\n[record[3]]"
+    );
+    assert_eq!(
+        (doc.health.runs, doc.health.errors, doc.health.attempts),
+        (2, 1, 2)
+    );
+    assert_eq!(doc.health.total_tokens, 14); // a null total is prompt + completion
+    std::fs::remove_dir_all(dir).unwrap();
+}

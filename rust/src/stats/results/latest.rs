@@ -15,7 +15,7 @@ pub struct LatestLines {
 }
 
 /// `row_index` and `run_index` of a record line the engine wrote (Python's `_HEAD` pattern).
-fn head(line: &[u8]) -> Option<(i64, i64)> {
+pub(crate) fn head(line: &[u8]) -> Option<(i64, i64)> {
     let rest = line.strip_prefix(br#"{"row_key":""#)?;
     let end = rest.iter().position(|&b| b == b'"' || b == b'\\')?;
     let rest = rest[end..].strip_prefix(br#"","row_index":"#)?;
@@ -180,12 +180,11 @@ impl LineReader {
     /// of the file) and returns where it starts.
     pub fn line_at(&mut self, mut offset: u64, line: &mut Vec<u8>) -> io::Result<u64> {
         if offset != self.position {
-            // Forward within the buffer keeps it (a seek would read again).
-            let ahead = i64::try_from(offset.wrapping_sub(self.position))
-                .ok()
-                .filter(|_| offset > self.position);
-            match ahead {
-                Some(ahead) => self.reader.seek_relative(ahead)?,
+            // Within the buffer, forward or back, keeps it (a seek would read it again): the latest lines
+            // of a log written by concurrent runs come a few lines out of file order.
+            let delta = i64::try_from(i128::from(offset) - i128::from(self.position)).ok();
+            match delta {
+                Some(delta) => self.reader.seek_relative(delta)?,
                 None => {
                     self.reader.seek(SeekFrom::Start(offset))?;
                 }
