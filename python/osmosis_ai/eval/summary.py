@@ -20,12 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import orjson
-
 from osmosis_ai import _core
 from osmosis_ai.results import FunctionResult, ModelResult, ResultSummary, ResultWarning, read_results
-from osmosis_ai.runs.log import LOG_FORMATS, iter_runs
-from osmosis_ai.stats import DEFAULT_KS, log_index_base
+from osmosis_ai.runs.log import iter_runs
+from osmosis_ai.runs.log_read import numbered_from_0
+from osmosis_ai.stats import DEFAULT_KS
 
 if TYPE_CHECKING:
     from osmosis_ai._files import LaidOutList
@@ -239,13 +238,7 @@ def _laid_out_rows(log_path: Path, runs_per_row: int, with_tags: bool) -> LaidOu
     from osmosis_ai._core import EvalOutputRows
     from osmosis_ai._files import LaidOutList
 
-    with log_path.open("rb") as handle:
-        first = handle.readline()
-    try:
-        header = orjson.loads(first)
-    except orjson.JSONDecodeError:
-        return None
-    if not isinstance(header, dict) or header.get("format") not in LOG_FORMATS or log_index_base(header):
+    if not numbered_from_0(log_path):
         return None
     rows = EvalOutputRows(str(log_path), runs_per_row, with_tags)
 

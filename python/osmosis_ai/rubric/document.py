@@ -138,23 +138,6 @@ class UnrenderedRecords(Exception):
         self.shown = shown
 
 
-def _numbered_from_0(log_path: Path) -> bool:
-    """Whether the log at ``log_path`` has a results log header and counts its indices from 0 (what the
-    core's reader of the latest runs reads; any other log is read by ``iter_latest_runs``)."""
-    import orjson
-
-    from osmosis_ai.runs.log import LOG_FORMATS
-    from osmosis_ai.stats import log_index_base
-
-    with log_path.open("rb") as handle:
-        first = handle.readline()
-    try:
-        header = orjson.loads(first)
-    except orjson.JSONDecodeError:
-        return False
-    return isinstance(header, dict) and header.get("format") in LOG_FORMATS and not log_index_base(header)
-
-
 def core_records_0_3(
     source: RecordSource,
     log_path: Path | None,
@@ -171,11 +154,12 @@ def core_records_0_3(
     back (nothing counted)."""
     from osmosis_ai._core import RubricOutputRecords
     from osmosis_ai._files import LaidOutList
+    from osmosis_ai.runs.log_read import numbered_from_0
 
     if source.rubric_id is not None or tally.noise is not None or tally.gold is not None:
         return None
     log = Path(log_path) if log_path is not None and Path(log_path).is_file() else None
-    if log is not None and not _numbered_from_0(log):
+    if log is not None and not numbered_from_0(log):
         return None
     core = RubricOutputRecords(str(source.path), None if log is None else str(log), number, show is not None)
     written = 0

@@ -30,6 +30,7 @@ __all__ = [
     "latest_run_lines",
     "latest_run_starts",
     "line_number_at",
+    "numbered_from_0",
     "open_runs",
     "parse_run_line",
     "read_log",
@@ -96,6 +97,22 @@ def _header_base(path: Path, header: Any) -> int:
             f"{path}:1: not an osmosis results log (expected a '{RESULTS_LOG_FORMATS[-1]}' header)"
         )
     return log_index_base(header)
+
+
+def numbered_from_0(path: Path) -> bool:
+    """Whether the log at ``path`` starts with a results log header and counts its indices from 0: the
+    logs the core's writers of ``-o`` files read (any other log is read the Python way)."""
+    with path.open("rb") as handle:
+        first = handle.readline()
+    try:
+        header = orjson.loads(first)
+    except orjson.JSONDecodeError:
+        return False
+    return (
+        isinstance(header, dict)
+        and header.get("format") in RESULTS_LOG_FORMATS
+        and not log_index_base(header)
+    )
 
 
 def open_runs(path: Path) -> tuple[dict[str, Any], Iterator[dict[str, Any]]]:
