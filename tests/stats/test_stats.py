@@ -658,3 +658,9 @@ def test_score_median_of_packed_scores_is_that_of_the_list(scores: list[float]) 
     packed = stats_module.score_median(array("d", scores))
     assert packed == stats_module.score_median(scores)
     assert (packed is None) == (not scores)
+
+
+def test_score_median_of_an_array_of_other_items_reads_them_as_numbers() -> None:
+    # Only packed doubles go to the core as they are; any other array is read item by item, as before.
+    assert stats_module.score_median(array("u", "123")) == 2.0
+    assert stats_module.score_median(array("i", [1, 4, 2])) == 2.0
