@@ -1,7 +1,8 @@
 //! Whole-file streaming through the public dataset API (no Python).
 
 use osmosis_core::dataset::{
-    count_rows, validate_file, Contract, DatasetErrorKind, DatasetReader, PrefetchReader, Row,
+    check_window, count_rows, validate_file, Contract, DatasetErrorKind, DatasetReader,
+    PrefetchReader, Row,
 };
 use proptest::prelude::*;
 use serde_json::{json, Map, Value};
@@ -174,6 +175,29 @@ fn prefetch_reader_yields_the_same_rows_and_stops_early_cleanly() {
     let mut early = PrefetchReader::start(reader, 16).unwrap();
     assert_eq!(early.next_batch().unwrap().len(), 16);
     drop(early);
+}
+
+#[test]
+fn a_window_check_stops_at_the_first_batch_boundary_after_an_interruption() {
+    let dir = TempDir::new("check-stop");
+    let rows: Vec<Value> = (0..3000).map(eval_row).collect();
+    let path = dir.write("rows.jsonl", &jsonl_of(&rows));
+    let mut asked = 0;
+    let mut never = || {
+        asked += 1;
+        false
+    };
+    assert_eq!(
+        check_window(&path, Contract::Eval, 0, None, &mut never).unwrap(),
+        3000
+    );
+    assert_eq!(asked, 3);
+    // Ctrl+C seen after the first batch: the rest of the file is not read.
+    let mut at_once = || true;
+    assert_eq!(
+        check_window(&path, Contract::Eval, 0, None, &mut at_once).unwrap(),
+        1024
+    );
 }
 
 #[test]

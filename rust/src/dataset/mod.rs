@@ -444,28 +444,36 @@ fn empty_file(path: &str, format: Format) -> DatasetError {
     DatasetError::new(DatasetErrorKind::Empty, path, what)
 }
 
+/// Rows a reader parses per batch, whatever the size of the lists handed out: a thread hand-off and a
+/// recycled buffer per batch cost little over this many rows. (Parquet read 32 rows per batch when
+/// lists were 32 rows: a hand-off per list, which under load cost more than building the rows.) The
+/// check of a window reads batches of the same size, so it meets a bad row where reading would.
+pub const READ_ROWS: usize = 1024;
+
 /// Reads the rows of a window (as [`DatasetReader::open`]) through the contract check, building nothing;
 /// returns how many there are, or the error reading them would meet first. One batch is alive at a time.
+/// `interrupted` is asked after each batch: when it answers true the count so far is returned.
 pub fn check_window(
     path: &str,
     contract: Contract,
     offset: u64,
     limit: Option<u64>,
+    interrupted: &mut dyn FnMut() -> bool,
 ) -> DatasetResult<u64> {
     let mut reader = DatasetReader::open(path, contract, offset, limit)?;
     let mut rows = 0;
     loop {
-        let batch = reader.next_batch(CHECK_ROWS)?;
+        let batch = reader.next_batch(READ_ROWS)?;
         if batch.is_empty() {
             return Ok(rows);
         }
         rows += batch.len() as u64;
         reader.recycle(batch);
+        if interrupted() {
+            return Ok(rows);
+        }
     }
 }
-
-/// Rows per batch of [`check_window`] (its text stops at [`BATCH_TEXT_BYTES`] first on long rows).
-const CHECK_ROWS: usize = 1024;
 
 /// The number of rows in the file: non-blank lines for JSONL (no parsing), the footer for Parquet,
 /// a syntax-only pass for JSON and CSV.

@@ -116,3 +116,29 @@ impl From<CoreError> for PyErr {
         })
     }
 }
+
+/// Runs a file read without the GIL, taking it back now and then to let Ctrl+C through: `read` asks
+/// its argument between pieces of work and stops once it answers true; the signal's exception is what
+/// the caller then gets.
+pub(crate) fn without_gil<T: Send>(
+    py: Python<'_>,
+    read: impl FnOnce(&mut dyn FnMut() -> bool) -> Result<T, CoreError> + Send,
+) -> PyResult<T> {
+    let mut signal: Option<PyErr> = None;
+    let result = py.detach(|| {
+        let mut interrupted = || {
+            Python::attach(|py| py.check_signals()).map_or_else(
+                |err| {
+                    signal = Some(err);
+                    true
+                },
+                |()| false,
+            )
+        };
+        read(&mut interrupted)
+    });
+    if let Some(err) = signal {
+        return Err(err);
+    }
+    Ok(result?)
+}

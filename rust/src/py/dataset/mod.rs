@@ -8,9 +8,10 @@ mod text;
 
 use crate::dataset::{
     check_window, count_rows as core_count_rows, validate_file, Batch, BatchSource, Contract,
-    DatasetErrorKind, DatasetReader, PositionUnit,
+    DatasetErrorKind, DatasetReader, PositionUnit, READ_ROWS,
 };
 use crate::error::CoreError;
+use crate::py::errors::without_gil;
 use columns::{columns_to_py, ColumnCache};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyModule};
@@ -68,11 +69,6 @@ impl Drop for GcPause<'_> {
         }
     }
 }
-
-/// Rows a reader parses per batch, whatever the size of the lists handed out: a thread hand-off and a
-/// recycled buffer per batch cost little over this many rows. (Parquet read 32 rows per batch when
-/// lists were 32 rows: a hand-off per list, which under load cost more than building the rows.)
-const READ_ROWS: usize = 1024;
 
 /// Rows read per batch for lists of `batch_size` rows: at least [`READ_ROWS`], and a whole number of
 /// lists, so that only the end of a batch (a Parquet row group, a text batch's byte budget) cuts a
@@ -196,9 +192,9 @@ fn check_rows(
     limit: Option<u64>,
 ) -> PyResult<u64> {
     let contract = parse_contract(contract)?;
-    Ok(py
-        .detach(|| check_window(path, contract, offset, limit))
-        .map_err(CoreError::from)?)
+    without_gil(py, |interrupted| {
+        Ok(check_window(path, contract, offset, limit, interrupted)?)
+    })
 }
 
 /// Checks every row; returns a dict with rows, columns, problems (dicts) and counts.

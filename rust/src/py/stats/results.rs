@@ -3,6 +3,7 @@
 
 use super::aggregator::{aggregator_options, parse_failed, StatsAggregator};
 use crate::error::CoreError;
+use crate::py::errors::without_gil;
 use crate::stats::{ModelTally, ResultsOptions};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -92,30 +93,6 @@ pub(super) fn summarize_results_file<'py>(
         .collect::<PyResult<Vec<_>>>()?;
     out.set_item("models", models)?;
     Ok(out)
-}
-
-/// Runs a file read without the GIL, taking it back now and then to let Ctrl+C through.
-fn without_gil<T: Send>(
-    py: Python<'_>,
-    read: impl FnOnce(&mut dyn FnMut() -> bool) -> Result<T, CoreError> + Send,
-) -> PyResult<T> {
-    let mut signal: Option<PyErr> = None;
-    let result = py.detach(|| {
-        let mut interrupted = || {
-            Python::attach(|py| py.check_signals()).map_or_else(
-                |err| {
-                    signal = Some(err);
-                    true
-                },
-                |()| false,
-            )
-        };
-        read(&mut interrupted)
-    });
-    if let Some(err) = signal {
-        return Err(err);
-    }
-    Ok(result?)
 }
 
 fn to_json<T: serde::Serialize>(value: &T) -> PyResult<String> {
