@@ -459,12 +459,13 @@ def scan_chat_records(path: str) -> tuple[int, bytes]:
 
 def blake2b_hexdigest(data: bytes, digest_size: int) -> str:
     """``hashlib.blake2b(data, digest_size=digest_size).hexdigest()`` (SIMD). Raises ``ValueError`` for a
-    ``digest_size`` outside 1 to 64."""
+    ``digest_size`` outside 1 to 64 (``OverflowError`` for one no machine integer holds)."""
 
 @final
 class Blake2b:
     """``hashlib.blake2b(digest_size=...)``'s ``update`` and ``hexdigest`` (SIMD; ``update`` releases the
-    GIL). Raises ``ValueError`` for a ``digest_size`` outside 1 to 64."""
+    GIL). Raises ``ValueError`` for a ``digest_size`` outside 1 to 64 (``OverflowError`` for one no
+    machine integer holds)."""
 
     def __new__(cls, digest_size: int) -> Blake2b: ...
     def update(self, data: bytes) -> None: ...

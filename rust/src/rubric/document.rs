@@ -282,7 +282,7 @@ impl<D: BufRead> RubricDocument<D> {
                 }
             }
             let mut run = Obj::new();
-            run.push("run_index", Json::Int(found[0]?.as_i64()? + 1));
+            run.push("run_index", Json::Int(found[0]?.as_i64()?.checked_add(1)?));
             for (name, value) in RUN_FIELDS.iter().zip(found).skip(1) {
                 run.push(*name, value.map_or(Json::Null, Json::Ref));
             }

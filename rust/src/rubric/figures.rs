@@ -22,14 +22,20 @@ pub struct Health {
     pub total_tokens: i64,
 }
 
-/// `JudgeHealth.add(run)`; None where Python's arithmetic would not be plain integers.
+/// `total += n` as Python's integers add; None past an `i64` (the caller hands the file back then).
+fn add(total: &mut i64, n: i64) -> Option<()> {
+    *total = total.checked_add(n)?;
+    Some(())
+}
+
+/// `JudgeHealth.add(run)`; None where Python's arithmetic would not be plain `i64` integers.
 pub fn count(health: &mut Health, run: &Obj<'_>) -> Option<()> {
     let status = run.get("status")?.as_str();
-    health.runs += 1;
-    health.successes += i64::from(status == Some("success"));
-    health.unscored += i64::from(status == Some("unscored"));
-    health.errors += i64::from(status == Some("error"));
-    health.clamps += i64::from(run.get("clamped")?.truthy());
+    add(&mut health.runs, 1)?;
+    add(&mut health.successes, i64::from(status == Some("success")))?;
+    add(&mut health.unscored, i64::from(status == Some("unscored")))?;
+    add(&mut health.errors, i64::from(status == Some("error")))?;
+    add(&mut health.clamps, i64::from(run.get("clamped")?.truthy()))?;
     // int(run.get(name) or 0)
     let int_or_zero = |name: &str| -> Option<i64> {
         let value = run.get(name)?;
@@ -38,9 +44,9 @@ pub fn count(health: &mut Health, run: &Obj<'_>) -> Option<()> {
         }
         value.as_i64()
     };
-    health.parse_failures += int_or_zero("parse_failures")?;
-    health.retries += int_or_zero("retries")?;
-    health.attempts += int_or_zero("attempts")?;
+    add(&mut health.parse_failures, int_or_zero("parse_failures")?)?;
+    add(&mut health.retries, int_or_zero("retries")?)?;
+    add(&mut health.attempts, int_or_zero("attempts")?)?;
     let usage = run.get("usage")?;
     if usage.truthy() {
         // usage.get(name, 0) added as they are; a null total is prompt + completion.
@@ -53,9 +59,13 @@ pub fn count(health: &mut Health, run: &Obj<'_>) -> Option<()> {
             }
         };
         let (prompt, completion) = (get("prompt_tokens")??, get("completion_tokens")??);
-        health.prompt_tokens += prompt;
-        health.completion_tokens += completion;
-        health.total_tokens += get("total_tokens")?.unwrap_or(prompt + completion);
+        add(&mut health.prompt_tokens, prompt)?;
+        add(&mut health.completion_tokens, completion)?;
+        let total = match get("total_tokens")? {
+            Some(total) => total,
+            None => prompt.checked_add(completion)?,
+        };
+        add(&mut health.total_tokens, total)?;
     }
     Some(())
 }
@@ -108,4 +118,35 @@ pub fn statistics(stats: &Statistics) -> Json<'static> {
         obj.push(name, Json::Int(value as i64));
     }
     Json::Object(obj)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A run as the layout builds it: every field present (null when the log has none).
+    fn counted(health: &mut Health, attempts: &str, usage: &str) -> Option<()> {
+        let run = format!(
+            r#"{{"status":"success","clamped":false,"parse_failures":null,"retries":null,"attempts":{attempts},"usage":{usage}}}"#
+        );
+        let run = Json::parse(&run).unwrap();
+        count(health, run.as_object().unwrap())
+    }
+
+    #[test]
+    fn sums_past_an_i64_are_handed_back_not_wrapped() {
+        let mut health = Health::default();
+        let big = i64::MAX.to_string();
+        assert_eq!(counted(&mut health, &big, "null"), Some(()));
+        assert_eq!(health.attempts, i64::MAX);
+        assert_eq!(counted(&mut health, &big, "null"), None);
+        // a null total is prompt + completion, which must fit too
+        let usage =
+            format!(r#"{{"prompt_tokens":{big},"completion_tokens":1,"total_tokens":null}}"#);
+        assert_eq!(counted(&mut Health::default(), "1", &usage), None);
+        let usage = r#"{"prompt_tokens":2,"completion_tokens":1,"total_tokens":null}"#;
+        let mut health = Health::default();
+        assert_eq!(counted(&mut health, "1", usage), Some(()));
+        assert_eq!(health.total_tokens, 3);
+    }
 }
