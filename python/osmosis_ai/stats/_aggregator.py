@@ -436,8 +436,9 @@ def score_median(scores: Iterable[float]) -> float | None:
     from array import array
 
     # Packed doubles go as they are: a list of them would take four times their memory.
-    packed = isinstance(scores, array) and scores.typecode == "d"
-    return _core.median(scores if packed else [float(s) for s in scores])
+    if isinstance(scores, array) and scores.typecode == "d":
+        return _core.median(scores)
+    return _core.median([float(s) for s in scores])
 
 
 def quantiles(values: Iterable[float], qs: Iterable[float]) -> list[float] | None:
