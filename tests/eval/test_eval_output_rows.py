@@ -8,6 +8,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from json_strategies import FLOAT as _FLOAT
+from json_strategies import TEXT as _TEXT
+from json_strategies import VALUE as _VALUE
 from osmosis_ai.eval.summary import iter_rows
 from osmosis_ai.runs.log import ResultsLog
 
@@ -70,19 +73,6 @@ def test_a_long_log_streams_every_row_once(tmp_path: Path) -> None:
 
 # The core lays the rows of an `-o` file out from the log; byte for byte what the Python rows and
 # json_block write, or handed back (and then written the Python way) where it cannot be.
-_TEXT = st.text(
-    alphabet=st.sampled_from(["a", "é", "😀", "\n", '"', "\\", "\x01", "\x7f", " ", "中"]), max_size=8
-)
-_FLOAT = st.one_of(
-    st.sampled_from([0.0, 1.0, 0.5, 1e-4, 1e-5, 123456.789, 1e15, 1e16, 2.5e-7]),
-    st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_infinity=False),
-)
-_SCALAR = st.one_of(st.none(), st.booleans(), st.integers(-(2**40), 2**40), _FLOAT, _TEXT)
-_VALUE = st.recursive(
-    _SCALAR,
-    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(_TEXT, inner, max_size=3)),
-    max_leaves=6,
-)
 _MISSING = object()
 
 

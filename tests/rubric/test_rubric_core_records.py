@@ -13,6 +13,9 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
+from json_strategies import FLOAT as _FLOAT
+from json_strategies import TEXT as _TEXT
+from json_strategies import VALUE as _VALUE
 from osmosis_ai._files import write_json_streamed
 from osmosis_ai.rubric.document import (
     DocumentTally,
@@ -26,23 +29,6 @@ from osmosis_ai.rubric.report import RecordEcho
 from osmosis_ai.runs.log import ResultsLog
 
 _MISSING = object()
-_TEXT = st.text(
-    alphabet=st.sampled_from(
-        ["a", "é", "😀", "\n", "\r", '"', "\\", "\x01", "\x1b", "\x7f", "\x85", "\u2028", "\u202e", " ",
-         "\t", "\x0b", "\x1c", "中"]
-    ),
-    max_size=8,
-)  # fmt: skip
-_FLOAT = st.one_of(
-    st.sampled_from([0.0, 1.0, 0.5, 0.125, 0.375, 1e-4, 1e-5, 123456.789, 1e15, 1e16, -0.0, 2.5e-7]),
-    st.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_infinity=False),
-)
-_SCALAR = st.one_of(st.none(), st.booleans(), st.integers(-(2**40), 2**40), _FLOAT, _TEXT)
-_VALUE = st.recursive(
-    _SCALAR,
-    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(_TEXT, inner, max_size=3)),
-    max_leaves=6,
-)
 _COUNT = st.one_of(st.integers(0, 5), st.none(), st.just(_MISSING), _VALUE)
 _USAGE = st.one_of(
     st.just({}),
