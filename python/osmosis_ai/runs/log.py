@@ -320,13 +320,15 @@ class ResultsLog:
         if type(record) is dict and not self.index_base and _unstamped(record):
             # The bytes of {**record, **stamp} from one encoding of the record itself, the stamp put in
             # for it and taken out again: no copy of the record, no second encoding and join (1 us a line).
-            record["invocation"] = self.invocation
-            record["invocation_ms"] = invocation_ms
-            record["invocation_cpu_ms"] = cpu_ms
             try:
+                record["invocation"] = self.invocation
+                record["invocation_ms"] = invocation_ms
+                record["invocation_cpu_ms"] = cpu_ms
                 line = _encoded(record)
-            finally:
-                del record["invocation"], record["invocation_ms"], record["invocation_cpu_ms"]
+            finally:  # the caller's record as it was, even when Ctrl+C lands between these lines
+                record.pop("invocation", None)
+                record.pop("invocation_ms", None)
+                record.pop("invocation_cpu_ms", None)
             self._emit(line)
             return
         stamp = {"invocation": self.invocation, "invocation_ms": invocation_ms, "invocation_cpu_ms": cpu_ms}
