@@ -94,8 +94,8 @@ fn indent(text: &str, first: &str, rest: &str, out: &mut String) {
 }
 
 /// `str(value)` of a text-like value: a string, an integer, a bool, None, or a float Python's `repr`
-/// writes without an exponent.
-fn python_str(value: &Json<'_>) -> Option<String> {
+/// writes without an exponent (the report's values and the dataset's record labels).
+pub(super) fn python_str(value: &Json<'_>) -> Option<String> {
     Some(match value.resolved() {
         Json::Str(s) => s.to_string(),
         Json::Null => "None".into(),

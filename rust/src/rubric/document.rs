@@ -10,13 +10,14 @@
 //! gives [`Piece::Unrendered`]: the caller then writes the whole file the Python way, which also reports
 //! any error the same way.
 
-use super::console::{number, record_text, Statistics};
+use super::console::{number, python_str, record_text, Statistics};
 pub use super::figures::Health;
 use super::figures::{count, moments, statistics};
-use crate::atif::json_text::{indented, new_line, spaced_ascii};
+use crate::atif::json_text::{indented, new_line};
 use crate::atif::json_tree::{Json, Obj};
 use crate::dataset::python_space;
 use crate::stats::{blank, latest_lines, latest_run_head, project_object, LineReader};
+use serde::Deserialize;
 use serde_json::Value;
 use std::io::{self, BufRead};
 use std::path::Path;
@@ -214,7 +215,8 @@ impl<D: BufRead> RubricDocument<D> {
         let value = named(0).or_else(|| named(1)).map(|(_, value)| value);
         let text = match value {
             None | Some(Value::Null) => String::new(),
-            Some(value) => match python_str(value) {
+            // A label is `str()` of the value, as the console report's values are (a null is no label).
+            Some(value) => match Json::deserialize(value).ok().as_ref().and_then(python_str) {
                 Some(text) => text.trim_matches(python_space).to_string(),
                 None => return Ok(Step::Bad),
             },
@@ -343,20 +345,4 @@ impl<D: BufRead> RubricDocument<D> {
         self.records += 1;
         Some(())
     }
-}
-
-/// `str(value)` of a dataset label: a string, an integer, a bool, or a float `repr` writes in full.
-fn python_str(value: &Value) -> Option<String> {
-    Some(match value {
-        Value::String(s) => s.clone(),
-        Value::Bool(b) => (if *b { "True" } else { "False" }).into(),
-        Value::Number(n) if n.is_f64() => {
-            let mut text = Vec::new();
-            // json_text's floats are repr's in the range it writes; ASCII either way.
-            spaced_ascii(&Json::Float(n.as_f64()?), &mut text).then_some(())?;
-            String::from_utf8(text).ok()?
-        }
-        Value::Number(n) => n.to_string(),
-        _ => return None,
-    })
 }
