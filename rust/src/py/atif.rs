@@ -5,9 +5,11 @@
 //! index line and fields, and its two trajectory files.
 
 use super::errors::os_error_at;
-use super::json::value_to_py;
+use super::json::json_to_py;
 use super::secrets::SecretMasker;
-use crate::atif::eval_run::{write_document, write_trajectory as write_files, RunRecord, Written};
+use crate::atif::eval_run::{
+    write_document, write_trajectory as write_files, RunRecord, TrajectoryFolders, Written,
+};
 use crate::atif::{check_bytes, check_file, AtifError, FileCheck, Summary};
 use crate::error::CoreError;
 use crate::stats::LineReader;
@@ -128,7 +130,7 @@ pub struct EvalRunItems {
     keys: Vec<Py<PyString>>,
     line: Vec<u8>,
     /// Where documents are written (`rollout_trials/`, `trajectories/`), and the masker applied first.
-    files: Option<(String, String)>,
+    files: Option<TrajectoryFolders>,
     masker: Option<Py<SecretMasker>>,
 }
 
@@ -163,7 +165,7 @@ impl EvalRunItems {
             version,
             keys,
             line: Vec::with_capacity(1 << 13),
-            files,
+            files: files.map(|(trials, folder)| TrajectoryFolders::new(trials, folder)),
             masker,
         })
     }
@@ -209,7 +211,7 @@ impl EvalRunItems {
         let resumed = listed(&self.resumed)?;
         let model = self.model_name.as_deref();
         let version = self.version.as_str();
-        let files = self.files.as_ref().map(|(t, f)| (t.as_str(), f.as_str()));
+        let files = self.files.as_ref();
         let masker = self.masker.as_ref().map(|m| m.get().inner());
         let (written, index_line) = py.detach(|| {
             let document = if carried {
@@ -260,7 +262,7 @@ impl EvalRunItems {
             let value = if *name == "trajectory_filename" && record.conversation {
                 "trajectory.json".into_bound_py_any(py)?
             } else if let Some(value) = record.record.get(name) {
-                value_to_py(py, &value.to_value())?
+                json_to_py(py, value)?
             } else {
                 continue;
             };
