@@ -13,6 +13,7 @@ from typing import Any
 
 import orjson
 
+from osmosis_ai._deadline import running_loop
 from osmosis_ai.llm.http1 import ConnectFailed, Http1Pool
 from osmosis_ai.llm.network import NetworkSettings, network_settings
 from osmosis_ai.llm.providers import Endpoint
@@ -68,7 +69,7 @@ class OpenAICompatTransport:
     loop_safe = True
 
     def _client(self) -> Http1Pool:
-        loop = asyncio.get_running_loop()
+        loop = running_loop()
         pool = self._pools.get(loop)
         if pool is None:
             for gone in [other for other in self._pools if other.is_closed()]:

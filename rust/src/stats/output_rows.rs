@@ -11,7 +11,7 @@
 use crate::atif::json_text::{indented_ascii, new_line};
 use crate::atif::json_tree::{Json, Obj};
 use crate::dataset::Key;
-use crate::stats::{blank, Checked};
+use crate::stats::{blank, Checked, LentLines};
 use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::fmt;
@@ -37,14 +37,13 @@ type RunKey = (String, i64);
 
 /// The writer over a results log's lines (line 1, the header, is skipped: the caller checked it).
 pub struct OutputRows<R: BufRead> {
-    reader: R,
+    lines: LentLines<R>,
     runs_per_row: usize,
     with_tags: bool,
     /// Rows mentioned and not yet written, each run's text by its key.
     pending: HashMap<i64, BTreeMap<RunKey, Vec<u8>>>,
     /// The rows of `pending` in the order the log first mentions them.
     order: VecDeque<i64>,
-    line: Vec<u8>,
     line_no: usize,
     read_all: bool,
     stopped: bool,
@@ -55,12 +54,11 @@ pub struct OutputRows<R: BufRead> {
 impl<R: BufRead> OutputRows<R> {
     pub fn new(reader: R, runs_per_row: usize, with_tags: bool) -> Self {
         OutputRows {
-            reader,
+            lines: LentLines::new(reader),
             runs_per_row,
             with_tags,
             pending: HashMap::new(),
             order: VecDeque::new(),
-            line: Vec::with_capacity(4096),
             line_no: 0,
             read_all: false,
             stopped: false,
@@ -82,20 +80,20 @@ impl<R: BufRead> OutputRows<R> {
                 }
                 continue;
             }
-            self.line.clear();
-            self.reader.read_until(b'\n', &mut self.line)?;
-            if self.line.last() != Some(&b'\n') {
+            let line = self.lines.next_line()?;
+            if line.last() != Some(&b'\n') {
                 self.read_all = true; // the end, or a line a crash cut short (never read)
                 continue;
             }
             self.line_no += 1;
-            if self.line_no == 1 || blank(&self.line) {
+            if self.line_no == 1 || blank(line) {
                 continue;
             }
-            if !self.take_line(&mut out) {
+            let Some(run) = public_run(line, self.with_tags) else {
                 self.stopped = true;
                 return Ok(Piece::Unrendered);
-            }
+            };
+            self.take_run(run, &mut out);
         }
         if out.is_empty() {
             self.stopped = true;
@@ -104,11 +102,8 @@ impl<R: BufRead> OutputRows<R> {
         Ok(Piece::Text(out))
     }
 
-    /// Adds the current line's run; writes the rows it completes. False when it cannot be written.
-    fn take_line(&mut self, out: &mut Vec<u8>) -> bool {
-        let Some((row, key, text)) = self.public_run() else {
-            return false;
-        };
+    /// Adds a line's run; writes the rows it completes.
+    fn take_run(&mut self, (row, key, text): (i64, RunKey, Vec<u8>), out: &mut Vec<u8>) {
         if !self.pending.contains_key(&row) {
             self.order.push_back(row);
         }
@@ -116,7 +111,7 @@ impl<R: BufRead> OutputRows<R> {
         runs.insert(key, text);
         let complete = runs.len() >= self.runs_per_row;
         if !complete || self.order.front() != Some(&row) {
-            return true; // the oldest row still waits (this one is another, or incomplete)
+            return; // the oldest row still waits (this one is another, or incomplete)
         }
         while let Some(&oldest) = self.order.front() {
             if self.pending[&oldest].len() < self.runs_per_row {
@@ -125,44 +120,6 @@ impl<R: BufRead> OutputRows<R> {
             self.order.pop_front();
             self.write_row(oldest, out);
         }
-        true
-    }
-
-    /// The line's row index, run key and public run text (four levels deep), or None.
-    fn public_run(&self) -> Option<(i64, RunKey, Vec<u8>)> {
-        let text = simdutf8::basic::from_utf8(&self.line).ok()?;
-        let mut de = serde_json::Deserializer::from_str(text);
-        let [row, run_index, model_tag, success, scores, duration, tokens, error, eval_errors] =
-            Projection.deserialize(&mut de).ok()?;
-        de.end().ok()?;
-        let row = row?.as_i64()?;
-        let run_index = run_index?;
-        let model_tag = model_tag.filter(Json::truthy);
-        let tag = match &model_tag {
-            Some(tag) => tag.as_str()?,
-            None => "",
-        };
-        let key = (tag.to_string(), run_index.as_i64()?);
-        let mut run = Obj::new();
-        run.insert("run_index", run_index);
-        run.insert("success", success?);
-        let no_scores = || Json::Object(Obj::new());
-        run.insert(
-            "scores",
-            scores.filter(Json::truthy).unwrap_or_else(no_scores),
-        );
-        run.insert("duration_ms", duration.unwrap_or(Json::Float(0.0)));
-        run.insert("tokens", tokens.unwrap_or(Json::Int(0)));
-        for (name, value) in [("error", error), ("eval_errors", eval_errors)] {
-            if let Some(value) = value.filter(Json::truthy) {
-                run.insert(name, value);
-            }
-        }
-        if self.with_tags {
-            run.insert("model_tag", model_tag.unwrap_or(Json::from("primary")));
-        }
-        let mut out = Vec::with_capacity(256);
-        indented_ascii(&Json::Object(run), 4, &mut out).then_some((row, key, out))
     }
 
     /// `{"row_index": index, "runs": [...]}` two levels deep, after its separator in the list.
@@ -189,6 +146,43 @@ impl<R: BufRead> OutputRows<R> {
         new_line(out, 2);
         out.push(b'}');
     }
+}
+
+/// A log line's row index, run key and public run text (four levels deep), or None.
+fn public_run(line: &[u8], with_tags: bool) -> Option<(i64, RunKey, Vec<u8>)> {
+    let text = simdutf8::basic::from_utf8(line).ok()?;
+    let mut de = serde_json::Deserializer::from_str(text);
+    let [row, run_index, model_tag, success, scores, duration, tokens, error, eval_errors] =
+        Projection.deserialize(&mut de).ok()?;
+    de.end().ok()?;
+    let row = row?.as_i64()?;
+    let run_index = run_index?;
+    let model_tag = model_tag.filter(Json::truthy);
+    let tag = match &model_tag {
+        Some(tag) => tag.as_str()?,
+        None => "",
+    };
+    let key = (tag.to_string(), run_index.as_i64()?);
+    let mut run = Obj::new();
+    run.insert("run_index", run_index);
+    run.insert("success", success?);
+    let no_scores = || Json::Object(Obj::new());
+    run.insert(
+        "scores",
+        scores.filter(Json::truthy).unwrap_or_else(no_scores),
+    );
+    run.insert("duration_ms", duration.unwrap_or(Json::Float(0.0)));
+    run.insert("tokens", tokens.unwrap_or(Json::Int(0)));
+    for (name, value) in [("error", error), ("eval_errors", eval_errors)] {
+        if let Some(value) = value.filter(Json::truthy) {
+            run.insert(name, value);
+        }
+    }
+    if with_tags {
+        run.insert("model_tag", model_tag.unwrap_or(Json::from("primary")));
+    }
+    let mut out = Vec::with_capacity(256);
+    indented_ascii(&Json::Object(run), 4, &mut out).then_some((row, key, out))
 }
 
 /// The record fields a public run is made of, in [`Projection`]'s order (Python's reader of the rows

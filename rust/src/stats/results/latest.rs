@@ -40,6 +40,46 @@ fn integer(text: &[u8]) -> Option<(i64, &[u8])> {
     Some((value, &text[end..]))
 }
 
+/// The lines of a reader, each lent from the reader's own buffer when it lies whole there (no copy per
+/// line; most lines of a log do), else gathered in a buffer of its own: `read_until`'s lines, without
+/// the copy.
+pub(crate) struct LentLines<R> {
+    reader: R,
+    spill: Vec<u8>,
+    /// The length of the line lent last, consumed when the next is asked for.
+    lent: usize,
+}
+
+impl<R: BufRead> LentLines<R> {
+    pub fn new(reader: R) -> Self {
+        LentLines {
+            reader,
+            spill: Vec::new(),
+            lent: 0,
+        }
+    }
+
+    /// The next line with its newline (without one: the last line of a file that does not end in one);
+    /// empty at the end.
+    pub fn next_line(&mut self) -> io::Result<&[u8]> {
+        self.reader.consume(std::mem::take(&mut self.lent));
+        let found = memchr::memchr(b'\n', self.reader.fill_buf()?);
+        if let Some(at) = found {
+            self.lent = at + 1;
+            return Ok(&self.reader.fill_buf()?[..=at]); // the same buffer: fill_buf reads nothing now
+        }
+        self.spill.clear();
+        let available = self.reader.fill_buf()?;
+        let taken = available.len();
+        self.spill.extend_from_slice(available);
+        self.reader.consume(taken);
+        if taken > 0 {
+            self.reader.read_until(b'\n', &mut self.spill)?;
+        }
+        Ok(&self.spill)
+    }
+}
+
 /// Python's `bytes.isspace()` of a whole line.
 pub(crate) fn blank(line: &[u8]) -> bool {
     line.iter().all(|b| b" \t\n\r\x0b\x0c".contains(b))
@@ -205,7 +245,35 @@ impl LineReader {
 
 #[cfg(test)]
 mod tests {
-    use super::{head, latest_lines, LineReader};
+    use super::{head, latest_lines, LentLines, LineReader};
+
+    #[test]
+    fn lent_lines_are_read_until_s_lines_whatever_the_buffer() {
+        let text: &[u8] =
+            b"one\n\ntwo two two two\nthree\r\n{\"x\": \"a longer line than the buffer\"}\nlast";
+        let mut expected = Vec::new();
+        let mut reader = text;
+        loop {
+            let mut line = Vec::new();
+            std::io::BufRead::read_until(&mut reader, b'\n', &mut line).unwrap();
+            expected.push(line.clone());
+            if line.is_empty() {
+                break;
+            }
+        }
+        for capacity in [1, 2, 3, 5, 8, 64] {
+            let mut lines = LentLines::new(std::io::BufReader::with_capacity(capacity, text));
+            let mut got = Vec::new();
+            loop {
+                let line = lines.next_line().unwrap().to_vec();
+                got.push(line.clone());
+                if line.is_empty() {
+                    break;
+                }
+            }
+            assert_eq!(got, expected, "capacity {capacity}");
+        }
+    }
 
     #[test]
     fn reads_the_head_the_engine_writes() {

@@ -24,7 +24,7 @@ mod warnings;
 pub use fields::project_object;
 pub(crate) use fields::Checked;
 pub use intervals::model_intervals;
-pub(crate) use latest::{blank, head as latest_run_head};
+pub(crate) use latest::{blank, head as latest_run_head, LentLines};
 pub use latest::{latest_lines, LineReader};
 pub use paired::paired_t_differences;
 pub use source::{Layout, Meta};

@@ -8,7 +8,7 @@
 //!   with a streaming visitor so only one row is in memory at a time.
 
 use super::attempt::{RawAttempt, RubricRun};
-use super::LOG_FORMATS;
+use super::{LentLines, LOG_FORMATS};
 use crate::error::{CoreError, CoreResult};
 use crate::stats::StatsError;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
@@ -240,16 +240,12 @@ pub(crate) fn for_each_line_attempt(
     interrupted: &mut dyn FnMut() -> bool,
 ) -> CoreResult<bool> {
     let mut header_pending = layout == Layout::Log;
-    let mut reader = open(path)?;
-    // One buffer for every line: parsing borrows from it, so a line costs no allocation of its own.
-    let mut buffer = Vec::with_capacity(4096);
+    // Parsing borrows each line from the reader's buffer: a line costs no allocation or copy of its own.
+    let mut lines = LentLines::new(open(path)?);
     let mut line_no = 0usize;
     loop {
-        buffer.clear();
-        let read = reader
-            .read_until(b'\n', &mut buffer)
-            .map_err(|e| CoreError::io(path, e))?;
-        if read == 0 {
+        let buffer = lines.next_line().map_err(|e| CoreError::io(path, e))?;
+        if buffer.is_empty() {
             return Ok(true);
         }
         line_no += 1;
