@@ -113,3 +113,24 @@ def test_an_empty_log_and_one_cut_short_between_the_passes(tmp_path: Path, monke
     monkeypatch.setattr(results_log, "latest_run_offsets", core_then_emptied)
     with pytest.raises(ResultsLogError, match=r"log\.jsonl:1: results log line is not valid JSON"):
         list(iter_latest_runs(path))
+
+
+def test_a_hand_numbered_row_far_past_the_log_keeps_the_pass_small(tmp_path: Path) -> None:
+    """A row index far past the lines read (a log edited by hand) does not size the flat offsets by it:
+    past a bound the pass keys its runs, as the core's pass does, and the order is unchanged."""
+    from osmosis_ai.runs.log_read import _Starts
+
+    starts = _Starts(3)
+    starts.set(0, 0, 10)
+    starts.set(10**7, 1, 20)  # would be 240 MB of flat offsets
+    assert starts._flat is None
+    assert list(starts.ordered()) == [10, 20]
+
+    path = tmp_path / "log.jsonl"
+    header = {"format": LOG_FORMATS[-1], "kind": "eval", "config": CONFIG}
+    runs = [
+        {"row_index": 2**40, "run_index": 0, "note": "far"},  # key order the engine does not write:
+        {"row_index": 1, "run_index": 2, "note": "near"},  # read by the Python pass
+    ]
+    path.write_bytes(b"".join(orjson.dumps(line) + b"\n" for line in (header, *runs)))
+    assert [r["note"] for r in iter_latest_runs(path, runs_per_row=3)] == ["near", "far"]

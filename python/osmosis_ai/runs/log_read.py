@@ -161,10 +161,15 @@ class _Starts:
         self._per_row = runs_per_row or 0
         self._flat: array[int] | None = array("q") if self._per_row > 0 else None
         self._keyed: dict[int, int] = {}
+        self._lines = 0
 
     def set(self, row: int, run: int, start: int) -> None:
+        self._lines += 1
         flat = self._flat
-        if flat is not None and row >= 0 and 0 <= run < self._per_row:
+        # A slot far past the lines read so far (a hand-numbered log) would size the array by it, as the
+        # core's pass bounds it too.
+        bound = (self._lines + 1024) * 2 * self._per_row
+        if flat is not None and row >= 0 and 0 <= run < self._per_row and row * self._per_row + run < bound:
             slot = row * self._per_row + run
             if slot >= len(flat):
                 flat.extend(itertools.repeat(-1, max(slot + 1, 2 * len(flat)) - len(flat)))
