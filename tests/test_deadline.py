@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import sys
-import threading
 import time
 
 import pytest
@@ -169,51 +167,3 @@ def test_a_deadline_nested_in_a_slightly_later_one_still_fires_first() -> None:
 
     inner, outer = asyncio.run(main())  # two timers, the inner one's first
     assert inner < outer
-
-
-def test_running_loop_is_the_loop_running_in_this_thread_now() -> None:
-    from osmosis_ai._deadline import running_loop
-
-    async def mine() -> asyncio.AbstractEventLoop:
-        assert running_loop() is asyncio.get_running_loop()
-        # A loop in another thread, while this one runs: each thread sees its own.
-        other: list[asyncio.AbstractEventLoop] = []
-        thread = threading.Thread(target=lambda: other.append(asyncio.run(_running())))
-        thread.start()
-        thread.join()
-        assert other[0] is not asyncio.get_running_loop()
-        return running_loop()
-
-    first = asyncio.new_event_loop()
-    assert first.run_until_complete(mine()) is first
-    second = asyncio.new_event_loop()
-    assert second.run_until_complete(mine()) is second  # the next loop of the thread, not the cached one
-    assert first.run_until_complete(mine()) is first  # the first again, running once more
-    for loop in (first, second):
-        loop.close()
-    with pytest.raises(RuntimeError):
-        running_loop()  # none runs: as asyncio.get_running_loop()
-
-
-async def _running() -> asyncio.AbstractEventLoop:
-    from osmosis_ai._deadline import running_loop
-
-    return running_loop()
-
-
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
-def test_a_child_forked_from_a_running_loop_does_not_see_it() -> None:
-    from osmosis_ai._deadline import running_loop
-
-    async def fork() -> int:
-        running_loop()  # known to this thread before the fork
-        pid = os.fork()
-        if pid == 0:  # the child: its parent's loop is not running here
-            try:
-                running_loop()
-            except RuntimeError:
-                os._exit(0)
-            os._exit(1)
-        return os.waitpid(pid, 0)[1]
-
-    assert os.waitstatus_to_exitcode(asyncio.run(fork())) == 0

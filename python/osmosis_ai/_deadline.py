@@ -16,60 +16,19 @@ A deadline nested in an earlier one of the same task can never fire first (the m
 inside the workflow's 60 s), so on 3.11+ it is not registered at all; one nested in a later one still fires
 first (rounded up no further than the later deadline). The held deadline is kept per task,
 so a task spawned inside (which an outer deadline does not cancel) still sets its own.
-
-:func:`running_loop` is ``asyncio.get_running_loop()`` without its system call: on 3.11 every call asks
-the kernel for the process id (so a forked child never uses its parent's loop), three times per model
-request here. The loop is kept per thread, and trusted while it runs in that thread (an
-``asyncio.BaseEventLoop`` records the thread it runs in); a fork clears what the child inherited.
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
-import os
 import sys
-import threading
 from collections.abc import Awaitable
 from typing import TypeVar
 
-__all__ = ["running_loop", "within"]
+__all__ = ["within"]
 
 T = TypeVar("T")
-
-
-class _Running(threading.local):
-    loop: asyncio.BaseEventLoop | None = None
-
-
-_RUNNING = _Running()
-_thread = threading.get_ident
-
-
-def _forgotten() -> None:
-    _RUNNING.loop = None  # the parent's loop does not run in the child
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_forgotten)
-
-
-def running_loop() -> asyncio.AbstractEventLoop:
-    """The running event loop of this thread, as ``asyncio.get_running_loop()`` (RuntimeError without one).
-
-    Example:
-        >>> asyncio.run(asyncio.sleep(0, running_loop())) is not None
-        True
-    """
-    loop = _RUNNING.loop
-    # _thread_id: the thread run_forever() runs in, None once it returned (a loop runs in one thread at
-    # a time, and one loop per thread).
-    if loop is not None and loop._thread_id == _thread():  # type: ignore[attr-defined]
-        return loop
-    found = asyncio.get_running_loop()
-    _RUNNING.loop = found if isinstance(found, asyncio.BaseEventLoop) else None
-    return found
-
 
 if sys.version_info >= (3, 11):
     # Per task, the earliest deadline a within() of that task holds (loop time). A plain dict of floats: a
@@ -134,9 +93,7 @@ if sys.version_info >= (3, 11):
         """
         if seconds is None or seconds == math.inf:
             return await awaitable
-        loop = _RUNNING.loop  # running_loop(), inline: two or three waits per model request
-        if loop is None or loop._thread_id != _thread():  # type: ignore[attr-defined]
-            loop = running_loop()
+        loop = asyncio.get_running_loop()
         task = _current_task(loop)
         if task is None:  # a coroutine driven by hand: no task to hold a deadline for
             async with asyncio.timeout(seconds):

@@ -13,7 +13,6 @@ from typing import Any
 
 import orjson
 
-from osmosis_ai._deadline import running_loop
 from osmosis_ai.llm.http1 import ConnectFailed, Http1Pool
 from osmosis_ai.llm.network import NetworkSettings, network_settings
 from osmosis_ai.llm.providers import Endpoint
@@ -69,7 +68,7 @@ class OpenAICompatTransport:
     loop_safe = True
 
     def _client(self) -> Http1Pool:
-        loop = running_loop()
+        loop = asyncio.get_running_loop()
         pool = self._pools.get(loop)
         if pool is None:
             for gone in [other for other in self._pools if other.is_closed()]:
