@@ -63,13 +63,13 @@ impl<R: BufRead> LentLines<R> {
     /// empty at the end.
     pub fn next_line(&mut self) -> io::Result<&[u8]> {
         self.reader.consume(std::mem::take(&mut self.lent));
-        let found = memchr::memchr(b'\n', self.reader.fill_buf()?);
+        let found = memchr::memchr(b'\n', filled(&mut self.reader)?);
         if let Some(at) = found {
             self.lent = at + 1;
             return Ok(&self.reader.fill_buf()?[..=at]); // the same buffer: fill_buf reads nothing now
         }
         self.spill.clear();
-        let available = self.reader.fill_buf()?;
+        let available = filled(&mut self.reader)?;
         let taken = available.len();
         self.spill.extend_from_slice(available);
         self.reader.consume(taken);
@@ -78,6 +78,19 @@ impl<R: BufRead> LentLines<R> {
         }
         Ok(&self.spill)
     }
+}
+
+/// `fill_buf`, asked again when a signal interrupted the read (as `read_until` does).
+fn filled<R: BufRead>(reader: &mut R) -> io::Result<&[u8]> {
+    loop {
+        match reader.fill_buf() {
+            Ok([]) => return Ok(&[]), // the end: asking again would read again
+            Ok(_) => break,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    reader.fill_buf() // what is buffered now, lent again without a read
 }
 
 /// Python's `bytes.isspace()` of a whole line.
@@ -261,8 +274,16 @@ mod tests {
                 break;
             }
         }
-        for capacity in [1, 2, 3, 5, 8, 64] {
-            let mut lines = LentLines::new(std::io::BufReader::with_capacity(capacity, text));
+        for (capacity, interrupted) in [1, 2, 3, 5, 8, 64]
+            .into_iter()
+            .flat_map(|c| [(c, false), (c, true)])
+        {
+            let reader = Interrupting {
+                text,
+                every_other: interrupted,
+                next_fails: interrupted,
+            };
+            let mut lines = LentLines::new(std::io::BufReader::with_capacity(capacity, reader));
             let mut got = Vec::new();
             loop {
                 let line = lines.next_line().unwrap().to_vec();
@@ -271,7 +292,27 @@ mod tests {
                     break;
                 }
             }
-            assert_eq!(got, expected, "capacity {capacity}");
+            assert_eq!(
+                got, expected,
+                "capacity {capacity}, interrupted {interrupted}"
+            );
+        }
+    }
+
+    /// A reader whose every other read is interrupted by a signal (EINTR) when `every_other` is set.
+    struct Interrupting<'a> {
+        text: &'a [u8],
+        every_other: bool,
+        next_fails: bool,
+    }
+
+    impl std::io::Read for Interrupting<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            if std::mem::replace(&mut self.next_fails, false) {
+                return Err(std::io::ErrorKind::Interrupted.into());
+            }
+            self.next_fails = self.every_other;
+            self.text.read(buf)
         }
     }
 
