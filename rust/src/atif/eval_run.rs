@@ -186,8 +186,10 @@ impl TrajectoryFolders {
     ) -> Result<(), (PathBuf, io::Error)> {
         #[cfg(unix)]
         if let Some((trials, folder)) = &self.open {
-            // An absolute or empty id names another place relative to a folder than after `<trials>/`.
-            if !rollout_id.is_empty() && !rollout_id.starts_with('/') {
+            // An absolute or empty id names another place relative to a folder than after `<trials>/`;
+            // one with a NUL byte fails by path with std's own message.
+            if !rollout_id.is_empty() && !rollout_id.starts_with('/') && !rollout_id.contains('\0')
+            {
                 return self.write_at((trials, folder), rollout_id, name, data);
             }
         }
