@@ -196,7 +196,10 @@ class LocalBackend(ExecutionBackend):
                 await pending
             if on_grader_complete is None:
                 return
-            graded = await self._grade_step(request, result, artifacts)
+            if self._gradable(request, result):
+                graded = await self._grade(request, result.sample, artifacts)
+            else:
+                graded = _bare_failure(result)
             if (pending := _call(on_grader_complete, graded)) is not None:
                 await pending
         finally:
@@ -225,7 +228,9 @@ class LocalBackend(ExecutionBackend):
             result = await self._run_workflow(request, queued, artifacts, copy_prompt=not prompt_owned)
             if workflow_done is not None:
                 workflow_done(result)
-            return result, await self._grade_step(request, result, artifacts)
+            if self._gradable(request, result):
+                return result, await self._grade(request, result.sample, artifacts)
+            return result, _bare_failure(result)
         finally:
             self._limiter.release()
 
@@ -235,15 +240,13 @@ class LocalBackend(ExecutionBackend):
         await self._limiter.acquire()
         return time.monotonic() - arrived
 
-    async def _grade_step(
-        self, request: ExecutionRequest, result: ExecutionResult, artifacts: str | None
-    ) -> ExecutionResult:
-        gradable = (
+    def _gradable(self, request: ExecutionRequest, result: ExecutionResult) -> bool:
+        # Else nothing is graded: the workflow failed, or there is no grader or nothing to grade against.
+        return (
             self.grader is not None
             and (request.label is not None or request.metadata is not None)
             and result.status is RolloutStatus.SUCCESS
         )
-        return await self._grade(request, result.sample, artifacts) if gradable else _bare_failure(result)
 
     def _artifacts_dir(self, rollout_id: str) -> str | None:
         # Not created here, nor made a Path: the contexts do both when the user's code first asks for it.
