@@ -33,6 +33,7 @@ __all__ = [
     "compare_results",
     "count_rows",
     "estimate_many",
+    "flat_message_copies",
     "holm_adjust",
     "latest_run_offsets",
     "mcnemar_exact",

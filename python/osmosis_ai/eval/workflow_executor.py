@@ -142,6 +142,8 @@ class WorkflowExecutor:
             if calls := bridge.take_calls(rollout_id):
                 record["llm_calls"] = calls
 
+        workflow: ExecutionResult | None
+        grader: ExecutionResult | None
         with context:
             if self._local is not None:  # both results returned: no callbacks, the prompt not copied again
                 workflow, grader = await self._local.run_rollout(request, workflow_done, prompt_owned=True)
