@@ -33,6 +33,7 @@ __all__ = [
     "compare_results",
     "count_rows",
     "estimate_many",
+    "flat_message_copies",
     "holm_adjust",
     "latest_run_offsets",
     "mcnemar_exact",
@@ -492,3 +493,8 @@ class RubricOutputRecords:
 RUBRIC_RUN_FIELDS: list[str]
 """The per-run fields of a rubric results document's runs, in its order (``RubricOutputRecords`` writes
 them so; ``osmosis_ai.rubric.engine.RUN_FIELDS`` is this list)."""
+
+def flat_message_copies(messages: object) -> tuple[list[dict[str, Any]], list[dict[str, Any]]] | None:
+    """Two new lists, each of a shallow copy of every message, when ``messages`` is a ``list`` of ``dict``\\ s
+    with ``str`` keys and values that are ``None`` or exactly ``str``, ``int``, ``float`` or ``bool`` (a
+    shallow copy is then ``rollout.sample.plain_copy``'s deep one); else ``None``."""

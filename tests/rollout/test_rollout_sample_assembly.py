@@ -30,6 +30,14 @@ def _same(assembled: Any, validated: Any) -> None:
     assert copy.deepcopy(assembled) == validated and assembled.model_copy() == validated
 
 
+class _Text(str):
+    """A str subclass: kept as it is, as validation keeps it."""
+
+
+class _Message(dict):
+    """A dict subclass: validated the usual way."""
+
+
 MESSAGES = [
     {"role": "system", "content": "be brief"},
     {"role": "user", "content": [{"type": "text", "text": "2+2?"}]},
@@ -41,6 +49,15 @@ MESSAGES = [
     ("messages", "label", "metrics"),
     [
         (MESSAGES, "4", {"turns": 1.0}),
+        # Scalars only (the core copies them): every scalar type, then a str subclass and a dict subclass,
+        # which the core leaves to Python.
+        (
+            [MESSAGES[0], {"role": "user", "content": "2+2?", "name": None, "n": 1, "x": 0.5, "b": True}],
+            "4",
+            {},
+        ),
+        ([{"role": "user", "content": _Text("2+2?")}], "4", {}),
+        ([_Message(role="user", content="2+2?")], "4", {}),
         ([], None, {}),
         ((MESSAGES[0],), "4", {}),  # a tuple: validated the usual way
         ([{1: "x"}], "4", {}),  # a key that is not text: the usual ValidationError
@@ -62,6 +79,7 @@ def test_a_sample_from_an_output_is_the_validated_sample(messages: Any, label: A
     # dict, and the trajectory is a deep copy.
     for copies in (sample.messages, sample.trajectory_messages):
         assert all(a is not b for a, b in zip(copies, messages, strict=True))
+    assert all(a is not b for a, b in zip(sample.messages, sample.trajectory_messages, strict=True))
     for kept, given in zip(sample.trajectory_messages, messages, strict=True):
         if isinstance(given["content"], list):
             assert kept["content"] == given["content"] and kept["content"] is not given["content"]

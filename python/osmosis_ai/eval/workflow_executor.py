@@ -19,6 +19,7 @@ from osmosis_ai.eval.run_rows import item_prompt
 from osmosis_ai.eval.runner import AgentExecutor
 from osmosis_ai.llm.bridge import LLMBridge
 from osmosis_ai.rollout.backend.base import ExecutionBackend
+from osmosis_ai.rollout.backend.local import LocalBackend
 from osmosis_ai.rollout.context import RolloutContext
 from osmosis_ai.rollout.sample import ExecutionResult, RolloutStatus, execution_request
 from osmosis_ai.runs.work import RunControl, WorkItem, new_item_record
@@ -108,6 +109,10 @@ class WorkflowExecutor:
         self.bridge = bridge
         self.agent_timeout = agent_timeout
         self.grader_timeout = grader_timeout
+        # A LocalBackend whose execute() is LocalBackend's runs its steps through run_rollout (same steps);
+        # one that overrides execute() is called through it.
+        local = backend if isinstance(backend, LocalBackend) else None
+        self._local = local if local is not None and type(local).execute is LocalBackend.execute else None
 
     def new_record(self, item: WorkItem) -> dict[str, Any]:
         return base_record(item)
@@ -124,24 +129,35 @@ class WorkflowExecutor:
             self.grader_timeout,
             fresh_prompt=True,  # item_prompt made it for this item
         )
-        steps: dict[str, ExecutionResult] = {}
+        bridge = self.bridge
         context = RolloutContext(
-            chat_completions_url=self.bridge.url_for(rollout_id),
-            api_key=self.bridge.token,
+            chat_completions_url=bridge.url_for(rollout_id),
+            api_key=bridge.token,
             rollout_id=rollout_id,
-            in_process=self.bridge.chat_in_process,
+            in_process=bridge.chat_in_process,
         )
 
         def workflow_done(result: ExecutionResult) -> None:
-            steps["workflow"] = result
             # The workflow's model calls, for its trajectory's steps; a grader's judge calls come later.
-            if calls := self.bridge.take_calls(rollout_id):
+            if calls := bridge.take_calls(rollout_id):
                 record["llm_calls"] = calls
 
+        workflow: ExecutionResult | None
+        grader: ExecutionResult | None
         with context:
-            await self.backend.execute(request, workflow_done, lambda r: steps.__setitem__("grader", r))
-        classify(record, steps.get("workflow"), steps.get("grader"))
-        step = steps.get("grader") or steps.get("workflow")
+            if self._local is not None:  # both results returned: no callbacks, the prompt not copied again
+                workflow, grader = await self._local.run_rollout(request, workflow_done, prompt_owned=True)
+            else:
+                steps: dict[str, ExecutionResult] = {}
+
+                def workflow_step(result: ExecutionResult) -> None:
+                    steps["workflow"] = result
+                    workflow_done(result)
+
+                await self.backend.execute(request, workflow_step, lambda r: steps.__setitem__("grader", r))
+                workflow, grader = steps.get("workflow"), steps.get("grader")
+        classify(record, workflow, grader)
+        step = grader or workflow
         sample = step.sample if step is not None else None
         if sample is not None:
             # The log holds the conversation: trajectories/ is projected from it (run_files).
@@ -153,8 +169,8 @@ class WorkflowExecutor:
                 record["request_metadata"] = request.metadata
             if sample.metrics:  # what the workflow reported (AgentWorkflowOutput.metrics), for the trajectory
                 record["metrics"] = sample.json_safe_copy().metrics
-        if self.bridge.systemic_error is not None:
-            control.stop_early(self.bridge.systemic_error)
+        if bridge.systemic_error is not None:
+            control.stop_early(bridge.systemic_error)
 
     def finish(self, item: WorkItem, record: dict[str, Any]) -> None:
         record["tokens"] = self.bridge.take_tokens(record["rollout_id"])

@@ -18,6 +18,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from osmosis_ai._core import flat_message_copies
+
 __all__ = [
     "ExecutionRequest",
     "ExecutionResult",
@@ -223,21 +225,23 @@ def sample_from_output(messages: Any, label: str | None, metrics: Mapping[str, A
         >>> sample == RolloutSample(messages=[{"role": "user", "content": "hi"}], label="4")
         True
     """
-    fits = (
-        type(messages) is list
-        and _str_keyed_dicts(messages)
-        and _str_keyed(metrics)
-        and (label is None or type(label) is str)
-    )
-    if not fits:
+    if not (_str_keyed(metrics) and (label is None or type(label) is str)):
         return RolloutSample(messages=messages, label=label, metrics=metrics)
-    values = {
-        "messages": [message.copy() for message in messages],
-        # plain_copy(messages) without a call per message of scalars (most of a conversation)
-        "trajectory_messages": [
+    # Messages of scalars only (most conversations): both copies made in the core, checked there in one pass.
+    copies = flat_message_copies(messages)
+    if copies is not None:
+        messages, trajectory = copies
+    elif type(messages) is list and _str_keyed_dicts(messages):
+        trajectory = [
             message.copy() if _SCALARS.issuperset(map(type, message.values())) else plain_copy(message)
             for message in messages
-        ],
+        ]  # plain_copy(messages) without a call per message of scalars
+        messages = [message.copy() for message in messages]
+    else:
+        return RolloutSample(messages=messages, label=label, metrics=metrics)
+    values = {
+        "messages": messages,
+        "trajectory_messages": trajectory,
         "label": label,
         "reward": None,
         "remove_sample": False,

@@ -14,6 +14,8 @@ mod rubric;
 
 mod digest;
 
+mod messages;
+
 use pyo3::prelude::*;
 
 // Dataset batches are many small allocations freed in bulk on the reader thread, where glibc's malloc
@@ -34,6 +36,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     secrets::register(m)?;
     rubric::register(m)?;
     digest::register(m)?;
+    messages::register(m)?;
     Ok(())
 }
 

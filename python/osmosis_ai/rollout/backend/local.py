@@ -188,11 +188,7 @@ class LocalBackend(ExecutionBackend):
         on_workflow_complete: Callback,
         on_grader_complete: Callback | None = None,
     ) -> None:
-        queued = 0.0
-        if not self._limiter.try_acquire():
-            arrived = time.monotonic()
-            await self._limiter.acquire()
-            queued = time.monotonic() - arrived
+        queued = 0.0 if self._limiter.try_acquire() else await self._wait_for_slot()
         try:
             artifacts = self._artifacts_dir(request.id)
             result = await self._run_workflow(request, queued, artifacts)
@@ -200,18 +196,57 @@ class LocalBackend(ExecutionBackend):
                 await pending
             if on_grader_complete is None:
                 return
-            gradable = (
-                self.grader is not None
-                and (request.label is not None or request.metadata is not None)
-                and result.status is RolloutStatus.SUCCESS
-            )
-            graded = (
-                await self._grade(request, result.sample, artifacts) if gradable else _bare_failure(result)
-            )
+            if self._gradable(request, result):
+                graded = await self._grade(request, result.sample, artifacts)
+            else:
+                graded = _bare_failure(result)
             if (pending := _call(on_grader_complete, graded)) is not None:
                 await pending
         finally:
             self._limiter.release()
+
+    async def run_rollout(
+        self,
+        request: ExecutionRequest,
+        workflow_done: Callable[[ExecutionResult], object] | None = None,
+        *,
+        prompt_owned: bool = False,
+    ) -> tuple[ExecutionResult, ExecutionResult]:
+        """:meth:`execute` with both steps, for a caller in this process: the workflow's and the grader's
+        results are returned rather than passed to callbacks (the grader's is a bare failure when nothing
+        was graded, as ``execute`` reports it).
+
+        Args:
+            request: The rollout.
+            workflow_done: Called with the workflow's result before grading starts (a plain function).
+            prompt_owned: Nothing else holds ``request.prompt`` (it was made for this call), so the
+                workflow gets it as it is instead of a copy.
+        """
+        queued = 0.0 if self._limiter.try_acquire() else await self._wait_for_slot()
+        try:
+            artifacts = self._artifacts_dir(request.id)
+            result = await self._run_workflow(request, queued, artifacts, copy_prompt=not prompt_owned)
+            if workflow_done is not None:
+                workflow_done(result)
+            if self._gradable(request, result):
+                return result, await self._grade(request, result.sample, artifacts)
+            return result, _bare_failure(result)
+        finally:
+            self._limiter.release()
+
+    async def _wait_for_slot(self) -> float:
+        """Waits for a slot of the limit; returns how long that took (it counts against the workflow)."""
+        arrived = time.monotonic()
+        await self._limiter.acquire()
+        return time.monotonic() - arrived
+
+    def _gradable(self, request: ExecutionRequest, result: ExecutionResult) -> bool:
+        # Else nothing is graded: the workflow failed, or there is no grader or nothing to grade against.
+        return (
+            self.grader is not None
+            and (request.label is not None or request.metadata is not None)
+            and result.status is RolloutStatus.SUCCESS
+        )
 
     def _artifacts_dir(self, rollout_id: str) -> str | None:
         # Not created here, nor made a Path: the contexts do both when the user's code first asks for it.
@@ -225,26 +260,33 @@ class LocalBackend(ExecutionBackend):
         return self.workflow
 
     async def _run_workflow(
-        self, request: ExecutionRequest, queued: float, artifacts: str | None
+        self, request: ExecutionRequest, queued: float, artifacts: str | None, copy_prompt: bool = True
     ) -> ExecutionResult:
+        # The workflow runs in this task, so it sees the rollout context (get_rollout_context()): the
+        # caller's when it entered one (entered once: re-entering would lose the caller's reset token),
+        # else one of this rollout's own.
+        rollout = get_rollout_context()
+        if rollout is None:
+            with RolloutContext(rollout_id=request.id):
+                return await self._run_workflow(request, queued, artifacts, copy_prompt)
         budget = request.agent_timeout_sec
         remaining = None if budget is None else max(budget - queued, 0.0)
         config = self.workflow_config
         ctx = AgentWorkflowContext(
-            prompt=plain_copy(request.prompt),
+            prompt=plain_copy(request.prompt) if copy_prompt else request.prompt,
             config=None if config is None else copy.deepcopy(config),
             metadata=None if request.metadata is None else plain_copy(request.metadata),
             artifacts_dir=artifacts,
         )
-        # The workflow runs in this task, so it sees the rollout context (get_rollout_context()): the
-        # caller's when it entered one (entered once: re-entering would lose the caller's reset token).
-        rollout = get_rollout_context()
         try:
-            if rollout is not None:
-                sample = await self._workflow_sample(request, ctx, remaining, rollout)
-            else:
-                with RolloutContext(rollout_id=request.id) as rollout:
-                    sample = await self._workflow_sample(request, ctx, remaining, rollout)
+            started = time.monotonic()
+            output = await within(self._workflow_instance().run(ctx), remaining)
+            if remaining is not None and time.monotonic() - started > remaining:
+                # The workflow swallowed the cancellation or blocked the loop past its deadline.
+                raise TimeoutError
+            sample = _output_sample(output, request)
+            if sample is None:  # no messages returned: the registered source's sample, if any
+                sample = await _source_sample(request, rollout)
         except (TimeoutError, asyncio.TimeoutError):  # distinct classes before Python 3.11
             message = _deadline_message(budget or 0.0, queued)
             return ExecutionResult(
@@ -253,23 +295,6 @@ class LocalBackend(ExecutionBackend):
         except Exception as exc:  # the user's workflow: any failure is this rollout's, classified
             return _failure(exc, "workflow")
         return success_result(sample)
-
-    async def _workflow_sample(
-        self,
-        request: ExecutionRequest,
-        ctx: AgentWorkflowContext,
-        remaining: float | None,
-        rollout: RolloutContext,
-    ) -> RolloutSample | None:
-        started = time.monotonic()
-        output = await within(self._workflow_instance().run(ctx), remaining)
-        if remaining is not None and time.monotonic() - started > remaining:
-            # The workflow swallowed the cancellation or blocked the loop past its deadline.
-            raise TimeoutError
-        sample = _output_sample(output, request)
-        if sample is None:  # no messages returned: the registered source's sample, if any
-            sample = await _source_sample(request, rollout)
-        return sample
 
     async def _grade(
         self, request: ExecutionRequest, sample: RolloutSample | None, artifacts: str | None
