@@ -182,3 +182,32 @@ def test_an_integer_python_will_not_build_is_named_by_file_and_line(tmp_path) ->
         RecordSource(path).scan()
     assert caught.value.line == 2
     assert str(path) in str(caught.value)
+
+
+def _checked_record(path: Path, data: dict[str, Any]) -> tuple[Any, ...]:
+    """The record's checked fields as the three checks alone give them (or the error they raise)."""
+    from osmosis_ai.rubric.records import _optional_object, _optional_text
+
+    try:
+        return (
+            _optional_text(path, 1, data, "ground_truth"),
+            _optional_text(path, 1, data, "original_input"),
+            _optional_object(path, 1, data, "metadata"),
+        )
+    except DatasetFormatError as exc:
+        return (type(exc), str(exc), exc.field)
+
+
+@settings(max_examples=400, deadline=None)
+@given(RECORD.map(lambda r: {**r, "solution_str": "s"}))
+def test_a_record_built_at_a_glance_is_what_the_checks_build(data: dict[str, Any]) -> None:
+    path = Path("chats.jsonl")
+    try:
+        record = _chat_record(path, 1, data, 1)
+    except DatasetFormatError as exc:
+        assert _checked_record(path, data) == (type(exc), str(exc), exc.field)
+        return
+    got = (record.ground_truth, record.original_input, record.metadata)
+    assert got == _checked_record(path, data)
+    assert (record.line, record.data, record.label, record.record_id) == (1, data, record.label, record.label)
+    assert record.extra_info == {} and record.score_min is None and record.rubric_id is None

@@ -133,6 +133,21 @@ def test_reply_parse_matches_the_standard_reader(content: str) -> None:
     assert reply.explanation == expected["explanation"].strip()
 
 
+BOUNDS = st.sampled_from([0.0, -0.0, 1.0, -1.0, 0.5, 10.0, 5e-324, -5e-324, 1e308])
+
+
+@settings(max_examples=300, deadline=None)
+@given(score=st.one_of(BOUNDS, st.floats(allow_nan=False, allow_infinity=False)), low=BOUNDS, high=BOUNDS)
+def test_reply_clamp_is_the_builtin_clamp_to_the_float(score: float, low: float, high: float) -> None:
+    """The score is ``max(low, min(high, raw))`` to the very float (a tie keeps the bound's sign: -0.0 at a
+    bound of 0.0 is written 0.0), as the results document writes it."""
+    from osmosis_ai.rubric.parse import parse_reply
+
+    reply = parse_reply(json.dumps({"score": score, "explanation": "x"}), low, high)
+    assert repr(reply.score) == repr(max(low, min(high, float(score))))
+    assert reply.raw_score == score and reply.clamped == (reply.score != reply.raw_score)
+
+
 def _whole_preview(text: str) -> str:
     collapsed = " ".join(text.split())
     return collapsed if len(collapsed) <= PREVIEW_LIMIT else collapsed[: PREVIEW_LIMIT - 3].rstrip() + "..."

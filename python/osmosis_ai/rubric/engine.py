@@ -178,10 +178,11 @@ def _from_outcome(record: dict[str, Any], outcome: JudgeOutcome) -> None:
     record["parse_failures"] = stats.parse_failures
     record["usage"] = stats.usage.as_dict()
     record["raw"] = outcome.raw
-    if outcome.reply is not None:
+    reply = outcome.reply
+    if reply is not None:
         record["status"] = "success"
-        record["score"], record["raw_score"] = outcome.reply.score, outcome.reply.raw_score
-        record["clamped"], record["explanation"] = outcome.reply.clamped, outcome.reply.explanation
+        record["score"], record["raw_score"] = reply.score, reply.raw_score
+        record["clamped"], record["explanation"] = reply.clamped, reply.explanation
     else:
         record["status"] = "unscored" if outcome.status == "unscored" else "error"
         record["unscored_reason"] = outcome.reason if outcome.status == "unscored" else None

@@ -10,6 +10,7 @@ The public ``evaluate_rubric`` turns an outcome into the established return valu
 
 from __future__ import annotations
 
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -33,6 +34,7 @@ __all__ = [
     "JudgeRequest",
     "JudgeUnscoredError",
     "ensure_api_key_available",
+    "judge_call",
     "prepare",
     "run_async",
     "run_sync",
@@ -123,7 +125,7 @@ class _Attempts:
                 req.provider, req.model, problem.detail, reason=problem.reason, attempts=self.stats.attempts
             )
             return JudgeOutcome("unscored", raw=raw, reason=problem.reason, error=error, stats=self.stats)
-        return JudgeOutcome("success", reply=reply, raw=raw, stats=self.stats)
+        return JudgeOutcome("success", reply, raw, None, None, self.stats)  # positional: one per call
 
     def _add_repair_turn(self, raw: Any, problem: ReplyProblem) -> None:
         # Re-asking the same question at temperature 0 would get the same reply; show the judge its
@@ -181,9 +183,19 @@ async def run_async(request: JudgeRequest) -> JudgeOutcome:
     Inside an ``async with TransportPool()`` (the CLI opens one per session) the pool's connections are
     reused; otherwise the call opens its own and closes them when done.
     """
+    return await judge_call(request)
+
+
+def judge_call(request: JudgeRequest) -> Coroutine[Any, Any, JudgeOutcome]:
+    """:func:`run_async`'s call, as the coroutine that makes it: a session's judge awaits it directly,
+    one coroutine less per call (the pool is looked up here, when the call is made)."""
     pool = active_pool()
     if pool is not None:
-        return await _judge(request, pool.get(request.endpoint))
+        return _judge(request, pool.get(request.endpoint))
+    return _unpooled(request)
+
+
+async def _unpooled(request: JudgeRequest) -> JudgeOutcome:
     transport = make_transport(request.endpoint, max_connections=4)
     try:
         return await _judge(request, transport)

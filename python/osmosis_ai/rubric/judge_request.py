@@ -12,7 +12,7 @@ from typing import Any
 
 from osmosis_ai.llm.providers import PROVIDER_KEY_ENV, Endpoint, resolve_endpoint
 from osmosis_ai.llm.retry import RetryPolicy
-from osmosis_ai.rubric.prompt import build_messages, response_format
+from osmosis_ai.rubric.prompt import messages_of, response_format
 
 __all__ = [
     "DEFAULT_API_KEY_ENV",
@@ -260,28 +260,14 @@ def _request(
     if chosen_input is None and isinstance(settings.original_input, str) and settings.original_input.strip():
         chosen_input = settings.original_input
     low, high = score_range
-    messages = build_messages(
-        rubric=rubric,
-        solution_str=solution_str,
-        score_min=low,
-        score_max=high,
-        system_prompt=settings.system_prompt,
-        original_input=chosen_input,
-        ground_truth=ground_truth,
-        metadata=metadata,
+    messages = messages_of(
+        rubric, solution_str, low, high, settings.system_prompt, chosen_input, ground_truth, metadata
     )
+    # By position (a session builds one per record), in the order of JudgeRequest's fields.
     return JudgeRequest(
-        provider=settings.provider,
-        model=settings.model,
-        score_min=low,
-        score_max=high,
-        endpoint=settings.endpoint,
-        messages=messages,
-        params=settings.params,
-        policy=settings.policy,
-        max_parse_retries=settings.max_parse_retries,
-        response_mode=settings.mode,
-    )
+        settings.provider, settings.model, low, high, settings.endpoint, messages, settings.params,
+        settings.policy, settings.max_parse_retries, settings.mode,
+    )  # fmt: skip
 
 
 def prepare(

@@ -118,5 +118,8 @@ def parse_reply(
     explanation = data.get("explanation")
     if not isinstance(explanation, str) or not explanation.strip():
         raise ReplyProblem("missing_explanation", "The judge reply has no non-empty 'explanation' string.")
-    clamped = max(score_min, min(score_max, raw_score))
-    return JudgeReply(raw_score=raw_score, score=clamped, explanation=explanation.strip())
+    # max(score_min, min(score_max, raw_score)) without the two builtin calls: the same operand on a tie
+    # (-0.0 at a bound of 0.0 stays the bound), so the same float is written.
+    below = raw_score if raw_score < score_max else score_max
+    clamped = below if below > score_min else score_min
+    return JudgeReply(raw_score, clamped, explanation.strip())  # positional: a frozen init costs less so

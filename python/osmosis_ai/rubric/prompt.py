@@ -10,7 +10,7 @@ import functools
 import json
 from typing import Any
 
-__all__ = ["RESPONSE_SCHEMA", "build_messages", "format_bound", "response_format"]
+__all__ = ["RESPONSE_SCHEMA", "build_messages", "format_bound", "messages_of", "response_format"]
 
 RESPONSE_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -96,6 +96,22 @@ def build_messages(
         >>> [m["role"] for m in msgs]
         ['system', 'user']
     """
+    return messages_of(
+        rubric, solution_str, score_min, score_max, system_prompt, original_input, ground_truth, metadata
+    )
+
+
+def messages_of(
+    rubric: str,
+    solution_str: str,
+    score_min: float,
+    score_max: float,
+    system_prompt: str | None,
+    original_input: str | None,
+    ground_truth: str | None,
+    metadata: dict[str, Any] | None,
+) -> list[dict[str, str]]:
+    """:func:`build_messages` by position, for a caller that builds one per record (no keyword call)."""
     low, high = format_bound(score_min), format_bound(score_max)
     # The user message's lines joined by "\n", built as one string: a judge call per record builds it.
     head = _user_head(rubric, low, high)

@@ -304,16 +304,20 @@ def _chat_record(path: Path, line: int, data: dict[str, Any], index: int) -> Rub
             )
         candidate = legacy
     label = _chat_label(data, index)
-    return RubricRecord(
-        line=line,
-        data=data,
-        solution_str=candidate,
-        label=label,
-        record_id=label,
-        ground_truth=_optional_text(path, line, data, "ground_truth"),
-        original_input=_optional_text(path, line, data, "original_input"),
-        metadata=_optional_object(path, line, data, "metadata"),
-    )
+    ground_truth, original_input = data.get("ground_truth"), data.get("original_input")
+    metadata = data.get("metadata")
+    # The checks' usual outcome at a glance (a session builds a record per row); anything else is named
+    # by them.
+    if not (
+        (ground_truth is None or type(ground_truth) is str)
+        and (original_input is None or type(original_input) is str)
+        and (metadata is None or type(metadata) is dict)
+    ):
+        ground_truth = _optional_text(path, line, data, "ground_truth")
+        original_input = _optional_text(path, line, data, "original_input")
+        metadata = _optional_object(path, line, data, "metadata")
+    # By position, in RubricRecord's order: line, data, solution_str, label, record_id, ground_truth, ...
+    return RubricRecord(line, data, candidate, label, label, ground_truth, original_input, metadata)
 
 
 def load_chat_records(path: Path) -> list[RubricRecord]:
@@ -367,8 +371,9 @@ class RecordSource:
         return build(self.path, line, data, index + 1)
 
     def __iter__(self) -> Iterator[RubricRecord]:
-        for index, (line, data) in enumerate(self._matching()):
-            yield self.record(index, data, line)
+        build = _chat_record if self.rubric_id is None else _record
+        for index, (line, data) in enumerate(self._matching(), start=1):
+            yield build(self.path, line, data, index)  # self.record, without its call per record
 
     def chat_labels(self) -> Iterator[str]:
         """The label of each chat record (``rubric_id`` None), in order, for a reader that needs no more

@@ -14,7 +14,7 @@ from typing import Any
 from osmosis_ai.errors import MissingAPIKeyError
 from osmosis_ai.rubric.config import RubricEntry
 from osmosis_ai.rubric.engine import preview_text
-from osmosis_ai.rubric.judge import DEFAULT_API_KEY_ENV, run_async
+from osmosis_ai.rubric.judge import DEFAULT_API_KEY_ENV, judge_call
 from osmosis_ai.rubric.judge_request import JudgeTemplate
 from osmosis_ai.rubric.records import RecordSource, RubricRecord
 from osmosis_ai.runs.user_code import call_sync
@@ -66,18 +66,28 @@ def judge_arguments(
     ``model_info``: :func:`judge_model_info`'s, when the caller made it once for many records."""
     if model_info is None:
         model_info = judge_model_info(entry, overrides)
+    ground_truth, original_input, score_min, score_max = _record_values(entry, record)
     return {
         "rubric": entry.rubric,
         "solution_str": record.solution_str,
         "model_info": model_info,
-        "ground_truth": record.ground_truth if record.ground_truth is not None else entry.ground_truth,
-        "original_input": record.original_input
-        if record.original_input is not None
-        else entry.original_input,
+        "ground_truth": ground_truth,
+        "original_input": original_input,
         "metadata": prompt_metadata(record),
-        "score_min": record.score_min if record.score_min is not None else entry.score_min,
-        "score_max": record.score_max if record.score_max is not None else entry.score_max,
+        "score_min": score_min,
+        "score_max": score_max,
     }
+
+
+def _record_values(entry: RubricEntry, record: RubricRecord) -> tuple[Any, Any, Any, Any]:
+    """``(ground_truth, original_input, score_min, score_max)`` of a record's judge call: the record's
+    values, else the entry's."""
+    return (
+        record.ground_truth if record.ground_truth is not None else entry.ground_truth,
+        record.original_input if record.original_input is not None else entry.original_input,
+        record.score_min if record.score_min is not None else entry.score_min,
+        record.score_max if record.score_max is not None else entry.score_max,
+    )
 
 
 def enrich_extra_info(entry: RubricEntry, record: RubricRecord, arguments: dict[str, Any]) -> dict[str, Any]:
@@ -153,17 +163,20 @@ def _evaluator(
 ) -> Evaluator:
     if function is not None:  # user code gets its own model_info: it may change it
         return _function_evaluator(function, entry, record, judge_arguments(entry, record, overrides))
-    arguments = judge_arguments(entry, record, overrides, model_info=template.model_info)
-    del arguments["model_info"]  # the template's
+    # judge_arguments' values without its dict (the template has the model_info): one call per record.
+    ground_truth, original_input, score_min, score_max = _record_values(entry, record)
     try:
-        request = template.prepare(**arguments)
+        request = template.prepare(
+            entry.rubric, record.solution_str, ground_truth=ground_truth, original_input=original_input,
+            metadata=prompt_metadata(record), score_min=score_min, score_max=score_max,
+        )  # fmt: skip
     except (TypeError, ValueError, MissingAPIKeyError) as exc:
 
         async def fail(problem: Exception = exc) -> Any:
             raise problem
 
         return fail
-    return lambda: run_async(request)
+    return lambda: judge_call(request)
 
 
 def _row_dict(row: Mapping[str, Any]) -> dict[str, Any]:

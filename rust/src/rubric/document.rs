@@ -15,10 +15,12 @@ pub use super::figures::Health;
 use super::figures::{count, moments, statistics};
 use crate::atif::json_text::{indented, new_line};
 use crate::atif::json_tree::{Json, Obj};
-use crate::dataset::python_space;
-use crate::stats::{blank, latest_lines, latest_run_head, project_object, LineReader};
+use crate::dataset::{python_space, Key};
+use crate::stats::{blank, latest_lines, latest_run_head, project_object, Checked, LineReader};
+use serde::de::{Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
 use serde_json::Value;
+use std::fmt;
 use std::io::{self, BufRead};
 use std::path::Path;
 
@@ -269,24 +271,21 @@ impl<D: BufRead> RubricDocument<D> {
         let row = self.records as i64;
         let mut parsed = Vec::with_capacity(self.taken);
         for line in &self.runs[..self.taken] {
-            let record = Json::parse(simdutf8::basic::from_utf8(line).ok()?)?;
+            let record = RunLine::parse(simdutf8::basic::from_utf8(line).ok()?)?;
             // The row the record says (a repeated key's last) is the one the line's head gave.
-            (record.get("row_index")?.as_i64()? == row).then_some(())?;
+            (record.row.as_ref()?.as_i64()? == row).then_some(())?;
             parsed.push(record);
         }
         let mut runs: Vec<Obj<'_>> = Vec::with_capacity(parsed.len());
         for record in &parsed {
-            // The record's members by their place in RUN_FIELDS, in one pass over them.
-            let mut found: [Option<&Json<'_>>; RUN_FIELDS.len()] = [None; RUN_FIELDS.len()];
-            for (key, value) in record.as_object()?.iter() {
-                if let Some(at) = run_field(key) {
-                    found[at] = Some(value);
-                }
-            }
+            let found = &record.fields;
             let mut run = Obj::new();
-            run.push("run_index", Json::Int(found[0]?.as_i64()?.checked_add(1)?));
+            run.push(
+                "run_index",
+                Json::Int(found[0].as_ref()?.as_i64()?.checked_add(1)?),
+            );
             for (name, value) in RUN_FIELDS.iter().zip(found).skip(1) {
-                run.push(*name, value.map_or(Json::Null, Json::Ref));
+                run.push(*name, value.as_ref().map_or(Json::Null, Json::Ref));
             }
             runs.push(run);
         }
@@ -344,5 +343,51 @@ impl<D: BufRead> RubricDocument<D> {
         self.health = health;
         self.records += 1;
         Some(())
+    }
+}
+
+/// The members of a log line the document shows: its [`RUN_FIELDS`] by their place there and its
+/// `row_index`, each a repeated key's last value (as the line's `Json` object has it); the other members
+/// are read through as strictly (a line either reader refuses is refused) and not built.
+pub(super) struct RunLine<'a> {
+    pub(super) fields: [Option<Json<'a>>; RUN_FIELDS.len()],
+    pub(super) row: Option<Json<'a>>,
+}
+
+impl<'a> RunLine<'a> {
+    /// The line's members, or None when it is not one JSON object [`Json::parse`] reads.
+    pub(super) fn parse(text: &'a str) -> Option<RunLine<'a>> {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let line = de.deserialize_map(RunLineVisitor).ok()?;
+        de.end().ok()?;
+        Some(line)
+    }
+}
+
+struct RunLineVisitor;
+
+impl<'de> Visitor<'de> for RunLineVisitor {
+    type Value = RunLine<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a results log record")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RunLine<'de>, A::Error> {
+        let mut line = RunLine {
+            fields: Default::default(),
+            row: None,
+        };
+        // Keys through the one object-key reader (borrowed unless escaped).
+        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+            if let Some(at) = run_field(&key) {
+                line.fields[at] = Some(map.next_value()?);
+            } else if key == "row_index" {
+                line.row = Some(map.next_value()?);
+            } else {
+                map.next_value_seed(Checked)?;
+            }
+        }
+        Ok(line)
     }
 }

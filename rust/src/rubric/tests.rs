@@ -101,6 +101,31 @@ fn lines_split_and_escape_as_python_does() {
 }
 
 #[test]
+fn a_run_line_keeps_the_shown_members_and_reads_the_rest_through() {
+    use super::document::{run_field, RunLine};
+    use crate::atif::json_tree::Json;
+    let line = r#"{"row_key":"k","row_index":3,"score":0.5,"scores":{"r":-0.0},"sc\u006fre":0.75,
+        "row_index":4,"x":[1,{"y":"\u00e9"}]}"#;
+    let run = RunLine::parse(line).unwrap();
+    assert_eq!(run.row.as_ref().and_then(Json::as_i64), Some(4)); // a repeated key's last value
+    assert_eq!(
+        run.fields[run_field("score").unwrap()],
+        Some(Json::Float(0.75))
+    );
+    assert!(run.fields[run_field("status").unwrap()].is_none());
+    // What the whole line's Json refuses in a member no one shows is refused too (but a negative zero).
+    for bad in [
+        "[1]",
+        r#"{"score": 1} x"#,
+        r#"{"x": "\ud800"}"#,
+        r#"{"x": NaN}"#,
+        r#"{"score": -0.0}"#,
+    ] {
+        assert!(RunLine::parse(bad).is_none(), "{bad}");
+    }
+}
+
+#[test]
 fn a_document_is_laid_out_with_its_report_and_health() {
     use super::document::{Piece, RubricDocument};
     let dir = std::env::temp_dir().join(format!("osmosis-rubric-doc-{}", std::process::id()));
