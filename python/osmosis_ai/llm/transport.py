@@ -21,7 +21,16 @@ from osmosis_ai.llm.usage import CallStats
 __all__ = ["DEFAULT_POLICY", "Reply", "Transport", "make_transport"]
 
 DEFAULT_POLICY = RetryPolicy()
-_FRESH: Any = object()  # Reply's raw when not given: a new empty dict each time, as default_factory=dict
+
+
+class _Fresh:
+    """Reply's ``raw`` when not given: a new empty dict each time, as ``default_factory=dict`` gave."""
+
+    def __repr__(self) -> str:
+        return "<factory>"  # what the signature showed with the dataclass's own __init__
+
+
+_FRESH: Any = _Fresh()
 
 
 @dataclass(frozen=True)

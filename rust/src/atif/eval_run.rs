@@ -372,6 +372,10 @@ mod tests {
         let target = PathBuf::from(format!("{folder}/row_1_run_0.json"));
         let by_path = write_trajectory(Path::new(&format!("{trials}/r1")), &target, b"{}");
         assert_eq!(by_path.unwrap_err().0, path);
+        // A NUL byte in the id: std's own error, as by path.
+        let (path, err) = open.write("r\0z", "row_3_run_0", b"{}").unwrap_err();
+        assert_eq!(path, PathBuf::from(format!("{trials}/r\0z")));
+        assert!(err.to_string().contains("NUL"), "{err}");
         // Folders that could not be opened: every file by its path, failures named the same way.
         let missing = TrajectoryFolders::new(format!("{trials}/none"), folder.clone());
         let (path, _) = missing.write("r2", "row_2_run_0", b"{}").unwrap_err();
