@@ -196,10 +196,7 @@ class LocalBackend(ExecutionBackend):
                 await pending
             if on_grader_complete is None:
                 return
-            if self._gradable(request, result):
-                graded = await self._grade(request, result.sample, artifacts)
-            else:
-                graded = _bare_failure(result)
+            graded = await self._grade(request, result, artifacts)
             if (pending := _call(on_grader_complete, graded)) is not None:
                 await pending
         finally:
@@ -228,9 +225,7 @@ class LocalBackend(ExecutionBackend):
             result = await self._run_workflow(request, queued, artifacts, copy_prompt=not prompt_owned)
             if workflow_done is not None:
                 workflow_done(result)
-            if self._gradable(request, result):
-                return result, await self._grade(request, result.sample, artifacts)
-            return result, _bare_failure(result)
+            return result, await self._grade(request, result, artifacts)
         finally:
             self._limiter.release()
 
@@ -239,14 +234,6 @@ class LocalBackend(ExecutionBackend):
         arrived = time.monotonic()
         await self._limiter.acquire()
         return time.monotonic() - arrived
-
-    def _gradable(self, request: ExecutionRequest, result: ExecutionResult) -> bool:
-        # Else nothing is graded: the workflow failed, or there is no grader or nothing to grade against.
-        return (
-            self.grader is not None
-            and (request.label is not None or request.metadata is not None)
-            and result.status is RolloutStatus.SUCCESS
-        )
 
     def _artifacts_dir(self, rollout_id: str) -> str | None:
         # Not created here, nor made a Path: the contexts do both when the user's code first asks for it.
@@ -297,8 +284,17 @@ class LocalBackend(ExecutionBackend):
         return success_result(sample)
 
     async def _grade(
-        self, request: ExecutionRequest, sample: RolloutSample | None, artifacts: str | None
+        self, request: ExecutionRequest, workflow: ExecutionResult, artifacts: str | None
     ) -> ExecutionResult:
+        """The grading step after ``workflow``: a bare failure when nothing is graded (the workflow failed, or
+        there is no grader or nothing to grade against)."""
+        if not (
+            self.grader is not None
+            and (request.label is not None or request.metadata is not None)
+            and workflow.status is RolloutStatus.SUCCESS
+        ):
+            return _bare_failure(workflow)
+        sample = workflow.sample
         ctx = GraderContext(
             label=request.label, sample=sample, metadata=request.metadata, artifacts_dir=artifacts
         )
