@@ -15,12 +15,12 @@ pub use super::figures::Health;
 use super::figures::{count, moments, statistics};
 use crate::atif::json_text::{indented, new_line};
 use crate::atif::json_tree::{Json, Obj};
-use crate::dataset::{python_space, Key};
-use crate::stats::{blank, latest_lines, latest_run_head, project_object, Checked, LineReader};
-use serde::de::{Deserializer, MapAccess, Visitor};
+use crate::dataset::python_space;
+use crate::stats::{
+    blank, latest_lines, latest_run_head, object_members, project_object, LineReader,
+};
 use serde::Deserialize;
 use serde_json::Value;
-use std::fmt;
 use std::io::{self, BufRead};
 use std::path::Path;
 
@@ -271,7 +271,7 @@ impl<D: BufRead> RubricDocument<D> {
         let row = self.records as i64;
         let mut parsed = Vec::with_capacity(self.taken);
         for line in &self.runs[..self.taken] {
-            let record = RunLine::parse(simdutf8::basic::from_utf8(line).ok()?)?;
+            let record = RunLine::parse(line)?;
             // The row the record says (a repeated key's last) is the one the line's head gave.
             (record.row.as_ref()?.as_i64()? == row).then_some(())?;
             parsed.push(record);
@@ -355,39 +355,11 @@ pub(super) struct RunLine<'a> {
 }
 
 impl<'a> RunLine<'a> {
-    /// The line's members, or None when it is not one JSON object [`Json::parse`] reads.
-    pub(super) fn parse(text: &'a str) -> Option<RunLine<'a>> {
-        let mut de = serde_json::Deserializer::from_str(text);
-        let line = de.deserialize_map(RunLineVisitor).ok()?;
-        de.end().ok()?;
-        Some(line)
-    }
-}
-
-struct RunLineVisitor;
-
-impl<'de> Visitor<'de> for RunLineVisitor {
-    type Value = RunLine<'de>;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a results log record")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<RunLine<'de>, A::Error> {
-        let mut line = RunLine {
-            fields: Default::default(),
-            row: None,
-        };
-        // Keys through the one object-key reader (borrowed unless escaped).
-        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
-            if let Some(at) = run_field(&key) {
-                line.fields[at] = Some(map.next_value()?);
-            } else if key == "row_index" {
-                line.row = Some(map.next_value()?);
-            } else {
-                map.next_value_seed(Checked)?;
-            }
-        }
-        Ok(line)
+    /// The line's members, or None when it is not one JSON object.
+    pub(super) fn parse(line: &'a [u8]) -> Option<RunLine<'a>> {
+        const ROW: usize = RUN_FIELDS.len();
+        let place = |key: &str| run_field(key).or((key == "row_index").then_some(ROW));
+        let [fields @ .., row] = object_members::<{ ROW + 1 }>(line, place)?;
+        Some(RunLine { fields, row })
     }
 }

@@ -106,7 +106,7 @@ fn a_run_line_keeps_the_shown_members_and_reads_the_rest_through() {
     use crate::atif::json_tree::Json;
     let line = r#"{"row_key":"k","row_index":3,"score":0.5,"scores":{"r":-0.0},"sc\u006fre":0.75,
         "row_index":4,"x":[1,{"y":"\u00e9"}]}"#;
-    let run = RunLine::parse(line).unwrap();
+    let run = RunLine::parse(line.as_bytes()).unwrap();
     assert_eq!(run.row.as_ref().and_then(Json::as_i64), Some(4)); // a repeated key's last value
     assert_eq!(
         run.fields[run_field("score").unwrap()],
@@ -121,7 +121,7 @@ fn a_run_line_keeps_the_shown_members_and_reads_the_rest_through() {
         r#"{"x": NaN}"#,
         r#"{"score": -0.0}"#,
     ] {
-        assert!(RunLine::parse(bad).is_none(), "{bad}");
+        assert!(RunLine::parse(bad.as_bytes()).is_none(), "{bad}");
     }
 }
 

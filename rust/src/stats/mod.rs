@@ -32,7 +32,7 @@ pub use mcnemar::{mcnemar_exact, McNemar};
 pub use options::{
     AggregatorOptions, FailedPolicy, IntervalColumns, NonFinitePolicy, Summary, DEFAULT_KS,
 };
-pub(crate) use results::{blank, latest_run_head, Checked, LentLines};
+pub(crate) use results::{blank, latest_run_head, object_members, Checked, LentLines};
 pub use results::{
     compare, latest_lines, log_index_base, model, model_intervals, paired_t_differences,
     project_object, summarize_results_file, Layout, LineReader, Meta, ModelTally, NameTally,

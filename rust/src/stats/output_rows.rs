@@ -10,11 +10,8 @@
 
 use crate::atif::json_text::{indented_ascii, new_line};
 use crate::atif::json_tree::{Json, Obj};
-use crate::dataset::Key;
-use crate::stats::{blank, Checked, LentLines};
-use serde::de::{DeserializeSeed, Deserializer, MapAccess, Visitor};
+use crate::stats::{blank, object_members, LentLines};
 use std::collections::{BTreeMap, HashMap, VecDeque};
-use std::fmt;
 use std::io::{self, BufRead};
 
 /// About how much text a piece holds (whole rows: a piece never ends inside a value).
@@ -150,11 +147,8 @@ impl<R: BufRead> OutputRows<R> {
 
 /// A log line's row index, run key and public run text (four levels deep), or None.
 fn public_run(line: &[u8], with_tags: bool) -> Option<(i64, RunKey, Vec<u8>)> {
-    let text = simdutf8::basic::from_utf8(line).ok()?;
-    let mut de = serde_json::Deserializer::from_str(text);
     let [row, run_index, model_tag, success, scores, duration, tokens, error, eval_errors] =
-        Projection.deserialize(&mut de).ok()?;
-    de.end().ok()?;
+        object_members(line, |key| FIELDS.iter().position(|field| *field == key))?;
     let row = row?.as_i64()?;
     let run_index = run_index?;
     let model_tag = model_tag.filter(Json::truthy);
@@ -185,7 +179,7 @@ fn public_run(line: &[u8], with_tags: bool) -> Option<(i64, RunKey, Vec<u8>)> {
     indented_ascii(&Json::Object(run), 4, &mut out).then_some((row, key, out))
 }
 
-/// The record fields a public run is made of, in [`Projection`]'s order (Python's reader of the rows
+/// The record fields a public run is made of, in the order [`public_run`] takes them (Python's reader of the rows
 /// reads them as `_core.EVAL_ROW_FIELDS`).
 pub const FIELDS: [&str; 9] = [
     "row_index",
@@ -198,39 +192,6 @@ pub const FIELDS: [&str; 9] = [
     "error",
     "eval_errors",
 ];
-
-/// A record's [`FIELDS`] (a repeated key's last value, as a Python dict keeps), every other member
-/// checked and skipped unbuilt (a record's conversation is most of its line).
-struct Projection;
-
-impl<'de> DeserializeSeed<'de> for Projection {
-    type Value = [Option<Json<'de>>; 9];
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Projection {
-    type Value = [Option<Json<'de>>; 9];
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a JSON object")
-    }
-
-    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
-        let mut found: [Option<Json<'de>>; 9] = Default::default();
-        while let Some(key) = map.next_key::<Key<'de>>()? {
-            match FIELDS.iter().position(|field| *field == key.0) {
-                Some(at) => found[at] = Some(map.next_value()?),
-                None => {
-                    map.next_value_seed(Checked)?;
-                }
-            }
-        }
-        Ok(found)
-    }
-}
 
 #[cfg(test)]
 mod tests {

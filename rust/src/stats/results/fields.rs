@@ -4,9 +4,47 @@
 //! fields (the `-o` rows want the scores, not the messages) skips the rest here instead of building every
 //! string of it.
 
+use crate::atif::json_tree::Json;
+use crate::dataset::Key;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 use std::fmt;
+
+/// The members of the one JSON object `line` whose keys `place` puts somewhere (its place, below `N`), each
+/// a repeated key's last value, borrowed from the line as the core's [`Json`]; every other member is read
+/// through as strictly ([`Checked`]) and not built. `None` when `line` is not one valid JSON object.
+pub(crate) fn object_members<const N: usize>(
+    line: &[u8],
+    place: impl Fn(&str) -> Option<usize>,
+) -> Option<[Option<Json<'_>>; N]> {
+    let text = simdutf8::basic::from_utf8(line).ok()?;
+    let mut de = serde_json::Deserializer::from_str(text);
+    let found = de.deserialize_map(Members::<_, N>(place)).ok()?;
+    de.end().ok()?;
+    Some(found)
+}
+
+struct Members<F, const N: usize>(F);
+
+impl<'de, F: Fn(&str) -> Option<usize>, const N: usize> Visitor<'de> for Members<F, N> {
+    type Value = [Option<Json<'de>>; N];
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a JSON object")
+    }
+
+    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
+        let mut found: [Option<Json<'de>>; N] = std::array::from_fn(|_| None);
+        // Keys through the one object-key reader (borrowed unless escaped).
+        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
+            match (self.0)(&key) {
+                Some(at) => found[at] = Some(map.next_value()?),
+                None => map.next_value_seed(Checked)?,
+            }
+        }
+        Ok(found)
+    }
+}
 
 /// `(index into fields, value)` of each of `fields` the object `line` has, in the line's order (a key
 /// written twice gives both: the later wins where they are put into a map). `None` when `line` is not

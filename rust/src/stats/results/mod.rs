@@ -22,7 +22,7 @@ mod tally;
 mod warnings;
 
 pub use fields::project_object;
-pub(crate) use fields::Checked;
+pub(crate) use fields::{object_members, Checked};
 pub use intervals::model_intervals;
 pub(crate) use latest::{blank, head as latest_run_head, LentLines};
 pub use latest::{latest_lines, LineReader};
