@@ -165,3 +165,24 @@ def test_eval_and_test_retry_through_the_same_layer(scripted, tmp_path: Path):
     failed = osmosis("eval", "-m", "math_agent:agent_loop", "-d", str(dataset), *args, "--eval-fn", REWARD,
                      "--no-preflight", "--log", str(tmp_path / "log2.jsonl"))  # fmt: skip
     assert failed.returncode == 1 and len(server.requests()) == 1  # a 400 is not retried
+
+
+def test_a_first_attempt_made_by_the_caller_is_retried_from_its_failure(scripted):
+    """``first_failure``: the caller awaited the first attempt itself (the direct transport does, without
+    the retry loop's frames); the loop classifies that failure and goes on with the retries."""
+    from osmosis_ai.llm.retry import Failure, call_with_retries
+
+    sent: list[int] = []
+
+    async def send() -> str:
+        sent.append(1)
+        return "ok"
+
+    busy = ProviderCallError("busy", Failure("retryable", "busy", 503))
+    stats = CallStats(attempts=1)  # the caller's attempt, counted by the caller
+    done = asyncio.run(call_with_retries(FAST, send, where="w", stats=stats, first_failure=busy))
+    assert done == "ok" and sent == [1] and stats.attempts == 2 and stats.retries == 1
+    refused = ProviderCallError("no", Failure("auth", "no", 401))
+    with pytest.raises(SystemicProviderError, match="w answered HTTP 401: no") as final:
+        asyncio.run(call_with_retries(FAST, send, where="w", first_failure=refused))
+    assert sent == [1] and final.value.__cause__ is refused

@@ -93,8 +93,22 @@ class OpenAICompatTransport:
         if tools:
             payload["tools"] = list(tools)
         body = orjson.dumps(payload)
+        # The first attempt straight from here: call_with_retries, its closure and _send are three frames
+        # per model request that only a failure needs.
+        if stats is not None:
+            stats.attempts += 1
+        try:
+            return self._parse(await self._post("/chat/completions", body))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            failed = exc
         return await call_with_retries(
-            policy or self.policy, lambda: self._send(body), where=self._shown_url, stats=stats
+            policy or self.policy,
+            lambda: self._send(body),
+            where=self._shown_url,
+            stats=stats,
+            first_failure=failed,
         )
 
     async def embed(

@@ -230,12 +230,14 @@ async def call_with_retries(
     *,
     where: str,
     stats: CallStats | None = None,
+    first_failure: Exception | None = None,
 ) -> T:
     """Awaits ``send()`` until it succeeds or fails for good, waiting per ``policy`` between attempts.
 
     ``send`` raises :class:`ProviderCallError` (or any client exception, classified here). The final
     failure is raised as :class:`ProviderCallError`, :class:`SystemicProviderCallError` for failures
-    every further call would repeat.
+    every further call would repeat. ``first_failure``: the caller made the first attempt itself (and
+    counted it in ``stats``), which raised this; the retries go on from there.
 
     Example:
         >>> async def send(): return "ok"
@@ -244,14 +246,16 @@ async def call_with_retries(
     """
     # The first attempt is awaited here, without the loop's closures and frames: almost every call
     # succeeds at once, and the loop below cost several microseconds per model request.
-    if stats is not None:
-        stats.attempts += 1
-    try:
-        return await send()
-    except asyncio.CancelledError:
-        raise
-    except Exception as exc:
-        failed: BaseException | None = exc
+    failed: BaseException | None = first_failure
+    if failed is None:
+        if stats is not None:
+            stats.attempts += 1
+        try:
+            return await send()
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            failed = exc
     counts = stats if stats is not None else CallStats(attempts=1)
 
     async def attempt() -> T:
