@@ -93,3 +93,35 @@ def test_an_equal_tool_list_still_sends_its_own_definitions() -> None:
     asyncio.run(engine.run([WorkItem(i, row, f"k{i}", 0) for i in range(4)]))
     assert [b'"minimum":1.0' in transport.sent[i] for i in range(4)] == [False, True, False, True]
     assert all(b'"minimum":1' in sent for sent in transport.sent.values())
+
+
+def test_a_client_carries_calls_home_only_for_a_transport_bound_to_its_loop() -> None:
+    """A loop-safe transport is called from whichever loop the agent runs on (no home looked up); any
+    other is called on the loop that made the client, also from an agent on a loop of its own."""
+    from osmosis_ai.loop_thread import LoopThread
+
+    class _Transport:
+        def __init__(self, loop_safe: bool) -> None:
+            self.loop_safe = loop_safe
+            self.loops: list[asyncio.AbstractEventLoop] = []
+
+        async def complete(self, messages: Any, tools: Any, params: Any) -> Reply:
+            self.loops.append(asyncio.get_running_loop())
+            usage = {"prompt_tokens": 1, "completion_tokens": 2}
+            return Reply({"role": "assistant", "content": "ok"}, usage, "stop")
+
+    async def main() -> None:
+        here = asyncio.get_running_loop()
+        safe, bound = _Transport(True), _Transport(False)
+        clients = ExternalLLMClient(safe), ExternalLLMClient(bound)
+        assert clients[0]._home is None and clients[1]._home is here
+        host = LoopThread("elsewhere")
+        try:
+            for client in clients:
+                reply = await asyncio.wrap_future(host.submit(client.chat_completions([])))
+                assert reply.message["content"] == "ok" and client.counts == (1, 1, 2)
+        finally:
+            host.stop()
+        assert safe.loops == [host.loop] and bound.loops == [here]
+
+    asyncio.run(main())

@@ -30,9 +30,10 @@ class ExternalLLMClient:
         self._transport = transport
         self._tools: list[dict[str, Any]] | None = None
         # The transport's connections belong to the session's loop; an agent isolated on a loop of its own
-        # (the run engine's LoopThread) has its calls carried over to that one.
-        self._home = home_loop()
+        # (the run engine's LoopThread) has its calls carried over to that one. A transport that may be
+        # called from any loop needs no home (looking it up costs a system call per run).
         self._loop_safe = bool(getattr(transport, "loop_safe", False))
+        self._home = None if self._loop_safe else home_loop()
         self.reset_metrics()
 
     @property
