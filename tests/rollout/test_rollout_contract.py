@@ -276,6 +276,49 @@ def test_completions_result_properties() -> None:
     assert tooly.has_tool_calls and tooly.tool_calls == [call] and tooly.content is None
 
 
+def test_completions_result_is_the_dataclass_it_declares() -> None:
+    """Its own __init__ (fields set in one step) keeps what the generated one gave: the signature, a fresh
+    default per instance, positional or keyword arguments, equality, repr and frozen fields."""
+    import dataclasses
+    import inspect
+
+    assert str(inspect.signature(CompletionsResult)) == (
+        "(message: 'dict[str, Any]', token_ids: 'list[Any]' = <factory>, logprobs: 'list[Any]' = <factory>, "
+        "usage: 'dict[str, Any]' = <factory>, finish_reason: 'str' = 'stop') -> 'None'"
+    )
+    first, second = CompletionsResult({"role": "assistant"}), CompletionsResult({"role": "assistant"})
+    assert first == second and first.token_ids is not second.token_ids and first.usage is not second.usage
+    assert (first.token_ids, first.logprobs, first.usage, first.finish_reason) == ([], [], {}, "stop")
+    given = CompletionsResult({"role": "assistant"}, [1], [0.5], {"prompt_tokens": 3}, "length")
+    assert given == CompletionsResult(
+        message={"role": "assistant"}, token_ids=[1], logprobs=[0.5], usage={"prompt_tokens": 3}, finish_reason="length"
+    )
+    assert dataclasses.asdict(given) == {
+        "message": {"role": "assistant"}, "token_ids": [1], "logprobs": [0.5],
+        "usage": {"prompt_tokens": 3}, "finish_reason": "length",
+    }  # fmt: skip
+    assert repr(first) == (
+        "CompletionsResult(message={'role': 'assistant'}, token_ids=[], logprobs=[], usage={}, finish_reason='stop')"
+    )
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        first.finish_reason = "length"  # type: ignore[misc]
+
+
+def test_context_metrics_are_validated_by_the_model() -> None:
+    """ctx.complete's metrics go through RolloutMetrics' validation: numbers coerced as the model does,
+    anything else refused, every field set."""
+    ctx = RolloutContext(request=make_request(), tools=[], llm=CountingLLM(), _start_time=0.0)
+    ctx.record_tool_call(2)  # an int latency: a float in the metrics, as RolloutMetrics(...) made it
+    metrics = ctx.complete([]).metrics
+    assert metrics == RolloutMetrics(
+        llm_latency_ms=5.0, num_llm_calls=0, prompt_tokens=3, response_tokens=1, tool_latency_ms=2.0, num_tool_calls=1
+    )
+    assert type(metrics.tool_latency_ms) is float and metrics.model_fields_set == set(RolloutMetrics.model_fields)
+    ctx._num_tool_calls = "many"  # type: ignore[assignment]
+    with pytest.raises(PydanticValidationError, match="RolloutMetrics"):
+        ctx.complete([])
+
+
 # --- schemas ---------------------------------------------------------------------------------------------
 
 
