@@ -125,3 +125,34 @@ def test_a_client_carries_calls_home_only_for_a_transport_bound_to_its_loop() ->
         assert safe.loops == [host.loop] and bound.loops == [here]
 
     asyncio.run(main())
+
+
+def test_offered_tools_are_copies_of_dicts_and_dumps_of_schemas() -> None:
+    """A plain dict is offered as a copy of itself, a tool schema as its dump without nulls, and a mapping
+    of another type as a dict of it."""
+    from types import MappingProxyType
+
+    from osmosis_ai.rollout.schemas import OpenAIFunctionToolSchema
+
+    class _Transport:
+        loop_safe = True
+
+    schema = OpenAIFunctionToolSchema(type="function", function={"name": "add", "description": "Adds."})
+    client = ExternalLLMClient(_Transport())  # type: ignore[arg-type]
+    client.set_tools([TOOL, schema, MappingProxyType({"type": "function"})])
+    assert client._tools == [
+        TOOL,
+        {
+            "type": "function",
+            "function": {
+                "name": "add",
+                "description": "Adds.",
+                "parameters": {"type": "object", "properties": {}, "required": []},
+                "strict": False,
+            },
+        },
+        {"type": "function"},
+    ]
+    assert client._tools[0] is not TOOL and type(client._tools[2]) is dict
+    client.set_tools([])
+    assert client._tools is None

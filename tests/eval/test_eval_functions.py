@@ -148,3 +148,14 @@ def test_final_assistant_text_skips_tool_call_turns_and_joins_parts() -> None:
     parts = [{"role": "assistant", "content": [{"type": "text", "text": "4"}, {"type": "text", "text": "2"}]}]
     assert final_assistant_text(parts) == "42"
     assert final_assistant_text([{"role": "user", "content": "x"}]) == ""
+
+
+def test_final_assistant_text_takes_the_last_assistant_content() -> None:
+    from osmosis_ai.eval.functions import final_assistant_text
+
+    parts = [{"type": "text", "text": "a"}, {"type": "image_url"}, {"type": "text", "text": "b"}]
+    conversation = [{"role": "assistant", "content": "first"}, {"role": "user", "content": "q"}]
+    assert final_assistant_text([*conversation, {"role": "assistant", "content": None}]) == "first"
+    assert final_assistant_text([*conversation, {"role": "assistant", "content": parts}]) == "ab"
+    assert final_assistant_text([*conversation, {"role": "assistant", "content": 42}]) == "42"
+    assert final_assistant_text([{"role": "user", "content": "q"}]) == ""

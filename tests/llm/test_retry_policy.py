@@ -186,3 +186,25 @@ def test_a_first_attempt_made_by_the_caller_is_retried_from_its_failure(scripted
     with pytest.raises(SystemicProviderError, match="w answered HTTP 401: no") as final:
         asyncio.run(call_with_retries(FAST, send, where="w", first_failure=refused))
     assert sent == [1] and final.value.__cause__ is refused
+
+
+def test_a_reply_message_is_a_copy_without_its_null_members() -> None:
+    """The reply's message never shares its dict with the raw body, whether or not a member was null; a
+    message that is not an object is a bad reply, as before."""
+    import orjson
+
+    transport = OpenAICompatTransport(resolve_endpoint("m", base_url="http://127.0.0.1:9/v1"))
+    for message in (
+        {"role": "assistant", "content": "4"},
+        {"role": "assistant", "content": "4", "tool_calls": None},
+    ):
+        body = {"choices": [{"message": message, "finish_reason": None}], "usage": {"prompt_tokens": 2}}
+        reply = transport._parse(orjson.dumps(body))
+        assert reply.message == {"role": "assistant", "content": "4"} and reply.finish_reason == "stop"
+        assert reply.message is not reply.raw["choices"][0]["message"]
+        assert reply.usage == {"prompt_tokens": 2, "completion_tokens": 0}
+    with pytest.raises(
+        ProviderCallError,
+        match=r"not a chat completion \(AttributeError: 'list' object has no attribute 'items'\)",
+    ):
+        transport._parse(b'{"choices": [{"message": ["x"]}]}')

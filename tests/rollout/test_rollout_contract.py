@@ -291,7 +291,11 @@ def test_completions_result_is_the_dataclass_it_declares() -> None:
     assert (first.token_ids, first.logprobs, first.usage, first.finish_reason) == ([], [], {}, "stop")
     given = CompletionsResult({"role": "assistant"}, [1], [0.5], {"prompt_tokens": 3}, "length")
     assert given == CompletionsResult(
-        message={"role": "assistant"}, token_ids=[1], logprobs=[0.5], usage={"prompt_tokens": 3}, finish_reason="length"
+        message={"role": "assistant"},
+        token_ids=[1],
+        logprobs=[0.5],
+        usage={"prompt_tokens": 3},
+        finish_reason="length",
     )
     assert dataclasses.asdict(given) == {
         "message": {"role": "assistant"}, "token_ids": [1], "logprobs": [0.5],
@@ -311,9 +315,16 @@ def test_context_metrics_are_validated_by_the_model() -> None:
     ctx.record_tool_call(2)  # an int latency: a float in the metrics, as RolloutMetrics(...) made it
     metrics = ctx.complete([]).metrics
     assert metrics == RolloutMetrics(
-        llm_latency_ms=5.0, num_llm_calls=0, prompt_tokens=3, response_tokens=1, tool_latency_ms=2.0, num_tool_calls=1
+        llm_latency_ms=5.0,
+        num_llm_calls=0,
+        prompt_tokens=3,
+        response_tokens=1,
+        tool_latency_ms=2.0,
+        num_tool_calls=1,
     )
-    assert type(metrics.tool_latency_ms) is float and metrics.model_fields_set == set(RolloutMetrics.model_fields)
+    assert type(metrics.tool_latency_ms) is float and metrics.model_fields_set == set(
+        RolloutMetrics.model_fields
+    )
     ctx._num_tool_calls = "many"  # type: ignore[assignment]
     with pytest.raises(PydanticValidationError, match="RolloutMetrics"):
         ctx.complete([])

@@ -45,8 +45,8 @@ def final_assistant_text(messages: Sequence[Mapping[str, Any]]) -> str:
         '42'
     """
     for message in reversed(messages):
-        if message.get("role") == "assistant" and message.get("content") is not None:
-            return _content_text(message["content"])
+        if message.get("role") == "assistant" and (content := message.get("content")) is not None:
+            return content if type(content) is str else _content_text(content)
     return ""
 
 

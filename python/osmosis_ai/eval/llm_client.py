@@ -42,7 +42,15 @@ class ExternalLLMClient:
 
     def set_tools(self, tools: Sequence[Any]) -> None:
         """Offers ``tools`` (pydantic tool schemas or plain dicts) on every call; empty clears them."""
-        dumped = [t.model_dump(exclude_none=True) if hasattr(t, "model_dump") else dict(t) for t in tools]
+        # A plain dict first: hasattr's failed lookup on one raises and catches an AttributeError inside.
+        dumped = [
+            dict(t)
+            if type(t) is dict
+            else t.model_dump(exclude_none=True)
+            if hasattr(t, "model_dump")
+            else dict(t)
+            for t in tools
+        ]
         self._tools = dumped or None
 
     def reset_metrics(self) -> None:

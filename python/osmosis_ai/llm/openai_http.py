@@ -172,7 +172,12 @@ class OpenAICompatTransport:
         try:
             data = orjson.loads(content)
             choice = data["choices"][0]
-            message = {k: v for k, v in choice["message"].items() if v is not None}
+            message = choice["message"]
+            # A copy without the null members; a plain copy (no comprehension's frame) when there is none.
+            if type(message) is dict and None not in message.values():
+                message = dict(message)
+            else:
+                message = {k: v for k, v in message.items() if v is not None}
         except (orjson.JSONDecodeError, KeyError, IndexError, TypeError, AttributeError) as exc:
             detail = f"the reply is not a chat completion ({type(exc).__name__}: {exc})"
             raise ProviderCallError(detail, Failure("bad_reply", detail)) from exc
