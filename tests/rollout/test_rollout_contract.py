@@ -623,3 +623,23 @@ def test_dataset_row_to_request_keeps_sdk_keys_and_shadowed_columns(caplog: pyte
         "shadowed_columns": {"row_index": "dataset's own", "run_index": 99},
     }
     assert "collide with SDK metadata keys" in caplog.text
+
+
+def test_a_row_of_the_required_columns_alone_has_the_sdk_keys_as_metadata() -> None:
+    """The shortcut for such a row (its keys compared at once) builds what walking its columns builds: the
+    same metadata in the same order, for a dict or any other mapping, in any column order."""
+    from types import MappingProxyType
+
+    overrides = {"execution_mode": "eval", "run_index": 2}
+    required = {"user_prompt": "2+2?", "ground_truth": "4", "system_prompt": "Be brief."}
+    for row in (required, dict(reversed(required.items())), MappingProxyType(required)):
+        request = rollout.dataset_row_to_request(row, 3, rollout_id="eval-3-run-2", overrides=overrides)
+        assert list(request.metadata.items()) == [
+            ("ground_truth", "4"), ("row_index", 3), ("execution_mode", "eval"), ("run_index", 2)
+        ]  # fmt: skip
+    extra = rollout.dataset_row_to_request({**required, "topic": "t"}, 3, rollout_id="r", overrides=overrides)
+    assert list(extra.metadata) == ["topic", "ground_truth", "row_index", "execution_mode", "run_index"]
+    assert rollout.dataset_row_to_request(required, 0, rollout_id="r").metadata == {
+        "ground_truth": "4",
+        "row_index": 0,
+    }

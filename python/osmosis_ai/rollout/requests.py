@@ -22,6 +22,7 @@ LOCAL_SERVER_URL = "http://local-rollout.local"
 REQUIRED_COLUMNS = ("ground_truth", "user_prompt", "system_prompt")
 # Dataset columns whose names the SDK's own metadata keys take are kept here instead of being lost.
 SHADOWED_COLUMNS_KEY = "shadowed_columns"
+_ONLY_REQUIRED = frozenset(REQUIRED_COLUMNS)
 
 
 def dataset_row_to_request(
@@ -56,14 +57,17 @@ def dataset_row_to_request(
     sdk = {"ground_truth": row["ground_truth"], "row_index": row_index, **(overrides or {})}
     metadata: dict[str, Any] = {}
     shadowed: dict[str, Any] = {}
-    for name, value in row.items():
-        if name in REQUIRED_COLUMNS:
-            continue
-        if name in sdk or name == SHADOWED_COLUMNS_KEY:
-            shadowed[name] = value
-        else:
-            metadata[name] = value
-    metadata.update(sdk)
+    if row.keys() == _ONLY_REQUIRED:
+        metadata = sdk  # the required columns alone (one comparison, not a walk of the row): the SDK's keys
+    else:
+        for name, value in row.items():
+            if name in REQUIRED_COLUMNS:
+                continue
+            if name in sdk or name == SHADOWED_COLUMNS_KEY:
+                shadowed[name] = value
+            else:
+                metadata[name] = value
+        metadata.update(sdk)
     if shadowed:
         logger.warning(
             "row %d: dataset column(s) %s collide with SDK metadata keys; kept under metadata[%r]",

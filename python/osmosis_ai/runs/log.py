@@ -168,11 +168,6 @@ def _lock(path: Path, handle: Any) -> None:
         ) from None
 
 
-def _unstamped(record: dict[str, Any]) -> bool:
-    # Three lookups: a set operation with the record's keys walks all of them (0.4 us a line).
-    return "invocation" not in record and "invocation_ms" not in record and "invocation_cpu_ms" not in record
-
-
 def _encoded(value: Any) -> bytes:
     """One log line: ``value``'s JSON and a newline."""
     return orjson_dumps(value, orjson.OPT_APPEND_NEWLINE)
@@ -319,7 +314,14 @@ class ResultsLog:
         # as round(ms, 3) gives, without round()'s decimal conversion (two of them were 1 us a line).
         invocation_ms = (time.perf_counter_ns() - wall + 500) // 1000 / 1000
         cpu_ms = (time.process_time_ns() - cpu + 500) // 1000 / 1000
-        if type(record) is dict and not self.index_base and _unstamped(record):
+        if (
+            type(record) is dict
+            and not self.index_base
+            # unstamped: three lookups (a set operation with the record's keys walks all of them)
+            and "invocation" not in record
+            and "invocation_ms" not in record
+            and "invocation_cpu_ms" not in record
+        ):
             # The bytes of {**record, **stamp} from one encoding of the record itself, the stamp put in
             # for it and taken out again: no copy of the record, no second encoding and join (1 us a line).
             try:
