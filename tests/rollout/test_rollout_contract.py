@@ -643,3 +643,5 @@ def test_a_row_of_the_required_columns_alone_has_the_sdk_keys_as_metadata() -> N
         "ground_truth": "4",
         "row_index": 0,
     }
+    with pytest.raises(PydanticValidationError, match="RolloutRequest\nrollout_id"):  # the model's own rules
+        rollout.dataset_row_to_request(required, 0, rollout_id=" ")

@@ -110,7 +110,8 @@ class AgentExecutor:
         tools = self.agent.get_tools(request) or []
         self._validate(tools)
         client.set_tools(tools)
-        ctx = RolloutContext(request=request, tools=list(tools), llm=client, _start_time=time.monotonic())
+        # Positional (request, tools, llm, _start_time): by keyword, the dataclass's __init__ matched names.
+        ctx = RolloutContext(request, list(tools), client, time.monotonic())
         # The same list object: calls recorded before a timeout or a crash still reach the record.
         record["tool_calls"] = ctx.tool_call_log
         result = checked_result(await self.agent.run(ctx))

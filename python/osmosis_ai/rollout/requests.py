@@ -76,17 +76,19 @@ def dataset_row_to_request(
             SHADOWED_COLUMNS_KEY,
         )
         metadata[SHADOWED_COLUMNS_KEY] = shadowed
-    return RolloutRequest(
-        rollout_id=rollout_id,
-        server_url=LOCAL_SERVER_URL,
-        messages=[
+    # The model's own validation of one dict: RolloutRequest(**fields) adds a frame and a kwargs dict.
+    fields = {
+        "rollout_id": rollout_id,
+        "server_url": LOCAL_SERVER_URL,
+        "messages": [
             {"role": "system", "content": row["system_prompt"]},
             {"role": "user", "content": row["user_prompt"]},
         ],
-        max_turns=max_turns,
-        completion_params=dict(completion_params or {}),
-        metadata=metadata,
-    )
+        "max_turns": max_turns,
+        "completion_params": dict(completion_params or {}),
+        "metadata": metadata,
+    }
+    return RolloutRequest.__pydantic_validator__.validate_python(fields)  # type: ignore[no-any-return]
 
 
 def placeholder_request() -> RolloutRequest:
