@@ -84,7 +84,11 @@ def classify(
         record["status"] = "skipped"
         return
     reward = sample.reward if sample is not None else None
-    record.update(status="success", success=True, reward=reward, scores={"reward": reward})
+    # Set one by one in update()'s order (the log line's member order), without its keyword dict.
+    record["status"] = "success"
+    record["success"] = True
+    record["reward"] = reward
+    record["scores"] = {"reward": reward}
 
 
 class WorkflowExecutor:

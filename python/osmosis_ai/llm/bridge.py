@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hmac
 import secrets
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from typing import Any
 
 import orjson
@@ -101,8 +101,9 @@ class LLMBridge:
         scheme, _, value = (header or "").partition(" ")
         return scheme.lower() == "bearer" and hmac.compare_digest(value.strip().encode(), self.token.encode())
 
-    async def complete(self, rollout_id: str, body: Mapping[str, Any]) -> Any:
-        """Sends one chat-completions request for ``rollout_id`` through the transport; returns its Reply.
+    async def complete(self, rollout_id: str, body: Mapping[str, Any], *, as_body: bool = False) -> Any:
+        """Sends one chat-completions request for ``rollout_id`` through the transport; returns its Reply
+        (``as_body``: the reply's ``chat.completion`` body, see :func:`reply_body`).
 
         The HTTP route and in-process callers (:meth:`chat_in_process`) share it: the same retries, the
         same token count per rollout, the same note of a failure every later call would repeat.
@@ -125,11 +126,14 @@ class LLMBridge:
             self.calls_by_rollout[rollout_id] = [usage]
         else:
             calls.append(usage)
-        return reply
+        return reply_body(reply) if as_body else reply
 
-    async def chat_in_process(self, rollout_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        """:meth:`complete` as a ``chat.completion`` body, for a workflow in this process (no HTTP)."""
-        return reply_body(await self.complete(rollout_id, body))
+    def chat_in_process(
+        self, rollout_id: str, body: Mapping[str, Any]
+    ) -> Coroutine[Any, Any, dict[str, Any]]:
+        """:meth:`complete` as a ``chat.completion`` body, for a workflow in this process (no HTTP): awaited
+        as it is (no coroutine of its own around it: the workflow's every wait passes through each one)."""
+        return self.complete(rollout_id, body, as_body=True)
 
     async def _handle(self, request: HttpRequest) -> HttpReply:
         path = request.path.partition("?")[0]
