@@ -21,7 +21,7 @@ from osmosis_ai.llm.bridge import LLMBridge
 from osmosis_ai.rollout.backend.base import ExecutionBackend
 from osmosis_ai.rollout.backend.local import LocalBackend
 from osmosis_ai.rollout.context import RolloutContext
-from osmosis_ai.rollout.sample import ExecutionResult, RolloutStatus, execution_request
+from osmosis_ai.rollout.sample import ExecutionResult, RolloutStatus, execution_request, plain_request
 from osmosis_ai.runs.work import RunControl, WorkItem, new_item_record
 
 __all__ = ["LoopExecutor", "WorkflowExecutor", "base_record", "new_rollout_id"]
@@ -84,7 +84,11 @@ def classify(
         record["status"] = "skipped"
         return
     reward = sample.reward if sample is not None else None
-    record.update(status="success", success=True, reward=reward, scores={"reward": reward})
+    # Set one by one in update()'s order (the log line's member order), without its keyword dict.
+    record["status"] = "success"
+    record["success"] = True
+    record["reward"] = reward
+    record["scores"] = {"reward": reward}
 
 
 class WorkflowExecutor:
@@ -120,15 +124,20 @@ class WorkflowExecutor:
     async def execute(self, item: WorkItem, record: dict[str, Any], control: RunControl) -> None:
         rollout_id = record["rollout_id"]
         row = item.row
-        request = execution_request(
-            rollout_id,
-            item_prompt(row),
-            row.get("ground_truth"),
-            row.get("metadata"),
-            self.agent_timeout,
-            self.grader_timeout,
-            fresh_prompt=True,  # item_prompt made it for this item
-        )
+        prompt = item_prompt(row)  # made for this item: the workflow's own, not checked and copied again
+        label, metadata = row.get("ground_truth"), row.get("metadata")
+        agent_timeout, grader_timeout = self.agent_timeout, self.grader_timeout
+        local = self._local
+        request = None
+        if local is None or not plain_request(
+            rollout_id, prompt, label, metadata, agent_timeout, grader_timeout, True
+        ):
+            request = execution_request(
+                rollout_id, prompt, label, metadata, agent_timeout, grader_timeout, fresh_prompt=True
+            )  # validated: what it keeps (or raises) is the item's
+            label, metadata = request.label, request.metadata
+        elif metadata is not None:
+            metadata = metadata.copy()  # as the request's validation copies it (the grader's own)
         bridge = self.bridge
         context = RolloutContext(
             chat_completions_url=bridge.url_for(rollout_id),
@@ -145,8 +154,13 @@ class WorkflowExecutor:
         workflow: ExecutionResult | None
         grader: ExecutionResult | None
         with context:
-            if self._local is not None:  # both results returned: no callbacks, the prompt not copied again
-                workflow, grader = await self._local.run_rollout(request, workflow_done, prompt_owned=True)
+            if request is None:  # a LocalBackend's steps on the request's fields (no model, no callbacks)
+                assert local is not None
+                workflow, grader = await local.run_fields(
+                    rollout_id, prompt, label, metadata, agent_timeout, grader_timeout, workflow_done
+                )
+            elif local is not None:
+                workflow, grader = await local.run_rollout(request, workflow_done, prompt_owned=True)
             else:
                 steps: dict[str, ExecutionResult] = {}
 
@@ -164,9 +178,9 @@ class WorkflowExecutor:
             record["messages"] = sample.trajectory_messages or sample.messages
             if sample.trajectory_messages is None:  # the workflow turned its trajectory off, as 0.3 allows
                 record["trajectory"] = False
-            record["label"] = sample.label if sample.label is not None else request.label
-            if request.metadata is not None:
-                record["request_metadata"] = request.metadata
+            record["label"] = sample.label if sample.label is not None else label
+            if metadata is not None:
+                record["request_metadata"] = metadata
             if sample.metrics:  # what the workflow reported (AgentWorkflowOutput.metrics), for the trajectory
                 record["metrics"] = sample.json_safe_copy().metrics
         if bridge.systemic_error is not None:

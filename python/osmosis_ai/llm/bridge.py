@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hmac
 import secrets
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from typing import Any
 
 import orjson
@@ -23,8 +23,9 @@ from osmosis_ai.llm.transport import Reply, Transport
 
 __all__ = ["LLMBridge", "reply_body", "split_request", "stream_events"]
 
-# Request keys the transport sets itself; everything else (temperature, tools' choice...) passes through.
-_OWN_KEYS = frozenset({"model", "messages", "tools", "stream"})
+# Request keys the transport sets itself (streaming's options with it); everything else (temperature, tools'
+# choice...) passes through.
+_OWN_KEYS = frozenset({"model", "messages", "tools", "stream", "stream_options"})
 _ROUTE_PREFIX = "/v1/rollouts/"
 _ROUTE_SUFFIX = "/chat/completions"
 
@@ -100,8 +101,9 @@ class LLMBridge:
         scheme, _, value = (header or "").partition(" ")
         return scheme.lower() == "bearer" and hmac.compare_digest(value.strip().encode(), self.token.encode())
 
-    async def complete(self, rollout_id: str, body: Mapping[str, Any]) -> Any:
-        """Sends one chat-completions request for ``rollout_id`` through the transport; returns its Reply.
+    async def complete(self, rollout_id: str, body: Mapping[str, Any], *, as_body: bool = False) -> Any:
+        """Sends one chat-completions request for ``rollout_id`` through the transport; returns its Reply
+        (``as_body``: the reply's ``chat.completion`` body, see :func:`reply_body`).
 
         The HTTP route and in-process callers (:meth:`chat_in_process`) share it: the same retries, the
         same token count per rollout, the same note of a failure every later call would repeat.
@@ -112,17 +114,26 @@ class LLMBridge:
             if isinstance(exc, SystemicProviderCallError):
                 self.systemic_error = str(exc)
             raise
-        used = reply.usage.get("prompt_tokens", 0) + reply.usage.get("completion_tokens", 0)
-        self.tokens_by_rollout[rollout_id] = self.tokens_by_rollout.get(rollout_id, 0) + used
+        # A transport's Reply is its own parse of this one reply (usage, message and body new dicts), so its
+        # usage is kept as the call's counts and its body handed over, neither copied.
+        usage = reply.usage
+        tokens = self.tokens_by_rollout
+        tokens[rollout_id] = (
+            tokens.get(rollout_id, 0) + usage.get("prompt_tokens", 0) + usage.get("completion_tokens", 0)
+        )
         calls = self.calls_by_rollout.get(rollout_id)
         if calls is None:
-            self.calls_by_rollout[rollout_id] = calls = []
-        calls.append(dict(reply.usage))
-        return reply
+            self.calls_by_rollout[rollout_id] = [usage]
+        else:
+            calls.append(usage)
+        return reply_body(reply) if as_body else reply
 
-    async def chat_in_process(self, rollout_id: str, body: Mapping[str, Any]) -> dict[str, Any]:
-        """:meth:`complete` as a ``chat.completion`` body, for a workflow in this process (no HTTP)."""
-        return dict(reply_body(await self.complete(rollout_id, body)))
+    def chat_in_process(
+        self, rollout_id: str, body: Mapping[str, Any]
+    ) -> Coroutine[Any, Any, dict[str, Any]]:
+        """:meth:`complete` as a ``chat.completion`` body, for a workflow in this process (no HTTP): awaited
+        as it is (no coroutine of its own around it: the workflow's every wait passes through each one)."""
+        return self.complete(rollout_id, body, as_body=True)
 
     async def _handle(self, request: HttpRequest) -> HttpReply:
         path = request.path.partition("?")[0]
@@ -165,7 +176,8 @@ def split_request(body: Mapping[str, Any]) -> tuple[Any, Any, dict[str, Any]]:
 
     The transport sets the model and streaming itself; everything else (temperature, tool choice...) passes.
     """
-    params = {k: v for k, v in body.items() if k not in _OWN_KEYS and k != "stream_options"}
+    # Most requests carry only keys the transport sets (one C-level scan says so): no loop in Python.
+    params = {} if _OWN_KEYS.issuperset(body) else {k: v for k, v in body.items() if k not in _OWN_KEYS}
     return body["messages"], body.get("tools"), params
 
 

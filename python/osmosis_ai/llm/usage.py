@@ -29,8 +29,9 @@ class Usage:
 
     def add_response(self, raw: Any) -> None:
         """Adds the ``usage`` block of a chat-completion body (a dict); anything else adds nothing."""
-        usage = raw.get("usage") if isinstance(raw, Mapping) else None
-        if not isinstance(usage, Mapping):
+        # A dict is a Mapping: said without the ABC's instance check (a judge call adds one reply each).
+        usage = raw.get("usage") if type(raw) is dict or isinstance(raw, Mapping) else None
+        if not (type(usage) is dict or isinstance(usage, Mapping)):
             return
         prompt = int(usage.get("prompt_tokens") or 0)
         completion = int(usage.get("completion_tokens") or 0)

@@ -34,6 +34,7 @@ __all__ = [
     "classify_exception",
     "execution_request",
     "plain_copy",
+    "plain_request",
     "sample_from_output",
     "success_result",
 ]
@@ -323,6 +324,29 @@ def _budget(value: Any) -> bool:
     return value is None or (type(value) is float and math.isfinite(value))
 
 
+def plain_request(
+    id: Any,
+    prompt: Any,
+    label: Any,
+    metadata: Any,
+    agent_timeout_sec: Any,
+    grader_timeout_sec: Any,
+    fresh_prompt: bool = False,
+) -> bool:
+    """Whether validating ``ExecutionRequest(...)`` of these values keeps them as they are (exact types, text
+    keys, an id of one path segment, finite budgets), but for the copies it makes of the metadata and of
+    each message (none of a ``fresh_prompt``: see :func:`execution_request`)."""
+    return (
+        type(id) is str
+        and _one_segment(id)
+        and (fresh_prompt or (type(prompt) is list and _str_keyed_dicts(prompt)))
+        and (label is None or type(label) is str)
+        and (metadata is None or _str_keyed(metadata))
+        and _budget(agent_timeout_sec)
+        and _budget(grader_timeout_sec)
+    )
+
+
 def execution_request(
     id: str,
     prompt: list[dict[str, Any]],
@@ -343,16 +367,7 @@ def execution_request(
         >>> execution_request("r1", [{"role": "user", "content": "hi"}], "4").label
         '4'
     """
-    fits = (
-        type(id) is str
-        and _one_segment(id)
-        and (fresh_prompt or (type(prompt) is list and _str_keyed_dicts(prompt)))
-        and (label is None or type(label) is str)
-        and (metadata is None or _str_keyed(metadata))
-        and _budget(agent_timeout_sec)
-        and _budget(grader_timeout_sec)
-    )
-    if not fits:
+    if not plain_request(id, prompt, label, metadata, agent_timeout_sec, grader_timeout_sec, fresh_prompt):
         return ExecutionRequest(
             id=id, prompt=prompt, label=label, metadata=metadata,
             agent_timeout_sec=agent_timeout_sec, grader_timeout_sec=grader_timeout_sec,

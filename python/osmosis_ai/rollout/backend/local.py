@@ -191,12 +191,17 @@ class LocalBackend(ExecutionBackend):
         queued = 0.0 if self._limiter.try_acquire() else await self._wait_for_slot()
         try:
             artifacts = self._artifacts_dir(request.id)
-            result = await self._run_workflow(request, queued, artifacts)
+            result = await self._run_workflow(
+                request.id, plain_copy(request.prompt), request.label, request.metadata,
+                request.agent_timeout_sec, queued, artifacts,
+            )  # fmt: skip
             if (pending := _call(on_workflow_complete, result)) is not None:
                 await pending
             if on_grader_complete is None:
                 return
-            graded = await self._grade(request, result, artifacts)
+            graded = await self._grade(
+                request.label, request.metadata, request.grader_timeout_sec, result, artifacts
+            )
             if (pending := _call(on_grader_complete, graded)) is not None:
                 await pending
         finally:
@@ -219,13 +224,35 @@ class LocalBackend(ExecutionBackend):
             prompt_owned: Nothing else holds ``request.prompt`` (it was made for this call), so the
                 workflow gets it as it is instead of a copy.
         """
+        return await self.run_fields(
+            request.id, request.prompt if prompt_owned else plain_copy(request.prompt), request.label,
+            request.metadata, request.agent_timeout_sec, request.grader_timeout_sec, workflow_done,
+        )  # fmt: skip
+
+    async def run_fields(
+        self,
+        rollout_id: str,
+        prompt: list[dict[str, Any]],
+        label: str | None,
+        metadata: dict[str, Any] | None,
+        agent_timeout_sec: float | None,
+        grader_timeout_sec: float | None,
+        workflow_done: Callable[[ExecutionResult], object] | None = None,
+    ) -> tuple[ExecutionResult, ExecutionResult]:
+        """:meth:`run_rollout` of a request's fields rather than an :class:`ExecutionRequest` (a caller that
+        makes one per rollout, ``osmosis eval run``, skips the model). The values must be what validating
+        the request keeps; ``prompt`` becomes the workflow's own and ``metadata`` the grader's (the
+        workflow gets a copy of it), neither copied.
+        """
         queued = 0.0 if self._limiter.try_acquire() else await self._wait_for_slot()
         try:
-            artifacts = self._artifacts_dir(request.id)
-            result = await self._run_workflow(request, queued, artifacts, copy_prompt=not prompt_owned)
+            artifacts = self._artifacts_dir(rollout_id)
+            result = await self._run_workflow(
+                rollout_id, prompt, label, metadata, agent_timeout_sec, queued, artifacts
+            )
             if workflow_done is not None:
                 workflow_done(result)
-            return result, await self._grade(request, result, artifacts)
+            return result, await self._grade(label, metadata, grader_timeout_sec, result, artifacts)
         finally:
             self._limiter.release()
 
@@ -247,22 +274,30 @@ class LocalBackend(ExecutionBackend):
         return self.workflow
 
     async def _run_workflow(
-        self, request: ExecutionRequest, queued: float, artifacts: str | None, copy_prompt: bool = True
+        self,
+        rollout_id: str,
+        prompt: list[dict[str, Any]],
+        label: str | None,
+        metadata: dict[str, Any] | None,
+        budget: float | None,
+        queued: float,
+        artifacts: str | None,
     ) -> ExecutionResult:
         # The workflow runs in this task, so it sees the rollout context (get_rollout_context()): the
         # caller's when it entered one (entered once: re-entering would lose the caller's reset token),
-        # else one of this rollout's own.
+        # else one of this rollout's own. ``prompt`` is the workflow's own already.
         rollout = get_rollout_context()
         if rollout is None:
-            with RolloutContext(rollout_id=request.id):
-                return await self._run_workflow(request, queued, artifacts, copy_prompt)
-        budget = request.agent_timeout_sec
+            with RolloutContext(rollout_id=rollout_id):
+                return await self._run_workflow(
+                    rollout_id, prompt, label, metadata, budget, queued, artifacts
+                )
         remaining = None if budget is None else max(budget - queued, 0.0)
         config = self.workflow_config
         ctx = AgentWorkflowContext(
-            prompt=plain_copy(request.prompt) if copy_prompt else request.prompt,
+            prompt=prompt,
             config=None if config is None else copy.deepcopy(config),
-            metadata=None if request.metadata is None else plain_copy(request.metadata),
+            metadata=None if metadata is None else plain_copy(metadata),
             artifacts_dir=artifacts,
         )
         try:
@@ -271,9 +306,9 @@ class LocalBackend(ExecutionBackend):
             if remaining is not None and time.monotonic() - started > remaining:
                 # The workflow swallowed the cancellation or blocked the loop past its deadline.
                 raise TimeoutError
-            sample = _output_sample(output, request)
+            sample = _output_sample(output, label)
             if sample is None:  # no messages returned: the registered source's sample, if any
-                sample = await _source_sample(request, rollout)
+                sample = await _source_sample(label, rollout)
         except (TimeoutError, asyncio.TimeoutError):  # distinct classes before Python 3.11
             message = _deadline_message(budget or 0.0, queued)
             return ExecutionResult(
@@ -284,24 +319,26 @@ class LocalBackend(ExecutionBackend):
         return success_result(sample)
 
     async def _grade(
-        self, request: ExecutionRequest, workflow: ExecutionResult, artifacts: str | None
+        self,
+        label: str | None,
+        metadata: dict[str, Any] | None,
+        budget: float | None,
+        workflow: ExecutionResult,
+        artifacts: str | None,
     ) -> ExecutionResult:
         """The grading step after ``workflow``: a bare failure when nothing is graded (the workflow failed, or
         there is no grader or nothing to grade against)."""
         if not (
             self.grader is not None
-            and (request.label is not None or request.metadata is not None)
+            and (label is not None or metadata is not None)
             and workflow.status is RolloutStatus.SUCCESS
         ):
             return _bare_failure(workflow)
         sample = workflow.sample
-        ctx = GraderContext(
-            label=request.label, sample=sample, metadata=request.metadata, artifacts_dir=artifacts
-        )
+        ctx = GraderContext(label=label, sample=sample, metadata=metadata, artifacts_dir=artifacts)
         grader = self.grader
         if isinstance(grader, type):
             grader = grader(self.grader_config) if self.grader_config is not None else grader()
-        budget = request.grader_timeout_sec
         if sample is None:
             return ExecutionResult(
                 status=RolloutStatus.FAILURE,
@@ -330,7 +367,7 @@ class LocalBackend(ExecutionBackend):
         return success_result(ctx.sample)
 
 
-def _output_sample(output: Any, request: ExecutionRequest) -> RolloutSample | None:
+def _output_sample(output: Any, label: str | None) -> RolloutSample | None:
     """The sample of the messages a workflow returned, or None when it returned none."""
     if isinstance(output, list):
         output = AgentWorkflowOutput(messages=output)
@@ -340,14 +377,14 @@ def _output_sample(output: Any, request: ExecutionRequest) -> RolloutSample | No
             f"got {type(output).__name__}"
         )
     if output is not None and output.messages is not None:
-        return sample_from_output(output.messages, request.label, output.metrics)
+        return sample_from_output(output.messages, label, output.metrics)
     return None
 
 
-async def _source_sample(request: ExecutionRequest, rollout: RolloutContext) -> RolloutSample | None:
+async def _source_sample(label: str | None, rollout: RolloutContext) -> RolloutSample | None:
     sample = await rollout.get_sample()
     if sample is not None and sample.label is None:
-        sample.label = request.label
+        sample.label = label
     return sample
 
 
