@@ -80,7 +80,7 @@ def _without_ids(records: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _spy(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
-    calls = {"run_fields": 0, "run_rollout": 0}
+    calls = {"_run_fields": 0, "run_rollout": 0}
     for name in calls:
         original = getattr(LocalBackend, name)
 
@@ -107,11 +107,11 @@ def test_plain_fields_run_without_a_request_and_record_what_the_request_path_rec
     calls = _spy(monkeypatch)
     rows = _rows()
     fast = _run(LocalBackend(workflow=_Flow, grader=_Grader, artifact_root=False, max_concurrent=None), rows)
-    assert calls == {"run_fields": len(rows), "run_rollout": 0}
+    assert calls == {"_run_fields": len(rows), "run_rollout": 0}
     general = _run(
         _OwnExecute(workflow=_Flow, grader=_Grader, artifact_root=False, max_concurrent=None), rows
     )
-    assert calls == {"run_fields": len(rows), "run_rollout": 0}  # execute() takes neither
+    assert calls == {"_run_fields": len(rows), "run_rollout": 0}  # execute() takes neither
     assert _without_ids(fast) == _without_ids(general)
     assert [r.get("reward") for r in fast] == [1.0, 0.0, 1.0, None]  # the last has nothing to grade
     assert fast[0]["llm_calls"] == [{"prompt_tokens": 5, "completion_tokens": 2}] and fast[0]["tokens"] == 7
@@ -138,9 +138,9 @@ def test_fields_validation_would_change_go_through_the_validated_request(
     [general] = _run(_OwnExecute(workflow=_Flow, grader=_Grader, artifact_root=False), [row], timeout)
     assert _without_ids([record]) == _without_ids([general])
     if (record.get("error") or "").startswith("ValidationError"):
-        assert calls == {"run_fields": 0, "run_rollout": 0}  # the request could not be made
-    else:  # the validated request's steps (run_rollout runs them through run_fields)
-        assert calls == {"run_fields": 1, "run_rollout": 1} and record["status"] == "success"
+        assert calls == {"_run_fields": 0, "run_rollout": 0}  # the request could not be made
+    else:  # the validated request's steps (run_rollout runs them through _run_fields)
+        assert calls == {"_run_fields": 1, "run_rollout": 1} and record["status"] == "success"
 
 
 @pytest.mark.parametrize(
@@ -178,3 +178,39 @@ def test_each_in_process_call_keeps_its_own_counts_and_returns_the_replys_body()
     assert bodies[0]["usage"] == {"prompt_tokens": 5, "completion_tokens": 2}  # the wire body as it came
     assert calls == [{"prompt_tokens": 5, "completion_tokens": 2}] * 2 and calls[0] is not calls[1]
     assert [params for _, _, params in sent] == [{}, {}]
+
+
+class _HalvedRollout(LocalBackend):
+    """A backend whose run_rollout is its own: it must see every item, plain fields or not."""
+
+    async def run_rollout(self, request: Any, workflow_done: Any = None, **kw: Any) -> Any:
+        workflow, grader = await super().run_rollout(request, workflow_done, **kw)
+        grader.sample.reward /= 2
+        return workflow, grader
+
+
+def test_a_backend_with_its_own_run_rollout_runs_every_item_through_it() -> None:
+    rows = [{"user_prompt": "4 please", "ground_truth": "4"}]
+    for timeout in (60.0, 60):  # plain fields, and fields the request's validation changes
+        records = _run(_HalvedRollout(workflow=_Flow, grader=_Grader, artifact_root=False), rows, timeout)
+        assert records[0]["reward"] == 0.5, timeout
+
+
+class _SharedUsage(_Transport):
+    """A transport whose Reply's usage is the body's own usage block (nothing says it must not be)."""
+
+    async def complete(self, messages: Any, tools: Any = None, params: Any = None, **kw: Any) -> Reply:
+        reply = await super().complete(messages, tools, params)
+        return Reply(reply.message, reply.raw["usage"], reply.finish_reason, reply.raw)
+
+
+def test_the_recorded_counts_are_not_the_body_the_workflow_may_edit() -> None:
+    async def main() -> Any:
+        bridge = LLMBridge(_SharedUsage())  # type: ignore[arg-type]
+        body = await bridge.chat_in_process(
+            "a", {"model": "m", "messages": [{"role": "user", "content": "x"}]}
+        )
+        body["usage"]["prompt_tokens"] = 0  # the workflow's edit of its own reply
+        return bridge.take_calls("a")
+
+    assert asyncio.run(main()) == [{"prompt_tokens": 5, "completion_tokens": 2}]

@@ -114,9 +114,11 @@ class WorkflowExecutor:
         self.agent_timeout = agent_timeout
         self.grader_timeout = grader_timeout
         # A LocalBackend whose execute() is LocalBackend's runs its steps through run_rollout (same steps);
-        # one that overrides execute() is called through it.
+        # one that overrides execute() is called through it. Only when run_rollout is LocalBackend's too may
+        # an item skip the request model and go to the steps on its fields (an override sees every item).
         local = backend if isinstance(backend, LocalBackend) else None
         self._local = local if local is not None and type(local).execute is LocalBackend.execute else None
+        self._fields_path = self._local is not None and type(local).run_rollout is LocalBackend.run_rollout
 
     def new_record(self, item: WorkItem) -> dict[str, Any]:
         return base_record(item)
@@ -129,7 +131,7 @@ class WorkflowExecutor:
         agent_timeout, grader_timeout = self.agent_timeout, self.grader_timeout
         local = self._local
         request = None
-        if local is None or not plain_request(
+        if not self._fields_path or not plain_request(
             rollout_id, prompt, label, metadata, agent_timeout, grader_timeout, True
         ):
             request = execution_request(
@@ -156,7 +158,7 @@ class WorkflowExecutor:
         with context:
             if request is None:  # a LocalBackend's steps on the request's fields (no model, no callbacks)
                 assert local is not None
-                workflow, grader = await local.run_fields(
+                workflow, grader = await local._run_fields(
                     rollout_id, prompt, label, metadata, agent_timeout, grader_timeout, workflow_done
                 )
             elif local is not None:

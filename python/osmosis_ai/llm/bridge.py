@@ -114,8 +114,8 @@ class LLMBridge:
             if isinstance(exc, SystemicProviderCallError):
                 self.systemic_error = str(exc)
             raise
-        # A transport's Reply is its own parse of this one reply (usage, message and body new dicts), so its
-        # usage is kept as the call's counts and its body handed over, neither copied.
+        # The body is handed over as it is (the Reply is dropped here); the counts are copied, as a transport
+        # may hand the body's own usage block as the Reply's and the workflow may edit its body.
         usage = reply.usage
         tokens = self.tokens_by_rollout
         tokens[rollout_id] = (
@@ -123,9 +123,9 @@ class LLMBridge:
         )
         calls = self.calls_by_rollout.get(rollout_id)
         if calls is None:
-            self.calls_by_rollout[rollout_id] = [usage]
+            self.calls_by_rollout[rollout_id] = [dict(usage)]
         else:
-            calls.append(usage)
+            calls.append(dict(usage))
         return reply_body(reply) if as_body else reply
 
     def chat_in_process(

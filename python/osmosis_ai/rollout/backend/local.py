@@ -224,12 +224,12 @@ class LocalBackend(ExecutionBackend):
             prompt_owned: Nothing else holds ``request.prompt`` (it was made for this call), so the
                 workflow gets it as it is instead of a copy.
         """
-        return await self.run_fields(
+        return await self._run_fields(
             request.id, request.prompt if prompt_owned else plain_copy(request.prompt), request.label,
             request.metadata, request.agent_timeout_sec, request.grader_timeout_sec, workflow_done,
         )  # fmt: skip
 
-    async def run_fields(
+    async def _run_fields(
         self,
         rollout_id: str,
         prompt: list[dict[str, Any]],
