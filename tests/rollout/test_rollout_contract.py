@@ -330,6 +330,20 @@ def test_context_metrics_are_validated_by_the_model() -> None:
         ctx.complete([])
 
 
+class _ClaimsToolCalls(CountingLLM):
+    """A client whose metric_fields() sets a field the context counts itself."""
+
+    def metric_fields(self) -> dict[str, Any]:
+        return {"llm_latency_ms": 1.0, "num_tool_calls": 7}
+
+
+def test_a_clients_metric_the_context_counts_is_refused_not_taken() -> None:
+    ctx = RolloutContext(request=make_request(), tools=[], llm=_ClaimsToolCalls(), _start_time=0.0)
+    ctx.record_tool_call(2)
+    with pytest.raises(TypeError, match="multiple values for keyword argument 'num_tool_calls'"):
+        ctx.complete([])
+
+
 # --- schemas ---------------------------------------------------------------------------------------------
 
 

@@ -94,7 +94,8 @@ class OpenAICompatTransport:
             payload["tools"] = list(tools)
         body = orjson.dumps(payload)
         # The first attempt straight from here: call_with_retries, its closure and _send are three frames
-        # per model request that only a failure needs.
+        # per model request that only a failure needs. It mirrors call_with_retries' own first attempt
+        # (which a first_failure skips): keep the two alike.
         if stats is not None:
             stats.attempts += 1
         try:

@@ -245,7 +245,8 @@ async def call_with_retries(
         'ok'
     """
     # The first attempt is awaited here, without the loop's closures and frames: almost every call
-    # succeeds at once, and the loop below cost several microseconds per model request.
+    # succeeds at once, and the loop below cost several microseconds per model request. The direct
+    # transport (OpenAICompatTransport.complete) makes the same attempt itself: keep the two alike.
     failed: BaseException | None = first_failure
     if failed is None:
         if stats is not None:

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from osmosis_ai._fresh import FRESH
 from osmosis_ai.llm.network import NetworkSettings, network_settings
 from osmosis_ai.llm.providers import Endpoint
 from osmosis_ai.llm.retry import RetryPolicy
@@ -21,17 +22,6 @@ from osmosis_ai.llm.usage import CallStats
 __all__ = ["DEFAULT_POLICY", "Reply", "Transport", "make_transport"]
 
 DEFAULT_POLICY = RetryPolicy()
-
-
-class _Fresh:
-    """A field not given to a fast dataclass ``__init__`` (Reply's, CompletionsResult's): a new empty value
-    each time, as the field's ``default_factory`` gave."""
-
-    def __repr__(self) -> str:
-        return "<factory>"  # what the signature showed with the dataclass's own __init__
-
-
-FRESH: Any = _Fresh()
 
 
 @dataclass(frozen=True)

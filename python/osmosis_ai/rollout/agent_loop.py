@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from osmosis_ai.llm.transport import FRESH as _FRESH
+from osmosis_ai._fresh import FRESH as _FRESH
 from osmosis_ai.redact import redact
 from osmosis_ai.rollout.schemas import OpenAIFunctionToolSchema, RolloutMetrics, RolloutRequest
 
@@ -259,14 +259,17 @@ class RolloutContext:
         # Validated: pydantic-core checks these numbers in less time than model_construct's Python loop takes,
         # given one dict (the model's __init__ adds a frame and a kwargs dict: a microsecond a rollout). Every
         # field given (a client's fields may leave max_context_tokens out): all set, as before.
-        fields = {
-            "total_latency_ms": total,
-            "tool_latency_ms": self._tool_latency_ms,
-            "num_tool_calls": self._num_tool_calls,
-            "max_context_tokens": 0,
-            **llm,
-        }
+        own = {"total_latency_ms": total, "tool_latency_ms": self._tool_latency_ms}
+        if not _CONTEXT_FIELDS.isdisjoint(llm):  # a client's field the context owns: the keywords' own error
+            return RolloutMetrics(
+                **own, num_tool_calls=self._num_tool_calls, **{"max_context_tokens": 0, **llm}
+            )
+        fields = {**own, "num_tool_calls": self._num_tool_calls, "max_context_tokens": 0, **llm}
         return RolloutMetrics.__pydantic_validator__.validate_python(fields)  # type: ignore[no-any-return]
+
+
+# The metrics the context counts itself; a client's metric_fields() never sets them.
+_CONTEXT_FIELDS = frozenset({"total_latency_ms", "tool_latency_ms", "num_tool_calls"})
 
 
 def _llm_fields(metrics: RolloutMetrics) -> dict[str, Any]:

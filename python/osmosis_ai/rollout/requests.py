@@ -55,11 +55,12 @@ def dataset_row_to_request(
         'math'
     """
     sdk = {"ground_truth": row["ground_truth"], "row_index": row_index, **(overrides or {})}
-    metadata: dict[str, Any] = {}
     shadowed: dict[str, Any] = {}
+    metadata: dict[str, Any]
     if row.keys() == _ONLY_REQUIRED:
         metadata = sdk  # the required columns alone (one comparison, not a walk of the row): the SDK's keys
     else:
+        metadata = {}
         for name, value in row.items():
             if name in REQUIRED_COLUMNS:
                 continue

@@ -311,7 +311,8 @@ class ResultsLog:
         """Writes one finished item, stamped with its invocation, and flushes it to the OS before returning."""
         wall, cpu = self._opened
         # Milliseconds to 3 decimals from whole microseconds: k / 1000 is the float nearest k thousandths,
-        # as round(ms, 3) gives, without round()'s decimal conversion (two of them were 1 us a line).
+        # without round()'s decimal conversion (two of them were 1 us a line). A half microsecond rounds up;
+        # round(ms, 3) of float seconds sent it either way, by the float's noise.
         invocation_ms = (time.perf_counter_ns() - wall + 500) // 1000 / 1000
         cpu_ms = (time.process_time_ns() - cpu + 500) // 1000 / 1000
         if (
