@@ -151,38 +151,57 @@ fn float(f: f64, out: &mut Vec<u8>) -> bool {
 
 fn string(s: &str, out: &mut Vec<u8>, ascii: bool) {
     out.push(b'"');
-    if ascii {
-        for c in s.chars() {
-            match c {
-                ' '..='~' if c != '"' && c != '\\' => out.push(c as u8),
-                _ => escape_char(c, out),
-            }
-        }
-    } else {
-        let bytes = s.as_bytes();
-        let mut from = 0;
-        // A block at a time past those that need no escape (most of a conversation's text); a block
-        // with one is escaped byte by byte.
-        for (index, block) in bytes.chunks(BLOCK).enumerate() {
-            if block.len() == BLOCK && !block.iter().fold(false, |hit, &b| hit | needs_escape(b)) {
-                continue;
-            }
-            let base = index * BLOCK;
-            for (i, &b) in block.iter().enumerate() {
-                if needs_escape(b) {
-                    out.extend_from_slice(&bytes[from..base + i]);
-                    escape_char(char::from(b), out);
-                    from = base + i + 1;
-                }
-            }
-        }
-        out.extend_from_slice(&bytes[from..]);
+    let mut rest = s;
+    loop {
+        let plain = plain_len(rest.as_bytes(), ascii);
+        out.extend_from_slice(&rest.as_bytes()[..plain]);
+        // The plain bytes are ASCII (or whole characters, without `ascii`): `plain` is a char boundary.
+        let Some(c) = rest[plain..].chars().next() else {
+            break;
+        };
+        escape_char(c, out);
+        rest = &rest[plain + c.len_utf8()..];
     }
     out.push(b'"');
 }
 
-/// Bytes checked at once for escapes (the check of a block compiles to vector compares, no branch).
-const BLOCK: usize = 32;
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// The high bit of each byte of `word` (8 bytes of text, the first in the low byte) that needs an
+/// escape: `"`, `\`, a control character, and with `ascii` anything past `~`. Exact for the lowest
+/// such byte, which is all the caller reads (a borrow or carry only runs upward, into later bytes).
+fn escapes(word: u64, ascii: bool) -> u64 {
+    let zero = |x: u64| x.wrapping_sub(ONES) & !x;
+    let control = word.wrapping_sub(ONES * 0x20) & !word;
+    let mut hits =
+        control | zero(word ^ (ONES * u64::from(b'"'))) | zero(word ^ (ONES * u64::from(b'\\')));
+    if ascii {
+        hits |= word.wrapping_add(ONES) | word; // 0x7f becomes 0x80; 0x80 and past have it already
+    }
+    hits & HIGH
+}
+
+/// How many bytes at the start of `bytes` need no escape, 8 at a time (the scan of a long text).
+fn plain_len(bytes: &[u8], ascii: bool) -> usize {
+    let mut words = bytes.chunks_exact(8);
+    let mut at = 0;
+    for word in words.by_ref() {
+        let hits = escapes(
+            u64::from_le_bytes(word.try_into().unwrap_or_default()),
+            ascii,
+        );
+        if hits != 0 {
+            return at + (hits.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    let tail = words.remainder();
+    at + tail
+        .iter()
+        .position(|&b| needs_escape(b) || (ascii && b > b'~'))
+        .unwrap_or(tail.len())
+}
 
 fn needs_escape(b: u8) -> bool {
     b < 0x20 || b == b'"' || b == b'\\'
@@ -303,6 +322,39 @@ mod tests {
             text.push_str(&"b".repeat(40));
             let (_, spaced) = both(serde_json::Value::String(text.clone()));
             assert_eq!(spaced, reference(&text), "{text}");
+        }
+    }
+
+    #[test]
+    fn every_character_at_every_place_of_a_word_escapes_as_one_at_a_time() {
+        // The reference: each character on its own, as the writers escape it.
+        let reference = |text: &str, ascii: bool| {
+            let mut out = vec![b'"'];
+            for c in text.chars() {
+                let plain = !(c < ' ' || c == '"' || c == '\\' || (ascii && c > '~'));
+                if plain {
+                    out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+                } else {
+                    super::escape_char(c, &mut out);
+                }
+            }
+            out.push(b'"');
+            out
+        };
+        let odd = (0u8..0x80)
+            .map(char::from)
+            .chain(['é', '\u{80}', '\u{ff}', '中', '😀']);
+        for c in odd {
+            for at in 0..19 {
+                let mut text: String = "abcdefghijklmnopq".into();
+                text.insert(at.min(text.len()), c);
+                text.push(c); // a second one in the tail past the last whole word
+                for ascii in [false, true] {
+                    let mut out = Vec::new();
+                    super::string(&text, &mut out, ascii);
+                    assert_eq!(out, reference(&text, ascii), "{text:?} ascii {ascii}");
+                }
+            }
         }
     }
 

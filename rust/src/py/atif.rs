@@ -128,7 +128,6 @@ pub struct EvalRunItems {
     model_name: Option<String>,
     version: String,
     keys: Vec<Py<PyString>>,
-    line: Vec<u8>,
     /// Where documents are written (`rollout_trials/`, `trajectories/`), and the masker applied first.
     files: Option<TrajectoryFolders>,
     masker: Option<Py<SecretMasker>>,
@@ -164,7 +163,6 @@ impl EvalRunItems {
             model_name,
             version,
             keys,
-            line: Vec::with_capacity(1 << 13),
             files: files.map(|(trials, folder)| TrajectoryFolders::new(trials, folder)),
             masker,
         })
@@ -183,11 +181,10 @@ impl EvalRunItems {
         };
         // `&mut self` already excludes other callers; the lock only makes the class `Sync`.
         let reader = self.reader.get_mut().unwrap_or_else(|p| p.into_inner());
-        let offset = reader
-            .line_at(start.extract()?, &mut self.line)
+        let (offset, line) = reader
+            .lend_at(start.extract()?)
             .map_err(|e| CoreError::io(&self.path, e))?;
         let offset = offset.into_bound_py_any(py)?;
-        let line = &self.line;
         let Some(record) = RunRecord::parse(line) else {
             let nothing = [py.None().into_bound(py), false.into_bound_py_any(py)?];
             let items = [
@@ -200,7 +197,7 @@ impl EvalRunItems {
             ];
             return Ok(Some(PyTuple::new(py, items)?));
         };
-        let (fields, rollout_id) = self.fields(py, &record)?;
+        let (fields, rollout_id) = fields(py, &self.keys, &record)?;
         let listed = |set: &Py<PyAny>| -> PyResult<bool> {
             match &rollout_id {
                 Some(id) => set.bind(py).contains(id),
@@ -249,30 +246,28 @@ impl EvalRunItems {
     }
 }
 
-impl EvalRunItems {
-    /// The record's `FIELDS` as a dict, and its `rollout_id`.
-    fn fields<'py>(
-        &self,
-        py: Python<'py>,
-        record: &RunRecord<'_>,
-    ) -> PyResult<(Bound<'py, PyDict>, Option<Bound<'py, PyAny>>)> {
-        let fields = PyDict::new(py);
-        let mut rollout_id = None;
-        for (name, key) in FIELDS.iter().zip(&self.keys) {
-            let value = if *name == "trajectory_filename" && record.conversation {
-                "trajectory.json".into_bound_py_any(py)?
-            } else if let Some(value) = record.record.get(name) {
-                json_to_py(py, value)?
-            } else {
-                continue;
-            };
-            if *name == "rollout_id" {
-                rollout_id = Some(value.clone());
-            }
-            fields.set_item(key.bind(py), value)?;
+/// The record's `FIELDS` as a dict (`keys`: their interned names), and its `rollout_id`.
+fn fields<'py>(
+    py: Python<'py>,
+    keys: &[Py<PyString>],
+    record: &RunRecord<'_>,
+) -> PyResult<(Bound<'py, PyDict>, Option<Bound<'py, PyAny>>)> {
+    let fields = PyDict::new(py);
+    let mut rollout_id = None;
+    for (name, key) in FIELDS.iter().zip(keys) {
+        let value = if *name == "trajectory_filename" && record.conversation {
+            "trajectory.json".into_bound_py_any(py)?
+        } else if let Some(value) = record.record.get(name) {
+            json_to_py(py, value)?
+        } else {
+            continue;
+        };
+        if *name == "rollout_id" {
+            rollout_id = Some(value.clone());
         }
-        Ok((fields, rollout_id))
+        fields.set_item(key.bind(py), value)?;
     }
+    Ok((fields, rollout_id))
 }
 
 /// Writes a trajectory to `<trial_dir>/trajectory.json` and hard-links `target` to it.

@@ -78,6 +78,20 @@ impl<R: BufRead> LentLines<R> {
         }
         Ok(&self.spill)
     }
+
+    /// The line [`next_line`](Self::next_line) lent last, again.
+    fn last_line(&mut self) -> io::Result<&[u8]> {
+        match self.lent {
+            0 => Ok(&self.spill),
+            lent => Ok(&self.reader.fill_buf()?[..lent]), // still buffered: fill_buf reads nothing
+        }
+    }
+
+    /// The reader, past the line lent last (where a seek starts from).
+    fn reader_mut(&mut self) -> &mut R {
+        self.reader.consume(std::mem::take(&mut self.lent));
+        &mut self.reader
+    }
 }
 
 /// `fill_buf`, asked again when a signal interrupted the read (as `read_until` does).
@@ -177,25 +191,23 @@ impl Starts {
 /// Reads the log at `path` (see the module documentation); `runs_per_row`, the runs each row was
 /// given, keeps the pass's memory at 8 bytes a run.
 pub fn latest_lines(path: &Path, runs_per_row: Option<u32>) -> io::Result<Option<LatestLines>> {
-    let mut reader = BufReader::with_capacity(1 << 16, File::open(path)?);
-    let mut line = Vec::with_capacity(4096);
+    let mut lines = LentLines::new(BufReader::with_capacity(1 << 16, File::open(path)?));
     let mut header = None;
     let mut starts = Starts::new(runs_per_row);
     let (mut start, mut end) = (0u64, 0u64);
     loop {
-        line.clear();
-        let read = reader.read_until(b'\n', &mut line)?;
+        let line = lines.next_line()?;
         if line.last() != Some(&b'\n') {
             break; // the end, or a last line a crash cut short (not read, as Python's pass does)
         }
-        end += read as u64;
+        end += line.len() as u64;
         if header.is_none() {
-            if blank(&line) {
+            if blank(line) {
                 return Ok(None);
             }
-            header = Some(line.clone());
-        } else if !blank(&line) {
-            match head(&line) {
+            header = Some(line.to_vec());
+        } else if !blank(line) {
+            match head(line) {
                 Some((row, run)) if row >= 0 && (0..1 << 32).contains(&run) => {
                     starts.set(row, run, start)
                 }
@@ -217,39 +229,49 @@ pub fn latest_lines(path: &Path, runs_per_row: Option<u32>) -> io::Result<Option
 
 /// Reads the lines at the starts [`latest_lines`] found (the second pass), mostly in file order.
 pub struct LineReader {
-    reader: BufReader<File>,
+    lines: LentLines<BufReader<File>>,
     position: u64,
 }
 
 impl LineReader {
     pub fn open(path: &Path) -> io::Result<LineReader> {
         Ok(LineReader {
-            reader: BufReader::with_capacity(1 << 16, File::open(path)?),
+            lines: LentLines::new(BufReader::with_capacity(1 << 16, File::open(path)?)),
             position: 0,
         })
     }
 
     /// Puts the first non-blank line from `offset` on into `line` (with its newline; empty at the end
     /// of the file) and returns where it starts.
-    pub fn line_at(&mut self, mut offset: u64, line: &mut Vec<u8>) -> io::Result<u64> {
+    pub fn line_at(&mut self, offset: u64, line: &mut Vec<u8>) -> io::Result<u64> {
+        let (start, lent) = self.lend_at(offset)?;
+        line.clear();
+        line.extend_from_slice(lent);
+        Ok(start)
+    }
+
+    /// [`line_at`](Self::line_at)'s line and start, the line lent from the reader's buffer (most lie
+    /// whole there) until the next call.
+    pub fn lend_at(&mut self, mut offset: u64) -> io::Result<(u64, &[u8])> {
         if offset != self.position {
+            let reader = self.lines.reader_mut();
             // Within the buffer, forward or back, keeps it (a seek would read it again): the latest lines
             // of a log written by concurrent runs come a few lines out of file order.
             let delta = i64::try_from(i128::from(offset) - i128::from(self.position)).ok();
             match delta {
-                Some(delta) => self.reader.seek_relative(delta)?,
+                Some(delta) => reader.seek_relative(delta)?,
                 None => {
-                    self.reader.seek(SeekFrom::Start(offset))?;
+                    reader.seek(SeekFrom::Start(offset))?;
                 }
             }
             self.position = offset;
         }
         loop {
-            line.clear();
-            let read = self.reader.read_until(b'\n', line)? as u64;
+            let line = self.lines.next_line()?;
+            let (read, found) = (line.len() as u64, line.is_empty() || !blank(line));
             self.position += read;
-            if read == 0 || !blank(line) {
-                return Ok(offset);
+            if found {
+                return Ok((offset, self.lines.last_line()?));
             }
             offset += read;
         }
@@ -388,6 +410,50 @@ mod tests {
         )
         .unwrap();
         assert!(latest_lines(&path, None).unwrap().is_none());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn lent_lines_at_any_start_across_the_buffer_match_the_file() {
+        let dir = std::env::temp_dir().join(format!("osmosis-lend-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("log.jsonl");
+        // Lines of 1 to ~12 KB, blank ones among them: some straddle the reader's 64 KiB buffer.
+        let mut text = Vec::new();
+        let mut starts = Vec::new();
+        for i in 0..40usize {
+            starts.push(text.len() as u64);
+            text.extend(std::iter::repeat_n(
+                b'a' + (i % 26) as u8,
+                (i * 7919) % 12_000 + 1,
+            ));
+            text.extend_from_slice(if i % 9 == 4 { b"\n \n" } else { b"\n" });
+        }
+        text.extend_from_slice(b"tail without a newline");
+        std::fs::write(&path, &text).unwrap();
+        let expected = |start: u64| {
+            let mut at = start as usize;
+            loop {
+                let end = text[at..]
+                    .iter()
+                    .position(|&b| b == b'\n')
+                    .map_or(text.len(), |e| at + e + 1);
+                if end == at || !super::blank(&text[at..end]) {
+                    return (at as u64, text[at..end].to_vec());
+                }
+                at = end;
+            }
+        };
+        let mut reader = LineReader::open(&path).unwrap();
+        // In order, then back and forth, then past the end.
+        let order = starts
+            .iter()
+            .copied()
+            .chain(starts.iter().rev().step_by(3).copied());
+        for start in order.chain([text.len() as u64 - 5, text.len() as u64]) {
+            let (at, line) = reader.lend_at(start).unwrap();
+            assert_eq!((at, line.to_vec()), expected(start), "from {start}");
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
