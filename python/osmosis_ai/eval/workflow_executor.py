@@ -118,7 +118,9 @@ class WorkflowExecutor:
         # an item skip the request model and go to the steps on its fields (an override sees every item).
         local = backend if isinstance(backend, LocalBackend) else None
         self._local = local if local is not None and type(local).execute is LocalBackend.execute else None
-        self._fields_path = self._local is not None and type(local).run_rollout is LocalBackend.run_rollout
+        self._fields_path = (
+            self._local is not None and type(self._local).run_rollout is LocalBackend.run_rollout
+        )
 
     def new_record(self, item: WorkItem) -> dict[str, Any]:
         return base_record(item)
