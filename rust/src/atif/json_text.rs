@@ -345,9 +345,10 @@ mod tests {
             .map(char::from)
             .chain(['é', '\u{80}', '\u{ff}', '中', '😀']);
         for c in odd {
-            for at in 0..19 {
-                let mut text: String = "abcdefghijklmnopq".into();
-                text.insert(at.min(text.len()), c);
+            // Texts of 0 to 17 plain bytes: the short ones never fill a word.
+            for (len, at) in (0..18).flat_map(|len| (0..=len).map(move |at| (len, at))) {
+                let mut text: String = "abcdefghijklmnopq"[..len].into();
+                text.insert(at, c);
                 text.push(c); // a second one in the tail past the last whole word
                 for ascii in [false, true] {
                     let mut out = Vec::new();

@@ -418,15 +418,18 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("osmosis-lend-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("log.jsonl");
-        // Lines of 1 to ~12 KB, blank ones among them: some straddle the reader's 64 KiB buffer.
+        // Lines of 1 to ~12 KB, blank ones among them: some straddle the reader's 64 KiB buffer; every
+        // tenth is longer than the buffer (70 KB), so it is lent from the reader's second buffer.
         let mut text = Vec::new();
         let mut starts = Vec::new();
         for i in 0..40usize {
             starts.push(text.len() as u64);
-            text.extend(std::iter::repeat_n(
-                b'a' + (i % 26) as u8,
-                (i * 7919) % 12_000 + 1,
-            ));
+            let len = if i % 10 == 3 {
+                70_000
+            } else {
+                (i * 7919) % 12_000 + 1
+            };
+            text.extend(std::iter::repeat_n(b'a' + (i % 26) as u8, len));
             text.extend_from_slice(if i % 9 == 4 { b"\n \n" } else { b"\n" });
         }
         text.extend_from_slice(b"tail without a newline");
