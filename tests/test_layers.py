@@ -26,6 +26,7 @@ FOUNDATION = {
     "stop_signals",
     "terminal_text",
     "_http_head",
+    "_fresh",
 }
 MAY_IMPORT = {
     "llm": FOUNDATION,
