@@ -8,6 +8,7 @@
 //!   with a streaming visitor so only one row is in memory at a time.
 
 use super::attempt::{RawAttempt, RubricRun};
+use super::record_line::{capture, Captured};
 use super::{LentLines, LOG_FORMATS};
 use crate::error::{CoreError, CoreResult};
 use crate::stats::StatsError;
@@ -30,6 +31,17 @@ pub(crate) trait Sink {
     ) -> CoreResult<bool>;
     /// A run of an eval-rubric document, whose one score name is the rubric's.
     fn rubric(&mut self, run: RubricRun, row: u64) -> CoreResult<bool>;
+}
+
+/// A second reader of a log's lines, fed by the pass that reads its attempts so both share one read and
+/// one parse of each line.
+pub(crate) trait LineTap {
+    /// Every line as read (`raw`, with its newline unless it is a last line without one), in order, and
+    /// `captured`, the read of `raw` without the ASCII whitespace around it (`trim_ascii`): `None` when
+    /// that is empty or not one JSON object.
+    fn line(&mut self, raw: &[u8], captured: Option<&Captured<'_>>);
+    /// The file is read again from its start (the pass that fed the lines so far stopped early).
+    fn restart(&mut self);
 }
 
 /// Which layout a file is in.
@@ -231,13 +243,15 @@ const CHECK_EVERY: usize = 1 << 16;
 
 /// Hands every attempt of a JSONL layout to `sink`, in file order, numbered from 0 (`base`, what the
 /// log counts from, is subtracted); `Ok(false)` when the sink stopped. `interrupted` is asked every
-/// [`CHECK_EVERY`] lines; `true` ends the read with `CoreError::Interrupted`.
+/// [`CHECK_EVERY`] lines; `true` ends the read with `CoreError::Interrupted`. `tap`, when given, is handed
+/// every line and its one parse, which serves the attempts too.
 pub(crate) fn for_each_line_attempt(
     path: &Path,
     layout: Layout,
     base: u64,
     sink: &mut dyn Sink,
     interrupted: &mut dyn FnMut() -> bool,
+    mut tap: Option<&mut dyn LineTap>,
 ) -> CoreResult<bool> {
     let mut header_pending = layout == Layout::Log;
     // Parsing borrows each line from the reader's buffer: a line costs no allocation or copy of its own.
@@ -253,6 +267,14 @@ pub(crate) fn for_each_line_attempt(
             return Err(CoreError::Interrupted);
         }
         let line = buffer.trim_ascii();
+        let captured = match tap.as_deref_mut() {
+            Some(tap) => {
+                let captured = (!line.is_empty()).then(|| capture(line)).flatten();
+                tap.line(buffer, captured.as_ref());
+                captured
+            }
+            None => None,
+        };
         if line.is_empty() {
             continue;
         }
@@ -260,8 +282,12 @@ pub(crate) fn for_each_line_attempt(
             header_pending = false;
             continue;
         }
-        let mut record: RawAttempt<'_> =
-            serde_json::from_slice(line).map_err(|e| record_error(path, line_no, &e))?;
+        // A line the shared read refused, or whose attempt it could not read, is parsed whole: the error
+        // (if any) is then worded as ever.
+        let mut record: RawAttempt<'_> = match captured.as_ref().map(Captured::attempt) {
+            Some(Ok(record)) => record,
+            _ => serde_json::from_slice(line).map_err(|e| record_error(path, line_no, &e))?,
+        };
         record.run_index = record.run_index.saturating_sub(base);
         let Some(row) = record.row_index.map(|row| row.saturating_sub(base)) else {
             return Err(StatsError::new(format!(
