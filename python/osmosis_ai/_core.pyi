@@ -54,6 +54,8 @@ __all__ = [
     "validate_dataset",
     "wilson_interval",
     "write_trajectory",
+    # evalend (session 16)
+    "result_model_with_rows",
 ]
 
 __version__: str
@@ -451,6 +453,20 @@ class EvalOutputRows:
     def __next__(self) -> bytes | None: ...
     @property
     def rows(self) -> int: ...
+
+def result_model_with_rows(
+    path: str,
+    runs_per_row: int,
+    with_tags: bool,
+    pass_threshold: float | None = None,
+    n_runs: int | None = None,
+    failed: str | None = None,
+    level: float = 0.95,
+) -> tuple[str, EvalOutputRows | None]:
+    """``result_model``'s JSON and, laid out in the same pass over the log (one read and parse of each line),
+    its ``-o`` rows as ``EvalOutputRows(path, runs_per_row, with_tags)`` would give them; ``None`` for the
+    rows when the file is not a results log numbered from 0 or they could not be held (past 1 MiB the text
+    goes to an unnamed file beside the log). Raises as ``result_model`` does."""
 
 def scan_chat_records(path: str) -> tuple[int, bytes]:
     """``(records, unsure)``: the non-blank lines of an ``eval rubric`` chat JSONL file, and, packed as
