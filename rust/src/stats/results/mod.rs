@@ -15,6 +15,7 @@ mod intervals;
 mod latest;
 pub mod model;
 mod paired;
+mod plain_scan;
 mod probes;
 mod record_line;
 mod schema;
