@@ -112,6 +112,11 @@ impl RowsLayout {
 
     /// Adds a line's run; writes the rows it completes.
     fn take_run(&mut self, (row, key, text): (i64, RunKey, Vec<u8>), out: &mut Vec<u8>) {
+        if self.runs_per_row <= 1 && self.order.is_empty() {
+            // A row of one run with no row waiting before it: complete, and written as it comes.
+            self.write_runs(row, [&text], out);
+            return;
+        }
         if !self.pending.contains_key(&row) {
             self.order.push_back(row);
         }
@@ -133,6 +138,16 @@ impl RowsLayout {
     /// `{"row_index": index, "runs": [...]}` two levels deep, after its separator in the list.
     fn write_row(&mut self, index: i64, out: &mut Vec<u8>) {
         let runs = self.pending.remove(&index).unwrap_or_default();
+        self.write_runs(index, runs.values(), out);
+    }
+
+    /// The row `index` of `runs` (their texts, in order), after its separator in the list.
+    fn write_runs<'t>(
+        &mut self,
+        index: i64,
+        runs: impl IntoIterator<Item = &'t Vec<u8>>,
+        out: &mut Vec<u8>,
+    ) {
         out.extend_from_slice(if self.rows == 0 { b"[" } else { b"," });
         self.rows += 1;
         new_line(out, 2);
@@ -142,7 +157,7 @@ impl RowsLayout {
         new_line(out, 3);
         out.extend_from_slice(b"\"runs\": [");
         // One run is written as it is; several in the order of their keys (BTreeMap's order).
-        for (i, text) in runs.values().enumerate() {
+        for (i, text) in runs.into_iter().enumerate() {
             if i > 0 {
                 out.push(b',');
             }
