@@ -43,6 +43,7 @@ __all__ = [
     "quantiles",
     "response_framing",
     "result_model",
+    "result_model_with_rows",
     "results_declared_runs",
     "results_index_base",
     "row_interval",
@@ -54,8 +55,6 @@ __all__ = [
     "validate_dataset",
     "wilson_interval",
     "write_trajectory",
-    # evalend (session 16)
-    "result_model_with_rows",
 ]
 
 __version__: str
