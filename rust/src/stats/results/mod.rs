@@ -15,7 +15,6 @@ mod intervals;
 mod latest;
 pub mod model;
 mod paired;
-mod plain_scan;
 mod probes;
 mod record_line;
 mod schema;

@@ -7,7 +7,6 @@
 
 use super::attempt::RawAttempt;
 use super::fields::Checked;
-use super::plain_scan::{kept_members, NameIndex};
 use crate::atif::json_tree::Json;
 use crate::dataset::Key;
 use crate::stats::output_rows::FIELDS as ROW_FIELDS;
@@ -20,8 +19,8 @@ use std::sync::OnceLock;
 
 /// The names of the members kept: the attempt's fields (as its `Deserialize` names them), then the rows'
 /// fields the attempt does not read. `.1` is how many of them are the attempt's.
-fn kept() -> &'static (NameIndex, usize) {
-    static KEPT: OnceLock<(NameIndex, usize)> = OnceLock::new();
+fn kept() -> &'static (Vec<&'static str>, usize) {
+    static KEPT: OnceLock<(Vec<&'static str>, usize)> = OnceLock::new();
     KEPT.get_or_init(|| {
         let mut names = attempt_fields().to_vec();
         let attempt = names.len();
@@ -30,7 +29,7 @@ fn kept() -> &'static (NameIndex, usize) {
                 names.push(field);
             }
         }
-        (NameIndex::new(names), attempt)
+        (names, attempt)
     })
 }
 
@@ -77,21 +76,13 @@ pub(crate) struct Captured<'a> {
 /// member read through by [`Checked`]); `None` otherwise.
 pub(crate) fn capture(line: &[u8]) -> Option<Captured<'_>> {
     let text = simdutf8::basic::from_utf8(line).ok()?;
-    if let Ok(members) = kept_members(text, &kept().0) {
-        return Some(Captured { members });
-    }
-    capture_by_serde(text)
-}
-
-/// [`capture`] where the fast scanner is unsure: serde's strict read of the whole line.
-fn capture_by_serde(text: &str) -> Option<Captured<'_>> {
     let mut de = serde_json::Deserializer::from_str(text);
     let members = de.deserialize_map(Capture(&kept().0)).ok()?;
     de.end().ok()?;
     Some(Captured { members })
 }
 
-struct Capture<'k>(&'k NameIndex);
+struct Capture<'k>(&'k [&'static str]);
 
 impl<'de> Visitor<'de> for Capture<'_> {
     type Value = Vec<(u8, &'de RawValue)>;
@@ -103,7 +94,7 @@ impl<'de> Visitor<'de> for Capture<'_> {
     fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
         let mut found = Vec::with_capacity(16);
         while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
-            match self.0.find(key.as_bytes()) {
+            match self.0.iter().position(|name| *name == key) {
                 Some(at) => found.push((at as u8, map.next_value::<&'de RawValue>()?)),
                 None => map.next_value_seed(Checked)?,
             }
@@ -116,8 +107,7 @@ impl<'a> Captured<'a> {
     /// The attempt, read from its members as the derived `Deserialize` reads the line (an `Err` where
     /// that would fail: the caller then parses the whole line for the error's own words).
     pub(crate) fn attempt(&self) -> Result<RawAttempt<'a>, serde_json::Error> {
-        let (index, attempt) = kept();
-        let names = index.names();
+        let (names, attempt) = kept();
         let members = self
             .members
             .iter()
@@ -132,7 +122,7 @@ impl<'a> Captured<'a> {
         &self,
         place: impl Fn(&str) -> Option<usize>,
     ) -> Option<[Option<Json<'a>>; N]> {
-        let names = kept().0.names();
+        let names = &kept().0;
         let mut found: [Option<Json<'a>>; N] = std::array::from_fn(|_| None);
         for &(at, raw) in &self.members {
             let mut de = serde_json::Deserializer::from_str(raw.get());
@@ -155,64 +145,12 @@ mod tests {
         FIELDS.iter().position(|field| *field == key)
     }
 
-    /// What the fast scanner vouches for, serde's strict read accepts too, with the same members.
-    fn agrees(text: &str) {
-        if let Ok(fast) = super::kept_members(text, &kept().0) {
-            let serde = super::capture_by_serde(text).unwrap_or_else(|| panic!("{text:?}"));
-            let raw = |m: &[(u8, &serde_json::value::RawValue)]| {
-                m.iter()
-                    .map(|(at, raw)| (*at, raw.get().to_string()))
-                    .collect::<Vec<_>>()
-            };
-            assert_eq!(raw(&fast), raw(&serde.members), "{text:?}");
-        }
-    }
-
-    proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4096))]
-        #[test]
-        fn the_fast_scanner_vouches_only_for_what_serde_reads_alike(
-            pieces in proptest::collection::vec(proptest::sample::select(vec![
-                "{", "}", "[", "]", ":", ",", " ", "\t", "\n", "\x0c", "\"row_index\"", "\"scores\"",
-                "\"a\"", "\"f\":1", "\"b\\u00e9\"", "\"\\ud800\"", "\"x\ty\"", "\"\\q\"", "\"\\\"\"",
-                "1", "-0", "01", "-", "1.5", "1e400", "123456789012345678901", "true", "nul", "null",
-                "\"\\u12\"", "\"\\u00zz\"", "\"\\/\"",
-            ]), 0..10),
-        ) {
-            let text = format!("{{{}", pieces.concat());
-            agrees(&text);
-            agrees(&format!("{{\"row_index\":1,\"m\":{}}}", pieces.concat()));
-        }
-    }
-
-    #[test]
-    fn the_fast_scanner_reads_an_engine_line() {
-        let line = r#"{"row_key":"76","row_index":0,"run_index":0,"model_tag":"","success":true,"scores":{"f":0.0},"error":null,"final_messages":[{"role":"user","content":"a\n\"q\" \u00e9"}],"duration_ms":5.48,"tokens":60,"num_llm_calls":1,"invocation":0,"invocation_ms":12.52}"#;
-        assert!(super::kept_members(line, &kept().0).is_ok());
-        agrees(line);
-        for unsure in [
-            r#"{"a":1.5}"#,
-            r#"{"a":"\ud800"}"#,
-            "{\"a\":\"\t\"}",
-            r#"{"\u0061":1}"#,
-        ] {
-            assert!(super::kept_members(unsure, &kept().0).is_err(), "{unsure}");
-        }
-    }
-
     #[test]
     fn keeps_every_field_of_both_readers() {
-        let (index, attempt) = kept();
-        let names = index.names();
+        let (names, attempt) = kept();
         assert!(names[..*attempt].contains(&"scores"));
         assert!(names[..*attempt].contains(&"invocation_cpu_ms"));
         assert!(names.contains(&"error") && !names[..*attempt].contains(&"error"));
-        for (place, name) in names.iter().enumerate() {
-            assert_eq!(index.find(name.as_bytes()), Some(place), "{name}");
-        }
-        for other in ["final_messages", "", "rows", "score", "run_indexx"] {
-            assert_eq!(index.find(other.as_bytes()), None, "{other}");
-        }
     }
 
     #[test]
