@@ -2,12 +2,12 @@
 //! (see `crate::stats::output_rows`); `result_model_with_rows`: the result model with those rows laid out
 //! in the same pass over the log (see `crate::stats::rows_spool`).
 
-use super::aggregator::{aggregator_options, parse_failed};
+use super::results::{model_options, to_json};
 use crate::error::CoreError;
 use crate::py::errors::without_gil;
 use crate::stats::output_rows::{OutputRows, Piece};
 use crate::stats::rows_spool::{SpooledPieces, SpooledRows};
-use crate::stats::{Layout, ResultsOptions};
+use crate::stats::Layout;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 use std::fs::File;
@@ -108,15 +108,7 @@ pub(super) fn result_model_with_rows(
     failed: Option<&str>,
     level: f64,
 ) -> PyResult<(String, Option<EvalOutputRows>)> {
-    let base = aggregator_options(1.0, Vec::new(), None, None, "zero", "fail", false)?;
-    let options = ResultsOptions {
-        base,
-        pass_threshold,
-        n_runs,
-        failed: failed.map(parse_failed).transpose()?,
-        model: true,
-        per_row: false,
-    };
+    let options = model_options(pass_threshold, n_runs, failed, false)?;
     let name = path.display().to_string();
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
@@ -134,7 +126,7 @@ pub(super) fn result_model_with_rows(
         let pieces = spooled.finish().filter(|_| numbered_from_0);
         Ok((crate::stats::model::build(summary, &name, level)?, pieces))
     })?;
-    let json = serde_json::to_string(&model).map_err(|e| CoreError::Protocol(e.to_string()))?;
+    let json = to_json(&model)?;
     let rows = pieces.map(|pieces| EvalOutputRows {
         path,
         rows: Mutex::new(Source::Spooled(pieces)),

@@ -6,15 +6,13 @@
 //! (which then says what is wrong with it, as before).
 
 use super::attempt::RawAttempt;
-use super::fields::Checked;
+use super::fields::{each_member, Checked};
 use crate::atif::json_tree::Json;
-use crate::dataset::Key;
 use crate::stats::output_rows::FIELDS as ROW_FIELDS;
 use serde::de::value::MapDeserializer;
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
+use serde::de::{self, DeserializeSeed, Deserializer, Visitor};
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use std::fmt;
 use std::sync::OnceLock;
 
 /// The names of the members kept: the attempt's fields (as its `Deserialize` names them), then the rows'
@@ -76,31 +74,14 @@ pub(crate) struct Captured<'a> {
 /// member read through by [`Checked`]); `None` otherwise.
 pub(crate) fn capture(line: &[u8]) -> Option<Captured<'_>> {
     let text = simdutf8::basic::from_utf8(line).ok()?;
-    let mut de = serde_json::Deserializer::from_str(text);
-    let members = de.deserialize_map(Capture(&kept().0)).ok()?;
-    de.end().ok()?;
+    let names = &kept().0;
+    let mut members = Vec::with_capacity(16);
+    each_member(
+        text,
+        |key| names.iter().position(|name| *name == key),
+        |at, raw: &RawValue| members.push((at as u8, raw)),
+    )?;
     Some(Captured { members })
-}
-
-struct Capture<'k>(&'k [&'static str]);
-
-impl<'de> Visitor<'de> for Capture<'_> {
-    type Value = Vec<(u8, &'de RawValue)>;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a JSON object")
-    }
-
-    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
-        let mut found = Vec::with_capacity(16);
-        while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
-            match self.0.iter().position(|name| *name == key) {
-                Some(at) => found.push((at as u8, map.next_value::<&'de RawValue>()?)),
-                None => map.next_value_seed(Checked)?,
-            }
-        }
-        Ok(found)
-    }
 }
 
 impl<'a> Captured<'a> {
