@@ -187,9 +187,11 @@ def test_a_line_python_cannot_read_is_never_written_by_the_core(tmp_path: Path, 
         report.write_json(tmp_path / "out.json", config={"c": 1}, duration_ms=1.0)
 
 
-def _report_both_ways(tmp_path: Path, lines: list[bytes], n_runs: int, models: dict | None) -> tuple:
-    """The `-o` file from rows the result model's pass laid out, and from rows read again from the log
-    (or the error each raised)."""
+def _report_both_ways(
+    tmp_path: Path, lines: list[bytes], n_runs: int, models: dict | None, laid: bool = True
+) -> tuple:
+    """The `-o` file from rows the result model's pass laid out (`laid=False`: rows it gave up), and from
+    rows read again from the log (or the error each raised)."""
     from osmosis_ai.eval.summary import build_report
 
     log = tmp_path / "log.jsonl"
@@ -202,7 +204,7 @@ def _report_both_ways(tmp_path: Path, lines: list[bytes], n_runs: int, models: d
         try:
             report = build_report(log, eval_fns=["m:f"], n_runs=n_runs, pass_threshold=0.5, models=models,
                                   with_rows=with_rows)  # fmt: skip
-            assert (report._pass_rows is not None) == with_rows
+            assert (report._pass_rows is not None) == (with_rows and laid)
             target = tmp_path / f"out-{with_rows}.json"
             report.write_json(target, config={"c": 1}, duration_ms=1.0)
             out.append(target.read_bytes())
@@ -238,3 +240,12 @@ def test_the_result_models_pass_hands_back_odd_lines_and_a_late_score_name(tmp_p
         folder.mkdir()
         one_pass, two_passes = _report_both_ways(folder, [good, odd, good], 1, None)
         assert one_pass == two_passes, odd
+
+
+def test_rows_waiting_past_the_memory_bound_are_read_again_from_the_log(tmp_path: Path) -> None:
+    # Every first run, then a few second runs (a run stopped early): every row waits until the log's
+    # end, past what the shared pass holds, so it gives the rows up and they are read from the log.
+    lines = [orjson.dumps(_record(row, 0)) + b"\n" for row in range(8000)]
+    lines += [orjson.dumps(_record(row, 1, score=0.0)) + b"\n" for row in range(100)]
+    one_pass, two_passes = _report_both_ways(tmp_path, lines, 2, None, laid=False)
+    assert isinstance(one_pass, bytes) and one_pass == two_passes

@@ -50,6 +50,8 @@ pub struct RowsLayout {
     pending: HashMap<i64, BTreeMap<RunKey, Vec<u8>>>,
     /// The rows of `pending` in the order the log first mentions them.
     order: VecDeque<i64>,
+    /// About how much memory `pending` holds (its texts and a fixed cost per run).
+    waiting: usize,
     line_no: usize,
     /// The log is read (its end, or a line a crash cut short, which is never read): what is left of
     /// `pending` comes next.
@@ -65,6 +67,7 @@ impl RowsLayout {
             with_tags,
             pending: HashMap::new(),
             order: VecDeque::new(),
+            waiting: 0,
             line_no: 0,
             read_all: false,
             rows: 0,
@@ -121,7 +124,10 @@ impl RowsLayout {
             self.order.push_back(row);
         }
         let runs = self.pending.entry(row).or_default();
-        runs.insert(key, text);
+        self.waiting += run_cost(&text);
+        if let Some(replaced) = runs.insert(key, text) {
+            self.waiting -= run_cost(&replaced);
+        }
         let complete = runs.len() >= self.runs_per_row;
         if !complete || self.order.front() != Some(&row) {
             return; // the oldest row still waits (this one is another, or incomplete)
@@ -138,7 +144,13 @@ impl RowsLayout {
     /// `{"row_index": index, "runs": [...]}` two levels deep, after its separator in the list.
     fn write_row(&mut self, index: i64, out: &mut Vec<u8>) {
         let runs = self.pending.remove(&index).unwrap_or_default();
+        self.waiting -= runs.values().map(|text| run_cost(text)).sum::<usize>();
         self.write_runs(index, runs.values(), out);
+    }
+
+    /// About how many bytes the runs of rows not yet written hold.
+    pub fn waiting(&self) -> usize {
+        self.waiting
     }
 
     /// The row `index` of `runs` (their texts, in order), after its separator in the list.
@@ -169,6 +181,11 @@ impl RowsLayout {
         new_line(out, 2);
         out.push(b'}');
     }
+}
+
+/// What a waiting run holds: its text, its key and its places in the maps (about).
+fn run_cost(text: &[u8]) -> usize {
+    text.len() + 96
 }
 
 /// The writer over a results log's lines (line 1, the header, is skipped: the caller checked it).

@@ -2,6 +2,9 @@
 //! read and one parse of each line for both, see `results/record_line.rs`), held until the file is
 //! written: the summary that goes before them in the file needs the whole log read first. Past
 //! [`IN_MEMORY`] bytes the text goes to an unnamed file beside the log, so memory stays flat with the rows.
+//! Rows still waiting for runs are held in memory: past [`IN_MEMORY`] of them (runs appended after all
+//! first runs, a run stopped early) the shared pass gives up, and the caller reads the rows from the log
+//! once the result model is freed, so peak memory is that of the larger pass, not of both.
 
 use crate::stats::output_rows::{field_place, Members, Piece, RowsLayout};
 use crate::stats::{Captured, LineTap};
@@ -35,7 +38,8 @@ enum State {
     Laying,
     /// A record the writer cannot write as the Python writer would.
     Unrendered,
-    /// The spool file could not be made or written: the caller lays the rows out from the log itself.
+    /// The spool file could not be made or written, or too many rows wait for runs: the caller lays the
+    /// rows out from the log itself.
     Unspooled,
 }
 
@@ -75,6 +79,15 @@ impl SpooledRows {
         Ok(())
     }
 
+    /// Drops what is laid out: the caller lays the rows out from the log itself.
+    fn give_up(&mut self) {
+        self.state = State::Unspooled;
+        self.layout = RowsLayout::new(self.runs_per_row, self.with_tags);
+        self.text = Vec::new();
+        self.cuts = Vec::new();
+        self.file = None;
+    }
+
     /// Once the pass has read the whole log: the rows' pieces, or `None` when they could not be spooled
     /// (the caller then lays them out from the log).
     pub fn finish(mut self) -> Option<SpooledPieces> {
@@ -83,6 +96,9 @@ impl SpooledRows {
             let mut before = self.text.len();
             while self.layout.next_left(&mut self.text) {
                 self.grew(before);
+                if self.text.len() >= IN_MEMORY && self.spill().is_err() {
+                    return None;
+                }
                 before = self.text.len();
             }
             if self.open > 0 {
@@ -123,15 +139,16 @@ impl LineTap for SpooledRows {
         let before = self.text.len();
         if !self.layout.line(raw, members, &mut self.text) {
             self.state = State::Unrendered;
+            self.layout = RowsLayout::new(self.runs_per_row, self.with_tags);
             self.text = Vec::new();
             self.file = None;
             return;
         }
         self.grew(before);
-        if self.text.len() >= IN_MEMORY && self.spill().is_err() {
-            self.state = State::Unspooled;
-            self.text = Vec::new();
-            self.file = None;
+        if self.layout.waiting() > IN_MEMORY
+            || (self.text.len() >= IN_MEMORY && self.spill().is_err())
+        {
+            self.give_up();
         }
     }
 
@@ -222,12 +239,22 @@ mod tests {
     use std::io::BufReader;
     use std::path::PathBuf;
 
-    fn write(name: &str, text: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("osmosis-spool-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join(name);
-        std::fs::write(&path, text).unwrap();
-        path
+    /// A folder of its own for a test's log (and the spool file), removed when dropped.
+    struct Scratch(PathBuf);
+
+    impl Scratch {
+        fn new(name: &str) -> Self {
+            let dir =
+                std::env::temp_dir().join(format!("osmosis-spool-{}-{name}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            Scratch(dir)
+        }
+    }
+
+    impl Drop for Scratch {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
     }
 
     /// The pieces in order, `None` for a hand-back.
@@ -244,9 +271,15 @@ mod tests {
         }
     }
 
-    /// The pieces the result model's pass lays out, and those the pull reader reads from the log.
-    fn both_ways(name: &str, log: &str) -> (Pieces, Pieces, usize) {
-        let path = write(name, log);
+    /// What the result model's pass lays out: the pieces, the rows, whether any text went to the spool
+    /// file and how much stayed in memory; `None` when the pass gave the rows up.
+    type Laid = Option<(Pieces, usize, bool, usize)>;
+
+    /// What the result model's pass lays out, and the pieces the pull reader reads from the log.
+    fn both_ways(name: &str, log: &str) -> (Laid, Pieces) {
+        let scratch = Scratch::new(name);
+        let path = scratch.0.join("log.jsonl");
+        std::fs::write(&path, log).unwrap();
         let options = ResultsOptions {
             base: AggregatorOptions::default(),
             pass_threshold: None,
@@ -255,15 +288,21 @@ mod tests {
             model: true,
             per_row: false,
         };
-        let mut spooled = SpooledRows::new(path.parent().unwrap(), 2, false);
+        let mut spooled = SpooledRows::new(&scratch.0, 2, false);
         summarize_results_file_with(&path, &options, &mut || false, Some(&mut spooled)).unwrap();
-        let mut laid = spooled.finish().unwrap();
-        let rows = laid.rows;
-        let fast = pieces(|| laid.next_piece().unwrap());
+        let laid = spooled.finish().map(|mut laid| {
+            let (rows, spilled, in_memory) = (laid.rows, laid.file.is_some(), laid.text.len());
+            (
+                pieces(|| laid.next_piece().unwrap()),
+                rows,
+                spilled,
+                in_memory,
+            )
+        });
         let file = std::fs::File::open(&path).unwrap();
         let mut pull = OutputRows::new(BufReader::new(file), 2, false);
         let slow = pieces(|| pull.next_piece().unwrap());
-        (fast, slow, rows)
+        (laid, slow)
     }
 
     fn record(row: usize, run: usize, score: &str, pad: usize) -> String {
@@ -274,6 +313,10 @@ mod tests {
     }
 
     const HEADER: &str = "{\"format\":\"osmosis-results/1\",\"kind\":\"eval\",\"config\":{\"eval_fns\":[\"f\"],\"n_runs\":2}}\n";
+
+    fn text_of(pieces: &Pieces) -> usize {
+        pieces.iter().flatten().map(Vec::len).sum()
+    }
 
     #[test]
     fn lays_out_what_the_pull_reader_reads_through_the_spool_file() {
@@ -288,13 +331,63 @@ mod tests {
             if row % 5 != 3 {
                 log += &record(row, 0, "\"f\":null", 40);
             }
+            if row % 5 == 1 && row > 5 {
+                log += &record(row - 3, 0, "\"f\":0.25", 40); // a row completed later
+            }
         }
         log += record(7, 0, "\"f\":1.0", 0).trim_end(); // a line a crash cut short
-        let (fast, slow, rows) = both_ways("long.jsonl", &log);
-        let text: usize = fast.iter().flatten().map(Vec::len).sum();
-        assert!(text > 2 * IN_MEMORY, "{text}");
+        let (laid, slow) = both_ways("long", &log);
+        let (fast, rows, spilled, _) = laid.unwrap();
+        assert!(
+            text_of(&fast) > 2 * IN_MEMORY && spilled,
+            "{}",
+            text_of(&fast)
+        );
         assert_eq!(rows, 6000);
         assert_eq!(fast, slow);
+    }
+
+    #[test]
+    fn rows_left_at_the_end_go_to_the_spool_file_too() {
+        // Rows written as the log comes, then rows left incomplete (a run stopped early): together, past
+        // what stays in memory.
+        let mut log = HEADER.to_string();
+        for row in 0..2000 {
+            log += &record(row, 0, "\"f\":0.5", 0);
+            log += &record(row, 1, "\"f\":0.5", 0);
+        }
+        for row in 2000..3800 {
+            log += &record(row, 0, "\"f\":1.0", 0);
+        }
+        let (laid, slow) = both_ways("left", &log);
+        let (fast, rows, spilled, in_memory) = laid.unwrap();
+        assert!(text_of(&fast) > IN_MEMORY, "{}", text_of(&fast));
+        assert!(spilled && in_memory < IN_MEMORY, "{in_memory}");
+        assert_eq!(rows, 3800);
+        assert_eq!(fast, slow);
+    }
+
+    #[test]
+    fn gives_the_rows_up_when_too_many_wait_for_runs() {
+        // Every first run, then the second runs of a few rows: every row waits until the log's end.
+        let mut log = HEADER.to_string();
+        for row in 0..8000 {
+            log += &record(row, 0, "\"f\":0.5", 200);
+        }
+        for row in 0..100 {
+            log += &record(row, 1, "\"f\":1.0", 200);
+        }
+        let (laid, slow) = both_ways("waiting", &log);
+        assert!(laid.is_none());
+        assert!(text_of(&slow) > IN_MEMORY && slow.iter().all(Option::is_some));
+        // Fewer waiting rows are still laid out by the pass, as the pull reader lays them out.
+        let few: String = log
+            .lines()
+            .take(1001)
+            .map(|line| format!("{line}\n"))
+            .collect();
+        let (laid, slow) = both_ways("few", &few);
+        assert_eq!(laid.unwrap().0, slow);
     }
 
     #[test]
@@ -304,15 +397,16 @@ mod tests {
             record(0, 0, "\"f\":1", 3),
             record(0, 1, "\"g\":1", 3)
         );
-        let (fast, slow, _) = both_ways("late.jsonl", &late);
+        let (laid, slow) = both_ways("late", &late);
+        let fast = laid.unwrap().0;
         assert_eq!((fast.len(), &fast), (1, &slow));
         for odd in [
             "\x0c{\"row_index\":1,\"run_index\":0,\"success\":true}\n",
             "{\"row_index\":1,\"run_index\":0,\"success\":true,\"m\":\"\\ud800\"}\n",
         ] {
             let log = format!("{HEADER}{}{odd}", record(0, 0, "\"f\":1", 3));
-            let (fast, slow, _) = both_ways("odd.jsonl", &log);
-            assert_eq!((fast, slow), (vec![None], vec![None]), "{odd:?}");
+            let (laid, slow) = both_ways("odd", &log);
+            assert_eq!((laid.unwrap().0, slow), (vec![None], vec![None]), "{odd:?}");
         }
     }
 }
