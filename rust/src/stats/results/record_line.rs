@@ -71,7 +71,8 @@ pub(crate) struct Captured<'a> {
 }
 
 /// The kept members of `line` when it is one valid JSON object (UTF-8 checked in one pass, every other
-/// member read through by [`Checked`]); `None` otherwise.
+/// member read through by [`Checked`]) and serde's read of the whole line would not refuse a kept member
+/// for its nesting ([`too_deep`]); `None` otherwise.
 pub(crate) fn capture(line: &[u8]) -> Option<Captured<'_>> {
     let text = simdutf8::basic::from_utf8(line).ok()?;
     let names = &kept().0;
@@ -81,7 +82,25 @@ pub(crate) fn capture(line: &[u8]) -> Option<Captured<'_>> {
         |key| names.iter().position(|name| *name == key),
         |at, raw: &RawValue| members.push((at as u8, raw)),
     )?;
+    if members.iter().any(|(_, raw)| too_deep(raw.get())) {
+        return None;
+    }
     Some(Captured { members })
+}
+
+/// Whether the member `raw` nests past what serde's read of the whole line allows. A kept member is read
+/// again from its own text, with a fresh nesting budget (128) where inside the line one level is already
+/// spent on the object itself: such a member is read as it would be inside the line, one level down (only
+/// one long enough to nest that deep, two bytes a level, is read again).
+fn too_deep(raw: &str) -> bool {
+    const LINE_ALLOWS: usize = 127;
+    if raw.len() < 2 * LINE_ALLOWS {
+        return false;
+    }
+    let inside = format!("[{raw}]");
+    Checked
+        .deserialize(&mut serde_json::Deserializer::from_str(&inside))
+        .is_err()
 }
 
 impl<'a> Captured<'a> {
@@ -167,6 +186,24 @@ mod tests {
                     }
                 }
                 None => assert_eq!(members, None, "{text}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_member_nested_as_deep_as_the_line_allows_reads_as_the_whole_line_reads() {
+        for depth in 120..=130 {
+            for (member, inner) in [("scores", "1"), ("tokens", "1"), ("error", "{}")] {
+                let value = format!("{}{inner}{}", "[".repeat(depth), "]".repeat(depth));
+                let line = format!(r#"{{"row_index":1,"run_index":0,"{member}":{value}}}"#);
+                let members = object_members::<9>(line.as_bytes(), place);
+                let captured = capture(line.as_bytes());
+                let got = captured.as_ref().and_then(|c| c.members::<9>(place));
+                assert_eq!(got, members, "{member} {depth}");
+                let whole = serde_json::from_str::<super::RawAttempt<'_>>(&line).is_ok();
+                // The pass reads the whole line where the shared read is refused or fails.
+                let once = matches!(captured.map(|c| c.attempt()), Some(Ok(_))) || whole;
+                assert_eq!(once, whole, "{member} {depth}");
             }
         }
     }
