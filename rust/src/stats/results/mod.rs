@@ -10,6 +10,7 @@
 
 mod attempt;
 pub mod compare;
+mod document;
 mod fields;
 mod intervals;
 mod latest;
@@ -256,7 +257,7 @@ pub(crate) fn summarize_results_file_with(
     if matches!(layout, Layout::Log | Layout::Records) {
         source::for_each_line_attempt(path, layout, meta.index_base, &mut seen, interrupted, None)?;
     } else {
-        meta = source::for_each_document_attempt(path, &mut seen, interrupted)?;
+        meta = document::for_each_document_attempt(path, &mut seen, interrupted)?;
         if meta.kind.as_deref() == Some("rubric") {
             layout = Layout::RubricJson;
         }
@@ -286,7 +287,7 @@ pub(crate) fn summarize_results_file_with(
             tap,
         )?;
     } else {
-        source::for_each_document_attempt(path, &mut grouping, interrupted)?;
+        document::for_each_document_attempt(path, &mut grouping, interrupted)?;
     }
     summary(layout, meta, resolved, grouping.tally)
 }
