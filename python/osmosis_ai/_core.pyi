@@ -43,6 +43,7 @@ __all__ = [
     "quantiles",
     "response_framing",
     "result_model",
+    "result_model_with_rows",
     "results_declared_runs",
     "results_index_base",
     "row_interval",
@@ -451,6 +452,20 @@ class EvalOutputRows:
     def __next__(self) -> bytes | None: ...
     @property
     def rows(self) -> int: ...
+
+def result_model_with_rows(
+    path: str,
+    runs_per_row: int,
+    with_tags: bool,
+    pass_threshold: float | None = None,
+    n_runs: int | None = None,
+    failed: str | None = None,
+    level: float = 0.95,
+) -> tuple[str, EvalOutputRows | None]:
+    """``result_model``'s JSON and, laid out in the same pass over the log (one read and parse of each line),
+    its ``-o`` rows as ``EvalOutputRows(path, runs_per_row, with_tags)`` would give them; ``None`` for the
+    rows when the file is not a results log numbered from 0 or they could not be held (past 1 MiB the text
+    goes to an unnamed file beside the log). Raises as ``result_model`` does."""
 
 def scan_chat_records(path: str) -> tuple[int, bytes]:
     """``(records, unsure)``: the non-blank lines of an ``eval rubric`` chat JSONL file, and, packed as

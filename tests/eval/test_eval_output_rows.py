@@ -185,3 +185,67 @@ def test_a_line_python_cannot_read_is_never_written_by_the_core(tmp_path: Path, 
     report.n_runs = 1
     with pytest.raises(ResultsLogError, match=f"{log}:2"):
         report.write_json(tmp_path / "out.json", config={"c": 1}, duration_ms=1.0)
+
+
+def _report_both_ways(
+    tmp_path: Path, lines: list[bytes], n_runs: int, models: dict | None, laid: bool = True
+) -> tuple:
+    """The `-o` file from rows the result model's pass laid out (`laid=False`: rows it gave up), and from
+    rows read again from the log (or the error each raised)."""
+    from osmosis_ai.eval.summary import build_report
+
+    log = tmp_path / "log.jsonl"
+    with ResultsLog.create(log, {"kind": "eval", "config": {"eval_fns": ["m:f"], "n_runs": n_runs}}):
+        pass
+    with log.open("ab") as handle:
+        handle.write(b"".join(lines))
+    out = []
+    for with_rows in (True, False):
+        try:
+            report = build_report(log, eval_fns=["m:f"], n_runs=n_runs, pass_threshold=0.5, models=models,
+                                  with_rows=with_rows)  # fmt: skip
+            assert (report._pass_rows is not None) == (with_rows and laid)
+            target = tmp_path / f"out-{with_rows}.json"
+            report.write_json(target, config={"c": 1}, duration_ms=1.0)
+            out.append(target.read_bytes())
+        except Exception as error:  # both ways must fail alike
+            out.append((type(error), str(error)))
+    return out[0], out[1]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    records=st.lists(_records(), max_size=12),
+    n_runs=st.integers(1, 3),
+    two_models=st.booleans(),
+    torn=st.booleans(),
+)
+def test_the_result_models_pass_lays_out_the_rows_as_a_second_read_of_the_log(
+    tmp_path_factory: pytest.TempPathFactory, records: list, n_runs: int, two_models: bool, torn: bool
+) -> None:
+    tmp_path = tmp_path_factory.mktemp("rows")
+    lines = [orjson.dumps(record) + b"\n" for record in records]
+    if torn and lines:
+        lines[-1] = lines[-1][:-5]
+    models = {"": "a", "b": "b"} if two_models else None
+    one_pass, two_passes = _report_both_ways(tmp_path, lines, n_runs, models)
+    assert one_pass == two_passes
+
+
+def test_the_result_models_pass_hands_back_odd_lines_and_a_late_score_name(tmp_path: Path) -> None:
+    good = orjson.dumps(_record(0, 0)) + b"\n"
+    late = orjson.dumps({**_record(1, 0), "scores": {"m:g": 0.5}}) + b"\n"
+    for odd in [b"\x0c" + good, orjson.dumps(_record(1, 0))[:-1] + b',"x":"\\ud800"}\n', late, b"\x0b\n"]:
+        folder = tmp_path / str(abs(hash(odd)))
+        folder.mkdir()
+        one_pass, two_passes = _report_both_ways(folder, [good, odd, good], 1, None)
+        assert one_pass == two_passes, odd
+
+
+def test_rows_waiting_past_the_memory_bound_are_read_again_from_the_log(tmp_path: Path) -> None:
+    # Every first run, then a few second runs (a run stopped early): every row waits until the log's
+    # end, past what the shared pass holds, so it gives the rows up and they are read from the log.
+    lines = [orjson.dumps(_record(row, 0)) + b"\n" for row in range(8000)]
+    lines += [orjson.dumps(_record(row, 1, score=0.0)) + b"\n" for row in range(100)]
+    one_pass, two_passes = _report_both_ways(tmp_path, lines, 2, None, laid=False)
+    assert isinstance(one_pass, bytes) and one_pass == two_passes

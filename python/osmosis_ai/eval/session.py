@@ -320,6 +320,7 @@ async def _drive(
 
 def _summarise(result: EvalResult, endpoints: dict[str, Endpoint]) -> EvalResult:
     """Today's summary of the log, and the ``output`` file when asked for."""
+    from osmosis_ai._files import STDOUT
     from osmosis_ai.eval.summary import build_report
 
     options = result.options
@@ -330,6 +331,7 @@ def _summarise(result: EvalResult, endpoints: dict[str, Endpoint]) -> EvalResult
         n_runs=options.n_runs,
         pass_threshold=options.pass_threshold,
         models=models,
+        with_rows=options.output is not None and str(options.output) != STDOUT,
     )
     if options.output is not None:
         # The rows are streamed from the log to the file: memory does not grow with the rows.

@@ -22,11 +22,13 @@ from typing import TYPE_CHECKING, Any
 
 from osmosis_ai import _core
 from osmosis_ai.results import FunctionResult, ModelResult, ResultSummary, ResultWarning, read_results
+from osmosis_ai.results._model import result_of
 from osmosis_ai.runs.log import iter_runs
 from osmosis_ai.runs.log_read import numbered_from_0
 from osmosis_ai.stats import DEFAULT_KS
 
 if TYPE_CHECKING:
+    from osmosis_ai._core import EvalOutputRows
     from osmosis_ai._files import LaidOutList
 
 __all__ = ["EvalReport", "build_report", "established_scores", "iter_rows"]
@@ -112,6 +114,8 @@ class EvalReport:
     duration_ms: float | None = None
     warnings: tuple[ResultWarning, ...] = ()
     result: ResultSummary | None = None
+    # The `-o` rows the result model's pass laid out (`build_report(with_rows=True)`), for one write.
+    _pass_rows: EvalOutputRows | None = field(default=None, repr=False, compare=False)
 
     @property
     def nothing_scored(self) -> list[ResultWarning]:
@@ -192,7 +196,12 @@ class EvalReport:
         }
         tail = {"model_summaries": self.model_summaries} if self.model_summaries else {}
         if self.log_path is not None and str(path) != STDOUT:
-            laid_out = _laid_out_rows(self.log_path, self._runs_per_row(), self.with_tags)
+            pass_rows, self._pass_rows = self._pass_rows, None
+            laid_out = (
+                _laid_out_pieces(pass_rows)
+                if pass_rows is not None
+                else _laid_out_rows(self.log_path, self._runs_per_row(), self.with_tags)
+            )
             if laid_out is not None:
                 try:
                     write_json_streamed(path, head, "rows", laid_out, lambda: tail)
@@ -236,11 +245,16 @@ def _laid_out_rows(log_path: Path, runs_per_row: int, with_tags: bool) -> LaidOu
     EvalOutputRows``); None when the log is not numbered from 0. Reading the pieces raises
     :class:`_Unrendered` at a record the core hands back."""
     from osmosis_ai._core import EvalOutputRows
-    from osmosis_ai._files import LaidOutList
 
     if not numbered_from_0(log_path):
         return None
-    rows = EvalOutputRows(str(log_path), runs_per_row, with_tags)
+    return _laid_out_pieces(EvalOutputRows(str(log_path), runs_per_row, with_tags))
+
+
+def _laid_out_pieces(rows: EvalOutputRows) -> LaidOutList:
+    """The pieces of the core's rows as the ``-o`` writer's list, raising :class:`_Unrendered` at a record the
+    core hands back."""
+    from osmosis_ai._files import LaidOutList
 
     def pieces() -> Iterator[bytes]:
         for piece in rows:
@@ -296,6 +310,7 @@ def build_report(
     n_runs: int,
     pass_threshold: float,
     models: Mapping[str, str] | None = None,
+    with_rows: bool = False,
 ) -> EvalReport:
     """Lays out the result model of a results log (:func:`osmosis_ai.results.read_results`).
 
@@ -305,11 +320,21 @@ def build_report(
         n_runs: Attempts per row the eval asked for.
         pass_threshold: Score at or above which an attempt passes.
         models: ``model_tag -> model`` when a baseline was compared (adds ``model_summaries``).
+        with_rows: Also lay out the ``-o`` rows in the same pass over the log, for one
+            :meth:`EvalReport.write_json` to a file (a log not numbered from 0 is read again then).
 
     Example:
         >>> report = build_report(Path(log), eval_fns=["m:f"], n_runs=1, pass_threshold=1.0)  # doctest: +SKIP
     """
-    result = read_results(log_path, pass_threshold=pass_threshold, n_runs=n_runs, failed="zero")
+    pass_rows = None
+    if with_rows and numbered_from_0(log_path):
+        runs_per_row = n_runs * max(1, len(models or {}))
+        raw, pass_rows = _core.result_model_with_rows(
+            str(log_path), runs_per_row, bool(models), float(pass_threshold), int(n_runs), "zero"
+        )
+        result = result_of(raw)
+    else:
+        result = read_results(log_path, pass_threshold=pass_threshold, n_runs=n_runs, failed="zero")
     warnings = result.warnings
     summaries, errors = _function_tables(_model(result, _PRIMARY), eval_fns, n_runs, warnings)
     model_summaries = []
@@ -346,6 +371,7 @@ def build_report(
         duration_ms=result.durations.total_duration_ms,
         warnings=result.warnings,
         result=result,
+        _pass_rows=pass_rows,
     )
 
 

@@ -502,6 +502,11 @@ def read_results(
         float(level),
         bool(per_row),
     )
+    return result_of(raw)
+
+
+def result_of(raw: str) -> ResultSummary:
+    """The :class:`ResultSummary` of the core's JSON of the result model (schema checked)."""
     data = orjson.loads(raw)
     check_schema(data, RESULT_SCHEMA)
     return from_plain(ResultSummary, data)

@@ -15,6 +15,7 @@ mod mcnemar;
 mod options;
 pub mod output_rows;
 mod results;
+pub mod rows_spool;
 
 pub use advantage::{advantage_sign_changes, advantage_signs, SignChanges};
 pub use aggregate::{Aggregator, KSpread, Spread};
@@ -32,7 +33,11 @@ pub use mcnemar::{mcnemar_exact, McNemar};
 pub use options::{
     AggregatorOptions, FailedPolicy, IntervalColumns, NonFinitePolicy, Summary, DEFAULT_KS,
 };
-pub(crate) use results::{blank, latest_run_head, object_members, Checked, LentLines};
+#[cfg(feature = "python")]
+pub(crate) use results::summarize_results_file_with;
+pub(crate) use results::{
+    blank, latest_run_head, object_members, Captured, Checked, LentLines, LineTap,
+};
 pub use results::{
     compare, latest_lines, log_index_base, model, model_intervals, paired_t_differences,
     project_object, summarize_results_file, Layout, LineReader, Meta, ModelTally, NameTally,

@@ -32,80 +32,102 @@ pub enum Piece {
 /// A run's key in its row: `(model_tag or "", run_index)`, sorted as Python sorts the tuples.
 type RunKey = (String, i64);
 
-/// The writer over a results log's lines (line 1, the header, is skipped: the caller checked it).
-pub struct OutputRows<R: BufRead> {
-    lines: LentLines<R>,
+/// A record line's members the rows read ([`FIELDS`]), or `None` when it is not one JSON object.
+pub type Members<'l> = Option<[Option<Json<'l>>; FIELDS.len()]>;
+
+/// Where [`FIELDS`] puts a member of a record line.
+pub fn field_place(key: &str) -> Option<usize> {
+    FIELDS.iter().position(|field| *field == key)
+}
+
+/// The rows laid out from a results log's lines, handed one at a time (line 1, the header, is skipped:
+/// the caller checked it): by the pull reader [`OutputRows`], or by the result model's own pass over the
+/// log (`crate::stats::rows_spool`).
+pub struct RowsLayout {
     runs_per_row: usize,
     with_tags: bool,
     /// Rows mentioned and not yet written, each run's text by its key.
     pending: HashMap<i64, BTreeMap<RunKey, Vec<u8>>>,
     /// The rows of `pending` in the order the log first mentions them.
     order: VecDeque<i64>,
+    /// About how much memory `pending` holds (its texts and a fixed cost per run).
+    waiting: usize,
     line_no: usize,
-    read_all: bool,
-    stopped: bool,
+    /// The log is read (its end, or a line a crash cut short, which is never read): what is left of
+    /// `pending` comes next.
+    pub read_all: bool,
     /// Rows written so far.
     pub rows: usize,
 }
 
-impl<R: BufRead> OutputRows<R> {
-    pub fn new(reader: R, runs_per_row: usize, with_tags: bool) -> Self {
-        OutputRows {
-            lines: LentLines::new(reader),
+impl RowsLayout {
+    pub fn new(runs_per_row: usize, with_tags: bool) -> Self {
+        RowsLayout {
             runs_per_row,
             with_tags,
             pending: HashMap::new(),
             order: VecDeque::new(),
+            waiting: 0,
             line_no: 0,
             read_all: false,
-            stopped: false,
             rows: 0,
         }
     }
 
-    /// The next piece of the list's text.
-    pub fn next_piece(&mut self) -> io::Result<Piece> {
-        if self.stopped {
-            return Ok(Piece::End);
+    /// Takes the log's next line (with its newline; without one, the log is read) and writes into `out`
+    /// the rows it completes; `members` reads a record line. `false` at a record the writer cannot write
+    /// as the Python writer would.
+    pub fn line<'l>(
+        &mut self,
+        line: &[u8],
+        members: impl FnOnce() -> Members<'l>,
+        out: &mut Vec<u8>,
+    ) -> bool {
+        if self.read_all {
+            return true;
         }
-        let mut out = Vec::with_capacity(PIECE + 4096);
-        while out.len() < PIECE {
-            if self.read_all {
-                match self.order.pop_front() {
-                    Some(index) => self.write_row(index, &mut out),
-                    None => break,
-                }
-                continue;
-            }
-            let line = self.lines.next_line()?;
-            if line.last() != Some(&b'\n') {
-                self.read_all = true; // the end, or a line a crash cut short (never read)
-                continue;
-            }
-            self.line_no += 1;
-            if self.line_no == 1 || blank(line) {
-                continue;
-            }
-            let Some(run) = public_run(line, self.with_tags) else {
-                self.stopped = true;
-                return Ok(Piece::Unrendered);
-            };
-            self.take_run(run, &mut out);
+        if line.last() != Some(&b'\n') {
+            self.read_all = true;
+            return true;
         }
-        if out.is_empty() {
-            self.stopped = true;
-            return Ok(Piece::End);
+        self.line_no += 1;
+        if self.line_no == 1 || blank(line) {
+            return true;
         }
-        Ok(Piece::Text(out))
+        let Some(run) = members().and_then(|found| public_run(found, self.with_tags)) else {
+            return false;
+        };
+        self.take_run(run, out);
+        true
+    }
+
+    /// Once the log is read: writes the next row left (incomplete, in the order first mentioned);
+    /// `false` when none is left.
+    pub fn next_left(&mut self, out: &mut Vec<u8>) -> bool {
+        match self.order.pop_front() {
+            Some(index) => {
+                self.write_row(index, out);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Adds a line's run; writes the rows it completes.
     fn take_run(&mut self, (row, key, text): (i64, RunKey, Vec<u8>), out: &mut Vec<u8>) {
+        if self.runs_per_row <= 1 && self.order.is_empty() {
+            // A row of one run with no row waiting before it: complete, and written as it comes.
+            self.write_runs(row, [&text], out);
+            return;
+        }
         if !self.pending.contains_key(&row) {
             self.order.push_back(row);
         }
         let runs = self.pending.entry(row).or_default();
-        runs.insert(key, text);
+        self.waiting += run_cost(&text);
+        if let Some(replaced) = runs.insert(key, text) {
+            self.waiting -= run_cost(&replaced);
+        }
         let complete = runs.len() >= self.runs_per_row;
         if !complete || self.order.front() != Some(&row) {
             return; // the oldest row still waits (this one is another, or incomplete)
@@ -122,6 +144,22 @@ impl<R: BufRead> OutputRows<R> {
     /// `{"row_index": index, "runs": [...]}` two levels deep, after its separator in the list.
     fn write_row(&mut self, index: i64, out: &mut Vec<u8>) {
         let runs = self.pending.remove(&index).unwrap_or_default();
+        self.waiting -= runs.values().map(|text| run_cost(text)).sum::<usize>();
+        self.write_runs(index, runs.values(), out);
+    }
+
+    /// About how many bytes the runs of rows not yet written hold.
+    pub fn waiting(&self) -> usize {
+        self.waiting
+    }
+
+    /// The row `index` of `runs` (their texts, in order), after its separator in the list.
+    fn write_runs<'t>(
+        &mut self,
+        index: i64,
+        runs: impl IntoIterator<Item = &'t Vec<u8>>,
+        out: &mut Vec<u8>,
+    ) {
         out.extend_from_slice(if self.rows == 0 { b"[" } else { b"," });
         self.rows += 1;
         new_line(out, 2);
@@ -131,7 +169,7 @@ impl<R: BufRead> OutputRows<R> {
         new_line(out, 3);
         out.extend_from_slice(b"\"runs\": [");
         // One run is written as it is; several in the order of their keys (BTreeMap's order).
-        for (i, text) in runs.values().enumerate() {
+        for (i, text) in runs.into_iter().enumerate() {
             if i > 0 {
                 out.push(b',');
             }
@@ -145,10 +183,67 @@ impl<R: BufRead> OutputRows<R> {
     }
 }
 
-/// A log line's row index, run key and public run text (four levels deep), or None.
-fn public_run(line: &[u8], with_tags: bool) -> Option<(i64, RunKey, Vec<u8>)> {
+/// What a waiting run holds: its text, its key and its places in the maps (about).
+fn run_cost(text: &[u8]) -> usize {
+    text.len() + 96
+}
+
+/// The writer over a results log's lines (line 1, the header, is skipped: the caller checked it).
+pub struct OutputRows<R: BufRead> {
+    lines: LentLines<R>,
+    layout: RowsLayout,
+    stopped: bool,
+}
+
+impl<R: BufRead> OutputRows<R> {
+    pub fn new(reader: R, runs_per_row: usize, with_tags: bool) -> Self {
+        OutputRows {
+            lines: LentLines::new(reader),
+            layout: RowsLayout::new(runs_per_row, with_tags),
+            stopped: false,
+        }
+    }
+
+    /// Rows written so far.
+    pub fn rows(&self) -> usize {
+        self.layout.rows
+    }
+
+    /// The next piece of the list's text.
+    pub fn next_piece(&mut self) -> io::Result<Piece> {
+        if self.stopped {
+            return Ok(Piece::End);
+        }
+        let mut out = Vec::with_capacity(PIECE + 4096);
+        while out.len() < PIECE {
+            if self.layout.read_all {
+                if !self.layout.next_left(&mut out) {
+                    break;
+                }
+                continue;
+            }
+            let line = self.lines.next_line()?;
+            let members = || object_members(line, field_place);
+            if !self.layout.line(line, members, &mut out) {
+                self.stopped = true;
+                return Ok(Piece::Unrendered);
+            }
+        }
+        if out.is_empty() {
+            self.stopped = true;
+            return Ok(Piece::End);
+        }
+        Ok(Piece::Text(out))
+    }
+}
+
+/// A record's row index, run key and public run text (four levels deep), or None.
+fn public_run(
+    members: [Option<Json<'_>>; FIELDS.len()],
+    with_tags: bool,
+) -> Option<(i64, RunKey, Vec<u8>)> {
     let [row, run_index, model_tag, success, scores, duration, tokens, error, eval_errors] =
-        object_members(line, |key| FIELDS.iter().position(|field| *field == key))?;
+        members;
     let row = row?.as_i64()?;
     let run_index = run_index?;
     let model_tag = model_tag.filter(Json::truthy);
@@ -203,8 +298,8 @@ mod tests {
         loop {
             match rows.next_piece().unwrap() {
                 Piece::Text(t) => text.push_str(std::str::from_utf8(&t).unwrap()),
-                Piece::End => return (text, rows.rows),
-                Piece::Unrendered => return ("UNRENDERED".into(), rows.rows),
+                Piece::End => return (text, rows.rows()),
+                Piece::Unrendered => return ("UNRENDERED".into(), rows.rows()),
             }
         }
     }

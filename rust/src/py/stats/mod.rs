@@ -55,6 +55,7 @@ pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         "EVAL_ROW_FIELDS",
         crate::stats::output_rows::FIELDS.to_vec(),
     )?;
+    m.add_function(wrap_pyfunction!(output_rows::result_model_with_rows, m)?)?;
     Ok(())
 }
 

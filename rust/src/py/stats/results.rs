@@ -95,8 +95,27 @@ pub(super) fn summarize_results_file<'py>(
     Ok(out)
 }
 
-fn to_json<T: serde::Serialize>(value: &T) -> PyResult<String> {
+pub(super) fn to_json<T: serde::Serialize>(value: &T) -> PyResult<String> {
     serde_json::to_string(value).map_err(|e| CoreError::Protocol(e.to_string()).into())
+}
+
+/// The options of a result model pass (`result_model`, `result_model_with_rows`); `None` options are
+/// taken from the file.
+pub(super) fn model_options(
+    pass_threshold: Option<f64>,
+    n_runs: Option<i64>,
+    failed: Option<&str>,
+    per_row: bool,
+) -> PyResult<ResultsOptions> {
+    let base = aggregator_options(1.0, Vec::new(), None, None, "zero", "fail", false)?;
+    Ok(ResultsOptions {
+        base,
+        pass_threshold,
+        n_runs,
+        failed: failed.map(parse_failed).transpose()?,
+        model: true,
+        per_row,
+    })
 }
 
 /// The result model of a results file as JSON (schema `osmosis-result-summary`); `None` options are
@@ -112,15 +131,7 @@ pub(super) fn result_model(
     level: f64,
     per_row: bool,
 ) -> PyResult<String> {
-    let base = aggregator_options(1.0, Vec::new(), None, None, "zero", "fail", false)?;
-    let options = ResultsOptions {
-        base,
-        pass_threshold,
-        n_runs,
-        failed: failed.map(parse_failed).transpose()?,
-        model: true,
-        per_row,
-    };
+    let options = model_options(pass_threshold, n_runs, failed, per_row)?;
     let name = path.display().to_string();
     let model = without_gil(py, |interrupted| {
         let summary = crate::stats::summarize_results_file(&path, &options, interrupted)?;

@@ -7,8 +7,10 @@
 use crate::atif::json_tree::Json;
 use crate::dataset::Key;
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
 use serde_json::Value;
 use std::fmt;
+use std::marker::PhantomData;
 
 /// The members of the one JSON object `line` whose keys `place` puts somewhere (its place, below `N`), each
 /// a repeated key's last value, borrowed from the line as the core's [`Json`]; every other member is read
@@ -18,31 +20,57 @@ pub(crate) fn object_members<const N: usize>(
     place: impl Fn(&str) -> Option<usize>,
 ) -> Option<[Option<Json<'_>>; N]> {
     let text = simdutf8::basic::from_utf8(line).ok()?;
-    let mut de = serde_json::Deserializer::from_str(text);
-    let found = de.deserialize_map(Members::<_, N>(place)).ok()?;
-    de.end().ok()?;
+    let mut found: [Option<Json<'_>>; N] = std::array::from_fn(|_| None);
+    each_member(text, place, |at, value| found[at] = Some(value))?;
     Some(found)
 }
 
-struct Members<F, const N: usize>(F);
+/// Reads the one JSON object `text` member by member: each whose key `place` puts somewhere is read as a
+/// `V` and handed to `keep` with its place, in the line's order (a repeated key each time); every other
+/// member is read through as strictly ([`Checked`]) and not built. `None` when `text` is not one valid
+/// JSON object (or a kept member is not a `V`).
+pub(crate) fn each_member<'de, V: Deserialize<'de>>(
+    text: &'de str,
+    place: impl Fn(&str) -> Option<usize>,
+    keep: impl FnMut(usize, V),
+) -> Option<()> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    de.deserialize_map(Members {
+        place,
+        keep,
+        value: PhantomData,
+    })
+    .ok()?;
+    de.end().ok()
+}
 
-impl<'de, F: Fn(&str) -> Option<usize>, const N: usize> Visitor<'de> for Members<F, N> {
-    type Value = [Option<Json<'de>>; N];
+struct Members<F, K, V> {
+    place: F,
+    keep: K,
+    value: PhantomData<V>,
+}
+
+impl<'de, F, K, V> Visitor<'de> for Members<F, K, V>
+where
+    F: Fn(&str) -> Option<usize>,
+    K: FnMut(usize, V),
+    V: Deserialize<'de>,
+{
+    type Value = ();
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a JSON object")
     }
 
-    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<Self::Value, M::Error> {
-        let mut found: [Option<Json<'de>>; N] = std::array::from_fn(|_| None);
+    fn visit_map<M: MapAccess<'de>>(mut self, mut map: M) -> Result<(), M::Error> {
         // Keys through the one object-key reader (borrowed unless escaped).
         while let Some(Key(key)) = map.next_key::<Key<'de>>()? {
-            match (self.0)(&key) {
-                Some(at) => found[at] = Some(map.next_value()?),
+            match (self.place)(&key) {
+                Some(at) => (self.keep)(at, map.next_value()?),
                 None => map.next_value_seed(Checked)?,
             }
         }
-        Ok(found)
+        Ok(())
     }
 }
 

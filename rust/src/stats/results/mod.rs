@@ -10,12 +10,14 @@
 
 mod attempt;
 pub mod compare;
+mod document;
 mod fields;
 mod intervals;
 mod latest;
 pub mod model;
 mod paired;
 mod probes;
+mod record_line;
 mod schema;
 mod source;
 mod tally;
@@ -27,6 +29,8 @@ pub use intervals::model_intervals;
 pub(crate) use latest::{blank, head as latest_run_head, LentLines};
 pub use latest::{latest_lines, LineReader};
 pub use paired::paired_t_differences;
+pub(crate) use record_line::Captured;
+pub(crate) use source::LineTap;
 pub use source::{Layout, Meta};
 pub use tally::{Invocation, ModelTally, NameTally, RowCounts, RunCounts};
 
@@ -211,6 +215,17 @@ pub fn summarize_results_file(
     options: &ResultsOptions,
     interrupted: &mut dyn FnMut() -> bool,
 ) -> CoreResult<ResultsSummary> {
+    summarize_results_file_with(path, options, interrupted, None)
+}
+
+/// [`summarize_results_file`], handing `tap` every line of a line layout (log or records) as the pass
+/// that completes reads it, with its one parse (a pass that stops early restarts the tap).
+pub(crate) fn summarize_results_file_with(
+    path: &Path,
+    options: &ResultsOptions,
+    interrupted: &mut dyn FnMut() -> bool,
+    mut tap: Option<&mut dyn LineTap>,
+) -> CoreResult<ResultsSummary> {
     let (mut layout, mut meta) = source::detect(path)?;
     // A log whose header declares its score names usually needs one pass: try that first.
     if layout == Layout::Log && !meta.declared.is_empty() {
@@ -223,16 +238,26 @@ pub fn summarize_results_file(
                 .per_row(options.per_row),
             stop_on_new_name: true,
         };
-        if source::for_each_line_attempt(path, layout, meta.index_base, &mut grouping, interrupted)?
-        {
+        let fed = tap.as_mut().map(|tap| &mut **tap as &mut dyn LineTap);
+        if source::for_each_line_attempt(
+            path,
+            layout,
+            meta.index_base,
+            &mut grouping,
+            interrupted,
+            fed,
+        )? {
             return summary(layout, meta, resolved, grouping.tally);
+        }
+        if let Some(tap) = tap.as_mut() {
+            tap.restart();
         }
     }
     let mut seen = Names::default();
     if matches!(layout, Layout::Log | Layout::Records) {
-        source::for_each_line_attempt(path, layout, meta.index_base, &mut seen, interrupted)?;
+        source::for_each_line_attempt(path, layout, meta.index_base, &mut seen, interrupted, None)?;
     } else {
-        meta = source::for_each_document_attempt(path, &mut seen, interrupted)?;
+        meta = document::for_each_document_attempt(path, &mut seen, interrupted)?;
         if meta.kind.as_deref() == Some("rubric") {
             layout = Layout::RubricJson;
         }
@@ -253,9 +278,16 @@ pub fn summarize_results_file(
         stop_on_new_name: false,
     };
     if matches!(layout, Layout::Log | Layout::Records) {
-        source::for_each_line_attempt(path, layout, meta.index_base, &mut grouping, interrupted)?;
+        source::for_each_line_attempt(
+            path,
+            layout,
+            meta.index_base,
+            &mut grouping,
+            interrupted,
+            tap,
+        )?;
     } else {
-        source::for_each_document_attempt(path, &mut grouping, interrupted)?;
+        document::for_each_document_attempt(path, &mut grouping, interrupted)?;
     }
     summary(layout, meta, resolved, grouping.tally)
 }

@@ -3,19 +3,14 @@
 //! * the results log (JSONL): a header `{"format": "osmosis-eval-log/1" | "osmosis-results/1",
 //!   "kind"?, "config": {...}}`, then one run record per line;
 //! * the bare JSONL of earlier versions: run records only;
-//! * the eval `-o` JSON (`config`, `summary`, `rows: [{row_index, runs: [...]}]`) and the eval-rubric
-//!   `-o` JSON (`rubric_id`, `number`, `records: [{record_index, runs: [...]}]`), one document read
-//!   with a streaming visitor so only one row is in memory at a time.
+//! * the eval `-o` JSON and the eval-rubric `-o` JSON (`document.rs`).
 
 use super::attempt::{RawAttempt, RubricRun};
+use super::record_line::{capture, Captured};
 use super::{LentLines, LOG_FORMATS};
 use crate::error::{CoreError, CoreResult};
 use crate::stats::StatsError;
-use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde::Deserialize;
 use serde_json::Value;
-use std::cell::RefCell;
-use std::fmt;
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -30,6 +25,17 @@ pub(crate) trait Sink {
     ) -> CoreResult<bool>;
     /// A run of an eval-rubric document, whose one score name is the rubric's.
     fn rubric(&mut self, run: RubricRun, row: u64) -> CoreResult<bool>;
+}
+
+/// A second reader of a log's lines, fed by the pass that reads its attempts so both share one read and
+/// one parse of each line.
+pub(crate) trait LineTap {
+    /// Every line as read (`raw`, with its newline unless it is a last line without one), in order, and
+    /// `captured`, the read of `raw` without the ASCII whitespace around it (`trim_ascii`): `None` when
+    /// that is empty or not one JSON object.
+    fn line(&mut self, raw: &[u8], captured: Option<&Captured<'_>>);
+    /// The file is read again from its start (the pass that fed the lines so far stopped early).
+    fn restart(&mut self);
 }
 
 /// Which layout a file is in.
@@ -118,7 +124,7 @@ impl Meta {
         meta
     }
 
-    fn read_config(&mut self, config: &Value) {
+    pub(super) fn read_config(&mut self, config: &Value) {
         let Some(object) = config.as_object() else {
             return;
         };
@@ -172,7 +178,7 @@ impl Meta {
     }
 }
 
-fn open(path: &Path) -> CoreResult<BufReader<File>> {
+pub(super) fn open(path: &Path) -> CoreResult<BufReader<File>> {
     File::open(path)
         .map(|f| BufReader::with_capacity(1 << 16, f))
         .map_err(|e| CoreError::io(path, e))
@@ -227,17 +233,19 @@ pub fn detect(path: &Path) -> CoreResult<(Layout, Meta)> {
 }
 
 /// Lines (or rows of a document) between two calls of the caller's interruption check.
-const CHECK_EVERY: usize = 1 << 16;
+pub(super) const CHECK_EVERY: usize = 1 << 16;
 
 /// Hands every attempt of a JSONL layout to `sink`, in file order, numbered from 0 (`base`, what the
 /// log counts from, is subtracted); `Ok(false)` when the sink stopped. `interrupted` is asked every
-/// [`CHECK_EVERY`] lines; `true` ends the read with `CoreError::Interrupted`.
+/// [`CHECK_EVERY`] lines; `true` ends the read with `CoreError::Interrupted`. `tap`, when given, is handed
+/// every line and its one parse, which serves the attempts too.
 pub(crate) fn for_each_line_attempt(
     path: &Path,
     layout: Layout,
     base: u64,
     sink: &mut dyn Sink,
     interrupted: &mut dyn FnMut() -> bool,
+    mut tap: Option<&mut dyn LineTap>,
 ) -> CoreResult<bool> {
     let mut header_pending = layout == Layout::Log;
     // Parsing borrows each line from the reader's buffer: a line costs no allocation or copy of its own.
@@ -253,6 +261,14 @@ pub(crate) fn for_each_line_attempt(
             return Err(CoreError::Interrupted);
         }
         let line = buffer.trim_ascii();
+        let captured = match tap.as_deref_mut() {
+            Some(tap) => {
+                let captured = (!line.is_empty()).then(|| capture(line)).flatten();
+                tap.line(buffer, captured.as_ref());
+                captured
+            }
+            None => None,
+        };
         if line.is_empty() {
             continue;
         }
@@ -260,8 +276,12 @@ pub(crate) fn for_each_line_attempt(
             header_pending = false;
             continue;
         }
-        let mut record: RawAttempt<'_> =
-            serde_json::from_slice(line).map_err(|e| record_error(path, line_no, &e))?;
+        // A line the shared read refused, or whose attempt it could not read, is parsed whole: the error
+        // (if any) is then worded as ever.
+        let mut record: RawAttempt<'_> = match captured.as_ref().map(Captured::attempt) {
+            Some(Ok(record)) => record,
+            _ => serde_json::from_slice(line).map_err(|e| record_error(path, line_no, &e))?,
+        };
         record.run_index = record.run_index.saturating_sub(base);
         let Some(row) = record.row_index.map(|row| row.saturating_sub(base)) else {
             return Err(StatsError::new(format!(
@@ -276,224 +296,4 @@ pub(crate) fn for_each_line_attempt(
             return Ok(false);
         }
     }
-}
-
-/// Where a document visit stands: what it learnt and the first error the sink raised.
-struct DocState<'a> {
-    path: &'a Path,
-    meta: Meta,
-    failure: Option<CoreError>,
-    sink: &'a mut dyn Sink,
-    interrupted: &'a mut dyn FnMut() -> bool,
-    rows: usize,
-    /// Which of `rows` / `records` (runs) and `results` (an `osmosis test` file: no runs) the document has.
-    has_runs: bool,
-    has_test_results: bool,
-}
-
-impl DocState<'_> {
-    /// Counts a row; every [`CHECK_EVERY`] rows asks whether to stop.
-    fn row<E: de::Error>(&mut self) -> Result<(), E> {
-        self.rows += 1;
-        if self.rows % CHECK_EVERY == 0 && (self.interrupted)() {
-            self.failure = Some(CoreError::Interrupted);
-            return Err(E::custom("interrupted"));
-        }
-        Ok(())
-    }
-
-    /// Keeps a sink error (it surfaces as a serde error, which adds the line) or an early stop.
-    fn keep<E: de::Error>(&mut self, outcome: CoreResult<bool>) -> Result<(), E> {
-        match outcome {
-            Ok(true) => Ok(()),
-            Ok(false) => {
-                let stop = CoreError::Protocol("a document pass cannot stop early".into());
-                self.failure = Some(stop);
-                Err(E::custom("stopped"))
-            }
-            Err(e) => {
-                let text = e.to_string();
-                self.failure = Some(e);
-                Err(E::custom(text))
-            }
-        }
-    }
-}
-
-struct Document<'s, 'a>(&'s RefCell<DocState<'a>>);
-
-#[derive(Deserialize)]
-struct EvalRow<'a> {
-    row_index: u64,
-    #[serde(borrow, default)]
-    runs: Vec<RawAttempt<'a>>,
-}
-
-#[derive(Deserialize)]
-struct RubricRecord {
-    record_index: u64,
-    #[serde(default)]
-    runs: Vec<RubricRun>,
-}
-
-/// The `rows` (eval) or `records` (rubric) array, one element at a time.
-struct Rows<'s, 'a> {
-    state: &'s RefCell<DocState<'a>>,
-    rubric: bool,
-}
-
-impl<'de> DeserializeSeed<'de> for Rows<'_, '_> {
-    type Value = ();
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_seq(self)
-    }
-}
-
-impl<'de> Visitor<'de> for Rows<'_, '_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an array of rows")
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        if self.rubric {
-            while let Some(record) = seq.next_element::<RubricRecord>()? {
-                let mut state = self.state.borrow_mut();
-                state.row()?;
-                for mut run in record.runs {
-                    // The established document numbers records and runs from 1; rows read from 0.
-                    run.run_index = run.run_index.saturating_sub(1);
-                    let outcome = state
-                        .sink
-                        .rubric(run, record.record_index.saturating_sub(1));
-                    state.keep(outcome)?;
-                }
-            }
-        } else {
-            while let Some(row) = seq.next_element::<EvalRow<'de>>()? {
-                let mut state = self.state.borrow_mut();
-                state.row()?;
-                let where_ = || format!("row_index {}", row.row_index);
-                for run in row.runs {
-                    let outcome = state.sink.raw(run, row.row_index, &where_);
-                    state.keep(outcome)?;
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-impl<'de> Visitor<'de> for Document<'_, '_> {
-    type Value = ();
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an eval or eval-rubric results object")
-    }
-
-    fn visit_map<M: MapAccess<'de>>(self, mut map: M) -> Result<(), M::Error> {
-        while let Some(key) = map.next_key::<String>()? {
-            match key.as_str() {
-                "config" => {
-                    let config: Value = map.next_value()?;
-                    let mut state = self.0.borrow_mut();
-                    state.meta.read_config(&config);
-                    state.meta.config = Some(config);
-                }
-                "rubric_id" => {
-                    let id: Option<String> = map.next_value()?;
-                    let mut state = self.0.borrow_mut();
-                    state.meta.kind = Some("rubric".into());
-                    state.meta.declared.extend(id);
-                }
-                "number" => {
-                    let number: Option<i64> = map.next_value()?;
-                    self.0.borrow_mut().meta.n_runs = number;
-                }
-                "rows" | "records" => {
-                    self.0.borrow_mut().has_runs = true;
-                    map.next_value_seed(Rows {
-                        state: self.0,
-                        rubric: key == "records",
-                    })?
-                }
-                "results" => {
-                    self.0.borrow_mut().has_test_results = true;
-                    map.next_value::<IgnoredAny>()?;
-                }
-                _ => {
-                    map.next_value::<IgnoredAny>()?;
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-impl<'de> DeserializeSeed<'de> for Document<'_, '_> {
-    type Value = ();
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_map(self)
-    }
-}
-
-/// Streams a `-o` JSON document: hands `sink` every attempt and returns what the document declares.
-pub(crate) fn for_each_document_attempt(
-    path: &Path,
-    sink: &mut dyn Sink,
-    interrupted: &mut dyn FnMut() -> bool,
-) -> CoreResult<Meta> {
-    let state = RefCell::new(DocState {
-        path,
-        meta: Meta::default(),
-        failure: None,
-        sink,
-        interrupted,
-        rows: 0,
-        has_runs: false,
-        has_test_results: false,
-    });
-    let mut de = serde_json::Deserializer::from_reader(open(path)?);
-    let result = Document(&state)
-        .deserialize(&mut de)
-        .and_then(|()| de.end());
-    let state = state.into_inner();
-    if let Err(e) = result {
-        // A sink error (a StatsError from the aggregator) keeps its own kind; a parse error names the
-        // position serde reports.
-        if let Some(failure) = state.failure {
-            // A record's own error names its row; the file and the line (where the row ends) go first.
-            return Err(match failure {
-                CoreError::Stats(mut stats) => {
-                    stats.message =
-                        format!("{}:{}: {}", state.path.display(), e.line(), stats.message);
-                    CoreError::Stats(stats)
-                }
-                other => other,
-            });
-        }
-        if e.is_io() {
-            return Err(CoreError::Io {
-                path: state.path.display().to_string(),
-                source: e.into(),
-            });
-        }
-        return Err(StatsError::new(format!(
-            "{}:{}: not an eval or eval-rubric results document ({e})",
-            state.path.display(),
-            e.line()
-        ))
-        .field("line")
-        .into());
-    }
-    if state.has_test_results && !state.has_runs {
-        // Read as an eval document it would be "0 rows": say what it is instead.
-        return Err(StatsError::new(format!(
-            "{}: an `osmosis test` results file (`summary` and `results`: one unscored run per row), \
-             not a results log or an eval / eval-rubric results JSON; its numbers are in its `summary`. \
-             For a report, run `osmosis eval` with --eval-fn and report its results log",
-            state.path.display()
-        ))
-        .into());
-    }
-    Ok(state.meta)
 }
