@@ -235,7 +235,7 @@ mod tests {
     use super::{SpooledRows, IN_MEMORY};
     use crate::stats::output_rows::{OutputRows, Piece};
     use crate::stats::results::summarize_results_file_with;
-    use crate::stats::{AggregatorOptions, ResultsOptions};
+    use crate::stats::ResultsOptions;
     use std::io::BufReader;
     use std::path::PathBuf;
 
@@ -280,14 +280,7 @@ mod tests {
         let scratch = Scratch::new(name);
         let path = scratch.0.join("log.jsonl");
         std::fs::write(&path, log).unwrap();
-        let options = ResultsOptions {
-            base: AggregatorOptions::default(),
-            pass_threshold: None,
-            n_runs: None,
-            failed: None,
-            model: true,
-            per_row: false,
-        };
+        let options = ResultsOptions::file_model();
         let mut spooled = SpooledRows::new(&scratch.0, 2, false);
         summarize_results_file_with(&path, &options, &mut || false, Some(&mut spooled)).unwrap();
         let laid = spooled.finish().map(|mut laid| {

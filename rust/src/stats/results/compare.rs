@@ -11,7 +11,7 @@ use super::paired::{bootstrap_bounds, flips, t_difference, verdicts};
 use super::warnings::{self, Warning};
 use super::{summarize_results_file, ResultsOptions, ResultsSummary};
 use crate::error::{CoreError, CoreResult};
-use crate::stats::{holm, mcnemar_exact, Aggregator, AggregatorOptions, StatsError};
+use crate::stats::{holm, mcnemar_exact, Aggregator, StatsError};
 use serde::Serialize;
 use std::collections::HashMap;
 use std::path::Path;
@@ -125,15 +125,7 @@ pub struct Comparison {
 }
 
 fn read(path: &Path, interrupted: &mut dyn FnMut() -> bool) -> CoreResult<ResultsSummary> {
-    let options = ResultsOptions {
-        base: AggregatorOptions::default(),
-        pass_threshold: None,
-        n_runs: None,
-        failed: None,
-        model: true,
-        per_row: false,
-    };
-    summarize_results_file(path, &options, interrupted)
+    summarize_results_file(path, &ResultsOptions::file_model(), interrupted)
 }
 
 fn metric_index(summary: &ResultsSummary, path: &Path, metric: &str) -> Result<usize, StatsError> {

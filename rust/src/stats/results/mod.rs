@@ -67,6 +67,20 @@ pub struct ResultsOptions {
     pub per_row: bool,
 }
 
+impl ResultsOptions {
+    /// Everything left to the file, the result model's inputs built (what a reader of a whole run asks).
+    pub fn file_model() -> Self {
+        Self {
+            base: AggregatorOptions::default(),
+            pass_threshold: None,
+            n_runs: None,
+            failed: None,
+            model: true,
+            per_row: false,
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct ResultsSummary {
     pub layout: Layout,
