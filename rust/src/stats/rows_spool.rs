@@ -79,13 +79,11 @@ impl SpooledRows {
         Ok(())
     }
 
-    /// Drops what is laid out: the caller lays the rows out from the log itself.
-    fn give_up(&mut self) {
-        self.state = State::Unspooled;
-        self.layout = RowsLayout::new(self.runs_per_row, self.with_tags);
-        self.text = Vec::new();
-        self.cuts = Vec::new();
-        self.file = None;
+    /// Drops what is laid out (the spool file with it) and goes on in `state`: `Laying` again from the
+    /// log's first line, or done, the rows to come from elsewhere.
+    fn reset(&mut self, state: State) {
+        let fresh = SpooledRows::new(&self.dir, self.runs_per_row, self.with_tags);
+        *self = SpooledRows { state, ..fresh };
     }
 
     /// Once the pass has read the whole log: the rows' pieces, or `None` when they could not be spooled
@@ -138,22 +136,19 @@ impl LineTap for SpooledRows {
         let members = || -> Members<'_> { captured.filter(|_| plain)?.members(field_place) };
         let before = self.text.len();
         if !self.layout.line(raw, members, &mut self.text) {
-            self.state = State::Unrendered;
-            self.layout = RowsLayout::new(self.runs_per_row, self.with_tags);
-            self.text = Vec::new();
-            self.file = None;
+            self.reset(State::Unrendered);
             return;
         }
         self.grew(before);
         if self.layout.waiting() > IN_MEMORY
             || (self.text.len() >= IN_MEMORY && self.spill().is_err())
         {
-            self.give_up();
+            self.reset(State::Unspooled); // the caller lays the rows out from the log itself
         }
     }
 
     fn restart(&mut self) {
-        *self = SpooledRows::new(&self.dir, self.runs_per_row, self.with_tags);
+        self.reset(State::Laying);
     }
 }
 
